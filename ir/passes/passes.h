@@ -1,0 +1,23 @@
+/// The generic IR passes: canonicalize, cse, dce, shape-infer, licm.
+#ifndef EDDY_IR_PASSES_PASSES_H
+#define EDDY_IR_PASSES_PASSES_H
+
+#include "ir/pass.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+extern const eddy_pass_t eddy_pass_canonicalize;
+extern const eddy_pass_t eddy_pass_cse;
+extern const eddy_pass_t eddy_pass_dce;
+extern const eddy_pass_t eddy_pass_shape_infer;
+extern const eddy_pass_t eddy_pass_licm;
+
+/// Registers every pass above in ctx.
+void eddy_passes_register_all(eddy_ctx_t *ctx);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
