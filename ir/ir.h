@@ -313,7 +313,8 @@ typedef struct eddy_infer_ctx {
   size_t num_results, cap_results;
 } eddy_infer_ctx_t;
 
-/// Appends one inferred result type.
+/// Appends one inferred result type. ic->results grows with realloc: whoever
+/// set up the infer ctx releases it with free() (eddy_ir_op_create does).
 void eddy_ir_infer_push(eddy_infer_ctx_t *ic, const eddy_type_t *t);
 /// Attribute lookup for shape functions (NULL when absent).
 const eddy_attr_t *eddy_ir_infer_attr(const eddy_infer_ctx_t *ic,
