@@ -1,0 +1,264 @@
+/// The df dialect: switch, merge, enter, exit, next_iteration, loop_cond,
+/// control, after.
+///
+/// No df op is PURE: every df value may be dead (seed 004's (value,
+/// is_dead, tag) tensors), and where an op sits in the graph decides its
+/// frame and iteration, so passes must not CSE, hoist or drop them.
+#include "dialects/df/df.h"
+
+#include "dialects/dialects_internal.h"
+
+#include <string.h>
+
+/// ---- Shape functions ----
+
+static eddy_status_t infer_same(eddy_infer_ctx_t *ic) {
+  if (ic->num_operands < 1)
+    return eddy_ir_infer_error(ic, "expects an operand");
+  eddy_ir_infer_push(ic, ic->operand_types[0]);
+  return NULL;
+}
+
+static eddy_status_t infer_switch(eddy_infer_ctx_t *ic) {
+  if (ic->num_operands < 1)
+    return eddy_ir_infer_error(ic, "expects a data operand");
+  eddy_ir_infer_push(ic, ic->operand_types[0]);
+  eddy_ir_infer_push(ic, ic->operand_types[0]);
+  return NULL;
+}
+
+/// The output covers every input: shapes that differ between the entry
+/// value and the back edge become dynamic.
+static eddy_status_t infer_merge(eddy_infer_ctx_t *ic) {
+  if (ic->num_operands < 1)
+    return eddy_ir_infer_error(ic, "expects at least one input");
+  const eddy_type_t *t = ic->operand_types[0];
+  for (size_t i = 1; i < ic->num_operands && t; i++) {
+    const eddy_type_t *u = ic->operand_types[i];
+    const eddy_type_t *g = eddy_ir_type_generalize(ic->ctx, t, u);
+    if (!g) {
+      eddy_tt_t tt = {0};
+      eddy_status_t st = eddy_ir_infer_error(
+          ic, "input #%zu has type %s, which cannot merge with %s", i,
+          eddy_tt(&tt, u), eddy_tt(&tt, t));
+      eddy_tt_free(&tt);
+      return st;
+    }
+    t = g;
+  }
+  eddy_ir_infer_push(ic, t);
+  eddy_ir_infer_push(ic, eddy_ir_scalar_type_get(ic->ctx, EDDY_DT_I32));
+  return NULL;
+}
+
+static eddy_status_t infer_control(eddy_infer_ctx_t *ic) {
+  eddy_ir_infer_push(ic, eddy_ir_token_type_get(ic->ctx));
+  return NULL;
+}
+
+/// ---- Verifiers ----
+
+static eddy_status_t expect_pred(const eddy_op_t *op, uint32_t i,
+                                 const char *what) {
+  const eddy_type_t *t = op->operands[i].value->type;
+  if (eddy_dialects_is_pred_type(t))
+    return NULL;
+  eddy_tt_t tt = {0};
+  eddy_status_t st = eddy_ir_op_error(op, "%s must be tensor<i1>, found %s",
+                                      what, eddy_tt(&tt, t));
+  eddy_tt_free(&tt);
+  return st;
+}
+
+static eddy_status_t verify_switch(const eddy_op_t *op) {
+  return expect_pred(op, 1, "predicate (operand #1)");
+}
+
+static eddy_status_t verify_loop_cond(const eddy_op_t *op) {
+  return expect_pred(op, 0, "operand");
+}
+
+/// Whether `def` comes before `op` in their common block. Searches both
+/// ways at once, so the cost is proportional to the distance between them,
+/// which for a merge and its entry value is small.
+static bool comes_before(const eddy_op_t *def, const eddy_op_t *op) {
+  const eddy_op_t *back = op->prev, *fwd = op->next;
+  while (back || fwd) {
+    if (back == def)
+      return true;
+    if (fwd == def)
+      return false;
+    back = back ? back->prev : NULL;
+    fwd = fwd ? fwd->next : NULL;
+  }
+  return false;
+}
+
+static eddy_status_t verify_merge(const eddy_op_t *op) {
+  const eddy_type_t *out = op->results[0].type;
+  for (uint32_t i = 0; i < op->num_operands; i++) {
+    const eddy_value_t *v = op->operands[i].value;
+    if (!eddy_ir_type_is_compatible(v->type, out)) {
+      eddy_tt_t tt = {0};
+      eddy_status_t st = eddy_ir_op_error(
+          op, "input #%u has type %s, incompatible with the output type %s", i,
+          eddy_tt(&tt, v->type), eddy_tt(&tt, out));
+      eddy_tt_free(&tt);
+      return st;
+    }
+    // The generic verifier let operands defined later in this block
+    // through (BACKEDGE); only a next_iteration may close such a cycle.
+    const eddy_op_t *d = v->def;
+    if (!d || d->block != op->block || eddy_ir_op_is(d, "df.next_iteration"))
+      continue;
+    if (d == op)
+      return eddy_ir_op_error(op,
+                              "input #%u is this op's own result; only "
+                              "a 'df.next_iteration' result may form a "
+                              "cycle",
+                              i);
+    if (!comes_before(d, op))
+      return eddy_ir_op_error(op,
+                              "input #%u is defined after this op by "
+                              "'%s'; only a 'df.next_iteration' result "
+                              "may flow back to a 'df.merge'",
+                              i, d->name->str);
+  }
+  return NULL;
+}
+
+static eddy_status_t verify_enter(const eddy_op_t *op) {
+  const eddy_attr_t *f = eddy_ir_op_attr(op, "frame_name");
+  if (f->u.str.len == 0)
+    return eddy_ir_op_error(op, "frame_name must not be empty");
+  const eddy_attr_t *pi = eddy_ir_op_attr(op, "parallel_iterations");
+  if (pi && pi->u.i <= 0)
+    return eddy_ir_op_error(op,
+                            "parallel_iterations must be positive, found "
+                            "%lld",
+                            (long long)pi->u.i);
+  return NULL;
+}
+
+static eddy_status_t verify_after(const eddy_op_t *op) {
+  for (uint32_t i = 1; i < op->num_operands; i++) {
+    const eddy_type_t *t = op->operands[i].value->type;
+    if (t->kind != EDDY_TYPE_TOKEN) {
+      eddy_tt_t tt = {0};
+      eddy_status_t st = eddy_ir_op_error(
+          op, "operand #%u must be a !df.token, found %s", i, eddy_tt(&tt, t));
+      eddy_tt_free(&tt);
+      return st;
+    }
+  }
+  return NULL;
+}
+
+static const eddy_attr_spec_t enter_attrs[] = {
+    {"frame_name", EDDY_ATTR_STRING, false},
+    {"is_constant", EDDY_ATTR_BOOL, true},
+    {"parallel_iterations", EDDY_ATTR_INT, true},
+    {NULL, EDDY_ATTR_INT, false},
+};
+
+static const eddy_op_def_t df_ops[] = {
+    {
+        .name = "df.switch",
+        .num_operands = 2,
+        .num_results = 2,
+        .verify = verify_switch,
+        .infer = infer_switch,
+    },
+    {
+        .name = "df.merge",
+        .num_operands = EDDY_VARIADIC,
+        .min_operands = 1,
+        .num_results = 2,
+        .traits = EDDY_TRAIT_BACKEDGE,
+        .verify = verify_merge,
+        .infer = infer_merge,
+    },
+    {
+        .name = "df.enter",
+        .num_operands = 1,
+        .num_results = 1,
+        .attrs = enter_attrs,
+        .verify = verify_enter,
+        .infer = infer_same,
+    },
+    {
+        .name = "df.exit",
+        .num_operands = 1,
+        .num_results = 1,
+        .infer = infer_same,
+    },
+    {
+        .name = "df.next_iteration",
+        .num_operands = 1,
+        .num_results = 1,
+        .infer = infer_same,
+    },
+    {
+        .name = "df.loop_cond",
+        .num_operands = 1,
+        .num_results = 1,
+        .verify = verify_loop_cond,
+        .infer = infer_same,
+    },
+    {
+        .name = "df.control",
+        .num_operands = EDDY_VARIADIC,
+        .min_operands = 0,
+        .num_results = 1,
+        .infer = infer_control,
+    },
+    {
+        .name = "df.after",
+        .num_operands = EDDY_VARIADIC,
+        .min_operands = 1,
+        .num_results = 1,
+        .verify = verify_after,
+        .infer = infer_same,
+    },
+};
+
+const eddy_dialect_t eddy_df_dialect = {
+    .name = "df",
+    .ops = df_ops,
+    .num_ops = sizeof(df_ops) / sizeof(df_ops[0]),
+    .allow_unknown_ops = false,
+};
+
+/// ---- Builders ----
+
+eddy_status_t eddy_df_build_enter(eddy_builder_t *b, eddy_value_t *data,
+                                  const eddy_df_enter_attrs_t *attrs,
+                                  eddy_value_t **out_value) {
+  eddy_ctx_t *ctx = b->ctx;
+  const char *name = attrs->frame_name ? attrs->frame_name : "";
+  eddy_named_attr_t na[3] = {
+      eddy_ir_named_attr(ctx, "frame_name",
+                         eddy_ir_string_attr_get(ctx, name, strlen(name))),
+      eddy_ir_named_attr(ctx, "is_constant",
+                         eddy_ir_bool_attr_get(ctx, attrs->is_constant)),
+      eddy_ir_named_attr(ctx, "parallel_iterations",
+                         eddy_ir_int_attr_get(ctx,
+                                              attrs->parallel_iterations > 0
+                                                  ? attrs->parallel_iterations
+                                                  : 10,
+                                              EDDY_DT_I64)),
+  };
+  eddy_value_t *ops[1] = {data};
+  return eddy_ir_build_simple(b, "df.enter", ops, 1, na, 3, out_value);
+}
+
+eddy_status_t eddy_df_build_merge(eddy_builder_t *b,
+                                  eddy_value_t *const *inputs, size_t n,
+                                  eddy_op_t **out_op) {
+  eddy_op_state_t st = {
+      .name = "df.merge",
+      .operands = inputs,
+      .num_operands = n,
+  };
+  return eddy_ir_build(b, &st, out_op);
+}

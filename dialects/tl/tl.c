@@ -1,0 +1,253 @@
+/// The tl dialect: TensorList ops. Lists are values, so every op is PURE:
+/// an op that "modifies" a list returns a new one and leaves its operand
+/// as it was.
+#include "dialects/tl/tl.h"
+
+#include "dialects/dialects_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+const eddy_type_t *eddy_tl_stacked_type(eddy_ctx_t *ctx,
+                                        const eddy_type_t *elem) {
+  if (!elem || elem->kind != EDDY_TYPE_TENSOR)
+    return NULL;
+  if (elem->rank == EDDY_RANK_UNKNOWN)
+    return eddy_ir_tensor_type_get(ctx, elem->dtype, EDDY_RANK_UNKNOWN, NULL);
+  if (elem->rank >= INT32_MAX)
+    return NULL;
+  int64_t small[8];
+  int32_t rank = elem->rank + 1;
+  int64_t *dims = small;
+  if (rank > 8) {
+    dims = malloc((size_t)rank * sizeof(*dims));
+    if (!dims)
+      return NULL;
+  }
+  dims[0] = EDDY_DIM_DYNAMIC;
+  if (elem->rank > 0)
+    memcpy(dims + 1, elem->dims, (size_t)elem->rank * sizeof(*dims));
+  const eddy_type_t *t = eddy_ir_tensor_type_get(ctx, elem->dtype, rank, dims);
+  if (dims != small)
+    free(dims);
+  return t;
+}
+
+const eddy_type_t *eddy_tl_unstacked_type(eddy_ctx_t *ctx,
+                                          const eddy_type_t *t) {
+  if (!t || t->kind != EDDY_TYPE_TENSOR || t->rank == 0)
+    return NULL;
+  const eddy_type_t *elem;
+  if (t->rank == EDDY_RANK_UNKNOWN)
+    elem = eddy_ir_tensor_type_get(ctx, t->dtype, EDDY_RANK_UNKNOWN, NULL);
+  else
+    elem = eddy_ir_tensor_type_get(ctx, t->dtype, t->rank - 1, t->dims + 1);
+  return eddy_ir_list_type_get(ctx, elem);
+}
+
+/// ---- Shape functions ----
+
+/// Operand #i as a list type, or an inference error.
+static eddy_status_t infer_list(eddy_infer_ctx_t *ic, size_t i,
+                                const eddy_type_t **out) {
+  if (ic->num_operands <= i)
+    return eddy_ir_infer_error(ic,
+                               "expects a list as operand #%zu, found "
+                               "%zu operands",
+                               i, ic->num_operands);
+  const eddy_type_t *t = ic->operand_types[i];
+  if (!t || t->kind != EDDY_TYPE_LIST) {
+    eddy_tt_t tt = {0};
+    eddy_status_t st = eddy_ir_infer_error(
+        ic, "operand #%zu must be a !tl.list, found %s", i, eddy_tt(&tt, t));
+    eddy_tt_free(&tt);
+    return st;
+  }
+  *out = t;
+  return NULL;
+}
+
+/// push_back, set_item: the list type passes through.
+static eddy_status_t infer_same_list(eddy_infer_ctx_t *ic) {
+  const eddy_type_t *l;
+  EDDY_RETURN_IF_ERROR(infer_list(ic, 0, &l));
+  eddy_ir_infer_push(ic, l);
+  return NULL;
+}
+
+static eddy_status_t infer_pop_back(eddy_infer_ctx_t *ic) {
+  const eddy_type_t *l;
+  EDDY_RETURN_IF_ERROR(infer_list(ic, 0, &l));
+  eddy_ir_infer_push(ic, l);
+  eddy_ir_infer_push(ic, l->elem);
+  return NULL;
+}
+
+static eddy_status_t infer_get_item(eddy_infer_ctx_t *ic) {
+  const eddy_type_t *l;
+  EDDY_RETURN_IF_ERROR(infer_list(ic, 0, &l));
+  eddy_ir_infer_push(ic, l->elem);
+  return NULL;
+}
+
+static eddy_status_t infer_length(eddy_infer_ctx_t *ic) {
+  const eddy_type_t *l;
+  EDDY_RETURN_IF_ERROR(infer_list(ic, 0, &l));
+  eddy_ir_infer_push(ic, eddy_ir_scalar_type_get(ic->ctx, EDDY_DT_I64));
+  return NULL;
+}
+
+static eddy_status_t infer_stack(eddy_infer_ctx_t *ic) {
+  const eddy_type_t *l;
+  EDDY_RETURN_IF_ERROR(infer_list(ic, 0, &l));
+  const eddy_type_t *t = eddy_tl_stacked_type(ic->ctx, l->elem);
+  if (!t)
+    return eddy_ir_infer_error(ic, "cannot stack elements of this rank");
+  eddy_ir_infer_push(ic, t);
+  return NULL;
+}
+
+static eddy_status_t infer_from_tensor(eddy_infer_ctx_t *ic) {
+  if (ic->num_operands < 1)
+    return eddy_ir_infer_error(ic, "expects a tensor operand");
+  const eddy_type_t *x = ic->operand_types[0];
+  const eddy_type_t *l = eddy_tl_unstacked_type(ic->ctx, x);
+  if (!l) {
+    eddy_tt_t tt = {0};
+    eddy_status_t st = eddy_ir_infer_error(
+        ic, "operand must be a tensor of rank >= 1, found %s", eddy_tt(&tt, x));
+    eddy_tt_free(&tt);
+    return st;
+  }
+  eddy_ir_infer_push(ic, l);
+  return NULL;
+}
+
+/// ---- Verifiers ----
+
+static eddy_status_t type_error(const eddy_op_t *op, const char *fmt,
+                                const eddy_type_t *a, const eddy_type_t *b) {
+  eddy_tt_t tt = {0};
+  const char *sa = eddy_tt(&tt, a);
+  const char *sb = b ? eddy_tt(&tt, b) : "";
+  eddy_status_t st = eddy_ir_op_error(op, fmt, sa, sb);
+  eddy_tt_free(&tt);
+  return st;
+}
+
+static eddy_status_t expect_list(const eddy_op_t *op, uint32_t i) {
+  const eddy_type_t *t = op->operands[i].value->type;
+  if (t->kind != EDDY_TYPE_LIST)
+    return type_error(op,
+                      i == 0 ? "operand #0 must be a !tl.list, found %s%s"
+                             : "list operand must be a !tl.list, found %s%s",
+                      t, NULL);
+  return NULL;
+}
+
+static eddy_status_t expect_index(const eddy_op_t *op, uint32_t i,
+                                  const char *what) {
+  const eddy_type_t *t = op->operands[i].value->type;
+  if (!eddy_dialects_is_index_type(t)) {
+    eddy_tt_t tt = {0};
+    eddy_status_t st =
+        eddy_ir_op_error(op, "%s must be a scalar integer tensor, found %s",
+                         what, eddy_tt(&tt, t));
+    eddy_tt_free(&tt);
+    return st;
+  }
+  return NULL;
+}
+
+/// The element operand #i must fit the list's element type.
+static eddy_status_t expect_element(const eddy_op_t *op, uint32_t i) {
+  const eddy_type_t *elem = op->operands[0].value->type->elem;
+  const eddy_type_t *x = op->operands[i].value->type;
+  if (!eddy_ir_type_is_compatible(x, elem))
+    return type_error(op,
+                      "element has type %s, incompatible with the list's "
+                      "element type %s",
+                      x, elem);
+  return NULL;
+}
+
+static eddy_status_t expect_list_result(const eddy_op_t *op) {
+  const eddy_type_t *t = op->results[0].type;
+  if (t->kind != EDDY_TYPE_LIST)
+    return type_error(op, "result must be a !tl.list, found %s%s", t, NULL);
+  return NULL;
+}
+
+static eddy_status_t verify_empty(const eddy_op_t *op) {
+  EDDY_RETURN_IF_ERROR(expect_list_result(op));
+  const eddy_attr_t *m = eddy_ir_op_attr(op, "max_elements");
+  if (m && m->u.i < 0)
+    return eddy_ir_op_error(op,
+                            "max_elements must be non-negative, found "
+                            "%lld",
+                            (long long)m->u.i);
+  return NULL;
+}
+
+static eddy_status_t verify_reserve(const eddy_op_t *op) {
+  EDDY_RETURN_IF_ERROR(expect_index(op, 0, "size"));
+  return expect_list_result(op);
+}
+
+static eddy_status_t verify_push_back(const eddy_op_t *op) {
+  EDDY_RETURN_IF_ERROR(expect_list(op, 0));
+  return expect_element(op, 1);
+}
+
+static eddy_status_t verify_list_only(const eddy_op_t *op) {
+  return expect_list(op, 0);
+}
+
+static eddy_status_t verify_get_item(const eddy_op_t *op) {
+  EDDY_RETURN_IF_ERROR(expect_list(op, 0));
+  return expect_index(op, 1, "index");
+}
+
+static eddy_status_t verify_set_item(const eddy_op_t *op) {
+  EDDY_RETURN_IF_ERROR(expect_list(op, 0));
+  EDDY_RETURN_IF_ERROR(expect_index(op, 1, "index"));
+  return expect_element(op, 2);
+}
+
+static const eddy_attr_spec_t empty_attrs[] = {
+    {"max_elements", EDDY_ATTR_INT, true},
+    {NULL, EDDY_ATTR_INT, false},
+};
+
+#define TL_OP(NAME, NOPS, NRES, VERIFY, INFER)                                 \
+  {                                                                            \
+    .name = NAME, .num_operands = NOPS, .num_results = NRES, .num_regions = 0, \
+    .traits = EDDY_TRAIT_PURE, .verify = VERIFY, .infer = INFER,               \
+  }
+
+static const eddy_op_def_t tl_ops[] = {
+    {
+        .name = "tl.empty",
+        .num_operands = 0,
+        .num_results = 1,
+        .num_regions = 0,
+        .traits = EDDY_TRAIT_PURE,
+        .attrs = empty_attrs,
+        .verify = verify_empty,
+    },
+    TL_OP("tl.reserve", 1, 1, verify_reserve, NULL),
+    TL_OP("tl.push_back", 2, 1, verify_push_back, infer_same_list),
+    TL_OP("tl.pop_back", 1, 2, verify_list_only, infer_pop_back),
+    TL_OP("tl.get_item", 2, 1, verify_get_item, infer_get_item),
+    TL_OP("tl.set_item", 3, 1, verify_set_item, infer_same_list),
+    TL_OP("tl.length", 1, 1, verify_list_only, infer_length),
+    TL_OP("tl.stack", 1, 1, verify_list_only, infer_stack),
+    TL_OP("tl.from_tensor", 1, 1, NULL, infer_from_tensor),
+};
+
+const eddy_dialect_t eddy_tl_dialect = {
+    .name = "tl",
+    .ops = tl_ops,
+    .num_ops = sizeof(tl_ops) / sizeof(tl_ops[0]),
+    .allow_unknown_ops = false,
+};

@@ -1,0 +1,29 @@
+/// The tl dialect: TensorLists as immutable SSA values (push returns a new
+/// list). See docs/dialects/tl.md.
+#ifndef EDDY_DIALECTS_TL_TL_H
+#define EDDY_DIALECTS_TL_TL_H
+
+#include "ir/ir.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+extern const eddy_dialect_t eddy_tl_dialect;
+
+/// The type tl.stack gives for a list of element type elem:
+/// tensor<?x(elem dims)>, or unranked when elem is unranked. NULL when elem
+/// is not a tensor type or its rank cannot grow by one.
+const eddy_type_t *eddy_tl_stacked_type(eddy_ctx_t *ctx,
+                                        const eddy_type_t *elem);
+
+/// The list type tl.from_tensor gives for a tensor of type t:
+/// !tl.list<tensor<(t dims without the first)>>. NULL when t is not a tensor
+/// of rank >= 1 (an unranked t gives a list of unranked elements).
+const eddy_type_t *eddy_tl_unstacked_type(eddy_ctx_t *ctx,
+                                          const eddy_type_t *t);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
