@@ -1,0 +1,184 @@
+/// The core dialect's op table: tensor math as data. Shape functions live
+/// in core_shape*.c, folders in core_fold*.c, semantics in
+/// docs/dialects/core.md.
+#include "dialects/core/core_internal.h"
+
+#include <string.h>
+
+#define PURE EDDY_TRAIT_PURE
+#define ELEM EDDY_TRAIT_ELEMENTWISE
+#define BCAST EDDY_TRAIT_BROADCAST
+#define COMM EDDY_TRAIT_COMMUTATIVE
+
+static const eddy_attr_spec_t attrs_constant[] = {
+    {"value", EDDY_ATTR_DENSE, false}, {NULL, 0, false}};
+static const eddy_attr_spec_t attrs_iota[] = {
+    {"dimension", EDDY_ATTR_INT, false}, {NULL, 0, false}};
+static const eddy_attr_spec_t attrs_cast[] = {
+    {"dtype", EDDY_ATTR_STRING, false}, {NULL, 0, false}};
+static const eddy_attr_spec_t attrs_matmul[] = {
+    {"transpose_a", EDDY_ATTR_BOOL, true},
+    {"transpose_b", EDDY_ATTR_BOOL, true},
+    {NULL, 0, false}};
+static const eddy_attr_spec_t attrs_reduce[] = {
+    {"axes", EDDY_ATTR_ARRAY, false},
+    {"keepdims", EDDY_ATTR_BOOL, true},
+    {NULL, 0, false}};
+static const eddy_attr_spec_t attrs_shape[] = {
+    {"shape", EDDY_ATTR_ARRAY, false}, {NULL, 0, false}};
+static const eddy_attr_spec_t attrs_perm[] = {{"perm", EDDY_ATTR_ARRAY, false},
+                                              {NULL, 0, false}};
+static const eddy_attr_spec_t attrs_axis[] = {{"axis", EDDY_ATTR_INT, false},
+                                              {NULL, 0, false}};
+static const eddy_attr_spec_t attrs_split[] = {
+    {"axis", EDDY_ATTR_INT, false},
+    {"num_splits", EDDY_ATTR_INT, false},
+    {NULL, 0, false}};
+static const eddy_attr_spec_t attrs_slice[] = {
+    {"limit", EDDY_ATTR_ARRAY, false},
+    {"start", EDDY_ATTR_ARRAY, false},
+    {"strides", EDDY_ATTR_ARRAY, true},
+    {NULL, 0, false}};
+static const eddy_attr_spec_t attrs_pad[] = {{"high", EDDY_ATTR_ARRAY, false},
+                                             {"low", EDDY_ATTR_ARRAY, false},
+                                             {NULL, 0, false}};
+static const eddy_attr_spec_t attrs_dim[] = {{"index", EDDY_ATTR_INT, false},
+                                             {NULL, 0, false}};
+
+/// One operand count / one result, no regions.
+#define OP(e, nm, nops, tr, at, ver, inf, fld)                                 \
+  [EDDY_CORE_OP_##e] = {                                                       \
+      .name = "core." nm,                                                      \
+      .num_operands = (nops),                                                  \
+      .min_operands = 0,                                                       \
+      .num_results = 1,                                                        \
+      .num_regions = 0,                                                        \
+      .traits = (tr),                                                          \
+      .attrs = (at),                                                           \
+      .verify = (ver),                                                         \
+      .infer = (inf),                                                          \
+      .fold = (fld),                                                           \
+  }
+#define UNARY_F(e, nm)                                                         \
+  OP(e, nm, 1, PURE | ELEM, NULL, NULL, eddy_core_infer_unary_float,           \
+     eddy_core_fold_unary)
+#define UNARY_N(e, nm)                                                         \
+  OP(e, nm, 1, PURE | ELEM, NULL, NULL, eddy_core_infer_unary_numeric,         \
+     eddy_core_fold_unary)
+#define BINARY(e, nm, tr, inf)                                                 \
+  OP(e, nm, 2, PURE | ELEM | BCAST | (tr), NULL, NULL, inf,                    \
+     eddy_core_fold_binary)
+#define REDUCE(e, nm)                                                          \
+  OP(e, nm, 1, PURE, attrs_reduce, NULL, eddy_core_infer_reduce,               \
+     eddy_core_fold_reduce)
+
+const eddy_op_def_t eddy_core_op_defs[EDDY_CORE_OP_COUNT_] = {
+    OP(CONSTANT, "constant", 0, PURE | EDDY_TRAIT_CONSTANT, attrs_constant,
+       NULL, eddy_core_infer_constant, NULL),
+    /* iota's result type cannot come from operands: it is given. */
+    OP(IOTA, "iota", 0, PURE, attrs_iota, eddy_core_verify_iota, NULL, NULL),
+    UNARY_N(NEG, "neg"),
+    UNARY_N(ABS, "abs"),
+    UNARY_F(EXP, "exp"),
+    UNARY_F(LOG, "log"),
+    UNARY_F(LOG1P, "log1p"),
+    UNARY_F(TANH, "tanh"),
+    UNARY_F(SIGMOID, "sigmoid"),
+    UNARY_N(RELU, "relu"),
+    UNARY_F(SQRT, "sqrt"),
+    UNARY_F(RSQRT, "rsqrt"),
+    UNARY_N(SQUARE, "square"),
+    UNARY_F(FLOOR, "floor"),
+    UNARY_N(SIGN, "sign"),
+    BINARY(ADD, "add", COMM, eddy_core_infer_binary_numeric),
+    BINARY(SUB, "sub", 0, eddy_core_infer_binary_numeric),
+    BINARY(MUL, "mul", COMM, eddy_core_infer_binary_numeric),
+    BINARY(DIV, "div", 0, eddy_core_infer_binary_numeric),
+    BINARY(POW, "pow", 0, eddy_core_infer_binary_float),
+    BINARY(MAXIMUM, "maximum", COMM, eddy_core_infer_binary_numeric),
+    BINARY(MINIMUM, "minimum", COMM, eddy_core_infer_binary_numeric),
+    BINARY(EQ, "eq", COMM, eddy_core_infer_compare),
+    BINARY(NE, "ne", COMM, eddy_core_infer_compare),
+    BINARY(LT, "lt", 0, eddy_core_infer_compare),
+    BINARY(LE, "le", 0, eddy_core_infer_compare),
+    BINARY(GT, "gt", 0, eddy_core_infer_compare),
+    BINARY(GE, "ge", 0, eddy_core_infer_compare),
+    BINARY(AND, "and", COMM, eddy_core_infer_logical_binary),
+    BINARY(OR, "or", COMM, eddy_core_infer_logical_binary),
+    OP(NOT, "not", 1, PURE | ELEM, NULL, NULL, eddy_core_infer_logical_not,
+       eddy_core_fold_unary),
+    OP(SELECT, "select", 3, PURE | ELEM | BCAST, NULL, NULL,
+       eddy_core_infer_select, eddy_core_fold_select),
+    OP(CAST, "cast", 1, PURE | ELEM, attrs_cast, NULL, eddy_core_infer_cast,
+       eddy_core_fold_cast),
+    OP(MATMUL, "matmul", 2, PURE, attrs_matmul, NULL, eddy_core_infer_matmul,
+       eddy_core_fold_matmul),
+    REDUCE(REDUCE_SUM, "reduce_sum"),
+    REDUCE(REDUCE_MEAN, "reduce_mean"),
+    REDUCE(REDUCE_MAX, "reduce_max"),
+    REDUCE(REDUCE_MIN, "reduce_min"),
+    REDUCE(REDUCE_PROD, "reduce_prod"),
+    OP(RESHAPE, "reshape", 1, PURE, attrs_shape, NULL, eddy_core_infer_reshape,
+       eddy_core_fold_reshape),
+    OP(TRANSPOSE, "transpose", 1, PURE, attrs_perm, NULL,
+       eddy_core_infer_transpose, eddy_core_fold_transpose),
+    OP(BROADCAST_TO, "broadcast_to", 1, PURE, attrs_shape, NULL,
+       eddy_core_infer_broadcast_to, eddy_core_fold_broadcast_to),
+    [EDDY_CORE_OP_CONCAT] =
+        {
+            .name = "core.concat",
+            .num_operands = EDDY_VARIADIC,
+            .min_operands = 1,
+            .num_results = 1,
+            .traits = PURE,
+            .attrs = attrs_axis,
+            .infer = eddy_core_infer_concat,
+            .fold = eddy_core_fold_concat,
+        },
+    [EDDY_CORE_OP_SPLIT] =
+        {
+            .name = "core.split",
+            .num_operands = 1,
+            .num_results = EDDY_VARIADIC,
+            .traits = PURE,
+            .attrs = attrs_split,
+            .infer = eddy_core_infer_split,
+            .fold = eddy_core_fold_split,
+        },
+    OP(SLICE, "slice", 1, PURE, attrs_slice, NULL, eddy_core_infer_slice,
+       eddy_core_fold_slice),
+    OP(GATHER, "gather", 2, PURE, attrs_axis, NULL, eddy_core_infer_gather,
+       NULL),
+    OP(PAD, "pad", 2, PURE, attrs_pad, NULL, eddy_core_infer_pad,
+       eddy_core_fold_pad),
+    OP(SHAPE, "shape", 1, PURE, NULL, NULL, eddy_core_infer_shape,
+       eddy_core_fold_shape),
+    OP(DIM, "dim", 1, PURE, attrs_dim, NULL, eddy_core_infer_dim,
+       eddy_core_fold_dim),
+};
+
+const eddy_dialect_t eddy_core_dialect = {
+    .name = "core",
+    .ops = eddy_core_op_defs,
+    .num_ops = EDDY_CORE_OP_COUNT_,
+    .allow_unknown_ops = false,
+};
+
+/// The short names, in table order, to check the table against the list.
+static const char *const core_op_names[EDDY_CORE_OP_COUNT_] = {
+#define EDDY_CORE_X(e, n) [EDDY_CORE_OP_##e] = "core." n,
+    EDDY_CORE_OP_LIST(EDDY_CORE_X)
+#undef EDDY_CORE_X
+};
+
+eddy_core_op_kind_t eddy_core_op_kind(const eddy_op_def_t *def) {
+  /* Registered copies keep the table's name pointers: compare those first,
+     and fall back to the text for definitions built elsewhere. */
+  for (int k = 0; k < EDDY_CORE_OP_COUNT_; k++)
+    if (def->name == eddy_core_op_defs[k].name)
+      return (eddy_core_op_kind_t)k;
+  for (int k = 0; k < EDDY_CORE_OP_COUNT_; k++)
+    if (strcmp(def->name, core_op_names[k]) == 0)
+      return (eddy_core_op_kind_t)k;
+  return EDDY_CORE_OP_COUNT_;
+}
