@@ -50,6 +50,7 @@ typedef struct eddy_pm_opts {
   bool time_passes;        ///< report wall time per pass at the end of run
   bool stats;              ///< report pass statistics at the end of run
   FILE *dump;              ///< where printing and reports go (stderr if NULL)
+  bool print_locations;    ///< print loc(...) in IR dumps
 } eddy_pm_opts_t;
 
 /// Default options: verify_each on in debug builds, nothing printed.

@@ -1,0 +1,85 @@
+/// licm: loop-invariant code motion for ctl.while.
+///
+/// Moves PURE ops without regions from the top level of a loop's cond and
+/// body blocks to right before the loop when every operand is defined
+/// outside the loop. Ops are visited in order, so a chain of invariant ops
+/// moves together; loops are handled innermost first, so an op can leave
+/// several loops in one run.
+#include "ir/passes/pass_util.h"
+#include "ir/passes/passes.h"
+
+#include <stdlib.h>
+
+typedef struct licm_state {
+  eddy_op_t **loops;
+  size_t len, cap;
+  bool oom;
+} licm_state_t;
+
+static eddy_walk_result_t collect_loop(eddy_op_t *op, void *user) {
+  licm_state_t *s = user;
+  if (!eddy_ir_op_is(op, "ctl.while"))
+    return EDDY_WALK_ADVANCE;
+  if (s->len == s->cap) {
+    size_t cap = s->cap ? s->cap * 2 : 16;
+    eddy_op_t **l = realloc(s->loops, cap * sizeof *l);
+    if (!l) {
+      s->oom = true;
+      return EDDY_WALK_INTERRUPT;
+    }
+    s->loops = l;
+    s->cap = cap;
+  }
+  s->loops[s->len++] = op;
+  return EDDY_WALK_ADVANCE;
+}
+
+static bool is_invariant(const eddy_op_t *op, const eddy_op_t *loop) {
+  if (op->num_regions > 0 || !eddy_passes_op_is_pure(op) ||
+      eddy_ir_op_has_trait(op, EDDY_TRAIT_TERMINATOR))
+    return false;
+  for (uint32_t i = 0; i < op->num_operands; i++)
+    if (!eddy_passes_value_defined_outside(op->operands[i].value, loop))
+      return false;
+  return true;
+}
+
+static int64_t hoist_from(eddy_op_t *loop) {
+  int64_t moved = 0;
+  for (uint32_t r = 0; r < loop->num_regions; r++)
+    for (eddy_block_t *b = loop->regions[r].first; b; b = b->next)
+      for (eddy_op_t *op = b->first, *next; op; op = next) {
+        next = op->next;
+        if (is_invariant(op, loop)) {
+          eddy_ir_op_move_before(op, loop);
+          moved++;
+        }
+      }
+  return moved;
+}
+
+static eddy_status_t licm_run(eddy_pass_ctx_t *pc, eddy_module_t *m) {
+  licm_state_t s = {0};
+  // Post-order puts inner loops before the loops that contain them.
+  for (eddy_op_t *f = eddy_ir_module_body(m)->first; f && !s.oom; f = f->next)
+    eddy_ir_walk_post(f, collect_loop, &s);
+  if (s.oom) {
+    free(s.loops);
+    return eddy_status_create(EDDY_ERR_RESOURCE, "out of memory");
+  }
+  int64_t moved = 0;
+  for (size_t i = 0; i < s.len; i++)
+    moved += hoist_from(s.loops[i]);
+  free(s.loops);
+  if (moved) {
+    eddy_ir_pass_stat_add(pc, "hoisted-ops", moved);
+    eddy_ir_pass_mark_changed(pc);
+  }
+  return NULL;
+}
+
+const eddy_pass_t eddy_pass_licm = {
+    .name = "licm",
+    .summary = "hoist loop-invariant side-effect-free ops out of ctl.while",
+    .run = licm_run,
+};

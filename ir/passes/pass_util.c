@@ -1,0 +1,165 @@
+/// Helpers shared by the generic passes.
+#include "ir/passes/pass_util.h"
+
+#include <assert.h>
+#include <stdlib.h>
+
+bool eddy_passes_op_is_pure(const eddy_op_t *op) {
+  return op->def && (op->def->traits & EDDY_TRAIT_PURE);
+}
+
+bool eddy_passes_op_has_used_result(const eddy_op_t *op) {
+  for (uint32_t i = 0; i < op->num_results; i++)
+    if (op->results[i].uses)
+      return true;
+  return false;
+}
+
+bool eddy_passes_regions_are_pure(const eddy_op_t *op) {
+  for (uint32_t r = 0; r < op->num_regions; r++)
+    for (eddy_block_t *b = op->regions[r].first; b; b = b->next)
+      for (eddy_op_t *o = b->first; o; o = o->next) {
+        bool term = eddy_ir_op_has_trait(o, EDDY_TRAIT_TERMINATOR);
+        if (!term && !eddy_passes_op_is_pure(o) &&
+            !(o->num_regions > 0 && (eddy_ir_op_is(o, "ctl.if") ||
+                                     eddy_ir_op_is(o, "ctl.while"))))
+          return false;
+        if (!eddy_passes_regions_are_pure(o))
+          return false;
+      }
+  return true;
+}
+
+bool eddy_passes_op_is_effect_free(const eddy_op_t *op) {
+  if (eddy_ir_op_has_trait(op, EDDY_TRAIT_TERMINATOR))
+    return false;
+  if (op->num_regions == 0)
+    return eddy_passes_op_is_pure(op);
+  // Structured control flow has no effect of its own: it is effect-free
+  // when its regions are.
+  bool structured =
+      eddy_ir_op_is(op, "ctl.if") || eddy_ir_op_is(op, "ctl.while");
+  return (structured || eddy_passes_op_is_pure(op)) &&
+         eddy_passes_regions_are_pure(op);
+}
+
+bool eddy_passes_op_is_dead(const eddy_op_t *op) {
+  // A pure loop that might not terminate is dropped too, as MLIR and XLA
+  // do: see docs/passes.md.
+  return !eddy_passes_op_has_used_result(op) &&
+         eddy_passes_op_is_effect_free(op);
+}
+
+eddy_op_t *eddy_passes_value_owner(const eddy_value_t *v) {
+  if (v->def)
+    return v->def;
+  return v->block ? eddy_ir_block_parent_op(v->block) : NULL;
+}
+
+bool eddy_passes_value_defined_outside(const eddy_value_t *v,
+                                       const eddy_op_t *op) {
+  eddy_op_t *owner = eddy_passes_value_owner(v);
+  return !owner || !eddy_ir_op_is_ancestor(op, owner);
+}
+
+const eddy_attr_t *eddy_passes_value_const(const eddy_value_t *v) {
+  if (!v->def || !eddy_ir_op_has_trait(v->def, EDDY_TRAIT_CONSTANT))
+    return NULL;
+  const eddy_attr_t *a = eddy_ir_op_attr(v->def, "value");
+  return a && a->kind == EDDY_ATTR_DENSE ? a : NULL;
+}
+
+int64_t eddy_passes_erase_dead_in_block(eddy_block_t *b) {
+  int64_t n = 0;
+  eddy_op_t *op = b->last;
+  while (op) {
+    eddy_op_t *prev = op->prev;
+    for (uint32_t r = 0; r < op->num_regions; r++)
+      n += eddy_passes_erase_dead_in_region(&op->regions[r]);
+    if (eddy_passes_op_is_dead(op)) {
+      eddy_ir_op_erase(op);
+      n++;
+    }
+    op = prev;
+  }
+  return n;
+}
+
+int64_t eddy_passes_erase_dead_in_region(eddy_region_t *r) {
+  int64_t n = 0;
+  for (eddy_block_t *b = r->last; b; b = b->prev)
+    n += eddy_passes_erase_dead_in_block(b);
+  return n;
+}
+
+eddy_status_t eddy_passes_rebuild_op(eddy_op_t *op, const bool *keep_results,
+                                     const bool *keep_operands,
+                                     const bool *keep_args,
+                                     eddy_op_t **out_op) {
+  eddy_ctx_t *ctx = op->ctx;
+  size_t n = op->num_operands + op->num_results + 1;
+  eddy_value_t **operands = calloc(n, sizeof *operands);
+  const eddy_type_t **types = calloc(n, sizeof *types);
+  if (!operands || !types) {
+    free(operands);
+    free(types);
+    return eddy_status_create(EDDY_ERR_RESOURCE, "out of memory");
+  }
+  size_t num_operands = 0, num_results = 0;
+  for (uint32_t i = 0; i < op->num_operands; i++)
+    if (!keep_operands || keep_operands[i])
+      operands[num_operands++] = eddy_ir_op_operand(op, i);
+  for (uint32_t i = 0; i < op->num_results; i++)
+    if (!keep_results || keep_results[i])
+      types[num_results++] = op->results[i].type;
+  eddy_op_state_t st = {
+      .name = op->name->str,
+      .operands = operands,
+      .num_operands = num_operands,
+      .attrs = op->attrs,
+      .num_attrs = op->num_attrs,
+      .result_types = types,
+      .num_results = num_results,
+      .num_regions = op->num_regions,
+      .loc = op->loc,
+  };
+  eddy_op_t *nop = NULL;
+  eddy_status_t s = eddy_ir_op_create(ctx, &st, &nop);
+  free(operands);
+  free(types);
+  if (s)
+    return s;
+  eddy_ir_op_insert_before(nop, op);
+  for (uint32_t r = 0; r < op->num_regions; r++) {
+    eddy_block_t *ob = eddy_ir_region_entry(&op->regions[r]);
+    if (!ob)
+      continue;
+    assert(ob->next == NULL && "rebuild_op handles single-block regions");
+    eddy_block_t *nb = eddy_ir_region_add_block(&nop->regions[r]);
+    for (uint32_t i = 0; i < ob->num_args; i++) {
+      eddy_value_t *oa = ob->args[i];
+      if (keep_args && !keep_args[i]) {
+        assert(!oa->uses && "a dropped block argument is still used");
+        continue;
+      }
+      eddy_value_t *na = eddy_ir_block_add_arg(nb, oa->type);
+      eddy_ir_value_replace_all_uses(oa, na);
+    }
+    while (ob->first) {
+      eddy_op_t *o = ob->first;
+      eddy_ir_op_remove(o);
+      eddy_ir_op_append(o, nb);
+    }
+  }
+  size_t k = 0;
+  for (uint32_t i = 0; i < op->num_results; i++) {
+    if (keep_results && !keep_results[i]) {
+      assert(!op->results[i].uses && "a dropped result is still used");
+      continue;
+    }
+    eddy_ir_value_replace_all_uses(&op->results[i], &nop->results[k++]);
+  }
+  eddy_ir_op_erase(op);
+  *out_op = nop;
+  return NULL;
+}

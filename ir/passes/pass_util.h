@@ -1,0 +1,47 @@
+/// Helpers shared by the generic passes (internal to ir/passes).
+#ifndef EDDY_IR_PASSES_PASS_UTIL_H
+#define EDDY_IR_PASSES_PASS_UTIL_H
+
+#include "ir/pass.h"
+
+/// The op is marked PURE (no side effects).
+bool eddy_passes_op_is_pure(const eddy_op_t *op);
+/// Some result of op has a use.
+bool eddy_passes_op_has_used_result(const eddy_op_t *op);
+/// Every op nested in op's regions is PURE or a terminator, recursively: the
+/// op as a whole has no side effects besides those of op itself.
+bool eddy_passes_regions_are_pure(const eddy_op_t *op);
+/// op has no side effects of its own nor in its regions: a PURE op
+/// without regions, or a ctl.if / ctl.while (or PURE op) whose regions are
+/// pure. Terminators never qualify.
+bool eddy_passes_op_is_effect_free(const eddy_op_t *op);
+/// op can be erased without changing the program: no result is used, it is
+/// not a terminator, and it is PURE; an op with regions (ctl.if, ctl.while)
+/// qualifies when everything inside it is pure too.
+bool eddy_passes_op_is_dead(const eddy_op_t *op);
+/// The op that defines v or owns v's block (NULL for a detached value).
+eddy_op_t *eddy_passes_value_owner(const eddy_value_t *v);
+/// v is defined outside `op` (not by op nor anywhere inside its regions).
+bool eddy_passes_value_defined_outside(const eddy_value_t *v,
+                                       const eddy_op_t *op);
+/// The DENSE constant that v holds when its defining op is CONSTANT-like,
+/// else NULL.
+const eddy_attr_t *eddy_passes_value_const(const eddy_value_t *v);
+/// Erases dead ops (eddy_passes_op_is_dead) in every block of region,
+/// innermost and last first, so chains of dead ops go in one call. Returns
+/// the number erased.
+int64_t eddy_passes_erase_dead_in_region(eddy_region_t *r);
+/// Same for one block.
+int64_t eddy_passes_erase_dead_in_block(eddy_block_t *b);
+
+/// Replaces op by a copy that keeps only the results, operands and entry
+/// block arguments whose flags are set (NULL: keep all); the regions' ops
+/// are moved over. Kept results and block args are RAUW'ed to the new op's;
+/// the dropped ones must be unused. The old op is erased. Each region must
+/// have a single block. Returns the new op in *out_op.
+eddy_status_t eddy_passes_rebuild_op(eddy_op_t *op, const bool *keep_results,
+                                     const bool *keep_operands,
+                                     const bool *keep_args,
+                                     eddy_op_t **out_op);
+
+#endif

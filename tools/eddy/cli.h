@@ -1,0 +1,58 @@
+/// Internal interface of the `eddy` command-line tool: the subcommand table
+/// and helpers shared by the subcommands. Not installed.
+///
+/// Exit codes of every subcommand: 0 success, 1 an error in the input or
+/// while compiling (the status is printed to stderr), 2 a usage error.
+#ifndef EDDY_TOOLS_EDDY_CLI_H
+#define EDDY_TOOLS_EDDY_CLI_H
+
+#include "ir/status.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+enum {
+  EDDY_CLI_EXIT_OK = 0,
+  EDDY_CLI_EXIT_ERROR = 1,
+  EDDY_CLI_EXIT_USAGE = 2,
+};
+
+#ifndef EDDY_VERSION
+#define EDDY_VERSION "0.1.0"
+#endif
+
+/// One subcommand: `eddy NAME ARGS...`. main receives argv starting at the
+/// subcommand name (argv[0] == NAME).
+typedef struct eddy_cli_cmd {
+  const char *name;
+  const char *summary; ///< one line for `eddy --help`
+  int (*main)(int argc, char **argv);
+} eddy_cli_cmd_t;
+
+/// `eddy opt`: parse, verify, run a pass pipeline, print.
+int eddy_cli_opt_main(int argc, char **argv);
+/// `eddy run`: run a function on inputs and print its results (cmd_run.c).
+int eddy_cli_run_main(int argc, char **argv);
+
+/// Prints "eddy CMD: MESSAGE" and a hint to use --help to stderr; returns
+/// EDDY_CLI_EXIT_USAGE so callers can `return eddy_cli_usage_error(...)`.
+int eddy_cli_usage_error(const char *cmd, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/// Prints the status to stderr, destroys it, returns EDDY_CLI_EXIT_ERROR.
+int eddy_cli_report(eddy_status_t st);
+
+/// Matches a flag that takes a value, in the forms `--flag=VALUE` and
+/// `--flag VALUE`. Returns true when argv[*i] is that flag; then *out_value
+/// is the value (NULL when it is missing) and *i is advanced past a separate
+/// value.
+bool eddy_cli_flag_value(int argc, char **argv, int *i, const char *flag,
+                         const char **out_value);
+
+/// Writes data to path, or to stdout when path is NULL or "-". A file is
+/// written to "PATH.tmp" first and renamed over PATH, so that a failed run
+/// never leaves a truncated output behind.
+eddy_status_t eddy_cli_write_output(const char *path, const char *data,
+                                    size_t len);
+
+#endif

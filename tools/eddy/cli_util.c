@@ -1,0 +1,92 @@
+/// Helpers shared by the eddy subcommands: usage errors, status reporting,
+/// flag matching and atomic output files.
+#define _POSIX_C_SOURCE 200809L
+
+#include "tools/eddy/cli.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int eddy_cli_usage_error(const char *cmd, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fprintf(stderr, "eddy %s: ", cmd);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fprintf(stderr, "\nRun 'eddy %s --help' for usage.\n", cmd);
+  return EDDY_CLI_EXIT_USAGE;
+}
+
+int eddy_cli_report(eddy_status_t st) {
+  eddy_status_print(st, stderr);
+  eddy_status_destroy(st);
+  return EDDY_CLI_EXIT_ERROR;
+}
+
+bool eddy_cli_flag_value(int argc, char **argv, int *i, const char *flag,
+                         const char **out_value) {
+  const char *arg = argv[*i];
+  size_t n = strlen(flag);
+  if (strncmp(arg, flag, n) != 0)
+    return false;
+  if (arg[n] == '=') {
+    *out_value = arg + n + 1;
+    return true;
+  }
+  if (arg[n] != '\0')
+    return false; // a longer flag that merely starts the same way
+  if (*i + 1 < argc) {
+    *i += 1;
+    *out_value = argv[*i];
+  } else {
+    *out_value = NULL;
+  }
+  return true;
+}
+
+eddy_status_t eddy_cli_write_output(const char *path, const char *data,
+                                    size_t len) {
+  if (!path || strcmp(path, "-") == 0) {
+    if (len && fwrite(data, 1, len, stdout) != len)
+      return eddy_status_create(EDDY_ERR_IO, "cannot write to stdout: %s",
+                                strerror(errno));
+    if (fflush(stdout) != 0)
+      return eddy_status_create(EDDY_ERR_IO, "cannot write to stdout: %s",
+                                strerror(errno));
+    return NULL;
+  }
+  size_t plen = strlen(path);
+  char *tmp = malloc(plen + 5);
+  if (!tmp)
+    return eddy_status_create(EDDY_ERR_RESOURCE, "out of memory");
+  memcpy(tmp, path, plen);
+  memcpy(tmp + plen, ".tmp", 5);
+  FILE *f = fopen(tmp, "wb");
+  if (!f) {
+    eddy_status_t st = eddy_status_create(
+        EDDY_ERR_IO, "cannot open '%s' for writing: %s", tmp, strerror(errno));
+    free(tmp);
+    return st;
+  }
+  bool ok = (len == 0 || fwrite(data, 1, len, f) == len);
+  int saved = errno;
+  if (fclose(f) != 0 && ok) {
+    ok = false;
+    saved = errno;
+  }
+  if (ok && rename(tmp, path) != 0) {
+    ok = false;
+    saved = errno;
+  }
+  if (!ok) {
+    remove(tmp);
+    free(tmp);
+    return eddy_status_create(EDDY_ERR_IO, "cannot write '%s': %s", path,
+                              strerror(saved));
+  }
+  free(tmp);
+  return NULL;
+}

@@ -1,0 +1,531 @@
+/// `eddy run`: run a function of a module on inputs given on the command
+/// line (.npy files or scalars), print its results and optionally write them
+/// as .npy files. --mode=eval uses the reference evaluator (runtime/eval);
+/// the dataflow interpreter and compiled code come later.
+#define _POSIX_C_SOURCE 200809L
+
+#include "dialects/dialects.h"
+#include "ir/ir.h"
+#include "ir/pass.h"
+#include "ir/passes/passes.h"
+#include "runtime/eval/eval.h"
+#include "runtime/npy.h"
+#include "tools/eddy/cli.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define RUN_DEFAULT_PREVIEW 8
+
+typedef struct run_input {
+  const char *arg;   ///< the whole NAME=VALUE text, for messages
+  const char *name;  ///< points into arg
+  size_t name_len;
+  const char *value; ///< points into arg
+} run_input_t;
+
+typedef struct run_args {
+  const char *input;    ///< the module file, "-" for stdin
+  const char *entry;    ///< NULL: the module's only function
+  const char *mode;     ///< "eval"
+  const char *out_dir;  ///< NULL: write no files
+  const char *pipeline; ///< passes to run before evaluating, or NULL
+  run_input_t *inputs;
+  size_t num_inputs;
+  eddy_eval_opts_t eval;
+  int64_t memory_limit; ///< bytes; 0 = unlimited
+  int64_t preview;      ///< elements printed per result; -1 = all
+  bool help;
+} run_args_t;
+
+static int print_help(void) {
+  printf(
+      "usage: eddy run FILE [--entry F] [--input NAME=VALUE ...] [options]\n"
+      "\n"
+      "Parses FILE ('-' for standard input), verifies it, runs function F on\n"
+      "the inputs and prints each result: its index, dtype and shape, and\n"
+      "its first elements.\n"
+      "\n"
+      "options:\n"
+      "  --entry F              the function to run (default: the module's only\n"
+      "                         function); '@F' is accepted too\n"
+      "  --input NAME=VALUE     one argument of F. NAME is its position: arg0,\n"
+      "                         %%arg0 or 0. VALUE is a scalar of the argument's\n"
+      "                         dtype (5, -1.5, true, inf) or the path of a .npy\n"
+      "                         file (a path that starts like a number needs ./)\n"
+      "  --mode=MODE            eval: the reference evaluator (default);\n"
+      "                         interp and compiled are not available yet\n"
+      "  --output-dir DIR       write result i to DIR/i.npy (DIR is created)\n"
+      "  --passes=LIST          run these passes before running F\n"
+      "  --max-iterations N     iterations one ctl.while may run before it is\n"
+      "                         an error (default %" PRId64 ")\n"
+      "  --max-call-depth N     nested ctl.call levels allowed (default %d)\n"
+      "  --memory-limit SIZE    bytes of tensor data live at once, with an\n"
+      "                         optional K, M or G suffix (default: no limit)\n"
+      "  --preview N            elements printed per result, or 'all' "
+      "(default %d)\n"
+      "  -h, --help             show this help\n",
+      (int64_t)EDDY_EVAL_DEFAULT_MAX_ITERATIONS,
+      EDDY_EVAL_DEFAULT_MAX_CALL_DEPTH, RUN_DEFAULT_PREVIEW);
+  return EDDY_CLI_EXIT_OK;
+}
+
+/// A non-negative decimal integer with an optional K/M/G (1024-based)
+/// suffix when `suffixes`; false when malformed or past INT64_MAX.
+static bool parse_count(const char *s, bool suffixes, int64_t *out) {
+  if (!s || *s < '0' || *s > '9')
+    return false;
+  errno = 0;
+  char *end = NULL;
+  unsigned long long v = strtoull(s, &end, 10);
+  if (errno || v > (unsigned long long)INT64_MAX)
+    return false;
+  int64_t mul = 1;
+  if (suffixes && *end) {
+    switch (*end) {
+    case 'k': case 'K': mul = (int64_t)1 << 10; break;
+    case 'm': case 'M': mul = (int64_t)1 << 20; break;
+    case 'g': case 'G': mul = (int64_t)1 << 30; break;
+    default: return false;
+    }
+    end++;
+  }
+  if (*end)
+    return false;
+  return eddy_checked_mul_i64((int64_t)v, mul, out);
+}
+
+/// Returns -1 when the arguments are fine, else the exit code to return.
+static int parse_args(int argc, char **argv, run_args_t *a) {
+  memset(a, 0, sizeof *a);
+  a->mode = "eval";
+  a->eval = eddy_eval_opts_default();
+  a->preview = RUN_DEFAULT_PREVIEW;
+  a->inputs = calloc((size_t)argc + 1, sizeof(*a->inputs));
+  if (!a->inputs) {
+    fprintf(stderr, "eddy run: out of memory\n");
+    return EDDY_CLI_EXIT_ERROR;
+  }
+  bool only_positional = false;
+  for (int i = 1; i < argc; i++) {
+    const char *arg = argv[i];
+    const char *val = NULL;
+    int64_t n = 0;
+    if (only_positional || arg[0] != '-' || strcmp(arg, "-") == 0) {
+      if (a->input)
+        return eddy_cli_usage_error(
+            "run", "more than one input file ('%s' and '%s')", a->input, arg);
+      a->input = arg;
+    } else if (strcmp(arg, "--") == 0) {
+      only_positional = true;
+    } else if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0) {
+      a->help = true;
+    } else if (eddy_cli_flag_value(argc, argv, &i, "--entry", &val)) {
+      if (!val || !*val)
+        return eddy_cli_usage_error("run", "flag '--entry' needs a function "
+                                           "name");
+      a->entry = val[0] == '@' ? val + 1 : val;
+    } else if (eddy_cli_flag_value(argc, argv, &i, "--input", &val)) {
+      const char *eq = val ? strchr(val, '=') : NULL;
+      if (!eq || eq == val)
+        return eddy_cli_usage_error(
+            "run", "flag '--input' needs NAME=VALUE (e.g. arg0=x.npy), got "
+                   "'%s'",
+            val ? val : "");
+      run_input_t *in = &a->inputs[a->num_inputs++];
+      in->arg = val;
+      in->name = val;
+      in->name_len = (size_t)(eq - val);
+      in->value = eq + 1;
+    } else if (eddy_cli_flag_value(argc, argv, &i, "--mode", &val)) {
+      if (!val || !*val)
+        return eddy_cli_usage_error("run", "flag '--mode' needs a value "
+                                           "(eval, interp or compiled)");
+      if (strcmp(val, "eval") != 0 && strcmp(val, "interp") != 0 &&
+          strcmp(val, "compiled") != 0)
+        return eddy_cli_usage_error(
+            "run", "unknown mode '%s' (known: eval, interp, compiled)", val);
+      a->mode = val;
+    } else if (eddy_cli_flag_value(argc, argv, &i, "--output-dir", &val)) {
+      if (!val || !*val)
+        return eddy_cli_usage_error("run", "flag '--output-dir' needs a "
+                                           "directory");
+      a->out_dir = val;
+    } else if (eddy_cli_flag_value(argc, argv, &i, "--passes", &val)) {
+      if (!val)
+        return eddy_cli_usage_error("run", "flag '--passes' needs a value");
+      a->pipeline = val;
+    } else if (eddy_cli_flag_value(argc, argv, &i, "--max-iterations", &val)) {
+      if (!parse_count(val, false, &a->eval.max_iterations))
+        return eddy_cli_usage_error(
+            "run", "flag '--max-iterations' needs a count >= 0, got '%s'",
+            val ? val : "");
+    } else if (eddy_cli_flag_value(argc, argv, &i, "--max-call-depth", &val)) {
+      if (!parse_count(val, false, &n) || n > INT32_MAX)
+        return eddy_cli_usage_error(
+            "run", "flag '--max-call-depth' needs a count >= 0, got '%s'",
+            val ? val : "");
+      a->eval.max_call_depth = (int32_t)n;
+    } else if (eddy_cli_flag_value(argc, argv, &i, "--memory-limit", &val)) {
+      if (!parse_count(val, true, &a->memory_limit))
+        return eddy_cli_usage_error(
+            "run", "flag '--memory-limit' needs a size in bytes (e.g. 4096, "
+                   "512M, 2G), got '%s'",
+            val ? val : "");
+    } else if (eddy_cli_flag_value(argc, argv, &i, "--preview", &val)) {
+      if (val && strcmp(val, "all") == 0)
+        a->preview = -1;
+      else if (!parse_count(val, false, &a->preview))
+        return eddy_cli_usage_error(
+            "run", "flag '--preview' needs a count or 'all', got '%s'",
+            val ? val : "");
+    } else {
+      return eddy_cli_usage_error("run", "unknown flag '%s'", arg);
+    }
+  }
+  if (a->help)
+    return -1;
+  if (!a->input)
+    return eddy_cli_usage_error(
+        "run", "missing input file (use '-' for standard input)");
+  return -1;
+}
+
+/// ---- Inputs -------------------------------------------------------------------
+
+/// The argument index NAME selects: arg3, %arg3 or 3; -1 when NAME has none
+/// of these forms.
+static int64_t arg_index(const char *name, size_t len) {
+  if (len > 0 && name[0] == '%') {
+    name++;
+    len--;
+  }
+  if (len > 3 && strncmp(name, "arg", 3) == 0) {
+    name += 3;
+    len -= 3;
+  }
+  if (len == 0 || len > 9)
+    return -1;
+  int64_t v = 0;
+  for (size_t i = 0; i < len; i++) {
+    if (name[i] < '0' || name[i] > '9')
+      return -1;
+    v = v * 10 + (name[i] - '0');
+  }
+  return v;
+}
+
+/// Numbers (and true/false/inf/nan) are scalars; anything else is a path.
+static bool looks_like_scalar(const char *v) {
+  const char *p = v;
+  if (*p == '+' || *p == '-')
+    p++;
+  if ((*p >= '0' && *p <= '9') || (*p == '.' && p[1] >= '0' && p[1] <= '9'))
+    return true;
+  static const char *const words[] = {"true", "false", "inf", "infinity",
+                                      "nan"};
+  for (size_t i = 0; i < sizeof words / sizeof words[0]; i++) {
+    if (strcmp(p, words[i]) == 0)
+      return true;
+  }
+  return false;
+}
+
+static eddy_status_t input_error(const char *fn, int64_t idx,
+                                 eddy_status_t cause) {
+  eddy_status_t st = eddy_status_create(
+      eddy_status_code(cause), "@%s: argument %" PRId64 " 'arg%" PRId64 "': %s",
+      fn, idx, idx, eddy_status_message(cause));
+  eddy_status_destroy(cause);
+  return st;
+}
+
+/// Loads one input value for argument idx of type t.
+static eddy_status_t load_input(eddy_rt_ctx_t *rt, const char *fn, int64_t idx,
+                                const eddy_type_t *t, const char *value,
+                                eddy_eval_value_t *out) {
+  if (t->kind != EDDY_TYPE_TENSOR) {
+    eddy_buf_t ty;
+    eddy_buf_init(&ty);
+    eddy_ir_type_print(t, &ty);
+    eddy_status_t st = input_error(
+        fn, idx,
+        eddy_status_create(EDDY_ERR_UNSUPPORTED,
+                           "only tensors can be given as inputs, the "
+                           "argument is %s",
+                           ty.data));
+    eddy_buf_destroy(&ty);
+    return st;
+  }
+  if (looks_like_scalar(value)) {
+    eddy_status_t st = eddy_eval_scalar_from_text(rt, t->dtype, value, out);
+    return st ? input_error(fn, idx, st) : NULL;
+  }
+  eddy_rt_tensor_t tensor = eddy_rt_tensor_empty();
+  eddy_rt_status_t rs = eddy_rt_npy_read_file(rt, value, &tensor);
+  if (rs) {
+    eddy_status_t cause = eddy_status_create(
+        (eddy_status_code_t)eddy_rt_status_code(rs), "%s",
+        eddy_rt_status_message(rs));
+    eddy_rt_status_destroy(rs);
+    return input_error(fn, idx, cause);
+  }
+  *out = eddy_eval_value_from_tensor(&tensor);
+  return NULL;
+}
+
+/// Fills vals[0..n) (n = func's argument count) from the --input flags.
+static eddy_status_t load_inputs(eddy_rt_ctx_t *rt, const run_args_t *a,
+                                 const eddy_op_t *func, eddy_eval_value_t *vals) {
+  const eddy_type_t *fty = eddy_ir_func_type(func);
+  const char *fn = eddy_ir_func_name(func);
+  size_t n = fty->num_inputs;
+  const run_input_t **given = calloc(n + 1, sizeof(*given));
+  if (!given)
+    return eddy_status_create(EDDY_ERR_RESOURCE, "out of memory");
+  eddy_status_t st = NULL;
+  for (size_t i = 0; i < a->num_inputs && !st; i++) {
+    const run_input_t *in = &a->inputs[i];
+    int64_t idx = arg_index(in->name, in->name_len);
+    if (idx < 0 || (uint64_t)idx >= n) {
+      char range[64] = "";
+      if (n == 1)
+        snprintf(range, sizeof range, ": arg0");
+      else if (n > 1)
+        snprintf(range, sizeof range, ": arg0 .. arg%zu", n - 1);
+      st = eddy_status_create(
+          EDDY_ERR_INVALID_ARGUMENT,
+          "--input %s: @%s has no argument '%.*s' (it takes %zu argument%s%s;"
+          " arguments are named by position)",
+          in->arg, fn, (int)in->name_len, in->name, n, n == 1 ? "" : "s",
+          range);
+    } else if (given[idx]) {
+      st = eddy_status_create(EDDY_ERR_INVALID_ARGUMENT,
+                              "argument %" PRId64 " 'arg%" PRId64
+                              "' is given twice (--input %s and --input %s)",
+                              idx, idx, given[idx]->arg, in->arg);
+    } else {
+      given[idx] = in;
+    }
+  }
+  for (size_t i = 0; i < n && !st; i++) {
+    if (given[i])
+      continue;
+    eddy_buf_t ty;
+    eddy_buf_init(&ty);
+    eddy_ir_type_print(fty->inputs[i], &ty);
+    st = eddy_status_create(EDDY_ERR_INVALID_ARGUMENT,
+                            "@%s: argument %zu 'arg%zu' (%s) has no value; "
+                            "give it with --input arg%zu=VALUE",
+                            fn, i, i, ty.data, i);
+    eddy_buf_destroy(&ty);
+  }
+  for (size_t i = 0; i < n && !st; i++)
+    st = load_input(rt, fn, (int64_t)i, fty->inputs[i], given[i]->value,
+                    &vals[i]);
+  free(given);
+  return st;
+}
+
+/// ---- Running ----------------------------------------------------------------------
+
+static eddy_status_t find_entry(const eddy_module_t *m, const char *entry,
+                                const eddy_op_t **out_func) {
+  *out_func = NULL;
+  eddy_buf_t names;
+  eddy_buf_init(&names);
+  size_t count = 0;
+  const eddy_op_t *only = NULL;
+  for (const eddy_op_t *op = eddy_ir_module_body(m)->first; op; op = op->next) {
+    if (!eddy_ir_op_is(op, "func.func"))
+      continue;
+    count++;
+    only = op;
+    eddy_buf_printf(&names, "%s@%s", names.len ? ", " : "",
+                    eddy_ir_func_name(op));
+  }
+  eddy_status_t st = NULL;
+  if (entry) {
+    *out_func = eddy_ir_module_lookup_func(m, entry);
+    if (!*out_func)
+      st = eddy_status_create(EDDY_ERR_NOT_FOUND,
+                              "no function @%s in the module (it has: %s)",
+                              entry, count ? names.data : "no functions");
+  } else if (count == 1) {
+    *out_func = only;
+  } else {
+    st = eddy_status_create(EDDY_ERR_INVALID_ARGUMENT,
+                            "the module has %zu functions (%s); choose one "
+                            "with --entry",
+                            count, count ? names.data : "none");
+  }
+  eddy_buf_destroy(&names);
+  return st;
+}
+
+/// Creates DIR when missing (one level).
+static eddy_status_t ensure_dir(const char *dir) {
+  struct stat sb;
+  if (stat(dir, &sb) == 0) {
+    if (S_ISDIR(sb.st_mode))
+      return NULL;
+    return eddy_status_create(EDDY_ERR_IO,
+                              "--output-dir '%s' exists and is not a "
+                              "directory",
+                              dir);
+  }
+  if (mkdir(dir, 0777) != 0 && errno != EEXIST)
+    return eddy_status_create(EDDY_ERR_IO, "cannot create directory '%s': %s",
+                              dir, strerror(errno));
+  return NULL;
+}
+
+static eddy_status_t write_results(const char *dir,
+                                   const eddy_eval_value_t *vals, size_t n) {
+  EDDY_RETURN_IF_ERROR(ensure_dir(dir));
+  for (size_t i = 0; i < n; i++) {
+    if (vals[i].kind != EDDY_EVAL_TENSOR) {
+      fprintf(stderr,
+              "eddy run: note: result %zu is a TensorList; no .npy file is "
+              "written for it\n",
+              i);
+      continue;
+    }
+    size_t len = strlen(dir) + 32;
+    char *path = malloc(len);
+    if (!path)
+      return eddy_status_create(EDDY_ERR_RESOURCE, "out of memory");
+    snprintf(path, len, "%s/%zu.npy", dir, i);
+    eddy_rt_status_t rs = eddy_rt_npy_write_file(path, &vals[i].tensor, 0);
+    if (rs) {
+      eddy_status_t st = eddy_status_create(
+          (eddy_status_code_t)eddy_rt_status_code(rs),
+          "cannot write result %zu to '%s': %s", i, path,
+          eddy_rt_status_message(rs));
+      eddy_rt_status_destroy(rs);
+      free(path);
+      return st;
+    }
+    free(path);
+  }
+  return NULL;
+}
+
+static void print_results(const eddy_eval_value_t *vals, size_t n,
+                          int64_t preview) {
+  eddy_buf_t line;
+  eddy_buf_init(&line);
+  for (size_t i = 0; i < n; i++) {
+    eddy_buf_clear(&line);
+    eddy_buf_printf(&line, "result %zu: ", i);
+    eddy_eval_value_describe(&vals[i], &line);
+    if (vals[i].kind == EDDY_EVAL_TENSOR) {
+      eddy_buf_puts(&line, " = ");
+      eddy_eval_value_preview(&vals[i], preview, &line);
+    }
+    printf("%s\n", line.data);
+  }
+  fflush(stdout);
+  eddy_buf_destroy(&line);
+}
+
+static eddy_status_t run_passes(eddy_ctx_t *ctx, const char *pipeline,
+                                eddy_module_t *m) {
+  eddy_passes_register_all(ctx);
+  eddy_pm_opts_t po;
+  eddy_ir_pm_opts_default(&po);
+  po.dump = stderr;
+  eddy_pass_manager_t *pm = eddy_ir_pm_create(ctx, &po);
+  if (!pm)
+    return eddy_status_create(EDDY_ERR_RESOURCE, "out of memory");
+  eddy_status_t st = eddy_ir_pm_add_pipeline(pm, pipeline);
+  if (!st)
+    st = eddy_ir_pm_run(pm, m);
+  if (!st)
+    st = eddy_ir_verify_module(m);
+  eddy_ir_pm_destroy(pm);
+  return st;
+}
+
+static eddy_status_t run_eval(eddy_ctx_t *ctx, const run_args_t *a) {
+  eddy_dialects_register_all(ctx);
+  eddy_module_t *m = NULL;
+  EDDY_RETURN_IF_ERROR(eddy_ir_parse_file(ctx, a->input, &m));
+  eddy_status_t st = eddy_ir_verify_module(m);
+  if (!st && a->pipeline)
+    st = run_passes(ctx, a->pipeline, m);
+  const eddy_op_t *func = NULL;
+  if (!st)
+    st = find_entry(m, a->entry, &func);
+
+  eddy_rt_ctx_t *rt = NULL;
+  if (!st) {
+    eddy_rt_ctx_options_t ro = eddy_rt_ctx_options_default();
+    ro.memory_limit = a->memory_limit;
+    eddy_rt_status_t rs = eddy_rt_ctx_create(&ro, &rt);
+    if (rs) {
+      st = eddy_status_create((eddy_status_code_t)eddy_rt_status_code(rs),
+                              "%s", eddy_rt_status_message(rs));
+      eddy_rt_status_destroy(rs);
+    }
+  }
+  size_t nin = func ? eddy_ir_func_type(func)->num_inputs : 0;
+  size_t nout = func ? eddy_ir_func_type(func)->num_outputs : 0;
+  eddy_eval_value_t *vals = calloc(nin + nout + 1, sizeof(*vals));
+  if (!st && !vals)
+    st = eddy_status_create(EDDY_ERR_RESOURCE, "out of memory");
+  if (!st)
+    st = load_inputs(rt, a, func, vals);
+  if (!st)
+    st = eddy_eval_func(rt, func, &a->eval, vals, nin, vals + nin, nout);
+  if (!st) {
+    print_results(vals + nin, nout, a->preview);
+    if (a->out_dir)
+      st = write_results(a->out_dir, vals + nin, nout);
+  }
+  if (vals) {
+    for (size_t i = 0; i < nin + nout; i++)
+      eddy_eval_value_release(&vals[i]);
+    free(vals);
+  }
+  if (rt)
+    eddy_rt_ctx_destroy(rt);
+  eddy_ir_module_destroy(m);
+  return st;
+}
+
+int eddy_cli_run_main(int argc, char **argv) {
+  run_args_t a;
+  int rc = parse_args(argc, argv, &a);
+  if (rc < 0 && a.help)
+    rc = print_help();
+  if (rc >= 0) {
+    free(a.inputs);
+    return rc;
+  }
+  eddy_status_t st = NULL;
+  if (strcmp(a.mode, "eval") != 0) {
+    st = eddy_status_create(
+        EDDY_ERR_UNSUPPORTED,
+        "--mode=%s is not available yet (%s); use --mode=eval", a.mode,
+        strcmp(a.mode, "interp") == 0
+            ? "the dataflow interpreter is a later step"
+            : "the CPU and GPU backends are later steps");
+  } else {
+    eddy_ctx_t *ctx = eddy_ir_ctx_create();
+    if (!ctx) {
+      st = eddy_status_create(EDDY_ERR_RESOURCE, "out of memory");
+    } else {
+      st = run_eval(ctx, &a);
+      eddy_ir_ctx_destroy(ctx);
+    }
+  }
+  free(a.inputs);
+  if (st)
+    return eddy_cli_report(st);
+  return EDDY_CLI_EXIT_OK;
+}
