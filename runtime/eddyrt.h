@@ -1,13 +1,27 @@
 /// libeddyrt: the runtime that generated code, the evaluator and the
 /// dataflow interpreter link against. This header is an ABI: C99,
-/// fixed-width types, versioned structs.
+/// fixed-width types, versioned structs. It does not depend on the IR.
+///
+/// Contents: dtypes, status objects, the runtime context (allocator hook,
+/// memory limit, thread pool), reference-counted buffers, tensor
+/// descriptors, and TensorList storage. Kernels are in runtime/kernels.h,
+/// .npy I/O in runtime/npy.h.
+/// docs/runtime.md describes the rules in prose.
 #ifndef EDDY_RUNTIME_EDDYRT_H
 #define EDDY_RUNTIME_EDDYRT_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
+#endif
+
+#if defined(__GNUC__) || defined(__clang__)
+#define EDDY_RT_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#define EDDY_RT_PRINTF(f, a)
 #endif
 
 /// Bumped whenever a struct or signature in this header changes.
@@ -15,6 +29,277 @@ extern "C" {
 
 /// The ABI version this library was built with.
 uint32_t eddy_rt_abi_version(void);
+
+/// ===========================================================================
+/// Dtypes
+/// ===========================================================================
+
+/// Same order as the IR's eddy_dtype_t, so a conversion is a cast.
+typedef enum eddy_rt_dtype {
+  EDDY_RT_F16,
+  EDDY_RT_BF16,
+  EDDY_RT_F32,
+  EDDY_RT_F64,
+  EDDY_RT_I1, ///< one byte per element, 0 or 1
+  EDDY_RT_I8,
+  EDDY_RT_I32,
+  EDDY_RT_I64,
+  EDDY_RT_DTYPE_COUNT_,
+} eddy_rt_dtype_t;
+
+/// "f32", "i1", ...; "?" for an out-of-range value.
+const char *eddy_rt_dtype_name(int32_t dtype);
+/// Bytes per element (i1 takes one); 0 for an out-of-range value.
+size_t eddy_rt_dtype_size(int32_t dtype);
+bool eddy_rt_dtype_is_float(int32_t dtype);
+/// i8/i32/i64 (not i1).
+bool eddy_rt_dtype_is_int(int32_t dtype);
+
+/// f16/bf16 conversions; f32 -> f16/bf16 rounds to nearest even.
+float eddy_rt_f16_to_f32(uint16_t h);
+uint16_t eddy_rt_f32_to_f16(float f);
+float eddy_rt_bf16_to_f32(uint16_t h);
+uint16_t eddy_rt_f32_to_bf16(float f);
+
+/// ===========================================================================
+/// Status
+/// ===========================================================================
+
+/// The same numbering as the IR's eddy_status_code_t, so a conversion is a
+/// cast.
+typedef enum eddy_rt_code {
+  EDDY_RT_OK = 0,
+  EDDY_RT_ERR_INVALID_ARGUMENT = 1, ///< bad input: shape, dtype, index, file
+  EDDY_RT_ERR_UNSUPPORTED = 4,      ///< valid but not handled
+  EDDY_RT_ERR_NOT_FOUND = 5,
+  EDDY_RT_ERR_IO = 6,               ///< file system failure
+  EDDY_RT_ERR_RESOURCE = 7,         ///< out of memory, past the limit, too big
+  EDDY_RT_ERR_INTERNAL = 8,         ///< a bug in eddy
+} eddy_rt_code_t;
+
+/// NULL means success; anything else is an owned error with a code and a
+/// message. Messages start with the op ("core.add: cannot broadcast ...").
+typedef struct eddy_rt_status_s *eddy_rt_status_t;
+
+/// Never returns NULL (falls back to a static out-of-memory status, which
+/// destroy ignores).
+eddy_rt_status_t eddy_rt_status_create(eddy_rt_code_t code, const char *fmt,
+                                       ...) EDDY_RT_PRINTF(2, 3);
+void eddy_rt_status_destroy(eddy_rt_status_t st);
+/// EDDY_RT_OK for NULL.
+eddy_rt_code_t eddy_rt_status_code(eddy_rt_status_t st);
+/// Borrowed; "" for NULL.
+const char *eddy_rt_status_message(eddy_rt_status_t st);
+
+#define EDDY_RT_RETURN_IF_ERROR(expr)                                          \
+  do {                                                                         \
+    eddy_rt_status_t eddy_rt_status_tmp_ = (expr);                             \
+    if (eddy_rt_status_tmp_)                                                   \
+      return eddy_rt_status_tmp_;                                              \
+  } while (0)
+
+/// ===========================================================================
+/// Context: allocator hook, memory limit, threads
+/// ===========================================================================
+
+/// Every byte the runtime allocates for tensors and lists goes through this
+/// hook. alloc returns memory aligned to `align` (a power of two, at most
+/// 4096) or NULL; free gets back the size given to alloc.
+typedef struct eddy_rt_allocator {
+  void *(*alloc)(void *user, size_t size, size_t align);
+  void (*free)(void *user, void *ptr, size_t size);
+  void *user;
+} eddy_rt_allocator_t;
+
+/// Alignment of every buffer the runtime allocates.
+#define EDDY_RT_ALIGN 64u
+
+typedef struct eddy_rt_ctx_options {
+  uint32_t struct_size;          ///< sizeof(eddy_rt_ctx_options_t)
+  int32_t num_threads;           ///< threads kernels may use, caller included
+  int64_t memory_limit;          ///< bytes live at once; 0 = unlimited
+  eddy_rt_allocator_t allocator; ///< alloc == NULL: aligned malloc
+} eddy_rt_ctx_options_t;
+
+/// struct_size filled, one thread, no limit, the default allocator.
+eddy_rt_ctx_options_t eddy_rt_ctx_options_default(void);
+
+typedef struct eddy_rt_ctx eddy_rt_ctx_t;
+typedef struct eddy_rt_pool eddy_rt_pool_t;
+
+/// Owned. opts may be NULL (defaults). The context must outlive every tensor,
+/// buffer and list allocated through it. Thread-safe: kernels may run on one
+/// context from several threads at once.
+eddy_rt_status_t eddy_rt_ctx_create(const eddy_rt_ctx_options_t *opts,
+                                    eddy_rt_ctx_t **out_ctx);
+void eddy_rt_ctx_destroy(eddy_rt_ctx_t *ctx);
+/// 0 = unlimited. Allocations already made are not affected.
+void eddy_rt_ctx_set_memory_limit(eddy_rt_ctx_t *ctx, int64_t bytes);
+int64_t eddy_rt_ctx_memory_limit(const eddy_rt_ctx_t *ctx);
+/// Bytes currently allocated through ctx (tensor data, list storage).
+int64_t eddy_rt_ctx_bytes_in_use(const eddy_rt_ctx_t *ctx);
+/// Highest bytes_in_use seen.
+int64_t eddy_rt_ctx_peak_bytes(const eddy_rt_ctx_t *ctx);
+/// Borrowed; NULL when the context runs single-threaded.
+eddy_rt_pool_t *eddy_rt_ctx_pool(eddy_rt_ctx_t *ctx);
+
+/// Raw aligned allocation through the hook, counted against the limit. op
+/// names the requester in errors. size 0 gives a valid unique pointer.
+eddy_rt_status_t eddy_rt_alloc(eddy_rt_ctx_t *ctx, int64_t size,
+                               const char *op, void **out_ptr);
+/// ptr may be NULL. size must be the size given to eddy_rt_alloc.
+void eddy_rt_free(eddy_rt_ctx_t *ctx, void *ptr, int64_t size);
+
+/// ===========================================================================
+/// Thread pool
+/// ===========================================================================
+
+/// Runs one task. Tasks of one parallel_for may run on any thread in any
+/// order; results must not depend on which.
+typedef void (*eddy_rt_task_fn)(void *arg, int64_t task);
+
+/// Owned. num_threads counts the calling thread: a pool of n starts n - 1
+/// workers; n <= 1 gives a pool that runs everything on the caller.
+eddy_rt_status_t eddy_rt_pool_create(int32_t num_threads,
+                                     eddy_rt_pool_t **out_pool);
+/// Joins the workers. No parallel_for may be running.
+void eddy_rt_pool_destroy(eddy_rt_pool_t *pool);
+/// 1 for NULL.
+int32_t eddy_rt_pool_num_threads(const eddy_rt_pool_t *pool);
+/// Runs fn(arg, 0) .. fn(arg, n - 1) and returns when all are done. The
+/// caller takes part. pool may be NULL (serial). A call made from inside a
+/// task, or while another thread's call is using the pool, runs serially on
+/// its caller instead of deadlocking.
+void eddy_rt_pool_parallel_for(eddy_rt_pool_t *pool, int64_t n,
+                               eddy_rt_task_fn fn, void *arg);
+
+/// ===========================================================================
+/// Buffers: reference-counted aligned storage
+/// ===========================================================================
+
+typedef struct eddy_rt_buffer eddy_rt_buffer_t;
+
+/// Owned (one reference). Data is EDDY_RT_ALIGN-aligned and uninitialized.
+eddy_rt_status_t eddy_rt_buffer_create(eddy_rt_ctx_t *ctx, int64_t size,
+                                       const char *op,
+                                       eddy_rt_buffer_t **out_buf);
+void eddy_rt_buffer_retain(eddy_rt_buffer_t *buf);
+/// Frees the storage when the last reference goes. buf may be NULL.
+void eddy_rt_buffer_release(eddy_rt_buffer_t *buf);
+void *eddy_rt_buffer_data(const eddy_rt_buffer_t *buf);
+int64_t eddy_rt_buffer_size(const eddy_rt_buffer_t *buf);
+/// True when the caller holds the only reference: it may write in place.
+bool eddy_rt_buffer_is_unique(const eddy_rt_buffer_t *buf);
+
+/// ===========================================================================
+/// Tensor descriptors
+/// ===========================================================================
+
+#define EDDY_RT_MAX_RANK 16
+#define EDDY_RT_TENSOR_VERSION 1u
+
+/// A strided view of dtype elements. Element (i0, .., ir-1) lives at
+/// (char *)data + (i0 * strides[0] + ... ) * itemsize: strides are in
+/// elements and may be 0 (broadcast) or negative. Kernels accept any
+/// strides and produce contiguous row-major outputs.
+///
+/// Ownership: `owner` holds one reference to the buffer that data points
+/// into, released by eddy_rt_tensor_release; owner == NULL means the data is
+/// borrowed (the caller keeps it alive). Data in a buffer with other
+/// references is immutable.
+typedef struct eddy_rt_tensor {
+  uint32_t struct_size; ///< sizeof(eddy_rt_tensor_t)
+  uint32_t version;     ///< EDDY_RT_TENSOR_VERSION
+  int32_t dtype;        ///< eddy_rt_dtype_t
+  int32_t rank;         ///< 0 (scalar) .. EDDY_RT_MAX_RANK
+  void *data;           ///< element (0, .., 0); may be NULL when empty
+  eddy_rt_buffer_t *owner; ///< one reference owned, or NULL when borrowed
+  int64_t dims[EDDY_RT_MAX_RANK];    ///< rank entries, each >= 0
+  int64_t strides[EDDY_RT_MAX_RANK]; ///< rank entries, in elements
+} eddy_rt_tensor_t;
+
+/// A zeroed descriptor with struct_size and version set (rank 0, f16, no
+/// data): the state outputs are in after an error; release is a no-op.
+eddy_rt_tensor_t eddy_rt_tensor_empty(void);
+/// Allocates a contiguous tensor whose elements are all zero. dims may be
+/// NULL when rank is 0. op names the requester in errors.
+eddy_rt_status_t eddy_rt_tensor_create(eddy_rt_ctx_t *ctx, int32_t dtype,
+                                       int32_t rank, const int64_t *dims,
+                                       const char *op,
+                                       eddy_rt_tensor_t *out_t);
+/// A borrowed contiguous descriptor over caller memory (no copy).
+eddy_rt_status_t eddy_rt_tensor_wrap(int32_t dtype, int32_t rank,
+                                     const int64_t *dims, void *data,
+                                     eddy_rt_tensor_t *out_t);
+/// Drops the owner reference and resets *t to eddy_rt_tensor_empty(). t may
+/// be NULL.
+void eddy_rt_tensor_release(eddy_rt_tensor_t *t);
+/// *out_t = *t with one more reference to the owner (no copy). A borrowed
+/// t gives a borrowed out_t.
+void eddy_rt_tensor_share(const eddy_rt_tensor_t *t, eddy_rt_tensor_t *out_t);
+/// Checks what a kernel relies on: struct_size, version, dtype, rank, dims
+/// >= 0, the element count and byte size fit in int64, data non-NULL when
+/// non-empty. op and what ("operand 0") name it in the message.
+eddy_rt_status_t eddy_rt_tensor_validate(const eddy_rt_tensor_t *t,
+                                         const char *op, const char *what);
+/// Product of dims (1 for a scalar). Assumes a validated tensor.
+int64_t eddy_rt_tensor_numel(const eddy_rt_tensor_t *t);
+/// Row-major with no gaps (size-1 and empty dims may have any stride).
+bool eddy_rt_tensor_is_contiguous(const eddy_rt_tensor_t *t);
+/// Pointer to the element with row-major logical index `flat`.
+void *eddy_rt_tensor_elem_ptr(const eddy_rt_tensor_t *t, int64_t flat);
+/// Element `flat` (row-major logical index) converted to double / int64
+/// (floats truncate toward zero, NaN gives 0, out-of-range saturates).
+double eddy_rt_tensor_get_f64(const eddy_rt_tensor_t *t, int64_t flat);
+int64_t eddy_rt_tensor_get_i64(const eddy_rt_tensor_t *t, int64_t flat);
+/// Writes element `flat` with the cast rules of eddy_rt_cast.
+void eddy_rt_tensor_set_f64(eddy_rt_tensor_t *t, int64_t flat, double v);
+void eddy_rt_tensor_set_i64(eddy_rt_tensor_t *t, int64_t flat, int64_t v);
+/// Same dtype, rank and dims.
+bool eddy_rt_tensor_same_shape(const eddy_rt_tensor_t *a,
+                               const eddy_rt_tensor_t *b);
+/// Writes "[2, 3]" (or "[]") into buf, truncating; returns buf.
+char *eddy_rt_shape_format(int32_t rank, const int64_t *dims, char *buf,
+                           size_t size);
+
+/// ===========================================================================
+/// TensorLists
+/// ===========================================================================
+
+/// A reference-counted TensorList value. The IR treats lists as immutable
+/// values; the runtime makes that cheap with copy-on-write: functions taking
+/// an `owned_list` consume one reference (even when they fail) and mutate in
+/// place when it was the only one, otherwise they copy the item table
+/// (items share buffers) first. Retain before passing a list you still need.
+/// Kernels for the tl ops are in runtime/kernels.h.
+typedef struct eddy_rt_list eddy_rt_list_t;
+
+/// A possibly partial element shape: rank -1 = unknown rank; a dim of -1 =
+/// unknown size.
+typedef struct eddy_rt_elem_shape {
+  int32_t rank;
+  int64_t dims[EDDY_RT_MAX_RANK];
+} eddy_rt_elem_shape_t;
+
+/// An element shape of unknown rank.
+eddy_rt_elem_shape_t eddy_rt_elem_shape_unknown(void);
+/// An element shape from rank and dims (-1 entries are unknown). False
+/// when rank is out of range.
+bool eddy_rt_elem_shape_make(int32_t rank, const int64_t *dims,
+                             eddy_rt_elem_shape_t *out_shape);
+
+void eddy_rt_list_retain(eddy_rt_list_t *list);
+/// Releases the list (and its items when the last reference goes). May be
+/// NULL.
+void eddy_rt_list_release(eddy_rt_list_t *list);
+int64_t eddy_rt_list_size(const eddy_rt_list_t *list);
+int32_t eddy_rt_list_dtype(const eddy_rt_list_t *list);
+/// Borrowed.
+const eddy_rt_elem_shape_t *eddy_rt_list_elem_shape(const eddy_rt_list_t *list);
+/// -1 when unbounded.
+int64_t eddy_rt_list_max_elements(const eddy_rt_list_t *list);
+/// True when the caller holds the only reference (the next push is in place).
+bool eddy_rt_list_is_unique(const eddy_rt_list_t *list);
 
 #ifdef __cplusplus
 }

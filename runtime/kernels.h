@@ -1,0 +1,270 @@
+/// libeddyrt host kernels: one per core and tl op, for every dtype the op
+/// accepts. The evaluator and the dataflow interpreter call these.
+///
+/// The contract, shared by every kernel (docs/runtime.md has the details):
+/// - Inputs are borrowed, validated descriptors with any strides; they are
+///   never written.
+/// - Outputs are written to `out_` parameters that the caller provides and
+///   that hold no reference on entry (they are overwritten). On success each
+///   is a contiguous row-major tensor owned by the caller (release it with
+///   eddy_rt_tensor_release); it may share an input's buffer when the data
+///   is the same (reshape). On error every output is eddy_rt_tensor_empty()
+///   and nothing leaks.
+/// - Errors name the op ("core.matmul: ..."), and say what was expected and
+///   what was given. Sizes are checked for overflow and against the context's
+///   memory limit.
+/// - Results do not depend on the number of threads of the context.
+/// - Negative axes count from the end.
+#ifndef EDDY_RUNTIME_KERNELS_H
+#define EDDY_RUNTIME_KERNELS_H
+
+#include "runtime/eddyrt.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/// ---- Op enumerations ------------------------------------------------------
+
+/// core unary elementwise ops. neg abs relu square sign: f16 bf16 f32 f64
+/// i8 i32 i64; the others (floor included): f16 bf16 f32 f64.
+typedef enum eddy_rt_unary_op {
+  EDDY_RT_UNARY_NEG,
+  EDDY_RT_UNARY_ABS,
+  EDDY_RT_UNARY_EXP,
+  EDDY_RT_UNARY_LOG,
+  EDDY_RT_UNARY_LOG1P,
+  EDDY_RT_UNARY_TANH,
+  EDDY_RT_UNARY_SIGMOID,
+  EDDY_RT_UNARY_RELU,
+  EDDY_RT_UNARY_SQRT,
+  EDDY_RT_UNARY_RSQRT,
+  EDDY_RT_UNARY_SQUARE,
+  EDDY_RT_UNARY_FLOOR,
+  EDDY_RT_UNARY_SIGN,
+  EDDY_RT_UNARY_COUNT_,
+} eddy_rt_unary_op_t;
+
+/// core binary arithmetic with numpy broadcasting, both operands of one
+/// dtype: f16 bf16 f32 f64 i8 i32 i64 (pow: floats only).
+typedef enum eddy_rt_binary_op {
+  EDDY_RT_BINARY_ADD,
+  EDDY_RT_BINARY_SUB,
+  EDDY_RT_BINARY_MUL,
+  EDDY_RT_BINARY_DIV,
+  EDDY_RT_BINARY_POW,
+  EDDY_RT_BINARY_MAXIMUM,
+  EDDY_RT_BINARY_MINIMUM,
+  EDDY_RT_BINARY_COUNT_,
+} eddy_rt_binary_op_t;
+
+/// core comparisons: every dtype, result i1.
+typedef enum eddy_rt_compare_op {
+  EDDY_RT_COMPARE_EQ,
+  EDDY_RT_COMPARE_NE,
+  EDDY_RT_COMPARE_LT,
+  EDDY_RT_COMPARE_LE,
+  EDDY_RT_COMPARE_GT,
+  EDDY_RT_COMPARE_GE,
+  EDDY_RT_COMPARE_COUNT_,
+} eddy_rt_compare_op_t;
+
+/// core.and / core.or on i1 (core.not is eddy_rt_logical_not).
+typedef enum eddy_rt_logical_op {
+  EDDY_RT_LOGICAL_AND,
+  EDDY_RT_LOGICAL_OR,
+  EDDY_RT_LOGICAL_COUNT_,
+} eddy_rt_logical_op_t;
+
+/// core reductions; f16 bf16 f32 f64 i8 i32 i64.
+typedef enum eddy_rt_reduce_op {
+  EDDY_RT_REDUCE_SUM,
+  EDDY_RT_REDUCE_MEAN,
+  EDDY_RT_REDUCE_MAX,
+  EDDY_RT_REDUCE_MIN,
+  EDDY_RT_REDUCE_PROD,
+  EDDY_RT_REDUCE_COUNT_,
+} eddy_rt_reduce_op_t;
+
+/// The op's full name ("core.neg"), or "?" when out of range.
+const char *eddy_rt_unary_op_name(eddy_rt_unary_op_t op);
+const char *eddy_rt_binary_op_name(eddy_rt_binary_op_t op);
+const char *eddy_rt_compare_op_name(eddy_rt_compare_op_t op);
+const char *eddy_rt_logical_op_name(eddy_rt_logical_op_t op);
+const char *eddy_rt_reduce_op_name(eddy_rt_reduce_op_t op);
+/// Looks an op up by its full name ("core.exp"); false when it is not one of
+/// that family. out_op may be NULL.
+bool eddy_rt_unary_op_lookup(const char *name, eddy_rt_unary_op_t *out_op);
+bool eddy_rt_binary_op_lookup(const char *name, eddy_rt_binary_op_t *out_op);
+bool eddy_rt_compare_op_lookup(const char *name, eddy_rt_compare_op_t *out_op);
+bool eddy_rt_logical_op_lookup(const char *name, eddy_rt_logical_op_t *out_op);
+bool eddy_rt_reduce_op_lookup(const char *name, eddy_rt_reduce_op_t *out_op);
+
+/// ---- Creation and elementwise ----------------------------------------------
+
+/// A contiguous owned copy of x (core.constant materialization, and making a
+/// borrowed or strided tensor owned and contiguous).
+eddy_rt_status_t eddy_rt_copy(eddy_rt_ctx_t *ctx, const eddy_rt_tensor_t *x,
+                              eddy_rt_tensor_t *out_t);
+/// core.iota: out[i0, .., ir-1] = i_dimension, converted to dtype like
+/// eddy_rt_cast. Any dtype; rank >= 1.
+eddy_rt_status_t eddy_rt_iota(eddy_rt_ctx_t *ctx, int32_t dtype, int32_t rank,
+                              const int64_t *dims, int64_t dimension,
+                              eddy_rt_tensor_t *out_t);
+eddy_rt_status_t eddy_rt_unary(eddy_rt_ctx_t *ctx, eddy_rt_unary_op_t op,
+                               const eddy_rt_tensor_t *x,
+                               eddy_rt_tensor_t *out_t);
+eddy_rt_status_t eddy_rt_binary(eddy_rt_ctx_t *ctx, eddy_rt_binary_op_t op,
+                                const eddy_rt_tensor_t *a,
+                                const eddy_rt_tensor_t *b,
+                                eddy_rt_tensor_t *out_t);
+eddy_rt_status_t eddy_rt_compare(eddy_rt_ctx_t *ctx, eddy_rt_compare_op_t op,
+                                 const eddy_rt_tensor_t *a,
+                                 const eddy_rt_tensor_t *b,
+                                 eddy_rt_tensor_t *out_t);
+eddy_rt_status_t eddy_rt_logical(eddy_rt_ctx_t *ctx, eddy_rt_logical_op_t op,
+                                 const eddy_rt_tensor_t *a,
+                                 const eddy_rt_tensor_t *b,
+                                 eddy_rt_tensor_t *out_t);
+eddy_rt_status_t eddy_rt_logical_not(eddy_rt_ctx_t *ctx,
+                                     const eddy_rt_tensor_t *x,
+                                     eddy_rt_tensor_t *out_t);
+/// core.select: cond (i1) ? a : b, the three broadcast together; a and b of
+/// one dtype (any).
+eddy_rt_status_t eddy_rt_select(eddy_rt_ctx_t *ctx,
+                                const eddy_rt_tensor_t *cond,
+                                const eddy_rt_tensor_t *a,
+                                const eddy_rt_tensor_t *b,
+                                eddy_rt_tensor_t *out_t);
+/// core.cast to dtype: any to any (rules in docs/runtime.md).
+eddy_rt_status_t eddy_rt_cast(eddy_rt_ctx_t *ctx, const eddy_rt_tensor_t *x,
+                              int32_t dtype, eddy_rt_tensor_t *out_t);
+
+/// ---- Linear algebra and reductions -----------------------------------------
+
+/// core.matmul: a [..., M, K] (or [..., K, M] with transpose_a) times b
+/// [..., K, N] (or [..., N, K] with transpose_b), ranks >= 2, batch dims
+/// broadcast; f16 bf16 f32 f64 i8 i32 i64.
+eddy_rt_status_t eddy_rt_matmul(eddy_rt_ctx_t *ctx, const eddy_rt_tensor_t *a,
+                                const eddy_rt_tensor_t *b, bool transpose_a,
+                                bool transpose_b, eddy_rt_tensor_t *out_t);
+/// Reduces x over axes[0..naxes) (distinct, negative from the end); axes ==
+/// NULL reduces every axis; naxes == 0 with axes != NULL reduces none (a
+/// copy). keepdims keeps reduced axes as size 1.
+eddy_rt_status_t eddy_rt_reduce(eddy_rt_ctx_t *ctx, eddy_rt_reduce_op_t op,
+                                const eddy_rt_tensor_t *x, const int64_t *axes,
+                                int32_t naxes, bool keepdims,
+                                eddy_rt_tensor_t *out_t);
+
+/// ---- Shape manipulation (any dtype) ------------------------------------------
+
+/// core.reshape: shape[0..n) with at most one -1 (inferred).
+eddy_rt_status_t eddy_rt_reshape(eddy_rt_ctx_t *ctx, const eddy_rt_tensor_t *x,
+                                 const int64_t *shape, int32_t n,
+                                 eddy_rt_tensor_t *out_t);
+/// core.transpose: out.dims[i] = x.dims[perm[i]]; n == rank.
+eddy_rt_status_t eddy_rt_transpose(eddy_rt_ctx_t *ctx,
+                                   const eddy_rt_tensor_t *x,
+                                   const int64_t *perm, int32_t n,
+                                   eddy_rt_tensor_t *out_t);
+/// core.broadcast_to with numpy's rules.
+eddy_rt_status_t eddy_rt_broadcast_to(eddy_rt_ctx_t *ctx,
+                                      const eddy_rt_tensor_t *x,
+                                      const int64_t *shape, int32_t n,
+                                      eddy_rt_tensor_t *out_t);
+/// core.concat of xs[0..n) (n >= 1, same dtype and rank >= 1, dims equal
+/// except at axis).
+eddy_rt_status_t eddy_rt_concat(eddy_rt_ctx_t *ctx,
+                                const eddy_rt_tensor_t *const *xs, int32_t n,
+                                int64_t axis, eddy_rt_tensor_t *out_t);
+/// core.split into num_splits equal parts along axis (the dim must divide);
+/// writes out_ts[0..num_splits).
+eddy_rt_status_t eddy_rt_split(eddy_rt_ctx_t *ctx, const eddy_rt_tensor_t *x,
+                               int64_t axis, int32_t num_splits,
+                               eddy_rt_tensor_t *out_ts);
+/// core.slice: per dim d, the indices start[d], start[d] + s, ... below
+/// limit[d], with s = strides[d] >= 1 (strides NULL: all 1) and
+/// 0 <= start <= limit <= dim. n == rank.
+eddy_rt_status_t eddy_rt_slice(eddy_rt_ctx_t *ctx, const eddy_rt_tensor_t *x,
+                               const int64_t *start, const int64_t *limit,
+                               const int64_t *strides, int32_t n,
+                               eddy_rt_tensor_t *out_t);
+/// core.gather: out = params.dims[:axis] + indices.dims +
+/// params.dims[axis+1:]; indices i32 or i64, each in [0, params.dims[axis]),
+/// otherwise an error naming the index.
+eddy_rt_status_t eddy_rt_gather(eddy_rt_ctx_t *ctx,
+                                const eddy_rt_tensor_t *params,
+                                const eddy_rt_tensor_t *indices, int64_t axis,
+                                eddy_rt_tensor_t *out_t);
+/// core.pad: low[d] / high[d] >= 0 elements of value (a scalar of x's
+/// dtype) before / after each dim; n == rank.
+eddy_rt_status_t eddy_rt_pad(eddy_rt_ctx_t *ctx, const eddy_rt_tensor_t *x,
+                             const eddy_rt_tensor_t *value,
+                             const int64_t *low, const int64_t *high,
+                             int32_t n, eddy_rt_tensor_t *out_t);
+/// core.shape: a [rank] i64 tensor of x's dims.
+eddy_rt_status_t eddy_rt_shape(eddy_rt_ctx_t *ctx, const eddy_rt_tensor_t *x,
+                               eddy_rt_tensor_t *out_t);
+/// core.dim: an i64 scalar holding x.dims[index] (negative from the end).
+eddy_rt_status_t eddy_rt_dim(eddy_rt_ctx_t *ctx, const eddy_rt_tensor_t *x,
+                             int64_t index, eddy_rt_tensor_t *out_t);
+
+/// ---- TensorList ops (tl dialect) ---------------------------------------------
+/// Element shapes follow TensorFlow's lists: an item must match the known
+/// parts of the element shape; see docs/runtime.md. Indices and lengths
+/// (tensor arguments) are integer scalars (i8, i32 or i64).
+
+/// tl.empty: a list of length 0. max_elements < 0: unbounded.
+eddy_rt_status_t eddy_rt_list_empty(eddy_rt_ctx_t *ctx, int32_t dtype,
+                                    const eddy_rt_elem_shape_t *elem_shape,
+                                    int64_t max_elements,
+                                    eddy_rt_list_t **out_list);
+/// tl.reserve: a list of length n whose items are unset (they read as zeros
+/// of the element shape when it is fully known; otherwise reading one is an
+/// error).
+eddy_rt_status_t eddy_rt_list_reserve(eddy_rt_ctx_t *ctx, int32_t dtype,
+                                      const eddy_rt_elem_shape_t *elem_shape,
+                                      const eddy_rt_tensor_t *n,
+                                      eddy_rt_list_t **out_list);
+/// tl.push_back. Consumes owned_list (even on error).
+eddy_rt_status_t eddy_rt_list_push_back(eddy_rt_ctx_t *ctx,
+                                        eddy_rt_list_t *owned_list,
+                                        const eddy_rt_tensor_t *x,
+                                        eddy_rt_list_t **out_list);
+/// tl.pop_back. Consumes owned_list (even on error). Popping an empty list
+/// is an error.
+eddy_rt_status_t eddy_rt_list_pop_back(eddy_rt_ctx_t *ctx,
+                                       eddy_rt_list_t *owned_list,
+                                       eddy_rt_list_t **out_list,
+                                       eddy_rt_tensor_t *out_t);
+/// tl.get_item; index out of [0, length) is an error.
+eddy_rt_status_t eddy_rt_list_get_item(eddy_rt_ctx_t *ctx,
+                                       const eddy_rt_list_t *list,
+                                       const eddy_rt_tensor_t *index,
+                                       eddy_rt_tensor_t *out_t);
+/// tl.set_item. Consumes owned_list (even on error).
+eddy_rt_status_t eddy_rt_list_set_item(eddy_rt_ctx_t *ctx,
+                                       eddy_rt_list_t *owned_list,
+                                       const eddy_rt_tensor_t *index,
+                                       const eddy_rt_tensor_t *x,
+                                       eddy_rt_list_t **out_list);
+/// tl.length: an i64 scalar.
+eddy_rt_status_t eddy_rt_list_length(eddy_rt_ctx_t *ctx,
+                                     const eddy_rt_list_t *list,
+                                     eddy_rt_tensor_t *out_t);
+/// tl.stack: [length, ...element shape]. Items must all have one shape; an
+/// empty list needs a fully known element shape.
+eddy_rt_status_t eddy_rt_list_stack(eddy_rt_ctx_t *ctx,
+                                    const eddy_rt_list_t *list,
+                                    eddy_rt_tensor_t *out_t);
+/// tl.from_tensor: items x[0], x[1], ... (sharing x's buffer when x is
+/// owned). x has rank >= 1. elem_shape NULL: x.dims[1:]; otherwise x.dims[1:]
+/// must match it and it becomes the list's element shape.
+eddy_rt_status_t eddy_rt_list_from_tensor(
+    eddy_rt_ctx_t *ctx, const eddy_rt_tensor_t *x,
+    const eddy_rt_elem_shape_t *elem_shape, eddy_rt_list_t **out_list);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

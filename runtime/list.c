@@ -1,0 +1,595 @@
+/// TensorList storage and the tl kernels.
+///
+/// A list is reference counted. Items are contiguous tensors stored
+/// compactly: a buffer reference, a data pointer and the index of their
+/// shape in a small per-list shape table (items of one list nearly always
+/// share a few shapes). Copy-on-write: an op taking `owned_list` mutates in
+/// place when it holds the only reference; otherwise it first copies the
+/// item table (items keep sharing their buffers) and drops its reference to
+/// the original.
+#include "runtime/rt_internal.h"
+
+#include <inttypes.h>
+#include <stdatomic.h>
+#include <stdio.h>
+
+#define RT_UNSET UINT32_MAX
+/// How many of the latest shapes a push compares against before adding a
+/// new table entry (keeps pushes O(1) when every item has its own shape).
+#define RT_SHAPE_LOOKBACK 4
+
+typedef struct rt_item {
+  eddy_rt_buffer_t *owner; // one reference; NULL when unset
+  void *data;
+  uint32_t shape; // index into shapes, or RT_UNSET
+} rt_item_t;
+
+struct eddy_rt_list {
+  _Atomic int64_t refs;
+  eddy_rt_ctx_t *ctx;
+  int32_t dtype;
+  eddy_rt_elem_shape_t elem;
+  int64_t max_elements; // -1: unbounded
+  int64_t size, cap;
+  rt_item_t *items;
+  eddy_rt_elem_shape_t *shapes;
+  int64_t nshapes, shapes_cap;
+};
+
+/// ---- Element shapes ------------------------------------------------------------
+
+eddy_rt_elem_shape_t eddy_rt_elem_shape_unknown(void) {
+  eddy_rt_elem_shape_t s;
+  memset(&s, 0, sizeof(s));
+  s.rank = -1;
+  return s;
+}
+
+bool eddy_rt_elem_shape_make(int32_t rank, const int64_t *dims,
+                             eddy_rt_elem_shape_t *out_shape) {
+  *out_shape = eddy_rt_elem_shape_unknown();
+  if (rank < -1 || rank > EDDY_RT_MAX_RANK)
+    return false;
+  out_shape->rank = rank;
+  for (int32_t i = 0; i < rank; i++)
+    out_shape->dims[i] = dims[i] < 0 ? -1 : dims[i];
+  return true;
+}
+
+static bool rt_elem_known(const eddy_rt_elem_shape_t *s) {
+  if (s->rank < 0)
+    return false;
+  for (int32_t i = 0; i < s->rank; i++) {
+    if (s->dims[i] < 0)
+      return false;
+  }
+  return true;
+}
+
+static char *rt_elem_str(const eddy_rt_elem_shape_t *s, char *buf) {
+  if (s->rank < 0) {
+    snprintf(buf, RT_SHAPE_BUF, "<unknown rank>");
+    return buf;
+  }
+  size_t pos = (size_t)snprintf(buf, RT_SHAPE_BUF, "[");
+  for (int32_t i = 0; i < s->rank && pos < RT_SHAPE_BUF; i++) {
+    int n = s->dims[i] < 0
+                ? snprintf(buf + pos, RT_SHAPE_BUF - pos, "%s?", i ? ", " : "")
+                : snprintf(buf + pos, RT_SHAPE_BUF - pos, "%s%" PRId64,
+                           i ? ", " : "", s->dims[i]);
+    pos += n > 0 ? (size_t)n : 0;
+  }
+  if (pos < RT_SHAPE_BUF)
+    snprintf(buf + pos, RT_SHAPE_BUF - pos, "]");
+  return buf;
+}
+
+static bool rt_elem_matches(const eddy_rt_elem_shape_t *s, int32_t rank,
+                            const int64_t *dims) {
+  if (s->rank < 0)
+    return true;
+  if (s->rank != rank)
+    return false;
+  for (int32_t i = 0; i < rank; i++) {
+    if (s->dims[i] >= 0 && s->dims[i] != dims[i])
+      return false;
+  }
+  return true;
+}
+
+static eddy_rt_status_t rt_check_elem_shape(const char *op,
+                                            const eddy_rt_elem_shape_t *s) {
+  if (!s)
+    return NULL;
+  if (s->rank < -1 || s->rank > EDDY_RT_MAX_RANK)
+    return rt_err(EDDY_RT_ERR_INVALID_ARGUMENT, op,
+                  "element shape has rank %d, expected -1..%d", (int)s->rank,
+                  EDDY_RT_MAX_RANK);
+  return NULL;
+}
+
+/// ---- Allocation and copy-on-write ------------------------------------------------
+
+static eddy_rt_status_t rt_list_new(eddy_rt_ctx_t *ctx, const char *op,
+                                    int32_t dtype,
+                                    const eddy_rt_elem_shape_t *elem,
+                                    int64_t max_elements,
+                                    eddy_rt_list_t **out_list) {
+  *out_list = NULL;
+  if (dtype < 0 || dtype >= EDDY_RT_DTYPE_COUNT_)
+    return rt_err(EDDY_RT_ERR_INVALID_ARGUMENT, op,
+                  "element dtype %d is not a dtype", (int)dtype);
+  EDDY_RT_RETURN_IF_ERROR(rt_check_elem_shape(op, elem));
+  void *p;
+  EDDY_RT_RETURN_IF_ERROR(
+      eddy_rt_alloc(ctx, (int64_t)sizeof(eddy_rt_list_t), op, &p));
+  eddy_rt_list_t *l = p;
+  memset(l, 0, sizeof(*l));
+  atomic_init(&l->refs, 1);
+  l->ctx = ctx;
+  l->dtype = dtype;
+  l->elem = elem ? *elem : eddy_rt_elem_shape_unknown();
+  for (int32_t i = 0; i < l->elem.rank; i++)
+    l->elem.dims[i] = l->elem.dims[i] < 0 ? -1 : l->elem.dims[i];
+  l->max_elements = max_elements < 0 ? -1 : max_elements;
+  *out_list = l;
+  return NULL;
+}
+
+// Grows a table of `esize`-byte entries to hold `need`, doubling.
+static eddy_rt_status_t rt_grow(eddy_rt_ctx_t *ctx, const char *op,
+                                void **table, int64_t *cap, int64_t used,
+                                int64_t need, int64_t esize) {
+  if (need <= *cap)
+    return NULL;
+  int64_t ncap = *cap < 4 ? 4 : *cap;
+  while (ncap < need)
+    ncap = ncap > INT64_MAX / 2 ? need : ncap * 2;
+  if (ncap > INT64_MAX / esize)
+    return rt_err(EDDY_RT_ERR_RESOURCE, op,
+                  "list storage for %" PRId64 " entries overflows int64", need);
+  void *p;
+  EDDY_RT_RETURN_IF_ERROR(eddy_rt_alloc(ctx, ncap * esize, op, &p));
+  if (used > 0)
+    memcpy(p, *table, (size_t)(used * esize));
+  eddy_rt_free(ctx, *table, *cap * esize);
+  *table = p;
+  *cap = ncap;
+  return NULL;
+}
+
+static void rt_list_destroy(eddy_rt_list_t *l) {
+  for (int64_t i = 0; i < l->size; i++)
+    eddy_rt_buffer_release(l->items[i].owner);
+  eddy_rt_free(l->ctx, l->items, l->cap * (int64_t)sizeof(rt_item_t));
+  eddy_rt_free(l->ctx, l->shapes,
+               l->shapes_cap * (int64_t)sizeof(eddy_rt_elem_shape_t));
+  eddy_rt_free(l->ctx, l, (int64_t)sizeof(eddy_rt_list_t));
+}
+
+void eddy_rt_list_retain(eddy_rt_list_t *list) {
+  atomic_fetch_add_explicit(&list->refs, 1, memory_order_relaxed);
+}
+
+void eddy_rt_list_release(eddy_rt_list_t *list) {
+  if (list &&
+      atomic_fetch_sub_explicit(&list->refs, 1, memory_order_acq_rel) == 1)
+    rt_list_destroy(list);
+}
+
+bool eddy_rt_list_is_unique(const eddy_rt_list_t *list) {
+  return atomic_load_explicit(&((eddy_rt_list_t *)list)->refs,
+                              memory_order_acquire) == 1;
+}
+
+int64_t eddy_rt_list_size(const eddy_rt_list_t *list) { return list->size; }
+int32_t eddy_rt_list_dtype(const eddy_rt_list_t *list) { return list->dtype; }
+const eddy_rt_elem_shape_t *eddy_rt_list_elem_shape(const eddy_rt_list_t *list) {
+  return &list->elem;
+}
+int64_t eddy_rt_list_max_elements(const eddy_rt_list_t *list) {
+  return list->max_elements;
+}
+
+// Takes over *lp's reference and leaves in *lp a list only the caller
+// references: the same one when it was unique, else a copy. On error *lp is
+// released and NULL.
+static eddy_rt_status_t rt_list_make_unique(const char *op,
+                                            eddy_rt_list_t **lp) {
+  eddy_rt_list_t *l = *lp;
+  if (eddy_rt_list_is_unique(l))
+    return NULL;
+  eddy_rt_list_t *c;
+  eddy_rt_status_t st =
+      rt_list_new(l->ctx, op, l->dtype, &l->elem, l->max_elements, &c);
+  if (!st)
+    st = rt_grow(c->ctx, op, (void **)&c->items, &c->cap, 0, l->size,
+                 (int64_t)sizeof(rt_item_t));
+  if (!st)
+    st = rt_grow(c->ctx, op, (void **)&c->shapes, &c->shapes_cap, 0,
+                 l->nshapes, (int64_t)sizeof(eddy_rt_elem_shape_t));
+  if (st) {
+    if (c)
+      rt_list_destroy(c);
+    eddy_rt_list_release(l);
+    *lp = NULL;
+    return st;
+  }
+  if (l->size > 0)
+    memcpy(c->items, l->items, (size_t)l->size * sizeof(rt_item_t));
+  if (l->nshapes > 0)
+    memcpy(c->shapes, l->shapes,
+           (size_t)l->nshapes * sizeof(eddy_rt_elem_shape_t));
+  c->size = l->size;
+  c->nshapes = l->nshapes;
+  for (int64_t i = 0; i < c->size; i++) {
+    if (c->items[i].owner)
+      eddy_rt_buffer_retain(c->items[i].owner);
+  }
+  eddy_rt_list_release(l);
+  *lp = c;
+  return NULL;
+}
+
+/// ---- Items ----------------------------------------------------------------------
+
+static eddy_rt_status_t rt_shape_id(eddy_rt_list_t *l, const char *op,
+                                    const eddy_rt_tensor_t *t,
+                                    uint32_t *out_id) {
+  for (int64_t k = l->nshapes - 1; k >= 0 && k >= l->nshapes - RT_SHAPE_LOOKBACK;
+       k--) {
+    const eddy_rt_elem_shape_t *s = &l->shapes[k];
+    if (s->rank == t->rank &&
+        memcmp(s->dims, t->dims, (size_t)t->rank * sizeof(int64_t)) == 0) {
+      *out_id = (uint32_t)k;
+      return NULL;
+    }
+  }
+  if (l->nshapes >= (int64_t)RT_UNSET)
+    return rt_err(EDDY_RT_ERR_RESOURCE, op, "too many distinct item shapes");
+  EDDY_RT_RETURN_IF_ERROR(rt_grow(l->ctx, op, (void **)&l->shapes,
+                                  &l->shapes_cap, l->nshapes, l->nshapes + 1,
+                                  (int64_t)sizeof(eddy_rt_elem_shape_t)));
+  eddy_rt_elem_shape_t *s = &l->shapes[l->nshapes];
+  memset(s, 0, sizeof(*s));
+  s->rank = t->rank;
+  memcpy(s->dims, t->dims, (size_t)t->rank * sizeof(int64_t));
+  *out_id = (uint32_t)l->nshapes++;
+  return NULL;
+}
+
+// Checks x against the list's dtype and element shape.
+static eddy_rt_status_t rt_check_item(const eddy_rt_list_t *l, const char *op,
+                                      const eddy_rt_tensor_t *x) {
+  EDDY_RT_RETURN_IF_ERROR(eddy_rt_tensor_validate(x, op, "the item"));
+  if (x->dtype != l->dtype || !rt_elem_matches(&l->elem, x->rank, x->dims)) {
+    char sx[RT_SHAPE_BUF], se[RT_SHAPE_BUF];
+    return rt_err(EDDY_RT_ERR_INVALID_ARGUMENT, op,
+                  "item is %s; the list holds %s%s", rt_type_str(x, sx),
+                  eddy_rt_dtype_name(l->dtype), rt_elem_str(&l->elem, se));
+  }
+  return NULL;
+}
+
+// An item from x: shares x's buffer when x is owned and contiguous.
+static eddy_rt_status_t rt_make_item(eddy_rt_list_t *l, const char *op,
+                                     const eddy_rt_tensor_t *x,
+                                     rt_item_t *out_item) {
+  eddy_rt_tensor_t t;
+  EDDY_RT_RETURN_IF_ERROR(rt_make_owned_contiguous(l->ctx, op, x, &t));
+  uint32_t id;
+  eddy_rt_status_t st = rt_shape_id(l, op, &t, &id);
+  if (st) {
+    eddy_rt_tensor_release(&t);
+    return st;
+  }
+  out_item->owner = t.owner;
+  out_item->data = t.data;
+  out_item->shape = id;
+  return NULL;
+}
+
+// A tensor for item i, taking one new reference (or zeros when unset and
+// the element shape is fully known).
+static eddy_rt_status_t rt_item_tensor(const eddy_rt_list_t *l, const char *op,
+                                       int64_t i, eddy_rt_tensor_t *out_t) {
+  const rt_item_t *it = &l->items[i];
+  if (it->shape == RT_UNSET) {
+    if (!rt_elem_known(&l->elem)) {
+      char se[RT_SHAPE_BUF];
+      return rt_err(EDDY_RT_ERR_INVALID_ARGUMENT, op,
+                    "item %" PRId64 " was never set and the element shape %s "
+                    "is not fully known, so it cannot be read as zeros",
+                    i, rt_elem_str(&l->elem, se));
+    }
+    return eddy_rt_tensor_create(l->ctx, l->dtype, l->elem.rank, l->elem.dims,
+                                 op, out_t);
+  }
+  const eddy_rt_elem_shape_t *s = &l->shapes[it->shape];
+  *out_t = eddy_rt_tensor_empty();
+  out_t->dtype = l->dtype;
+  out_t->rank = s->rank;
+  memcpy(out_t->dims, s->dims, (size_t)s->rank * sizeof(int64_t));
+  rt_set_contiguous_strides(out_t);
+  out_t->data = it->data;
+  out_t->owner = it->owner;
+  if (it->owner)
+    eddy_rt_buffer_retain(it->owner);
+  return NULL;
+}
+
+static eddy_rt_status_t rt_list_index(const eddy_rt_list_t *l, const char *op,
+                                      const eddy_rt_tensor_t *index,
+                                      int64_t *out_i) {
+  int64_t i;
+  EDDY_RT_RETURN_IF_ERROR(rt_read_index(index, op, "the index", &i));
+  if (i < 0 || i >= l->size)
+    return rt_err(EDDY_RT_ERR_INVALID_ARGUMENT, op,
+                  "index %" PRId64 " is out of range for a list of length %" PRId64
+                  " (expected 0 <= index < %" PRId64 ")",
+                  i, l->size, l->size);
+  *out_i = i;
+  return NULL;
+}
+
+/// ---- tl kernels ----------------------------------------------------------------------
+
+eddy_rt_status_t eddy_rt_list_empty(eddy_rt_ctx_t *ctx, int32_t dtype,
+                                    const eddy_rt_elem_shape_t *elem_shape,
+                                    int64_t max_elements,
+                                    eddy_rt_list_t **out_list) {
+  return rt_list_new(ctx, "tl.empty", dtype, elem_shape, max_elements,
+                     out_list);
+}
+
+eddy_rt_status_t eddy_rt_list_reserve(eddy_rt_ctx_t *ctx, int32_t dtype,
+                                      const eddy_rt_elem_shape_t *elem_shape,
+                                      const eddy_rt_tensor_t *n,
+                                      eddy_rt_list_t **out_list) {
+  const char *op = "tl.reserve";
+  *out_list = NULL;
+  int64_t count;
+  EDDY_RT_RETURN_IF_ERROR(rt_read_index(n, op, "the length", &count));
+  if (count < 0)
+    return rt_err(EDDY_RT_ERR_INVALID_ARGUMENT, op,
+                  "length is %" PRId64 ", expected >= 0", count);
+  eddy_rt_list_t *l;
+  EDDY_RT_RETURN_IF_ERROR(rt_list_new(ctx, op, dtype, elem_shape, -1, &l));
+  eddy_rt_status_t st = rt_grow(ctx, op, (void **)&l->items, &l->cap, 0, count,
+                                (int64_t)sizeof(rt_item_t));
+  if (st) {
+    rt_list_destroy(l);
+    return st;
+  }
+  for (int64_t i = 0; i < count; i++)
+    l->items[i] = (rt_item_t){NULL, NULL, RT_UNSET};
+  l->size = count;
+  *out_list = l;
+  return NULL;
+}
+
+eddy_rt_status_t eddy_rt_list_push_back(eddy_rt_ctx_t *ctx,
+                                        eddy_rt_list_t *owned_list,
+                                        const eddy_rt_tensor_t *x,
+                                        eddy_rt_list_t **out_list) {
+  const char *op = "tl.push_back";
+  (void)ctx;
+  *out_list = NULL;
+  eddy_rt_list_t *l = owned_list;
+  eddy_rt_status_t st = rt_check_item(l, op, x);
+  if (!st && l->max_elements >= 0 && l->size >= l->max_elements)
+    st = rt_err(EDDY_RT_ERR_INVALID_ARGUMENT, op,
+                "the list is full: length %" PRId64 " reached max_elements %" PRId64,
+                l->size, l->max_elements);
+  if (st) {
+    eddy_rt_list_release(l);
+    return st;
+  }
+  EDDY_RT_RETURN_IF_ERROR(rt_list_make_unique(op, &l));
+  rt_item_t item;
+  st = rt_grow(l->ctx, op, (void **)&l->items, &l->cap, l->size, l->size + 1,
+               (int64_t)sizeof(rt_item_t));
+  if (!st)
+    st = rt_make_item(l, op, x, &item);
+  if (st) {
+    eddy_rt_list_release(l);
+    return st;
+  }
+  l->items[l->size++] = item;
+  *out_list = l;
+  return NULL;
+}
+
+eddy_rt_status_t eddy_rt_list_pop_back(eddy_rt_ctx_t *ctx,
+                                       eddy_rt_list_t *owned_list,
+                                       eddy_rt_list_t **out_list,
+                                       eddy_rt_tensor_t *out_t) {
+  const char *op = "tl.pop_back";
+  (void)ctx;
+  *out_list = NULL;
+  *out_t = eddy_rt_tensor_empty();
+  eddy_rt_list_t *l = owned_list;
+  if (l->size == 0) {
+    eddy_rt_list_release(l);
+    return rt_err(EDDY_RT_ERR_INVALID_ARGUMENT, op,
+                  "cannot pop from an empty list");
+  }
+  eddy_rt_status_t st = rt_item_tensor(l, op, l->size - 1, out_t);
+  if (!st)
+    st = rt_list_make_unique(op, &l);
+  if (st) {
+    eddy_rt_tensor_release(out_t);
+    eddy_rt_list_release(l);
+    return st;
+  }
+  l->size--;
+  eddy_rt_buffer_release(l->items[l->size].owner);
+  *out_list = l;
+  return NULL;
+}
+
+eddy_rt_status_t eddy_rt_list_get_item(eddy_rt_ctx_t *ctx,
+                                       const eddy_rt_list_t *list,
+                                       const eddy_rt_tensor_t *index,
+                                       eddy_rt_tensor_t *out_t) {
+  const char *op = "tl.get_item";
+  (void)ctx;
+  *out_t = eddy_rt_tensor_empty();
+  int64_t i;
+  EDDY_RT_RETURN_IF_ERROR(rt_list_index(list, op, index, &i));
+  return rt_item_tensor(list, op, i, out_t);
+}
+
+eddy_rt_status_t eddy_rt_list_set_item(eddy_rt_ctx_t *ctx,
+                                       eddy_rt_list_t *owned_list,
+                                       const eddy_rt_tensor_t *index,
+                                       const eddy_rt_tensor_t *x,
+                                       eddy_rt_list_t **out_list) {
+  const char *op = "tl.set_item";
+  (void)ctx;
+  *out_list = NULL;
+  eddy_rt_list_t *l = owned_list;
+  int64_t i = 0;
+  eddy_rt_status_t st = rt_list_index(l, op, index, &i);
+  if (!st)
+    st = rt_check_item(l, op, x);
+  if (st) {
+    eddy_rt_list_release(l);
+    return st;
+  }
+  EDDY_RT_RETURN_IF_ERROR(rt_list_make_unique(op, &l));
+  rt_item_t item;
+  st = rt_make_item(l, op, x, &item);
+  if (st) {
+    eddy_rt_list_release(l);
+    return st;
+  }
+  eddy_rt_buffer_release(l->items[i].owner);
+  l->items[i] = item;
+  *out_list = l;
+  return NULL;
+}
+
+eddy_rt_status_t eddy_rt_list_length(eddy_rt_ctx_t *ctx,
+                                     const eddy_rt_list_t *list,
+                                     eddy_rt_tensor_t *out_t) {
+  EDDY_RT_RETURN_IF_ERROR(
+      rt_alloc_tensor(ctx, "tl.length", EDDY_RT_I64, 0, NULL, out_t));
+  memcpy(out_t->data, &list->size, sizeof(int64_t));
+  return NULL;
+}
+
+eddy_rt_status_t eddy_rt_list_stack(eddy_rt_ctx_t *ctx,
+                                    const eddy_rt_list_t *list,
+                                    eddy_rt_tensor_t *out_t) {
+  const char *op = "tl.stack";
+  const eddy_rt_list_t *l = list;
+  *out_t = eddy_rt_tensor_empty();
+  char se[RT_SHAPE_BUF], si[RT_SHAPE_BUF], sj[RT_SHAPE_BUF];
+  // The item shape: the first set item's, else the element shape.
+  const eddy_rt_elem_shape_t *shape = NULL;
+  int64_t first = -1;
+  for (int64_t i = 0; i < l->size; i++) {
+    uint32_t id = l->items[i].shape;
+    if (id == RT_UNSET)
+      continue;
+    const eddy_rt_elem_shape_t *s = &l->shapes[id];
+    if (!shape) {
+      shape = s;
+      first = i;
+    } else if (s->rank != shape->rank ||
+               memcmp(s->dims, shape->dims,
+                      (size_t)s->rank * sizeof(int64_t)) != 0) {
+      return rt_err(EDDY_RT_ERR_INVALID_ARGUMENT, op,
+                    "items must all have one shape, but item %" PRId64
+                    " has shape %s and item %" PRId64 " has shape %s",
+                    first, rt_elem_str(shape, si), i, rt_elem_str(s, sj));
+    }
+  }
+  if (!shape) {
+    if (!rt_elem_known(&l->elem))
+      return rt_err(EDDY_RT_ERR_INVALID_ARGUMENT, op,
+                    "cannot stack a list of length %" PRId64
+                    " with no set items: the element shape %s is not fully "
+                    "known",
+                    l->size, rt_elem_str(&l->elem, se));
+    shape = &l->elem;
+  }
+  if (shape->rank + 1 > EDDY_RT_MAX_RANK)
+    return rt_err(EDDY_RT_ERR_UNSUPPORTED, op,
+                  "stacked rank %d is above the runtime's maximum %d",
+                  (int)shape->rank + 1, EDDY_RT_MAX_RANK);
+  int64_t dims[EDDY_RT_MAX_RANK];
+  dims[0] = l->size;
+  memcpy(dims + 1, shape->dims, (size_t)shape->rank * sizeof(int64_t));
+  EDDY_RT_RETURN_IF_ERROR(
+      rt_alloc_tensor(ctx, op, l->dtype, shape->rank + 1, dims, out_t));
+  int64_t item_elems = 1;
+  for (int32_t d = 0; d < shape->rank; d++)
+    item_elems = rt_mul_sat(item_elems, shape->dims[d]);
+  if (l->size == 0)
+    return NULL;
+  size_t bytes = (size_t)item_elems * eddy_rt_dtype_size(l->dtype);
+  char *o = out_t->data;
+  for (int64_t i = 0; i < l->size; i++, o += bytes) {
+    if (l->items[i].shape == RT_UNSET)
+      memset(o, 0, bytes);
+    else if (bytes > 0)
+      memcpy(o, l->items[i].data, bytes);
+  }
+  return NULL;
+}
+
+eddy_rt_status_t eddy_rt_list_from_tensor(
+    eddy_rt_ctx_t *ctx, const eddy_rt_tensor_t *x,
+    const eddy_rt_elem_shape_t *elem_shape, eddy_rt_list_t **out_list) {
+  const char *op = "tl.from_tensor";
+  *out_list = NULL;
+  EDDY_RT_RETURN_IF_ERROR(rt_check_operand(x, op, 0));
+  EDDY_RT_RETURN_IF_ERROR(rt_check_elem_shape(op, elem_shape));
+  char sx[RT_SHAPE_BUF], se[RT_SHAPE_BUF], sl[RT_SHAPE_BUF];
+  if (x->rank < 1)
+    return rt_err(EDDY_RT_ERR_INVALID_ARGUMENT, op,
+                  "operand 0 is a scalar; expected rank >= 1");
+  eddy_rt_elem_shape_t own;
+  eddy_rt_elem_shape_make(x->rank - 1, x->dims + 1, &own);
+  if (elem_shape && !rt_elem_matches(elem_shape, x->rank - 1, x->dims + 1))
+    return rt_err(EDDY_RT_ERR_INVALID_ARGUMENT, op,
+                  "operand 0 of shape %s has items of shape %s; the list's "
+                  "element shape is %s",
+                  rt_shape_str(x, sx), rt_elem_str(&own, se),
+                  rt_elem_str(elem_shape, sl));
+  eddy_rt_tensor_t whole;
+  EDDY_RT_RETURN_IF_ERROR(rt_make_owned_contiguous(ctx, op, x, &whole));
+  eddy_rt_list_t *l;
+  eddy_rt_status_t st =
+      rt_list_new(ctx, op, x->dtype, elem_shape ? elem_shape : &own, -1, &l);
+  int64_t n = x->dims[0];
+  if (!st)
+    st = rt_grow(ctx, op, (void **)&l->items, &l->cap, 0, n,
+                 (int64_t)sizeof(rt_item_t));
+  eddy_rt_tensor_t item0 = eddy_rt_tensor_empty();
+  item0.dtype = x->dtype;
+  item0.rank = x->rank - 1;
+  memcpy(item0.dims, x->dims + 1, (size_t)item0.rank * sizeof(int64_t));
+  uint32_t id = 0;
+  if (!st)
+    st = rt_shape_id(l, op, &item0, &id);
+  if (st) {
+    if (l)
+      rt_list_destroy(l);
+    eddy_rt_tensor_release(&whole);
+    return st;
+  }
+  int64_t slab = n > 0 ? eddy_rt_tensor_numel(&whole) / n : 0;
+  size_t es = eddy_rt_dtype_size(x->dtype);
+  for (int64_t i = 0; i < n; i++) {
+    eddy_rt_buffer_retain(whole.owner);
+    l->items[i] = (rt_item_t){whole.owner,
+                              (char *)whole.data + (size_t)(i * slab) * es, id};
+  }
+  l->size = n;
+  eddy_rt_tensor_release(&whole);
+  *out_list = l;
+  return NULL;
+}

@@ -1,0 +1,240 @@
+/// libeddyrt internals shared by the runtime's .c files: error helpers,
+/// output allocation, f16/bf16 and cast conversions, and the strided
+/// elementwise iteration engine every kernel is built on.
+#ifndef EDDY_RUNTIME_RT_INTERNAL_H
+#define EDDY_RUNTIME_RT_INTERNAL_H
+
+#include "runtime/eddyrt.h"
+#include "runtime/kernels.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <string.h>
+
+/// Big enough for any formatted shape of EDDY_RT_MAX_RANK dims.
+#define RT_SHAPE_BUF 400
+
+/// Elementwise work below this many elements runs on the caller alone.
+#define RT_PAR_MIN_ELEMS ((int64_t)1 << 15)
+/// Elements per parallel task (fixed: chunking never depends on threads).
+#define RT_PAR_CHUNK ((int64_t)1 << 14)
+
+/// ---- Errors -----------------------------------------------------------------
+
+/// "OP: " + the formatted message.
+eddy_rt_status_t rt_err(eddy_rt_code_t code, const char *op, const char *fmt,
+                        ...) EDDY_RT_PRINTF(3, 4);
+/// A dtype that the op does not accept; `expected` lists what it does.
+eddy_rt_status_t rt_err_dtype(const char *op, const char *what, int32_t dtype,
+                              const char *expected);
+
+/// Formats the tensor's shape ("[2, 3]") into buf (RT_SHAPE_BUF bytes).
+char *rt_shape_str(const eddy_rt_tensor_t *t, char *buf);
+/// Formats the tensor's type ("f32[2, 3]") into buf (RT_SHAPE_BUF bytes).
+char *rt_type_str(const eddy_rt_tensor_t *t, char *buf);
+
+/// ---- Tensors ------------------------------------------------------------------
+
+/// Allocates an uninitialized contiguous output; checks overflow of the
+/// element count and byte size and the memory limit, naming op.
+eddy_rt_status_t rt_alloc_tensor(eddy_rt_ctx_t *ctx, const char *op,
+                                 int32_t dtype, int32_t rank,
+                                 const int64_t *dims, eddy_rt_tensor_t *out_t);
+/// Product of dims with overflow check; false on overflow.
+bool rt_numel_checked(int32_t rank, const int64_t *dims, int64_t *out_n);
+/// a * b for a, b >= 0, saturating at INT64_MAX: for products over the
+/// dims of tensors that may be empty, where only a zero matters.
+static inline int64_t rt_mul_sat(int64_t a, int64_t b) {
+  if (a == 0 || b == 0)
+    return 0;
+  return a > INT64_MAX / b ? INT64_MAX : a * b;
+}
+/// Sets row-major strides from dims (saturating for empty tensors, whose
+/// strides are never used).
+void rt_set_contiguous_strides(eddy_rt_tensor_t *t);
+/// Normalizes axis into [0, rank); error naming op and what ("axis").
+eddy_rt_status_t rt_norm_axis(const char *op, const char *what, int64_t axis,
+                              int32_t rank, int32_t *out_axis);
+/// eddy_rt_tensor_validate with op and "operand N".
+eddy_rt_status_t rt_check_operand(const eddy_rt_tensor_t *t, const char *op,
+                                  int index);
+/// A scalar index (i8, i32 or i64, rank 0) read as int64.
+eddy_rt_status_t rt_read_index(const eddy_rt_tensor_t *t, const char *op,
+                               const char *what, int64_t *out_v);
+
+/// ---- f16 / bf16 ---------------------------------------------------------------
+
+static inline float rt_f16_to_f32(uint16_t h) {
+  uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
+  uint32_t exp = (h >> 10) & 0x1fu;
+  uint32_t mant = h & 0x3ffu;
+  uint32_t bits;
+  if (exp == 0) {
+    // Zero or subnormal: mant * 2^-24 is exact in f32.
+    float v = (float)mant * 0x1p-24f;
+    memcpy(&bits, &v, 4);
+    bits |= sign;
+  } else if (exp == 31) {
+    bits = sign | 0x7f800000u | (mant << 13);
+  } else {
+    bits = sign | ((exp + 112u) << 23) | (mant << 13);
+  }
+  float f;
+  memcpy(&f, &bits, 4);
+  return f;
+}
+
+static inline uint16_t rt_f32_to_f16(float f) {
+  uint32_t x;
+  memcpy(&x, &f, 4);
+  uint16_t sign = (uint16_t)((x >> 16) & 0x8000u);
+  uint32_t ax = x & 0x7fffffffu;
+  if (ax > 0x7f800000u) // NaN: keep it quiet and keep the top payload bits
+    return (uint16_t)(sign | 0x7e00u | ((ax >> 13) & 0x1ffu));
+  if (ax >= 0x47800000u) // >= 65536 (and inf): inf
+    return (uint16_t)(sign | 0x7c00u);
+  if (ax >= 0x38800000u) { // normal in f16 (rounding may carry up to inf)
+    uint32_t r = ax - (112u << 23);
+    uint32_t h = r >> 13, rem = r & 0x1fffu;
+    if (rem > 0x1000u || (rem == 0x1000u && (h & 1u)))
+      h++;
+    return (uint16_t)(sign | h);
+  }
+  if (ax < 0x33000000u) // below 2^-25: rounds to zero
+    return sign;
+  // Subnormal: round(m * 2^(e - 126)) with m the 24-bit significand.
+  uint32_t e = ax >> 23, m = (ax & 0x7fffffu) | 0x800000u;
+  uint32_t s = 126u - e; // 14..24
+  uint32_t q = m >> s, rem = m & ((1u << s) - 1u), half = 1u << (s - 1u);
+  if (rem > half || (rem == half && (q & 1u)))
+    q++;
+  return (uint16_t)(sign | q);
+}
+
+static inline float rt_bf16_to_f32(uint16_t h) {
+  uint32_t bits = (uint32_t)h << 16;
+  float f;
+  memcpy(&f, &bits, 4);
+  return f;
+}
+
+static inline uint16_t rt_f32_to_bf16(float f) {
+  uint32_t x;
+  memcpy(&x, &f, 4);
+  if ((x & 0x7fffffffu) > 0x7f800000u)
+    return (uint16_t)((x >> 16) | 0x40u);
+  x += 0x7fffu + ((x >> 16) & 1u);
+  return (uint16_t)(x >> 16);
+}
+
+/// ---- Cast conversions -----------------------------------------------------------
+/// Float to integer: NaN gives 0, values truncate toward zero and saturate
+/// at the type's range. Integer to integer wraps (two's complement).
+/// Anything to i1: nonzero (NaN included) gives 1. f64 to f16/bf16 goes
+/// through f32 (as the constant folder does).
+
+static inline int64_t rt_sat_i64(double v) {
+  if (v != v)
+    return 0;
+  if (v >= 9223372036854775808.0)
+    return INT64_MAX;
+  if (v <= -9223372036854775808.0)
+    return INT64_MIN;
+  return (int64_t)v;
+}
+static inline int32_t rt_sat_i32(double v) {
+  if (v != v)
+    return 0;
+  if (v >= 2147483647.0)
+    return INT32_MAX;
+  if (v <= -2147483648.0)
+    return INT32_MIN;
+  return (int32_t)v;
+}
+static inline int8_t rt_sat_i8(double v) {
+  if (v != v)
+    return 0;
+  if (v >= 127.0)
+    return INT8_MAX;
+  if (v <= -128.0)
+    return INT8_MIN;
+  return (int8_t)v;
+}
+/// Two's complement wrap without implementation-defined conversions.
+static inline int8_t rt_wrap_i8(uint64_t u) {
+  uint8_t b = (uint8_t)u;
+  return b < 0x80u ? (int8_t)b : (int8_t)((int)b - 256);
+}
+static inline int32_t rt_wrap_i32(uint64_t u) {
+  uint32_t w = (uint32_t)u;
+  return w < 0x80000000u ? (int32_t)w : (int32_t)(w - 0x80000000u) + INT32_MIN;
+}
+static inline int64_t rt_wrap_i64(uint64_t u) {
+  return u < 0x8000000000000000ull ? (int64_t)u
+                                   : (int64_t)(u - 0x8000000000000000ull) +
+                                         INT64_MIN;
+}
+
+/// Reads element p of dtype as double (ints exactly up to 2^53).
+double rt_load_f64(int32_t dtype, const void *p);
+/// Reads element p of dtype as int64 (floats with the cast rules).
+int64_t rt_load_i64(int32_t dtype, const void *p);
+/// Writes v to p with the cast rules (double source).
+void rt_store_f64(int32_t dtype, void *p, double v);
+/// Writes v to p with the cast rules (int64 source: exact for ints).
+void rt_store_i64(int32_t dtype, void *p, int64_t v);
+
+/// ---- Elementwise iteration ---------------------------------------------------------
+
+#define RT_EW_MAX_OPS 4
+
+/// Operand 0 is the output, the others inputs broadcast to its shape.
+/// Strides are in elements; size-1 dims are dropped and mergeable dims
+/// merged, so the innermost loop is as long as possible.
+typedef struct rt_ew {
+  int32_t rank; ///< >= 1 after init
+  int32_t nops;
+  int64_t total;
+  int64_t dims[EDDY_RT_MAX_RANK];
+  int64_t strides[RT_EW_MAX_OPS][EDDY_RT_MAX_RANK];
+  char *base[RT_EW_MAX_OPS];
+  int64_t esize[RT_EW_MAX_OPS];
+} rt_ew_t;
+
+/// Processes one row: ptrs[k] is operand k's first element, strides[k] its
+/// stride in elements along the row, n the row length.
+typedef void (*rt_ew_row_fn)(void *arg, char *const *ptrs,
+                             const int64_t *strides, int64_t n);
+
+/// out (any strides) receives; ins[0..nin) must be broadcastable to out's
+/// dims (checked by the caller).
+void rt_ew_init(rt_ew_t *it, const eddy_rt_tensor_t *out, int32_t nin,
+                const eddy_rt_tensor_t *const *ins);
+/// Runs fn over every row, on the context's pool when the work is large.
+void rt_ew_run(eddy_rt_ctx_t *ctx, const rt_ew_t *it, rt_ew_row_fn fn,
+               void *arg);
+/// Broadcast shape of ins[0..n) with numpy's rules; error names op.
+eddy_rt_status_t rt_broadcast_shapes(const char *op, int32_t n,
+                                     const eddy_rt_tensor_t *const *ins,
+                                     int32_t *out_rank, int64_t *out_dims);
+/// Copies src into dst elementwise (same dtype; src broadcast to dst's
+/// dims; dst any strides).
+void rt_copy_into(eddy_rt_ctx_t *ctx, const eddy_rt_tensor_t *dst,
+                  const eddy_rt_tensor_t *src);
+/// A typed unary row loop: n elements of a (stride sa) to o (contiguous).
+typedef void (*rt_un_fn)(char *o, const char *a, int64_t sa, int64_t n);
+/// Allocates out_t (x's shape, out_dtype) and runs fn over x into it.
+eddy_rt_status_t rt_ew_unary(eddy_rt_ctx_t *ctx, const char *op, rt_un_fn fn,
+                             int32_t out_dtype, const eddy_rt_tensor_t *x,
+                             eddy_rt_tensor_t *out_t);
+/// A view of x (no reference taken) with dims/strides replaced.
+eddy_rt_tensor_t rt_view(const eddy_rt_tensor_t *x, int32_t rank,
+                         const int64_t *dims, const int64_t *strides,
+                         void *data);
+/// A contiguous owned tensor with x's data: shares x's buffer when x is
+/// owned and contiguous, copies otherwise.
+eddy_rt_status_t rt_make_owned_contiguous(eddy_rt_ctx_t *ctx, const char *op,
+                                          const eddy_rt_tensor_t *x,
+                                          eddy_rt_tensor_t *out_t);
+
+#endif
