@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 int eddy_cli_usage_error(const char *cmd, const char *fmt, ...) {
   va_list ap;
@@ -55,6 +56,20 @@ eddy_status_t eddy_cli_write_output(const char *path, const char *data,
                                 strerror(errno));
     if (fflush(stdout) != 0)
       return eddy_status_create(EDDY_ERR_IO, "cannot write to stdout: %s",
+                                strerror(errno));
+    return NULL;
+  }
+  /* Devices, pipes and other non-regular files are written in place: renaming
+     a temporary file over them would replace them (e.g. /dev/null). */
+  struct stat sb;
+  if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) {
+    FILE *dev = fopen(path, "wb");
+    if (!dev)
+      return eddy_status_create(EDDY_ERR_IO, "cannot open '%s' for writing: %s",
+                                path, strerror(errno));
+    bool wrote = (len == 0 || fwrite(data, 1, len, dev) == len);
+    if (fclose(dev) != 0 || !wrote)
+      return eddy_status_create(EDDY_ERR_IO, "cannot write '%s': %s", path,
                                 strerror(errno));
     return NULL;
   }
