@@ -31,8 +31,19 @@ typedef struct eddy_cli_cmd {
 
 /// `eddy opt`: parse, verify, run a pass pipeline, print.
 int eddy_cli_opt_main(int argc, char **argv);
+/// `eddy import`: read a TensorFlow GraphDef, print it as tf-dialect IR.
+int eddy_cli_import_main(int argc, char **argv);
+/// `eddy compile`: an entry function to an object file and a C header
+/// (cmd_compile.c).
+int eddy_cli_compile_main(int argc, char **argv);
 /// `eddy run`: run a function on inputs and print its results (cmd_run.c).
 int eddy_cli_run_main(int argc, char **argv);
+/// `eddy dot`: Graphviz dot of a function or of its dataflow lowering
+/// (cmd_dot.c).
+int eddy_cli_dot_main(int argc, char **argv);
+
+/// `eddy grad`: add the reverse-mode gradient of a function (cmd_grad.c).
+int eddy_cli_grad_main(int argc, char **argv);
 
 /// Prints "eddy CMD: MESSAGE" and a hint to use --help to stderr; returns
 /// EDDY_CLI_EXIT_USAGE so callers can `return eddy_cli_usage_error(...)`.

@@ -7,11 +7,19 @@
 
 /// Later subcommands (import, grad, compile, run, dot) are added here.
 static const eddy_cli_cmd_t k_commands[] = {
+    {"import", "read a TensorFlow GraphDef (.pb) and print it as IR",
+     eddy_cli_import_main},
+    {"compile", "compile a function to an x86-64 object file and a C header",
+     eddy_cli_compile_main},
+    {"grad", "add the reverse-mode gradient F_grad of a function F",
+     eddy_cli_grad_main},
     {"opt", "parse IR, verify it, run a pass pipeline and print the result",
      eddy_cli_opt_main},
     {"run", "run a function on inputs (.npy files or scalars) and print the "
             "results",
      eddy_cli_run_main},
+    {"dot", "write Graphviz dot of a function or of its dataflow lowering",
+     eddy_cli_dot_main},
 };
 
 static const size_t k_num_commands = sizeof k_commands / sizeof k_commands[0];

@@ -1,0 +1,476 @@
+#!/usr/bin/env python3
+"""Writes the TensorFlow fixtures of tests/fixtures/tf/ (and the malformed inputs of
+tests/fixtures/tf-bad/).
+
+For every model and both control-flow representations it writes, into
+tests/fixtures/tf/<model>_<v1|v2>/:
+
+  model.pb       the binary GraphDef (with its FunctionDefLibrary for v2)
+  in_<i>.npy     the inputs, one per feed
+  out_<i>.npy    TensorFlow's own outputs, one per fetch
+  manifest.json  feeds, fetches, tolerances, the TensorFlow version
+
+v2 graphs come from a frozen tf.function (functional While/If, TensorList ops in gradients);
+v1 graphs from a tf.compat.v1 graph built with control flow v2 disabled (Switch, Merge, Enter,
+Exit, NextIteration, LoopCond; TensorArrays in map_fn/scan/foldl; stacks in gradients).
+
+Needs `pip install tensorflow-cpu numpy`; neither the build nor the tests need it.
+
+usage: tools/tf_fixtures.py [--out DIR] [--bad-out DIR] [--only NAME]...
+"""
+
+import argparse
+import json
+import os
+import shutil
+import sys
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "0")
+
+import numpy as np  # noqa: E402
+import tensorflow as tf  # noqa: E402
+from tensorflow.python.framework import convert_to_constants  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# Tolerances (relative, absolute) for comparing eddy's results with TensorFlow's. f32 results
+# match within 1e-5 relative unless a model says otherwise below.
+DEFAULT_TOL = (1e-5, 1e-6)
+
+
+# ---- Models -----------------------------------------------------------------------------
+# Each model is a function of float32 tensors returning a list of tensors. The same Python
+# function is traced into a tf.function (v2) and into a compat.v1 graph (v1).
+
+
+def m_count(x):
+    """A counting while_loop: 10 iterations of v = v * 0.9 + 1."""
+    i0 = tf.constant(0)
+
+    def body(i, v):
+        return i + 1, v * 0.9 + 1.0
+
+    _, v = tf.while_loop(lambda i, v: i < 10, body, [i0, x])
+    return [v]
+
+
+def m_cond_in_while(x):
+    """A while_loop whose body takes one of two branches of a tf.cond."""
+    i0 = tf.constant(0)
+
+    def body(i, v):
+        v = tf.cond(tf.reduce_sum(v) > 4.0, lambda: v * 0.5, lambda: tf.tanh(v) + 1.0)
+        return i + 1, v
+
+    _, v = tf.while_loop(lambda i, v: i < 6, body, [i0, x])
+    return [v]
+
+
+def m_nested(x):
+    """A while_loop (4 iterations) around another (3 iterations)."""
+    i0 = tf.constant(0)
+
+    def outer(i, v):
+        def inner(j, w):
+            return j + 1, w * 0.8 + tf.cast(j, tf.float32) * 0.1
+
+        _, w = tf.while_loop(lambda j, w: j < 3, inner, [tf.constant(0), v])
+        return i + 1, tf.tanh(w) + v * 0.5
+
+    _, v = tf.while_loop(lambda i, v: i < 4, outer, [i0, x])
+    return [v]
+
+
+def m_map_fn(x):
+    """tf.map_fn over the rows of a [4, 3] matrix."""
+    return [tf.map_fn(lambda r: tf.reduce_sum(tf.tanh(r) * r), x)]
+
+
+def m_scan(x):
+    """tf.scan over the rows of a [5, 3] matrix."""
+    return [tf.scan(lambda a, r: a * 0.5 + tf.tanh(r), x, initializer=tf.zeros([3]))]
+
+
+def m_foldl(x):
+    """tf.foldl over the rows of a [5, 3] matrix."""
+    return [tf.foldl(lambda a, r: a + r * r, x, initializer=tf.zeros([3]))]
+
+
+def m_data_dep(x, limit):
+    """A while_loop whose trip count depends on the input values."""
+
+    def body(v):
+        return [v * 1.5 + 0.25]
+
+    v = tf.while_loop(lambda v: tf.reduce_sum(v) < limit, body, [x])
+    return [v[0] if isinstance(v, (list, tuple)) else v]
+
+
+def m_rnn(x, h0, w, u, b):
+    """A tanh RNN over a [T, B, D] sequence: h = tanh(x_t W + h U + b), all h stacked."""
+    steps = tf.shape(x)[0]
+    acc = tf.TensorArray(tf.float32, size=steps)
+
+    def body(t, h, acc):
+        h = tf.tanh(tf.matmul(x[t], w) + tf.matmul(h, u) + b)
+        return t + 1, h, acc.write(t, h)
+
+    _, h, acc = tf.while_loop(lambda t, h, acc: t < steps, body, [tf.constant(0), h0, acc])
+    return [acc.stack(), h]
+
+
+def m_lstm(x, h0, c0, wx, wh, b):
+    """An LSTM over a [T, B, D] sequence (gates i, f, g, o), all h stacked, final c."""
+    steps = tf.shape(x)[0]
+    acc = tf.TensorArray(tf.float32, size=steps)
+
+    def body(t, h, c, acc):
+        z = tf.matmul(x[t], wx) + tf.matmul(h, wh) + b
+        i, f, g, o = tf.split(z, 4, axis=1)
+        c = tf.sigmoid(f) * c + tf.sigmoid(i) * tf.tanh(g)
+        h = tf.sigmoid(o) * tf.tanh(c)
+        return t + 1, h, c, acc.write(t, h)
+
+    _, h, c, acc = tf.while_loop(lambda t, h, c, acc: t < steps, body,
+                                 [tf.constant(0), h0, c0, acc])
+    return [acc.stack(), c]
+
+
+def rnd(seed, shape, scale=1.0):
+    return (np.random.RandomState(seed).standard_normal(shape) * scale).astype(np.float32)
+
+
+# name -> (function, [(input name, value)], tolerance or None)
+T, B, D, H = 4, 2, 3, 3
+MODELS = {
+    "count": (m_count, [("x", rnd(1, [3]))], None),
+    "cond_in_while": (m_cond_in_while, [("x", rnd(2, [3]))], None),
+    "nested": (m_nested, [("x", rnd(3, [3]))], None),
+    "map_fn": (m_map_fn, [("x", rnd(4, [4, 3]))], None),
+    "scan": (m_scan, [("x", rnd(5, [5, 3]))], None),
+    "foldl": (m_foldl, [("x", rnd(6, [5, 3]))], None),
+    "data_dep": (m_data_dep, [("x", np.abs(rnd(7, [3])) + 0.1),
+                              ("limit", np.array(40.0, np.float32))], None),
+    "rnn": (m_rnn, [("x", rnd(8, [T, B, D])), ("h0", rnd(9, [B, H], 0.5)),
+                    ("w", rnd(10, [D, H], 0.5)), ("u", rnd(11, [H, H], 0.5)),
+                    ("b", rnd(12, [H], 0.1))], (1e-5, 1e-6)),
+    "lstm": (m_lstm, [("x", rnd(13, [T, B, D])), ("h0", rnd(14, [B, H], 0.5)),
+                      ("c0", rnd(15, [B, H], 0.5)), ("wx", rnd(16, [D, 4 * H], 0.5)),
+                      ("wh", rnd(17, [H, 4 * H], 0.5)), ("b", rnd(18, [4 * H], 0.1))],
+             (1e-5, 1e-6)),
+}
+
+# Gradient graphs chain more ops; their sums get a looser relative tolerance.
+GRAD_TOL = (1e-4, 1e-5)
+
+
+def with_grads(fn):
+    """The model's outputs, then d(sum of all outputs)/d(each float input)."""
+
+    def run(*args):
+        outs = fn(*args)
+        loss = tf.add_n([tf.reduce_sum(o) for o in outs])
+        grads = tf.gradients(loss, list(args))
+        return outs + [g if g is not None else tf.zeros_like(a) for g, a in zip(grads, args)]
+
+    return run
+
+
+def with_tape(fn):
+    def run(*args):
+        with tf.GradientTape() as tape:
+            for a in args:
+                tape.watch(a)
+            outs = fn(*args)
+            loss = tf.add_n([tf.reduce_sum(o) for o in outs])
+        grads = tape.gradient(loss, list(args))
+        return outs + [g if g is not None else tf.zeros_like(a) for g, a in zip(grads, args)]
+
+    return run
+
+
+# ---- Writers ----------------------------------------------------------------------------
+
+
+def write_fixture(out_dir, name, graph_def, feeds, fetches, results, tol, meta):
+    d = os.path.join(out_dir, name)
+    if os.path.isdir(d):
+        shutil.rmtree(d)
+    os.makedirs(d)
+    # The library's order and the maps' order vary from run to run; sorted, a regenerated
+    # fixture differs only where the model did.
+    functions = sorted(graph_def.library.function, key=lambda fn: fn.signature.name)
+    del graph_def.library.function[:]
+    graph_def.library.function.extend(functions)
+    with open(os.path.join(d, "model.pb"), "wb") as f:
+        f.write(graph_def.SerializeToString(deterministic=True))
+    manifest = {
+        "name": name,
+        "graph": "model.pb",
+        "tensorflow": tf.__version__,
+        "tolerance": {"rtol": tol[0], "atol": tol[1]},
+        "feeds": [],
+        "fetches": [],
+    }
+    manifest.update(meta)
+    for i, (fname, value) in enumerate(feeds):
+        fn = "in_%d.npy" % i
+        np.save(os.path.join(d, fn), value)
+        manifest["feeds"].append({"name": fname, "file": fn, "dtype": str(value.dtype),
+                                  "shape": list(value.shape)})
+    for i, (fname, value) in enumerate(zip(fetches, results)):
+        value = np.asarray(value)
+        fn = "out_%d.npy" % i
+        np.save(os.path.join(d, fn), value)
+        manifest["fetches"].append({"name": fname, "file": fn, "dtype": str(value.dtype),
+                                    "shape": list(value.shape)})
+    with open(os.path.join(d, "manifest.json"), "w") as f:
+        json.dump(manifest, f, indent=2, sort_keys=True)
+        f.write("\n")
+
+
+def build_v1(fn, inputs):
+    """A compat.v1 graph with v1 control flow; returns (GraphDef, feed names, fetch names,
+    results)."""
+    tf.compat.v1.disable_control_flow_v2()
+    try:
+        g = tf.Graph()
+        with g.as_default():
+            phs = [tf.compat.v1.placeholder(tf.float32, v.shape, name=n) for n, v in inputs]
+            outs = fn(*phs)
+            outs = [tf.identity(o, name="out_%d" % i) for i, o in enumerate(outs)]
+            with tf.compat.v1.Session(graph=g) as sess:
+                results = sess.run(outs, {p: v for p, (_, v) in zip(phs, inputs)})
+        gd = g.as_graph_def(add_shapes=True)
+        return gd, [n for n, _ in inputs], [o.name for o in outs], results
+    finally:
+        tf.compat.v1.enable_control_flow_v2()
+
+
+def build_v2(fn, inputs):
+    """A frozen tf.function with functional control flow."""
+    specs = [tf.TensorSpec(v.shape, tf.float32, name=n) for n, v in inputs]
+    concrete = tf.function(fn, input_signature=specs, autograph=False).get_concrete_function()
+    frozen = convert_to_constants.convert_variables_to_constants_v2(
+        concrete, lower_control_flow=False)
+    gd = frozen.graph.as_graph_def(add_shapes=True)
+    feeds = [t.name.split(":")[0] for t in frozen.inputs]
+    fetches = [t.name for t in frozen.outputs]
+    results = frozen(*[tf.constant(v) for _, v in inputs])
+    if not isinstance(results, (list, tuple)):
+        results = [results]
+    return gd, feeds, fetches, [r.numpy() for r in results]
+
+
+def op_histogram(gd):
+    ops = {}
+    for n in gd.node:
+        ops[n.op] = ops.get(n.op, 0) + 1
+    for f in gd.library.function:
+        for n in f.node_def:
+            ops[n.op] = ops.get(n.op, 0) + 1
+    return ops
+
+
+def write_models(out_dir, only):
+    os.makedirs(out_dir, exist_ok=True)
+    all_ops = {}
+    for model, (fn, inputs, tol) in MODELS.items():
+        for grad in (False, True):
+            for cf in ("v1", "v2"):
+                name = "%s%s_%s" % (model, "_grad" if grad else "", cf)
+                if only and name not in only:
+                    continue
+                if cf == "v1":
+                    f = with_grads(fn) if grad else fn
+                    gd, feeds, fetches, results = build_v1(f, inputs)
+                else:
+                    f = with_tape(fn) if grad else fn
+                    gd, feeds, fetches, results = build_v2(f, inputs)
+                t = GRAD_TOL if grad else (tol or DEFAULT_TOL)
+                meta = {"model": model, "control_flow": cf, "gradient": grad,
+                        "description": (fn.__doc__ or "").strip()}
+                write_fixture(out_dir, name, gd, list(zip(feeds, [v for _, v in inputs])),
+                              fetches, results, t, meta)
+                ops = op_histogram(gd)
+                for k, v in ops.items():
+                    all_ops[k] = all_ops.get(k, 0) + v
+                print("%-22s %6d bytes, %3d nodes, %2d functions" % (
+                    name, gd.ByteSize(), len(gd.node), len(gd.library.function)))
+    return all_ops
+
+
+# ---- Malformed inputs -------------------------------------------------------------------
+# Each bad case is a file and the message `eddy import` must print; tests/lit/tf/bad-*.test
+# check them.
+
+
+def bad_cases():
+    from tensorflow.core.framework import graph_pb2, node_def_pb2, function_pb2  # noqa
+    from tensorflow.core.framework import attr_value_pb2, tensor_pb2, types_pb2  # noqa
+    from tensorflow.core.framework import tensor_shape_pb2  # noqa
+    cases = {}
+
+    def node(name, op, inputs=(), **attrs):
+        n = node_def_pb2.NodeDef(name=name, op=op, input=list(inputs))
+        for k, v in attrs.items():
+            n.attr[k].CopyFrom(v)
+        return n
+
+    def a_type(t):
+        return attr_value_pb2.AttrValue(type=t)
+
+    def a_shape(dims):
+        return attr_value_pb2.AttrValue(shape=tensor_shape_pb2.TensorShapeProto(
+            dim=[tensor_shape_pb2.TensorShapeProto.Dim(size=d) for d in dims]))
+
+    def a_tensor(t):
+        return attr_value_pb2.AttrValue(tensor=t)
+
+    def a_func(name):
+        return attr_value_pb2.AttrValue(func=attr_value_pb2.NameAttrList(name=name))
+
+    def const(name, values, dims, dtype=types_pb2.DT_FLOAT):
+        t = tensor_pb2.TensorProto(dtype=dtype, tensor_shape=tensor_shape_pb2.TensorShapeProto(
+            dim=[tensor_shape_pb2.TensorShapeProto.Dim(size=d) for d in dims]))
+        t.float_val.extend(values)
+        return node(name, "Const", dtype=a_type(dtype), value=a_tensor(t))
+
+    def graph(*nodes, library=None):
+        g = graph_pb2.GraphDef(node=list(nodes))
+        g.versions.producer = 1000
+        if library is not None:
+            g.library.CopyFrom(library)
+        return g.SerializeToString()
+
+    x = node("x", "Placeholder", dtype=a_type(types_pb2.DT_FLOAT), shape=a_shape([3]))
+    good = graph(x, node("y", "Tanh", ["x"], T=a_type(types_pb2.DT_FLOAT)))
+
+    cases["truncated.pb"] = good[: len(good) - 7]
+    cases["garbage.pb"] = bytes(range(256)) * 2
+    cases["empty.pb"] = b""
+    # A SavedModel-like message: field 1 is a varint, not GraphDef's repeated NodeDef.
+    cases["wrong-message.pb"] = b"\x08\x01\x12\x04\x0a\x02\x08\x01"
+    cases["unknown-ops.pb"] = graph(
+        x, node("a", "FancyOp", ["x"]), node("b", "OtherOp", ["a"]),
+        node("c", "FancyOp", ["b"]), node("d", "Tanh", ["c"], T=a_type(types_pb2.DT_FLOAT)))
+    cases["missing-input.pb"] = graph(
+        x, node("y", "AddV2", ["x", "nowhere:0"], T=a_type(types_pb2.DT_FLOAT)))
+    cases["bad-output-index.pb"] = graph(
+        x, node("y", "Tanh", ["x:3"], T=a_type(types_pb2.DT_FLOAT)))
+    cases["const-payload.pb"] = graph(const("c", [1.0, 2.0, 3.0, 4.0, 5.0], [2, 2]))
+    t = tensor_pb2.TensorProto(dtype=types_pb2.DT_FLOAT, tensor_shape=tensor_shape_pb2.TensorShapeProto(
+        dim=[tensor_shape_pb2.TensorShapeProto.Dim(size=3)]), tensor_content=b"\0" * 10)
+    cases["const-content.pb"] = graph(node("c", "Const", dtype=a_type(types_pb2.DT_FLOAT),
+                                           value=a_tensor(t)))
+    t = tensor_pb2.TensorProto(dtype=types_pb2.DT_INT32, tensor_shape=tensor_shape_pb2.TensorShapeProto(
+        dim=[tensor_shape_pb2.TensorShapeProto.Dim(size=2)]))
+    t.int_val.extend([1, 2])
+    cases["const-dtype.pb"] = graph(node("c", "Const", dtype=a_type(types_pb2.DT_FLOAT),
+                                         value=a_tensor(t)))
+    cases["negative-dim.pb"] = graph(const("c", [1.0], [2, -3]))
+    cases["overflow-dim.pb"] = graph(const("c", [1.0], [1 << 40, 1 << 40]))
+    cases["placeholder-dim.pb"] = graph(
+        node("x", "Placeholder", dtype=a_type(types_pb2.DT_FLOAT), shape=a_shape([4, -7])))
+    cases["duplicate-node.pb"] = graph(
+        x, node("y", "Tanh", ["x"], T=a_type(types_pb2.DT_FLOAT)),
+        node("y", "Sigmoid", ["x"], T=a_type(types_pb2.DT_FLOAT)))
+    cases["cycle.pb"] = graph(
+        x, node("a", "AddV2", ["x", "c"], T=a_type(types_pb2.DT_FLOAT)),
+        node("b", "Tanh", ["a"], T=a_type(types_pb2.DT_FLOAT)),
+        node("c", "Tanh", ["b"], T=a_type(types_pb2.DT_FLOAT)))
+
+    def fdef(name, callee):
+        f = function_pb2.FunctionDef()
+        f.signature.name = name
+        a = f.signature.input_arg.add()
+        a.name, a.type = "v", types_pb2.DT_FLOAT
+        o = f.signature.output_arg.add()
+        o.name, o.type = "out", types_pb2.DT_FLOAT
+        f.node_def.extend([node("call", "PartitionedCall", ["v"],
+                                Tin=attr_value_pb2.AttrValue(list=attr_value_pb2.AttrValue.ListValue(
+                                    type=[types_pb2.DT_FLOAT])),
+                                Tout=attr_value_pb2.AttrValue(list=attr_value_pb2.AttrValue.ListValue(
+                                    type=[types_pb2.DT_FLOAT])),
+                                f=a_func(callee))])
+        f.ret["out"] = "call:output:0"
+        return f
+
+    def call(name, callee):
+        return node(name, "PartitionedCall", ["x"],
+                    Tin=attr_value_pb2.AttrValue(list=attr_value_pb2.AttrValue.ListValue(
+                        type=[types_pb2.DT_FLOAT])),
+                    Tout=attr_value_pb2.AttrValue(list=attr_value_pb2.AttrValue.ListValue(
+                        type=[types_pb2.DT_FLOAT])),
+                    f=a_func(callee))
+
+    lib = function_pb2.FunctionDefLibrary(function=[fdef("selfish", "selfish")])
+    cases["recursive-function.pb"] = graph(x, call("y", "selfish"), library=lib)
+    lib = function_pb2.FunctionDefLibrary(function=[fdef("ping", "pong"), fdef("pong", "ping")])
+    cases["function-cycle.pb"] = graph(x, call("y", "ping"), library=lib)
+    cases["unknown-function.pb"] = graph(x, call("y", "nothere"))
+    cases["control-input-missing.pb"] = graph(
+        x, node("y", "Tanh", ["x", "^nowhere"], T=a_type(types_pb2.DT_FLOAT)))
+    cases["string-feed.pb"] = graph(
+        node("s", "Placeholder", dtype=a_type(types_pb2.DT_STRING)))
+    cases["merge-no-entry.pb"] = graph(
+        node("m", "Merge", ["n"], T=a_type(types_pb2.DT_FLOAT),
+             N=attr_value_pb2.AttrValue(i=1)),
+        node("n", "NextIteration", ["m"], T=a_type(types_pb2.DT_FLOAT)))
+    f = fdef("badref", "unused")
+    del f.node_def[:]
+    f.node_def.extend([node("t", "Tanh", ["v"], T=a_type(types_pb2.DT_FLOAT))])
+    f.ret["out"] = "t:nosuch:0"
+    cases["function-bad-output.pb"] = graph(
+        x, call("y", "badref"), library=function_pb2.FunctionDefLibrary(function=[f]))
+
+    # Attribute values nested 200 deep (a func attr holding a func attr...): protobuf-c
+    # would recurse once per level, so the importer must refuse before it parses.
+    def varint(v):
+        out = b""
+        while True:
+            b, v = v & 0x7F, v >> 7
+            out += bytes([b | (0x80 if v else 0)])
+            if not v:
+                return out
+
+    def field(num, payload):  # a length-delimited field
+        return varint((num << 3) | 2) + varint(len(payload)) + payload
+
+    value = b""
+    for _ in range(200):
+        name_attr_list = field(1, b"f") + field(2, field(1, b"a") + field(2, value))
+        value = field(10, name_attr_list)  # AttrValue.func
+    deep = field(1, b"n") + field(2, b"NoOp") + field(5, field(1, b"a") + field(2, value))
+    cases["deep-nesting.pb"] = field(1, deep)
+    return cases
+
+
+def write_bad(out_dir):
+    os.makedirs(out_dir, exist_ok=True)
+    for name, data in sorted(bad_cases().items()):
+        with open(os.path.join(out_dir, name), "wb") as f:
+            f.write(data)
+        print("%-24s %6d bytes" % (name, len(data)))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--out", default=os.path.join(ROOT, "tests", "fixtures", "tf"))
+    ap.add_argument("--bad-out", default=os.path.join(ROOT, "tests", "fixtures", "tf-bad"))
+    ap.add_argument("--only", action="append", default=[],
+                    help="write only this fixture (e.g. count_v1); repeatable")
+    ap.add_argument("--ops", action="store_true", help="print the ops the fixtures use")
+    args = ap.parse_args()
+    ops = write_models(args.out, set(args.only))
+    if not args.only:
+        write_bad(args.bad_out)
+    if args.ops:
+        for k in sorted(ops):
+            print("  %-32s %d" % (k, ops[k]))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
