@@ -112,7 +112,7 @@ uint16_t eddy_f32_to_bf16(float f); ///< round to nearest even
 
 typedef enum eddy_type_kind {
   EDDY_TYPE_TENSOR, ///< tensor<4x?xf32>; rank 0 is a scalar: tensor<f32>
-  EDDY_TYPE_LIST,   ///< !tl.list<tensor<?x4xf32>>
+  EDDY_TYPE_LIST,   ///< !tl.list<tensor<?x4xf32>>; lists may nest
   EDDY_TYPE_TOKEN,  ///< !df.token: a control-only edge
   EDDY_TYPE_FUNC,   ///< (tensor<f32>) -> (tensor<f32>); for func.func
 } eddy_type_kind_t;
@@ -125,7 +125,7 @@ struct eddy_type {
   eddy_dtype_t dtype;   ///< TENSOR
   int32_t rank;         ///< TENSOR; EDDY_RANK_UNKNOWN when unranked
   const int64_t *dims;  ///< TENSOR; rank entries, EDDY_DIM_DYNAMIC if unknown
-  const eddy_type_t *elem; ///< LIST: the element tensor type
+  const eddy_type_t *elem; ///< LIST: the element type (a tensor or a list)
   const eddy_type_t *const *inputs;  ///< FUNC
   const eddy_type_t *const *outputs; ///< FUNC
   uint32_t num_inputs, num_outputs;  ///< FUNC
@@ -138,7 +138,8 @@ struct eddy_type {
 const eddy_type_t *eddy_ir_tensor_type_get(eddy_ctx_t *ctx, eddy_dtype_t dt,
                                            int32_t rank, const int64_t *dims);
 const eddy_type_t *eddy_ir_scalar_type_get(eddy_ctx_t *ctx, eddy_dtype_t dt);
-/// elem must be a tensor type.
+/// elem must be a tensor or a list type (nested loops accumulate into lists
+/// of lists).
 const eddy_type_t *eddy_ir_list_type_get(eddy_ctx_t *ctx,
                                          const eddy_type_t *elem);
 const eddy_type_t *eddy_ir_token_type_get(eddy_ctx_t *ctx);

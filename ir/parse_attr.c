@@ -135,10 +135,10 @@ static eddy_status_t eddy_parse_type_inner(eddy_parser_t *p,
     eddy_srcpos_t at = p->tok.pos;
     const eddy_type_t *elem;
     EDDY_RETURN_IF_ERROR(eddy_parse_type(p, &elem));
-    if (elem->kind != EDDY_TYPE_TENSOR)
+    if (elem->kind != EDDY_TYPE_TENSOR && elem->kind != EDDY_TYPE_LIST)
       return eddy_parse_error(p, at,
                               "the element type of '!tl.list' must be a "
-                              "tensor type");
+                              "tensor or list type");
     EDDY_RETURN_IF_ERROR(
         eddy_parse_expect(p, EDDY_TOK_GREATER, "'>' to end the list type"));
     *out = eddy_ir_list_type_get(p->ctx, elem);

@@ -230,7 +230,8 @@ const eddy_type_t *eddy_ir_scalar_type_get(eddy_ctx_t *ctx, eddy_dtype_t dt) {
 
 const eddy_type_t *eddy_ir_list_type_get(eddy_ctx_t *ctx,
                                          const eddy_type_t *elem) {
-  assert(elem && elem->kind == EDDY_TYPE_TENSOR);
+  assert(elem &&
+         (elem->kind == EDDY_TYPE_TENSOR || elem->kind == EDDY_TYPE_LIST));
   eddy_type_t key = {0};
   key.kind = EDDY_TYPE_LIST;
   key.elem = elem;
