@@ -11,6 +11,8 @@
 #include "runtime/eval/eval.h"
 #include "runtime/npy.h"
 #include "tools/eddy/cli.h"
+#include "tools/eddy/run_interp.h"
+#include "tools/eddy/run_compiled.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -40,6 +42,7 @@ typedef struct run_args {
   int64_t memory_limit; ///< bytes; 0 = unlimited
   int64_t preview;      ///< elements printed per result; -1 = all
   bool help;
+  eddy_cli_interp_opts_t interp; ///< --mode=interp / compare (run_interp.c)
 } run_args_t;
 
 static int print_help(void) {
@@ -58,7 +61,10 @@ static int print_help(void) {
       "                         dtype (5, -1.5, true, inf) or the path of a .npy\n"
       "                         file (a path that starts like a number needs ./)\n"
       "  --mode=MODE            eval: the reference evaluator (default);\n"
-      "                         interp and compiled are not available yet\n"
+      "                         interp: lower to dataflow and interpret;\n"
+      "                         compare: eval and interp, results compared\n"
+      "                         (exit 1 beyond the tolerance); compiled:\n"
+      "                         JIT-compile with the CPU backend and run\n"
       "  --output-dir DIR       write result i to DIR/i.npy (DIR is created)\n"
       "  --passes=LIST          run these passes before running F\n"
       "  --max-iterations N     iterations one ctl.while may run before it is\n"
@@ -68,9 +74,11 @@ static int print_help(void) {
       "                         optional K, M or G suffix (default: no limit)\n"
       "  --preview N            elements printed per result, or 'all' "
       "(default %d)\n"
+      "%s"
       "  -h, --help             show this help\n",
       (int64_t)EDDY_EVAL_DEFAULT_MAX_ITERATIONS,
-      EDDY_EVAL_DEFAULT_MAX_CALL_DEPTH, RUN_DEFAULT_PREVIEW);
+      EDDY_EVAL_DEFAULT_MAX_CALL_DEPTH, RUN_DEFAULT_PREVIEW,
+      eddy_cli_interp_help);
   return EDDY_CLI_EXIT_OK;
 }
 
@@ -105,6 +113,7 @@ static int parse_args(int argc, char **argv, run_args_t *a) {
   a->mode = "eval";
   a->eval = eddy_eval_opts_default();
   a->preview = RUN_DEFAULT_PREVIEW;
+  eddy_cli_interp_opts_init(&a->interp);
   a->inputs = calloc((size_t)argc + 1, sizeof(*a->inputs));
   if (!a->inputs) {
     fprintf(stderr, "eddy run: out of memory\n");
@@ -146,9 +155,10 @@ static int parse_args(int argc, char **argv, run_args_t *a) {
         return eddy_cli_usage_error("run", "flag '--mode' needs a value "
                                            "(eval, interp or compiled)");
       if (strcmp(val, "eval") != 0 && strcmp(val, "interp") != 0 &&
-          strcmp(val, "compiled") != 0)
+          strcmp(val, "compare") != 0 && strcmp(val, "compiled") != 0)
         return eddy_cli_usage_error(
-            "run", "unknown mode '%s' (known: eval, interp, compiled)", val);
+            "run", "unknown mode '%s' (known: eval, interp, compare, compiled)",
+            val);
       a->mode = val;
     } else if (eddy_cli_flag_value(argc, argv, &i, "--output-dir", &val)) {
       if (!val || !*val)
@@ -183,6 +193,9 @@ static int parse_args(int argc, char **argv, run_args_t *a) {
         return eddy_cli_usage_error(
             "run", "flag '--preview' needs a count or 'all', got '%s'",
             val ? val : "");
+    } else if ((n = eddy_cli_interp_flag(argc, argv, &i, &a->interp)) != 0) {
+      if (n > 1)
+        return (int)n - 1;
     } else {
       return eddy_cli_usage_error("run", "unknown flag '%s'", arg);
     }
@@ -480,13 +493,24 @@ static eddy_status_t run_eval(eddy_ctx_t *ctx, const run_args_t *a) {
     st = eddy_status_create(EDDY_ERR_RESOURCE, "out of memory");
   if (!st)
     st = load_inputs(rt, a, func, vals);
-  if (!st)
+  bool differs = false;
+  if (!st && strcmp(a->mode, "compiled") == 0)
+    st = eddy_cli_run_compiled(rt, m, func, vals, nin, vals + nin, nout);
+  else if (!st && strcmp(a->mode, "eval") != 0)
+    st = eddy_cli_run_interp(rt, (eddy_op_t *)func, a->mode, &a->eval,
+                             &a->interp, vals, nin, vals + nin, nout,
+                             &differs);
+  else if (!st)
     st = eddy_eval_func(rt, func, &a->eval, vals, nin, vals + nin, nout);
   if (!st) {
     print_results(vals + nin, nout, a->preview);
     if (a->out_dir)
       st = write_results(a->out_dir, vals + nin, nout);
   }
+  if (!st && differs)
+    st = eddy_status_create(EDDY_ERR_INVALID_ARGUMENT,
+                            "the interpreter's results differ from the "
+                            "evaluator's beyond the tolerance");
   if (vals) {
     for (size_t i = 0; i < nin + nout; i++)
       eddy_eval_value_release(&vals[i]);
@@ -508,21 +532,12 @@ int eddy_cli_run_main(int argc, char **argv) {
     return rc;
   }
   eddy_status_t st = NULL;
-  if (strcmp(a.mode, "eval") != 0) {
-    st = eddy_status_create(
-        EDDY_ERR_UNSUPPORTED,
-        "--mode=%s is not available yet (%s); use --mode=eval", a.mode,
-        strcmp(a.mode, "interp") == 0
-            ? "the dataflow interpreter is a later step"
-            : "the CPU and GPU backends are later steps");
+  eddy_ctx_t *ctx = eddy_ir_ctx_create();
+  if (!ctx) {
+    st = eddy_status_create(EDDY_ERR_RESOURCE, "out of memory");
   } else {
-    eddy_ctx_t *ctx = eddy_ir_ctx_create();
-    if (!ctx) {
-      st = eddy_status_create(EDDY_ERR_RESOURCE, "out of memory");
-    } else {
-      st = run_eval(ctx, &a);
-      eddy_ir_ctx_destroy(ctx);
-    }
+    st = run_eval(ctx, &a);
+    eddy_ir_ctx_destroy(ctx);
   }
   free(a.inputs);
   if (st)

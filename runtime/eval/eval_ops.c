@@ -1,0 +1,626 @@
+/// The evaluator's op handlers for core and tl: each converts the op's
+/// attributes and calls its kernel in runtime/kernels.h. No op is computed
+/// here: the kernels are the single implementation.
+#include "runtime/eval/eval_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define UNUSED_HANDLER_ARGS                                                    \
+  (void)s;                                                                     \
+  (void)f;                                                                     \
+  (void)h
+
+/// Operand i as a tensor (eval_op has checked the kinds).
+#define TENSOR(i) (&operands[(i)]->tensor)
+
+/// Wraps a kernel call: its status located at op.
+#define RT(call) EDDY_RETURN_IF_ERROR(eddy_eval_op_rt_error(op, (call)))
+
+/// ---- Attributes -------------------------------------------------------------
+
+/// An array-of-integers attribute with one entry per dimension at most.
+/// *out_n = -1 when absent and optional.
+static eddy_status_t attr_ints(const eddy_op_t *op, const char *name,
+                               bool optional, int64_t *out, int32_t *out_n) {
+  *out_n = -1;
+  const eddy_attr_t *a = eddy_ir_op_attr(op, name);
+  if (!a) {
+    if (optional)
+      return NULL;
+    return eddy_eval_op_error(op, EDDY_ERR_INVALID_ARGUMENT,
+                              "requires attribute '%s'", name);
+  }
+  int64_t n = eddy_ir_attr_as_i64_array(a, out, EDDY_RT_MAX_RANK);
+  if (n < 0)
+    return eddy_eval_op_error(op, EDDY_ERR_INVALID_ARGUMENT,
+                              "attribute '%s' must be an array of integers",
+                              name);
+  if (n > EDDY_RT_MAX_RANK)
+    return eddy_eval_op_error(op, EDDY_ERR_UNSUPPORTED,
+                              "attribute '%s' has %lld entries; the runtime "
+                              "supports at most %d dimensions",
+                              name, (long long)n, EDDY_RT_MAX_RANK);
+  *out_n = (int32_t)n;
+  return NULL;
+}
+
+static eddy_status_t attr_int(const eddy_op_t *op, const char *name,
+                              int64_t *out) {
+  const eddy_attr_t *a = eddy_ir_op_attr(op, name);
+  if (!a || a->kind != EDDY_ATTR_INT)
+    return eddy_eval_op_error(op, EDDY_ERR_INVALID_ARGUMENT,
+                              "requires integer attribute '%s'", name);
+  *out = a->u.i;
+  return NULL;
+}
+
+/// The dims of a declared static tensor type (iota).
+static eddy_status_t static_dims(const eddy_op_t *op, const eddy_type_t *t) {
+  if (!eddy_ir_type_is_static(t))
+    return eddy_eval_op_error(op, EDDY_ERR_INVALID_ARGUMENT,
+                              "needs a static result type");
+  if (t->rank > EDDY_RT_MAX_RANK)
+    return eddy_eval_op_error(op, EDDY_ERR_UNSUPPORTED,
+                              "has rank %d; the runtime supports at most %d",
+                              t->rank, EDDY_RT_MAX_RANK);
+  return NULL;
+}
+
+/// dtype and element shape of a declared list type.
+static eddy_status_t list_elem(const eddy_op_t *op, const eddy_type_t *lt,
+                               int32_t *out_dtype,
+                               eddy_rt_elem_shape_t *out_shape) {
+  if (!lt || lt->kind != EDDY_TYPE_LIST || !lt->elem)
+    return eddy_eval_op_error(op, EDDY_ERR_INTERNAL,
+                              "expected a TensorList type");
+  const eddy_type_t *e = lt->elem;
+  *out_dtype = (int32_t)e->dtype;
+  if (!eddy_rt_elem_shape_make(e->rank, e->dims, out_shape))
+    return eddy_eval_op_error(op, EDDY_ERR_UNSUPPORTED,
+                              "list elements of rank %d exceed the runtime's "
+                              "limit of %d",
+                              e->rank, EDDY_RT_MAX_RANK);
+  return NULL;
+}
+
+static eddy_status_t put_tensor(eddy_eval_value_t *out, eddy_rt_tensor_t *t) {
+  *out = eddy_eval_value_from_tensor(t);
+  return NULL;
+}
+
+static eddy_status_t put_list(eddy_eval_value_t *out, eddy_rt_list_t *l) {
+  *out = eddy_eval_value_from_list(l);
+  return NULL;
+}
+
+/// ---- core: creation -----------------------------------------------------------
+
+/// The dense attribute as a new owned tensor.
+static eddy_status_t materialize(eval_state_t *s, const eddy_op_t *op,
+                                 const eddy_attr_t *a, eddy_rt_tensor_t *out) {
+  const eddy_type_t *t = a->type;
+  EDDY_RETURN_IF_ERROR(static_dims(op, t));
+  size_t elem = eddy_dtype_size(t->dtype);
+  eddy_rt_tensor_t view = eddy_rt_tensor_empty();
+  if (a->u.dense.splat || t->rank == 0) {
+    if (a->u.dense.nbytes < elem)
+      return eddy_eval_op_error(op, EDDY_ERR_INTERNAL, "malformed constant");
+    RT(eddy_rt_tensor_wrap((int32_t)t->dtype, 0, NULL,
+                           (void *)a->u.dense.data, &view));
+    if (t->rank == 0)
+      RT(eddy_rt_copy(s->rt, &view, out));
+    else
+      RT(eddy_rt_broadcast_to(s->rt, &view, t->dims, t->rank, out));
+    return NULL;
+  }
+  int64_t n = eddy_ir_type_num_elements(t), bytes = 0;
+  if (n < 0 || !eddy_checked_mul_i64(n, (int64_t)elem, &bytes) ||
+      (uint64_t)bytes != a->u.dense.nbytes)
+    return eddy_eval_op_error(op, EDDY_ERR_INTERNAL, "malformed constant");
+  RT(eddy_rt_tensor_wrap((int32_t)t->dtype, t->rank, t->dims,
+                         (void *)a->u.dense.data, &view));
+  RT(eddy_rt_copy(s->rt, &view, out));
+  return NULL;
+}
+
+/// Constants are materialized once per run and shared after that (tensors
+/// whose buffer has several references are never written).
+static eddy_status_t h_constant(eval_state_t *s, eval_frame_t *f,
+                                const eval_handler_t *h, const eddy_op_t *op,
+                                const eddy_eval_value_t *const *operands,
+                                eddy_eval_value_t *out) {
+  UNUSED_HANDLER_ARGS;
+  (void)operands;
+  eddy_rt_tensor_t *cached = eddy_ptrmap_get(&s->consts, op);
+  if (!cached) {
+    const eddy_attr_t *a = eddy_ir_op_attr(op, "value");
+    if (!a || a->kind != EDDY_ATTR_DENSE)
+      return eddy_eval_op_error(op, EDDY_ERR_INVALID_ARGUMENT,
+                                "requires a dense attribute 'value'");
+    eddy_rt_tensor_t t = eddy_rt_tensor_empty();
+    EDDY_RETURN_IF_ERROR(materialize(s, op, a, &t));
+    cached = malloc(sizeof(*cached));
+    if (!cached) {
+      eddy_rt_tensor_release(&t);
+      return eddy_status_create(EDDY_ERR_RESOURCE, "out of memory");
+    }
+    *cached = t;
+    eddy_ptrmap_put(&s->consts, op, cached);
+  }
+  eddy_rt_tensor_t t;
+  eddy_rt_tensor_share(cached, &t);
+  return put_tensor(&out[0], &t);
+}
+
+static eddy_status_t h_iota(eval_state_t *s, eval_frame_t *f,
+                            const eval_handler_t *h, const eddy_op_t *op,
+                            const eddy_eval_value_t *const *operands,
+                            eddy_eval_value_t *out) {
+  UNUSED_HANDLER_ARGS;
+  (void)operands;
+  const eddy_type_t *t = op->results[0].type;
+  EDDY_RETURN_IF_ERROR(static_dims(op, t));
+  int64_t dim = 0;
+  EDDY_RETURN_IF_ERROR(attr_int(op, "dimension", &dim));
+  eddy_rt_tensor_t r = eddy_rt_tensor_empty();
+  RT(eddy_rt_iota(s->rt, (int32_t)t->dtype, t->rank, t->dims, dim, &r));
+  return put_tensor(&out[0], &r);
+}
+
+/// ---- core: elementwise ----------------------------------------------------------
+
+static eddy_status_t h_unary(eval_state_t *s, eval_frame_t *f,
+                             const eval_handler_t *h, const eddy_op_t *op,
+                             const eddy_eval_value_t *const *operands,
+                             eddy_eval_value_t *out) {
+  UNUSED_HANDLER_ARGS;
+  eddy_rt_tensor_t r = eddy_rt_tensor_empty();
+  RT(eddy_rt_unary(s->rt, (eddy_rt_unary_op_t)h->code, TENSOR(0), &r));
+  return put_tensor(&out[0], &r);
+}
+
+static eddy_status_t h_binary(eval_state_t *s, eval_frame_t *f,
+                              const eval_handler_t *h, const eddy_op_t *op,
+                              const eddy_eval_value_t *const *operands,
+                              eddy_eval_value_t *out) {
+  UNUSED_HANDLER_ARGS;
+  eddy_rt_tensor_t r = eddy_rt_tensor_empty();
+  RT(eddy_rt_binary(s->rt, (eddy_rt_binary_op_t)h->code, TENSOR(0),
+                    TENSOR(1), &r));
+  return put_tensor(&out[0], &r);
+}
+
+static eddy_status_t h_compare(eval_state_t *s, eval_frame_t *f,
+                               const eval_handler_t *h, const eddy_op_t *op,
+                               const eddy_eval_value_t *const *operands,
+                               eddy_eval_value_t *out) {
+  UNUSED_HANDLER_ARGS;
+  eddy_rt_tensor_t r = eddy_rt_tensor_empty();
+  RT(eddy_rt_compare(s->rt, (eddy_rt_compare_op_t)h->code, TENSOR(0),
+                     TENSOR(1), &r));
+  return put_tensor(&out[0], &r);
+}
+
+static eddy_status_t h_logical(eval_state_t *s, eval_frame_t *f,
+                               const eval_handler_t *h, const eddy_op_t *op,
+                               const eddy_eval_value_t *const *operands,
+                               eddy_eval_value_t *out) {
+  UNUSED_HANDLER_ARGS;
+  eddy_rt_tensor_t r = eddy_rt_tensor_empty();
+  RT(eddy_rt_logical(s->rt, (eddy_rt_logical_op_t)h->code, TENSOR(0),
+                     TENSOR(1), &r));
+  return put_tensor(&out[0], &r);
+}
+
+static eddy_status_t h_not(eval_state_t *s, eval_frame_t *f,
+                           const eval_handler_t *h, const eddy_op_t *op,
+                           const eddy_eval_value_t *const *operands,
+                           eddy_eval_value_t *out) {
+  UNUSED_HANDLER_ARGS;
+  eddy_rt_tensor_t r = eddy_rt_tensor_empty();
+  RT(eddy_rt_logical_not(s->rt, TENSOR(0), &r));
+  return put_tensor(&out[0], &r);
+}
+
+static eddy_status_t h_select(eval_state_t *s, eval_frame_t *f,
+                              const eval_handler_t *h, const eddy_op_t *op,
+                              const eddy_eval_value_t *const *operands,
+                              eddy_eval_value_t *out) {
+  UNUSED_HANDLER_ARGS;
+  eddy_rt_tensor_t r = eddy_rt_tensor_empty();
+  RT(eddy_rt_select(s->rt, TENSOR(0), TENSOR(1), TENSOR(2), &r));
+  return put_tensor(&out[0], &r);
+}
+
+static eddy_status_t h_cast(eval_state_t *s, eval_frame_t *f,
+                            const eval_handler_t *h, const eddy_op_t *op,
+                            const eddy_eval_value_t *const *operands,
+                            eddy_eval_value_t *out) {
+  UNUSED_HANDLER_ARGS;
+  const eddy_attr_t *a = eddy_ir_op_attr(op, "dtype");
+  eddy_dtype_t dt;
+  if (!a || a->kind != EDDY_ATTR_STRING ||
+      !eddy_dtype_from_name(a->u.str.data, a->u.str.len, &dt))
+    return eddy_eval_op_error(op, EDDY_ERR_INVALID_ARGUMENT,
+                              "requires a dtype name in attribute 'dtype'");
+  eddy_rt_tensor_t r = eddy_rt_tensor_empty();
+  RT(eddy_rt_cast(s->rt, TENSOR(0), (int32_t)dt, &r));
+  return put_tensor(&out[0], &r);
+}
+
+/// ---- core: linear algebra and reductions -------------------------------------------
+
+static eddy_status_t h_matmul(eval_state_t *s, eval_frame_t *f,
+                              const eval_handler_t *h, const eddy_op_t *op,
+                              const eddy_eval_value_t *const *operands,
+                              eddy_eval_value_t *out) {
+  UNUSED_HANDLER_ARGS;
+  bool ta = eddy_ir_op_attr_bool(op, "transpose_a", false);
+  bool tb = eddy_ir_op_attr_bool(op, "transpose_b", false);
+  eddy_rt_tensor_t r = eddy_rt_tensor_empty();
+  RT(eddy_rt_matmul(s->rt, TENSOR(0), TENSOR(1), ta, tb, &r));
+  return put_tensor(&out[0], &r);
+}
+
+static eddy_status_t h_reduce(eval_state_t *s, eval_frame_t *f,
+                              const eval_handler_t *h, const eddy_op_t *op,
+                              const eddy_eval_value_t *const *operands,
+                              eddy_eval_value_t *out) {
+  UNUSED_HANDLER_ARGS;
+  int64_t axes[EDDY_RT_MAX_RANK];
+  int32_t n = 0;
+  EDDY_RETURN_IF_ERROR(attr_ints(op, "axes", false, axes, &n));
+  bool keep = eddy_ir_op_attr_bool(op, "keepdims", false);
+  eddy_rt_tensor_t r = eddy_rt_tensor_empty();
+  RT(eddy_rt_reduce(s->rt, (eddy_rt_reduce_op_t)h->code, TENSOR(0), axes, n,
+                    keep, &r));
+  return put_tensor(&out[0], &r);
+}
+
+/// ---- core: shape manipulation --------------------------------------------------------
+
+static eddy_status_t h_reshape(eval_state_t *s, eval_frame_t *f,
+                               const eval_handler_t *h, const eddy_op_t *op,
+                               const eddy_eval_value_t *const *operands,
+                               eddy_eval_value_t *out) {
+  UNUSED_HANDLER_ARGS;
+  int64_t shape[EDDY_RT_MAX_RANK];
+  int32_t n = 0;
+  EDDY_RETURN_IF_ERROR(attr_ints(op, "shape", false, shape, &n));
+  eddy_rt_tensor_t r = eddy_rt_tensor_empty();
+  RT(eddy_rt_reshape(s->rt, TENSOR(0), shape, n, &r));
+  return put_tensor(&out[0], &r);
+}
+
+static eddy_status_t h_transpose(eval_state_t *s, eval_frame_t *f,
+                                 const eval_handler_t *h, const eddy_op_t *op,
+                                 const eddy_eval_value_t *const *operands,
+                                 eddy_eval_value_t *out) {
+  UNUSED_HANDLER_ARGS;
+  int64_t perm[EDDY_RT_MAX_RANK];
+  int32_t n = 0;
+  EDDY_RETURN_IF_ERROR(attr_ints(op, "perm", false, perm, &n));
+  eddy_rt_tensor_t r = eddy_rt_tensor_empty();
+  RT(eddy_rt_transpose(s->rt, TENSOR(0), perm, n, &r));
+  return put_tensor(&out[0], &r);
+}
+
+static eddy_status_t h_broadcast_to(eval_state_t *s, eval_frame_t *f,
+                                    const eval_handler_t *h,
+                                    const eddy_op_t *op,
+                                    const eddy_eval_value_t *const *operands,
+                                    eddy_eval_value_t *out) {
+  UNUSED_HANDLER_ARGS;
+  int64_t shape[EDDY_RT_MAX_RANK];
+  int32_t n = 0;
+  EDDY_RETURN_IF_ERROR(attr_ints(op, "shape", false, shape, &n));
+  eddy_rt_tensor_t r = eddy_rt_tensor_empty();
+  RT(eddy_rt_broadcast_to(s->rt, TENSOR(0), shape, n, &r));
+  return put_tensor(&out[0], &r);
+}
+
+static eddy_status_t h_concat(eval_state_t *s, eval_frame_t *f,
+                              const eval_handler_t *h, const eddy_op_t *op,
+                              const eddy_eval_value_t *const *operands,
+                              eddy_eval_value_t *out) {
+  UNUSED_HANDLER_ARGS;
+  int64_t axis = 0;
+  EDDY_RETURN_IF_ERROR(attr_int(op, "axis", &axis));
+  uint32_t n = op->num_operands;
+  if (n == 0 || n > INT32_MAX)
+    return eddy_eval_op_error(op, EDDY_ERR_INVALID_ARGUMENT,
+                              "needs at least one operand");
+  const eddy_rt_tensor_t **xs = malloc(n * sizeof(*xs));
+  if (!xs)
+    return eddy_status_create(EDDY_ERR_RESOURCE, "out of memory");
+  for (uint32_t i = 0; i < n; i++)
+    xs[i] = TENSOR(i);
+  eddy_rt_tensor_t r = eddy_rt_tensor_empty();
+  eddy_status_t st = eddy_eval_op_rt_error(
+      op, eddy_rt_concat(s->rt, xs, (int32_t)n, axis, &r));
+  free(xs);
+  EDDY_RETURN_IF_ERROR(st);
+  return put_tensor(&out[0], &r);
+}
+
+static eddy_status_t h_split(eval_state_t *s, eval_frame_t *f,
+                             const eval_handler_t *h, const eddy_op_t *op,
+                             const eddy_eval_value_t *const *operands,
+                             eddy_eval_value_t *out) {
+  UNUSED_HANDLER_ARGS;
+  int64_t axis = 0, parts = 0;
+  EDDY_RETURN_IF_ERROR(attr_int(op, "axis", &axis));
+  EDDY_RETURN_IF_ERROR(attr_int(op, "num_splits", &parts));
+  if (parts != (int64_t)op->num_results || parts < 1)
+    return eddy_eval_op_error(op, EDDY_ERR_INVALID_ARGUMENT,
+                              "num_splits %lld does not match its %u results",
+                              (long long)parts, op->num_results);
+  eddy_rt_tensor_t *rs = malloc((size_t)parts * sizeof(*rs));
+  if (!rs)
+    return eddy_status_create(EDDY_ERR_RESOURCE, "out of memory");
+  eddy_status_t st = eddy_eval_op_rt_error(
+      op, eddy_rt_split(s->rt, TENSOR(0), axis, (int32_t)parts, rs));
+  for (int64_t i = 0; i < parts && !st; i++)
+    out[i] = eddy_eval_value_from_tensor(&rs[i]);
+  free(rs);
+  return st;
+}
+
+static eddy_status_t h_slice(eval_state_t *s, eval_frame_t *f,
+                             const eval_handler_t *h, const eddy_op_t *op,
+                             const eddy_eval_value_t *const *operands,
+                             eddy_eval_value_t *out) {
+  UNUSED_HANDLER_ARGS;
+  int64_t start[EDDY_RT_MAX_RANK], limit[EDDY_RT_MAX_RANK],
+      strides[EDDY_RT_MAX_RANK];
+  int32_t ns = 0, nl = 0, nst = 0;
+  EDDY_RETURN_IF_ERROR(attr_ints(op, "start", false, start, &ns));
+  EDDY_RETURN_IF_ERROR(attr_ints(op, "limit", false, limit, &nl));
+  EDDY_RETURN_IF_ERROR(attr_ints(op, "strides", true, strides, &nst));
+  if (nl != ns || (nst >= 0 && nst != ns))
+    return eddy_eval_op_error(op, EDDY_ERR_INVALID_ARGUMENT,
+                              "start, limit and strides differ in length");
+  eddy_rt_tensor_t r = eddy_rt_tensor_empty();
+  RT(eddy_rt_slice(s->rt, TENSOR(0), start, limit, nst >= 0 ? strides : NULL,
+                   ns, &r));
+  return put_tensor(&out[0], &r);
+}
+
+static eddy_status_t h_gather(eval_state_t *s, eval_frame_t *f,
+                              const eval_handler_t *h, const eddy_op_t *op,
+                              const eddy_eval_value_t *const *operands,
+                              eddy_eval_value_t *out) {
+  UNUSED_HANDLER_ARGS;
+  int64_t axis = 0;
+  EDDY_RETURN_IF_ERROR(attr_int(op, "axis", &axis));
+  eddy_rt_tensor_t r = eddy_rt_tensor_empty();
+  RT(eddy_rt_gather(s->rt, TENSOR(0), TENSOR(1), axis, &r));
+  return put_tensor(&out[0], &r);
+}
+
+static eddy_status_t h_pad(eval_state_t *s, eval_frame_t *f,
+                           const eval_handler_t *h, const eddy_op_t *op,
+                           const eddy_eval_value_t *const *operands,
+                           eddy_eval_value_t *out) {
+  UNUSED_HANDLER_ARGS;
+  int64_t low[EDDY_RT_MAX_RANK], high[EDDY_RT_MAX_RANK];
+  int32_t nlow = 0, nhigh = 0;
+  EDDY_RETURN_IF_ERROR(attr_ints(op, "low", false, low, &nlow));
+  EDDY_RETURN_IF_ERROR(attr_ints(op, "high", false, high, &nhigh));
+  if (nlow != nhigh)
+    return eddy_eval_op_error(op, EDDY_ERR_INVALID_ARGUMENT,
+                              "low and high differ in length");
+  eddy_rt_tensor_t r = eddy_rt_tensor_empty();
+  RT(eddy_rt_pad(s->rt, TENSOR(0), TENSOR(1), low, high, nlow, &r));
+  return put_tensor(&out[0], &r);
+}
+
+static eddy_status_t h_shape(eval_state_t *s, eval_frame_t *f,
+                             const eval_handler_t *h, const eddy_op_t *op,
+                             const eddy_eval_value_t *const *operands,
+                             eddy_eval_value_t *out) {
+  UNUSED_HANDLER_ARGS;
+  eddy_rt_tensor_t r = eddy_rt_tensor_empty();
+  RT(eddy_rt_shape(s->rt, TENSOR(0), &r));
+  return put_tensor(&out[0], &r);
+}
+
+static eddy_status_t h_dim(eval_state_t *s, eval_frame_t *f,
+                           const eval_handler_t *h, const eddy_op_t *op,
+                           const eddy_eval_value_t *const *operands,
+                           eddy_eval_value_t *out) {
+  UNUSED_HANDLER_ARGS;
+  int64_t index = 0;
+  EDDY_RETURN_IF_ERROR(attr_int(op, "index", &index));
+  eddy_rt_tensor_t r = eddy_rt_tensor_empty();
+  RT(eddy_rt_dim(s->rt, TENSOR(0), index, &r));
+  return put_tensor(&out[0], &r);
+}
+
+/// ---- tl --------------------------------------------------------------------------
+
+static eddy_status_t h_tl_empty(eval_state_t *s, eval_frame_t *f,
+                                const eval_handler_t *h, const eddy_op_t *op,
+                                const eddy_eval_value_t *const *operands,
+                                eddy_eval_value_t *out) {
+  UNUSED_HANDLER_ARGS;
+  (void)operands;
+  int32_t dt = 0;
+  eddy_rt_elem_shape_t es;
+  EDDY_RETURN_IF_ERROR(list_elem(op, op->results[0].type, &dt, &es));
+  int64_t max = eddy_ir_op_attr_int(op, "max_elements", -1);
+  eddy_rt_list_t *l = NULL;
+  RT(eddy_rt_list_empty(s->rt, dt, &es, max, &l));
+  return put_list(&out[0], l);
+}
+
+static eddy_status_t h_tl_reserve(eval_state_t *s, eval_frame_t *f,
+                                  const eval_handler_t *h, const eddy_op_t *op,
+                                  const eddy_eval_value_t *const *operands,
+                                  eddy_eval_value_t *out) {
+  UNUSED_HANDLER_ARGS;
+  int32_t dt = 0;
+  eddy_rt_elem_shape_t es;
+  EDDY_RETURN_IF_ERROR(list_elem(op, op->results[0].type, &dt, &es));
+  eddy_rt_list_t *l = NULL;
+  RT(eddy_rt_list_reserve(s->rt, dt, &es, TENSOR(0), &l));
+  return put_list(&out[0], l);
+}
+
+static eddy_status_t h_tl_push_back(eval_state_t *s, eval_frame_t *f,
+                                    const eval_handler_t *h,
+                                    const eddy_op_t *op,
+                                    const eddy_eval_value_t *const *operands,
+                                    eddy_eval_value_t *out) {
+  UNUSED_HANDLER_ARGS;
+  const eddy_rt_tensor_t *x = TENSOR(1);
+  eddy_rt_list_t *owned = NULL, *l = NULL;
+  EDDY_RETURN_IF_ERROR(eddy_eval_take_list(s, f, op, 0, &owned));
+  RT(eddy_rt_list_push_back(s->rt, owned, x, &l));
+  return put_list(&out[0], l);
+}
+
+static eddy_status_t h_tl_pop_back(eval_state_t *s, eval_frame_t *f,
+                                   const eval_handler_t *h,
+                                   const eddy_op_t *op,
+                                   const eddy_eval_value_t *const *operands,
+                                   eddy_eval_value_t *out) {
+  UNUSED_HANDLER_ARGS;
+  (void)operands;
+  eddy_rt_list_t *owned = NULL, *l = NULL;
+  eddy_rt_tensor_t x = eddy_rt_tensor_empty();
+  EDDY_RETURN_IF_ERROR(eddy_eval_take_list(s, f, op, 0, &owned));
+  RT(eddy_rt_list_pop_back(s->rt, owned, &l, &x));
+  put_list(&out[0], l);
+  return put_tensor(&out[1], &x);
+}
+
+static eddy_status_t h_tl_get_item(eval_state_t *s, eval_frame_t *f,
+                                   const eval_handler_t *h,
+                                   const eddy_op_t *op,
+                                   const eddy_eval_value_t *const *operands,
+                                   eddy_eval_value_t *out) {
+  UNUSED_HANDLER_ARGS;
+  eddy_rt_tensor_t r = eddy_rt_tensor_empty();
+  RT(eddy_rt_list_get_item(s->rt, operands[0]->list, TENSOR(1), &r));
+  return put_tensor(&out[0], &r);
+}
+
+static eddy_status_t h_tl_set_item(eval_state_t *s, eval_frame_t *f,
+                                   const eval_handler_t *h,
+                                   const eddy_op_t *op,
+                                   const eddy_eval_value_t *const *operands,
+                                   eddy_eval_value_t *out) {
+  UNUSED_HANDLER_ARGS;
+  const eddy_rt_tensor_t *index = TENSOR(1), *x = TENSOR(2);
+  eddy_rt_list_t *owned = NULL, *l = NULL;
+  EDDY_RETURN_IF_ERROR(eddy_eval_take_list(s, f, op, 0, &owned));
+  RT(eddy_rt_list_set_item(s->rt, owned, index, x, &l));
+  return put_list(&out[0], l);
+}
+
+static eddy_status_t h_tl_length(eval_state_t *s, eval_frame_t *f,
+                                 const eval_handler_t *h, const eddy_op_t *op,
+                                 const eddy_eval_value_t *const *operands,
+                                 eddy_eval_value_t *out) {
+  UNUSED_HANDLER_ARGS;
+  eddy_rt_tensor_t r = eddy_rt_tensor_empty();
+  RT(eddy_rt_list_length(s->rt, operands[0]->list, &r));
+  return put_tensor(&out[0], &r);
+}
+
+static eddy_status_t h_tl_stack(eval_state_t *s, eval_frame_t *f,
+                                const eval_handler_t *h, const eddy_op_t *op,
+                                const eddy_eval_value_t *const *operands,
+                                eddy_eval_value_t *out) {
+  UNUSED_HANDLER_ARGS;
+  eddy_rt_tensor_t r = eddy_rt_tensor_empty();
+  RT(eddy_rt_list_stack(s->rt, operands[0]->list, &r));
+  return put_tensor(&out[0], &r);
+}
+
+static eddy_status_t h_tl_from_tensor(eval_state_t *s, eval_frame_t *f,
+                                      const eval_handler_t *h,
+                                      const eddy_op_t *op,
+                                      const eddy_eval_value_t *const *operands,
+                                      eddy_eval_value_t *out) {
+  UNUSED_HANDLER_ARGS;
+  int32_t dt = 0;
+  eddy_rt_elem_shape_t es;
+  EDDY_RETURN_IF_ERROR(list_elem(op, op->results[0].type, &dt, &es));
+  eddy_rt_list_t *l = NULL;
+  // The declared element shape becomes the list's (as TensorFlow's
+  // element_shape input); the kernel checks the slices against it.
+  RT(eddy_rt_list_from_tensor(s->rt, TENSOR(0), &es, &l));
+  return put_list(&out[0], l);
+}
+
+/// ---- The table ------------------------------------------------------------------
+
+const eval_handler_t eddy_eval_handlers[] = {
+    {"core.constant", h_constant, 0},
+    {"core.iota", h_iota, 0},
+    {"core.neg", h_unary, EDDY_RT_UNARY_NEG},
+    {"core.abs", h_unary, EDDY_RT_UNARY_ABS},
+    {"core.exp", h_unary, EDDY_RT_UNARY_EXP},
+    {"core.log", h_unary, EDDY_RT_UNARY_LOG},
+    {"core.log1p", h_unary, EDDY_RT_UNARY_LOG1P},
+    {"core.tanh", h_unary, EDDY_RT_UNARY_TANH},
+    {"core.sigmoid", h_unary, EDDY_RT_UNARY_SIGMOID},
+    {"core.relu", h_unary, EDDY_RT_UNARY_RELU},
+    {"core.sqrt", h_unary, EDDY_RT_UNARY_SQRT},
+    {"core.rsqrt", h_unary, EDDY_RT_UNARY_RSQRT},
+    {"core.square", h_unary, EDDY_RT_UNARY_SQUARE},
+    {"core.floor", h_unary, EDDY_RT_UNARY_FLOOR},
+    {"core.sign", h_unary, EDDY_RT_UNARY_SIGN},
+    {"core.add", h_binary, EDDY_RT_BINARY_ADD},
+    {"core.sub", h_binary, EDDY_RT_BINARY_SUB},
+    {"core.mul", h_binary, EDDY_RT_BINARY_MUL},
+    {"core.div", h_binary, EDDY_RT_BINARY_DIV},
+    {"core.pow", h_binary, EDDY_RT_BINARY_POW},
+    {"core.maximum", h_binary, EDDY_RT_BINARY_MAXIMUM},
+    {"core.minimum", h_binary, EDDY_RT_BINARY_MINIMUM},
+    {"core.eq", h_compare, EDDY_RT_COMPARE_EQ},
+    {"core.ne", h_compare, EDDY_RT_COMPARE_NE},
+    {"core.lt", h_compare, EDDY_RT_COMPARE_LT},
+    {"core.le", h_compare, EDDY_RT_COMPARE_LE},
+    {"core.gt", h_compare, EDDY_RT_COMPARE_GT},
+    {"core.ge", h_compare, EDDY_RT_COMPARE_GE},
+    {"core.and", h_logical, EDDY_RT_LOGICAL_AND},
+    {"core.or", h_logical, EDDY_RT_LOGICAL_OR},
+    {"core.not", h_not, 0},
+    {"core.select", h_select, 0},
+    {"core.cast", h_cast, 0},
+    {"core.matmul", h_matmul, 0},
+    {"core.reduce_sum", h_reduce, EDDY_RT_REDUCE_SUM},
+    {"core.reduce_mean", h_reduce, EDDY_RT_REDUCE_MEAN},
+    {"core.reduce_max", h_reduce, EDDY_RT_REDUCE_MAX},
+    {"core.reduce_min", h_reduce, EDDY_RT_REDUCE_MIN},
+    {"core.reduce_prod", h_reduce, EDDY_RT_REDUCE_PROD},
+    {"core.reshape", h_reshape, 0},
+    {"core.transpose", h_transpose, 0},
+    {"core.broadcast_to", h_broadcast_to, 0},
+    {"core.concat", h_concat, 0},
+    {"core.split", h_split, 0},
+    {"core.slice", h_slice, 0},
+    {"core.gather", h_gather, 0},
+    {"core.pad", h_pad, 0},
+    {"core.shape", h_shape, 0},
+    {"core.dim", h_dim, 0},
+    {"tl.empty", h_tl_empty, 0},
+    {"tl.reserve", h_tl_reserve, 0},
+    {"tl.push_back", h_tl_push_back, 0},
+    {"tl.pop_back", h_tl_pop_back, 0},
+    {"tl.get_item", h_tl_get_item, 0},
+    {"tl.set_item", h_tl_set_item, 0},
+    {"tl.length", h_tl_length, 0},
+    {"tl.stack", h_tl_stack, 0},
+    {"tl.from_tensor", h_tl_from_tensor, 0},
+    {"ctl.while", eddy_eval_ctl_while, 0},
+    {"ctl.if", eddy_eval_ctl_if, 0},
+    {"ctl.call", eddy_eval_ctl_call, 0},
+};
+
+const size_t eddy_eval_num_handlers =
+    sizeof eddy_eval_handlers / sizeof eddy_eval_handlers[0];
