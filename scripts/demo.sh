@@ -14,3 +14,8 @@ grep -v '^//' "$root/examples/demo.eddy"
 echo
 echo "== eddy opt examples/demo.eddy --passes=shape-infer,canonicalize,licm,cse,dce"
 "$eddy" opt "$root/examples/demo.eddy" --passes=shape-infer,canonicalize,licm,cse,dce
+echo
+echo "== eddy run examples/demo.eddy (reference evaluator, n = 3)"
+"$eddy" run "$root/examples/demo.eddy" --mode=eval \
+  --input arg0="$root/examples/demo_inputs/x.npy" \
+  --input arg1="$root/examples/demo_inputs/w.npy" --input arg2=3
