@@ -1,0 +1,154 @@
+/// Internals of the autodiff transform, shared by ad.c, rules.c, ad_if.c and
+/// ad_while.c.
+///
+/// The transform walks the forward code backwards in *scopes*: the function
+/// body, each branch of a ctl.if, each body of a ctl.while. A scope has a
+/// forward block (whose values are local to it) and a backward block where
+/// the gradient ops go. The backward block of a nested scope is a scratch
+/// block; it becomes a region of the gradient if / gradient while when the
+/// scope is finished. A rule that needs a forward value asks ad_fwd, which
+/// makes it visible in the backward block: at function level it is the value
+/// itself; in an if branch the forward if returns it as an extra result; in
+/// a loop body the forward loop pushes it to a TensorList that the gradient
+/// loop pops. Constants are re-created instead.
+#ifndef EDDY_AUTODIFF_AD_INTERNAL_H
+#define EDDY_AUTODIFF_AD_INTERNAL_H
+
+#include "autodiff/ad.h"
+
+typedef enum ad_scope_kind {
+  AD_SCOPE_FUNC,
+  AD_SCOPE_IF,
+  AD_SCOPE_WHILE,
+} ad_scope_kind_t;
+
+/// Growable array of pointers (malloc-backed).
+typedef struct ad_vec {
+  void **data;
+  size_t len, cap;
+} ad_vec_t;
+
+void ad_vec_push(ad_vec_t *v, void *p);
+void ad_vec_free(ad_vec_t *v);
+
+typedef struct ad ad_t;
+
+typedef struct ad_scope {
+  struct ad_scope *parent;
+  ad_scope_kind_t kind;
+  ad_t *ad;
+  eddy_block_t *fwd;    ///< forward block: values defined here are local
+  eddy_block_t *bwd;    ///< where gradient ops go
+  eddy_op_t *bwd_before; ///< insertion point in bwd (NULL: at the end)
+  eddy_op_t *fwd_op;    ///< the forward ctl.if / ctl.while (not for FUNC)
+  int32_t depth;        ///< loops around this scope
+  eddy_ptrmap_t adj;    ///< local forward value -> its adjoint so far
+  eddy_ptrmap_t vis;    ///< forward value -> visible value (cache)
+  /// Exports: forward value exp_fwd[i] is available in bwd as exp_bwd[i]
+  /// (IF: a placeholder block arg; WHILE: the popped element).
+  ad_vec_t exp_fwd, exp_bwd;
+  /// WHILE: the list block arg of each export, and the popped list.
+  ad_vec_t exp_list, exp_next;
+  /// Adjoints flowing out of the scope to values defined outside it:
+  /// cap_fwd[i] is the outside value, cap_cur[i] the adjoint accumulated so
+  /// far (WHILE: starting from the block arg cap_arg[i]).
+  ad_vec_t cap_fwd, cap_cur, cap_arg;
+  /// WHILE: the scratch block arguments in order and what each yields.
+  ad_vec_t args, next;
+} ad_scope_t;
+
+struct ad {
+  eddy_ctx_t *ctx;
+  eddy_module_t *m;
+  eddy_ptrmap_t repl; ///< old value -> new value after an op was rebuilt
+  eddy_ad_stats_t *stats;
+  /// Values that depend on a wrt argument (activity analysis): only those
+  /// get adjoints. Values made after the analysis count as active.
+  eddy_ptrmap_t active;
+  eddy_ptrmap_t known; ///< every value that existed during the analysis
+  bool active_done;
+};
+
+/// Inlines every ctl.call in func (recursion is an error).
+eddy_status_t ad_inline_calls(ad_t *ad, eddy_op_t *func);
+/// Marks the values of func that depend on its arguments wrt[0..n).
+void ad_activity(ad_t *ad, eddy_op_t *func, const size_t *wrt, size_t n);
+/// v is differentiable and may depend on a wrt argument.
+bool ad_active(ad_t *ad, const eddy_value_t *v);
+
+void ad_scope_init(ad_scope_t *s, ad_t *ad, ad_scope_t *parent,
+                   ad_scope_kind_t kind);
+void ad_scope_destroy(ad_scope_t *s);
+/// A detached block to build a scope's gradient ops in.
+eddy_status_t ad_scratch_block(ad_t *ad, eddy_block_t **out_block);
+/// Moves every op of from to the end of to.
+void ad_move_ops(eddy_block_t *from, eddy_block_t *to);
+/// Follows the replacements recorded when ops were rebuilt.
+eddy_value_t *ad_resolve(ad_t *ad, eddy_value_t *v);
+void ad_replace(ad_t *ad, eddy_value_t *from, eddy_value_t *to);
+
+/// True for float tensors and lists of float tensors.
+bool ad_is_diff(const eddy_type_t *t);
+/// True when v is defined in block b (an op result or a block arg).
+bool ad_defined_in(const eddy_value_t *v, const eddy_block_t *b);
+
+/// Builds an op at the scope's insertion point (result types inferred when
+/// types is NULL).
+eddy_status_t ad_emit(ad_scope_t *s, const char *name,
+                      eddy_value_t *const *operands, size_t n,
+                      const eddy_named_attr_t *attrs, size_t na,
+                      eddy_value_t **out);
+eddy_status_t ad_emit_typed(ad_scope_t *s, const char *name,
+                            eddy_value_t *const *operands, size_t n,
+                            const eddy_named_attr_t *attrs, size_t na,
+                            const eddy_type_t *const *types, size_t nt,
+                            eddy_op_t **out_op);
+eddy_status_t ad_un(ad_scope_t *s, const char *name, eddy_value_t *x,
+                    eddy_value_t **out);
+eddy_status_t ad_bin(ad_scope_t *s, const char *name, eddy_value_t *a,
+                     eddy_value_t *b, eddy_value_t **out);
+/// A rank-0 constant of dtype dt.
+eddy_status_t ad_scalar(ad_scope_t *s, eddy_dtype_t dt, double v,
+                        eddy_value_t **out);
+/// Zero of type t; src (visible in s) gives the runtime shape when t is not
+/// static (a list: its length).
+eddy_status_t ad_zeros(ad_scope_t *s, const eddy_type_t *t, eddy_value_t *src,
+                       eddy_value_t **out);
+/// Zeros shaped like the forward value v.
+eddy_status_t ad_zeros_like_fwd(ad_scope_t *s, eddy_value_t *v,
+                                eddy_value_t **out);
+eddy_status_t ad_attr_i64s(ad_t *ad, const char *name, const int64_t *v,
+                           size_t n, eddy_named_attr_t *out);
+
+/// Makes the forward value v visible in s's backward block.
+eddy_status_t ad_fwd(ad_scope_t *s, eddy_value_t *v, eddy_value_t **out);
+/// core.dim(v){index} computed in the forward code and made visible.
+eddy_status_t ad_fwd_dim(ad_scope_t *s, eddy_value_t *v, int64_t index,
+                         eddy_value_t **out);
+/// tl.length(list) computed in the forward code and made visible.
+eddy_status_t ad_fwd_len(ad_scope_t *s, eddy_value_t *list,
+                         eddy_value_t **out);
+
+/// Adds g to the adjoint of the forward value v (nothing for values that
+/// are not differentiable).
+eddy_status_t ad_adj_add(ad_scope_t *s, eddy_value_t *v, eddy_value_t *g);
+/// Sums g down to v's shape (undoing broadcasting), then ad_adj_add.
+eddy_status_t ad_adj_add_reduced(ad_scope_t *s, eddy_value_t *v,
+                                 eddy_value_t *g);
+/// The adjoint of local value v, or NULL.
+eddy_value_t *ad_adj_get(ad_scope_t *s, eddy_value_t *v);
+
+/// Walks the forward block of s backwards, applying the gradient rules.
+eddy_status_t ad_reverse_block(ad_scope_t *s);
+
+/// The gradient rule of one op; g[i] is the adjoint of result i or NULL.
+typedef eddy_status_t (*ad_rule_fn)(ad_scope_t *s, eddy_op_t *op,
+                                    eddy_value_t **g);
+/// NULL with *known true: the op has no gradient (integer, comparison...).
+/// NULL with *known false: no rule.
+ad_rule_fn ad_rule_lookup(const eddy_op_t *op, bool *known);
+
+eddy_status_t ad_if_grad(ad_scope_t *s, eddy_op_t *op, eddy_value_t **g);
+eddy_status_t ad_while_grad(ad_scope_t *s, eddy_op_t *op, eddy_value_t **g);
+
+#endif

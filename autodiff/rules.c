@@ -1,0 +1,976 @@
+/// The gradient rule table: one entry per core (and tl) op. A rule gets the
+/// adjoints of the op's results (NULL where none) and adds contributions to
+/// the adjoints of its operands with ad_adj_add / ad_adj_add_reduced (the
+/// latter sums over broadcast axes). Forward values a rule needs are made
+/// visible with ad_fwd. Ops listed with a NULL rule have no gradient.
+#include "autodiff/ad_internal.h"
+
+#include "dialects/core/core.h"
+#include "dialects/tl/tl.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define TRY EDDY_RETURN_IF_ERROR
+#define MAXR 64
+
+static eddy_value_t *operand(eddy_op_t *op, size_t i) {
+  return eddy_ir_op_operand(op, i);
+}
+
+static eddy_value_t *result(eddy_op_t *op, size_t i) {
+  return eddy_ir_op_result(op, i);
+}
+
+static eddy_dtype_t dtype_of(eddy_op_t *op) {
+  return eddy_ir_op_result(op, 0)->type->dtype;
+}
+
+static eddy_status_t cst(ad_scope_t *s, eddy_op_t *op, double v,
+                         eddy_value_t **out) {
+  return ad_scalar(s, dtype_of(op), v, out);
+}
+
+/// Visible forward operand i / result i.
+static eddy_status_t fop(ad_scope_t *s, eddy_op_t *op, size_t i,
+                         eddy_value_t **out) {
+  return ad_fwd(s, operand(op, i), out);
+}
+
+static eddy_status_t fres(ad_scope_t *s, eddy_op_t *op, size_t i,
+                          eddy_value_t **out) {
+  return ad_fwd(s, result(op, i), out);
+}
+
+static eddy_status_t bin(ad_scope_t *s, const char *name, eddy_value_t *a,
+                         eddy_value_t *b, eddy_value_t **out) {
+  return ad_bin(s, name, a, b, out);
+}
+
+static eddy_status_t unop(ad_scope_t *s, const char *name, eddy_value_t *a,
+                          eddy_value_t **out) {
+  return ad_un(s, name, a, out);
+}
+
+/// Operand i may need an adjoint (activity analysis).
+static bool act(ad_scope_t *s, eddy_op_t *op, size_t i) {
+  return ad_active(s->ad, operand(op, i));
+}
+
+/// Adds g * factor to operand 0's adjoint.
+static eddy_status_t scale_x(ad_scope_t *s, eddy_op_t *op, eddy_value_t *g,
+                             eddy_value_t *factor) {
+  eddy_value_t *r = NULL;
+  TRY(bin(s, "core.mul", g, factor, &r));
+  return ad_adj_add_reduced(s, operand(op, 0), r);
+}
+
+/* ---- Unary ------------------------------------------------------------------ */
+
+static eddy_status_t r_neg(ad_scope_t *s, eddy_op_t *op, eddy_value_t **g) {
+  eddy_value_t *r = NULL;
+  TRY(unop(s, "core.neg", g[0], &r));
+  return ad_adj_add(s, operand(op, 0), r);
+}
+
+static eddy_status_t r_abs(ad_scope_t *s, eddy_op_t *op, eddy_value_t **g) {
+  eddy_value_t *x = NULL, *sg = NULL;
+  TRY(fop(s, op, 0, &x));
+  TRY(unop(s, "core.sign", x, &sg));
+  return scale_x(s, op, g[0], sg);
+}
+
+static eddy_status_t r_exp(ad_scope_t *s, eddy_op_t *op, eddy_value_t **g) {
+  eddy_value_t *y = NULL;
+  TRY(fres(s, op, 0, &y));
+  return scale_x(s, op, g[0], y);
+}
+
+static eddy_status_t r_log(ad_scope_t *s, eddy_op_t *op, eddy_value_t **g) {
+  eddy_value_t *x = NULL, *r = NULL;
+  TRY(fop(s, op, 0, &x));
+  TRY(bin(s, "core.div", g[0], x, &r));
+  return ad_adj_add(s, operand(op, 0), r);
+}
+
+static eddy_status_t r_log1p(ad_scope_t *s, eddy_op_t *op, eddy_value_t **g) {
+  eddy_value_t *x = NULL, *one = NULL, *d = NULL, *r = NULL;
+  TRY(fop(s, op, 0, &x));
+  TRY(cst(s, op, 1.0, &one));
+  TRY(bin(s, "core.add", x, one, &d));
+  TRY(bin(s, "core.div", g[0], d, &r));
+  return ad_adj_add(s, operand(op, 0), r);
+}
+
+static eddy_status_t r_tanh(ad_scope_t *s, eddy_op_t *op, eddy_value_t **g) {
+  eddy_value_t *y = NULL, *yy = NULL, *one = NULL, *d = NULL;
+  TRY(fres(s, op, 0, &y));
+  TRY(bin(s, "core.mul", y, y, &yy));
+  TRY(cst(s, op, 1.0, &one));
+  TRY(bin(s, "core.sub", one, yy, &d));
+  return scale_x(s, op, g[0], d);
+}
+
+static eddy_status_t r_sigmoid(ad_scope_t *s, eddy_op_t *op,
+                               eddy_value_t **g) {
+  eddy_value_t *y = NULL, *one = NULL, *d = NULL, *e = NULL;
+  TRY(fres(s, op, 0, &y));
+  TRY(cst(s, op, 1.0, &one));
+  TRY(bin(s, "core.sub", one, y, &d));
+  TRY(bin(s, "core.mul", y, d, &e));
+  return scale_x(s, op, g[0], e);
+}
+
+static eddy_status_t r_relu(ad_scope_t *s, eddy_op_t *op, eddy_value_t **g) {
+  eddy_value_t *x = NULL, *zero = NULL, *m = NULL, *r = NULL;
+  TRY(fop(s, op, 0, &x));
+  TRY(cst(s, op, 0.0, &zero));
+  TRY(bin(s, "core.gt", x, zero, &m));
+  eddy_value_t *ops[3] = {m, g[0], zero};
+  TRY(ad_emit(s, "core.select", ops, 3, NULL, 0, &r));
+  return ad_adj_add_reduced(s, operand(op, 0), r);
+}
+
+static eddy_status_t r_sqrt(ad_scope_t *s, eddy_op_t *op, eddy_value_t **g) {
+  eddy_value_t *y = NULL, *two = NULL, *d = NULL, *r = NULL;
+  TRY(fres(s, op, 0, &y));
+  TRY(cst(s, op, 2.0, &two));
+  TRY(bin(s, "core.mul", y, two, &d));
+  TRY(bin(s, "core.div", g[0], d, &r));
+  return ad_adj_add(s, operand(op, 0), r);
+}
+
+static eddy_status_t r_rsqrt(ad_scope_t *s, eddy_op_t *op, eddy_value_t **g) {
+  /* d/dx x^-1/2 = -1/2 y^3 */
+  eddy_value_t *y = NULL, *y2 = NULL, *y3 = NULL, *h = NULL, *f = NULL;
+  TRY(fres(s, op, 0, &y));
+  TRY(bin(s, "core.mul", y, y, &y2));
+  TRY(bin(s, "core.mul", y2, y, &y3));
+  TRY(cst(s, op, -0.5, &h));
+  TRY(bin(s, "core.mul", y3, h, &f));
+  return scale_x(s, op, g[0], f);
+}
+
+static eddy_status_t r_square(ad_scope_t *s, eddy_op_t *op, eddy_value_t **g) {
+  eddy_value_t *x = NULL, *two = NULL, *f = NULL;
+  TRY(fop(s, op, 0, &x));
+  TRY(cst(s, op, 2.0, &two));
+  TRY(bin(s, "core.mul", x, two, &f));
+  return scale_x(s, op, g[0], f);
+}
+
+/* ---- Binary ------------------------------------------------------------------ */
+
+static eddy_status_t r_add(ad_scope_t *s, eddy_op_t *op, eddy_value_t **g) {
+  TRY(ad_adj_add_reduced(s, operand(op, 0), g[0]));
+  return ad_adj_add_reduced(s, operand(op, 1), g[0]);
+}
+
+static eddy_status_t r_sub(ad_scope_t *s, eddy_op_t *op, eddy_value_t **g) {
+  TRY(ad_adj_add_reduced(s, operand(op, 0), g[0]));
+  if (!ad_is_diff(operand(op, 1)->type))
+    return NULL;
+  eddy_value_t *n = NULL;
+  TRY(unop(s, "core.neg", g[0], &n));
+  return ad_adj_add_reduced(s, operand(op, 1), n);
+}
+
+static eddy_status_t r_mul(ad_scope_t *s, eddy_op_t *op, eddy_value_t **g) {
+  eddy_value_t *a = NULL, *b = NULL, *ga = NULL, *gb = NULL;
+  if (act(s, op, 0)) {
+    TRY(fop(s, op, 1, &b));
+    TRY(bin(s, "core.mul", g[0], b, &ga));
+    TRY(ad_adj_add_reduced(s, operand(op, 0), ga));
+  }
+  if (!act(s, op, 1))
+    return NULL;
+  TRY(fop(s, op, 0, &a));
+  TRY(bin(s, "core.mul", g[0], a, &gb));
+  return ad_adj_add_reduced(s, operand(op, 1), gb);
+}
+
+static eddy_status_t r_div(ad_scope_t *s, eddy_op_t *op, eddy_value_t **g) {
+  if (!ad_is_diff(result(op, 0)->type))
+    return NULL;
+  eddy_value_t *b = NULL, *y = NULL, *ga = NULL, *t = NULL, *gb = NULL;
+  TRY(fop(s, op, 1, &b));
+  TRY(bin(s, "core.div", g[0], b, &ga));
+  TRY(ad_adj_add_reduced(s, operand(op, 0), ga));
+  if (!act(s, op, 1))
+    return NULL;
+  /* d(a/b)/db = -y/b */
+  TRY(fres(s, op, 0, &y));
+  TRY(bin(s, "core.mul", ga, y, &t));
+  TRY(unop(s, "core.neg", t, &gb));
+  return ad_adj_add_reduced(s, operand(op, 1), gb);
+}
+
+static eddy_status_t r_pow(ad_scope_t *s, eddy_op_t *op, eddy_value_t **g) {
+  eddy_value_t *a = NULL, *b = NULL, *y = NULL, *one = NULL, *bm1 = NULL,
+               *p = NULL, *t = NULL, *ga = NULL;
+  TRY(fop(s, op, 0, &a));
+  if (act(s, op, 0)) {
+    TRY(fop(s, op, 1, &b));
+    TRY(cst(s, op, 1.0, &one));
+    TRY(bin(s, "core.sub", b, one, &bm1));
+    TRY(bin(s, "core.pow", a, bm1, &p));
+    TRY(bin(s, "core.mul", b, p, &t));
+    TRY(bin(s, "core.mul", g[0], t, &ga));
+    TRY(ad_adj_add_reduced(s, operand(op, 0), ga));
+  }
+  if (!act(s, op, 1))
+    return NULL;
+  /* d/db = y log(a), taken as 0 where a <= 0 (as TensorFlow does). */
+  eddy_value_t *zero = NULL, *pos = NULL, *la = NULL, *sl = NULL, *u = NULL,
+               *gb = NULL;
+  TRY(fres(s, op, 0, &y));
+  TRY(cst(s, op, 0.0, &zero));
+  TRY(bin(s, "core.gt", a, zero, &pos));
+  TRY(unop(s, "core.log", a, &la));
+  eddy_value_t *ops[3] = {pos, la, zero};
+  TRY(ad_emit(s, "core.select", ops, 3, NULL, 0, &sl));
+  TRY(bin(s, "core.mul", y, sl, &u));
+  TRY(bin(s, "core.mul", g[0], u, &gb));
+  return ad_adj_add_reduced(s, operand(op, 1), gb);
+}
+
+/// maximum / minimum: TensorFlow's rule, the gradient goes to x where
+/// x >= y (maximum) or x <= y (minimum), ties included, else to y.
+static eddy_status_t r_minmax(ad_scope_t *s, eddy_op_t *op, eddy_value_t **g,
+                              const char *cmp) {
+  if (!ad_is_diff(result(op, 0)->type))
+    return NULL;
+  eddy_value_t *a = NULL, *b = NULL, *m = NULL, *zero = NULL, *ga = NULL,
+               *gb = NULL;
+  TRY(fop(s, op, 0, &a));
+  TRY(fop(s, op, 1, &b));
+  TRY(bin(s, cmp, a, b, &m));
+  TRY(cst(s, op, 0.0, &zero));
+  eddy_value_t *oa[3] = {m, g[0], zero};
+  TRY(ad_emit(s, "core.select", oa, 3, NULL, 0, &ga));
+  TRY(ad_adj_add_reduced(s, operand(op, 0), ga));
+  eddy_value_t *ob[3] = {m, zero, g[0]};
+  TRY(ad_emit(s, "core.select", ob, 3, NULL, 0, &gb));
+  return ad_adj_add_reduced(s, operand(op, 1), gb);
+}
+
+static eddy_status_t r_maximum(ad_scope_t *s, eddy_op_t *op,
+                               eddy_value_t **g) {
+  return r_minmax(s, op, g, "core.ge");
+}
+
+static eddy_status_t r_minimum(ad_scope_t *s, eddy_op_t *op,
+                               eddy_value_t **g) {
+  return r_minmax(s, op, g, "core.le");
+}
+
+static eddy_status_t r_select(ad_scope_t *s, eddy_op_t *op, eddy_value_t **g) {
+  eddy_value_t *c = NULL, *zero = NULL, *ga = NULL, *gb = NULL;
+  TRY(fop(s, op, 0, &c));
+  TRY(ad_scalar(s, g[0]->type->dtype, 0.0, &zero));
+  eddy_value_t *oa[3] = {c, g[0], zero};
+  TRY(ad_emit(s, "core.select", oa, 3, NULL, 0, &ga));
+  TRY(ad_adj_add_reduced(s, operand(op, 1), ga));
+  eddy_value_t *ob[3] = {c, zero, g[0]};
+  TRY(ad_emit(s, "core.select", ob, 3, NULL, 0, &gb));
+  return ad_adj_add_reduced(s, operand(op, 2), gb);
+}
+
+static eddy_status_t r_cast(ad_scope_t *s, eddy_op_t *op, eddy_value_t **g) {
+  eddy_value_t *x = operand(op, 0);
+  if (!ad_is_diff(x->type) || !ad_is_diff(result(op, 0)->type))
+    return NULL;
+  const char *dt = eddy_dtype_name(x->type->dtype);
+  eddy_named_attr_t a = eddy_ir_named_attr(
+      s->ad->ctx, "dtype", eddy_ir_string_attr_get(s->ad->ctx, dt, strlen(dt)));
+  eddy_value_t *r = NULL;
+  TRY(ad_emit(s, "core.cast", &g[0], 1, &a, 1, &r));
+  return ad_adj_add(s, x, r);
+}
+
+/* ---- matmul ------------------------------------------------------------------ */
+
+static eddy_status_t mm(ad_scope_t *s, eddy_value_t *a, eddy_value_t *b,
+                        bool ta, bool tb, eddy_value_t **out) {
+  eddy_named_attr_t at[2];
+  size_t n = 0;
+  if (ta)
+    at[n++] = eddy_ir_named_attr(s->ad->ctx, "transpose_a",
+                                 eddy_ir_bool_attr_get(s->ad->ctx, true));
+  if (tb)
+    at[n++] = eddy_ir_named_attr(s->ad->ctx, "transpose_b",
+                                 eddy_ir_bool_attr_get(s->ad->ctx, true));
+  eddy_value_t *ops[2] = {a, b};
+  return ad_emit(s, "core.matmul", ops, 2, at, n, out);
+}
+
+static eddy_status_t r_matmul(ad_scope_t *s, eddy_op_t *op, eddy_value_t **g) {
+  if (!ad_is_diff(result(op, 0)->type))
+    return NULL;
+  bool ta = eddy_ir_op_attr_bool(op, "transpose_a", false);
+  bool tb = eddy_ir_op_attr_bool(op, "transpose_b", false);
+  eddy_value_t *a = NULL, *b = NULL, *ga = NULL, *gb = NULL, *gy = g[0];
+  if (act(s, op, 0)) {
+    TRY(fop(s, op, 1, &b));
+    if (!ta)
+      TRY(mm(s, gy, b, false, !tb, &ga)); /* g op(b)^T */
+    else
+      TRY(mm(s, b, gy, tb, true, &ga)); /* op(b) g^T */
+    TRY(ad_adj_add_reduced(s, operand(op, 0), ga));
+  }
+  if (act(s, op, 1)) {
+    TRY(fop(s, op, 0, &a));
+    if (!tb)
+      TRY(mm(s, a, gy, !ta, false, &gb)); /* op(a)^T g */
+    else
+      TRY(mm(s, gy, a, true, ta, &gb)); /* g^T op(a) */
+    TRY(ad_adj_add_reduced(s, operand(op, 1), gb));
+  }
+  return NULL;
+}
+
+/* ---- Reductions ------------------------------------------------------------ */
+
+typedef struct red_info {
+  int32_t rank;
+  bool reduced[MAXR];
+  int64_t keep_dims[MAXR]; ///< x dims with reduced ones set to 1
+} red_info_t;
+
+static eddy_status_t red_info(eddy_op_t *op, red_info_t *ri) {
+  const eddy_type_t *xt = operand(op, 0)->type;
+  if (xt->rank == EDDY_RANK_UNKNOWN || xt->rank > MAXR)
+    return eddy_ir_op_error(op, "autodiff needs a ranked operand of rank "
+                                "<= %d",
+                            MAXR);
+  ri->rank = xt->rank;
+  memset(ri->reduced, 0, sizeof ri->reduced);
+  int64_t axes[MAXR];
+  int64_t n = eddy_ir_attr_as_i64_array(eddy_ir_op_attr(op, "axes"), axes,
+                                        MAXR);
+  for (int64_t i = 0; i < n && i < MAXR; i++) {
+    int64_t a;
+    if (eddy_core_normalize_axis(axes[i], xt->rank, &a))
+      ri->reduced[a] = true;
+  }
+  for (int32_t i = 0; i < xt->rank; i++)
+    ri->keep_dims[i] = ri->reduced[i] ? 1 : xt->dims[i];
+  return NULL;
+}
+
+/// The reduction result v (or its adjoint) reshaped to keepdims form.
+static eddy_status_t keepdims(ad_scope_t *s, eddy_op_t *op,
+                              const red_info_t *ri, eddy_value_t *v,
+                              eddy_value_t **out) {
+  if (eddy_ir_op_attr_bool(op, "keepdims", false)) {
+    *out = v;
+    return NULL;
+  }
+  int64_t shape[MAXR];
+  int ndyn = 0;
+  for (int32_t i = 0; i < ri->rank; i++) {
+    shape[i] = ri->keep_dims[i];
+    if (shape[i] == EDDY_DIM_DYNAMIC) {
+      shape[i] = -1;
+      ndyn++;
+    }
+  }
+  if (ndyn > 1)
+    return eddy_ir_op_error(op, "autodiff cannot restore the reduced axes "
+                                "of an operand with %d dynamic kept "
+                                "dimensions (use keepdims = true)",
+                            ndyn);
+  eddy_named_attr_t a;
+  ad_attr_i64s(s->ad, "shape", shape, (size_t)ri->rank, &a);
+  return ad_emit(s, "core.reshape", &v, 1, &a, 1, out);
+}
+
+/// gk (keepdims form) broadcast to the shape of operand 0.
+static eddy_status_t spread(ad_scope_t *s, eddy_op_t *op, eddy_value_t *gk,
+                            eddy_value_t **out) {
+  eddy_value_t *x = operand(op, 0);
+  if (eddy_ir_type_is_static(x->type)) {
+    if (gk->type == x->type) {
+      *out = gk;
+      return NULL;
+    }
+    eddy_named_attr_t a;
+    ad_attr_i64s(s->ad, "shape", x->type->dims, (size_t)x->type->rank, &a);
+    return ad_emit(s, "core.broadcast_to", &gk, 1, &a, 1, out);
+  }
+  eddy_value_t *z = NULL;
+  TRY(ad_zeros_like_fwd(s, x, &z));
+  return bin(s, "core.add", gk, z, out);
+}
+
+/// Number of elements reduced, as a scalar of the op's dtype.
+static eddy_status_t red_count(ad_scope_t *s, eddy_op_t *op,
+                               const red_info_t *ri, eddy_value_t **out) {
+  eddy_value_t *x = operand(op, 0);
+  double stat = 1.0;
+  eddy_value_t *dyn = NULL;
+  for (int32_t i = 0; i < ri->rank; i++) {
+    if (!ri->reduced[i])
+      continue;
+    int64_t d = x->type->dims[i];
+    if (d != EDDY_DIM_DYNAMIC) {
+      stat *= (double)d;
+      continue;
+    }
+    eddy_value_t *dv = NULL, *df = NULL;
+    TRY(ad_fwd_dim(s, x, i, &dv));
+    const char *dt = eddy_dtype_name(dtype_of(op));
+    eddy_named_attr_t a = eddy_ir_named_attr(
+        s->ad->ctx, "dtype",
+        eddy_ir_string_attr_get(s->ad->ctx, dt, strlen(dt)));
+    TRY(ad_emit(s, "core.cast", &dv, 1, &a, 1, &df));
+    if (dyn)
+      TRY(bin(s, "core.mul", dyn, df, &dyn));
+    else
+      dyn = df;
+  }
+  eddy_value_t *c = NULL;
+  TRY(cst(s, op, stat, &c));
+  if (dyn)
+    return bin(s, "core.mul", c, dyn, out);
+  *out = c;
+  return NULL;
+}
+
+static eddy_status_t r_reduce_sum_mean(ad_scope_t *s, eddy_op_t *op,
+                                       eddy_value_t **g, bool mean) {
+  if (!ad_is_diff(result(op, 0)->type))
+    return NULL;
+  red_info_t ri;
+  TRY(red_info(op, &ri));
+  eddy_value_t *gk = NULL, *r = NULL;
+  TRY(keepdims(s, op, &ri, g[0], &gk));
+  if (mean) {
+    eddy_value_t *n = NULL;
+    TRY(red_count(s, op, &ri, &n));
+    TRY(bin(s, "core.div", gk, n, &gk));
+  }
+  TRY(spread(s, op, gk, &r));
+  return ad_adj_add(s, operand(op, 0), r);
+}
+
+static eddy_status_t r_reduce_sum(ad_scope_t *s, eddy_op_t *op,
+                                  eddy_value_t **g) {
+  return r_reduce_sum_mean(s, op, g, false);
+}
+
+static eddy_status_t r_reduce_mean(ad_scope_t *s, eddy_op_t *op,
+                                   eddy_value_t **g) {
+  return r_reduce_sum_mean(s, op, g, true);
+}
+
+/// max / min: the gradient is shared equally by the elements equal to the
+/// extremum (TensorFlow's rule).
+static eddy_status_t r_reduce_extremum(ad_scope_t *s, eddy_op_t *op,
+                                       eddy_value_t **g) {
+  if (!ad_is_diff(result(op, 0)->type))
+    return NULL;
+  red_info_t ri;
+  TRY(red_info(op, &ri));
+  eddy_value_t *x = NULL, *y = NULL, *yk = NULL, *gk = NULL, *eq = NULL,
+               *ind = NULL, *num = NULL, *t = NULL, *r = NULL;
+  TRY(fop(s, op, 0, &x));
+  TRY(fres(s, op, 0, &y));
+  TRY(keepdims(s, op, &ri, y, &yk));
+  TRY(keepdims(s, op, &ri, g[0], &gk));
+  TRY(bin(s, "core.eq", x, yk, &eq));
+  const char *dt = eddy_dtype_name(dtype_of(op));
+  eddy_named_attr_t a = eddy_ir_named_attr(
+      s->ad->ctx, "dtype", eddy_ir_string_attr_get(s->ad->ctx, dt, strlen(dt)));
+  TRY(ad_emit(s, "core.cast", &eq, 1, &a, 1, &ind));
+  int64_t axes[MAXR];
+  size_t na = 0;
+  for (int32_t i = 0; i < ri.rank; i++)
+    if (ri.reduced[i])
+      axes[na++] = i;
+  eddy_named_attr_t ra[2];
+  ad_attr_i64s(s->ad, "axes", axes, na, &ra[0]);
+  ra[1] = eddy_ir_named_attr(s->ad->ctx, "keepdims",
+                             eddy_ir_bool_attr_get(s->ad->ctx, true));
+  TRY(ad_emit(s, "core.reduce_sum", &ind, 1, ra, 2, &num));
+  TRY(bin(s, "core.div", gk, num, &t));
+  TRY(bin(s, "core.mul", ind, t, &r));
+  return ad_adj_add(s, operand(op, 0), r);
+}
+
+static eddy_status_t r_reduce_prod(ad_scope_t *s, eddy_op_t *op,
+                                   eddy_value_t **g) {
+  /* y / x: exact away from zeros in x (TensorFlow's cumprod trick that
+     handles zeros is not reproduced). */
+  if (!ad_is_diff(result(op, 0)->type))
+    return NULL;
+  red_info_t ri;
+  TRY(red_info(op, &ri));
+  eddy_value_t *x = NULL, *y = NULL, *yk = NULL, *gk = NULL, *t = NULL,
+               *r = NULL;
+  TRY(fop(s, op, 0, &x));
+  TRY(fres(s, op, 0, &y));
+  TRY(keepdims(s, op, &ri, y, &yk));
+  TRY(keepdims(s, op, &ri, g[0], &gk));
+  TRY(bin(s, "core.mul", gk, yk, &t));
+  TRY(bin(s, "core.div", t, x, &r));
+  return ad_adj_add_reduced(s, operand(op, 0), r);
+}
+
+/* ---- Data movement ------------------------------------------------------------ */
+
+static eddy_status_t r_reshape(ad_scope_t *s, eddy_op_t *op, eddy_value_t **g) {
+  eddy_value_t *x = operand(op, 0);
+  if (!ad_is_diff(x->type))
+    return NULL;
+  if (x->type->rank == EDDY_RANK_UNKNOWN || x->type->rank > MAXR)
+    return eddy_ir_op_error(op, "autodiff needs a ranked operand");
+  int64_t shape[MAXR];
+  int ndyn = 0;
+  for (int32_t i = 0; i < x->type->rank; i++) {
+    shape[i] = x->type->dims[i];
+    if (shape[i] == EDDY_DIM_DYNAMIC) {
+      shape[i] = -1;
+      ndyn++;
+    }
+  }
+  if (ndyn > 1)
+    return eddy_ir_op_error(op, "autodiff cannot reshape the gradient back "
+                                "to an operand with %d dynamic dimensions",
+                            ndyn);
+  eddy_named_attr_t a;
+  ad_attr_i64s(s->ad, "shape", shape, (size_t)x->type->rank, &a);
+  eddy_value_t *r = NULL;
+  TRY(ad_emit(s, "core.reshape", &g[0], 1, &a, 1, &r));
+  return ad_adj_add(s, x, r);
+}
+
+static eddy_status_t r_transpose(ad_scope_t *s, eddy_op_t *op,
+                                 eddy_value_t **g) {
+  int64_t perm[MAXR], inv[MAXR];
+  int64_t n = eddy_ir_attr_as_i64_array(eddy_ir_op_attr(op, "perm"), perm,
+                                        MAXR);
+  if (n < 0 || n > MAXR)
+    return eddy_ir_op_error(op, "autodiff: bad perm");
+  for (int64_t i = 0; i < n; i++)
+    inv[perm[i]] = i;
+  eddy_named_attr_t a;
+  ad_attr_i64s(s->ad, "perm", inv, (size_t)n, &a);
+  eddy_value_t *r = NULL;
+  TRY(ad_emit(s, "core.transpose", &g[0], 1, &a, 1, &r));
+  return ad_adj_add(s, operand(op, 0), r);
+}
+
+static eddy_status_t r_broadcast_to(ad_scope_t *s, eddy_op_t *op,
+                                    eddy_value_t **g) {
+  return ad_adj_add_reduced(s, operand(op, 0), g[0]);
+}
+
+static eddy_status_t static_operand(eddy_op_t *op, eddy_value_t *v) {
+  if (!eddy_ir_type_is_static(v->type) || v->type->rank > MAXR)
+    return eddy_ir_op_error(op, "autodiff needs static operand shapes for "
+                                "this op");
+  return NULL;
+}
+
+static eddy_status_t r_concat(ad_scope_t *s, eddy_op_t *op, eddy_value_t **g) {
+  int64_t axis = eddy_ir_op_attr_int(op, "axis", 0);
+  int64_t off = 0;
+  for (uint32_t k = 0; k < op->num_operands; k++) {
+    eddy_value_t *x = operand(op, k);
+    TRY(static_operand(op, x));
+    int32_t rank = x->type->rank;
+    int64_t ax;
+    if (!eddy_core_normalize_axis(axis, rank, &ax))
+      return eddy_ir_op_error(op, "autodiff: bad axis");
+    int64_t start[MAXR], limit[MAXR];
+    for (int32_t i = 0; i < rank; i++) {
+      start[i] = i == ax ? off : 0;
+      limit[i] = i == ax ? off + x->type->dims[i] : x->type->dims[i];
+    }
+    off += x->type->dims[ax];
+    eddy_named_attr_t a[2];
+    ad_attr_i64s(s->ad, "start", start, (size_t)rank, &a[0]);
+    ad_attr_i64s(s->ad, "limit", limit, (size_t)rank, &a[1]);
+    eddy_value_t *r = NULL;
+    TRY(ad_emit(s, "core.slice", &g[0], 1, a, 2, &r));
+    TRY(ad_adj_add(s, x, r));
+  }
+  return NULL;
+}
+
+static eddy_status_t r_split(ad_scope_t *s, eddy_op_t *op, eddy_value_t **g) {
+  eddy_value_t **parts = calloc(op->num_results, sizeof(*parts));
+  if (!parts)
+    return eddy_status_create(EDDY_ERR_RESOURCE, "out of memory");
+  eddy_status_t st = NULL;
+  for (uint32_t k = 0; k < op->num_results && !st; k++) {
+    parts[k] = g[k];
+    if (!parts[k])
+      st = ad_zeros_like_fwd(s, result(op, k), &parts[k]);
+  }
+  eddy_named_attr_t a = eddy_ir_named_attr(
+      s->ad->ctx, "axis",
+      eddy_ir_int_attr_get(s->ad->ctx, eddy_ir_op_attr_int(op, "axis", 0),
+                           EDDY_DT_I64));
+  eddy_value_t *r = NULL;
+  if (!st)
+    st = ad_emit(s, "core.concat", parts, op->num_results, &a, 1, &r);
+  free(parts);
+  TRY(st);
+  return ad_adj_add(s, operand(op, 0), r);
+}
+
+/// Spreads g along axis i so that element k lands at k * stride: a unit
+/// axis is inserted after i, padded to `stride`, and merged back; the tail
+/// past the operand is cut. cur holds g's dims and is updated.
+static eddy_status_t unstride(ad_scope_t *s, eddy_value_t *g, int32_t rank,
+                              int32_t i, int64_t stride, int64_t avail,
+                              int64_t *cur, eddy_value_t *zero,
+                              eddy_value_t **out) {
+  ad_t *ad = s->ad;
+  int64_t shp[MAXR], lo[MAXR], hi[MAXR];
+  int32_t k = 0;
+  for (int32_t d = 0; d < rank; d++) {
+    shp[k] = cur[d];
+    lo[k] = hi[k] = 0;
+    k++;
+    if (d == i) {
+      shp[k] = 1;
+      lo[k] = 0;
+      hi[k] = stride - 1;
+      k++;
+    }
+  }
+  eddy_named_attr_t a[2];
+  eddy_value_t *r = NULL;
+  ad_attr_i64s(ad, "shape", shp, (size_t)k, &a[0]);
+  TRY(ad_emit(s, "core.reshape", &g, 1, a, 1, &r));
+  ad_attr_i64s(ad, "low", lo, (size_t)k, &a[0]);
+  ad_attr_i64s(ad, "high", hi, (size_t)k, &a[1]);
+  eddy_value_t *ops[2] = {r, zero};
+  TRY(ad_emit(s, "core.pad", ops, 2, a, 2, &r));
+  cur[i] *= stride;
+  ad_attr_i64s(ad, "shape", cur, (size_t)rank, &a[0]);
+  TRY(ad_emit(s, "core.reshape", &r, 1, a, 1, &r));
+  if (cur[i] > avail) {
+    int64_t st[MAXR], li[MAXR];
+    for (int32_t d = 0; d < rank; d++) {
+      st[d] = 0;
+      li[d] = d == i ? avail : cur[d];
+    }
+    cur[i] = avail;
+    ad_attr_i64s(ad, "start", st, (size_t)rank, &a[0]);
+    ad_attr_i64s(ad, "limit", li, (size_t)rank, &a[1]);
+    TRY(ad_emit(s, "core.slice", &r, 1, a, 2, &r));
+  }
+  *out = r;
+  return NULL;
+}
+
+static eddy_status_t r_slice(ad_scope_t *s, eddy_op_t *op, eddy_value_t **g) {
+  eddy_value_t *x = operand(op, 0);
+  TRY(static_operand(op, x));
+  const eddy_type_t *gt = result(op, 0)->type;
+  int32_t rank = x->type->rank;
+  if (!eddy_ir_type_is_static(gt) || rank + 1 > MAXR)
+    return eddy_ir_op_error(op, "autodiff needs a static slice result");
+  int64_t start[MAXR], strides[MAXR], low[MAXR], high[MAXR], cur[MAXR];
+  eddy_ir_attr_as_i64_array(eddy_ir_op_attr(op, "start"), start, MAXR);
+  const eddy_attr_t *sa = eddy_ir_op_attr(op, "strides");
+  for (int32_t i = 0; i < rank; i++) {
+    strides[i] = 1;
+    cur[i] = gt->dims[i];
+  }
+  if (sa)
+    eddy_ir_attr_as_i64_array(sa, strides, MAXR);
+  eddy_value_t *zero = NULL, *r = g[0];
+  TRY(ad_scalar(s, x->type->dtype, 0.0, &zero));
+  for (int32_t i = 0; i < rank; i++)
+    if (strides[i] > 1 && cur[i] > 0)
+      TRY(unstride(s, r, rank, i, strides[i], x->type->dims[i] - start[i],
+                   cur, zero, &r));
+  for (int32_t i = 0; i < rank; i++) {
+    low[i] = start[i];
+    high[i] = x->type->dims[i] - start[i] - cur[i];
+  }
+  eddy_named_attr_t a[2];
+  ad_attr_i64s(s->ad, "low", low, (size_t)rank, &a[0]);
+  ad_attr_i64s(s->ad, "high", high, (size_t)rank, &a[1]);
+  eddy_value_t *ops[2] = {r, zero};
+  TRY(ad_emit(s, "core.pad", ops, 2, a, 2, &r));
+  return ad_adj_add(s, x, r);
+}
+
+static eddy_status_t r_pad(ad_scope_t *s, eddy_op_t *op, eddy_value_t **g) {
+  eddy_value_t *x = operand(op, 0);
+  TRY(static_operand(op, x));
+  int32_t rank = x->type->rank;
+  int64_t low[MAXR], start[MAXR], limit[MAXR];
+  eddy_ir_attr_as_i64_array(eddy_ir_op_attr(op, "low"), low, MAXR);
+  for (int32_t i = 0; i < rank; i++) {
+    start[i] = low[i];
+    limit[i] = low[i] + x->type->dims[i];
+  }
+  eddy_named_attr_t a[2];
+  ad_attr_i64s(s->ad, "start", start, (size_t)rank, &a[0]);
+  ad_attr_i64s(s->ad, "limit", limit, (size_t)rank, &a[1]);
+  eddy_value_t *gx = NULL, *all = NULL, *in = NULL, *gv = NULL;
+  TRY(ad_emit(s, "core.slice", &g[0], 1, a, 2, &gx));
+  TRY(ad_adj_add(s, x, gx));
+  if (!ad_is_diff(operand(op, 1)->type))
+    return NULL;
+  /* The padding value's gradient: everything outside the slice. */
+  int64_t axes[MAXR];
+  for (int32_t i = 0; i < rank; i++)
+    axes[i] = i;
+  eddy_named_attr_t ra;
+  ad_attr_i64s(s->ad, "axes", axes, (size_t)rank, &ra);
+  TRY(ad_emit(s, "core.reduce_sum", &g[0], 1, &ra, 1, &all));
+  TRY(ad_emit(s, "core.reduce_sum", &gx, 1, &ra, 1, &in));
+  TRY(bin(s, "core.sub", all, in, &gv));
+  return ad_adj_add_reduced(s, operand(op, 1), gv);
+}
+
+/// gather: scatter-add back, as a one-hot matrix product
+/// onehot(indices, N)^T @ g, with N = params.shape[axis] static.
+static eddy_status_t r_gather(ad_scope_t *s, eddy_op_t *op, eddy_value_t **g) {
+  ad_t *ad = s->ad;
+  eddy_value_t *params = operand(op, 0), *indices = operand(op, 1);
+  if (!ad_is_diff(params->type))
+    return NULL;
+  const eddy_type_t *pt = params->type, *it = indices->type;
+  if (pt->rank == EDDY_RANK_UNKNOWN || it->rank == EDDY_RANK_UNKNOWN ||
+      pt->rank + it->rank > MAXR)
+    return eddy_ir_op_error(op, "autodiff needs ranked operands");
+  int64_t axis;
+  if (!eddy_core_normalize_axis(eddy_ir_op_attr_int(op, "axis", 0), pt->rank,
+                                &axis))
+    return eddy_ir_op_error(op, "autodiff: bad axis");
+  int64_t n = pt->dims[axis], rest = 1;
+  for (int32_t i = 0; i < pt->rank; i++)
+    if (i != axis && (pt->dims[i] == EDDY_DIM_DYNAMIC ||
+                      !eddy_checked_mul_i64(rest, pt->dims[i], &rest)))
+      return eddy_ir_op_error(op, "autodiff needs static params dims besides "
+                                  "the gathered axis");
+  if (n == EDDY_DIM_DYNAMIC)
+    return eddy_ir_op_error(op, "autodiff needs a static gathered axis");
+  int32_t q = it->rank, gr = pt->rank - 1 + q;
+  /* g: params[:axis] + indices + params[axis+1:] -> indices first. */
+  int64_t perm[MAXR];
+  int32_t k = 0;
+  for (int32_t i = 0; i < q; i++)
+    perm[k++] = axis + i;
+  for (int32_t i = 0; i < axis; i++)
+    perm[k++] = i;
+  for (int32_t i = (int32_t)axis + q; i < gr; i++)
+    perm[k++] = i;
+  eddy_value_t *gt = g[0];
+  if (axis > 0) {
+    eddy_named_attr_t a;
+    ad_attr_i64s(ad, "perm", perm, (size_t)gr, &a);
+    TRY(ad_emit(s, "core.transpose", &gt, 1, &a, 1, &gt));
+  }
+  int64_t shp[2] = {-1, rest};
+  eddy_named_attr_t a;
+  ad_attr_i64s(ad, "shape", shp, 2, &a);
+  eddy_value_t *g2 = NULL, *idx = NULL, *idx2 = NULL, *oh = NULL, *ohf = NULL,
+               *gp = NULL;
+  TRY(ad_emit(s, "core.reshape", &gt, 1, &a, 1, &g2));
+  TRY(ad_fwd(s, indices, &idx));
+  int64_t ishp[2] = {-1, 1};
+  ad_attr_i64s(ad, "shape", ishp, 2, &a);
+  TRY(ad_emit(s, "core.reshape", &idx, 1, &a, 1, &idx2));
+  int64_t iota_dims[2] = {1, n};
+  const eddy_type_t *iota_t =
+      eddy_ir_tensor_type_get(ad->ctx, it->dtype, 2, iota_dims);
+  eddy_named_attr_t da = eddy_ir_named_attr(
+      ad->ctx, "dimension", eddy_ir_int_attr_get(ad->ctx, 1, EDDY_DT_I64));
+  eddy_op_t *iota = NULL;
+  TRY(ad_emit_typed(s, "core.iota", NULL, 0, &da, 1, &iota_t, 1, &iota));
+  TRY(bin(s, "core.eq", idx2, eddy_ir_op_result(iota, 0), &oh));
+  const char *dt = eddy_dtype_name(pt->dtype);
+  eddy_named_attr_t ca = eddy_ir_named_attr(
+      ad->ctx, "dtype", eddy_ir_string_attr_get(ad->ctx, dt, strlen(dt)));
+  TRY(ad_emit(s, "core.cast", &oh, 1, &ca, 1, &ohf));
+  TRY(mm(s, ohf, g2, true, false, &gp));
+  /* [N, rest] -> [N] + params[:axis] + params[axis+1:] -> params order. */
+  int64_t dims[MAXR];
+  k = 0;
+  dims[k++] = n;
+  for (int32_t i = 0; i < pt->rank; i++)
+    if (i != axis)
+      dims[k++] = pt->dims[i];
+  ad_attr_i64s(ad, "shape", dims, (size_t)pt->rank, &a);
+  TRY(ad_emit(s, "core.reshape", &gp, 1, &a, 1, &gp));
+  if (axis > 0) {
+    int64_t back[MAXR];
+    for (int32_t j = 0; j < pt->rank; j++)
+      back[j] = j < axis ? j + 1 : (j == axis ? 0 : j);
+    ad_attr_i64s(ad, "perm", back, (size_t)pt->rank, &a);
+    TRY(ad_emit(s, "core.transpose", &gp, 1, &a, 1, &gp));
+  }
+  return ad_adj_add(s, params, gp);
+}
+
+/* ---- TensorLists (for gradients of gradients) ------------------------------- */
+
+static eddy_status_t r_push_back(ad_scope_t *s, eddy_op_t *op,
+                                 eddy_value_t **g) {
+  eddy_value_t *l = operand(op, 0), *x = operand(op, 1);
+  const eddy_type_t *types[2] = {l->type, l->type->elem};
+  eddy_op_t *pop = NULL;
+  TRY(ad_emit_typed(s, "tl.pop_back", &g[0], 1, NULL, 0, types, 2, &pop));
+  TRY(ad_adj_add(s, l, eddy_ir_op_result(pop, 0)));
+  eddy_value_t *gx = eddy_ir_op_result(pop, 1);
+  return ad_adj_add(s, x, gx);
+}
+
+static eddy_status_t r_pop_back(ad_scope_t *s, eddy_op_t *op,
+                                eddy_value_t **g) {
+  eddy_value_t *gl = g[0], *gx = g[1];
+  if (!gl)
+    TRY(ad_zeros_like_fwd(s, result(op, 0), &gl));
+  if (!gx)
+    TRY(ad_zeros_like_fwd(s, result(op, 1), &gx));
+  eddy_value_t *ops[2] = {gl, gx};
+  eddy_op_t *push = NULL;
+  const eddy_type_t *lt = operand(op, 0)->type;
+  TRY(ad_emit_typed(s, "tl.push_back", ops, 2, NULL, 0, &lt, 1, &push));
+  return ad_adj_add(s, operand(op, 0), eddy_ir_op_result(push, 0));
+}
+
+static eddy_status_t r_stack(ad_scope_t *s, eddy_op_t *op, eddy_value_t **g) {
+  const eddy_type_t *lt = operand(op, 0)->type;
+  eddy_op_t *from = NULL;
+  TRY(ad_emit_typed(s, "tl.from_tensor", &g[0], 1, NULL, 0, &lt, 1, &from));
+  return ad_adj_add(s, operand(op, 0), eddy_ir_op_result(from, 0));
+}
+
+static eddy_status_t r_from_tensor(ad_scope_t *s, eddy_op_t *op,
+                                   eddy_value_t **g) {
+  const eddy_type_t *t = operand(op, 0)->type;
+  eddy_op_t *st = NULL;
+  TRY(ad_emit_typed(s, "tl.stack", &g[0], 1, NULL, 0, &t, 1, &st));
+  return ad_adj_add(s, operand(op, 0), eddy_ir_op_result(st, 0));
+}
+
+static eddy_status_t r_get_item(ad_scope_t *s, eddy_op_t *op,
+                                eddy_value_t **g) {
+  /* The list's adjoint: zeros everywhere but at i. */
+  eddy_value_t *l = operand(op, 0), *zl = NULL, *i = NULL;
+  if (!act(s, op, 0))
+    return NULL;
+  TRY(ad_zeros_like_fwd(s, l, &zl));
+  TRY(fop(s, op, 1, &i));
+  eddy_value_t *ops[3] = {zl, i, g[0]};
+  eddy_op_t *set = NULL;
+  TRY(ad_emit_typed(s, "tl.set_item", ops, 3, NULL, 0, &l->type, 1, &set));
+  return ad_adj_add(s, l, eddy_ir_op_result(set, 0));
+}
+
+static eddy_status_t r_set_item(ad_scope_t *s, eddy_op_t *op,
+                                eddy_value_t **g) {
+  eddy_value_t *l = operand(op, 0), *x = operand(op, 2), *i = NULL;
+  TRY(fop(s, op, 1, &i));
+  if (act(s, op, 2)) {
+    eddy_value_t *ops[2] = {g[0], i};
+    eddy_op_t *get = NULL;
+    TRY(ad_emit_typed(s, "tl.get_item", ops, 2, NULL, 0, &x->type, 1, &get));
+    TRY(ad_adj_add(s, x, eddy_ir_op_result(get, 0)));
+  }
+  if (!act(s, op, 0))
+    return NULL;
+  /* Element i was overwritten: its old value gets no gradient. */
+  eddy_value_t *z = NULL;
+  TRY(ad_zeros_like_fwd(s, x, &z));
+  eddy_value_t *ops[3] = {g[0], i, z};
+  eddy_op_t *set = NULL;
+  TRY(ad_emit_typed(s, "tl.set_item", ops, 3, NULL, 0, &l->type, 1, &set));
+  return ad_adj_add(s, l, eddy_ir_op_result(set, 0));
+}
+
+/* ---- The table ------------------------------------------------------------------ */
+
+typedef struct ad_rule {
+  const char *name;
+  ad_rule_fn fn; ///< NULL: no gradient
+} ad_rule_t;
+
+static const ad_rule_t k_rules[] = {
+    /* unary */
+    {"core.neg", r_neg},
+    {"core.abs", r_abs},
+    {"core.exp", r_exp},
+    {"core.log", r_log},
+    {"core.log1p", r_log1p},
+    {"core.tanh", r_tanh},
+    {"core.sigmoid", r_sigmoid},
+    {"core.relu", r_relu},
+    {"core.sqrt", r_sqrt},
+    {"core.rsqrt", r_rsqrt},
+    {"core.square", r_square},
+    {"core.floor", NULL},
+    {"core.sign", NULL},
+    /* binary */
+    {"core.add", r_add},
+    {"core.sub", r_sub},
+    {"core.mul", r_mul},
+    {"core.div", r_div},
+    {"core.pow", r_pow},
+    {"core.maximum", r_maximum},
+    {"core.minimum", r_minimum},
+    /* compare and logical */
+    {"core.eq", NULL},
+    {"core.ne", NULL},
+    {"core.lt", NULL},
+    {"core.le", NULL},
+    {"core.gt", NULL},
+    {"core.ge", NULL},
+    {"core.and", NULL},
+    {"core.or", NULL},
+    {"core.not", NULL},
+    {"core.select", r_select},
+    {"core.cast", r_cast},
+    {"core.matmul", r_matmul},
+    /* reductions */
+    {"core.reduce_sum", r_reduce_sum},
+    {"core.reduce_mean", r_reduce_mean},
+    {"core.reduce_max", r_reduce_extremum},
+    {"core.reduce_min", r_reduce_extremum},
+    {"core.reduce_prod", r_reduce_prod},
+    /* data movement */
+    {"core.reshape", r_reshape},
+    {"core.transpose", r_transpose},
+    {"core.broadcast_to", r_broadcast_to},
+    {"core.concat", r_concat},
+    {"core.split", r_split},
+    {"core.slice", r_slice},
+    {"core.gather", r_gather},
+    {"core.pad", r_pad},
+    /* no operands or integer results */
+    {"core.constant", NULL},
+    {"core.iota", NULL},
+    {"core.shape", NULL},
+    {"core.dim", NULL},
+    /* lists */
+    {"tl.empty", NULL},
+    {"tl.reserve", NULL},
+    {"tl.length", NULL},
+    {"tl.push_back", r_push_back},
+    {"tl.pop_back", r_pop_back},
+    {"tl.stack", r_stack},
+    {"tl.from_tensor", r_from_tensor},
+    {"tl.get_item", r_get_item},
+    {"tl.set_item", r_set_item},
+};
+
+ad_rule_fn ad_rule_lookup(const eddy_op_t *op, bool *known) {
+  for (size_t i = 0; i < sizeof k_rules / sizeof k_rules[0]; i++)
+    if (strcmp(op->name->str, k_rules[i].name) == 0) {
+      *known = true;
+      return k_rules[i].fn;
+    }
+  *known = false;
+  return NULL;
+}

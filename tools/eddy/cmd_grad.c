@@ -1,0 +1,282 @@
+/// `eddy grad`: add the reverse-mode gradient function F_grad of a function
+/// F to a module (autodiff/ad.h), optionally check it against finite
+/// differences on the reference evaluator, and print the module.
+#include "autodiff/ad.h"
+#include "dialects/dialects.h"
+#include "ir/ir.h"
+#include "ir/pass.h"
+#include "ir/passes/passes.h"
+#include "tools/eddy/cli.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define GRAD_MAX_WRT 256
+
+typedef struct grad_args {
+  const char *input;
+  const char *output;
+  const char *entry;
+  const char *wrt;
+  const char *pipeline;
+  bool check, stats, help;
+  double lo, hi;
+  int64_t dyn_dim, int_value;
+  uint64_t seed;
+} grad_args_t;
+
+static int print_help(void) {
+  printf(
+      "usage: eddy grad FILE --wrt LIST [--entry F] [options]\n"
+      "\n"
+      "Adds F_grad to the module: it takes F's arguments plus one seed (the\n"
+      "gradient of each result) and returns F's results followed by the\n"
+      "gradients of the --wrt arguments (a vector-Jacobian product). The\n"
+      "module, with F_grad appended, is printed.\n"
+      "\n"
+      "options:\n"
+      "  --entry F              the function (default: the module's only one)\n"
+      "  --wrt LIST             arguments to differentiate, by position: the\n"
+      "                         text format renames arguments to %%argN, so\n"
+      "                         they are named arg0,arg1 (or %%arg0, or 0)\n"
+      "  -o FILE                write the module to FILE (default: stdout)\n"
+      "  --passes=LIST          run these passes after adding F_grad\n"
+      "  --stats                print what each loop accumulates per iteration\n"
+      "                         (to stderr)\n"
+      "  --check                compare F_grad with central differences in f64\n"
+      "                         at sampled inputs (to stderr; exit 1 on a\n"
+      "                         mismatch)\n"
+      "  --check-range LO,HI    float inputs are sampled in [LO, HI] (default\n"
+      "                         0.5,1.5)\n"
+      "  --check-int N          value of integer inputs (default 3)\n"
+      "  --check-dim N          size of dynamic dimensions (default 3)\n"
+      "  --check-seed N         random seed (default 1)\n"
+      "  -h, --help             show this help\n");
+  return EDDY_CLI_EXIT_OK;
+}
+
+static int parse_args(int argc, char **argv, grad_args_t *a) {
+  memset(a, 0, sizeof(*a));
+  a->lo = 0.5;
+  a->hi = 1.5;
+  a->dyn_dim = 3;
+  a->int_value = 3;
+  a->seed = 1;
+  for (int i = 1; i < argc; i++) {
+    const char *arg = argv[i], *val = NULL;
+    if (arg[0] != '-' || strcmp(arg, "-") == 0) {
+      if (a->input)
+        return eddy_cli_usage_error(
+            "grad", "more than one input file ('%s' and '%s')", a->input, arg);
+      a->input = arg;
+    } else if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0) {
+      a->help = true;
+    } else if (eddy_cli_flag_value(argc, argv, &i, "--entry", &val)) {
+      if (!val || !*val)
+        return eddy_cli_usage_error("grad", "flag '--entry' needs a name");
+      a->entry = val[0] == '@' ? val + 1 : val;
+    } else if (eddy_cli_flag_value(argc, argv, &i, "--wrt", &val)) {
+      if (!val || !*val)
+        return eddy_cli_usage_error("grad", "flag '--wrt' needs a list");
+      a->wrt = val;
+    } else if (eddy_cli_flag_value(argc, argv, &i, "-o", &val) ||
+               eddy_cli_flag_value(argc, argv, &i, "--output", &val)) {
+      if (!val || !*val)
+        return eddy_cli_usage_error("grad", "flag '-o' needs a file name");
+      a->output = val;
+    } else if (eddy_cli_flag_value(argc, argv, &i, "--passes", &val)) {
+      if (!val)
+        return eddy_cli_usage_error("grad", "flag '--passes' needs a value");
+      a->pipeline = val;
+    } else if (eddy_cli_flag_value(argc, argv, &i, "--check-range", &val)) {
+      char *end = NULL;
+      if (val) {
+        a->lo = strtod(val, &end);
+        if (*end == ',')
+          a->hi = strtod(end + 1, &end);
+      }
+      if (!val || *end || !(a->lo <= a->hi))
+        return eddy_cli_usage_error("grad",
+                                    "flag '--check-range' needs LO,HI");
+    } else if (eddy_cli_flag_value(argc, argv, &i, "--check-int", &val)) {
+      char *end = NULL;
+      a->int_value = val ? strtoll(val, &end, 10) : 0;
+      if (!val || *end)
+        return eddy_cli_usage_error("grad", "flag '--check-int' needs N");
+    } else if (eddy_cli_flag_value(argc, argv, &i, "--check-dim", &val)) {
+      char *end = NULL;
+      a->dyn_dim = val ? strtoll(val, &end, 10) : 0;
+      if (!val || *end || a->dyn_dim < 0)
+        return eddy_cli_usage_error("grad", "flag '--check-dim' needs N >= 0");
+    } else if (eddy_cli_flag_value(argc, argv, &i, "--check-seed", &val)) {
+      char *end = NULL;
+      a->seed = val ? strtoull(val, &end, 10) : 0;
+      if (!val || *end)
+        return eddy_cli_usage_error("grad", "flag '--check-seed' needs N");
+    } else if (strcmp(arg, "--check") == 0) {
+      a->check = true;
+    } else if (strcmp(arg, "--stats") == 0) {
+      a->stats = true;
+    } else {
+      return eddy_cli_usage_error("grad", "unknown flag '%s'", arg);
+    }
+  }
+  if (a->help)
+    return -1;
+  if (!a->input)
+    return eddy_cli_usage_error(
+        "grad", "missing input file (use '-' for standard input)");
+  if (!a->wrt)
+    return eddy_cli_usage_error("grad", "missing --wrt");
+  return -1;
+}
+
+static eddy_status_t find_entry(eddy_module_t *m, const char *name,
+                                eddy_op_t **out) {
+  if (name) {
+    *out = eddy_ir_module_lookup_func(m, name);
+    if (!*out)
+      return eddy_status_create(EDDY_ERR_NOT_FOUND,
+                                "no function @%s in the module", name);
+    return NULL;
+  }
+  *out = NULL;
+  for (eddy_op_t *op = eddy_ir_module_body(m)->first; op; op = op->next)
+    if (eddy_ir_op_is(op, "func.func")) {
+      if (*out)
+        return eddy_status_create(EDDY_ERR_INVALID_ARGUMENT,
+                                  "the module has several functions; name "
+                                  "one with --entry");
+      *out = op;
+    }
+  if (!*out)
+    return eddy_status_create(EDDY_ERR_NOT_FOUND, "the module has no function");
+  return NULL;
+}
+
+static eddy_status_t run_check(const grad_args_t *a, eddy_op_t *f,
+                               eddy_op_t *gf, const size_t *wrt, size_t nw) {
+  eddy_rt_ctx_t *rt = NULL;
+  eddy_rt_status_t rs = eddy_rt_ctx_create(NULL, &rt);
+  if (rs) {
+    eddy_rt_status_destroy(rs);
+    return eddy_status_create(EDDY_ERR_RESOURCE, "cannot create a runtime");
+  }
+  size_t nin = eddy_ir_func_type(f)->num_inputs;
+  eddy_eval_value_t *args = calloc(nin ? nin : 1, sizeof(*args));
+  eddy_status_t st = NULL;
+  if (!args)
+    st = eddy_status_create(EDDY_ERR_RESOURCE, "out of memory");
+  if (!st)
+    st = eddy_ad_sample_args(rt, f, a->lo, a->hi, a->dyn_dim, a->int_value,
+                             a->seed, args);
+  eddy_ad_check_result_t res;
+  eddy_ad_check_opts_t o = eddy_ad_check_opts_default();
+  o.seed = a->seed;
+  if (!st)
+    st = eddy_ad_check(rt, f, gf, wrt, nw, args, &o, &res);
+  if (!st) {
+    fprintf(stderr,
+            "gradient check @%s: %s (max relative error %.3g; finite "
+            "differences %.17g, vjp %.17g)\n",
+            eddy_ir_func_name(gf), res.ok ? "ok" : "MISMATCH",
+            res.max_rel_err, res.fd, res.vjp);
+    if (!res.ok)
+      st = eddy_status_create(EDDY_ERR_INVALID_ARGUMENT,
+                              "gradient check of @%s failed",
+                              eddy_ir_func_name(gf));
+  }
+  if (args) {
+    for (size_t i = 0; i < nin; i++)
+      eddy_eval_value_release(&args[i]);
+    free(args);
+  }
+  eddy_rt_ctx_destroy(rt);
+  return st;
+}
+
+static eddy_status_t run_grad(eddy_ctx_t *ctx, const grad_args_t *a,
+                              eddy_buf_t *out) {
+  eddy_dialects_register_all(ctx);
+  eddy_passes_register_all(ctx);
+  eddy_module_t *m = NULL;
+  eddy_status_t st = eddy_ir_parse_file(ctx, a->input, &m);
+  if (!st)
+    st = eddy_ir_verify_module(m);
+  eddy_op_t *f = NULL, *gf = NULL;
+  if (!st)
+    st = find_entry(m, a->entry, &f);
+  size_t wrt[GRAD_MAX_WRT], nw = 0;
+  if (!st)
+    st = eddy_ad_parse_wrt(a->wrt, eddy_ir_func_type(f)->num_inputs, wrt,
+                           GRAD_MAX_WRT, &nw);
+  eddy_ad_stats_t stats;
+  eddy_ad_stats_init(&stats);
+  if (!st)
+    st = eddy_ad_grad(m, eddy_ir_func_name(f), wrt, nw, &stats, &gf);
+  if (!st && a->pipeline) {
+    eddy_pm_opts_t po;
+    eddy_ir_pm_opts_default(&po);
+    eddy_pass_manager_t *pm = eddy_ir_pm_create(ctx, &po);
+    if (!pm)
+      st = eddy_status_create(EDDY_ERR_RESOURCE, "out of memory");
+    if (!st)
+      st = eddy_ir_pm_add_pipeline(pm, a->pipeline);
+    if (!st)
+      st = eddy_ir_pm_run(pm, m);
+    if (!st)
+      st = eddy_ir_verify_module(m);
+    eddy_ir_pm_destroy(pm);
+    if (!st) {
+      const char *name = eddy_ir_func_name(f);
+      gf = NULL;
+      char buf[512];
+      snprintf(buf, sizeof buf, "%s_grad", name);
+      gf = eddy_ir_module_lookup_func(m, buf);
+    }
+  }
+  if (!st && a->stats) {
+    eddy_buf_t sb;
+    eddy_buf_init(&sb);
+    eddy_ad_stats_format(&stats, &sb);
+    fputs(sb.data ? sb.data : "", stderr);
+    eddy_buf_destroy(&sb);
+  }
+  if (!st && a->check && gf)
+    st = run_check(a, f, gf, wrt, nw);
+  if (!st) {
+    eddy_print_opts_t po = {0};
+    eddy_ir_module_print(m, &po, out);
+    if (out->len && out->data[out->len - 1] != '\n')
+      eddy_buf_putc(out, '\n');
+  }
+  eddy_ad_stats_destroy(&stats);
+  if (m)
+    eddy_ir_module_destroy(m);
+  return st;
+}
+
+int eddy_cli_grad_main(int argc, char **argv) {
+  grad_args_t a;
+  int rc = parse_args(argc, argv, &a);
+  if (rc >= 0)
+    return rc;
+  if (a.help)
+    return print_help();
+  eddy_ctx_t *ctx = eddy_ir_ctx_create();
+  if (!ctx) {
+    fprintf(stderr, "eddy grad: out of memory\n");
+    return EDDY_CLI_EXIT_ERROR;
+  }
+  eddy_buf_t out;
+  eddy_buf_init(&out);
+  eddy_status_t st = run_grad(ctx, &a, &out);
+  if (!st)
+    st = eddy_cli_write_output(a.output, out.data ? out.data : "", out.len);
+  eddy_buf_destroy(&out);
+  eddy_ir_ctx_destroy(ctx);
+  if (st)
+    return eddy_cli_report(st);
+  return EDDY_CLI_EXIT_OK;
+}
