@@ -301,6 +301,95 @@ int64_t eddy_rt_list_max_elements(const eddy_rt_list_t *list);
 /// True when the caller holds the only reference (the next push is in place).
 bool eddy_rt_list_is_unique(const eddy_rt_list_t *list);
 
+/// ===========================================================================
+/// Entry helpers for compiled code (runtime/entry.c)
+/// ===========================================================================
+
+/// Called first by a generated `PREFIX_run`: clears err, resets
+/// results[0..num_results) to eddy_rt_tensor_empty(), and checks that rt,
+/// args and results are non-NULL where needed. Returns an eddy_rt_code_t and
+/// writes a message to err (truncated to errlen; err may be NULL).
+int32_t eddy_rt_entry_begin(eddy_rt_ctx_t *rt, const eddy_rt_tensor_t *args,
+                            int64_t num_args, eddy_rt_tensor_t *results,
+                            int64_t num_results, char *err, size_t errlen);
+/// Checks args[index] against dtype, rank and dims (-1 = any size):
+/// "argument 1 'arg1': expected f32[4,?], got f32[3,5]". The tensor must be
+/// valid and contiguous.
+int32_t eddy_rt_entry_check_arg(const eddy_rt_tensor_t *args, int64_t index,
+                                const char *name, int32_t dtype, int32_t rank,
+                                const int64_t *dims, char *err, size_t errlen);
+/// Allocates results[index] (uninitialized: the generated code writes every
+/// element; owned by the caller). On failure it releases results[0..index]
+/// and reports "result N: ...".
+int32_t eddy_rt_entry_alloc_result(eddy_rt_ctx_t *rt,
+                                   eddy_rt_tensor_t *results, int64_t index,
+                                   int32_t dtype, int32_t rank,
+                                   const int64_t *dims, char *err,
+                                   size_t errlen);
+
+/// Scratch memory of compiled code, through rt's allocator and memory limit.
+/// NULL on failure, with the message in err ("compiled code: allocating N
+/// bytes would exceed the memory limit ..."). bytes 0 gives a valid pointer.
+void *eddy_rt_entry_alloc(eddy_rt_ctx_t *rt, int64_t bytes, char *err,
+                          size_t errlen);
+/// Frees what eddy_rt_entry_alloc returned (ptr may be NULL).
+void eddy_rt_entry_free(eddy_rt_ctx_t *rt, void *ptr, int64_t bytes);
+/// Writes "WHAT: index I is out of range [0, SIZE)" to err; returns
+/// EDDY_RT_ERR_INVALID_ARGUMENT. what is "LOC: 'core.gather' op".
+int32_t eddy_rt_entry_index_error(char *err, size_t errlen, const char *what,
+                                  int64_t index, int64_t size);
+/// Releases results[0..num_results) (after a failure).
+void eddy_rt_entry_release_results(eddy_rt_tensor_t *results,
+                                   int64_t num_results);
+
+/// TensorLists in compiled code (lists are opaque pointers; NULL = an
+/// earlier failure, passed on silently). `code` is the entry's error slot:
+/// the first failure stores -CODE there and writes its message to err.
+/// moved != 0: the caller gives up its reference to list; else it keeps it.
+void *eddy_rt_entry_list_empty(eddy_rt_ctx_t *rt, int32_t dtype, int32_t rank,
+                               const int64_t *dims, int64_t max_elements,
+                               int32_t *code, char *err, size_t errlen);
+/// Pushes a copy of the contiguous data (dtype, rank, dims).
+void *eddy_rt_entry_list_push(eddy_rt_ctx_t *rt, void *list, int32_t moved,
+                              void *data, int32_t dtype, int32_t rank,
+                              const int64_t *dims, int32_t *code, char *err,
+                              size_t errlen);
+/// Pops the last item into out_data, which has room for (dtype, rank, dims);
+/// an item of another shape is an error.
+void *eddy_rt_entry_list_pop(eddy_rt_ctx_t *rt, void *list, int32_t moved,
+                             void *out_data, int32_t dtype, int32_t rank,
+                             const int64_t *dims, int32_t *code, char *err,
+                             size_t errlen);
+/// tl.reserve of n unset items.
+void *eddy_rt_entry_list_reserve(eddy_rt_ctx_t *rt, int32_t dtype,
+                                 int32_t rank, const int64_t *dims, int64_t n,
+                                 int32_t *code, char *err, size_t errlen);
+/// tl.from_tensor of the contiguous data (dtype, rank, dims), copied.
+void *eddy_rt_entry_list_from_tensor(eddy_rt_ctx_t *rt, void *data,
+                                     int32_t dtype, int32_t rank,
+                                     const int64_t *dims, int32_t *code,
+                                     char *err, size_t errlen);
+/// tl.get_item into out_data (room for dtype, rank, dims); list is kept.
+void eddy_rt_entry_list_get(eddy_rt_ctx_t *rt, const void *list, int64_t index,
+                            void *out_data, int32_t dtype, int32_t rank,
+                            const int64_t *dims, int32_t *code, char *err,
+                            size_t errlen);
+/// tl.set_item of a copy of data.
+void *eddy_rt_entry_list_set(eddy_rt_ctx_t *rt, void *list, int32_t moved,
+                             int64_t index, void *data, int32_t dtype,
+                             int32_t rank, const int64_t *dims, int32_t *code,
+                             char *err, size_t errlen);
+/// tl.stack into out_data, which must be exactly (dtype, rank, dims).
+void eddy_rt_entry_list_stack(eddy_rt_ctx_t *rt, const void *list,
+                              void *out_data, int32_t dtype, int32_t rank,
+                              const int64_t *dims, int32_t *code, char *err,
+                              size_t errlen);
+/// Length (0 for NULL).
+int64_t eddy_rt_entry_list_length(const void *list);
+/// NULL is fine for both.
+void eddy_rt_entry_list_retain(void *list);
+void eddy_rt_entry_list_release(void *list);
+
 #ifdef __cplusplus
 }
 #endif

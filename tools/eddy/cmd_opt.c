@@ -6,6 +6,7 @@
 #include "ir/pass.h"
 #include "ir/passes/passes.h"
 #include "lower/lower.h"
+#include "lower/tf/tf_lower.h"
 #include "tools/eddy/cli.h"
 
 #include <stdio.h>
@@ -59,6 +60,7 @@ static int print_help(void) {
   }
   eddy_passes_register_all(ctx);
   eddy_lower_passes_register(ctx);
+  eddy_tf_lower_passes_register(ctx);
   eddy_ir_pass_each(ctx, print_pass, stdout);
   eddy_ir_ctx_destroy(ctx);
   return EDDY_CLI_EXIT_OK;
@@ -149,6 +151,7 @@ static eddy_status_t run_opt(eddy_ctx_t *ctx, const opt_args_t *a,
   eddy_tf_dialect_register(ctx); // so that imported IR reads back
   eddy_passes_register_all(ctx);
   eddy_lower_passes_register(ctx);
+  eddy_tf_lower_passes_register(ctx);
 
   // A misspelled --print-ir-after would otherwise print nothing, silently.
   if (a->pm.print_after &&

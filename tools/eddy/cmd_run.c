@@ -8,6 +8,9 @@
 #include "ir/ir.h"
 #include "ir/pass.h"
 #include "ir/passes/passes.h"
+#include "dialects/tf/tf.h"
+#include "lower/tf/tf_lower.h"
+#include "lower/lower.h"
 #include "runtime/eval/eval.h"
 #include "runtime/npy.h"
 #include "tools/eddy/cli.h"
@@ -43,6 +46,11 @@ typedef struct run_args {
   int64_t preview;      ///< elements printed per result; -1 = all
   bool help;
   eddy_cli_interp_opts_t interp; ///< --mode=interp / compare (run_interp.c)
+  /// A TensorFlow GraphDef (FILE ends in .pb): --feed / --fetch names, and
+  /// "argN" names the --input NAMEs are rewritten to.
+  const char **feeds, **fetches;
+  size_t num_feeds, num_fetches;
+  char (*arg_names)[24];
 } run_args_t;
 
 static int print_help(void) {
@@ -54,6 +62,11 @@ static int print_help(void) {
       "its first elements.\n"
       "\n"
       "options:\n"
+      "  FILE.pb                a TensorFlow GraphDef: imported, functionalized\n"
+      "                         and legalized; --input NAME names a Placeholder\n"
+      "  --feed NAME            (.pb) a Placeholder that becomes an argument\n"
+      "                         (default: the --input names, in order)\n"
+      "  --fetch NAME[:i]       (.pb) a tensor to compute (default: the sinks)\n"
       "  --entry F              the function to run (default: the module's only\n"
       "                         function); '@F' is accepted too\n"
       "  --input NAME=VALUE     one argument of F. NAME is its position: arg0,\n"
@@ -115,7 +128,10 @@ static int parse_args(int argc, char **argv, run_args_t *a) {
   a->preview = RUN_DEFAULT_PREVIEW;
   eddy_cli_interp_opts_init(&a->interp);
   a->inputs = calloc((size_t)argc + 1, sizeof(*a->inputs));
-  if (!a->inputs) {
+  a->feeds = calloc((size_t)argc + 1, sizeof(*a->feeds));
+  a->fetches = calloc((size_t)argc + 1, sizeof(*a->fetches));
+  a->arg_names = calloc((size_t)argc + 1, sizeof(*a->arg_names));
+  if (!a->inputs || !a->feeds || !a->fetches || !a->arg_names) {
     fprintf(stderr, "eddy run: out of memory\n");
     return EDDY_CLI_EXIT_ERROR;
   }
@@ -150,6 +166,14 @@ static int parse_args(int argc, char **argv, run_args_t *a) {
       in->name = val;
       in->name_len = (size_t)(eq - val);
       in->value = eq + 1;
+    } else if (eddy_cli_flag_value(argc, argv, &i, "--feed", &val)) {
+      if (!val || !*val)
+        return eddy_cli_usage_error("run", "flag '--feed' needs a name");
+      a->feeds[a->num_feeds++] = val;
+    } else if (eddy_cli_flag_value(argc, argv, &i, "--fetch", &val)) {
+      if (!val || !*val)
+        return eddy_cli_usage_error("run", "flag '--fetch' needs a name");
+      a->fetches[a->num_fetches++] = val;
     } else if (eddy_cli_flag_value(argc, argv, &i, "--mode", &val)) {
       if (!val || !*val)
         return eddy_cli_usage_error("run", "flag '--mode' needs a value "
@@ -449,6 +473,7 @@ static void print_results(const eddy_eval_value_t *vals, size_t n,
 static eddy_status_t run_passes(eddy_ctx_t *ctx, const char *pipeline,
                                 eddy_module_t *m) {
   eddy_passes_register_all(ctx);
+  eddy_lower_passes_register(ctx);
   eddy_pm_opts_t po;
   eddy_ir_pm_opts_default(&po);
   po.dump = stderr;
@@ -464,10 +489,72 @@ static eddy_status_t run_passes(eddy_ctx_t *ctx, const char *pipeline,
   return st;
 }
 
-static eddy_status_t run_eval(eddy_ctx_t *ctx, const run_args_t *a) {
+static bool is_graphdef(const char *path) {
+  size_t n = strlen(path);
+  return n > 3 && strcmp(path + n - 3, ".pb") == 0;
+}
+
+/// FILE.pb: imported (feeds: --feed, else the --input names in order),
+/// functionalized and legalized; the --input names become argument indices.
+static eddy_status_t load_graphdef(eddy_ctx_t *ctx, run_args_t *a,
+                                   eddy_module_t **out) {
+  const char **feeds = a->feeds;
+  size_t nf = a->num_feeds;
+  if (nf == 0) {
+    for (size_t i = 0; i < a->num_inputs; i++) {
+      run_input_t *in = &a->inputs[i];
+      char *name = calloc(in->name_len + 1, 1);
+      if (!name)
+        return eddy_status_create(EDDY_ERR_RESOURCE, "out of memory");
+      memcpy(name, in->name, in->name_len);
+      feeds[nf++] = name;
+    }
+  }
+  eddy_tf_import_opts_t io = {.feeds = nf ? feeds : NULL,
+                              .num_feeds = nf,
+                              .fetches = a->num_fetches ? a->fetches : NULL,
+                              .num_fetches = a->num_fetches,
+                              .prune = true};
+  eddy_status_t st = eddy_tf_import_graphdef(ctx, a->input, &io, out);
+  for (size_t i = 0; i < a->num_inputs; i++) {
+    run_input_t *in = &a->inputs[i];
+    size_t k = 0;
+    while (k < nf && (strlen(feeds[k]) != in->name_len ||
+                      strncmp(feeds[k], in->name, in->name_len) != 0))
+      k++;
+    if (k == nf) {
+      if (!st)
+        st = eddy_status_create(EDDY_ERR_INVALID_ARGUMENT,
+                                "--input %s: '%.*s' is not a fed Placeholder",
+                                in->arg, (int)in->name_len, in->name);
+      continue;
+    }
+    snprintf(a->arg_names[i], sizeof a->arg_names[i], "arg%zu", k);
+    in->name = a->arg_names[i];
+    in->name_len = strlen(a->arg_names[i]);
+  }
+  if (a->num_feeds == 0)
+    for (size_t i = 0; i < nf; i++)
+      free((void *)feeds[i]);
+  if (!st)
+    st = eddy_tf_functionalize(*out);
+  if (!st)
+    st = eddy_tf_legalize(*out);
+  return st;
+}
+
+static eddy_status_t run_eval(eddy_ctx_t *ctx, run_args_t *a) {
   eddy_dialects_register_all(ctx);
   eddy_module_t *m = NULL;
-  EDDY_RETURN_IF_ERROR(eddy_ir_parse_file(ctx, a->input, &m));
+  if (is_graphdef(a->input)) {
+    eddy_status_t gs = load_graphdef(ctx, a, &m);
+    if (gs) {
+      eddy_ir_module_destroy(m);
+      return gs;
+    }
+  } else {
+    EDDY_RETURN_IF_ERROR(eddy_ir_parse_file(ctx, a->input, &m));
+  }
   eddy_status_t st = eddy_ir_verify_module(m);
   if (!st && a->pipeline)
     st = run_passes(ctx, a->pipeline, m);
@@ -529,6 +616,9 @@ int eddy_cli_run_main(int argc, char **argv) {
     rc = print_help();
   if (rc >= 0) {
     free(a.inputs);
+    free(a.feeds);
+    free(a.fetches);
+    free(a.arg_names);
     return rc;
   }
   eddy_status_t st = NULL;
@@ -540,6 +630,9 @@ int eddy_cli_run_main(int argc, char **argv) {
     eddy_ir_ctx_destroy(ctx);
   }
   free(a.inputs);
+  free(a.feeds);
+  free(a.fetches);
+  free(a.arg_names);
   if (st)
     return eddy_cli_report(st);
   return EDDY_CLI_EXIT_OK;

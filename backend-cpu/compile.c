@@ -1,0 +1,414 @@
+/// The MLIR and LLVM half of the backend: parse the emitted MLIR text, lower
+/// it to the LLVM dialect with upstream passes, then either translate it to
+/// LLVM IR, optimize and write an object file, or JIT it with MLIR's
+/// ExecutionEngine. All MlirLogicalResult / LLVM error conversions to
+/// eddy_status_t happen in this file.
+#include "backend-cpu/cpu.h"
+
+#include <mlir-c/Diagnostics.h>
+#include <mlir-c/ExecutionEngine.h>
+#include <mlir-c/IR.h>
+#include <mlir-c/Pass.h>
+#include <mlir-c/RegisterEverything.h>
+#include <mlir-c/Target/LLVMIR.h>
+
+#include <llvm-c/Core.h>
+#include <llvm-c/Error.h>
+#include <llvm-c/Target.h>
+#include <llvm-c/TargetMachine.h>
+#include <llvm-c/Transforms/PassBuilder.h>
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+/// The lowering pipeline from func/scf/arith/math/memref to the LLVM
+/// dialect. math ops without an LLVM intrinsic (tanh, log1p...) become libm
+/// calls.
+static const char k_pipeline[] =
+    "builtin.module(convert-scf-to-cf,canonicalize,cse,"
+    "convert-math-to-llvm,convert-math-to-libm,expand-strided-metadata,"
+    "finalize-memref-to-llvm,convert-arith-to-llvm,convert-cf-to-llvm,"
+    "convert-func-to-llvm,reconcile-unrealized-casts)";
+
+/// MLIR's pass registry and LLVM's target registry are process-wide; they
+/// are filled once.
+static pthread_once_t g_init_once = PTHREAD_ONCE_INIT;
+
+static void init_once(void) {
+  mlirRegisterAllPasses();
+  LLVMInitializeX86TargetInfo();
+  LLVMInitializeX86Target();
+  LLVMInitializeX86TargetMC();
+  LLVMInitializeX86AsmPrinter();
+}
+
+static MlirStringRef sref(const char *s) {
+  return mlirStringRefCreate(s, strlen(s));
+}
+
+static void diag_append(MlirStringRef s, void *user) {
+  eddy_buf_append((eddy_buf_t *)user, s.data, s.length);
+}
+
+static MlirLogicalResult diag_handler(MlirDiagnostic d, void *user) {
+  eddy_buf_t *b = user;
+  if (b->len)
+    eddy_buf_puts(b, "\n");
+  mlirDiagnosticPrint(d, diag_append, b);
+  return mlirLogicalResultSuccess();
+}
+
+typedef struct mlir_state {
+  MlirContext ctx;
+  MlirModule module;
+  eddy_buf_t diags;
+} mlir_state_t;
+
+static void mlir_state_destroy(mlir_state_t *s) {
+  if (!mlirModuleIsNull(s->module))
+    mlirModuleDestroy(s->module);
+  if (!mlirContextIsNull(s->ctx))
+    mlirContextDestroy(s->ctx);
+  eddy_buf_destroy(&s->diags);
+}
+
+static eddy_status_t mlir_fail(mlir_state_t *s, const char *what) {
+  return eddy_status_create(EDDY_ERR_INTERNAL, "cpu backend: %s%s%s", what,
+                            s->diags.len ? ":\n" : "",
+                            s->diags.len ? s->diags.data : "");
+}
+
+/// Emits, parses and lowers @entry to the LLVM dialect.
+static eddy_status_t lower(const eddy_module_t *m, const char *entry,
+                           const eddy_cpu_opts_t *opts, mlir_state_t *s) {
+  pthread_once(&g_init_once, init_once);
+  memset(s, 0, sizeof *s);
+  eddy_buf_init(&s->diags);
+  eddy_buf_t text;
+  eddy_buf_init(&text);
+  eddy_status_t st = eddy_cpu_emit_mlir(m, entry, opts, &text);
+  if (st) {
+    eddy_buf_destroy(&text);
+    return st;
+  }
+  s->ctx = mlirContextCreateWithThreading(false);
+  MlirDialectRegistry reg = mlirDialectRegistryCreate();
+  mlirRegisterAllDialects(reg);
+  mlirContextAppendDialectRegistry(s->ctx, reg);
+  mlirDialectRegistryDestroy(reg);
+  mlirRegisterAllLLVMTranslations(s->ctx);
+  mlirContextAttachDiagnosticHandler(s->ctx, diag_handler, &s->diags, NULL);
+  s->module =
+      mlirModuleCreateParse(s->ctx, mlirStringRefCreate(text.data, text.len));
+  eddy_buf_destroy(&text);
+  if (mlirModuleIsNull(s->module))
+    return mlir_fail(s, "the emitted MLIR does not parse");
+  MlirPassManager pm = mlirPassManagerCreate(s->ctx);
+  MlirOpPassManager opm = mlirPassManagerGetAsOpPassManager(pm);
+  eddy_buf_t perr;
+  eddy_buf_init(&perr);
+  MlirLogicalResult r =
+      mlirParsePassPipeline(opm, sref(k_pipeline), diag_append, &perr);
+  if (mlirLogicalResultIsFailure(r)) {
+    mlirPassManagerDestroy(pm);
+    st = eddy_status_create(EDDY_ERR_INTERNAL,
+                            "cpu backend: bad pass pipeline: %s",
+                            perr.data ? perr.data : "");
+    eddy_buf_destroy(&perr);
+    return st;
+  }
+  eddy_buf_destroy(&perr);
+  r = mlirPassManagerRunOnOp(pm, mlirModuleGetOperation(s->module));
+  mlirPassManagerDestroy(pm);
+  if (mlirLogicalResultIsFailure(r))
+    return mlir_fail(s, "lowering to the LLVM dialect failed");
+  return NULL;
+}
+
+static eddy_status_t llvm_error(const char *what, char *msg) {
+  eddy_status_t st =
+      eddy_status_create(EDDY_ERR_INTERNAL, "cpu backend: %s: %s", what,
+                         msg ? msg : "unknown error");
+  LLVMDisposeMessage(msg);
+  return st;
+}
+
+/// LLVM's C API cannot tell whether a CPU name is valid, and an unknown one
+/// makes it abort ("64-bit code requested on a subtarget that doesn't
+/// support it"), so names are checked against the x86-64 CPUs LLVM 19 knows.
+static const char *const k_cpus[] = {
+    "x86-64",
+    "x86-64-v2",
+    "x86-64-v3",
+    "x86-64-v4",
+    "core2",
+    "nehalem",
+    "westmere",
+    "sandybridge",
+    "ivybridge",
+    "haswell",
+    "broadwell",
+    "skylake",
+    "skylake-avx512",
+    "cascadelake",
+    "cooperlake",
+    "cannonlake",
+    "icelake-client",
+    "icelake-server",
+    "tigerlake",
+    "rocketlake",
+    "alderlake",
+    "raptorlake",
+    "meteorlake",
+    "sapphirerapids",
+    "graniterapids",
+    "emeraldrapids",
+    "btver2",
+    "bdver4",
+    "znver1",
+    "znver2",
+    "znver3",
+    "znver4",
+    "znver5",
+    "knl",
+    "knm",
+    "goldmont",
+    "tremont",
+    "sierraforest",
+    "grandridge",
+    "arrowlake",
+    "lunarlake",
+    "pantherlake",
+};
+
+static eddy_status_t check_cpu(const char *cpu) {
+  for (size_t i = 0; i < sizeof k_cpus / sizeof k_cpus[0]; i++)
+    if (strcmp(k_cpus[i], cpu) == 0)
+      return NULL;
+  return eddy_status_create(EDDY_ERR_INVALID_ARGUMENT,
+                            "unknown CPU '%s' for -march (try x86-64, "
+                            "x86-64-v3, skylake-avx512, znver4, or omit it "
+                            "for the host CPU)",
+                            cpu);
+}
+
+/// Lowers, translates and optimizes @entry for the target CPU, then writes
+/// an object to obj_path and/or appends the optimized LLVM IR to out_ir.
+static eddy_status_t codegen(const eddy_module_t *m, const char *entry,
+                             const eddy_cpu_opts_t *opts, const char *obj_path,
+                             eddy_buf_t *out_ir) {
+  eddy_cpu_opts_t dflt = eddy_cpu_opts_default();
+  if (!opts)
+    opts = &dflt;
+  if (opts->cpu)
+    EDDY_RETURN_IF_ERROR(check_cpu(opts->cpu));
+  mlir_state_t s;
+  eddy_status_t st = lower(m, entry, opts, &s);
+  if (st) {
+    mlir_state_destroy(&s);
+    return st;
+  }
+  LLVMContextRef lctx = LLVMContextCreate();
+  LLVMModuleRef lm =
+      mlirTranslateModuleToLLVMIR(mlirModuleGetOperation(s.module), lctx);
+  if (!lm) {
+    st = mlir_fail(&s, "translation to LLVM IR failed");
+    mlir_state_destroy(&s);
+    LLVMContextDispose(lctx);
+    return st;
+  }
+  const char *triple = "x86_64-pc-linux-gnu";
+  LLVMTargetRef target;
+  char *msg = NULL;
+  char *host_cpu = NULL, *host_features = NULL;
+  LLVMTargetMachineRef tm = NULL;
+  if (LLVMGetTargetFromTriple(triple, &target, &msg)) {
+    st = llvm_error("no x86-64 target", msg);
+    goto done;
+  }
+  const char *cpu = opts->cpu, *features = "";
+  if (!cpu) {
+    host_cpu = LLVMGetHostCPUName();
+    host_features = LLVMGetHostCPUFeatures();
+    cpu = host_cpu;
+    features = host_features;
+  }
+  LLVMCodeGenOptLevel lvl = opts->opt_level <= 0   ? LLVMCodeGenLevelNone
+                            : opts->opt_level == 1 ? LLVMCodeGenLevelLess
+                            : opts->opt_level == 2 ? LLVMCodeGenLevelDefault
+                                                   : LLVMCodeGenLevelAggressive;
+  tm = LLVMCreateTargetMachine(target, triple, cpu, features, lvl, LLVMRelocPIC,
+                               LLVMCodeModelDefault);
+  if (!tm) {
+    st = eddy_status_create(EDDY_ERR_INVALID_ARGUMENT,
+                            "cpu backend: cannot target CPU '%s'", cpu);
+    goto done;
+  }
+  LLVMSetTarget(lm, triple);
+  LLVMTargetDataRef td = LLVMCreateTargetDataLayout(tm);
+  char *layout = LLVMCopyStringRepOfTargetData(td);
+  LLVMSetDataLayout(lm, layout);
+  LLVMDisposeMessage(layout);
+  LLVMDisposeTargetData(td);
+  char passes[32];
+  snprintf(passes, sizeof passes, "default<O%d>",
+           opts->opt_level < 0   ? 0
+           : opts->opt_level > 3 ? 3
+                                 : opts->opt_level);
+  LLVMPassBuilderOptionsRef pbo = LLVMCreatePassBuilderOptions();
+  LLVMErrorRef err = LLVMRunPasses(lm, passes, tm, pbo);
+  LLVMDisposePassBuilderOptions(pbo);
+  if (err) {
+    st = llvm_error("LLVM optimization failed", LLVMGetErrorMessage(err));
+    goto done;
+  }
+  if (out_ir) {
+    char *text = LLVMPrintModuleToString(lm);
+    eddy_buf_puts(out_ir, text);
+    LLVMDisposeMessage(text);
+  }
+  if (!obj_path)
+    goto done;
+  // EmitToFile takes a non-const path.
+  size_t plen = strlen(obj_path);
+  char *path = malloc(plen + 1);
+  if (path)
+    memcpy(path, obj_path, plen + 1);
+  if (!path) {
+    st = eddy_status_create(EDDY_ERR_RESOURCE, "out of memory");
+    goto done;
+  }
+  if (LLVMTargetMachineEmitToFile(tm, lm, path, LLVMObjectFile, &msg)) {
+    st = eddy_status_create(EDDY_ERR_IO, "cannot write object file '%s': %s",
+                            obj_path, msg ? msg : "unknown error");
+    LLVMDisposeMessage(msg);
+  }
+  free(path);
+done:
+  if (tm)
+    LLVMDisposeTargetMachine(tm);
+  LLVMDisposeMessage(host_cpu);
+  LLVMDisposeMessage(host_features);
+  LLVMDisposeModule(lm);
+  LLVMContextDispose(lctx);
+  mlir_state_destroy(&s);
+  return st;
+}
+
+eddy_status_t eddy_cpu_compile_object(const eddy_module_t *m, const char *entry,
+                                      const eddy_cpu_opts_t *opts,
+                                      const char *obj_path) {
+  return codegen(m, entry, opts, obj_path, NULL);
+}
+
+eddy_status_t eddy_cpu_emit_llvm_ir(const eddy_module_t *m, const char *entry,
+                                    const eddy_cpu_opts_t *opts,
+                                    eddy_buf_t *out) {
+  return codegen(m, entry, opts, NULL, out);
+}
+
+/// ---- JIT
+
+struct eddy_cpu_jit {
+  MlirExecutionEngine ee;
+  eddy_cpu_entry_fn_t fn;
+  uint32_t num_results;
+};
+
+eddy_status_t eddy_cpu_jit_create(const eddy_module_t *m, const char *entry,
+                                  const eddy_cpu_opts_t *opts,
+                                  eddy_cpu_jit_t **out_jit) {
+  *out_jit = NULL;
+  eddy_cpu_opts_t o = opts ? *opts : eddy_cpu_opts_default();
+  mlir_state_t s;
+  eddy_status_t st = lower(m, entry, &o, &s);
+  if (st) {
+    mlir_state_destroy(&s);
+    return st;
+  }
+  int lvl = o.opt_level < 0 ? 0 : o.opt_level > 3 ? 3 : o.opt_level;
+  MlirExecutionEngine ee =
+      mlirExecutionEngineCreate(s.module, lvl, 0, NULL, false);
+  if (mlirExecutionEngineIsNull(ee)) {
+    st = mlir_fail(&s, "JIT compilation failed");
+    mlir_state_destroy(&s);
+    return st;
+  }
+  // The entry helpers live in this process's libeddyrt; symbols of the
+  // executable itself are not visible to the JIT's dynamic lookup.
+  mlirExecutionEngineRegisterSymbol(ee, sref("eddy_rt_entry_begin"),
+                                    (void *)eddy_rt_entry_begin);
+  mlirExecutionEngineRegisterSymbol(ee, sref("eddy_rt_entry_check_arg"),
+                                    (void *)eddy_rt_entry_check_arg);
+  mlirExecutionEngineRegisterSymbol(ee, sref("eddy_rt_entry_alloc_result"),
+                                    (void *)eddy_rt_entry_alloc_result);
+  mlirExecutionEngineRegisterSymbol(ee, sref("eddy_rt_entry_alloc"),
+                                    (void *)eddy_rt_entry_alloc);
+  mlirExecutionEngineRegisterSymbol(ee, sref("eddy_rt_entry_free"),
+                                    (void *)eddy_rt_entry_free);
+  mlirExecutionEngineRegisterSymbol(ee, sref("eddy_rt_entry_release_results"),
+                                    (void *)eddy_rt_entry_release_results);
+  mlirExecutionEngineRegisterSymbol(ee, sref("eddy_rt_entry_index_error"),
+                                    (void *)eddy_rt_entry_index_error);
+  // The TensorList helpers.
+  static const struct {
+    const char *name;
+    void *fn;
+  } k_list_syms[] = {
+      {"eddy_rt_entry_list_empty", (void *)eddy_rt_entry_list_empty},
+      {"eddy_rt_entry_list_push", (void *)eddy_rt_entry_list_push},
+      {"eddy_rt_entry_list_pop", (void *)eddy_rt_entry_list_pop},
+      {"eddy_rt_entry_list_length", (void *)eddy_rt_entry_list_length},
+      {"eddy_rt_entry_list_retain", (void *)eddy_rt_entry_list_retain},
+      {"eddy_rt_entry_list_release", (void *)eddy_rt_entry_list_release},
+  };
+  for (size_t i = 0; i < sizeof k_list_syms / sizeof k_list_syms[0]; i++)
+    mlirExecutionEngineRegisterSymbol(ee, sref(k_list_syms[i].name),
+                                      k_list_syms[i].fn);
+  eddy_buf_t name;
+  eddy_buf_init(&name);
+  eddy_buf_printf(&name, "%s_run", o.prefix ? o.prefix : entry);
+  void *fn = mlirExecutionEngineLookup(ee, sref(name.data));
+  eddy_buf_destroy(&name);
+  mlir_state_destroy(&s);
+  if (!fn) {
+    mlirExecutionEngineDestroy(ee);
+    return eddy_status_create(EDDY_ERR_INTERNAL,
+                              "cpu backend: JIT lookup of the entry failed");
+  }
+  eddy_cpu_jit_t *j = calloc(1, sizeof *j);
+  if (!j) {
+    mlirExecutionEngineDestroy(ee);
+    return eddy_status_create(EDDY_ERR_RESOURCE, "out of memory");
+  }
+  j->ee = ee;
+  // Function and data pointers have the same representation on every
+  // target LLVM's JIT supports.
+  memcpy(&j->fn, &fn, sizeof fn);
+  j->num_results =
+      eddy_ir_func_type(eddy_ir_module_lookup_func(m, entry))->num_outputs;
+  *out_jit = j;
+  return NULL;
+}
+
+void eddy_cpu_jit_destroy(eddy_cpu_jit_t *jit) {
+  if (!jit)
+    return;
+  mlirExecutionEngineDestroy(jit->ee);
+  free(jit);
+}
+
+eddy_cpu_entry_fn_t eddy_cpu_jit_entry(const eddy_cpu_jit_t *jit) {
+  return jit->fn;
+}
+
+eddy_status_t eddy_cpu_jit_run(const eddy_cpu_jit_t *jit, eddy_rt_ctx_t *rt,
+                               const eddy_rt_tensor_t *args,
+                               eddy_rt_tensor_t *results) {
+  char err[1024];
+  int32_t code = jit->fn(rt, args, results, err, sizeof err);
+  if (code == 0)
+    return NULL;
+  return eddy_status_create((eddy_status_code_t)code, "%s", err);
+}

@@ -1,0 +1,84 @@
+/// backend-cpu: compiles one entry function of an eddy module to native
+/// x86-64 code. The function is emitted as MLIR (func, scf, arith, math,
+/// memref, llvm), lowered with upstream passes to the LLVM dialect,
+/// translated to LLVM IR, optimized, and either written as an object file
+/// with a C header or JIT-compiled in-process. docs/cpu.md has the details.
+///
+/// The generated entry point (same ABI for objects and the JIT):
+///   int32_t PREFIX_run(eddy_rt_ctx_t *rt, const eddy_rt_tensor_t *args,
+///                      eddy_rt_tensor_t *results, char *err, size_t errlen);
+/// It checks every argument (dtype, rank, dims, contiguity), allocates the
+/// results through rt (owned by the caller: eddy_rt_tensor_release), and
+/// returns 0 or an eddy_rt_code_t with a message in err.
+#ifndef EDDY_BACKEND_CPU_CPU_H
+#define EDDY_BACKEND_CPU_CPU_H
+
+#include "ir/ir.h"
+#include "runtime/eddyrt.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct eddy_cpu_opts {
+  /// Symbol prefix: the entry is PREFIX_run. NULL: the entry's name.
+  const char *prefix;
+  /// LLVM CPU name ("x86-64-v3", "skylake"...). NULL: the host CPU.
+  const char *cpu;
+  /// LLVM optimization level 0..3.
+  int opt_level;
+  /// Fuse elementwise chains into one loop nest (default true).
+  bool fuse;
+} eddy_cpu_opts_t;
+
+/// prefix NULL, host CPU, -O3, fusion on.
+eddy_cpu_opts_t eddy_cpu_opts_default(void);
+
+/// The signature of a generated entry point.
+typedef int32_t (*eddy_cpu_entry_fn_t)(eddy_rt_ctx_t *rt,
+                                       const eddy_rt_tensor_t *args,
+                                       eddy_rt_tensor_t *results, char *err,
+                                       size_t errlen);
+
+/// Appends the MLIR text emitted for func @entry of m (before any lowering).
+/// m must be verified. UNSUPPORTED for ops, dtypes or dynamic shapes the
+/// backend does not handle yet, naming the op and its location.
+eddy_status_t eddy_cpu_emit_mlir(const eddy_module_t *m, const char *entry,
+                                 const eddy_cpu_opts_t *opts, eddy_buf_t *out);
+
+/// Appends the C99 header declaring PREFIX_run for @entry.
+eddy_status_t eddy_cpu_emit_header(const eddy_module_t *m, const char *entry,
+                                   const eddy_cpu_opts_t *opts,
+                                   eddy_buf_t *out);
+
+/// Compiles @entry of m and writes an ELF object to obj_path.
+eddy_status_t eddy_cpu_compile_object(const eddy_module_t *m, const char *entry,
+                                      const eddy_cpu_opts_t *opts,
+                                      const char *obj_path);
+
+/// Appends the optimized LLVM IR of @entry (what compile_object turns into
+/// machine code), for inspection.
+eddy_status_t eddy_cpu_emit_llvm_ir(const eddy_module_t *m, const char *entry,
+                                    const eddy_cpu_opts_t *opts,
+                                    eddy_buf_t *out);
+
+/// An in-process compiled entry point.
+typedef struct eddy_cpu_jit eddy_cpu_jit_t;
+
+/// Owned. JIT-compiles @entry of m (opts->cpu is ignored: the host CPU).
+eddy_status_t eddy_cpu_jit_create(const eddy_module_t *m, const char *entry,
+                                  const eddy_cpu_opts_t *opts,
+                                  eddy_cpu_jit_t **out_jit);
+void eddy_cpu_jit_destroy(eddy_cpu_jit_t *jit);
+/// Borrowed; valid until the jit is destroyed.
+eddy_cpu_entry_fn_t eddy_cpu_jit_entry(const eddy_cpu_jit_t *jit);
+/// Calls the entry and turns a failure into a status. results must hold the
+/// function's result count; on success each is owned by the caller.
+eddy_status_t eddy_cpu_jit_run(const eddy_cpu_jit_t *jit, eddy_rt_ctx_t *rt,
+                               const eddy_rt_tensor_t *args,
+                               eddy_rt_tensor_t *results);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

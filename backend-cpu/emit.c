@@ -1,0 +1,1102 @@
+/// eddy IR -> MLIR text. One func.func per entry point, `PREFIX_run`, with
+/// the ABI of cpu.h: it calls the libeddyrt entry helpers to check the
+/// arguments and allocate the results, wraps tensor data in memref
+/// descriptors, and runs the function body on memrefs.
+///
+/// Bufferization is simple and static: every value that is not fused gets
+/// one buffer allocated at function entry and freed at exit, so a value
+/// defined in a loop body lives in the same buffer in every iteration; a
+/// ctl.while keeps each loop value in one buffer (its results are those
+/// buffers); a ctl.if writes its results into one buffer each from either
+/// branch. Fusion: a pointwise op whose only use is a pointwise op, a
+/// reduction, a reshape or a transpose in the same block is not stored but
+/// recomputed inline at that use, so chains become one loop nest.
+#include "backend-cpu/emit_internal.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/// The LLVM struct of eddy_rt_tensor_t (runtime/eddyrt.h).
+#define TENSOR_T                                                               \
+  "!llvm.struct<(i32, i32, i32, i32, ptr, ptr, array<16 x i64>, array<16 x "   \
+  "i64>)>"
+
+void cpu_p(cpu_emit_t *e, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  char small[256];
+  va_list ap2;
+  va_copy(ap2, ap);
+  int n = vsnprintf(small, sizeof small, fmt, ap);
+  if (n >= 0 && (size_t)n < sizeof small) {
+    eddy_buf_append(&e->body, small, (size_t)n);
+  } else if (n >= 0) {
+    char *big = malloc((size_t)n + 1);
+    if (big) {
+      vsnprintf(big, (size_t)n + 1, fmt, ap2);
+      eddy_buf_append(&e->body, big, (size_t)n);
+      free(big);
+    }
+  }
+  va_end(ap2);
+  va_end(ap);
+}
+
+int cpu_fresh(cpu_emit_t *e) { return e->next++; }
+
+int cpu_index_const(cpu_emit_t *e, int64_t v) {
+  int t = cpu_fresh(e);
+  cpu_p(e, "%%t%d = arith.constant %lld : index\n", t, (long long)v);
+  return t;
+}
+
+const char *cpu_stor_type(eddy_dtype_t dt) {
+  switch (dt) {
+  case EDDY_DT_F16:
+    return "f16";
+  case EDDY_DT_BF16:
+    return "bf16";
+  case EDDY_DT_F32:
+    return "f32";
+  case EDDY_DT_F64:
+    return "f64";
+  case EDDY_DT_I1:
+    return "i8";
+  case EDDY_DT_I8:
+    return "i8";
+  case EDDY_DT_I32:
+    return "i32";
+  default:
+    return "i64";
+  }
+}
+
+const char *cpu_reg_type(eddy_dtype_t dt) {
+  return dt == EDDY_DT_I1 ? "i1" : cpu_stor_type(dt);
+}
+
+void cpu_memref_type(const eddy_type_t *t, eddy_buf_t *out) {
+  eddy_buf_puts(out, "memref<");
+  for (int32_t i = 0; i < t->rank; i++)
+    eddy_buf_printf(out, "%lldx", (long long)t->dims[i]);
+  eddy_buf_printf(out, "%s>", cpu_stor_type(t->dtype));
+}
+
+/// The memref type as a string in the emitter's arena.
+const char *cpu_mtype(cpu_emit_t *e, const eddy_type_t *t) {
+  eddy_buf_t b;
+  eddy_buf_init(&b);
+  cpu_memref_type(t, &b);
+  char *s = eddy_arena_strndup(e->arena, b.data, b.len);
+  eddy_buf_destroy(&b);
+  return s;
+}
+
+cpu_val_t *cpu_val_get(cpu_emit_t *e, const eddy_value_t *v) {
+  return eddy_ptrmap_get(&e->vals, v);
+}
+
+cpu_val_t *cpu_val_new(cpu_emit_t *e, const eddy_value_t *v) {
+  cpu_val_t *cv = eddy_arena_alloc(e->arena, sizeof *cv);
+  cv->buf = -1;
+  eddy_ptrmap_put(&e->vals, v, cv);
+  return cv;
+}
+
+eddy_status_t cpu_unsupported(const eddy_op_t *op, const char *fmt, ...) {
+  char msg[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  eddy_buf_t loc;
+  eddy_buf_init(&loc);
+  eddy_ir_loc_format(op->loc, &loc);
+  eddy_status_t st = eddy_status_create_at(EDDY_ERR_UNSUPPORTED, loc.data,
+                                           "'%s' op %s", op->name->str, msg);
+  eddy_buf_destroy(&loc);
+  return st;
+}
+
+eddy_status_t cpu_check_type(const eddy_op_t *op, const eddy_type_t *t) {
+  if (!eddy_ir_type_is_tensor(t))
+    return cpu_unsupported(op, "uses a non-tensor value (TensorLists and "
+                               "tokens are not supported by the CPU backend "
+                               "yet)");
+  if (!eddy_ir_type_is_static(t) || t->rank > EDDY_RT_MAX_RANK) {
+    eddy_buf_t b;
+    eddy_buf_init(&b);
+    eddy_ir_type_print(t, &b);
+    eddy_status_t st = cpu_unsupported(
+        op,
+        "has a value of type %s: the CPU backend needs static shapes "
+        "(dynamic shapes are not supported yet)",
+        b.data);
+    eddy_buf_destroy(&b);
+    return st;
+  }
+  int64_t bytes;
+  if (eddy_ir_type_num_elements(t) < 0 ||
+      !eddy_checked_mul_i64(eddy_ir_type_num_elements(t),
+                            (int64_t)eddy_dtype_size(t->dtype), &bytes))
+    return cpu_unsupported(op, "has a tensor too large to allocate");
+  return NULL;
+}
+
+void cpu_loops_open(cpu_emit_t *e, int32_t rank, const int64_t *dims,
+                    int *idx) {
+  for (int32_t i = 0; i < rank; i++) {
+    int lb = cpu_index_const(e, 0), ub = cpu_index_const(e, dims[i]);
+    int st = cpu_index_const(e, 1);
+    idx[i] = cpu_fresh(e);
+    cpu_p(e, "scf.for %%t%d = %%t%d to %%t%d step %%t%d {\n", idx[i], lb, ub,
+          st);
+  }
+}
+
+void cpu_loops_close(cpu_emit_t *e, int32_t rank) {
+  for (int32_t i = 0; i < rank; i++)
+    cpu_p(e, "}\n");
+}
+
+static void print_index(cpu_emit_t *e, const int *idx, int32_t rank) {
+  cpu_p(e, "[");
+  for (int32_t i = 0; i < rank; i++)
+    cpu_p(e, "%s%%t%d", i ? ", " : "", idx[i]);
+  cpu_p(e, "]");
+}
+
+int cpu_load(cpu_emit_t *e, int buf, const eddy_type_t *t, const int *idx) {
+  int v = cpu_fresh(e);
+  cpu_p(e, "%%t%d = memref.load %%t%d", v, buf);
+  print_index(e, idx, t->rank);
+  cpu_p(e, " : %s\n", cpu_mtype(e, t));
+  if (t->dtype != EDDY_DT_I1)
+    return v;
+  int b = cpu_fresh(e);
+  cpu_p(e, "%%t%d = arith.trunci %%t%d : i8 to i1\n", b, v);
+  return b;
+}
+
+void cpu_store(cpu_emit_t *e, int buf, const eddy_type_t *t, const int *idx,
+               int val) {
+  if (t->dtype == EDDY_DT_I1) {
+    int b = cpu_fresh(e);
+    cpu_p(e, "%%t%d = arith.extui %%t%d : i1 to i8\n", b, val);
+    val = b;
+  }
+  cpu_p(e, "memref.store %%t%d, %%t%d", val, buf);
+  print_index(e, idx, t->rank);
+  cpu_p(e, " : %s\n", cpu_mtype(e, t));
+}
+
+eddy_status_t cpu_expr(cpu_emit_t *e, eddy_value_t *v, const int *idx,
+                       int *out) {
+  cpu_val_t *cv = cpu_val_get(e, v);
+  if (!cv)
+    return eddy_status_create(EDDY_ERR_INTERNAL,
+                              "cpu backend: value used before its definition");
+  if (cv->splat) {
+    *out = cpu_splat_const(e, cv->splat);
+    return NULL;
+  }
+  if (cv->fused)
+    return cpu_pointwise(e, v->def, idx, out);
+  if (cv->buf < 0)
+    return eddy_status_create(EDDY_ERR_INTERNAL,
+                              "cpu backend: value has no buffer");
+  *out = cpu_load(e, cv->buf, v->type, idx);
+  return NULL;
+}
+
+static int memref_from_ptr(cpu_emit_t *e, int d, const eddy_type_t *t);
+
+int cpu_alloc_buf(cpu_emit_t *e, const eddy_type_t *t) {
+  int b = cpu_fresh(e);
+  const char *mt = cpu_mtype(e, t);
+  // Small buffers (scalars above all: loop counters, conditions) go on the
+  // stack, where LLVM promotes them to registers.
+  int64_t bytes =
+      eddy_ir_type_num_elements(t) * (int64_t)eddy_dtype_size(t->dtype);
+  if (bytes <= CPU_STACK_BUF_MAX &&
+      e->stack_bytes + bytes <= CPU_STACK_TOTAL_MAX) {
+    e->stack_bytes += bytes;
+    e->last_block = -1;
+    eddy_buf_printf(&e->pro,
+                    "%%t%d = memref.alloca() {alignment = 64 : i64} : %s\n", b,
+                    mt);
+    return b;
+  }
+  // A block of a dead value that is large enough (the smallest such).
+  int best = -1;
+  for (int i = 0; i < e->num_heap; i++)
+    if (e->heap[i].free && e->heap[i].bytes >= bytes &&
+        (best < 0 || e->heap[i].bytes < e->heap[best].bytes))
+      best = i;
+  eddy_buf_t body = e->body;
+  e->body = e->pro;
+  if (best >= 0) {
+    e->heap[best].free = false;
+    b = memref_from_ptr(e, e->heap[best].ptr, t);
+    e->pro = e->body;
+    e->body = body;
+    e->last_block = best;
+    return b;
+  }
+  // Otherwise a new block from rt (its allocator hook and memory limit
+  // apply); emit_func checks them all for NULL before running anything.
+  int nb = cpu_fresh(e), p = cpu_fresh(e);
+  cpu_p(e, "%%t%d = arith.constant %lld : i64\n", nb, (long long)bytes);
+  cpu_p(e,
+        "%%t%d = func.call @eddy_rt_entry_alloc(%%rt, %%t%d, %%err, %%errlen) "
+        ": (!llvm.ptr, i64, !llvm.ptr, i64) -> !llvm.ptr\n",
+        p, nb);
+  b = memref_from_ptr(e, p, t);
+  e->pro = e->body;
+  e->body = body;
+  eddy_buf_printf(&e->epi,
+                  "func.call @eddy_rt_entry_free(%%rt, %%t%d, %%t%d) : "
+                  "(!llvm.ptr, !llvm.ptr, i64) -> ()\n",
+                  p, nb);
+  cpu_block_t *heap =
+      eddy_arena_alloc(e->arena, sizeof(*heap) * (size_t)(e->num_heap + 1));
+  if (e->num_heap)
+    memcpy(heap, e->heap, sizeof(*heap) * (size_t)e->num_heap);
+  heap[e->num_heap] = (cpu_block_t){p, bytes, false};
+  e->heap = heap;
+  e->last_block = e->num_heap++;
+  return b;
+}
+
+/// dst_buf[i] = v[i] for every index.
+eddy_status_t cpu_copy_value(cpu_emit_t *e, eddy_value_t *v, int dst_buf,
+                             const eddy_type_t *dt) {
+  int idx[EDDY_RT_MAX_RANK], x;
+  cpu_loops_open(e, dt->rank, dt->dims, idx);
+  EDDY_RETURN_IF_ERROR(cpu_expr(e, v, idx, &x));
+  cpu_store(e, dst_buf, dt, idx, x);
+  cpu_loops_close(e, dt->rank);
+  return NULL;
+}
+
+static void copy_buf(cpu_emit_t *e, int src, int dst, const eddy_type_t *t) {
+  int idx[EDDY_RT_MAX_RANK];
+  cpu_loops_open(e, t->rank, t->dims, idx);
+  int x = cpu_load(e, src, t, idx);
+  cpu_store(e, dst, t, idx, x);
+  cpu_loops_close(e, t->rank);
+}
+
+int cpu_result_buf(cpu_emit_t *e, const eddy_value_t *v) {
+  const int *out = eddy_ptrmap_get(&e->direct, v);
+  if (out)
+    return *out;
+  int b = cpu_alloc_buf(e, v->type);
+  // Remember the block of a top-level value, to free it after its last use.
+  if (e->last_block >= 0 && v->def && v->def->block == e->top)
+    eddy_ptrmap_put(&e->value_block, v, (void *)(intptr_t)(e->last_block + 1));
+  return b;
+}
+
+static bool can_fuse(const cpu_emit_t *e, const eddy_op_t *op);
+
+/// The top-level op (in e->top) containing op.
+static const eddy_op_t *top_ancestor(const cpu_emit_t *e, const eddy_op_t *op) {
+  while (op && op->block != e->top)
+    op = eddy_ir_op_parent_op(op);
+  return op;
+}
+
+/// Computes e->last_use for the values of the function body. A use inside
+/// a region counts at its top-level op; a use by a fused op counts where
+/// that op is computed (at its consumer, transitively); results live on.
+static void compute_liveness(cpu_emit_t *e) {
+  eddy_ptrmap_t index;
+  eddy_ptrmap_init(&index);
+  size_t n = 0;
+  for (eddy_op_t *op = e->top->first; op; op = op->next)
+    n++;
+  const eddy_op_t **ops = eddy_arena_alloc(e->arena, sizeof(*ops) * (n + 1));
+  intptr_t *eff = eddy_arena_alloc(e->arena, sizeof(*eff) * (n + 1));
+  size_t i = 0;
+  for (eddy_op_t *op = e->top->first; op; op = op->next, i++) {
+    ops[i] = op;
+    eddy_ptrmap_put(&index, op, (void *)(intptr_t)(i + 1));
+  }
+  for (size_t k = n; k-- > 0;) {
+    eff[k] = (intptr_t)k;
+    if (eddy_ir_op_has_trait(ops[k], EDDY_TRAIT_TERMINATOR))
+      eff[k] = INT32_MAX;
+    else if (can_fuse(e, ops[k])) {
+      const eddy_op_t *user = top_ancestor(e, ops[k]->results[0].uses->owner);
+      intptr_t j = (intptr_t)eddy_ptrmap_get(&index, user) - 1;
+      if (j > (intptr_t)k)
+        eff[k] = eff[j];
+    }
+  }
+  for (size_t k = 0; k < n; k++)
+    for (uint32_t r = 0; r < ops[k]->num_results; r++) {
+      const eddy_value_t *v = &ops[k]->results[r];
+      intptr_t last = (intptr_t)k;
+      for (const eddy_use_t *u = v->uses; u; u = u->next) {
+        const eddy_op_t *a = top_ancestor(e, u->owner);
+        intptr_t j = a ? (intptr_t)eddy_ptrmap_get(&index, a) - 1 : INT32_MAX;
+        intptr_t at = j >= 0 ? eff[j] : INT32_MAX;
+        if (at > last)
+          last = at;
+      }
+      eddy_ptrmap_put(&e->last_use, v, (void *)(last + 1));
+    }
+  eddy_ptrmap_destroy(&index);
+}
+
+/// Frees the blocks of top-level values whose last use is top-level op k.
+static void release_dead(cpu_emit_t *e, intptr_t k) {
+  for (size_t i = 0; i < e->value_block.cap; i++) {
+    const void *v = e->value_block.keys ? e->value_block.keys[i] : NULL;
+    intptr_t blk = v ? (intptr_t)e->value_block.vals[i] : 0;
+    if (!blk)
+      continue;
+    if ((intptr_t)eddy_ptrmap_get(&e->last_use, v) - 1 == k) {
+      e->heap[blk - 1].free = true;
+      e->value_block.vals[i] = NULL;
+    }
+  }
+}
+
+int cpu_error_site(cpu_emit_t *e, const eddy_op_t *op) {
+  int g = e->next_global++;
+  eddy_buf_t loc;
+  eddy_buf_init(&loc);
+  eddy_ir_loc_format(op->loc, &loc);
+  eddy_buf_printf(&e->globals,
+                  "llvm.mlir.global internal constant @__eddy_site%d(\"", g);
+  // MLIR string escapes: \XX for anything outside plain printable ASCII.
+  for (const char *c = loc.data ? loc.data : ""; *c; c++) {
+    unsigned char u = (unsigned char)*c;
+    if (u < 32 || u >= 127 || u == '"' || u == '\\')
+      eddy_buf_printf(&e->globals, "\\%02X", u);
+    else
+      eddy_buf_putc(&e->globals, (char)u);
+  }
+  eddy_buf_printf(&e->globals, ": '%s' op\\00\") {addr_space = 0 : i32}\n",
+                  op->name->str);
+  eddy_buf_destroy(&loc);
+  int *sites =
+      eddy_arena_alloc(e->arena, sizeof(int) * (size_t)(e->num_sites + 1));
+  if (e->num_sites)
+    memcpy(sites, e->site_globals, sizeof(int) * (size_t)e->num_sites);
+  sites[e->num_sites++] = g;
+  e->site_globals = sites;
+  return e->num_sites;
+}
+
+void cpu_fail_if(cpu_emit_t *e, int cond, int site, int index, int size) {
+  const eddy_type_t *i32s = eddy_ir_scalar_type_get(e->ctx, EDDY_DT_I32);
+  const eddy_type_t *i64s = eddy_ir_scalar_type_get(e->ctx, EDDY_DT_I64);
+  cpu_p(e, "scf.if %%t%d {\n", cond);
+  int c = cpu_fresh(e);
+  cpu_p(e, "%%t%d = arith.constant %d : i32\n", c, site);
+  cpu_store(e, e->eflag, i32s, NULL, c);
+  cpu_store(e, e->eidx, i64s, NULL, index);
+  cpu_store(e, e->esize, i64s, NULL, size);
+  cpu_p(e, "}\n");
+}
+
+/// ok && no run-time error so far (loops stop at the first error).
+static int and_no_error(cpu_emit_t *e, int ok) {
+  if (e->eflag < 0)
+    return ok;
+  const eddy_type_t *i32s = eddy_ir_scalar_type_get(e->ctx, EDDY_DT_I32);
+  int f = cpu_load(e, e->eflag, i32s, NULL);
+  int z = cpu_fresh(e), c = cpu_fresh(e), r = cpu_fresh(e);
+  cpu_p(e, "%%t%d = arith.constant 0 : i32\n", z);
+  cpu_p(e, "%%t%d = arith.cmpi eq, %%t%d, %%t%d : i32\n", c, f, z);
+  cpu_p(e, "%%t%d = arith.andi %%t%d, %%t%d : i1\n", r, ok, c);
+  return r;
+}
+
+static eddy_walk_result_t find_fallible(eddy_op_t *op, void *user) {
+  if (eddy_ir_op_is(op, "core.gather") ||
+      strncmp(op->name->str, "tl.", 3) == 0) {
+    *(bool *)user = true;
+    return EDDY_WALK_INTERRUPT;
+  }
+  return EDDY_WALK_ADVANCE;
+}
+
+/// ---- fusion decisions ------------------------------------------------------
+
+static bool can_fuse(const cpu_emit_t *e, const eddy_op_t *op) {
+  if (!e->opts->fuse || !cpu_op_is_pointwise(op) || op->num_results != 1)
+    return false;
+  const eddy_value_t *r = &op->results[0];
+  if (eddy_ir_value_num_uses(r) != 1)
+    return false;
+  const eddy_op_t *user = r->uses->owner;
+  return user->block == op->block && cpu_op_can_consume_fused(user);
+}
+
+/// ---- ops
+
+static eddy_status_t emit_block(cpu_emit_t *e, eddy_block_t *b);
+
+static void bind(cpu_emit_t *e, const eddy_value_t *v, int buf) {
+  cpu_val_new(e, v)->buf = buf;
+}
+
+static bool is_list(const eddy_type_t *t) { return t->kind == EDDY_TYPE_LIST; }
+
+/// dst = v, for a loop value, branch result or init: a tensor copy, or for
+/// a list a new reference (moved when v dies at `user`).
+static eddy_status_t assign(cpu_emit_t *e, eddy_value_t *v,
+                            const eddy_op_t *user, int dst,
+                            const eddy_type_t *t) {
+  if (is_list(t)) {
+    cpu_list_assign(e, v, user, dst);
+    return NULL;
+  }
+  return cpu_copy_value(e, v, dst, t);
+}
+
+static eddy_status_t emit_while(cpu_emit_t *e, eddy_op_t *op) {
+  uint32_t n = op->num_results;
+  eddy_block_t *cb = eddy_ir_region_entry(&op->regions[0]);
+  eddy_block_t *bb = eddy_ir_region_entry(&op->regions[1]);
+  int *bufs = eddy_arena_alloc(e->arena, sizeof(int) * (n + 1));
+  for (uint32_t k = 0; k < n; k++) {
+    const eddy_type_t *t = op->results[k].type;
+    EDDY_RETURN_IF_ERROR(cpu_check_list_type(op, t));
+    bufs[k] =
+        is_list(t) ? cpu_list_slot(e) : cpu_result_buf(e, &op->results[k]);
+    bind(e, &op->results[k], bufs[k]);
+    bind(e, cb->args[k], bufs[k]);
+    bind(e, bb->args[k], bufs[k]);
+  }
+  for (uint32_t k = 0; k < n; k++)
+    EDDY_RETURN_IF_ERROR(
+        assign(e, eddy_ir_op_operand(op, k), op, bufs[k], op->results[k].type));
+  // maximum_iterations stops the loop (TensorFlow semantics): a counter.
+  int64_t max_it = eddy_ir_op_attr_int(op, "maximum_iterations", -1);
+  int counter = -1;
+  const eddy_type_t *i64s = eddy_ir_scalar_type_get(e->ctx, EDDY_DT_I64);
+  if (max_it >= 0) {
+    counter = cpu_alloc_buf(e, i64s);
+    int z = cpu_fresh(e);
+    cpu_p(e, "%%t%d = arith.constant 0 : i64\n", z);
+    cpu_store(e, counter, i64s, NULL, z);
+  }
+  cpu_p(e, "scf.while : () -> () {\n");
+  EDDY_RETURN_IF_ERROR(emit_block(e, cb));
+  eddy_op_t *cond = eddy_ir_block_terminator(cb);
+  int p;
+  EDDY_RETURN_IF_ERROR(cpu_expr(e, eddy_ir_op_operand(cond, 0), NULL, &p));
+  if (counter >= 0) {
+    int c = cpu_load(e, counter, i64s, NULL);
+    int m = cpu_fresh(e), lt = cpu_fresh(e), both = cpu_fresh(e);
+    cpu_p(e, "%%t%d = arith.constant %lld : i64\n", m, (long long)max_it);
+    cpu_p(e, "%%t%d = arith.cmpi slt, %%t%d, %%t%d : i64\n", lt, c, m);
+    cpu_p(e, "%%t%d = arith.andi %%t%d, %%t%d : i1\n", both, p, lt);
+    p = both;
+  }
+  p = and_no_error(e, p);
+  cpu_p(e, "scf.condition(%%t%d)\n} do {\n", p);
+  if (counter >= 0) {
+    int c = cpu_load(e, counter, i64s, NULL);
+    int one = cpu_fresh(e), s = cpu_fresh(e);
+    cpu_p(e, "%%t%d = arith.constant 1 : i64\n", one);
+    cpu_p(e, "%%t%d = arith.addi %%t%d, %%t%d : i64\n", s, c, one);
+    cpu_store(e, counter, i64s, NULL, s);
+  }
+  EDDY_RETURN_IF_ERROR(emit_block(e, bb));
+  eddy_op_t *y = eddy_ir_block_terminator(bb);
+  // A yield operand that is another loop value of this loop would be
+  // overwritten before it is read (a swap): stage those through a temp.
+  int *src = eddy_arena_alloc(e->arena, sizeof(int) * (n + 1));
+  for (uint32_t k = 0; k < n; k++) {
+    eddy_value_t *v = eddy_ir_op_operand(y, k);
+    src[k] = -1;
+    if (v->block == bb && v->index != k) {
+      if (is_list(op->results[k].type)) {
+        src[k] = cpu_list_slot(e);
+        cpu_list_copy_slot(e, bufs[v->index], src[k]);
+      } else {
+        src[k] = cpu_alloc_buf(e, op->results[k].type);
+        copy_buf(e, bufs[v->index], src[k], op->results[k].type);
+      }
+    }
+  }
+  for (uint32_t k = 0; k < n; k++) {
+    eddy_value_t *v = eddy_ir_op_operand(y, k);
+    if (v->block == bb && v->index == k)
+      continue; // passes through unchanged
+    if (src[k] >= 0 && is_list(op->results[k].type))
+      cpu_list_copy_slot(e, src[k], bufs[k]);
+    else if (src[k] >= 0)
+      copy_buf(e, src[k], bufs[k], op->results[k].type);
+    else
+      EDDY_RETURN_IF_ERROR(assign(e, v, y, bufs[k], op->results[k].type));
+  }
+  cpu_p(e, "scf.yield\n}\n");
+  return NULL;
+}
+
+static eddy_status_t emit_branch(cpu_emit_t *e, eddy_op_t *op, eddy_region_t *r,
+                                 const int *bufs) {
+  eddy_block_t *b = eddy_ir_region_entry(r);
+  EDDY_RETURN_IF_ERROR(emit_block(e, b));
+  eddy_op_t *y = eddy_ir_block_terminator(b);
+  for (uint32_t k = 0; k < op->num_results; k++)
+    EDDY_RETURN_IF_ERROR(
+        assign(e, eddy_ir_op_operand(y, k), y, bufs[k], op->results[k].type));
+  return NULL;
+}
+
+static eddy_status_t emit_if(cpu_emit_t *e, eddy_op_t *op) {
+  uint32_t n = op->num_results;
+  int *bufs = eddy_arena_alloc(e->arena, sizeof(int) * (n + 1));
+  for (uint32_t k = 0; k < n; k++) {
+    EDDY_RETURN_IF_ERROR(cpu_check_list_type(op, op->results[k].type));
+    bufs[k] = is_list(op->results[k].type) ? cpu_list_slot(e)
+                                           : cpu_result_buf(e, &op->results[k]);
+  }
+  int p;
+  EDDY_RETURN_IF_ERROR(cpu_expr(e, eddy_ir_op_operand(op, 0), NULL, &p));
+  cpu_p(e, "scf.if %%t%d {\n", p);
+  EDDY_RETURN_IF_ERROR(emit_branch(e, op, &op->regions[0], bufs));
+  cpu_p(e, "} else {\n");
+  EDDY_RETURN_IF_ERROR(emit_branch(e, op, &op->regions[1], bufs));
+  cpu_p(e, "}\n");
+  // Bound after the branches: inside them the results do not exist yet.
+  for (uint32_t k = 0; k < n; k++)
+    bind(e, &op->results[k], bufs[k]);
+  return NULL;
+}
+
+/// ctl.call is inlined: the callee's body is emitted with its arguments
+/// bound to the operands' buffers (recursion cannot be inlined).
+static eddy_status_t emit_call(cpu_emit_t *e, eddy_op_t *op) {
+  const eddy_attr_t *c = eddy_ir_op_attr(op, "callee");
+  eddy_op_t *callee =
+      c ? eddy_ir_module_lookup_func(e->module, c->u.str.data) : NULL;
+  if (!callee)
+    return cpu_unsupported(op, "calls an unknown function");
+  if (e->call_depth >= CPU_MAX_INLINE_DEPTH)
+    return cpu_unsupported(op,
+                           "is nested more than %d calls deep (recursive "
+                           "calls are not supported by the CPU backend)",
+                           CPU_MAX_INLINE_DEPTH);
+  for (uint32_t i = 0; i < op->num_operands; i++)
+    if (is_list(eddy_ir_op_operand(op, i)->type))
+      return cpu_unsupported(op, "passes a TensorList: not supported by the "
+                                 "CPU backend yet");
+  eddy_block_t *body = eddy_ir_func_entry(callee);
+  for (uint32_t i = 0; i < op->num_operands && i < body->num_args; i++) {
+    cpu_val_t *src = cpu_val_get(e, eddy_ir_op_operand(op, i));
+    if (!src || src->fused)
+      return eddy_status_create(EDDY_ERR_INTERNAL,
+                                "cpu backend: call operand not materialized");
+    *cpu_val_new(e, body->args[i]) = *src;
+  }
+  e->call_depth++;
+  eddy_status_t st = emit_block(e, body);
+  e->call_depth--;
+  EDDY_RETURN_IF_ERROR(st);
+  eddy_op_t *ret = eddy_ir_block_terminator(body);
+  for (uint32_t k = 0; k < op->num_results; k++) {
+    int buf = cpu_result_buf(e, &op->results[k]);
+    EDDY_RETURN_IF_ERROR(cpu_copy_value(e, eddy_ir_op_operand(ret, k), buf,
+                                        op->results[k].type));
+    cpu_val_new(e, &op->results[k])->buf = buf;
+  }
+  return NULL;
+}
+
+static eddy_status_t emit_constant(cpu_emit_t *e, eddy_op_t *op) {
+  const eddy_attr_t *v = eddy_ir_op_attr(op, "value");
+  const eddy_type_t *t = op->results[0].type;
+  cpu_val_t *cv = cpu_val_new(e, &op->results[0]);
+  if (v->u.dense.splat) {
+    cv->splat = v;
+    return NULL;
+  }
+  // A read-only global holding the raw little-endian bytes (i1 as i8).
+  int g = e->next_global++;
+  const char *mt = cpu_mtype(e, t);
+  eddy_buf_printf(&e->globals,
+                  "memref.global \"private\" constant @__eddy_cst%d : %s = "
+                  "dense<\"0x",
+                  g, mt);
+  const unsigned char *p = v->u.dense.data;
+  for (size_t i = 0; i < v->u.dense.nbytes; i++)
+    eddy_buf_printf(&e->globals, "%02X", p[i]);
+  eddy_buf_printf(&e->globals, "\"> {alignment = 64 : i64}\n");
+  cv->buf = cpu_fresh(e);
+  eddy_buf_printf(&e->pro, "%%t%d = memref.get_global @__eddy_cst%d : %s\n",
+                  cv->buf, g, mt);
+  return NULL;
+}
+
+static eddy_status_t emit_op(cpu_emit_t *e, eddy_op_t *op) {
+  if (strncmp(op->name->str, "tl.", 3) == 0)
+    return cpu_list_op(e, op);
+  for (uint32_t i = 0; i < op->num_results; i++)
+    EDDY_RETURN_IF_ERROR(cpu_check_list_type(op, op->results[i].type));
+  if (!eddy_ir_op_is(op, "ctl.while") && !eddy_ir_op_is(op, "ctl.if"))
+    for (uint32_t i = 0; i < op->num_results; i++)
+      EDDY_RETURN_IF_ERROR(cpu_check_type(op, op->results[i].type));
+  if (eddy_ir_op_is(op, "ctl.while"))
+    return emit_while(e, op);
+  if (eddy_ir_op_is(op, "ctl.if"))
+    return emit_if(e, op);
+  if (eddy_ir_op_is(op, "ctl.call"))
+    return emit_call(e, op);
+  if (strncmp(op->name->str, "core.", 5) != 0)
+    return cpu_unsupported(op, "is not supported by the CPU backend yet");
+  if (eddy_ir_op_is(op, "core.constant"))
+    return emit_constant(e, op);
+  if (cpu_op_is_pointwise(op) && op->num_results == 1) {
+    cpu_val_t *cv = cpu_val_new(e, &op->results[0]);
+    if (can_fuse(e, op)) {
+      cv->fused = true;
+      return NULL;
+    }
+    const eddy_type_t *t = op->results[0].type;
+    cv->buf = cpu_result_buf(e, &op->results[0]);
+    int idx[EDDY_RT_MAX_RANK], x;
+    cpu_loops_open(e, t->rank, t->dims, idx);
+    EDDY_RETURN_IF_ERROR(cpu_pointwise(e, op, idx, &x));
+    cpu_store(e, cv->buf, t, idx, x);
+    cpu_loops_close(e, t->rank);
+    return NULL;
+  }
+  for (uint32_t i = 0; i < op->num_results; i++)
+    cpu_val_new(e, &op->results[i])->buf = cpu_result_buf(e, &op->results[i]);
+  return cpu_kernel(e, op);
+}
+
+static eddy_status_t emit_block(cpu_emit_t *e, eddy_block_t *b) {
+  intptr_t k = 0;
+  for (eddy_op_t *op = b->first; op; op = op->next, k++) {
+    if (eddy_ir_op_has_trait(op, EDDY_TRAIT_TERMINATOR))
+      break;
+    EDDY_RETURN_IF_ERROR(emit_op(e, op));
+    if (b == e->top)
+      release_dead(e, k);
+  }
+  return NULL;
+}
+
+/// ---- the entry function
+
+static const char *dims_global(cpu_emit_t *e, const eddy_type_t *t) {
+  if (t->rank == 0)
+    return NULL;
+  int g = e->next_global++;
+  eddy_buf_printf(&e->globals,
+                  "llvm.mlir.global internal constant @__eddy_dims%d(dense<[",
+                  g);
+  for (int32_t i = 0; i < t->rank; i++)
+    eddy_buf_printf(&e->globals, "%s%lld", i ? ", " : "",
+                    (long long)t->dims[i]);
+  eddy_buf_printf(&e->globals,
+                  "]> : tensor<%dxi64>) {addr_space = 0 : i32} : "
+                  "!llvm.array<%d x i64>\n",
+                  t->rank, t->rank);
+  char name[32];
+  snprintf(name, sizeof name, "@__eddy_dims%d", g);
+  return eddy_arena_strndup(e->arena, name, strlen(name));
+}
+
+/// %tN = pointer to the dims array of t (null for a scalar).
+int cpu_dims_ptr(cpu_emit_t *e, const eddy_type_t *t) {
+  const char *g = dims_global(e, t);
+  int p = cpu_fresh(e);
+  if (g)
+    cpu_p(e, "%%t%d = llvm.mlir.addressof %s : !llvm.ptr\n", p, g);
+  else
+    cpu_p(e, "%%t%d = llvm.mlir.zero : !llvm.ptr\n", p);
+  return p;
+}
+
+/// A memref descriptor over the contiguous data at %t<ptr> (!llvm.ptr).
+static int memref_from_ptr(cpu_emit_t *e, int d, const eddy_type_t *t) {
+  char desc[128];
+  if (t->rank)
+    snprintf(desc, sizeof desc,
+             "!llvm.struct<(ptr, ptr, i64, array<%d x i64>, array<%d x i64>)>",
+             t->rank, t->rank);
+  else
+    snprintf(desc, sizeof desc, "!llvm.struct<(ptr, ptr, i64)>");
+  int cur = cpu_fresh(e);
+  cpu_p(e, "%%t%d = llvm.mlir.undef : %s\n", cur, desc);
+  int zero = cpu_fresh(e);
+  cpu_p(e, "%%t%d = llvm.mlir.constant(0 : i64) : i64\n", zero);
+  int a = cpu_fresh(e), b = cpu_fresh(e), c = cpu_fresh(e);
+  cpu_p(e, "%%t%d = llvm.insertvalue %%t%d, %%t%d[0] : %s\n", a, d, cur, desc);
+  cpu_p(e, "%%t%d = llvm.insertvalue %%t%d, %%t%d[1] : %s\n", b, d, a, desc);
+  cpu_p(e, "%%t%d = llvm.insertvalue %%t%d, %%t%d[2] : %s\n", c, zero, b, desc);
+  cur = c;
+  int64_t stride = 1;
+  for (int32_t i = t->rank - 1; i >= 0; i--) {
+    int sz = cpu_fresh(e), st = cpu_fresh(e), x = cpu_fresh(e),
+        y = cpu_fresh(e);
+    cpu_p(e, "%%t%d = llvm.mlir.constant(%lld : i64) : i64\n", sz,
+          (long long)t->dims[i]);
+    cpu_p(e, "%%t%d = llvm.mlir.constant(%lld : i64) : i64\n", st,
+          (long long)stride);
+    cpu_p(e, "%%t%d = llvm.insertvalue %%t%d, %%t%d[3, %d] : %s\n", x, sz, cur,
+          i, desc);
+    cpu_p(e, "%%t%d = llvm.insertvalue %%t%d, %%t%d[4, %d] : %s\n", y, st, x, i,
+          desc);
+    cur = y;
+    stride *= t->dims[i] ? t->dims[i] : 1;
+  }
+  int m = cpu_fresh(e);
+  cpu_p(e, "%%t%d = builtin.unrealized_conversion_cast %%t%d : %s to %s\n", m,
+        cur, desc, cpu_mtype(e, t));
+  return m;
+}
+
+/// A memref over the data of tensor `base[index]` (contiguous, checked).
+static int wrap_tensor(cpu_emit_t *e, const char *base, uint32_t index,
+                       const eddy_type_t *t) {
+  int tp = cpu_fresh(e), dp = cpu_fresh(e), d = cpu_fresh(e);
+  cpu_p(e, "%%t%d = llvm.getelementptr %s[%u] : (!llvm.ptr) -> !llvm.ptr, %s\n",
+        tp, base, index, TENSOR_T);
+  cpu_p(e,
+        "%%t%d = llvm.getelementptr %%t%d[0, 4] : (!llvm.ptr) -> "
+        "!llvm.ptr, %s\n",
+        dp, tp, TENSOR_T);
+  cpu_p(e, "%%t%d = llvm.load %%t%d : !llvm.ptr -> !llvm.ptr\n", d, dp);
+  return memref_from_ptr(e, d, t);
+}
+
+/// if (%tcode != 0) return %tcode; continues in a fresh block.
+static void fail_if(cpu_emit_t *e, int code) {
+  int z = cpu_fresh(e), c = cpu_fresh(e), next = cpu_fresh(e);
+  cpu_p(e, "%%t%d = arith.constant 0 : i32\n", z);
+  cpu_p(e, "%%t%d = arith.cmpi ne, %%t%d, %%t%d : i32\n", c, code, z);
+  cpu_p(e, "cf.cond_br %%t%d, ^fail(%%t%d : i32), ^bb%d\n^bb%d:\n", c, code,
+        next, next);
+}
+
+static const char *k_decls =
+    "func.func private @eddy_rt_entry_begin(!llvm.ptr, !llvm.ptr, i64, "
+    "!llvm.ptr, i64, !llvm.ptr, i64) -> i32\n"
+    "func.func private @eddy_rt_entry_check_arg(!llvm.ptr, i64, !llvm.ptr, "
+    "i32, i32, !llvm.ptr, !llvm.ptr, i64) -> i32\n"
+    "func.func private @eddy_rt_entry_alloc_result(!llvm.ptr, !llvm.ptr, i64, "
+    "i32, i32, !llvm.ptr, !llvm.ptr, i64) -> i32\n"
+    "func.func private @eddy_rt_entry_alloc(!llvm.ptr, i64, !llvm.ptr, i64) -> "
+    "!llvm.ptr\n"
+    "func.func private @eddy_rt_entry_free(!llvm.ptr, !llvm.ptr, i64)\n"
+    "func.func private @eddy_rt_entry_release_results(!llvm.ptr, i64)\n"
+    "func.func private @eddy_rt_entry_index_error(!llvm.ptr, i64, !llvm.ptr, "
+    "i64, i64) -> i32\n"
+    "func.func private @eddy_rt_entry_list_empty(!llvm.ptr, i32, i32, "
+    "!llvm.ptr, i64, !llvm.ptr, !llvm.ptr, i64) -> !llvm.ptr\n"
+    "func.func private @eddy_rt_entry_list_push(!llvm.ptr, !llvm.ptr, i32, "
+    "!llvm.ptr, i32, i32, !llvm.ptr, !llvm.ptr, !llvm.ptr, i64) -> "
+    "!llvm.ptr\n"
+    "func.func private @eddy_rt_entry_list_pop(!llvm.ptr, !llvm.ptr, i32, "
+    "!llvm.ptr, i32, i32, !llvm.ptr, !llvm.ptr, !llvm.ptr, i64) -> "
+    "!llvm.ptr\n"
+    "func.func private @eddy_rt_entry_list_length(!llvm.ptr) -> i64\n"
+    "func.func private @eddy_rt_entry_list_retain(!llvm.ptr)\n"
+    "func.func private @eddy_rt_entry_list_release(!llvm.ptr)\n";
+
+static eddy_status_t emit_func(cpu_emit_t *e, eddy_op_t *func,
+                               const char *prefix) {
+  const eddy_type_t *ft = eddy_ir_func_type(func);
+  eddy_block_t *entry = eddy_ir_func_entry(func);
+  for (uint32_t i = 0; i < ft->num_inputs; i++)
+    EDDY_RETURN_IF_ERROR(cpu_check_type(func, ft->inputs[i]));
+  for (uint32_t i = 0; i < ft->num_outputs; i++)
+    EDDY_RETURN_IF_ERROR(cpu_check_type(func, ft->outputs[i]));
+  e->eflag = -1;
+  bool fallible = false;
+  eddy_ir_walk_pre(func, find_fallible, &fallible);
+  if (fallible) {
+    const eddy_type_t *i32s = eddy_ir_scalar_type_get(e->ctx, EDDY_DT_I32);
+    const eddy_type_t *i64s = eddy_ir_scalar_type_get(e->ctx, EDDY_DT_I64);
+    e->eflag = cpu_alloc_buf(e, i32s);
+    e->eidx = cpu_alloc_buf(e, i64s);
+    e->esize = cpu_alloc_buf(e, i64s);
+    eddy_buf_t body = e->body;
+    e->body = e->pro;
+    int z = cpu_fresh(e);
+    cpu_p(e, "%%t%d = arith.constant 0 : i32\n", z);
+    cpu_store(e, e->eflag, i32s, NULL, z);
+    // The list helpers record their failures through this pointer.
+    int i = cpu_fresh(e), j = cpu_fresh(e);
+    e->eflag_ptr = cpu_fresh(e);
+    cpu_p(e,
+          "%%t%d = memref.extract_aligned_pointer_as_index %%t%d : "
+          "memref<i32> -> index\n",
+          i, e->eflag);
+    cpu_p(e, "%%t%d = arith.index_cast %%t%d : index to i64\n", j, i);
+    cpu_p(e, "%%t%d = llvm.inttoptr %%t%d : i64 to !llvm.ptr\n", e->eflag_ptr,
+          j);
+    e->pro = e->body;
+    e->body = body;
+  }
+  int begin = cpu_fresh(e), na = cpu_fresh(e), nr = cpu_fresh(e);
+  cpu_p(e, "%%t%d = arith.constant %u : i64\n", na, ft->num_inputs);
+  cpu_p(e, "%%t%d = arith.constant %u : i64\n", nr, ft->num_outputs);
+  cpu_p(e,
+        "%%t%d = func.call @eddy_rt_entry_begin(%%rt, %%args, %%t%d, %%res, "
+        "%%t%d, %%err, %%errlen) : (!llvm.ptr, !llvm.ptr, i64, !llvm.ptr, "
+        "i64, !llvm.ptr, i64) -> i32\n",
+        begin, na, nr);
+  fail_if(e, begin);
+  for (uint32_t i = 0; i < ft->num_inputs; i++) {
+    const eddy_type_t *t = ft->inputs[i];
+    int g = e->next_global++;
+    eddy_buf_printf(&e->globals,
+                    "llvm.mlir.global internal constant @__eddy_name%d(\"arg%u"
+                    "\\00\") {addr_space = 0 : i32}\n",
+                    g, i);
+    int dp = cpu_dims_ptr(e, t);
+    int np = cpu_fresh(e), ix = cpu_fresh(e), dt = cpu_fresh(e),
+        rk = cpu_fresh(e), st = cpu_fresh(e);
+    cpu_p(e, "%%t%d = llvm.mlir.addressof @__eddy_name%d : !llvm.ptr\n", np, g);
+    cpu_p(e, "%%t%d = arith.constant %u : i64\n", ix, i);
+    cpu_p(e, "%%t%d = arith.constant %d : i32\n", dt, (int)t->dtype);
+    cpu_p(e, "%%t%d = arith.constant %d : i32\n", rk, t->rank);
+    cpu_p(e,
+          "%%t%d = func.call @eddy_rt_entry_check_arg(%%args, %%t%d, %%t%d, "
+          "%%t%d, %%t%d, %%t%d, %%err, %%errlen) : (!llvm.ptr, i64, "
+          "!llvm.ptr, i32, i32, !llvm.ptr, !llvm.ptr, i64) -> i32\n",
+          st, ix, np, dt, rk, dp);
+    fail_if(e, st);
+  }
+  for (uint32_t i = 0; i < ft->num_outputs; i++) {
+    const eddy_type_t *t = ft->outputs[i];
+    int dp = cpu_dims_ptr(e, t);
+    int ix = cpu_fresh(e), dt = cpu_fresh(e), rk = cpu_fresh(e),
+        st = cpu_fresh(e);
+    cpu_p(e, "%%t%d = arith.constant %u : i64\n", ix, i);
+    cpu_p(e, "%%t%d = arith.constant %d : i32\n", dt, (int)t->dtype);
+    cpu_p(e, "%%t%d = arith.constant %d : i32\n", rk, t->rank);
+    cpu_p(e,
+          "%%t%d = func.call @eddy_rt_entry_alloc_result(%%rt, %%res, %%t%d, "
+          "%%t%d, %%t%d, %%t%d, %%err, %%errlen) : (!llvm.ptr, !llvm.ptr, "
+          "i64, i32, i32, !llvm.ptr, !llvm.ptr, i64) -> i32\n",
+          st, ix, dt, rk, dp);
+    fail_if(e, st);
+  }
+  for (uint32_t i = 0; i < ft->num_inputs; i++)
+    bind(e, entry->args[i], wrap_tensor(e, "%args", i, ft->inputs[i]));
+  int *outs = eddy_arena_alloc(e->arena, sizeof(int) * (ft->num_outputs + 1));
+  for (uint32_t i = 0; i < ft->num_outputs; i++)
+    outs[i] = wrap_tensor(e, "%res", i, ft->outputs[i]);
+  // A value computed by an op directly in the function body and returned
+  // once is computed straight into its result tensor: no buffer, no copy.
+  eddy_op_t *ret = eddy_ir_block_terminator(entry);
+  bool *direct =
+      eddy_arena_alloc(e->arena, sizeof(bool) * (ft->num_outputs + 1));
+  for (uint32_t i = 0; i < ft->num_outputs; i++) {
+    eddy_value_t *v = eddy_ir_op_operand(ret, i);
+    bool once = true;
+    for (uint32_t j = 0; j < ft->num_outputs; j++)
+      if (j != i && eddy_ir_op_operand(ret, j) == v)
+        once = false;
+    if (once && v->def && v->def->block == entry &&
+        strncmp(v->def->name->str, "core.", 5) == 0 &&
+        !eddy_ir_op_is(v->def, "core.constant")) {
+      eddy_ptrmap_put(&e->direct, v, &outs[i]);
+      direct[i] = true;
+    }
+  }
+  e->top = entry;
+  compute_liveness(e);
+  // The prologue (allocations) goes here: split the body.
+  eddy_buf_t head = e->body;
+  eddy_buf_init(&e->body);
+  eddy_status_t st = emit_block(e, entry);
+  for (uint32_t i = 0; !st && i < ft->num_outputs; i++)
+    if (!direct[i])
+      st = cpu_copy_value(e, eddy_ir_op_operand(ret, i), outs[i],
+                          ft->outputs[i]);
+  eddy_buf_t tail = e->body;
+  e->body = head;
+  if (!st) {
+    eddy_buf_append(&e->body, e->pro.data ? e->pro.data : "", e->pro.len);
+    if (e->num_heap) {
+      // One branch for all scratch allocations: if any failed, free them
+      // all (NULL is fine), release the results and report.
+      int null = cpu_fresh(e), any = -1;
+      cpu_p(e, "%%t%d = llvm.mlir.zero : !llvm.ptr\n", null);
+      for (int i = 0; i < e->num_heap; i++) {
+        int c = cpu_fresh(e);
+        cpu_p(e, "%%t%d = llvm.icmp \"eq\" %%t%d, %%t%d : !llvm.ptr\n", c,
+              e->heap[i].ptr, null);
+        if (any >= 0) {
+          int o = cpu_fresh(e);
+          cpu_p(e, "%%t%d = arith.ori %%t%d, %%t%d : i1\n", o, any, c);
+          c = o;
+        }
+        any = c;
+      }
+      int next = cpu_fresh(e);
+      cpu_p(e, "cf.cond_br %%t%d, ^oom, ^bb%d\n^bb%d:\n", any, next, next);
+    }
+    eddy_buf_append(&e->body, tail.data ? tail.data : "", tail.len);
+    if (e->eflag >= 0) {
+      int one = cpu_fresh(e);
+      cpu_p(e, "%%t%d = arith.constant true\n", one);
+      int ok = and_no_error(e, one), next = cpu_fresh(e);
+      cpu_p(e, "cf.cond_br %%t%d, ^bb%d, ^rterr\n^bb%d:\n", ok, next, next);
+    }
+    cpu_list_cleanup(e);
+    eddy_buf_append(&e->body, e->epi.data ? e->epi.data : "", e->epi.len);
+    int z = cpu_fresh(e);
+    cpu_p(e, "%%t%d = arith.constant 0 : i32\nfunc.return %%t%d : i32\n", z, z);
+    cpu_p(e, "^fail(%%code: i32):\nfunc.return %%code : i32\n");
+    if (e->eflag >= 0) {
+      const eddy_type_t *i32s = eddy_ir_scalar_type_get(e->ctx, EDDY_DT_I32);
+      const eddy_type_t *i64s = eddy_ir_scalar_type_get(e->ctx, EDDY_DT_I64);
+      cpu_p(e, "^rterr:\n");
+      int site = cpu_load(e, e->eflag, i32s, NULL);
+      int idx = cpu_load(e, e->eidx, i64s, NULL);
+      int size = cpu_load(e, e->esize, i64s, NULL);
+      cpu_list_cleanup(e);
+      eddy_buf_append(&e->body, e->epi.data ? e->epi.data : "", e->epi.len);
+      int n = cpu_fresh(e);
+      cpu_p(e, "%%t%d = arith.constant %u : i64\n", n, ft->num_outputs);
+      cpu_p(e,
+            "func.call @eddy_rt_entry_release_results(%%res, %%t%d) : "
+            "(!llvm.ptr, i64) -> ()\n",
+            n);
+      // A negative slot: a runtime helper failed and wrote the message.
+      int z0 = cpu_fresh(e), neg = cpu_fresh(e), nc = cpu_fresh(e);
+      cpu_p(e, "%%t%d = arith.constant 0 : i32\n", z0);
+      cpu_p(e, "%%t%d = arith.cmpi slt, %%t%d, %%t%d : i32\n", neg, site, z0);
+      cpu_p(e, "%%t%d = arith.subi %%t%d, %%t%d : i32\n", nc, z0, site);
+      cpu_p(e, "cf.cond_br %%t%d, ^fail(%%t%d : i32), ^rtfmt\n^rtfmt:\n", neg,
+            nc);
+      if (e->num_sites == 0) {
+        int c = cpu_fresh(e);
+        cpu_p(e, "%%t%d = arith.constant %d : i32\nfunc.return %%t%d : i32\n",
+              c, (int)EDDY_RT_ERR_INTERNAL, c);
+      } else {
+        int msg = cpu_fresh(e);
+        cpu_p(e, "%%t%d = llvm.mlir.addressof @__eddy_site%d : !llvm.ptr\n",
+              msg, e->site_globals[0]);
+        for (int i = 1; i < e->num_sites; i++) {
+          int a = cpu_fresh(e), k = cpu_fresh(e), c = cpu_fresh(e),
+              m = cpu_fresh(e);
+          cpu_p(e, "%%t%d = llvm.mlir.addressof @__eddy_site%d : !llvm.ptr\n",
+                a, e->site_globals[i]);
+          cpu_p(e, "%%t%d = arith.constant %d : i32\n", k, i + 1);
+          cpu_p(e, "%%t%d = arith.cmpi eq, %%t%d, %%t%d : i32\n", c, site, k);
+          cpu_p(e, "%%t%d = arith.select %%t%d, %%t%d, %%t%d : !llvm.ptr\n", m,
+                c, a, msg);
+          msg = m;
+        }
+        int code = cpu_fresh(e);
+        cpu_p(e,
+              "%%t%d = func.call @eddy_rt_entry_index_error(%%err, %%errlen, "
+              "%%t%d, %%t%d, %%t%d) : (!llvm.ptr, i64, !llvm.ptr, i64, i64) "
+              "-> i32\nfunc.return %%t%d : i32\n",
+              code, msg, idx, size, code);
+      }
+    }
+    if (e->num_heap) {
+      int n = cpu_fresh(e), code = cpu_fresh(e);
+      cpu_p(e, "^oom:\n");
+      cpu_list_cleanup(e);
+      eddy_buf_append(&e->body, e->epi.data, e->epi.len);
+      cpu_p(e, "%%t%d = arith.constant %u : i64\n", n, ft->num_outputs);
+      cpu_p(e,
+            "func.call @eddy_rt_entry_release_results(%%res, %%t%d) : "
+            "(!llvm.ptr, i64) -> ()\n",
+            n);
+      cpu_p(e, "%%t%d = arith.constant %d : i32\nfunc.return %%t%d : i32\n",
+            code, (int)EDDY_RT_ERR_RESOURCE, code);
+    }
+  }
+  eddy_buf_destroy(&tail);
+  (void)prefix;
+  return st;
+}
+
+eddy_cpu_opts_t eddy_cpu_opts_default(void) {
+  eddy_cpu_opts_t o = {NULL, NULL, 3, true};
+  return o;
+}
+
+eddy_status_t cpu_find_entry(const eddy_module_t *m, const char *entry,
+                                eddy_op_t **out) {
+  *out = eddy_ir_module_lookup_func(m, entry);
+  if (!*out)
+    return eddy_status_create(EDDY_ERR_NOT_FOUND,
+                              "no function named '@%s' in the module", entry);
+  return NULL;
+}
+
+eddy_status_t cpu_check_prefix(const char *p) {
+  bool ok = p[0] && !(p[0] >= '0' && p[0] <= '9');
+  for (const char *c = p; ok && *c; c++)
+    ok = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
+         (*c >= '0' && *c <= '9') || *c == '_';
+  if (!ok)
+    return eddy_status_create(EDDY_ERR_INVALID_ARGUMENT,
+                              "prefix '%s' is not a C identifier (use "
+                              "--prefix NAME)",
+                              p);
+  return NULL;
+}
+
+eddy_status_t eddy_cpu_emit_mlir(const eddy_module_t *m, const char *entry,
+                                 const eddy_cpu_opts_t *opts, eddy_buf_t *out) {
+  eddy_cpu_opts_t dflt = eddy_cpu_opts_default();
+  if (!opts)
+    opts = &dflt;
+  eddy_op_t *func;
+  EDDY_RETURN_IF_ERROR(cpu_find_entry(m, entry, &func));
+  const char *prefix = opts->prefix ? opts->prefix : entry;
+  EDDY_RETURN_IF_ERROR(cpu_check_prefix(prefix));
+  cpu_emit_t e;
+  memset(&e, 0, sizeof e);
+  e.ctx = m->ctx;
+  e.module = m;
+  e.opts = opts;
+  e.arena = eddy_arena_create();
+  if (!e.arena)
+    return eddy_status_create(EDDY_ERR_RESOURCE, "out of memory");
+  eddy_buf_init(&e.globals);
+  eddy_buf_init(&e.pro);
+  eddy_buf_init(&e.body);
+  eddy_buf_init(&e.epi);
+  eddy_ptrmap_init(&e.vals);
+  eddy_ptrmap_init(&e.direct);
+  eddy_ptrmap_init(&e.last_use);
+  eddy_ptrmap_init(&e.value_block);
+  eddy_status_t st = emit_func(&e, func, prefix);
+  if (!st) {
+    eddy_buf_puts(out, "module {\n");
+    eddy_buf_puts(out, k_decls);
+    eddy_buf_append(out, e.globals.data ? e.globals.data : "", e.globals.len);
+    eddy_buf_printf(out,
+                    "func.func @%s_run(%%rt: !llvm.ptr, %%args: !llvm.ptr, "
+                    "%%res: !llvm.ptr, %%err: !llvm.ptr, %%errlen: i64) -> "
+                    "i32 {\n",
+                    prefix);
+    eddy_buf_append(out, e.body.data ? e.body.data : "", e.body.len);
+    eddy_buf_puts(out, "}\n}\n");
+  }
+  eddy_ptrmap_destroy(&e.vals);
+  eddy_ptrmap_destroy(&e.direct);
+  eddy_ptrmap_destroy(&e.last_use);
+  eddy_ptrmap_destroy(&e.value_block);
+  eddy_buf_destroy(&e.globals);
+  eddy_buf_destroy(&e.pro);
+  eddy_buf_destroy(&e.body);
+  eddy_buf_destroy(&e.epi);
+  eddy_arena_destroy(e.arena);
+  return st;
+}

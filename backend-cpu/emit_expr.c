@@ -1,0 +1,995 @@
+/// Per-element computations of the core ops as arith/math ops, following
+/// the numeric contract of docs/dialects/core.md, and the loop-nest kernels
+/// for the ops that are not pointwise (reductions, matmul, data movement).
+#include "backend-cpu/emit_internal.h"
+
+#include <string.h>
+
+/// f16 and bf16 compute in f32 (the contract rounds from f32 for them).
+static bool is_half(eddy_dtype_t dt) {
+  return dt == EDDY_DT_F16 || dt == EDDY_DT_BF16;
+}
+
+/// The type floats compute in.
+static const char *calc_type(eddy_dtype_t dt) {
+  return is_half(dt) ? "f32" : cpu_reg_type(dt);
+}
+
+static int to_calc(cpu_emit_t *e, eddy_dtype_t dt, int v) {
+  if (!is_half(dt))
+    return v;
+  int t = cpu_fresh(e);
+  cpu_p(e, "%%t%d = arith.extf %%t%d : %s to f32\n", t, v, cpu_reg_type(dt));
+  return t;
+}
+
+static int from_calc(cpu_emit_t *e, eddy_dtype_t dt, int v) {
+  if (!is_half(dt))
+    return v;
+  int t = cpu_fresh(e);
+  cpu_p(e, "%%t%d = arith.truncf %%t%d : f32 to %s\n", t, v, cpu_reg_type(dt));
+  return t;
+}
+
+/// A float constant in type ty ("f32"/"f64") from a double.
+static int fconst(cpu_emit_t *e, const char *ty, double v) {
+  int t = cpu_fresh(e);
+  if (strcmp(ty, "f64") == 0) {
+    uint64_t bits;
+    memcpy(&bits, &v, 8);
+    cpu_p(e, "%%t%d = arith.constant 0x%016llX : f64\n", t,
+          (unsigned long long)bits);
+  } else {
+    float f = (float)v;
+    uint32_t bits;
+    memcpy(&bits, &f, 4);
+    cpu_p(e, "%%t%d = arith.constant 0x%08X : f32\n", t, bits);
+  }
+  return t;
+}
+
+static int iconst(cpu_emit_t *e, const char *ty, int64_t v) {
+  int t = cpu_fresh(e);
+  if (strcmp(ty, "i1") == 0)
+    cpu_p(e, "%%t%d = arith.constant %s\n", t, v ? "true" : "false");
+  else
+    cpu_p(e, "%%t%d = arith.constant %lld : %s\n", t, (long long)v, ty);
+  return t;
+}
+
+static int op1(cpu_emit_t *e, const char *name, int a, const char *ty) {
+  int t = cpu_fresh(e);
+  cpu_p(e, "%%t%d = %s %%t%d : %s\n", t, name, a, ty);
+  return t;
+}
+
+static int op2(cpu_emit_t *e, const char *name, int a, int b, const char *ty) {
+  int t = cpu_fresh(e);
+  cpu_p(e, "%%t%d = %s %%t%d, %%t%d : %s\n", t, name, a, b, ty);
+  return t;
+}
+
+static int cmp(cpu_emit_t *e, const char *kind, const char *pred, int a, int b,
+               const char *ty) {
+  int t = cpu_fresh(e);
+  cpu_p(e, "%%t%d = %s %s, %%t%d, %%t%d : %s\n", t, kind, pred, a, b, ty);
+  return t;
+}
+
+static int sel(cpu_emit_t *e, int c, int a, int b, const char *ty) {
+  int t = cpu_fresh(e);
+  cpu_p(e, "%%t%d = arith.select %%t%d, %%t%d, %%t%d : %s\n", t, c, a, b, ty);
+  return t;
+}
+
+int cpu_splat_const(cpu_emit_t *e, const eddy_attr_t *a) {
+  eddy_dtype_t dt = a->type->dtype;
+  const unsigned char *p = a->u.dense.data;
+  int t = cpu_fresh(e);
+  switch (dt) {
+  case EDDY_DT_F16:
+  case EDDY_DT_BF16: {
+    uint16_t h;
+    memcpy(&h, p, 2);
+    cpu_p(e, "%%t%d = arith.constant 0x%04X : %s\n", t, h, cpu_reg_type(dt));
+    break;
+  }
+  case EDDY_DT_F32: {
+    uint32_t w;
+    memcpy(&w, p, 4);
+    cpu_p(e, "%%t%d = arith.constant 0x%08X : f32\n", t, w);
+    break;
+  }
+  case EDDY_DT_F64: {
+    uint64_t w;
+    memcpy(&w, p, 8);
+    cpu_p(e, "%%t%d = arith.constant 0x%016llX : f64\n", t,
+          (unsigned long long)w);
+    break;
+  }
+  case EDDY_DT_I1:
+    cpu_p(e, "%%t%d = arith.constant %s\n", t,
+          eddy_ir_dense_attr_i64(a, 0) ? "true" : "false");
+    break;
+  default:
+    cpu_p(e, "%%t%d = arith.constant %lld : %s\n", t,
+          (long long)eddy_ir_dense_attr_i64(a, 0), cpu_reg_type(dt));
+    break;
+  }
+  return t;
+}
+
+/// Integer floor division with x // 0 = 0 and INT_MIN // -1 wrapping.
+static int int_floordiv(cpu_emit_t *e, const char *ty, int a, int b) {
+  int zero = iconst(e, ty, 0), one = iconst(e, ty, 1), mone = iconst(e, ty, -1);
+  int bz = cmp(e, "arith.cmpi", "eq", b, zero, ty);
+  int bm = cmp(e, "arith.cmpi", "eq", b, mone, ty);
+  int special = op2(e, "arith.ori", bz, bm, "i1");
+  int sb = sel(e, special, one, b, ty);
+  int q = op2(e, "arith.divsi", a, sb, ty);
+  int r = op2(e, "arith.remsi", a, sb, ty);
+  int rnz = cmp(e, "arith.cmpi", "ne", r, zero, ty);
+  int rneg = cmp(e, "arith.cmpi", "slt", r, zero, ty);
+  int bneg = cmp(e, "arith.cmpi", "slt", sb, zero, ty);
+  int diff = op2(e, "arith.xori", rneg, bneg, "i1");
+  int adj = op2(e, "arith.andi", rnz, diff, "i1");
+  int qm = op2(e, "arith.subi", q, one, ty);
+  int fq = sel(e, adj, qm, q, ty);
+  int neg = op2(e, "arith.subi", zero, a, ty);
+  int r1 = sel(e, bm, neg, fq, ty);
+  return sel(e, bz, zero, r1, ty);
+}
+
+static int int_width(eddy_dtype_t dt) {
+  switch (dt) {
+  case EDDY_DT_I1:
+    return 1;
+  case EDDY_DT_I8:
+    return 8;
+  case EDDY_DT_I32:
+    return 32;
+  default:
+    return 64;
+  }
+}
+
+/// core.cast of one element from dtype `from` to dtype `to`.
+static int emit_cast(cpu_emit_t *e, eddy_dtype_t from, eddy_dtype_t to, int v) {
+  const char *ft = cpu_reg_type(from), *tt = cpu_reg_type(to);
+  if (from == to)
+    return v;
+  if (to == EDDY_DT_I1) { // x != 0, NaN -> true
+    if (eddy_dtype_is_float(from)) {
+      int c = to_calc(e, from, v);
+      int z = fconst(e, calc_type(from), 0.0);
+      return cmp(e, "arith.cmpf", "une", c, z, calc_type(from));
+    }
+    int z = iconst(e, ft, 0);
+    return cmp(e, "arith.cmpi", "ne", v, z, ft);
+  }
+  if (eddy_dtype_is_float(from) && eddy_dtype_is_float(to)) {
+    // Widen to f64, then narrow f64 -> f32 -> f16 (the contract's rounding).
+    int x = to_calc(e, from, v);
+    const char *cur = is_half(from) ? "f32" : ft;
+    if (to == EDDY_DT_F64) {
+      if (strcmp(cur, "f64") == 0)
+        return x;
+      int t = cpu_fresh(e);
+      cpu_p(e, "%%t%d = arith.extf %%t%d : %s to f64\n", t, x, cur);
+      return t;
+    }
+    if (strcmp(cur, "f64") == 0) {
+      int t = cpu_fresh(e);
+      cpu_p(e, "%%t%d = arith.truncf %%t%d : f64 to f32\n", t, x);
+      x = t;
+    }
+    if (to == EDDY_DT_F32)
+      return x;
+    int t = cpu_fresh(e);
+    cpu_p(e, "%%t%d = arith.truncf %%t%d : f32 to %s\n", t, x, tt);
+    return t;
+  }
+  if (from == EDDY_DT_I1) { // 0 or 1
+    int t = cpu_fresh(e);
+    if (eddy_dtype_is_float(to)) {
+      cpu_p(e, "%%t%d = arith.uitofp %%t%d : i1 to %s\n", t, v, tt);
+    } else {
+      cpu_p(e, "%%t%d = arith.extui %%t%d : i1 to %s\n", t, v, tt);
+    }
+    return t;
+  }
+  if (eddy_dtype_is_int(from) && eddy_dtype_is_int(to)) {
+    int wf = int_width(from), wt = int_width(to);
+    int t = cpu_fresh(e);
+    cpu_p(e, "%%t%d = arith.%s %%t%d : %s to %s\n", t,
+          wf < wt ? "extsi" : "trunci", v, ft, tt);
+    return t;
+  }
+  if (eddy_dtype_is_int(from)) { // int -> float, to f16/bf16 through f32
+    const char *mid = is_half(to) ? "f32" : tt;
+    int t = cpu_fresh(e);
+    cpu_p(e, "%%t%d = arith.sitofp %%t%d : %s to %s\n", t, v, ft, mid);
+    return from_calc(e, to, t);
+  }
+  // float -> int: truncate toward zero, saturate, NaN -> 0. Compute in f64
+  // so that the bounds 2^(w-1) are exact.
+  int x = to_calc(e, from, v);
+  if (strcmp(calc_type(from), "f64") != 0) {
+    int t = cpu_fresh(e);
+    cpu_p(e, "%%t%d = arith.extf %%t%d : %s to f64\n", t, x, calc_type(from));
+    x = t;
+  }
+  int w = int_width(to);
+  double hi = 1.0;
+  for (int i = 0; i < w - 1; i++)
+    hi *= 2.0;
+  int chi = fconst(e, "f64", hi), clo = fconst(e, "f64", -hi);
+  int imax = iconst(e, tt, (int64_t)(((uint64_t)1 << (w - 1)) - 1));
+  int imin = iconst(e, tt, (int64_t)((uint64_t)-1 << (w - 1)));
+  int zero = iconst(e, tt, 0);
+  int fz = fconst(e, "f64", 0.0);
+  // Clamp first so fptosi never sees an out-of-range value.
+  int ge = cmp(e, "arith.cmpf", "oge", x, chi, "f64");
+  int lt = cmp(e, "arith.cmpf", "olt", x, clo, "f64");
+  int nan = cmp(e, "arith.cmpf", "uno", x, x, "f64");
+  int bad = op2(e, "arith.ori", ge, lt, "i1");
+  bad = op2(e, "arith.ori", bad, nan, "i1");
+  int safe = sel(e, bad, fz, x, "f64");
+  int c = cpu_fresh(e);
+  cpu_p(e, "%%t%d = arith.fptosi %%t%d : f64 to %s\n", c, safe, tt);
+  int r = sel(e, ge, imax, c, tt);
+  r = sel(e, lt, imin, r, tt);
+  return sel(e, nan, zero, r, tt);
+}
+
+static const char *unary_math(const char *n) {
+  static const char *const map[][2] = {
+      {"exp", "math.exp"},     {"log", "math.log"},   {"log1p", "math.log1p"},
+      {"tanh", "math.tanh"},   {"sqrt", "math.sqrt"}, {"rsqrt", "math.rsqrt"},
+      {"floor", "math.floor"},
+  };
+  for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
+    if (strcmp(map[i][0], n) == 0)
+      return map[i][1];
+  return NULL;
+}
+
+static eddy_status_t unary(cpu_emit_t *e, const eddy_op_t *op, const char *n,
+                           eddy_dtype_t dt, int a, int *out) {
+  const char *rt = cpu_reg_type(dt);
+  bool fl = eddy_dtype_is_float(dt);
+  const char *ct = calc_type(dt);
+  if (strcmp(n, "not") == 0) {
+    *out = op2(e, "arith.xori", a, iconst(e, "i1", 1), "i1");
+    return NULL;
+  }
+  if (!fl) {
+    int zero = iconst(e, rt, 0);
+    if (strcmp(n, "neg") == 0)
+      *out = op2(e, "arith.subi", zero, a, rt);
+    else if (strcmp(n, "abs") == 0)
+      *out = sel(e, cmp(e, "arith.cmpi", "slt", a, zero, rt),
+                 op2(e, "arith.subi", zero, a, rt), a, rt);
+    else if (strcmp(n, "relu") == 0)
+      *out = op2(e, "arith.maxsi", a, zero, rt);
+    else if (strcmp(n, "square") == 0)
+      *out = op2(e, "arith.muli", a, a, rt);
+    else if (strcmp(n, "sign") == 0)
+      *out = sel(e, cmp(e, "arith.cmpi", "sgt", a, zero, rt), iconst(e, rt, 1),
+                 sel(e, cmp(e, "arith.cmpi", "slt", a, zero, rt),
+                     iconst(e, rt, -1), zero, rt),
+                 rt);
+    else
+      return cpu_unsupported(op, "is not supported for %s by the CPU backend",
+                             eddy_dtype_name(dt));
+    return NULL;
+  }
+  int x = to_calc(e, dt, a), r;
+  const char *m = unary_math(n);
+  if (m) {
+    r = op1(e, m, x, ct);
+  } else if (strcmp(n, "neg") == 0) {
+    r = op1(e, "arith.negf", x, ct);
+  } else if (strcmp(n, "abs") == 0) {
+    r = op1(e, "math.absf", x, ct);
+  } else if (strcmp(n, "square") == 0) {
+    r = op2(e, "arith.mulf", x, x, ct);
+  } else if (strcmp(n, "sigmoid") == 0) {
+    int one = fconst(e, ct, 1.0);
+    int ex = op1(e, "math.exp", op1(e, "arith.negf", x, ct), ct);
+    r = op2(e, "arith.divf", one, op2(e, "arith.addf", one, ex, ct), ct);
+  } else if (strcmp(n, "relu") == 0) {
+    // x if x > 0 or NaN ("ugt"), else +0.0.
+    int zero = fconst(e, ct, 0.0);
+    r = sel(e, cmp(e, "arith.cmpf", "ugt", x, zero, ct), x, zero, ct);
+  } else if (strcmp(n, "sign") == 0) {
+    int zero = fconst(e, ct, 0.0);
+    int nan = cmp(e, "arith.cmpf", "uno", x, x, ct);
+    int r0 = sel(e, nan, x, zero, ct);
+    int r1 = sel(e, cmp(e, "arith.cmpf", "olt", x, zero, ct),
+                 fconst(e, ct, -1.0), r0, ct);
+    r = sel(e, cmp(e, "arith.cmpf", "ogt", x, zero, ct), fconst(e, ct, 1.0), r1,
+            ct);
+  } else {
+    return cpu_unsupported(op, "is not supported by the CPU backend yet");
+  }
+  *out = from_calc(e, dt, r);
+  return NULL;
+}
+
+static eddy_status_t binary(cpu_emit_t *e, const eddy_op_t *op, const char *n,
+                            eddy_dtype_t dt, int a, int b, int *out) {
+  const char *rt = cpu_reg_type(dt);
+  static const char *const cmps[][3] = {
+      // name, float predicate, signed int predicate (i1 uses unsigned)
+      {"eq", "oeq", "eq"},  {"ne", "une", "ne"},  {"lt", "olt", "slt"},
+      {"le", "ole", "sle"}, {"gt", "ogt", "sgt"}, {"ge", "oge", "sge"},
+  };
+  for (size_t i = 0; i < sizeof cmps / sizeof cmps[0]; i++) {
+    if (strcmp(n, cmps[i][0]) != 0)
+      continue;
+    if (eddy_dtype_is_float(dt)) {
+      *out = cmp(e, "arith.cmpf", cmps[i][1], to_calc(e, dt, a),
+                 to_calc(e, dt, b), calc_type(dt));
+    } else {
+      char pred[4];
+      snprintf(pred, sizeof pred, "%s", cmps[i][2]);
+      if (dt == EDDY_DT_I1 && pred[0] == 's')
+        pred[0] = 'u'; // false < true
+      *out = cmp(e, "arith.cmpi", pred, a, b, rt);
+    }
+    return NULL;
+  }
+  if (strcmp(n, "and") == 0 || strcmp(n, "or") == 0) {
+    *out = op2(e, n[0] == 'a' ? "arith.andi" : "arith.ori", a, b, "i1");
+    return NULL;
+  }
+  if (eddy_dtype_is_float(dt)) {
+    const char *ct = calc_type(dt);
+    int x = to_calc(e, dt, a), y = to_calc(e, dt, b), r;
+    if (strcmp(n, "add") == 0)
+      r = op2(e, "arith.addf", x, y, ct);
+    else if (strcmp(n, "sub") == 0)
+      r = op2(e, "arith.subf", x, y, ct);
+    else if (strcmp(n, "mul") == 0)
+      r = op2(e, "arith.mulf", x, y, ct);
+    else if (strcmp(n, "div") == 0)
+      r = op2(e, "arith.divf", x, y, ct);
+    else if (strcmp(n, "maximum") == 0)
+      r = op2(e, "arith.maximumf", x, y, ct);
+    else if (strcmp(n, "minimum") == 0)
+      r = op2(e, "arith.minimumf", x, y, ct);
+    else if (strcmp(n, "pow") == 0) {
+      // C pow in double, rounded once (the contract).
+      if (strcmp(ct, "f64") != 0) {
+        int xd = cpu_fresh(e), yd = cpu_fresh(e);
+        cpu_p(e, "%%t%d = arith.extf %%t%d : f32 to f64\n", xd, x);
+        cpu_p(e, "%%t%d = arith.extf %%t%d : f32 to f64\n", yd, y);
+        int pd = op2(e, "math.powf", xd, yd, "f64");
+        r = cpu_fresh(e);
+        cpu_p(e, "%%t%d = arith.truncf %%t%d : f64 to f32\n", r, pd);
+      } else {
+        r = op2(e, "math.powf", x, y, ct);
+      }
+    } else
+      return cpu_unsupported(op, "is not supported by the CPU backend yet");
+    *out = from_calc(e, dt, r);
+    return NULL;
+  }
+  if (strcmp(n, "add") == 0)
+    *out = op2(e, "arith.addi", a, b, rt);
+  else if (strcmp(n, "sub") == 0)
+    *out = op2(e, "arith.subi", a, b, rt);
+  else if (strcmp(n, "mul") == 0)
+    *out = op2(e, "arith.muli", a, b, rt);
+  else if (strcmp(n, "div") == 0)
+    *out = int_floordiv(e, rt, a, b);
+  else if (strcmp(n, "maximum") == 0)
+    *out = op2(e, "arith.maxsi", a, b, rt);
+  else if (strcmp(n, "minimum") == 0)
+    *out = op2(e, "arith.minsi", a, b, rt);
+  else
+    return cpu_unsupported(op, "is not supported for %s by the CPU backend",
+                           eddy_dtype_name(dt));
+  return NULL;
+}
+
+/// Index of operand `o` (broadcast to the result shape) from result idx.
+static void bcast_index(cpu_emit_t *e, const eddy_type_t *rt,
+                        const eddy_type_t *ot, const int *idx, int *oidx) {
+  int32_t off = rt->rank - ot->rank;
+  for (int32_t j = 0; j < ot->rank; j++) {
+    if (ot->dims[j] == 1 && rt->dims[j + off] != 1)
+      oidx[j] = cpu_index_const(e, 0);
+    else
+      oidx[j] = idx[j + off];
+  }
+}
+
+bool cpu_op_is_pointwise(const eddy_op_t *op) {
+  return eddy_ir_op_has_trait(op, EDDY_TRAIT_ELEMENTWISE) ||
+         eddy_ir_op_is(op, "core.broadcast_to") ||
+         eddy_ir_op_is(op, "core.iota");
+}
+
+bool cpu_op_can_consume_fused(const eddy_op_t *op) {
+  const char *n = op->name->str;
+  // Each of these reads every operand element at most once.
+  return cpu_op_is_pointwise(op) || strncmp(n, "core.reduce_", 12) == 0 ||
+         eddy_ir_op_is(op, "core.reshape") ||
+         eddy_ir_op_is(op, "core.transpose") ||
+         eddy_ir_op_is(op, "core.slice") || eddy_ir_op_is(op, "core.pad") ||
+         eddy_ir_op_is(op, "core.concat") || eddy_ir_op_is(op, "core.split");
+}
+
+eddy_status_t cpu_pointwise(cpu_emit_t *e, eddy_op_t *op, const int *idx,
+                            int *out) {
+  const eddy_type_t *rt = op->results[0].type;
+  if (eddy_ir_op_is(op, "core.iota")) {
+    int64_t d = eddy_ir_op_attr_int(op, "dimension", 0);
+    if (d < 0)
+      d += rt->rank;
+    int i64v = cpu_fresh(e);
+    cpu_p(e, "%%t%d = arith.index_cast %%t%d : index to i64\n", i64v, idx[d]);
+    *out = emit_cast(e, EDDY_DT_I64, rt->dtype, i64v);
+    return NULL;
+  }
+  int vals[3];
+  if (op->num_operands > 3)
+    return cpu_unsupported(op, "has too many operands for the CPU backend");
+  for (uint32_t i = 0; i < op->num_operands; i++) {
+    eddy_value_t *v = eddy_ir_op_operand(op, i);
+    int oidx[EDDY_RT_MAX_RANK];
+    bcast_index(e, rt, v->type, idx, oidx);
+    EDDY_RETURN_IF_ERROR(cpu_expr(e, v, oidx, &vals[i]));
+  }
+  const char *n = op->name->str + 5; // after "core."
+  eddy_dtype_t odt =
+      op->num_operands ? eddy_ir_op_operand(op, 0)->type->dtype : rt->dtype;
+  if (eddy_ir_op_is(op, "core.broadcast_to")) {
+    *out = vals[0];
+    return NULL;
+  }
+  if (eddy_ir_op_is(op, "core.cast")) {
+    *out = emit_cast(e, odt, rt->dtype, vals[0]);
+    return NULL;
+  }
+  if (eddy_ir_op_is(op, "core.select")) {
+    *out = sel(e, vals[0], vals[1], vals[2], cpu_reg_type(rt->dtype));
+    return NULL;
+  }
+  if (op->num_operands == 1)
+    return unary(e, op, n, odt, vals[0], out);
+  if (op->num_operands == 2)
+    return binary(e, op, n, odt, vals[0], vals[1], out);
+  return cpu_unsupported(op, "is not supported by the CPU backend yet");
+}
+
+/// ---- kernels
+
+static eddy_status_t kernel_reduce(cpu_emit_t *e, eddy_op_t *op) {
+  eddy_value_t *in = eddy_ir_op_operand(op, 0);
+  const eddy_type_t *it = in->type, *rt = op->results[0].type;
+  cpu_val_t *rv = cpu_val_get(e, &op->results[0]);
+  const char *kind = op->name->str + strlen("core.reduce_");
+  bool keep = eddy_ir_op_attr_bool(op, "keepdims", false);
+  bool red[EDDY_RT_MAX_RANK] = {false};
+  int64_t axes[EDDY_RT_MAX_RANK];
+  const eddy_attr_t *ax = eddy_ir_op_attr(op, "axes");
+  int64_t na = ax ? eddy_ir_attr_as_i64_array(ax, axes, EDDY_RT_MAX_RANK) : -1;
+  if (na < 0 || na > EDDY_RT_MAX_RANK)
+    return cpu_unsupported(op, "needs an 'axes' array of integers");
+  int64_t count = 1;
+  for (int64_t i = 0; i < na; i++) {
+    int64_t a = axes[i] < 0 ? axes[i] + it->rank : axes[i];
+    red[a] = true;
+  }
+  int64_t rdims[EDDY_RT_MAX_RANK];
+  int32_t nr = 0;
+  for (int32_t d = 0; d < it->rank; d++)
+    if (red[d]) {
+      rdims[nr++] = it->dims[d];
+      count *= it->dims[d];
+    }
+  eddy_dtype_t dt = it->dtype;
+  bool fl = eddy_dtype_is_float(dt);
+  bool sum_like = strcmp(kind, "sum") == 0 || strcmp(kind, "mean") == 0 ||
+                  strcmp(kind, "prod") == 0;
+  // Float sums, products and means accumulate in f64 (the contract).
+  const char *acc_t =
+      fl ? (sum_like ? "f64" : calc_type(dt)) : cpu_reg_type(dt);
+  int oidx[EDDY_RT_MAX_RANK];
+  cpu_loops_open(e, rt->rank, rt->dims, oidx);
+  int init;
+  if (strcmp(kind, "prod") == 0)
+    init = fl ? fconst(e, acc_t, 1.0) : iconst(e, acc_t, 1);
+  else if (strcmp(kind, "max") == 0 || strcmp(kind, "min") == 0) {
+    bool mx = kind[1] == 'a';
+    if (fl) {
+      init = fconst(e, acc_t, mx ? -__builtin_inf() : __builtin_inf());
+    } else {
+      int w = int_width(dt);
+      init = iconst(e, acc_t,
+                    mx ? (int64_t)((uint64_t)-1 << (w - 1))
+                       : (int64_t)(((uint64_t)1 << (w - 1)) - 1));
+    }
+  } else
+    init = fl ? fconst(e, acc_t, 0.0) : iconst(e, acc_t, 0);
+  // Reduction loops carry the accumulator in iter_args.
+  int ridx[EDDY_RT_MAX_RANK], acc[EDDY_RT_MAX_RANK + 1], res[EDDY_RT_MAX_RANK];
+  acc[0] = init;
+  for (int32_t j = 0; j < nr; j++) {
+    int lb = cpu_index_const(e, 0), ub = cpu_index_const(e, rdims[j]);
+    int st = cpu_index_const(e, 1);
+    ridx[j] = cpu_fresh(e);
+    acc[j + 1] = cpu_fresh(e);
+    res[j] = cpu_fresh(e);
+    cpu_p(e,
+          "%%t%d = scf.for %%t%d = %%t%d to %%t%d step %%t%d iter_args(%%t%d "
+          "= %%t%d) -> (%s) {\n",
+          res[j], ridx[j], lb, ub, st, acc[j + 1], acc[j], acc_t);
+  }
+  int iidx[EDDY_RT_MAX_RANK];
+  int32_t ro = 0, rr = 0;
+  for (int32_t d = 0; d < it->rank; d++) {
+    if (red[d]) {
+      iidx[d] = ridx[rr++];
+      if (keep)
+        ro++;
+    } else {
+      iidx[d] = oidx[ro++];
+    }
+  }
+  int x;
+  EDDY_RETURN_IF_ERROR(cpu_expr(e, in, iidx, &x));
+  int cur = acc[nr], nx;
+  if (fl && strcmp(acc_t, cpu_reg_type(dt)) != 0) {
+    int t = cpu_fresh(e);
+    cpu_p(e, "%%t%d = arith.extf %%t%d : %s to %s\n", t, x, cpu_reg_type(dt),
+          acc_t);
+    x = t;
+  }
+  if (strcmp(kind, "prod") == 0)
+    nx = op2(e, fl ? "arith.mulf" : "arith.muli", cur, x, acc_t);
+  else if (strcmp(kind, "max") == 0)
+    nx = op2(e, fl ? "arith.maximumf" : "arith.maxsi", cur, x, acc_t);
+  else if (strcmp(kind, "min") == 0)
+    nx = op2(e, fl ? "arith.minimumf" : "arith.minsi", cur, x, acc_t);
+  else
+    nx = op2(e, fl ? "arith.addf" : "arith.addi", cur, x, acc_t);
+  if (nr > 0)
+    cpu_p(e, "scf.yield %%t%d : %s\n", nx, acc_t);
+  for (int32_t j = nr - 1; j >= 0; j--) {
+    cpu_p(e, "}\n");
+    if (j > 0)
+      cpu_p(e, "scf.yield %%t%d : %s\n", res[j], acc_t);
+  }
+  // No reduced axes: each result element is init (op) x.
+  int r = nr ? res[0] : nx;
+  if (strcmp(kind, "mean") == 0) {
+    if (fl) {
+      r = op2(e, "arith.divf", r, fconst(e, "f64", (double)count), "f64");
+    } else {
+      int c = iconst(e, acc_t, count);
+      r = count ? op2(e, "arith.divsi", r, c, acc_t) : iconst(e, acc_t, 0);
+    }
+  }
+  if (fl && strcmp(acc_t, cpu_reg_type(dt)) != 0) {
+    int t = cpu_fresh(e);
+    if (is_half(dt) && strcmp(acc_t, "f64") == 0) {
+      cpu_p(e, "%%t%d = arith.truncf %%t%d : f64 to f32\n", t, r);
+      r = from_calc(e, dt, t);
+    } else {
+      cpu_p(e, "%%t%d = arith.truncf %%t%d : %s to %s\n", t, r, acc_t,
+            cpu_reg_type(dt));
+      r = t;
+    }
+  }
+  cpu_store(e, rv->buf, rt, oidx, r);
+  cpu_loops_close(e, rt->rank);
+  return NULL;
+}
+
+/// Index of a matmul operand from the result's batch index (numpy
+/// broadcasting of batch dims, aligned at the right) and its two matrix
+/// indices.
+static void mm_index(cpu_emit_t *e, const eddy_type_t *ot,
+                     const eddy_type_t *rt, const int *oidx, int row, int col,
+                     int *idx) {
+  for (int32_t j = 0; j < ot->rank - 2; j++) {
+    int32_t rj = j + (rt->rank - ot->rank);
+    idx[j] = ot->dims[j] == 1 && rt->dims[rj] != 1 ? cpu_index_const(e, 0)
+                                                   : oidx[rj];
+  }
+  idx[ot->rank - 2] = row;
+  idx[ot->rank - 1] = col;
+}
+
+/// matmul with b not transposed: for each row i of the result, a row of
+/// accumulators acc[0..N) gets acc[j] += a[i,k] * b[k,j] for k = 0..K-1. The
+/// inner loop over j reads b's rows contiguously (LLVM vectorizes it), and
+/// every element still sums its products in the order k = 0..K-1, in f64
+/// for floats, exactly as the contract (and the evaluator) does.
+static eddy_status_t kernel_matmul_rows(cpu_emit_t *e, eddy_op_t *op) {
+  eddy_value_t *a = eddy_ir_op_operand(op, 0), *b = eddy_ir_op_operand(op, 1);
+  const eddy_type_t *at = a->type, *bt = b->type, *rt = op->results[0].type;
+  cpu_val_t *rv = cpu_val_get(e, &op->results[0]);
+  bool ta = eddy_ir_op_attr_bool(op, "transpose_a", false);
+  int32_t r = rt->rank;
+  int64_t n = rt->dims[r - 1];
+  int64_t k = ta ? at->dims[at->rank - 2] : at->dims[at->rank - 1];
+  eddy_dtype_t dt = rt->dtype;
+  bool fl = eddy_dtype_is_float(dt);
+  eddy_dtype_t acc_dt = fl ? EDDY_DT_F64 : dt;
+  const char *acc_t = cpu_reg_type(acc_dt);
+  const eddy_type_t *acc_ty = eddy_ir_tensor_type_get(e->ctx, acc_dt, 1, &n);
+  int acc = cpu_alloc_buf(e, acc_ty);
+  int oidx[EDDY_RT_MAX_RANK], j[1];
+  cpu_loops_open(e, r - 1, rt->dims, oidx);
+  cpu_loops_open(e, 1, &n, j);
+  cpu_store(e, acc, acc_ty, j,
+            fl ? fconst(e, "f64", 0.0) : iconst(e, acc_t, 0));
+  cpu_loops_close(e, 1);
+  int kv[1];
+  cpu_loops_open(e, 1, &k, kv);
+  int aidx[EDDY_RT_MAX_RANK], bidx[EDDY_RT_MAX_RANK], x, y;
+  mm_index(e, at, rt, oidx, ta ? kv[0] : oidx[r - 2], ta ? oidx[r - 2] : kv[0],
+           aidx);
+  EDDY_RETURN_IF_ERROR(cpu_expr(e, a, aidx, &x));
+  if (fl && dt != EDDY_DT_F64) {
+    int t = cpu_fresh(e);
+    cpu_p(e, "%%t%d = arith.extf %%t%d : %s to f64\n", t, to_calc(e, dt, x),
+          calc_type(dt));
+    x = t;
+  }
+  cpu_loops_open(e, 1, &n, j);
+  mm_index(e, bt, rt, oidx, kv[0], j[0], bidx);
+  EDDY_RETURN_IF_ERROR(cpu_expr(e, b, bidx, &y));
+  if (fl && dt != EDDY_DT_F64) {
+    int t = cpu_fresh(e);
+    cpu_p(e, "%%t%d = arith.extf %%t%d : %s to f64\n", t, to_calc(e, dt, y),
+          calc_type(dt));
+    y = t;
+  }
+  int cur = cpu_load(e, acc, acc_ty, j);
+  int p = op2(e, fl ? "arith.mulf" : "arith.muli", x, y, acc_t);
+  cpu_store(e, acc, acc_ty, j,
+            op2(e, fl ? "arith.addf" : "arith.addi", cur, p, acc_t));
+  cpu_loops_close(e, 2);
+  cpu_loops_open(e, 1, &n, j);
+  int v = cpu_load(e, acc, acc_ty, j);
+  if (fl && dt != EDDY_DT_F64) {
+    int t = cpu_fresh(e);
+    cpu_p(e, "%%t%d = arith.truncf %%t%d : f64 to f32\n", t, v);
+    v = from_calc(e, dt, t);
+  }
+  oidx[r - 1] = j[0];
+  cpu_store(e, rv->buf, rt, oidx, v);
+  cpu_loops_close(e, 1 + (r - 1));
+  return NULL;
+}
+
+static eddy_status_t kernel_matmul(cpu_emit_t *e, eddy_op_t *op) {
+  if (!eddy_ir_op_attr_bool(op, "transpose_b", false))
+    return kernel_matmul_rows(e, op);
+  eddy_value_t *a = eddy_ir_op_operand(op, 0), *b = eddy_ir_op_operand(op, 1);
+  const eddy_type_t *at = a->type, *bt = b->type, *rt = op->results[0].type;
+  cpu_val_t *rv = cpu_val_get(e, &op->results[0]);
+  bool ta = eddy_ir_op_attr_bool(op, "transpose_a", false);
+  bool tb = eddy_ir_op_attr_bool(op, "transpose_b", false);
+  int64_t k = ta ? at->dims[at->rank - 2] : at->dims[at->rank - 1];
+  eddy_dtype_t dt = rt->dtype;
+  bool fl = eddy_dtype_is_float(dt);
+  const char *acc_t = fl ? "f64" : cpu_reg_type(dt);
+  int oidx[EDDY_RT_MAX_RANK];
+  cpu_loops_open(e, rt->rank, rt->dims, oidx);
+  int32_t r = rt->rank;
+  int init = fl ? fconst(e, "f64", 0.0) : iconst(e, acc_t, 0);
+  int lb = cpu_index_const(e, 0), ub = cpu_index_const(e, k);
+  int st = cpu_index_const(e, 1);
+  int kv = cpu_fresh(e), acc = cpu_fresh(e), res = cpu_fresh(e);
+  cpu_p(e,
+        "%%t%d = scf.for %%t%d = %%t%d to %%t%d step %%t%d iter_args(%%t%d = "
+        "%%t%d) -> (%s) {\n",
+        res, kv, lb, ub, st, acc, init, acc_t);
+  int aidx[EDDY_RT_MAX_RANK], bidx[EDDY_RT_MAX_RANK];
+  // Batch dims broadcast like numpy, aligned at the right of the batch part.
+  for (int32_t j = 0; j < at->rank - 2; j++) {
+    int32_t rj = j + (r - at->rank);
+    aidx[j] = at->dims[j] == 1 && rt->dims[rj] != 1 ? cpu_index_const(e, 0)
+                                                    : oidx[rj];
+  }
+  for (int32_t j = 0; j < bt->rank - 2; j++) {
+    int32_t rj = j + (r - bt->rank);
+    bidx[j] = bt->dims[j] == 1 && rt->dims[rj] != 1 ? cpu_index_const(e, 0)
+                                                    : oidx[rj];
+  }
+  aidx[at->rank - 2] = ta ? kv : oidx[r - 2];
+  aidx[at->rank - 1] = ta ? oidx[r - 2] : kv;
+  bidx[bt->rank - 2] = tb ? oidx[r - 1] : kv;
+  bidx[bt->rank - 1] = tb ? kv : oidx[r - 1];
+  int x, y;
+  EDDY_RETURN_IF_ERROR(cpu_expr(e, a, aidx, &x));
+  EDDY_RETURN_IF_ERROR(cpu_expr(e, b, bidx, &y));
+  int p;
+  if (fl) {
+    int xd = x, yd = y;
+    if (strcmp(cpu_reg_type(dt), "f64") != 0) {
+      xd = cpu_fresh(e);
+      yd = cpu_fresh(e);
+      cpu_p(e, "%%t%d = arith.extf %%t%d : %s to f64\n", xd, x,
+            cpu_reg_type(dt));
+      cpu_p(e, "%%t%d = arith.extf %%t%d : %s to f64\n", yd, y,
+            cpu_reg_type(dt));
+    }
+    p = op2(e, "arith.addf", acc, op2(e, "arith.mulf", xd, yd, "f64"), "f64");
+  } else {
+    p = op2(e, "arith.addi", acc, op2(e, "arith.muli", x, y, acc_t), acc_t);
+  }
+  cpu_p(e, "scf.yield %%t%d : %s\n}\n", p, acc_t);
+  int out = res;
+  if (fl && dt != EDDY_DT_F64) {
+    out = cpu_fresh(e);
+    cpu_p(e, "%%t%d = arith.truncf %%t%d : f64 to f32\n", out, res);
+    out = from_calc(e, dt, out);
+  }
+  cpu_store(e, rv->buf, rt, oidx, out);
+  cpu_loops_close(e, rt->rank);
+  return NULL;
+}
+
+/// Unflattens the row-major index n over dims into idx.
+static void unflatten(cpu_emit_t *e, int n, int32_t rank, const int64_t *dims,
+                      int *idx) {
+  int rest = n;
+  for (int32_t d = rank - 1; d >= 0; d--) {
+    int c = cpu_index_const(e, dims[d]);
+    idx[d] = op2(e, "arith.remui", rest, c, "index");
+    if (d > 0)
+      rest = op2(e, "arith.divui", rest, c, "index");
+  }
+}
+
+static eddy_status_t kernel_reshape(cpu_emit_t *e, eddy_op_t *op) {
+  eddy_value_t *in = eddy_ir_op_operand(op, 0);
+  const eddy_type_t *rt = op->results[0].type;
+  cpu_val_t *rv = cpu_val_get(e, &op->results[0]);
+  int64_t n = eddy_ir_type_num_elements(rt);
+  int flat[1];
+  cpu_loops_open(e, 1, &n, flat);
+  int iidx[EDDY_RT_MAX_RANK], oidx[EDDY_RT_MAX_RANK], x;
+  unflatten(e, flat[0], in->type->rank, in->type->dims, iidx);
+  unflatten(e, flat[0], rt->rank, rt->dims, oidx);
+  EDDY_RETURN_IF_ERROR(cpu_expr(e, in, iidx, &x));
+  cpu_store(e, rv->buf, rt, oidx, x);
+  cpu_loops_close(e, 1);
+  return NULL;
+}
+
+static eddy_status_t kernel_transpose(cpu_emit_t *e, eddy_op_t *op) {
+  eddy_value_t *in = eddy_ir_op_operand(op, 0);
+  const eddy_type_t *rt = op->results[0].type;
+  cpu_val_t *rv = cpu_val_get(e, &op->results[0]);
+  int64_t perm[EDDY_RT_MAX_RANK];
+  const eddy_attr_t *pa = eddy_ir_op_attr(op, "perm");
+  if (!pa || eddy_ir_attr_as_i64_array(pa, perm, EDDY_RT_MAX_RANK) != rt->rank)
+    return cpu_unsupported(op, "needs a 'perm' of the result's rank");
+  int oidx[EDDY_RT_MAX_RANK], iidx[EDDY_RT_MAX_RANK], x;
+  cpu_loops_open(e, rt->rank, rt->dims, oidx);
+  for (int32_t j = 0; j < rt->rank; j++) {
+    int64_t p = perm[j] < 0 ? perm[j] + rt->rank : perm[j];
+    iidx[p] = oidx[j];
+  }
+  EDDY_RETURN_IF_ERROR(cpu_expr(e, in, iidx, &x));
+  cpu_store(e, rv->buf, rt, oidx, x);
+  cpu_loops_close(e, rt->rank);
+  return NULL;
+}
+
+/// core.shape / core.dim of a static operand: constants.
+static eddy_status_t kernel_shape(cpu_emit_t *e, eddy_op_t *op) {
+  const eddy_type_t *it = eddy_ir_op_operand(op, 0)->type;
+  const eddy_type_t *rt = op->results[0].type;
+  cpu_val_t *rv = cpu_val_get(e, &op->results[0]);
+  if (eddy_ir_op_is(op, "core.dim")) {
+    int64_t d = eddy_ir_op_attr_int(op, "index", 0);
+    if (d < 0)
+      d += it->rank;
+    cpu_store(e, rv->buf, rt, NULL, iconst(e, "i64", it->dims[d]));
+    return NULL;
+  }
+  for (int32_t d = 0; d < it->rank; d++) {
+    int i = cpu_index_const(e, d);
+    cpu_store(e, rv->buf, rt, &i, iconst(e, "i64", it->dims[d]));
+  }
+  return NULL;
+}
+
+/// An int array attribute with one entry per dimension (or dflt when the
+/// attribute is absent and dflt_ok).
+static eddy_status_t dims_attr(const eddy_op_t *op, const char *name,
+                               int32_t rank, bool dflt_ok, int64_t dflt,
+                               int64_t *out) {
+  const eddy_attr_t *a = eddy_ir_op_attr(op, name);
+  if (!a && dflt_ok) {
+    for (int32_t i = 0; i < rank; i++)
+      out[i] = dflt;
+    return NULL;
+  }
+  if (!a || eddy_ir_attr_as_i64_array(a, out, EDDY_RT_MAX_RANK) != rank)
+    return cpu_unsupported(op, "needs '%s' with one entry per dimension", name);
+  return NULL;
+}
+
+/// idx[d] * mul + add as an index value (constants folded away).
+static int affine(cpu_emit_t *e, int idx, int64_t mul, int64_t add) {
+  int v = idx;
+  if (mul != 1)
+    v = op2(e, "arith.muli", v, cpu_index_const(e, mul), "index");
+  if (add != 0)
+    v = op2(e, "arith.addi", v, cpu_index_const(e, add), "index");
+  return v;
+}
+
+static eddy_status_t kernel_slice(cpu_emit_t *e, eddy_op_t *op) {
+  eddy_value_t *in = eddy_ir_op_operand(op, 0);
+  const eddy_type_t *rt = op->results[0].type;
+  int64_t start[EDDY_RT_MAX_RANK], strides[EDDY_RT_MAX_RANK];
+  EDDY_RETURN_IF_ERROR(dims_attr(op, "start", rt->rank, false, 0, start));
+  EDDY_RETURN_IF_ERROR(dims_attr(op, "strides", rt->rank, true, 1, strides));
+  int oidx[EDDY_RT_MAX_RANK], iidx[EDDY_RT_MAX_RANK], x;
+  cpu_loops_open(e, rt->rank, rt->dims, oidx);
+  for (int32_t d = 0; d < rt->rank; d++)
+    iidx[d] = affine(e, oidx[d], strides[d], start[d]);
+  EDDY_RETURN_IF_ERROR(cpu_expr(e, in, iidx, &x));
+  cpu_store(e, cpu_val_get(e, &op->results[0])->buf, rt, oidx, x);
+  cpu_loops_close(e, rt->rank);
+  return NULL;
+}
+
+/// Each result element is x[i - low] when that is inside x, else the
+/// padding value; the load sits in an scf.if so it never reads outside x.
+static eddy_status_t kernel_pad(cpu_emit_t *e, eddy_op_t *op) {
+  eddy_value_t *in = eddy_ir_op_operand(op, 0);
+  eddy_value_t *pv = eddy_ir_op_operand(op, 1);
+  const eddy_type_t *it = in->type, *rt = op->results[0].type;
+  int64_t low[EDDY_RT_MAX_RANK];
+  EDDY_RETURN_IF_ERROR(dims_attr(op, "low", rt->rank, false, 0, low));
+  const char *ty = cpu_reg_type(rt->dtype);
+  int oidx[EDDY_RT_MAX_RANK], iidx[EDDY_RT_MAX_RANK], x, v;
+  cpu_loops_open(e, rt->rank, rt->dims, oidx);
+  int inb = iconst(e, "i1", 1);
+  for (int32_t d = 0; d < rt->rank; d++) {
+    int lo = cpu_index_const(e, low[d]);
+    int hi = cpu_index_const(e, low[d] + it->dims[d]);
+    int ge = cmp(e, "arith.cmpi", "uge", oidx[d], lo, "index");
+    int lt = cmp(e, "arith.cmpi", "ult", oidx[d], hi, "index");
+    inb = op2(e, "arith.andi", inb, op2(e, "arith.andi", ge, lt, "i1"), "i1");
+  }
+  int r = cpu_fresh(e);
+  cpu_p(e, "%%t%d = scf.if %%t%d -> (%s) {\n", r, inb, ty);
+  for (int32_t d = 0; d < rt->rank; d++)
+    iidx[d] =
+        op2(e, "arith.subi", oidx[d], cpu_index_const(e, low[d]), "index");
+  EDDY_RETURN_IF_ERROR(cpu_expr(e, in, iidx, &x));
+  cpu_p(e, "scf.yield %%t%d : %s\n} else {\n", x, ty);
+  EDDY_RETURN_IF_ERROR(cpu_expr(e, pv, NULL, &v));
+  cpu_p(e, "scf.yield %%t%d : %s\n}\n", v, ty);
+  cpu_store(e, cpu_val_get(e, &op->results[0])->buf, rt, oidx, r);
+  cpu_loops_close(e, rt->rank);
+  return NULL;
+}
+
+static eddy_status_t kernel_concat(cpu_emit_t *e, eddy_op_t *op) {
+  const eddy_type_t *rt = op->results[0].type;
+  int64_t axis = eddy_ir_op_attr_int(op, "axis", 0);
+  if (axis < 0)
+    axis += rt->rank;
+  int buf = cpu_val_get(e, &op->results[0])->buf;
+  int64_t off = 0;
+  // One loop nest per operand, writing its block of the result.
+  for (uint32_t k = 0; k < op->num_operands; k++) {
+    eddy_value_t *in = eddy_ir_op_operand(op, k);
+    const eddy_type_t *it = in->type;
+    int iidx[EDDY_RT_MAX_RANK], oidx[EDDY_RT_MAX_RANK], x;
+    cpu_loops_open(e, it->rank, it->dims, iidx);
+    for (int32_t d = 0; d < it->rank; d++)
+      oidx[d] = d == axis ? affine(e, iidx[d], 1, off) : iidx[d];
+    EDDY_RETURN_IF_ERROR(cpu_expr(e, in, iidx, &x));
+    cpu_store(e, buf, rt, oidx, x);
+    cpu_loops_close(e, it->rank);
+    off += it->dims[axis];
+  }
+  return NULL;
+}
+
+static eddy_status_t kernel_split(cpu_emit_t *e, eddy_op_t *op) {
+  eddy_value_t *in = eddy_ir_op_operand(op, 0);
+  int64_t axis = eddy_ir_op_attr_int(op, "axis", 0);
+  if (axis < 0)
+    axis += in->type->rank;
+  for (uint32_t k = 0; k < op->num_results; k++) {
+    const eddy_type_t *rt = op->results[k].type;
+    int oidx[EDDY_RT_MAX_RANK], iidx[EDDY_RT_MAX_RANK], x;
+    cpu_loops_open(e, rt->rank, rt->dims, oidx);
+    for (int32_t d = 0; d < rt->rank; d++)
+      iidx[d] =
+          d == axis ? affine(e, oidx[d], 1, (int64_t)k * rt->dims[d]) : oidx[d];
+    EDDY_RETURN_IF_ERROR(cpu_expr(e, in, iidx, &x));
+    cpu_store(e, cpu_val_get(e, &op->results[k])->buf, rt, oidx, x);
+    cpu_loops_close(e, rt->rank);
+  }
+  return NULL;
+}
+
+/// result[pre, j..., post] = params[pre, indices[j...], post]. An index
+/// outside [0, dim) is a run-time error (reported by the entry at its end);
+/// meanwhile index 0 is read so nothing outside params is touched.
+static eddy_status_t kernel_gather(cpu_emit_t *e, eddy_op_t *op) {
+  eddy_value_t *params = eddy_ir_op_operand(op, 0);
+  eddy_value_t *indices = eddy_ir_op_operand(op, 1);
+  const eddy_type_t *pt = params->type, *it = indices->type;
+  const eddy_type_t *rt = op->results[0].type;
+  int64_t axis = eddy_ir_op_attr_int(op, "axis", 0);
+  if (axis < 0)
+    axis += pt->rank;
+  int site = cpu_error_site(e, op);
+  int oidx[EDDY_RT_MAX_RANK], pidx[EDDY_RT_MAX_RANK], iidx[EDDY_RT_MAX_RANK];
+  cpu_loops_open(e, rt->rank, rt->dims, oidx);
+  for (int32_t j = 0; j < it->rank; j++)
+    iidx[j] = oidx[axis + j];
+  int iv;
+  EDDY_RETURN_IF_ERROR(cpu_expr(e, indices, iidx, &iv));
+  const char *ity = cpu_reg_type(it->dtype);
+  if (it->dtype != EDDY_DT_I64) {
+    int t = cpu_fresh(e);
+    cpu_p(e, "%%t%d = arith.extsi %%t%d : %s to i64\n", t, iv, ity);
+    iv = t;
+  }
+  int size = iconst(e, "i64", pt->dims[axis]);
+  int neg = cmp(e, "arith.cmpi", "slt", iv, iconst(e, "i64", 0), "i64");
+  int big = cmp(e, "arith.cmpi", "sge", iv, size, "i64");
+  int bad = op2(e, "arith.ori", neg, big, "i1");
+  cpu_fail_if(e, bad, site, iv, size);
+  int safe = sel(e, bad, iconst(e, "i64", 0), iv, "i64");
+  int ix = cpu_fresh(e);
+  cpu_p(e, "%%t%d = arith.index_cast %%t%d : i64 to index\n", ix, safe);
+  for (int32_t d = 0; d < pt->rank; d++) {
+    if (d < axis)
+      pidx[d] = oidx[d];
+    else if (d == axis)
+      pidx[d] = ix;
+    else
+      pidx[d] = oidx[d + it->rank - 1];
+  }
+  int x;
+  EDDY_RETURN_IF_ERROR(cpu_expr(e, params, pidx, &x));
+  cpu_store(e, cpu_val_get(e, &op->results[0])->buf, rt, oidx, x);
+  cpu_loops_close(e, rt->rank);
+  return NULL;
+}
+
+eddy_status_t cpu_kernel(cpu_emit_t *e, eddy_op_t *op) {
+  if (eddy_ir_op_is(op, "core.gather"))
+    return kernel_gather(e, op);
+  if (eddy_ir_op_is(op, "core.slice"))
+    return kernel_slice(e, op);
+  if (eddy_ir_op_is(op, "core.pad"))
+    return kernel_pad(e, op);
+  if (eddy_ir_op_is(op, "core.concat"))
+    return kernel_concat(e, op);
+  if (eddy_ir_op_is(op, "core.split"))
+    return kernel_split(e, op);
+  const char *n = op->name->str;
+  if (strncmp(n, "core.reduce_", 12) == 0)
+    return kernel_reduce(e, op);
+  if (eddy_ir_op_is(op, "core.matmul"))
+    return kernel_matmul(e, op);
+  if (eddy_ir_op_is(op, "core.reshape"))
+    return kernel_reshape(e, op);
+  if (eddy_ir_op_is(op, "core.transpose"))
+    return kernel_transpose(e, op);
+  if (eddy_ir_op_is(op, "core.shape") || eddy_ir_op_is(op, "core.dim"))
+    return kernel_shape(e, op);
+  return cpu_unsupported(op, "is not supported by the CPU backend yet");
+}

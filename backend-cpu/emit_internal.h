@@ -1,0 +1,174 @@
+/// Internal interface of the MLIR text emitter (emit.c: functions, buffers
+/// and control flow; emit_expr.c: per-element computations and kernels).
+///
+/// Every SSA name the emitter makes is `%tN` for a fresh N; functions return
+/// the N. Every tensor value that is not fused gets one memref buffer,
+/// allocated at function entry (shapes are static), so a value computed in a
+/// loop body reuses its buffer across iterations.
+#ifndef EDDY_BACKEND_CPU_EMIT_INTERNAL_H
+#define EDDY_BACKEND_CPU_EMIT_INTERNAL_H
+
+#include "backend-cpu/cpu.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/// What a value of the eddy function became.
+typedef struct cpu_val {
+  int buf;                  ///< %tN of its memref, or -1 when not materialized
+  bool fused;               ///< computed inline at its single use
+  const eddy_attr_t *splat; ///< a splat core.constant: inline arith.constant
+} cpu_val_t;
+
+/// A scratch block from the runtime; blocks of dead top-level values are
+/// reused by later buffers that fit.
+typedef struct cpu_block {
+  int ptr; ///< %tN of the pointer
+  int64_t bytes;
+  bool free;
+} cpu_block_t;
+
+typedef struct cpu_emit {
+  eddy_ctx_t *ctx;
+  const eddy_module_t *module;
+  const eddy_cpu_opts_t *opts;
+  int call_depth;     ///< ctl.call levels being inlined
+  eddy_buf_t globals; ///< module-level declarations
+  eddy_buf_t pro;     ///< allocations at function entry
+  eddy_buf_t body;    ///< the computation
+  eddy_buf_t epi;     ///< deallocations before return
+  eddy_ptrmap_t vals; ///< eddy_value_t * -> cpu_val_t *
+  /// Returned values computed in place: eddy_value_t * -> int * (the %tN
+  /// of the result tensor's memref).
+  eddy_ptrmap_t direct;
+  eddy_arena_t *arena;
+  int next; ///< next fresh %tN
+  int next_global;
+  int64_t stack_bytes; ///< bytes of buffers placed on the stack so far
+  cpu_block_t *heap;   ///< scratch blocks from eddy_rt_entry_alloc
+  int num_heap;
+  int last_block;    ///< heap index used by the last cpu_alloc_buf, or -1
+  eddy_block_t *top; ///< the entry function's body
+  /// Liveness of values defined in `top`: value -> (intptr_t) index + 1 of
+  /// the last top-level op that reads it (INT32_MAX for results).
+  eddy_ptrmap_t last_use;
+  /// Values of `top` living in a heap block: value -> (intptr_t) index + 1.
+  eddy_ptrmap_t value_block;
+  int *list_slots; ///< every list slot, released on every exit
+  int num_list_slots;
+  int eflag_ptr; ///< %tN of the error slot as !llvm.ptr (lists)
+  /// Run-time error channel (only when the function has ops that can fail,
+  /// e.g. core.gather): %tN of memref<i32> holding the failing site (0 =
+  /// none) and of memref<i64>s holding the offending index and the size.
+  int eflag, eidx, esize;
+  int num_sites;
+  int *site_globals; ///< global number of each site's "LOC: 'op' op" text
+} cpu_emit_t;
+
+/// ctl.call is inlined up to this depth.
+#define CPU_MAX_INLINE_DEPTH 32
+
+/// Buffers of at most this many bytes are allocas, up to a total per call.
+#define CPU_STACK_BUF_MAX 256
+#define CPU_STACK_TOTAL_MAX 65536
+
+/// Appends to the body.
+void cpu_p(cpu_emit_t *e, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+int cpu_fresh(cpu_emit_t *e);
+/// %tN = arith.constant V : index
+int cpu_index_const(cpu_emit_t *e, int64_t v);
+/// Element type in memory ("i8" for i1) and in registers ("i1" for i1).
+const char *cpu_stor_type(eddy_dtype_t dt);
+const char *cpu_reg_type(eddy_dtype_t dt);
+/// Appends "memref<4x5xf32>" / "memref<f32>".
+void cpu_memref_type(const eddy_type_t *t, eddy_buf_t *out);
+/// The func.func @entry of m, or NOT_FOUND.
+eddy_status_t cpu_find_entry(const eddy_module_t *m, const char *entry,
+                             eddy_op_t **out);
+/// INVALID_ARGUMENT unless p is a C identifier.
+eddy_status_t cpu_check_prefix(const char *p);
+
+/// "memref<4x5xf32>" in the emitter's arena.
+const char *cpu_mtype(cpu_emit_t *e, const eddy_type_t *t);
+/// A fresh record for v (replacing an older one).
+cpu_val_t *cpu_val_new(cpu_emit_t *e, const eddy_value_t *v);
+/// dst_buf[i] = v[i] for every index of the static tensor type dt.
+eddy_status_t cpu_copy_value(cpu_emit_t *e, eddy_value_t *v, int dst_buf,
+                             const eddy_type_t *dt);
+/// %tN = pointer to a constant i64 array of t's dims (null for a scalar).
+int cpu_dims_ptr(cpu_emit_t *e, const eddy_type_t *t);
+
+/// ---- TensorLists (emit_list.c) ----
+/// A list type whose elements are static tensors; otherwise UNSUPPORTED.
+eddy_status_t cpu_check_list_type(const eddy_op_t *op, const eddy_type_t *t);
+/// A new list slot, set to 0 in the prologue and released at every exit.
+int cpu_list_slot(cpu_emit_t *e);
+/// dst slot = the list of v (released first), moving v's reference when v's
+/// only use is `user` in v's own block, else retaining it.
+void cpu_list_assign(cpu_emit_t *e, eddy_value_t *v, const eddy_op_t *user,
+                     int dst);
+/// dst slot = a new reference to the list in slot src.
+void cpu_list_copy_slot(cpu_emit_t *e, int src, int dst);
+/// Emits the tl op (empty, push_back, pop_back, length).
+eddy_status_t cpu_list_op(cpu_emit_t *e, eddy_op_t *op);
+/// Releases every list slot (emitted fresh at each exit of the entry).
+void cpu_list_cleanup(cpu_emit_t *e);
+
+/// The value's record (NULL when never seen).
+cpu_val_t *cpu_val_get(cpu_emit_t *e, const eddy_value_t *v);
+
+/// An UNSUPPORTED status located at op: "LOC: error: 'NAME' op MESSAGE".
+eddy_status_t cpu_unsupported(const eddy_op_t *op, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/// Checks that t is a ranked static tensor the backend handles.
+eddy_status_t cpu_check_type(const eddy_op_t *op, const eddy_type_t *t);
+
+/// A fresh buffer for static type t, allocated in the prologue (on the
+/// stack when small) and freed in the epilogue; returns its %tN.
+int cpu_alloc_buf(cpu_emit_t *e, const eddy_type_t *t);
+
+/// The buffer an op writes result v into: the result tensor's memref when v
+/// is returned directly, else a fresh buffer.
+int cpu_result_buf(cpu_emit_t *e, const eddy_value_t *v);
+
+/// Registers op as a place that can fail at run time; returns its site
+/// number (>= 1) for cpu_fail_if.
+int cpu_error_site(cpu_emit_t *e, const eddy_op_t *op);
+/// When the i1 %t<cond> holds, records site and the i64 values index and size
+/// for the message "LOC: 'op' op: index I is out of range [0, SIZE)". The
+/// caller keeps computing with a safe index; loops stop, and the function
+/// returns the error at its end.
+void cpu_fail_if(cpu_emit_t *e, int cond, int site, int index, int size);
+
+/// Opens one scf.for per dim (0..dims[i]) and writes the induction variables
+/// to idx; cpu_loops_close closes rank of them.
+void cpu_loops_open(cpu_emit_t *e, int32_t rank, const int64_t *dims, int *idx);
+void cpu_loops_close(cpu_emit_t *e, int32_t rank);
+
+/// Loads buf[idx] of type t, in register type (i1 truncated from i8).
+int cpu_load(cpu_emit_t *e, int buf, const eddy_type_t *t, const int *idx);
+/// Stores a register value to buf[idx].
+void cpu_store(cpu_emit_t *e, int buf, const eddy_type_t *t, const int *idx,
+               int val);
+/// A splat constant's element as an arith.constant in register type.
+int cpu_splat_const(cpu_emit_t *e, const eddy_attr_t *a);
+
+/// The value v at index idx (v's rank entries): a load, an inline constant,
+/// or the fused computation of its defining op.
+eddy_status_t cpu_expr(cpu_emit_t *e, eddy_value_t *v, const int *idx,
+                       int *out);
+/// True when op computes each result element from operand elements at the
+/// broadcast index (so it can be fused and materialized with cpu_expr).
+bool cpu_op_is_pointwise(const eddy_op_t *op);
+/// True when op reads each element of its operands at most once per result
+/// element it writes (a fused producer is recomputed there).
+bool cpu_op_can_consume_fused(const eddy_op_t *op);
+/// Computes result 0 of a pointwise op at idx.
+eddy_status_t cpu_pointwise(cpu_emit_t *e, eddy_op_t *op, const int *idx,
+                            int *out);
+/// Emits a non-pointwise core op (reductions, matmul, reshape, transpose,
+/// constants) writing its result buffer(s).
+eddy_status_t cpu_kernel(cpu_emit_t *e, eddy_op_t *op);
+
+#endif

@@ -1,0 +1,416 @@
+/// CPU backend benchmarks (issue 5): each compiled program is JIT-compiled
+/// in-process and timed against a reference measured in the same run:
+///   loop    x = x*a + b run 1e8 times, vs the same loop in C (-O2)
+///   chain   8 fused elementwise ops on 16M floats, vs a copy kernel's
+///           memory bandwidth
+///   matmul  256^3 and 1024^3 f32, one thread, vs cblas_sgemm (OpenBLAS)
+///   rnn     Elman RNN (hidden 256, batch 32, 100 steps), forward and
+///           forward+backward (eddy_ad_grad): time per step, compiled vs
+///           the reference evaluator
+/// Prints a Markdown table of ratios (bench/README.md keeps the latest).
+/// Not a test: run `ninja eddy_cpu_bench && ./bench/eddy_cpu_bench`.
+#define _POSIX_C_SOURCE 200809L
+#include "autodiff/ad.h"
+#include "backend-cpu/cpu.h"
+#include "dialects/dialects.h"
+#include "ir/ir.h"
+#include "runtime/eval/eval.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#ifdef EDDY_BENCH_CBLAS
+void cblas_sgemm(int order, int ta, int tb, int m, int n, int k, float alpha,
+                 const float *a, int lda, const float *b, int ldb, float beta,
+                 float *c, int ldc);
+void openblas_set_num_threads(int n);
+#endif
+
+static double now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/// An allocator hook that keeps freed blocks for reuse, so repeated calls do
+/// not pay for fresh pages (what an application running a model in a loop
+/// would do).
+typedef struct cache {
+  void *ptr[8];
+  size_t size[8];
+} cache_t;
+
+static void *cache_alloc(void *user, size_t size, size_t align) {
+  cache_t *c = user;
+  for (int i = 0; i < 8; i++)
+    if (c->ptr[i] && c->size[i] == size) {
+      void *p = c->ptr[i];
+      c->ptr[i] = NULL;
+      return p;
+    }
+  return aligned_alloc(align, (size + align - 1) / align * align);
+}
+
+static void cache_free(void *user, void *ptr, size_t size) {
+  cache_t *c = user;
+  for (int i = 0; i < 8; i++)
+    if (!c->ptr[i]) {
+      c->ptr[i] = ptr;
+      c->size[i] = size;
+      return;
+    }
+  free(ptr);
+}
+
+typedef struct bench {
+  eddy_ctx_t *ctx;
+  eddy_rt_ctx_t *rt;
+  cache_t cache;
+} bench_t;
+
+static void die(eddy_status_t st) {
+  if (st) {
+    eddy_status_print(st, stderr);
+    exit(1);
+  }
+}
+
+/// JIT-compiles @f of text; reports the compile time.
+static eddy_cpu_jit_t *jit(bench_t *b, const char *text, double *out_secs) {
+  eddy_module_t *m = NULL;
+  die(eddy_ir_parse_module(b->ctx, "bench.eddy", text, strlen(text), &m));
+  die(eddy_ir_verify_module(m));
+  eddy_cpu_jit_t *j = NULL;
+  double t0 = now();
+  die(eddy_cpu_jit_create(m, "f", NULL, &j));
+  *out_secs = now() - t0;
+  eddy_ir_module_destroy(m);
+  return j;
+}
+
+/// Best time of `reps` calls.
+static double time_calls(bench_t *b, eddy_cpu_jit_t *j,
+                         const eddy_rt_tensor_t *args, int reps,
+                         eddy_rt_tensor_t *out) {
+  double best = 1e30;
+  for (int r = 0; r < reps; r++) {
+    eddy_rt_tensor_t res[1];
+    double t0 = now();
+    die(eddy_cpu_jit_run(j, b->rt, args, res));
+    double t = now() - t0;
+    if (t < best)
+      best = t;
+    if (r == reps - 1 && out)
+      *out = res[0];
+    else
+      eddy_rt_tensor_release(&res[0]);
+  }
+  return best;
+}
+
+static void bench_loop(bench_t *b) {
+  static const char text[] =
+      "module {\nfunc.func @f(%arg0: tensor<f32>, %arg1: tensor<f32>, %arg2: "
+      "tensor<f32>, %arg3: tensor<i64>) -> tensor<f32> {\n"
+      "%0 = \"core.constant\"() {value = dense<0> : tensor<i64>} : () -> "
+      "tensor<i64>\n"
+      "%1:2 = \"ctl.while\"(%0, %arg0) ({\n"
+      "^bb0(%arg4: tensor<i64>, %arg5: tensor<f32>):\n"
+      "%2 = \"core.lt\"(%arg4, %arg3) : (tensor<i64>, tensor<i64>) -> "
+      "tensor<i1>\n"
+      "\"ctl.condition\"(%2) : (tensor<i1>) -> ()\n}, {\n"
+      "^bb0(%arg6: tensor<i64>, %arg7: tensor<f32>):\n"
+      "%3 = \"core.constant\"() {value = dense<1> : tensor<i64>} : () -> "
+      "tensor<i64>\n"
+      "%4 = \"core.add\"(%arg6, %3) : (tensor<i64>, tensor<i64>) -> "
+      "tensor<i64>\n"
+      "%5 = \"core.mul\"(%arg7, %arg1) : (tensor<f32>, tensor<f32>) -> "
+      "tensor<f32>\n"
+      "%6 = \"core.add\"(%5, %arg2) : (tensor<f32>, tensor<f32>) -> "
+      "tensor<f32>\n"
+      "\"ctl.yield\"(%4, %6) : (tensor<i64>, tensor<f32>) -> ()\n"
+      "}) : (tensor<i64>, tensor<f32>) -> (tensor<i64>, tensor<f32>)\n"
+      "\"func.return\"(%1#1) : (tensor<f32>) -> ()\n}\n}\n";
+  double ct;
+  eddy_cpu_jit_t *j = jit(b, text, &ct);
+  float x = 0.5f, a = 0.999f, c = 0.001f;
+  int64_t n = 100000000;
+  eddy_rt_tensor_t args[4], out;
+  eddy_rt_tensor_wrap(EDDY_RT_F32, 0, NULL, &x, &args[0]);
+  eddy_rt_tensor_wrap(EDDY_RT_F32, 0, NULL, &a, &args[1]);
+  eddy_rt_tensor_wrap(EDDY_RT_F32, 0, NULL, &c, &args[2]);
+  eddy_rt_tensor_wrap(EDDY_RT_I64, 0, NULL, &n, &args[3]);
+  double tc = time_calls(b, j, args, 3, &out);
+  float got = *(float *)out.data;
+  eddy_rt_tensor_release(&out);
+  // The same loop in C; volatile inputs keep it from being folded.
+  volatile float vx = x, va = a, vc = c;
+  volatile int64_t vn = n;
+  double best = 1e30;
+  float want = 0;
+  for (int r = 0; r < 3; r++) {
+    double t0 = now();
+    float y = vx, aa = va, cc = vc;
+    for (int64_t i = 0, e = vn; i < e; i++)
+      y = y * aa + cc;
+    double t = now() - t0;
+    want = y;
+    if (t < best)
+      best = t;
+  }
+  printf("| loop x = x*a + b, 1e8 iterations | %.3f s | C -O2: %.3f s | %.2fx "
+         "(target <= 1.5x) | %.0f ms | %s |\n",
+         tc, best, tc / best, ct * 1e3,
+         got == want ? "same result" : "DIFFERS");
+  eddy_cpu_jit_destroy(j);
+}
+
+static void bench_chain(bench_t *b) {
+  const int64_t n = 16 * 1024 * 1024;
+  char *text = malloc(8192);
+  const char *T = "tensor<16777216xf32>";
+  snprintf(text, 8192,
+           "module {\nfunc.func @f(%%arg0: %s) -> %s {\n"
+           "%%c0 = \"core.constant\"() {value = dense<1.5> : tensor<f32>} : () "
+           "-> tensor<f32>\n"
+           "%%c1 = \"core.constant\"() {value = dense<-0.25> : tensor<f32>} : "
+           "() -> tensor<f32>\n"
+           "%%0 = \"core.mul\"(%%arg0, %%c0) : (%s, tensor<f32>) -> %s\n"
+           "%%1 = \"core.add\"(%%0, %%c1) : (%s, tensor<f32>) -> %s\n"
+           "%%2 = \"core.maximum\"(%%1, %%c1) : (%s, tensor<f32>) -> %s\n"
+           "%%3 = \"core.mul\"(%%2, %%arg0) : (%s, %s) -> %s\n"
+           "%%4 = \"core.sub\"(%%3, %%c0) : (%s, tensor<f32>) -> %s\n"
+           "%%5 = \"core.abs\"(%%4) : (%s) -> %s\n"
+           "%%6 = \"core.minimum\"(%%5, %%c0) : (%s, tensor<f32>) -> %s\n"
+           "%%7 = \"core.add\"(%%6, %%arg0) : (%s, %s) -> %s\n"
+           "\"func.return\"(%%7) : (%s) -> ()\n}\n}\n",
+           T, T, T, T, T, T, T, T, T, T, T, T, T, T, T, T, T, T, T, T, T);
+  double ct;
+  eddy_cpu_jit_t *j = jit(b, text, &ct);
+  free(text);
+  float *x = aligned_alloc(64, (size_t)n * 4),
+        *y = aligned_alloc(64, (size_t)n * 4);
+  for (int64_t i = 0; i < n; i++)
+    x[i] = (float)(i % 1000) * 0.001f;
+  eddy_rt_tensor_t args[1];
+  eddy_rt_tensor_wrap(EDDY_RT_F32, 1, &n, x, &args[0]);
+  double tc = time_calls(b, j, args, 5, NULL);
+  double best = 1e30;
+  for (int r = 0; r < 5; r++) {
+    double t0 = now();
+    for (int64_t i = 0; i < n; i++)
+      y[i] = x[i];
+    __asm__ volatile("" : : "r"(y) : "memory");
+    double t = now() - t0;
+    if (t < best)
+      best = t;
+  }
+  double bytes = 2.0 * (double)n * 4.0;
+  printf("| fused chain of 8 ops, 16M f32 | %.1f ms (%.1f GB/s) | copy kernel: "
+         "%.1f ms (%.1f GB/s) | %.0f%% of copy bandwidth (target >= 70%%) | "
+         "%.0f ms | |\n",
+         tc * 1e3, bytes / tc * 1e-9, best * 1e3, bytes / best * 1e-9,
+         100.0 * best / tc, ct * 1e3);
+  free(x);
+  free(y);
+  eddy_cpu_jit_destroy(j);
+}
+
+static void bench_matmul(bench_t *b, int64_t n) {
+  char text[1024];
+  snprintf(text, sizeof text,
+           "module {\nfunc.func @f(%%arg0: tensor<%lldx%lldxf32>, %%arg1: "
+           "tensor<%lldx%lldxf32>) -> tensor<%lldx%lldxf32> {\n"
+           "%%0 = \"core.matmul\"(%%arg0, %%arg1) : (tensor<%lldx%lldxf32>, "
+           "tensor<%lldx%lldxf32>) -> tensor<%lldx%lldxf32>\n"
+           "\"func.return\"(%%0) : (tensor<%lldx%lldxf32>) -> ()\n}\n}\n",
+           (long long)n, (long long)n, (long long)n, (long long)n, (long long)n,
+           (long long)n, (long long)n, (long long)n, (long long)n, (long long)n,
+           (long long)n, (long long)n, (long long)n, (long long)n);
+  double ct;
+  eddy_cpu_jit_t *j = jit(b, text, &ct);
+  size_t bytes = (size_t)(n * n) * 4;
+  float *a = aligned_alloc(64, bytes), *bb = aligned_alloc(64, bytes);
+  float *c = aligned_alloc(64, bytes);
+  for (int64_t i = 0; i < n * n; i++) {
+    a[i] = (float)((i * 7) % 13) * 0.1f - 0.6f;
+    bb[i] = (float)((i * 5) % 11) * 0.1f - 0.5f;
+  }
+  int64_t dims[2] = {n, n};
+  eddy_rt_tensor_t args[2];
+  eddy_rt_tensor_wrap(EDDY_RT_F32, 2, dims, a, &args[0]);
+  eddy_rt_tensor_wrap(EDDY_RT_F32, 2, dims, bb, &args[1]);
+  int reps = n <= 256 ? 5 : 2;
+  double tc = time_calls(b, j, args, reps, NULL);
+  double flops = 2.0 * (double)n * (double)n * (double)n;
+#ifdef EDDY_BENCH_CBLAS
+  openblas_set_num_threads(1);
+  double best = 1e30;
+  for (int r = 0; r < reps; r++) {
+    double t0 = now();
+    cblas_sgemm(101 /* row major */, 111, 111, (int)n, (int)n, (int)n, 1.0f, a,
+                (int)n, bb, (int)n, 0.0f, c, (int)n);
+    double t = now() - t0;
+    if (t < best)
+      best = t;
+  }
+  printf("| matmul %lld^3 f32, 1 thread | %.1f ms (%.1f GFLOP/s) | OpenBLAS: "
+         "%.1f ms (%.1f GFLOP/s) | %.2fx of OpenBLAS (target >= 0.8x) | %.0f "
+         "ms | |\n",
+         (long long)n, tc * 1e3, flops / tc * 1e-9, best * 1e3,
+         flops / best * 1e-9, best / tc, ct * 1e3);
+#else
+  printf("| matmul %lld^3 f32, 1 thread | %.1f ms (%.1f GFLOP/s) | OpenBLAS "
+         "not found at build time | | %.0f ms | |\n",
+         (long long)n, tc * 1e3, flops / tc * 1e-9, ct * 1e3);
+#endif
+  free(a);
+  free(bb);
+  free(c);
+  eddy_cpu_jit_destroy(j);
+}
+
+/// The Elman RNN: h <- tanh(x_t W + h U + b) for t < 100, loss = sum(h).
+static const char k_rnn[] =
+    "module {\nfunc.func @rnn(%arg0: tensor<100x32x256xf32>, %arg1: "
+    "tensor<256x256xf32>, %arg2: tensor<256x256xf32>, %arg3: tensor<256xf32>) "
+    "-> tensor<f32> {\n"
+    "%0 = \"core.constant\"() {value = dense<0.0> : tensor<32x256xf32>} : () -> tensor<32x256xf32>\n"
+    "%1 = \"core.constant\"() {value = dense<0> : tensor<i64>} : () -> tensor<i64>\n"
+    "%2:2 = \"ctl.while\"(%1, %0) ({\n"
+    "^bb0(%arg4: tensor<i64>, %arg5: tensor<32x256xf32>):\n"
+    "%3 = \"core.constant\"() {value = dense<100> : tensor<i64>} : () -> tensor<i64>\n"
+    "%4 = \"core.lt\"(%arg4, %3) : (tensor<i64>, tensor<i64>) -> tensor<i1>\n"
+    "\"ctl.condition\"(%4) : (tensor<i1>) -> ()\n"
+    "}, {\n"
+    "^bb0(%arg6: tensor<i64>, %arg7: tensor<32x256xf32>):\n"
+    "%5 = \"core.gather\"(%arg0, %arg6) {axis = 0} : (tensor<100x32x256xf32>, tensor<i64>) -> tensor<32x256xf32>\n"
+    "%6 = \"core.matmul\"(%5, %arg1) : (tensor<32x256xf32>, tensor<256x256xf32>) -> tensor<32x256xf32>\n"
+    "%7 = \"core.matmul\"(%arg7, %arg2) : (tensor<32x256xf32>, tensor<256x256xf32>) -> tensor<32x256xf32>\n"
+    "%8 = \"core.add\"(%6, %7) : (tensor<32x256xf32>, tensor<32x256xf32>) -> tensor<32x256xf32>\n"
+    "%9 = \"core.add\"(%8, %arg3) : (tensor<32x256xf32>, tensor<256xf32>) -> tensor<32x256xf32>\n"
+    "%10 = \"core.tanh\"(%9) : (tensor<32x256xf32>) -> tensor<32x256xf32>\n"
+    "%11 = \"core.constant\"() {value = dense<1> : tensor<i64>} : () -> tensor<i64>\n"
+    "%12 = \"core.add\"(%arg6, %11) : (tensor<i64>, tensor<i64>) -> tensor<i64>\n"
+    "\"ctl.yield\"(%12, %10) : (tensor<i64>, tensor<32x256xf32>) -> ()\n"
+    "}) : (tensor<i64>, tensor<32x256xf32>) -> (tensor<i64>, tensor<32x256xf32>)\n"
+    "%13 = \"core.reduce_sum\"(%2#1) {axes = [0, 1]} : (tensor<32x256xf32>) -> tensor<f32>\n"
+    "\"func.return\"(%13) : (tensor<f32>) -> ()\n}\n}\n";
+
+/// Best time of `reps` evaluator runs of func.
+static double time_eval(bench_t *b, const eddy_op_t *func,
+                        const eddy_eval_value_t *args, size_t nargs,
+                        size_t nres, int reps) {
+  double best = 1e30;
+  for (int r = 0; r < reps; r++) {
+    eddy_eval_value_t res[8];
+    double t0 = now();
+    die(eddy_eval_func(b->rt, func, NULL, args, nargs, res, nres));
+    double t = now() - t0;
+    if (t < best)
+      best = t;
+    for (size_t i = 0; i < nres; i++)
+      eddy_eval_value_release(&res[i]);
+  }
+  return best;
+}
+
+static void bench_rnn(bench_t *b) {
+  eddy_module_t *m = NULL;
+  die(eddy_ir_parse_module(b->ctx, "rnn.eddy", k_rnn, strlen(k_rnn), &m));
+  die(eddy_ir_verify_module(m));
+  size_t wrt[2] = {1, 2};
+  die(eddy_ad_grad(m, "rnn", wrt, 2, NULL, NULL));
+  die(eddy_ir_verify_module(m));
+  eddy_op_t *fwd = eddy_ir_module_lookup_func(m, "rnn");
+  eddy_op_t *bwd = eddy_ir_module_lookup_func(m, "rnn_grad");
+  const eddy_type_t *ft = eddy_ir_func_type(bwd);
+  // Inputs: the four arguments and the seed (1.0), small random values.
+  eddy_rt_tensor_t args[5];
+  eddy_eval_value_t eargs[5];
+  uint64_t seed = 7;
+  for (uint32_t i = 0; i < ft->num_inputs && i < 5; i++) {
+    const eddy_type_t *t = ft->inputs[i];
+    if (eddy_rt_tensor_create(b->rt, (int32_t)t->dtype, t->rank, t->dims,
+                              "bench", &args[i])) {
+      fprintf(stderr, "out of memory\n");
+      exit(1);
+    }
+    int64_t n = eddy_rt_tensor_numel(&args[i]);
+    for (int64_t k = 0; k < n; k++) {
+      seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+      double v = i == 4 ? 1.0 : ((double)(seed >> 40) / 16777216.0 - 0.5) * 0.1;
+      eddy_rt_tensor_set_f64(&args[i], k, v);
+    }
+    eddy_rt_tensor_t copy;
+    eddy_rt_tensor_share(&args[i], &copy);
+    eargs[i] = eddy_eval_value_from_tensor(&copy);
+  }
+  double ctf, ctb;
+  eddy_cpu_jit_t *jf = NULL, *jb = NULL;
+  double t0 = now();
+  die(eddy_cpu_jit_create(m, "rnn", NULL, &jf));
+  ctf = now() - t0;
+  t0 = now();
+  die(eddy_cpu_jit_create(m, "rnn_grad", NULL, &jb));
+  ctb = now() - t0;
+  double cf = 1e30, cb = 1e30;
+  for (int r = 0; r < 3; r++) {
+    eddy_rt_tensor_t res[3];
+    t0 = now();
+    die(eddy_cpu_jit_run(jf, b->rt, args, res));
+    double t = now() - t0;
+    cf = t < cf ? t : cf;
+    eddy_rt_tensor_release(&res[0]);
+    t0 = now();
+    die(eddy_cpu_jit_run(jb, b->rt, args, res));
+    t = now() - t0;
+    cb = t < cb ? t : cb;
+    for (int i = 0; i < 3; i++)
+      eddy_rt_tensor_release(&res[i]);
+  }
+  double ef = time_eval(b, fwd, eargs, 4, 1, 1);
+  double eb = time_eval(b, bwd, eargs, 5, 3, 1);
+  printf("| Elman RNN 256x32, 100 steps, forward | %.3f ms/step | evaluator: "
+         "%.3f ms/step | %.1fx faster | %.0f ms | |\n",
+         cf * 10, ef * 10, ef / cf, ctf * 1e3);
+  printf("| Elman RNN 256x32, 100 steps, forward+backward | %.3f ms/step | "
+         "evaluator: %.3f ms/step | %.1fx faster | %.0f ms | |\n",
+         cb * 10, eb * 10, eb / cb, ctb * 1e3);
+  for (int i = 0; i < 5; i++) {
+    eddy_rt_tensor_release(&args[i]);
+    eddy_eval_value_release(&eargs[i]);
+  }
+  eddy_cpu_jit_destroy(jf);
+  eddy_cpu_jit_destroy(jb);
+  eddy_ir_module_destroy(m);
+}
+
+int main(void) {
+  bench_t b;
+  memset(&b, 0, sizeof b);
+  b.ctx = eddy_ir_ctx_create();
+  eddy_dialects_register_all(b.ctx);
+  eddy_rt_ctx_options_t o = eddy_rt_ctx_options_default();
+  o.allocator.alloc = cache_alloc;
+  o.allocator.free = cache_free;
+  o.allocator.user = &b.cache;
+  if (eddy_rt_ctx_create(&o, &b.rt)) {
+    fprintf(stderr, "cannot create the runtime context\n");
+    return 1;
+  }
+  printf("| benchmark | compiled | reference | ratio | JIT compile | note |\n");
+  printf("|---|---|---|---|---|---|\n");
+  bench_loop(&b);
+  bench_chain(&b);
+  bench_matmul(&b, 256);
+  bench_matmul(&b, 1024);
+  bench_rnn(&b);
+  eddy_rt_ctx_destroy(b.rt);
+  for (int i = 0; i < 8; i++)
+    free(b.cache.ptr[i]);
+  eddy_ir_ctx_destroy(b.ctx);
+  return 0;
+}

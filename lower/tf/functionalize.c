@@ -1,0 +1,830 @@
+/// functionalize: raises TensorFlow v1 control flow to ctl.while / ctl.if.
+///
+/// Switch/Merge diamonds first, innermost first: the switches that share a
+/// predicate (not a LoopCond) open a diamond; the ops reachable from their
+/// true outputs up to the Merges form the then branch, from the false
+/// outputs the else branch; each Merge becomes a result of a ctl.if whose
+/// regions capture the switched values. Then loop frames, innermost first:
+/// the ops reachable from a frame's Enters up to its Exits form the frame;
+/// each Merge/Switch/NextIteration/Exit chain is one loop value; the ops
+/// the LoopCond depends on are cloned into the cond region, all other ops
+/// of the frame into the body; Enters with is_constant become captured
+/// values. Control tokens inside a frame are cloned with it; a token of a
+/// frame used outside becomes the df.control of the loop's results.
+#include "lower/tf/tf_lower_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/// ---- Small helpers -----------------------------------------------------------
+
+typedef struct oplist {
+  eddy_op_t **v;
+  size_t n, cap;
+} oplist_t;
+
+static void ol_push(oplist_t *l, eddy_op_t *op) {
+  if (l->n == l->cap) {
+    size_t nc = l->cap ? l->cap * 2 : 32;
+    eddy_op_t **nv = realloc(l->v, nc * sizeof(*nv));
+    if (!nv)
+      abort(); // like the arena: the IR cannot go on without memory
+    l->v = nv;
+    l->cap = nc;
+  }
+  l->v[l->n++] = op;
+}
+
+static void ol_free(oplist_t *l) {
+  free(l->v);
+  memset(l, 0, sizeof *l);
+}
+
+static const char *node(const eddy_op_t *op) {
+  return op->loc && op->loc->file ? op->loc->file->str : "?";
+}
+
+static eddy_status_t err_at(const eddy_op_t *op, const char *fmt,
+                            const char *a, const char *b) {
+  char msg[512];
+  snprintf(msg, sizeof msg, fmt, a, b);
+  eddy_buf_t loc;
+  eddy_buf_init(&loc);
+  eddy_ir_loc_format(op->loc, &loc);
+  eddy_status_t st = eddy_status_create_at(EDDY_ERR_UNSUPPORTED, loc.data,
+                                           "%s", msg);
+  eddy_buf_destroy(&loc);
+  return st;
+}
+
+/// The op of block b that is op or contains it.
+static eddy_op_t *in_block(eddy_op_t *op, eddy_block_t *b) {
+  while (op && op->block != b)
+    op = eddy_ir_op_parent_op(op);
+  return op;
+}
+
+static bool is(const eddy_op_t *op, const char *name) {
+  return op && eddy_ir_op_is(op, name);
+}
+
+static bool op_after(const eddy_op_t *point, const eddy_op_t *op) {
+  for (const eddy_op_t *p = point; p; p = p->next)
+    if (p == op)
+      return true;
+  return false;
+}
+
+/// Forward closure from the results of the seed ops (not included unless
+/// they are reached), within block b; ops for which stop() is true are
+/// included but not gone through.
+typedef bool (*stop_fn_t)(const eddy_op_t *op, const void *user);
+
+static void reach_from_value(eddy_value_t *v, eddy_block_t *b,
+                             eddy_ptrmap_t *set, oplist_t *work) {
+  for (eddy_use_t *u = v->uses; u; u = u->next) {
+    eddy_op_t *o = in_block(u->owner, b);
+    if (o && !eddy_ptrmap_has(set, o)) {
+      eddy_ptrmap_put(set, o, o);
+      ol_push(work, o);
+    }
+  }
+}
+
+static void close_forward(eddy_block_t *b, eddy_ptrmap_t *set, oplist_t *work,
+                          stop_fn_t stop, const void *user) {
+  while (work->n) {
+    eddy_op_t *op = work->v[--work->n];
+    if (stop && stop(op, user))
+      continue;
+    for (uint32_t i = 0; i < op->num_results; i++)
+      reach_from_value(&op->results[i], b, set, work);
+  }
+}
+
+/// The ops of the set in block order.
+static void in_order(eddy_block_t *b, eddy_ptrmap_t *set, oplist_t *out) {
+  for (eddy_op_t *op = b->first; op; op = op->next)
+    if (eddy_ptrmap_has(set, op))
+      ol_push(out, op);
+}
+
+/// Moves the definitions of values used in `root` (and in its regions)
+/// that come after `root` in its block to before it, with what they use.
+static void hoist_value(eddy_value_t *v, eddy_op_t *root, int depth) {
+  eddy_op_t *d = v->def ? in_block(v->def, root->block) : NULL;
+  // A Merge closes a loop cycle: it is never moved (nor anything through
+  // it).
+  if (!d || d == root || depth > 256 || eddy_ir_op_is(d, "tf.Merge") ||
+      !op_after(root, d))
+    return;
+  eddy_ir_op_move_before(d, root);
+  for (uint32_t i = 0; i < d->num_operands; i++)
+    hoist_value(eddy_ir_op_operand(d, i), d, depth + 1);
+}
+
+static eddy_walk_result_t hoist_walk(eddy_op_t *op, void *user) {
+  eddy_op_t *root = user;
+  for (uint32_t i = 0; i < op->num_operands; i++)
+    hoist_value(eddy_ir_op_operand(op, i), root, 0);
+  return EDDY_WALK_ADVANCE;
+}
+
+/// Erases the ops of a set: operands dropped first (back edges), ops with
+/// regions before the others (their regions may use the others).
+static eddy_status_t erase_all(oplist_t *ops) {
+  for (size_t i = 0; i < ops->n; i++)
+    eddy_ir_op_set_operands(ops->v[i], NULL, 0);
+  // Nested ops of region ops may still use the set's values; once the
+  // region ops are gone nothing else may.
+  for (size_t i = 0; i < ops->n; i++)
+    for (uint32_t r = 0; r < ops->v[i]->num_results; r++)
+      for (eddy_use_t *u = ops->v[i]->results[r].uses; u; u = u->next) {
+        bool inside = false;
+        for (size_t k = 0; k < ops->n && !inside; k++)
+          inside = ops->v[k]->num_regions &&
+                   eddy_ir_op_is_ancestor(ops->v[k], u->owner);
+        if (!inside)
+          return err_at(ops->v[i], "internal: '%s' is still used by '%s'",
+                        node(ops->v[i]), node(u->owner));
+      }
+  for (int pass = 0; pass < 2; pass++)
+    for (size_t i = 0; i < ops->n; i++) {
+      if (!ops->v[i] || (pass == 0) != (ops->v[i]->num_regions > 0))
+        continue;
+      eddy_ir_op_erase(ops->v[i]);
+      ops->v[i] = NULL;
+    }
+  return NULL;
+}
+
+/// Redirects the uses outside `set` of the set's values: results listed in
+/// from[] go to to[]; tokens go to `token` (built on demand by the caller:
+/// NULL means none may be used); anything else is an error.
+static eddy_status_t redirect_outside(eddy_block_t *b, oplist_t *ops,
+                                      eddy_ptrmap_t *set,
+                                      eddy_value_t *const *from,
+                                      eddy_value_t *const *to, size_t n,
+                                      eddy_value_t *token,
+                                      const char *what) {
+  for (size_t i = 0; i < n; i++)
+    if (from[i])
+      eddy_ir_value_replace_all_uses(from[i], to[i]);
+  for (size_t k = 0; k < ops->n; k++) {
+    eddy_op_t *op = ops->v[k];
+    for (uint32_t r = 0; r < op->num_results; r++) {
+      eddy_value_t *v = &op->results[r];
+      eddy_use_t *u = v->uses;
+      while (u) {
+        eddy_use_t *next = u->next;
+        eddy_op_t *o = in_block(u->owner, b);
+        if (o && !eddy_ptrmap_has(set, o)) {
+          if (v->type->kind == EDDY_TYPE_TOKEN && token)
+            eddy_ir_op_set_operand(u->owner, u->index, token);
+          else
+            return err_at(op, "a value of this %s is used outside it "
+                              "(by node '%s') other than through its exits",
+                          what, node(u->owner));
+        }
+        u = next;
+      }
+    }
+  }
+  return NULL;
+}
+
+/// Clones ops (block order) to the end of dst with map.
+static void clone_into(oplist_t *ops, eddy_block_t *dst, eddy_ptrmap_t *map) {
+  for (size_t i = 0; i < ops->n; i++)
+    eddy_ir_op_append(eddy_ir_op_clone(ops->v[i], map), dst);
+}
+
+static eddy_value_t *mapped(eddy_ptrmap_t *map, eddy_value_t *v) {
+  eddy_value_t *r = eddy_ptrmap_get(map, v);
+  return r ? r : v;
+}
+
+static eddy_status_t build_term(eddy_ctx_t *ctx, eddy_block_t *b,
+                                const char *name, eddy_value_t **vals,
+                                size_t n, const eddy_loc_t *loc) {
+  eddy_builder_t bb;
+  eddy_ir_builder_init(&bb, ctx);
+  eddy_ir_builder_set_end(&bb, b);
+  eddy_op_state_t st = {
+      .name = name, .operands = vals, .num_operands = n, .loc = loc};
+  eddy_op_t *t = NULL;
+  return eddy_ir_build(&bb, &st, &t);
+}
+
+/// A df.control token of vals, after `after`.
+static eddy_status_t token_of(eddy_ctx_t *ctx, eddy_op_t *after,
+                              eddy_value_t **vals, size_t n,
+                              eddy_value_t **out) {
+  *out = NULL;
+  if (n == 0)
+    return NULL;
+  eddy_builder_t bb;
+  eddy_ir_builder_init(&bb, ctx);
+  eddy_ir_builder_set_after(&bb, after);
+  const eddy_type_t *tt = eddy_ir_token_type_get(ctx);
+  eddy_op_state_t st = {.name = "df.control",
+                        .operands = vals,
+                        .num_operands = n,
+                        .result_types = &tt,
+                        .num_results = 1,
+                        .loc = after->loc};
+  eddy_op_t *t = NULL;
+  EDDY_RETURN_IF_ERROR(eddy_ir_build(&bb, &st, &t));
+  *out = eddy_ir_op_result(t, 0);
+  return NULL;
+}
+
+/// Where a raised construct goes: before the first op outside the set that
+/// uses one of its values, else after its last op.
+static eddy_op_t *insertion_point(eddy_block_t *b, oplist_t *ops,
+                                  eddy_ptrmap_t *set, bool *at_end) {
+  *at_end = false;
+  eddy_ptrmap_t users;
+  eddy_ptrmap_init(&users);
+  for (size_t k = 0; k < ops->n; k++)
+    for (uint32_t r = 0; r < ops->v[k]->num_results; r++)
+      for (eddy_use_t *u = ops->v[k]->results[r].uses; u; u = u->next) {
+        eddy_op_t *o = in_block(u->owner, b);
+        if (o && !eddy_ptrmap_has(set, o))
+          eddy_ptrmap_put(&users, o, o);
+      }
+  eddy_op_t *found = NULL;
+  for (eddy_op_t *op = ops->v[0]; op && !found && users.len; op = op->next)
+    if (eddy_ptrmap_has(&users, op))
+      found = op;
+  eddy_ptrmap_destroy(&users);
+  if (found)
+    return found;
+  eddy_op_t *last = ops->v[ops->n - 1];
+  if (last->next)
+    return last->next;
+  *at_end = true;
+  return last;
+}
+
+/// ---- Diamonds -----------------------------------------------------------------
+
+static bool stop_at_merge(const eddy_op_t *op, const void *user) {
+  (void)user;
+  return is(op, "tf.Merge");
+}
+
+/// A cond's switches test the predicate directly or through Identity
+/// (TensorFlow's pred_id): they belong together.
+static eddy_value_t *pred_root(eddy_value_t *v) {
+  for (int i = 0; i < 64 && v->def && is(v->def, "tf.Identity"); i++)
+    v = eddy_ir_op_operand(v->def, 0);
+  return v;
+}
+
+static eddy_value_t *switch_pred(const eddy_op_t *sw) {
+  return pred_root(eddy_ir_op_operand(sw, 1));
+}
+
+static bool is_loop_switch(const eddy_op_t *sw) {
+  eddy_value_t *p = eddy_ir_op_operand(sw, 1);
+  return p->def && is(p->def, "tf.LoopCond");
+}
+
+/// Raises the diamond of the switches on predicate `pred` in block b;
+/// *raised false when it is not innermost (another diamond's switch is
+/// inside it).
+static eddy_status_t raise_diamond(eddy_ctx_t *ctx, eddy_block_t *b,
+                                   eddy_value_t *pred, bool *raised) {
+  *raised = false;
+  eddy_ptrmap_t tset, eset, all;
+  eddy_ptrmap_init(&tset);
+  eddy_ptrmap_init(&eset);
+  eddy_ptrmap_init(&all);
+  oplist_t work = {0}, sws = {0}, tops = {0}, eops = {0}, merges = {0},
+           allops = {0};
+  eddy_status_t st = NULL;
+  for (eddy_op_t *op = b->first; op; op = op->next)
+    if (is(op, "tf.Switch") && switch_pred(op) == pred)
+      ol_push(&sws, op);
+  for (size_t i = 0; i < sws.n; i++) {
+    reach_from_value(&sws.v[i]->results[1], b, &tset, &work);
+    close_forward(b, &tset, &work, stop_at_merge, NULL);
+    reach_from_value(&sws.v[i]->results[0], b, &eset, &work);
+    close_forward(b, &eset, &work, stop_at_merge, NULL);
+  }
+  // The merges reached from either side close the diamond.
+  for (eddy_op_t *op = b->first; op; op = op->next) {
+    bool t = eddy_ptrmap_has(&tset, op), e = eddy_ptrmap_has(&eset, op);
+    if (!t && !e)
+      continue;
+    if (is(op, "tf.Merge")) {
+      ol_push(&merges, op);
+      continue;
+    }
+    if (is(op, "tf.Switch") && !is_loop_switch(op) &&
+        switch_pred(op) != pred)
+      goto done; // an inner diamond: raise it first
+    if (t && e) {
+      st = err_at(op, "node '%s' is reached from both branches of the cond "
+                      "on '%s'",
+                  node(op), pred->def ? node(pred->def) : "?");
+      goto done;
+    }
+    ol_push(t ? &tops : &eops, op);
+  }
+  if (merges.n == 0) {
+    st = err_at(sws.v[0], "the switch '%s' has no Merge closing its cond%s",
+                node(sws.v[0]), "");
+    goto done;
+  }
+  // Then/else inputs of each merge.
+  eddy_value_t **tv = calloc(merges.n, sizeof(*tv));
+  eddy_value_t **ev = calloc(merges.n, sizeof(*ev));
+  const eddy_type_t **types = calloc(merges.n, sizeof(*types));
+  if (!tv || !ev || !types) {
+    free(tv);
+    free(ev);
+    free(types);
+    st = eddy_status_create(EDDY_ERR_RESOURCE, "out of memory");
+    goto done;
+  }
+  for (size_t i = 0; i < merges.n && !st; i++) {
+    eddy_op_t *m = merges.v[i];
+    if (m->num_operands != 2) {
+      st = err_at(m, "the Merge '%s' of a cond has %s inputs, expected 2",
+                  node(m), "more or fewer");
+      break;
+    }
+    for (uint32_t k = 0; k < 2; k++) {
+      eddy_value_t *v = eddy_ir_op_operand(m, k);
+      eddy_op_t *d = v->def ? in_block(v->def, b) : NULL;
+      bool t = d && (eddy_ptrmap_has(&tset, d) ||
+                     (is(d, "tf.Switch") && v->index == 1 &&
+                      switch_pred(d) == pred));
+      bool e = d && (eddy_ptrmap_has(&eset, d) ||
+                     (is(d, "tf.Switch") && v->index == 0 &&
+                      switch_pred(d) == pred));
+      if (t && !tv[i])
+        tv[i] = v;
+      else if (e && !ev[i])
+        ev[i] = v;
+    }
+    if (!tv[i] || !ev[i])
+      st = err_at(m, "the Merge '%s' does not join the two branches of the "
+                     "cond on '%s'",
+                  node(m), pred->def ? node(pred->def) : "?");
+    else
+      types[i] = eddy_ir_type_generalize(ctx, tv[i]->type, ev[i]->type);
+    if (!st && !types[i])
+      types[i] = m->results[0].type;
+    if (!st && eddy_ir_value_has_uses(&m->results[1]))
+      st = err_at(m, "the value_index of the Merge '%s' is used%s", node(m),
+                  "");
+  }
+  if (!st) {
+    for (size_t i = 0; i < sws.n; i++)
+      eddy_ptrmap_put(&all, sws.v[i], sws.v[i]);
+    for (size_t i = 0; i < tops.n; i++)
+      eddy_ptrmap_put(&all, tops.v[i], tops.v[i]);
+    for (size_t i = 0; i < eops.n; i++)
+      eddy_ptrmap_put(&all, eops.v[i], eops.v[i]);
+    for (size_t i = 0; i < merges.n; i++)
+      eddy_ptrmap_put(&all, merges.v[i], merges.v[i]);
+    in_order(b, &all, &allops);
+    bool at_end = false;
+    eddy_op_t *point = insertion_point(b, &allops, &all, &at_end);
+    eddy_builder_t bb;
+    eddy_ir_builder_init(&bb, ctx);
+    if (at_end)
+      eddy_ir_builder_set_after(&bb, point);
+    else
+      eddy_ir_builder_set_before(&bb, point);
+    eddy_value_t *p = pred;
+    eddy_op_state_t s = {.name = "ctl.if",
+                         .operands = &p,
+                         .num_operands = 1,
+                         .result_types = types,
+                         .num_results = merges.n,
+                         .num_regions = 2,
+                         .loc = merges.v[0]->loc};
+    eddy_op_t *ifop = NULL;
+    st = eddy_ir_build(&bb, &s, &ifop);
+    for (int r = 0; r < 2 && !st; r++) {
+      eddy_block_t *blk = eddy_ir_region_add_block(&ifop->regions[r]);
+      eddy_ptrmap_t map;
+      eddy_ptrmap_init(&map);
+      for (size_t i = 0; i < sws.n; i++)
+        eddy_ptrmap_put(&map, &sws.v[i]->results[r == 0 ? 1 : 0],
+                        eddy_ir_op_operand(sws.v[i], 0));
+      clone_into(r == 0 ? &tops : &eops, blk, &map);
+      eddy_value_t **ys = calloc(merges.n, sizeof(*ys));
+      for (size_t i = 0; ys && i < merges.n; i++)
+        ys[i] = mapped(&map, r == 0 ? tv[i] : ev[i]);
+      st = ys ? build_term(ctx, blk, "ctl.yield", ys, merges.n,
+                           merges.v[0]->loc)
+              : eddy_status_create(EDDY_ERR_RESOURCE, "out of memory");
+      free(ys);
+      eddy_ptrmap_destroy(&map);
+    }
+    if (!st) {
+      eddy_ir_walk_pre(ifop, hoist_walk, ifop);
+      eddy_value_t **from = calloc(merges.n, sizeof(*from));
+      eddy_value_t **to = calloc(merges.n, sizeof(*to));
+      for (size_t i = 0; from && to && i < merges.n; i++) {
+        from[i] = &merges.v[i]->results[0];
+        to[i] = eddy_ir_op_result(ifop, i);
+      }
+      eddy_value_t *tok = NULL;
+      st = token_of(ctx, ifop, to, merges.n, &tok);
+      if (!st)
+        st = redirect_outside(b, &allops, &all, from, to, merges.n, tok,
+                              "cond");
+      free(from);
+      free(to);
+    }
+    if (!st) {
+      st = erase_all(&allops);
+      *raised = !st;
+    }
+  }
+  free(tv);
+  free(ev);
+  free(types);
+done:
+  ol_free(&work);
+  ol_free(&sws);
+  ol_free(&tops);
+  ol_free(&eops);
+  ol_free(&merges);
+  ol_free(&allops);
+  eddy_ptrmap_destroy(&tset);
+  eddy_ptrmap_destroy(&eset);
+  eddy_ptrmap_destroy(&all);
+  return st;
+}
+
+static eddy_status_t raise_diamonds(eddy_ctx_t *ctx, eddy_block_t *b) {
+  for (;;) {
+    bool any = false, progress = false;
+    for (eddy_op_t *op = b->first; op && !progress; op = op->next) {
+      if (!is(op, "tf.Switch") || is_loop_switch(op))
+        continue;
+      any = true;
+      EDDY_RETURN_IF_ERROR(
+          raise_diamond(ctx, b, switch_pred(op), &progress));
+    }
+    if (!any)
+      return NULL;
+    if (!progress) {
+      for (eddy_op_t *op = b->first; op; op = op->next)
+        if (is(op, "tf.Switch") && !is_loop_switch(op))
+          return err_at(op, "the conds around the switch '%s' cannot be "
+                            "raised (they are not nested properly)%s",
+                        node(op), "");
+    }
+  }
+}
+
+/// ---- Loop frames -------------------------------------------------------------
+
+static const char *frame_of(const eddy_op_t *enter, size_t *len) {
+  const eddy_attr_t *a = eddy_ir_op_attr(enter, "frame_name");
+  if (!a || a->kind != EDDY_ATTR_STRING) {
+    *len = 0;
+    return "";
+  }
+  *len = a->u.str.len;
+  return a->u.str.data;
+}
+
+static bool same_frame(const eddy_op_t *enter, const char *f, size_t len) {
+  size_t l = 0;
+  const char *g = frame_of(enter, &l);
+  return l == len && memcmp(f, g, len) == 0;
+}
+
+static bool stop_at_exit(const eddy_op_t *op, const void *user) {
+  (void)user;
+  return is(op, "tf.Exit");
+}
+
+typedef struct loopvar {
+  eddy_op_t *enter, *merge, *sw, *next, *exit;
+} loopvar_t;
+
+typedef struct need_ctx {
+  eddy_block_t *b;
+  eddy_ptrmap_t *need;
+} need_ctx_t;
+
+/// Marks the ops (of block b) defining the operands of op and its nested
+/// ops.
+static eddy_walk_result_t need_walk(eddy_op_t *op, void *user) {
+  need_ctx_t *nc = user;
+  for (uint32_t k = 0; k < op->num_operands; k++) {
+    eddy_op_t *d = eddy_ir_op_operand(op, k)->def;
+    d = d ? in_block(d, nc->b) : NULL;
+    if (d)
+      eddy_ptrmap_put(nc->need, d, d);
+  }
+  return EDDY_WALK_ADVANCE;
+}
+
+static eddy_status_t raise_frame(eddy_ctx_t *ctx, eddy_block_t *b,
+                                 const char *frame, size_t flen,
+                                 bool *raised) {
+  *raised = false;
+  eddy_ptrmap_t set;
+  eddy_ptrmap_init(&set);
+  oplist_t work = {0}, ops = {0}, enters = {0};
+  loopvar_t *vars = NULL;
+  size_t nv = 0;
+  eddy_status_t st = NULL;
+  eddy_op_t *loopcond = NULL;
+  for (eddy_op_t *op = b->first; op; op = op->next)
+    if (is(op, "tf.Enter") && same_frame(op, frame, flen)) {
+      ol_push(&enters, op);
+      eddy_ptrmap_put(&set, op, op);
+      ol_push(&work, op);
+    }
+  close_forward(b, &set, &work, stop_at_exit, NULL);
+  in_order(b, &set, &ops);
+  for (size_t i = 0; i < ops.n; i++) {
+    eddy_op_t *op = ops.v[i];
+    if (is(op, "tf.Enter") && !same_frame(op, frame, flen))
+      goto done; // an inner frame: raise it first
+    if (is(op, "tf.LoopCond")) {
+      if (loopcond) {
+        st = err_at(op, "the frame has two LoopConds ('%s' and '%s')",
+                    node(loopcond), node(op));
+        goto done;
+      }
+      loopcond = op;
+    }
+  }
+  if (!loopcond) {
+    st = err_at(enters.v[0], "the frame of Enter '%s' has no LoopCond%s",
+                node(enters.v[0]), "");
+    goto done;
+  }
+  vars = calloc(ops.n + 1, sizeof(*vars));
+  if (!vars) {
+    st = eddy_status_create(EDDY_ERR_RESOURCE, "out of memory");
+    goto done;
+  }
+  for (size_t i = 0; i < ops.n && !st; i++) {
+    eddy_op_t *m = ops.v[i];
+    if (!is(m, "tf.Merge"))
+      continue;
+    loopvar_t lv = {0};
+    for (uint32_t k = 0; k < m->num_operands; k++) {
+      eddy_op_t *d = eddy_ir_op_operand(m, k)->def;
+      if (is(d, "tf.Enter") && d->block == b && same_frame(d, frame, flen))
+        lv.enter = d;
+      else if (is(d, "tf.NextIteration"))
+        lv.next = d;
+    }
+    if (!lv.enter)
+      continue; // a merge of something else (it stays in the body)
+    if (!lv.next) {
+      st = err_at(m, "the loop Merge '%s' has no NextIteration input%s",
+                  node(m), "");
+      break;
+    }
+    if (!eddy_ptrmap_has(&set, lv.next)) {
+      st = err_at(m, "the Merge '%s' takes the NextIteration '%s' of "
+                     "another frame",
+                  node(m), node(lv.next));
+      break;
+    }
+    lv.merge = m;
+    for (eddy_use_t *u = m->results[0].uses; u; u = u->next)
+      if (is(u->owner, "tf.Switch") &&
+          eddy_ir_op_operand(u->owner, 1)->def == loopcond)
+        lv.sw = u->owner;
+    if (lv.sw)
+      for (eddy_use_t *u = lv.sw->results[0].uses; u; u = u->next)
+        if (is(u->owner, "tf.Exit"))
+          lv.exit = u->owner;
+    vars[nv++] = lv;
+  }
+  // Exits that no loop value explains.
+  for (size_t i = 0; i < ops.n && !st; i++) {
+    eddy_op_t *x = ops.v[i];
+    if (!is(x, "tf.Exit"))
+      continue;
+    bool ok = false;
+    for (size_t k = 0; k < nv; k++)
+      ok = ok || vars[k].exit == x;
+    if (!ok)
+      st = err_at(x, "the Exit '%s' has no matching Enter (its input is not "
+                     "a loop Switch of frame '%s')",
+                  node(x), frame);
+  }
+  if (st)
+    goto done;
+  {
+    const eddy_type_t **types = calloc(nv + 1, sizeof(*types));
+    eddy_value_t **inits = calloc(nv + 1, sizeof(*inits));
+    eddy_value_t **vals = calloc(nv + 1, sizeof(*vals));
+    eddy_value_t **from = calloc(nv + 1, sizeof(*from));
+    if (!types || !inits || !vals || !from) {
+      st = eddy_status_create(EDDY_ERR_RESOURCE, "out of memory");
+    }
+    for (size_t k = 0; !st && k < nv; k++) {
+      loopvar_t *lv = &vars[k];
+      inits[k] = eddy_ir_op_operand(lv->enter, 0);
+      const eddy_type_t *t = eddy_ir_type_generalize(
+          ctx, inits[k]->type, lv->merge->results[0].type);
+      if (t)
+        t = eddy_ir_type_generalize(
+            ctx, t, eddy_ir_op_operand(lv->next, 0)->type);
+      types[k] = t ? t : inits[k]->type;
+    }
+    eddy_op_t *w = NULL;
+    if (!st) {
+      bool at_end = false;
+      eddy_op_t *point = insertion_point(b, &ops, &set, &at_end);
+      eddy_builder_t bb;
+      eddy_ir_builder_init(&bb, ctx);
+      if (at_end)
+        eddy_ir_builder_set_after(&bb, point);
+      else
+        eddy_ir_builder_set_before(&bb, point);
+      int64_t pi = eddy_ir_op_attr_int(enters.v[0], "parallel_iterations", 10);
+      eddy_named_attr_t a = eddy_ir_named_attr(
+          ctx, "parallel_iterations",
+          eddy_ir_int_attr_get(ctx, pi > 0 ? pi : 10, EDDY_DT_I64));
+      eddy_op_state_t s = {.name = "ctl.while",
+                           .operands = inits,
+                           .num_operands = nv,
+                           .attrs = &a,
+                           .num_attrs = 1,
+                           .result_types = types,
+                           .num_results = nv,
+                           .num_regions = 2,
+                           .loc = loopcond->loc};
+      st = eddy_ir_build(&bb, &s, &w);
+    }
+    // Cond: the ops the LoopCond's predicate depends on, inside the frame.
+    eddy_ptrmap_t cset;
+    eddy_ptrmap_init(&cset);
+    oplist_t cwork = {0}, cops = {0}, bops = {0};
+    if (!st) {
+      eddy_value_t *pred = eddy_ir_op_operand(loopcond, 0);
+      if (pred->def && eddy_ptrmap_has(&set, pred->def)) {
+        eddy_ptrmap_put(&cset, pred->def, pred->def);
+        ol_push(&cwork, pred->def);
+      }
+      while (cwork.n) {
+        eddy_op_t *op = cwork.v[--cwork.n];
+        if (is(op, "tf.Merge") || is(op, "tf.Enter"))
+          continue;
+        for (uint32_t i = 0; i < op->num_operands; i++) {
+          eddy_op_t *d = eddy_ir_op_operand(op, i)->def;
+          d = d ? in_block(d, b) : NULL;
+          if (d && eddy_ptrmap_has(&set, d) && !eddy_ptrmap_has(&cset, d)) {
+            eddy_ptrmap_put(&cset, d, d);
+            ol_push(&cwork, d);
+          }
+        }
+      }
+      for (size_t i = 0; i < ops.n; i++) {
+        eddy_op_t *op = ops.v[i];
+        bool structural = is(op, "tf.Enter") || is(op, "tf.LoopCond") ||
+                          is(op, "tf.Exit");
+        bool var = false;
+        for (size_t k = 0; k < nv; k++)
+          var = var || op == vars[k].merge || op == vars[k].sw ||
+                op == vars[k].next;
+        if (structural || var)
+          continue;
+        if (eddy_ptrmap_has(&cset, op))
+          ol_push(&cops, op);
+        ol_push(&bops, op);
+      }
+      // The body needs the cond's ops only where its own ops use them.
+      eddy_ptrmap_t need;
+      eddy_ptrmap_init(&need);
+      for (size_t i = bops.n; i-- > 0;) {
+        eddy_op_t *op = bops.v[i];
+        if (eddy_ptrmap_has(&cset, op) && !eddy_ptrmap_has(&need, op))
+          continue;
+        eddy_ptrmap_put(&need, op, op);
+        need_ctx_t nc = {b, &need};
+        eddy_ir_walk_pre(op, need_walk, &nc);
+      }
+      size_t kept = 0;
+      for (size_t i = 0; i < bops.n; i++)
+        if (eddy_ptrmap_has(&need, bops.v[i]))
+          bops.v[kept++] = bops.v[i];
+      bops.n = kept;
+      eddy_ptrmap_destroy(&need);
+    }
+    for (int r = 0; r < 2 && !st; r++) {
+      eddy_block_t *blk = eddy_ir_region_add_block(&w->regions[r]);
+      eddy_ptrmap_t map;
+      eddy_ptrmap_init(&map);
+      for (size_t k = 0; k < nv; k++) {
+        eddy_value_t *arg = eddy_ir_block_add_arg(blk, types[k]);
+        eddy_ptrmap_put(&map, &vars[k].merge->results[0], arg);
+        // value_index only ever feeds control tokens (df.control of the
+        // Merge, TensorFlow's control dependency on it).
+        eddy_ptrmap_put(&map, &vars[k].merge->results[1], arg);
+        if (vars[k].sw)
+          eddy_ptrmap_put(&map, &vars[k].sw->results[1], arg);
+      }
+      for (size_t i = 0; i < enters.n; i++)
+        eddy_ptrmap_put(&map, &enters.v[i]->results[0],
+                        eddy_ir_op_operand(enters.v[i], 0));
+      clone_into(r == 0 ? &cops : &bops, blk, &map);
+      if (r == 0) {
+        eddy_value_t *p = mapped(&map, eddy_ir_op_operand(loopcond, 0));
+        st = build_term(ctx, blk, "ctl.condition", &p, 1, loopcond->loc);
+      } else {
+        for (size_t k = 0; k < nv; k++)
+          vals[k] = mapped(&map, eddy_ir_op_operand(vars[k].next, 0));
+        st = build_term(ctx, blk, "ctl.yield", vals, nv, loopcond->loc);
+      }
+      eddy_ptrmap_destroy(&map);
+    }
+    if (!st) {
+      eddy_ir_walk_pre(w, hoist_walk, w);
+      for (size_t k = 0; k < nv; k++) {
+        from[k] = vars[k].exit ? &vars[k].exit->results[0] : NULL;
+        vals[k] = eddy_ir_op_result(w, k);
+      }
+      eddy_value_t *tok = NULL;
+      st = token_of(ctx, w, vals, nv, &tok);
+      if (!st)
+        st = redirect_outside(b, &ops, &set, from, vals, nv, tok,
+                              "loop frame");
+    }
+    if (!st) {
+      st = erase_all(&ops);
+      *raised = !st;
+    }
+    eddy_ptrmap_destroy(&cset);
+    ol_free(&cwork);
+    ol_free(&cops);
+    ol_free(&bops);
+    free(types);
+    free(inits);
+    free(vals);
+    free(from);
+  }
+done:
+  free(vars);
+  ol_free(&work);
+  ol_free(&ops);
+  ol_free(&enters);
+  eddy_ptrmap_destroy(&set);
+  return st;
+}
+
+static eddy_status_t raise_frames(eddy_ctx_t *ctx, eddy_block_t *b) {
+  for (;;) {
+    bool any = false, progress = false;
+    for (eddy_op_t *op = b->first; op && !progress; op = op->next) {
+      if (!is(op, "tf.Enter"))
+        continue;
+      any = true;
+      size_t len = 0;
+      const char *f = frame_of(op, &len);
+      EDDY_RETURN_IF_ERROR(raise_frame(ctx, b, f, len, &progress));
+    }
+    if (!any)
+      break;
+    if (!progress) {
+      for (eddy_op_t *op = b->first; op; op = op->next)
+        if (is(op, "tf.Enter"))
+          return err_at(op, "the loop frames around the Enter '%s' cannot "
+                            "be raised (they are not nested properly)%s",
+                        node(op), "");
+    }
+  }
+  // Leftovers of v1 control flow outside any frame.
+  for (eddy_op_t *op = b->first; op; op = op->next) {
+    if (is(op, "tf.Exit"))
+      return err_at(op, "the Exit '%s' has no matching Enter%s", node(op), "");
+    if (is(op, "tf.NextIteration") || is(op, "tf.LoopCond"))
+      return err_at(op, "the node '%s' is outside every loop frame%s",
+                    node(op), "");
+  }
+  return NULL;
+}
+
+eddy_status_t eddy_tf_functionalize(eddy_module_t *m) {
+  for (eddy_op_t *f = eddy_ir_module_body(m)->first; f; f = f->next) {
+    if (!eddy_ir_op_is(f, "func.func"))
+      continue;
+    eddy_block_t *b = eddy_ir_func_entry(f);
+    if (!b)
+      continue;
+    EDDY_RETURN_IF_ERROR(raise_diamonds(m->ctx, b));
+    EDDY_RETURN_IF_ERROR(eddy_tfl_thread_stacks(m->ctx, b));
+    EDDY_RETURN_IF_ERROR(raise_frames(m->ctx, b));
+  }
+  return NULL;
+}

@@ -1,0 +1,977 @@
+/// legalize-tf: the driver. Functions are translated op by op into core,
+/// ctl and tl ops (legalize_ops.c has the per-op rules). Functional control
+/// flow is structural: While/StatelessWhile become ctl.while and
+/// If/StatelessIf/Case ctl.if, with the callee functions translated into the
+/// regions (callee arguments bound to the region arguments or to the
+/// captured operands); calls are inlined. The callees are then removed.
+/// Control tokens (df.control, df.after, NoOp) are dropped: after
+/// functionalize every remaining op is ordered by its data edges (the v1
+/// stacks, the one stateful thing the fixtures use, are threaded as SSA
+/// lists).
+#include "lower/tf/tf_lower_internal.h"
+
+#include "dialects/dialects.h"
+#include "dialects/tf/tf.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TFL_MAX_CALL_DEPTH 64
+#define TFL_MAX_FOLD_DEPTH 16
+
+/// ---- Helpers shared with the op rules -------------------------------------
+
+eddy_value_t *eddy_tfl_get(eddy_tfl_t *z, eddy_value_t *v) {
+  eddy_value_t *r = eddy_ptrmap_get(&z->map, v);
+  return r ? r : v;
+}
+
+void eddy_tfl_set(eddy_tfl_t *z, eddy_value_t *src, eddy_value_t *dst) {
+  eddy_ptrmap_put(&z->map, src, dst ? dst : &z->none);
+}
+
+static const char *node_name(const eddy_op_t *op) {
+  return op->loc && op->loc->file ? op->loc->file->str : "?";
+}
+
+eddy_status_t eddy_tfl_error(const eddy_op_t *src, const char *fmt, ...) {
+  char msg[768];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  eddy_buf_t loc;
+  eddy_buf_init(&loc);
+  eddy_ir_loc_format(src->loc, &loc);
+  eddy_status_t st = eddy_status_create_at(EDDY_ERR_UNSUPPORTED, loc.data,
+                                           "%s: %s",
+                                           src->name->str, msg);
+  eddy_buf_destroy(&loc);
+  return st;
+}
+
+static eddy_status_t wrap_error(const eddy_op_t *src, eddy_status_t st) {
+  if (!st)
+    return NULL;
+  eddy_status_t w = eddy_tfl_error(src, "%s", eddy_status_message(st));
+  eddy_status_destroy(st);
+  return w;
+}
+
+eddy_status_t eddy_tfl_build(eddy_tfl_t *z, const eddy_op_t *src,
+                             const char *name, eddy_value_t *const *operands,
+                             size_t n, const eddy_named_attr_t *attrs,
+                             size_t na, eddy_value_t **out) {
+  z->b.loc = src->loc;
+  return wrap_error(src, eddy_ir_build_simple(&z->b, name, operands, n, attrs,
+                                              na, out));
+}
+
+eddy_status_t eddy_tfl_build_typed(eddy_tfl_t *z, const eddy_op_t *src,
+                                   const char *name,
+                                   eddy_value_t *const *operands, size_t n,
+                                   const eddy_named_attr_t *attrs, size_t na,
+                                   const eddy_type_t *const *types,
+                                   size_t ntypes, eddy_op_t **out_op) {
+  eddy_op_state_t st = {.name = name,
+                        .operands = operands,
+                        .num_operands = n,
+                        .attrs = attrs,
+                        .num_attrs = na,
+                        .result_types = types,
+                        .num_results = ntypes,
+                        .loc = src->loc};
+  z->b.loc = src->loc;
+  return wrap_error(src, eddy_ir_build(&z->b, &st, out_op));
+}
+
+static const eddy_attr_t *const_rec(eddy_value_t *v, int depth) {
+  eddy_op_t *d = v->def;
+  if (!d || depth > TFL_MAX_FOLD_DEPTH)
+    return NULL;
+  if (eddy_ir_op_has_trait(d, EDDY_TRAIT_CONSTANT)) {
+    const eddy_attr_t *a = eddy_ir_op_attr(d, "value");
+    return a && a->kind == EDDY_ATTR_DENSE ? a : NULL;
+  }
+  if (!d->def->fold || d->num_regions || d->num_operands > 16)
+    return NULL;
+  const eddy_attr_t *ops[16] = {0};
+  for (uint32_t i = 0; i < d->num_operands; i++)
+    ops[i] = const_rec(eddy_ir_op_operand(d, i), depth + 1);
+  eddy_fold_result_t *res = calloc(d->num_results + 1, sizeof(*res));
+  if (!res)
+    return NULL;
+  eddy_fold_ctx_t fc = {
+      .ctx = d->ctx, .op = d, .operand_consts = ops, .results = res};
+  const eddy_attr_t *out = NULL;
+  if (d->def->fold(&fc)) {
+    eddy_fold_result_t *r = &res[v->index];
+    if (r->attr && r->attr->kind == EDDY_ATTR_DENSE)
+      out = r->attr;
+    else if (r->value && r->value != v)
+      out = const_rec(r->value, depth + 1);
+  }
+  free(res);
+  return out;
+}
+
+const eddy_attr_t *eddy_tfl_const(eddy_tfl_t *z, eddy_value_t *v) {
+  (void)z;
+  if (!v || v->type->kind != EDDY_TYPE_TENSOR)
+    return NULL;
+  return const_rec(v, 0);
+}
+
+int64_t eddy_tfl_const_ints(eddy_tfl_t *z, eddy_value_t *v, int64_t *out,
+                            size_t cap) {
+  const eddy_attr_t *a = eddy_tfl_const(z, v);
+  if (!a || eddy_dtype_is_float(a->type->dtype))
+    return -1;
+  int64_t n = eddy_ir_type_num_elements(a->type);
+  if (n < 0 || (uint64_t)n > cap)
+    return -1;
+  for (int64_t i = 0; i < n; i++)
+    out[i] = eddy_ir_dense_attr_i64(a, i);
+  return n;
+}
+
+eddy_status_t eddy_tfl_splat(eddy_tfl_t *z, eddy_dtype_t dt, int32_t rank,
+                             const int64_t *dims, double x,
+                             eddy_value_t **out) {
+  const eddy_type_t *t = eddy_ir_tensor_type_get(z->ctx, dt, rank, dims);
+  const eddy_attr_t *a = eddy_ir_dense_attr_from_f64(z->ctx, t, &x, 1);
+  return eddy_ir_build_constant(&z->b, a, out);
+}
+
+eddy_status_t eddy_tfl_cast(eddy_tfl_t *z, const eddy_op_t *src,
+                            eddy_value_t *v, eddy_dtype_t dt,
+                            eddy_value_t **out) {
+  if (v->type->kind == EDDY_TYPE_TENSOR && v->type->dtype == dt) {
+    *out = v;
+    return NULL;
+  }
+  const char *name = eddy_dtype_name(dt);
+  eddy_named_attr_t a = eddy_ir_named_attr(
+      z->ctx, "dtype", eddy_ir_string_attr_get(z->ctx, name, strlen(name)));
+  return eddy_tfl_build(z, src, "core.cast", &v, 1, &a, 1, out);
+}
+
+eddy_status_t eddy_tfl_reshape(eddy_tfl_t *z, const eddy_op_t *src,
+                               eddy_value_t *v, const int64_t *dims,
+                               size_t rank, eddy_value_t **out) {
+  eddy_named_attr_t a = eddy_ir_named_attr(
+      z->ctx, "shape", eddy_ir_i64_array_attr_get(z->ctx, dims, rank));
+  return eddy_tfl_build(z, src, "core.reshape", &v, 1, &a, 1, out);
+}
+
+bool eddy_tfl_attr_dtype(const eddy_op_t *src, const char *name,
+                         eddy_dtype_t *out) {
+  const eddy_attr_t *a = eddy_ir_op_attr(src, name);
+  return a && a->kind == EDDY_ATTR_STRING &&
+         eddy_dtype_from_name(a->u.str.data, a->u.str.len, out);
+}
+
+/// ---- Blocks and regions -----------------------------------------------------
+
+static eddy_status_t translate_op(eddy_tfl_t *z, const eddy_op_t *op);
+
+/// Translates every op of src but its terminator at the insertion point;
+/// *out_term is the source terminator (its operands still to be mapped).
+static eddy_status_t translate_block(eddy_tfl_t *z, const eddy_block_t *src,
+                                     const eddy_op_t **out_term) {
+  *out_term = NULL;
+  for (const eddy_op_t *op = src->first; op; op = op->next) {
+    if (eddy_ir_op_has_trait(op, EDDY_TRAIT_TERMINATOR) && !op->next) {
+      *out_term = op;
+      break;
+    }
+    EDDY_RETURN_IF_ERROR(translate_op(z, op));
+  }
+  return NULL;
+}
+
+/// The mapped operands of a terminator (dropped tokens skipped).
+static size_t mapped_operands(eddy_tfl_t *z, const eddy_op_t *term,
+                              eddy_value_t **vals) {
+  size_t n = 0;
+  for (uint32_t i = 0; i < term->num_operands; i++) {
+    eddy_value_t *v = eddy_tfl_get(z, eddy_ir_op_operand(term, i));
+    if (v != &z->none && v->type->kind != EDDY_TYPE_TOKEN)
+      vals[n++] = v;
+  }
+  return n;
+}
+
+/// Translates the body of a function into the single block `dst` (at its
+/// end), binding the function's arguments to args, and ends it with a
+/// terminator `term_name` of the returned values ("ctl.yield",
+/// "ctl.condition"). For "ctl.condition" the value is reshaped to a scalar
+/// i1 when needed.
+static eddy_status_t inline_func_into(eddy_tfl_t *z, const eddy_op_t *site,
+                                      const eddy_op_t *func,
+                                      eddy_value_t *const *args, size_t nargs,
+                                      eddy_block_t *dst,
+                                      const char *term_name) {
+  eddy_block_t *entry = eddy_ir_func_entry(func);
+  if (entry->num_args != nargs)
+    return eddy_tfl_error(site, "function @%s takes %u arguments, given %zu",
+                          eddy_ir_func_name(func), entry->num_args, nargs);
+  for (size_t i = 0; i < nargs; i++)
+    eddy_tfl_set(z, entry->args[i], args[i]);
+  eddy_builder_t saved = z->b;
+  eddy_ir_builder_set_end(&z->b, dst);
+  const eddy_op_t *term = NULL;
+  eddy_status_t st = translate_block(z, entry, &term);
+  if (!st && !term)
+    st = eddy_tfl_error(site, "function @%s has no terminator",
+                        eddy_ir_func_name(func));
+  if (!st) {
+    eddy_value_t **vals = calloc(term->num_operands + 1, sizeof(*vals));
+    if (!vals) {
+      st = eddy_status_create(EDDY_ERR_RESOURCE, "out of memory");
+    } else {
+      size_t n = mapped_operands(z, term, vals);
+      if (strcmp(term_name, "ctl.condition") == 0 && n == 1 &&
+          !eddy_ir_type_is_scalar(vals[0]->type))
+        st = eddy_tfl_reshape(z, site, vals[0], NULL, 0, &vals[0]);
+      if (strcmp(term_name, "ctl.condition") == 0 && !st)
+        st = eddy_tfl_cast(z, site, vals[0], EDDY_DT_I1, &vals[0]);
+      if (!st) {
+        eddy_op_t *t = NULL;
+        st = eddy_tfl_build_typed(z, site, term_name, vals, n, NULL, 0, NULL,
+                                  0, &t);
+      }
+      free(vals);
+    }
+  }
+  z->b = saved;
+  return st;
+}
+
+static eddy_status_t lookup_callee(eddy_tfl_t *z, const eddy_op_t *op,
+                                   const char *attr, size_t idx,
+                                   const eddy_op_t **out) {
+  const eddy_attr_t *a = eddy_ir_op_attr(op, attr);
+  if (a && a->kind == EDDY_ATTR_ARRAY)
+    a = idx < a->u.array.len ? a->u.array.elems[idx] : NULL;
+  if (!a || a->kind != EDDY_ATTR_SYMBOL)
+    return eddy_tfl_error(op, "attribute '%s' names no function", attr);
+  *out = eddy_ir_module_lookup_func(z->m, a->u.str.data);
+  if (!*out)
+    return eddy_tfl_error(op, "function @%s is not in the module",
+                          a->u.str.data);
+  eddy_ptrmap_put(&z->callees, *out, (void *)*out);
+  return NULL;
+}
+
+/// The region argument type of loop value i: the initial value's type,
+/// generalized with the type the source op declares for it.
+static const eddy_type_t *loop_type(eddy_tfl_t *z, eddy_value_t *init,
+                                    const eddy_type_t *declared) {
+  // Lists keep the initial list's element type: TensorFlow types every
+  // list as a variant, so the declared type says nothing, and list ops
+  // (TensorListElementShape) need the element shape.
+  if (init->type->kind == EDDY_TYPE_LIST)
+    return init->type;
+  const eddy_type_t *g = eddy_ir_type_generalize(z->ctx, init->type, declared);
+  return g ? g : init->type;
+}
+
+/// Builds a ctl.while over inits whose regions are filled by fill(). The
+/// source op's results are mapped to the loop's.
+typedef eddy_status_t (*fill_fn_t)(eddy_tfl_t *z, const eddy_op_t *src,
+                                   eddy_block_t *cond, eddy_block_t *body,
+                                   void *user);
+
+static eddy_status_t build_while(eddy_tfl_t *z, const eddy_op_t *src,
+                                 eddy_value_t **inits, size_t n,
+                                 const eddy_type_t *const *declared,
+                                 fill_fn_t fill, void *user) {
+  const eddy_type_t **types = calloc(n + 1, sizeof(*types));
+  if (!types)
+    return eddy_status_create(EDDY_ERR_RESOURCE, "out of memory");
+  for (size_t i = 0; i < n; i++)
+    types[i] = loop_type(z, inits[i], declared[i]);
+  eddy_named_attr_t attrs[2];
+  size_t na = 0;
+  attrs[na++] = eddy_ir_named_attr(
+      z->ctx, "parallel_iterations",
+      eddy_ir_int_attr_get(
+          z->ctx, eddy_ir_op_attr_int(src, "parallel_iterations", 10) > 0
+                      ? eddy_ir_op_attr_int(src, "parallel_iterations", 10)
+                      : 10,
+          EDDY_DT_I64));
+  eddy_op_state_t st = {.name = "ctl.while",
+                        .operands = inits,
+                        .num_operands = n,
+                        .attrs = attrs,
+                        .num_attrs = na,
+                        .result_types = types,
+                        .num_results = n,
+                        .num_regions = 2,
+                        .loc = src->loc};
+  eddy_op_t *w = NULL;
+  z->b.loc = src->loc;
+  eddy_status_t s = wrap_error(src, eddy_ir_build(&z->b, &st, &w));
+  if (!s) {
+    eddy_block_t *cb = eddy_ir_region_add_block(&w->regions[0]);
+    eddy_block_t *bb = eddy_ir_region_add_block(&w->regions[1]);
+    for (size_t i = 0; i < n; i++) {
+      eddy_ir_block_add_arg(cb, types[i]);
+      eddy_ir_block_add_arg(bb, types[i]);
+    }
+    s = fill(z, src, cb, bb, user);
+  }
+  if (!s) {
+    size_t k = 0;
+    for (uint32_t i = 0; i < src->num_results && k < n; i++) {
+      if (src->results[i].type->kind == EDDY_TYPE_TOKEN)
+        eddy_tfl_set(z, &src->results[i], NULL);
+      else
+        eddy_tfl_set(z, &src->results[i], eddy_ir_op_result(w, k++));
+    }
+  }
+  free(types);
+  return s;
+}
+
+typedef struct while_funcs {
+  const eddy_op_t *cond, *body;
+} while_funcs_t;
+
+static eddy_status_t fill_from_funcs(eddy_tfl_t *z, const eddy_op_t *src,
+                                     eddy_block_t *cb, eddy_block_t *bb,
+                                     void *user) {
+  while_funcs_t *wf = user;
+  EDDY_RETURN_IF_ERROR(inline_func_into(z, src, wf->cond, cb->args,
+                                        cb->num_args, cb, "ctl.condition"));
+  return inline_func_into(z, src, wf->body, bb->args, bb->num_args, bb,
+                          "ctl.yield");
+}
+
+static eddy_status_t mapped_inputs(eddy_tfl_t *z, const eddy_op_t *op,
+                                   size_t first, eddy_value_t ***out,
+                                   const eddy_type_t ***out_declared,
+                                   size_t *out_n) {
+  size_t cap = op->num_operands + 1;
+  eddy_value_t **vals = calloc(cap, sizeof(*vals));
+  const eddy_type_t **decl = calloc(cap, sizeof(*decl));
+  if (!vals || !decl) {
+    free(vals);
+    free(decl);
+    return eddy_status_create(EDDY_ERR_RESOURCE, "out of memory");
+  }
+  size_t n = 0;
+  for (uint32_t i = (uint32_t)first; i < op->num_operands; i++) {
+    eddy_value_t *v = eddy_tfl_get(z, eddy_ir_op_operand(op, i));
+    if (v == &z->none || v->type->kind == EDDY_TYPE_TOKEN)
+      continue;
+    decl[n] = i - first < op->num_results ? op->results[i - first].type
+                                          : v->type;
+    vals[n++] = v;
+  }
+  *out = vals;
+  *out_declared = decl;
+  *out_n = n;
+  return NULL;
+}
+
+static eddy_status_t lower_tf_while(eddy_tfl_t *z, const eddy_op_t *op) {
+  while_funcs_t wf;
+  EDDY_RETURN_IF_ERROR(lookup_callee(z, op, "cond", 0, &wf.cond));
+  EDDY_RETURN_IF_ERROR(lookup_callee(z, op, "body", 0, &wf.body));
+  eddy_value_t **vals = NULL;
+  const eddy_type_t **decl = NULL;
+  size_t n = 0;
+  EDDY_RETURN_IF_ERROR(mapped_inputs(z, op, 0, &vals, &decl, &n));
+  eddy_status_t st = build_while(z, op, vals, n, decl, fill_from_funcs, &wf);
+  free(vals);
+  free(decl);
+  return st;
+}
+
+/// A predicate for ctl.if: TensorFlow's If takes any scalar (non-zero is
+/// true).
+static eddy_status_t to_pred(eddy_tfl_t *z, const eddy_op_t *src,
+                             eddy_value_t *v, eddy_value_t **out) {
+  if (!eddy_ir_type_is_scalar(v->type))
+    EDDY_RETURN_IF_ERROR(eddy_tfl_reshape(z, src, v, NULL, 0, &v));
+  if (v->type->dtype == EDDY_DT_I1) {
+    *out = v;
+    return NULL;
+  }
+  eddy_value_t *zero = NULL;
+  EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, v->type->dtype, 0, NULL, 0, &zero));
+  eddy_value_t *ops[2] = {v, zero};
+  return eddy_tfl_build(z, src, "core.ne", ops, 2, NULL, 0, out);
+}
+
+/// Result types of an if: the source op's declared types, tokens left out.
+static size_t if_result_types(const eddy_op_t *op, const eddy_type_t **types) {
+  size_t n = 0;
+  for (uint32_t i = 0; i < op->num_results; i++)
+    if (op->results[i].type->kind != EDDY_TYPE_TOKEN)
+      types[n++] = op->results[i].type;
+  return n;
+}
+
+static void map_results(eddy_tfl_t *z, const eddy_op_t *src, eddy_op_t *dst) {
+  size_t k = 0;
+  for (uint32_t i = 0; i < src->num_results; i++) {
+    if (src->results[i].type->kind == EDDY_TYPE_TOKEN || k >= dst->num_results)
+      eddy_tfl_set(z, &src->results[i], NULL);
+    else
+      eddy_tfl_set(z, &src->results[i], eddy_ir_op_result(dst, k++));
+  }
+}
+
+/// Builds ctl.if(pred) with the branches given as functions of args.
+static eddy_status_t build_if_funcs(eddy_tfl_t *z, const eddy_op_t *src,
+                                    eddy_value_t *pred,
+                                    const eddy_op_t *then_f,
+                                    const eddy_op_t *else_f,
+                                    eddy_value_t **args, size_t nargs,
+                                    const eddy_type_t *const *types,
+                                    size_t ntypes, eddy_op_t **out_if) {
+  eddy_op_state_t st = {.name = "ctl.if",
+                        .operands = &pred,
+                        .num_operands = 1,
+                        .result_types = types,
+                        .num_results = ntypes,
+                        .num_regions = 2,
+                        .loc = src->loc};
+  z->b.loc = src->loc;
+  EDDY_RETURN_IF_ERROR(wrap_error(src, eddy_ir_build(&z->b, &st, out_if)));
+  eddy_block_t *tb = eddy_ir_region_add_block(&(*out_if)->regions[0]);
+  eddy_block_t *eb = eddy_ir_region_add_block(&(*out_if)->regions[1]);
+  EDDY_RETURN_IF_ERROR(
+      inline_func_into(z, src, then_f, args, nargs, tb, "ctl.yield"));
+  return inline_func_into(z, src, else_f, args, nargs, eb, "ctl.yield");
+}
+
+static eddy_status_t lower_tf_if(eddy_tfl_t *z, const eddy_op_t *op) {
+  const eddy_op_t *tf = NULL, *ef = NULL;
+  EDDY_RETURN_IF_ERROR(lookup_callee(z, op, "then_branch", 0, &tf));
+  EDDY_RETURN_IF_ERROR(lookup_callee(z, op, "else_branch", 0, &ef));
+  eddy_value_t *pred = NULL;
+  EDDY_RETURN_IF_ERROR(
+      to_pred(z, op, eddy_tfl_get(z, eddy_ir_op_operand(op, 0)), &pred));
+  eddy_value_t **vals = NULL;
+  const eddy_type_t **decl = NULL;
+  size_t n = 0;
+  EDDY_RETURN_IF_ERROR(mapped_inputs(z, op, 1, &vals, &decl, &n));
+  const eddy_type_t **types = calloc(op->num_results + 1, sizeof(*types));
+  eddy_status_t st = NULL;
+  if (!types)
+    st = eddy_status_create(EDDY_ERR_RESOURCE, "out of memory");
+  eddy_op_t *ifop = NULL;
+  if (!st)
+    st = build_if_funcs(z, op, pred, tf, ef, vals, n, types,
+                        if_result_types(op, types), &ifop);
+  if (!st)
+    map_results(z, op, ifop);
+  free(types);
+  free(vals);
+  free(decl);
+  return st;
+}
+
+/// Case(index, args) {branches}: a chain of ctl.if, index == 0 first; an
+/// index out of range runs the last branch (as TensorFlow does).
+static eddy_status_t lower_tf_case(eddy_tfl_t *z, const eddy_op_t *op,
+                                   size_t first) {
+  const eddy_attr_t *br = eddy_ir_op_attr(op, "branches");
+  if (!br || br->kind != EDDY_ATTR_ARRAY || br->u.array.len == 0)
+    return eddy_tfl_error(op, "attribute 'branches' names no functions");
+  size_t nb = br->u.array.len;
+  eddy_value_t *idx = NULL;
+  EDDY_RETURN_IF_ERROR(eddy_tfl_cast(
+      z, op, eddy_tfl_get(z, eddy_ir_op_operand(op, 0)), EDDY_DT_I32, &idx));
+  if (!eddy_ir_type_is_scalar(idx->type))
+    EDDY_RETURN_IF_ERROR(eddy_tfl_reshape(z, op, idx, NULL, 0, &idx));
+  eddy_value_t **vals = NULL;
+  const eddy_type_t **decl = NULL;
+  size_t n = 0;
+  EDDY_RETURN_IF_ERROR(mapped_inputs(z, op, 1, &vals, &decl, &n));
+  const eddy_type_t **types = calloc(op->num_results + 1, sizeof(*types));
+  eddy_status_t st = types ? NULL
+                           : eddy_status_create(EDDY_ERR_RESOURCE,
+                                                "out of memory");
+  size_t nt = types ? if_result_types(op, types) : 0;
+  const eddy_op_t *last = NULL;
+  if (!st)
+    st = lookup_callee(z, op, "branches", nb - 1, &last);
+  // Built from the last branch outwards is awkward with regions, so branch
+  // i is "if index == i then f_i else <the rest>", the rest built inside
+  // the else region.
+  eddy_builder_t saved = z->b;
+  eddy_op_t *outer = NULL;
+  for (size_t i = first; !st && i + 1 < nb; i++) {
+    const eddy_op_t *fi = NULL;
+    st = lookup_callee(z, op, "branches", i, &fi);
+    eddy_value_t *k = NULL, *pred = NULL;
+    if (!st)
+      st = eddy_tfl_splat(z, EDDY_DT_I32, 0, NULL, (double)i, &k);
+    if (!st) {
+      eddy_value_t *ops[2] = {idx, k};
+      st = eddy_tfl_build(z, op, "core.eq", ops, 2, NULL, 0, &pred);
+    }
+    eddy_op_t *ifop = NULL;
+    if (!st) {
+      eddy_op_state_t s = {.name = "ctl.if",
+                           .operands = &pred,
+                           .num_operands = 1,
+                           .result_types = types,
+                           .num_results = nt,
+                           .num_regions = 2,
+                           .loc = op->loc};
+      st = wrap_error(op, eddy_ir_build(&z->b, &s, &ifop));
+    }
+    if (!st) {
+      eddy_block_t *tb = eddy_ir_region_add_block(&ifop->regions[0]);
+      eddy_block_t *eb = eddy_ir_region_add_block(&ifop->regions[1]);
+      st = inline_func_into(z, op, fi, vals, n, tb, "ctl.yield");
+      if (!outer)
+        outer = ifop;
+      else {
+        // The enclosing else region yields this if's results.
+        eddy_op_t *y = NULL;
+        eddy_value_t **rs = calloc(nt + 1, sizeof(*rs));
+        for (size_t r = 0; rs && r < nt; r++)
+          rs[r] = eddy_ir_op_result(ifop, r);
+        if (!rs)
+          st = eddy_status_create(EDDY_ERR_RESOURCE, "out of memory");
+        if (!st)
+          st = eddy_tfl_build_typed(z, op, "ctl.yield", rs, nt, NULL, 0,
+                                    NULL, 0, &y);
+        free(rs);
+      }
+      eddy_ir_builder_set_end(&z->b, eb);
+    }
+  }
+  if (!st && !outer) {
+    // One branch: just inline it.
+    z->b = saved;
+    st = eddy_tfl_error(op, "a Case with a single branch is not supported");
+  } else if (!st) {
+    st = inline_func_into(z, op, last, vals, n, z->b.block, "ctl.yield");
+    z->b = saved;
+    if (!st)
+      map_results(z, op, outer);
+  } else {
+    z->b = saved;
+  }
+  free(types);
+  free(vals);
+  free(decl);
+  return st;
+}
+
+/// PartitionedCall, StatefulPartitionedCall and direct calls: inlined.
+static eddy_status_t lower_tf_call(eddy_tfl_t *z, const eddy_op_t *op,
+                                   const char *attr) {
+  const eddy_op_t *f = NULL;
+  EDDY_RETURN_IF_ERROR(lookup_callee(z, op, attr, 0, &f));
+  if (z->depth >= TFL_MAX_CALL_DEPTH)
+    return eddy_tfl_error(op, "calls nest more than %d deep",
+                          TFL_MAX_CALL_DEPTH);
+  eddy_value_t **vals = NULL;
+  const eddy_type_t **decl = NULL;
+  size_t n = 0;
+  EDDY_RETURN_IF_ERROR(mapped_inputs(z, op, 0, &vals, &decl, &n));
+  eddy_block_t *entry = eddy_ir_func_entry(f);
+  eddy_status_t st = NULL;
+  if (entry->num_args != n)
+    st = eddy_tfl_error(op, "function @%s takes %u arguments, given %zu",
+                        eddy_ir_func_name(f), entry->num_args, n);
+  for (size_t i = 0; !st && i < n; i++)
+    eddy_tfl_set(z, entry->args[i], vals[i]);
+  const eddy_op_t *term = NULL;
+  z->depth++;
+  if (!st)
+    st = translate_block(z, entry, &term);
+  z->depth--;
+  if (!st && term) {
+    size_t k = 0;
+    for (uint32_t i = 0; i < op->num_results; i++) {
+      if (op->results[i].type->kind == EDDY_TYPE_TOKEN ||
+          k >= term->num_operands)
+        eddy_tfl_set(z, &op->results[i], NULL);
+      else
+        eddy_tfl_set(z, &op->results[i],
+                     eddy_tfl_get(z, eddy_ir_op_operand(term, k++)));
+    }
+  }
+  free(vals);
+  free(decl);
+  return st;
+}
+
+/// ctl.while / ctl.if made by functionalize: their regions hold tf ops.
+typedef struct ctl_regions {
+  const eddy_op_t *src;
+} ctl_regions_t;
+
+static eddy_status_t translate_region_into(eddy_tfl_t *z, const eddy_op_t *src,
+                                           const eddy_block_t *from,
+                                           eddy_block_t *to,
+                                           const char *term_name) {
+  for (uint32_t i = 0; i < from->num_args && i < to->num_args; i++)
+    eddy_tfl_set(z, from->args[i], to->args[i]);
+  eddy_builder_t saved = z->b;
+  eddy_ir_builder_set_end(&z->b, to);
+  const eddy_op_t *term = NULL;
+  eddy_status_t st = translate_block(z, from, &term);
+  if (!st && term) {
+    eddy_value_t **vals = calloc(term->num_operands + 1, sizeof(*vals));
+    if (!vals) {
+      st = eddy_status_create(EDDY_ERR_RESOURCE, "out of memory");
+    } else {
+      size_t n = mapped_operands(z, term, vals);
+      if (strcmp(term_name, "ctl.condition") == 0 && n == 1)
+        st = to_pred(z, src, vals[0], &vals[0]);
+      eddy_op_t *t = NULL;
+      if (!st)
+        st = eddy_tfl_build_typed(z, src, term_name, vals, n, NULL, 0, NULL,
+                                  0, &t);
+      free(vals);
+    }
+  }
+  z->b = saved;
+  return st;
+}
+
+static eddy_status_t fill_from_regions(eddy_tfl_t *z, const eddy_op_t *src,
+                                       eddy_block_t *cb, eddy_block_t *bb,
+                                       void *user) {
+  (void)user;
+  EDDY_RETURN_IF_ERROR(translate_region_into(
+      z, src, eddy_ir_region_entry(&src->regions[0]), cb, "ctl.condition"));
+  return translate_region_into(z, src, eddy_ir_region_entry(&src->regions[1]),
+                               bb, "ctl.yield");
+}
+
+static eddy_status_t lower_ctl_while(eddy_tfl_t *z, const eddy_op_t *op) {
+  eddy_value_t **vals = NULL;
+  const eddy_type_t **decl = NULL;
+  size_t n = 0;
+  EDDY_RETURN_IF_ERROR(mapped_inputs(z, op, 0, &vals, &decl, &n));
+  eddy_status_t st = NULL;
+  if (n != op->num_operands)
+    st = eddy_tfl_error(op, "a loop value is a control token");
+  if (!st)
+    st = build_while(z, op, vals, n, decl, fill_from_regions, NULL);
+  free(vals);
+  free(decl);
+  return st;
+}
+
+static eddy_status_t lower_ctl_if(eddy_tfl_t *z, const eddy_op_t *op) {
+  eddy_value_t *pred = NULL;
+  EDDY_RETURN_IF_ERROR(
+      to_pred(z, op, eddy_tfl_get(z, eddy_ir_op_operand(op, 0)), &pred));
+  const eddy_type_t **types = calloc(op->num_results + 1, sizeof(*types));
+  if (!types)
+    return eddy_status_create(EDDY_ERR_RESOURCE, "out of memory");
+  size_t nt = if_result_types(op, types);
+  eddy_op_state_t s = {.name = "ctl.if",
+                       .operands = &pred,
+                       .num_operands = 1,
+                       .result_types = types,
+                       .num_results = nt,
+                       .num_regions = 2,
+                       .loc = op->loc};
+  eddy_op_t *ifop = NULL;
+  z->b.loc = op->loc;
+  eddy_status_t st = wrap_error(op, eddy_ir_build(&z->b, &s, &ifop));
+  free(types);
+  if (st)
+    return st;
+  for (int r = 0; r < 2 && !st; r++) {
+    eddy_block_t *b = eddy_ir_region_add_block(&ifop->regions[r]);
+    st = translate_region_into(z, op, eddy_ir_region_entry(&op->regions[r]),
+                               b, "ctl.yield");
+  }
+  if (!st)
+    map_results(z, op, ifop);
+  return st;
+}
+
+/// Any other non-tf op is copied with its operands mapped.
+static eddy_status_t copy_op(eddy_tfl_t *z, const eddy_op_t *op) {
+  eddy_op_t *c = eddy_ir_op_clone(op, &z->map);
+  z->b.loc = op->loc;
+  if (z->b.before)
+    eddy_ir_op_insert_before(c, z->b.before);
+  else
+    eddy_ir_op_append(c, z->b.block);
+  for (uint32_t i = 0; i < op->num_results; i++)
+    eddy_tfl_set(z, &op->results[i], eddy_ir_op_result(c, i));
+  return NULL;
+}
+
+static eddy_status_t translate_op(eddy_tfl_t *z, const eddy_op_t *op) {
+  const char *name = op->name->str;
+  if (strcmp(name, "df.control") == 0 || strcmp(name, "tf.NoOp") == 0 ||
+      strcmp(name, "tf.ControlTrigger") == 0) {
+    for (uint32_t i = 0; i < op->num_results; i++)
+      eddy_tfl_set(z, &op->results[i], NULL);
+    return NULL;
+  }
+  if (strcmp(name, "df.after") == 0) {
+    eddy_tfl_set(z, &op->results[0],
+                 eddy_tfl_get(z, eddy_ir_op_operand(op, 0)));
+    return NULL;
+  }
+  if (strcmp(name, "ctl.while") == 0)
+    return lower_ctl_while(z, op);
+  if (strcmp(name, "ctl.if") == 0)
+    return lower_ctl_if(z, op);
+  if (strncmp(name, "tf.", 3) != 0)
+    return copy_op(z, op);
+  const char *t = name + 3;
+  if (strcmp(t, "While") == 0 || strcmp(t, "StatelessWhile") == 0)
+    return lower_tf_while(z, op);
+  if (strcmp(t, "If") == 0 || strcmp(t, "StatelessIf") == 0)
+    return lower_tf_if(z, op);
+  if (strcmp(t, "Case") == 0 || strcmp(t, "StatelessCase") == 0)
+    return lower_tf_case(z, op, 0);
+  if (strcmp(t, "PartitionedCall") == 0 ||
+      strcmp(t, "StatefulPartitionedCall") == 0 ||
+      strcmp(t, "LegacyCall") == 0)
+    return lower_tf_call(z, op, "f");
+  bool handled = false;
+  EDDY_RETURN_IF_ERROR(eddy_tfl_lower_op(z, op, &handled));
+  if (!handled)
+    return eddy_tfl_error(op, "no lowering for this op");
+  return NULL;
+}
+
+/// ---- Driver -------------------------------------------------------------------
+
+static bool is_functional(const char *t) {
+  static const char *const names[] = {
+      "While",     "StatelessWhile",  "If",
+      "StatelessIf", "Case",          "StatelessCase",
+      "PartitionedCall", "StatefulPartitionedCall", "LegacyCall"};
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+    if (strcmp(t, names[i]) == 0)
+      return true;
+  return false;
+}
+
+typedef struct scan {
+  eddy_module_t *m;
+  eddy_ptrmap_t *callees;
+  eddy_buf_t names;   ///< "Op\x01node\x01node\x02Op..." collected
+  const char **ops;   ///< distinct unsupported op names
+  eddy_buf_t *nodes;  ///< per op: its node names
+  size_t n, cap;
+} scan_t;
+
+static void mark_callee_attr(scan_t *s, const eddy_attr_t *a) {
+  if (!a)
+    return;
+  if (a->kind == EDDY_ATTR_ARRAY) {
+    for (size_t i = 0; i < a->u.array.len; i++)
+      mark_callee_attr(s, a->u.array.elems[i]);
+  } else if (a->kind == EDDY_ATTR_SYMBOL) {
+    eddy_op_t *f = eddy_ir_module_lookup_func(s->m, a->u.str.data);
+    if (f)
+      eddy_ptrmap_put(s->callees, f, f);
+  }
+}
+
+static eddy_walk_result_t scan_op(eddy_op_t *op, void *user) {
+  scan_t *s = user;
+  const char *name = op->name->str;
+  if (strncmp(name, "tf.", 3) != 0)
+    return EDDY_WALK_ADVANCE;
+  const char *t = name + 3;
+  if (is_functional(t)) {
+    for (uint32_t i = 0; i < op->num_attrs; i++)
+      mark_callee_attr(s, op->attrs[i].value);
+    return EDDY_WALK_ADVANCE;
+  }
+  if (eddy_tfl_is_supported(t))
+    return EDDY_WALK_ADVANCE;
+  size_t k = 0;
+  while (k < s->n && strcmp(s->ops[k], t) != 0)
+    k++;
+  if (k == s->n) {
+    if (s->n == s->cap) {
+      size_t nc = s->cap ? s->cap * 2 : 8;
+      const char **no = realloc(s->ops, nc * sizeof(*no));
+      if (!no)
+        return EDDY_WALK_INTERRUPT;
+      s->ops = no;
+      eddy_buf_t *nn = realloc(s->nodes, nc * sizeof(*nn));
+      if (!nn)
+        return EDDY_WALK_INTERRUPT;
+      s->nodes = nn;
+      s->cap = nc;
+    }
+    s->ops[s->n] = t;
+    eddy_buf_init(&s->nodes[s->n]);
+    s->n++;
+  }
+  eddy_buf_printf(&s->nodes[k], "%s'%s'", s->nodes[k].len ? ", " : "",
+                  node_name(op));
+  return EDDY_WALK_ADVANCE;
+}
+
+/// Every unsupported op with its nodes, in one error.
+static eddy_status_t check_supported(eddy_module_t *m,
+                                     eddy_ptrmap_t *callees) {
+  scan_t s = {.m = m, .callees = callees};
+  eddy_buf_init(&s.names);
+  eddy_ir_walk_pre(m->op, scan_op, &s);
+  eddy_status_t st = NULL;
+  if (s.n) {
+    eddy_buf_t msg;
+    eddy_buf_init(&msg);
+    for (size_t i = 0; i < s.n; i++)
+      eddy_buf_printf(&msg, "%s%s (node%s %s)", i ? "; " : "", s.ops[i],
+                      strchr(s.nodes[i].data, ',') ? "s" : "",
+                      s.nodes[i].data);
+    st = eddy_status_create(EDDY_ERR_UNSUPPORTED,
+                            "unsupported TensorFlow ops: %s",
+                            msg.data);
+    eddy_buf_destroy(&msg);
+  }
+  for (size_t i = 0; i < s.n; i++)
+    eddy_buf_destroy(&s.nodes[i]);
+  free(s.nodes);
+  free(s.ops);
+  eddy_buf_destroy(&s.names);
+  return st;
+}
+
+/// Translates one function in place: the new ops are built before the old
+/// ones, which are then erased; the function type takes the new result
+/// types.
+static eddy_status_t legalize_func(eddy_tfl_t *z, eddy_op_t *func) {
+  eddy_block_t *entry = eddy_ir_func_entry(func);
+  if (!entry || !entry->first)
+    return NULL;
+  eddy_op_t *first_old = entry->first;
+  eddy_ir_builder_set_before(&z->b, first_old);
+  const eddy_op_t *term = NULL;
+  EDDY_RETURN_IF_ERROR(translate_block(z, entry, &term));
+  if (!term || !eddy_ir_op_is(term, "func.return"))
+    return eddy_ir_op_error(func, "the function does not end "
+                                  "in func.return");
+  eddy_value_t **vals = calloc(term->num_operands + 1, sizeof(*vals));
+  const eddy_type_t **types = calloc(term->num_operands + 1, sizeof(*types));
+  eddy_status_t st = NULL;
+  if (!vals || !types)
+    st = eddy_status_create(EDDY_ERR_RESOURCE, "out of memory");
+  size_t n = 0;
+  if (!st) {
+    n = mapped_operands(z, term, vals);
+    for (size_t i = 0; i < n; i++)
+      types[i] = vals[i]->type;
+    eddy_op_t *ret = NULL;
+    st = eddy_tfl_build_typed(z, term, "func.return", vals, n, NULL, 0, NULL,
+                              0, &ret);
+  }
+  if (!st) {
+    // Old ops: drop every operand first (v1 graphs have back edges), then
+    // erase.
+    for (eddy_op_t *op = first_old; op; op = op->next)
+      eddy_ir_op_set_operands(op, NULL, 0);
+    // Ops with regions first: their nested ops may use the others.
+    for (int pass = 0; pass < 2; pass++) {
+      eddy_op_t *op = first_old;
+      while (op) {
+        eddy_op_t *next = op->next;
+        if ((pass == 0) == (op->num_regions > 0)) {
+          if (op == first_old)
+            first_old = next;
+          eddy_ir_op_erase(op);
+        }
+        op = next;
+      }
+    }
+    const eddy_type_t *fty = eddy_ir_func_type(func);
+    eddy_ir_func_set_type(func,
+                          eddy_ir_func_type_get(z->ctx, fty->inputs,
+                                                fty->num_inputs, types, n));
+  }
+  free(vals);
+  free(types);
+  return st;
+}
+
+eddy_status_t eddy_tf_legalize(eddy_module_t *m) {
+  eddy_tfl_t z;
+  memset(&z, 0, sizeof z);
+  z.ctx = m->ctx;
+  z.m = m;
+  eddy_ir_builder_init(&z.b, z.ctx);
+  eddy_ptrmap_init(&z.map);
+  eddy_ptrmap_init(&z.callees);
+  z.none.type = eddy_ir_token_type_get(z.ctx);
+  eddy_status_t st = check_supported(m, &z.callees);
+  size_t nfuncs = 0;
+  for (eddy_op_t *op = eddy_ir_module_body(m)->first; op; op = op->next)
+    nfuncs++;
+  eddy_op_t **funcs = calloc(nfuncs + 1, sizeof(*funcs));
+  if (!st && !funcs)
+    st = eddy_status_create(EDDY_ERR_RESOURCE, "out of memory");
+  size_t k = 0;
+  for (eddy_op_t *op = eddy_ir_module_body(m)->first; !st && op;
+       op = op->next)
+    funcs[k++] = op;
+  for (size_t i = 0; !st && i < k; i++) {
+    if (!eddy_ir_op_is(funcs[i], "func.func") ||
+        eddy_ptrmap_has(&z.callees, funcs[i]))
+      continue;
+    st = legalize_func(&z, funcs[i]);
+  }
+  // Callees are inlined everywhere they were used: remove them (their
+  // bodies first, which may refer to each other only through symbols).
+  for (size_t i = 0; !st && i < k; i++) {
+    if (eddy_ptrmap_has(&z.callees, funcs[i])) {
+      eddy_block_t *entry = eddy_ir_func_entry(funcs[i]);
+      for (eddy_op_t *op = entry ? entry->first : NULL; op; op = op->next)
+        eddy_ir_op_set_operands(op, NULL, 0);
+      eddy_ir_op_erase(funcs[i]);
+    }
+  }
+  free(funcs);
+  eddy_ptrmap_destroy(&z.map);
+  eddy_ptrmap_destroy(&z.callees);
+  return st;
+}
+
+static eddy_status_t run_legalize(eddy_pass_ctx_t *pc, eddy_module_t *m) {
+  eddy_ir_pass_mark_changed(pc);
+  return eddy_tf_legalize(m);
+}
+
+static eddy_status_t run_functionalize(eddy_pass_ctx_t *pc, eddy_module_t *m) {
+  eddy_ir_pass_mark_changed(pc);
+  return eddy_tf_functionalize(m);
+}
+
+const eddy_pass_t eddy_tf_pass_legalize = {
+    .name = "legalize-tf",
+    .summary = "lower the tf dialect to core, ctl and tl (inlining the "
+               "functions of While, If, Case and calls)",
+    .run = run_legalize,
+};
+
+const eddy_pass_t eddy_tf_pass_functionalize = {
+    .name = "functionalize",
+    .summary = "raise v1 control flow (Enter/Merge/Switch/NextIteration/Exit) "
+               "to ctl.while and ctl.if",
+    .run = run_functionalize,
+};
+
+void eddy_tf_lower_passes_register(eddy_ctx_t *ctx) {
+  eddy_tf_dialect_register(ctx);
+  eddy_ir_pass_register(ctx, &eddy_tf_pass_functionalize);
+  eddy_ir_pass_register(ctx, &eddy_tf_pass_legalize);
+}

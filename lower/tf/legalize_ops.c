@@ -1,0 +1,600 @@
+/// legalize-tf: the rules for math, comparison, gradient, reduction and
+/// TensorList ops. Shape and data-movement ops are in legalize_shape.c.
+#include "lower/tf/tf_lower_internal.h"
+
+#include <string.h>
+
+typedef struct simple_rule {
+  const char *tf;   ///< TensorFlow op (without "tf.")
+  const char *core; ///< the core op taking the same operands
+} simple_rule_t;
+
+/// Ops that map 1:1 onto a core op with the same operands.
+static const simple_rule_t SIMPLE[] = {
+    {"Abs", "core.abs"},         {"Exp", "core.exp"},
+    {"Floor", "core.floor"},     {"Log", "core.log"},
+    {"Log1p", "core.log1p"},     {"Neg", "core.neg"},
+    {"Relu", "core.relu"},       {"Rsqrt", "core.rsqrt"},
+    {"Sigmoid", "core.sigmoid"}, {"Sign", "core.sign"},
+    {"Sqrt", "core.sqrt"},       {"Square", "core.square"},
+    {"Tanh", "core.tanh"},       {"Add", "core.add"},
+    {"AddV2", "core.add"},       {"BiasAdd", "core.add"},
+    {"Sub", "core.sub"},         {"Mul", "core.mul"},
+    {"RealDiv", "core.div"},     {"Div", "core.div"},
+    {"Maximum", "core.maximum"}, {"Minimum", "core.minimum"},
+    {"Pow", "core.pow"},         {"Equal", "core.eq"},
+    {"NotEqual", "core.ne"},     {"Less", "core.lt"},
+    {"LessEqual", "core.le"},    {"Greater", "core.gt"},
+    {"GreaterEqual", "core.ge"}, {"LogicalAnd", "core.and"},
+    {"LogicalOr", "core.or"},    {"LogicalNot", "core.not"},
+    {"SelectV2", "core.select"},
+};
+
+/// Ops with a rule in this file or legalize_shape.c beyond SIMPLE.
+static const char *const OTHER[] = {
+    "Const", "Identity", "IdentityN", "StopGradient", "Snapshot",
+    "PlaceholderWithDefault", "NoOp", "ControlTrigger", "Cast", "MatMul",
+    "BatchMatMulV2", "Reciprocal", "SquaredDifference", "FloorDiv",
+    "TanhGrad", "SigmoidGrad", "ReluGrad", "AddN", "Select", "Sum", "Mean",
+    "Max", "Min", "Prod", "BiasAddGrad", "EmptyTensorList",
+    "TensorListReserve", "TensorListPushBack", "TensorListPopBack",
+    "TensorListGetItem", "TensorListSetItem", "TensorListStack",
+    "TensorListFromTensor", "TensorListLength", "TensorListElementShape",
+    "StackV2", "StackPushV2", "StackPopV2", "StackCloseV2", "TensorArrayV3",
+    "TensorArrayWriteV3", "TensorArrayReadV3", "TensorArrayGatherV3",
+    "TensorArrayScatterV3", "TensorArraySizeV3", "TensorArrayCloseV3", "TensorArrayGradV3",
+    // Functional ops, handled by the driver.
+    "While", "StatelessWhile", "If", "StatelessIf", "Case", "StatelessCase",
+    "PartitionedCall", "StatefulPartitionedCall", "LegacyCall",
+};
+
+bool eddy_tfl_is_supported(const char *t) {
+  for (size_t i = 0; i < sizeof SIMPLE / sizeof SIMPLE[0]; i++)
+    if (strcmp(t, SIMPLE[i].tf) == 0)
+      return true;
+  for (size_t i = 0; i < sizeof OTHER / sizeof OTHER[0]; i++)
+    if (strcmp(t, OTHER[i]) == 0)
+      return true;
+  return eddy_tfl_is_shape_op(t);
+}
+
+static eddy_value_t *in(eddy_tfl_t *z, const eddy_op_t *op, size_t i) {
+  return eddy_tfl_get(z, eddy_ir_op_operand(op, i));
+}
+
+static void out1(eddy_tfl_t *z, const eddy_op_t *op, eddy_value_t *v) {
+  eddy_tfl_set(z, &op->results[0], v);
+}
+
+static eddy_status_t bin(eddy_tfl_t *z, const eddy_op_t *op, const char *name,
+                         eddy_value_t *a, eddy_value_t *b,
+                         eddy_value_t **out) {
+  eddy_value_t *ops[2] = {a, b};
+  return eddy_tfl_build(z, op, name, ops, 2, NULL, 0, out);
+}
+
+/// A scalar constant of v's dtype.
+static eddy_status_t scalar_like(eddy_tfl_t *z, eddy_value_t *v, double x,
+                                 eddy_value_t **out) {
+  return eddy_tfl_splat(z, v->type->dtype, 0, NULL, x, out);
+}
+
+static eddy_status_t lower_reduce(eddy_tfl_t *z, const eddy_op_t *op,
+                                  const char *name) {
+  eddy_value_t *x = in(z, op, 0);
+  int64_t axes[64];
+  int64_t n = eddy_tfl_const_ints(z, in(z, op, 1), axes, 64);
+  if (n < 0)
+    return eddy_tfl_error(op, "the reduction axes must be a constant");
+  eddy_named_attr_t a[2] = {
+      eddy_ir_named_attr(z->ctx, "axes",
+                         eddy_ir_i64_array_attr_get(z->ctx, axes, (size_t)n)),
+      eddy_ir_named_attr(
+          z->ctx, "keepdims",
+          eddy_ir_bool_attr_get(z->ctx,
+                                eddy_ir_op_attr_bool(op, "keep_dims", false)))};
+  eddy_value_t *r = NULL;
+  EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, name, &x, 1, a, 2, &r));
+  out1(z, op, r);
+  return NULL;
+}
+
+/// The element type a TensorList op's element_shape operand describes.
+static const eddy_type_t *list_elem_type(eddy_tfl_t *z, const eddy_op_t *op,
+                                         eddy_value_t *shape,
+                                         eddy_dtype_t dt) {
+  int64_t dims[64];
+  int64_t n = shape ? eddy_tfl_const_ints(z, shape, dims, 64) : -1;
+  if (n < 0 || (n == 1 && dims[0] == -1 && shape->type->rank == 0))
+    return eddy_ir_tensor_type_get(z->ctx, dt, EDDY_RANK_UNKNOWN, NULL);
+  for (int64_t i = 0; i < n; i++)
+    if (dims[i] < 0)
+      dims[i] = EDDY_DIM_DYNAMIC;
+  (void)op;
+  return eddy_ir_tensor_type_get(z->ctx, dt, (int32_t)n, dims);
+}
+
+static eddy_status_t list_op(eddy_tfl_t *z, const eddy_op_t *op,
+                             const char *name, eddy_value_t *const *ops,
+                             size_t n, const eddy_type_t *result) {
+  eddy_op_t *o = NULL;
+  EDDY_RETURN_IF_ERROR(
+      eddy_tfl_build_typed(z, op, name, ops, n, NULL, 0, &result, 1, &o));
+  out1(z, op, eddy_ir_op_result(o, 0));
+  return NULL;
+}
+
+/// True when v is the constant 0, 1, ..., n-1 (n = *out_n).
+static bool is_iota(eddy_tfl_t *z, eddy_value_t *v, int64_t *out_n) {
+  const eddy_attr_t *a = eddy_tfl_const(z, v);
+  if (!a || a->type->rank != 1)
+    return false;
+  int64_t n = a->type->dims[0];
+  for (int64_t i = 0; i < n; i++)
+    if (eddy_ir_dense_attr_i64(a, i) != i)
+      return false;
+  *out_n = n;
+  return true;
+}
+
+/// v1 TensorArrays. A TensorArray is a handle plus a "flow" value that
+/// orders its reads and writes; eddy threads the list itself through the
+/// flow: TensorArrayV3 makes a list (both outputs map to it), a write or
+/// scatter returns the new list as its flow, a read, gather or size reads
+/// the list its flow input carries. The handle is never read.
+static eddy_status_t lower_tensor_array(eddy_tfl_t *z, const eddy_op_t *op,
+                                        const char *t, bool *handled) {
+  *handled = true;
+  eddy_value_t *r = NULL;
+  if (strcmp(t, "TensorArrayV3") == 0) {
+    eddy_dtype_t dt;
+    if (!eddy_tfl_attr_dtype(op, "dtype", &dt))
+      return eddy_tfl_error(op, "attribute 'dtype' is not an eddy dtype");
+    const eddy_type_t *et =
+        eddy_ir_tensor_type_get(z->ctx, dt, EDDY_RANK_UNKNOWN, NULL);
+    int64_t dims[64];
+    int64_t rk = eddy_ir_attr_as_i64_array(eddy_ir_op_attr(op, "element_shape"),
+                                           dims, 64);
+    if (rk >= 0 && rk <= 64) {
+      for (int64_t i = 0; i < rk; i++)
+        if (dims[i] < 0)
+          dims[i] = EDDY_DIM_DYNAMIC;
+      et = eddy_ir_tensor_type_get(z->ctx, dt, (int32_t)rk, dims);
+    }
+    eddy_value_t *n = NULL;
+    EDDY_RETURN_IF_ERROR(eddy_tfl_cast(z, op, in(z, op, 0), EDDY_DT_I64, &n));
+    if (!eddy_ir_type_is_scalar(n->type))
+      EDDY_RETURN_IF_ERROR(eddy_tfl_reshape(z, op, n, NULL, 0, &n));
+    const eddy_type_t *lt = eddy_ir_list_type_get(z->ctx, et);
+    eddy_op_t *o = NULL;
+    EDDY_RETURN_IF_ERROR(
+        eddy_tfl_build_typed(z, op, "tl.reserve", &n, 1, NULL, 0, &lt, 1, &o));
+    eddy_tfl_set(z, &op->results[0], eddy_ir_op_result(o, 0));
+    eddy_tfl_set(z, &op->results[1], eddy_ir_op_result(o, 0));
+    return NULL;
+  }
+  if (strcmp(t, "TensorArrayWriteV3") == 0) {
+    eddy_value_t *ops[3] = {in(z, op, 3), in(z, op, 1), in(z, op, 2)};
+    EDDY_RETURN_IF_ERROR(
+        eddy_tfl_build(z, op, "tl.set_item", ops, 3, NULL, 0, &r));
+    out1(z, op, r);
+    return NULL;
+  }
+  if (strcmp(t, "TensorArrayReadV3") == 0) {
+    eddy_value_t *ops[2] = {in(z, op, 2), in(z, op, 1)};
+    EDDY_RETURN_IF_ERROR(
+        eddy_tfl_build(z, op, "tl.get_item", ops, 2, NULL, 0, &r));
+    out1(z, op, r);
+    return NULL;
+  }
+  if (strcmp(t, "TensorArrayGatherV3") == 0) {
+    eddy_value_t *l = in(z, op, 2), *idx = in(z, op, 1);
+    EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "tl.stack", &l, 1, NULL, 0, &r));
+    int64_t es[65];
+    int64_t ne = eddy_ir_attr_as_i64_array(eddy_ir_op_attr(op, "element_shape"),
+                                           es + 1, 64);
+    bool known = ne >= 0 && r->type->rank == EDDY_RANK_UNKNOWN;
+    for (int64_t i = 1; known && i <= ne; i++)
+      known = es[i] >= 0;
+    if (known) {
+      es[0] = -1;
+      EDDY_RETURN_IF_ERROR(eddy_tfl_reshape(z, op, r, es, (size_t)ne + 1, &r));
+    }
+    int64_t n = 0;
+    if (!is_iota(z, idx, &n)) {
+      eddy_value_t *ops[2] = {r, idx};
+      eddy_named_attr_t a = eddy_ir_named_attr(
+          z->ctx, "axis", eddy_ir_int_attr_get(z->ctx, 0, EDDY_DT_I64));
+      EDDY_RETURN_IF_ERROR(
+          eddy_tfl_build(z, op, "core.gather", ops, 2, &a, 1, &r));
+    }
+    out1(z, op, r);
+    return NULL;
+  }
+  if (strcmp(t, "TensorArrayScatterV3") == 0) {
+    int64_t n = 0;
+    if (!is_iota(z, in(z, op, 1), &n))
+      return eddy_tfl_error(op, "only scatters to indices 0, 1, ..., n-1 "
+                                "are supported");
+    eddy_value_t *x = in(z, op, 2);
+    EDDY_RETURN_IF_ERROR(
+        eddy_tfl_build(z, op, "tl.from_tensor", &x, 1, NULL, 0, &r));
+    out1(z, op, r);
+    return NULL;
+  }
+  if (strcmp(t, "TensorArraySizeV3") == 0) {
+    eddy_value_t *l = in(z, op, 1);
+    EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "tl.length", &l, 1, NULL, 0, &r));
+    EDDY_RETURN_IF_ERROR(eddy_tfl_cast(z, op, r, EDDY_DT_I32, &r));
+    out1(z, op, r);
+    return NULL;
+  }
+  if (strcmp(t, "TensorArrayGradV3") == 0) {
+    // A new array of the forward one's size and element type; both the
+    // handle and the flow of the gradient array are that list (later
+    // writes take the flow). Writes to one index are not accumulated:
+    // the gradients TensorFlow builds for map_fn, scan, foldl and RNNs
+    // write each index once.
+    eddy_value_t *fwd = in(z, op, 1), *n = NULL;
+    if (fwd->type->kind != EDDY_TYPE_LIST)
+      return eddy_tfl_error(op, "the flow input is not a TensorArray");
+    EDDY_RETURN_IF_ERROR(
+        eddy_tfl_build(z, op, "tl.length", &fwd, 1, NULL, 0, &n));
+    const eddy_type_t *lt = fwd->type;
+    eddy_op_t *o = NULL;
+    EDDY_RETURN_IF_ERROR(
+        eddy_tfl_build_typed(z, op, "tl.reserve", &n, 1, NULL, 0, &lt, 1, &o));
+    eddy_tfl_set(z, &op->results[0], eddy_ir_op_result(o, 0));
+    eddy_tfl_set(z, &op->results[1], eddy_ir_op_result(o, 0));
+    return NULL;
+  }
+  if (strcmp(t, "TensorArrayCloseV3") == 0) {
+    for (uint32_t i = 0; i < op->num_results; i++)
+      eddy_tfl_set(z, &op->results[i], NULL);
+    return NULL;
+  }
+  *handled = false;
+  return NULL;
+}
+
+static eddy_status_t lower_list(eddy_tfl_t *z, const eddy_op_t *op,
+                                const char *t, bool *handled) {
+  *handled = true;
+  eddy_dtype_t dt = EDDY_DT_F32;
+  bool has_dt = eddy_tfl_attr_dtype(op, "element_dtype", &dt) ||
+                eddy_tfl_attr_dtype(op, "elem_type", &dt);
+  eddy_value_t *r = NULL;
+  if (strcmp(t, "EmptyTensorList") == 0 || strcmp(t, "StackV2") == 0) {
+    if (!has_dt)
+      return eddy_tfl_error(op, "no element dtype");
+    const eddy_type_t *lt = eddy_ir_list_type_get(
+        z->ctx, strcmp(t, "StackV2") == 0
+                    ? eddy_ir_tensor_type_get(z->ctx, dt, EDDY_RANK_UNKNOWN,
+                                              NULL)
+                    : list_elem_type(z, op, in(z, op, 0), dt));
+    if (op->results[0].type->kind == EDDY_TYPE_LIST &&
+        op->results[0].type->elem->kind == EDDY_TYPE_LIST)
+      lt = op->results[0].type; // a list of lists
+    return list_op(z, op, "tl.empty", NULL, 0, lt);
+  }
+  if (strcmp(t, "TensorListReserve") == 0) {
+    if (!has_dt)
+      return eddy_tfl_error(op, "no element dtype");
+    eddy_value_t *n = NULL;
+    EDDY_RETURN_IF_ERROR(eddy_tfl_cast(z, op, in(z, op, 1), EDDY_DT_I64, &n));
+    const eddy_type_t *lt =
+        eddy_ir_list_type_get(z->ctx, list_elem_type(z, op, in(z, op, 0), dt));
+    return list_op(z, op, "tl.reserve", &n, 1, lt);
+  }
+  if (strcmp(t, "StackPushV2") == 0 || strcmp(t, "StackPopV2") == 0)
+    return eddy_tfl_error(op, "this stack could not be made a loop value "
+                              "(functionalize threads a stack entered "
+                              "directly into one frame that pushes and one "
+                              "that pops, outside conds)");
+  if (strcmp(t, "TensorListPushBack") == 0 ||
+      strcmp(t, "StackPushV2") == 0) {
+    eddy_value_t *ops[2] = {in(z, op, 0), in(z, op, 1)};
+    EDDY_RETURN_IF_ERROR(
+        eddy_tfl_build(z, op, "tl.push_back", ops, 2, NULL, 0, &r));
+    if (strcmp(t, "StackPushV2") == 0) {
+      // v1 stacks only reach here after functionalize threaded them: the
+      // pushed value is the op's result, the new list its second.
+      out1(z, op, ops[1]);
+      if (op->num_results > 1)
+        eddy_tfl_set(z, &op->results[1], r);
+      return NULL;
+    }
+    out1(z, op, r);
+    return NULL;
+  }
+  if (strcmp(t, "TensorListPopBack") == 0 || strcmp(t, "StackPopV2") == 0) {
+    eddy_value_t *l = in(z, op, 0);
+    eddy_op_t *o = NULL;
+    EDDY_RETURN_IF_ERROR(
+        eddy_tfl_build_typed(z, op, "tl.pop_back", &l, 1, NULL, 0, NULL, 0,
+                             &o));
+    if (strcmp(t, "StackPopV2") == 0) {
+      out1(z, op, eddy_ir_op_result(o, 1));
+      if (op->num_results > 1)
+        eddy_tfl_set(z, &op->results[1], eddy_ir_op_result(o, 0));
+      return NULL;
+    }
+    eddy_tfl_set(z, &op->results[0], eddy_ir_op_result(o, 0));
+    eddy_tfl_set(z, &op->results[1], eddy_ir_op_result(o, 1));
+    return NULL;
+  }
+  if (strcmp(t, "StackCloseV2") == 0) {
+    for (uint32_t i = 0; i < op->num_results; i++)
+      eddy_tfl_set(z, &op->results[i], NULL);
+    return NULL;
+  }
+  if (strcmp(t, "TensorListGetItem") == 0) {
+    eddy_value_t *ops[2] = {in(z, op, 0), in(z, op, 1)};
+    EDDY_RETURN_IF_ERROR(
+        eddy_tfl_build(z, op, "tl.get_item", ops, 2, NULL, 0, &r));
+    out1(z, op, r);
+    return NULL;
+  }
+  if (strcmp(t, "TensorListSetItem") == 0) {
+    eddy_value_t *ops[3] = {in(z, op, 0), in(z, op, 1), in(z, op, 2)};
+    EDDY_RETURN_IF_ERROR(
+        eddy_tfl_build(z, op, "tl.set_item", ops, 3, NULL, 0, &r));
+    out1(z, op, r);
+    return NULL;
+  }
+  if (strcmp(t, "TensorListStack") == 0) {
+    eddy_value_t *l = in(z, op, 0);
+    EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "tl.stack", &l, 1, NULL, 0, &r));
+    // The element shape operand can say more than the list type.
+    const eddy_type_t *et = list_elem_type(z, op, in(z, op, 1), dt);
+    if (et->rank != EDDY_RANK_UNKNOWN && r->type->rank == EDDY_RANK_UNKNOWN &&
+        eddy_ir_type_is_static(et)) {
+      int64_t dims[65];
+      dims[0] = -1;
+      for (int32_t i = 0; i < et->rank && i < 64; i++)
+        dims[i + 1] = et->dims[i];
+      EDDY_RETURN_IF_ERROR(
+          eddy_tfl_reshape(z, op, r, dims, (size_t)et->rank + 1, &r));
+    }
+    out1(z, op, r);
+    return NULL;
+  }
+  if (strcmp(t, "TensorListFromTensor") == 0) {
+    eddy_value_t *x = in(z, op, 0);
+    EDDY_RETURN_IF_ERROR(
+        eddy_tfl_build(z, op, "tl.from_tensor", &x, 1, NULL, 0, &r));
+    out1(z, op, r);
+    return NULL;
+  }
+  if (strcmp(t, "TensorListLength") == 0) {
+    eddy_value_t *l = in(z, op, 0);
+    EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "tl.length", &l, 1, NULL, 0, &r));
+    EDDY_RETURN_IF_ERROR(eddy_tfl_cast(z, op, r, EDDY_DT_I32, &r));
+    out1(z, op, r);
+    return NULL;
+  }
+  if (strcmp(t, "TensorListElementShape") == 0) {
+    eddy_dtype_t st = EDDY_DT_I32;
+    eddy_tfl_attr_dtype(op, "shape_type", &st);
+    const eddy_type_t *lt = in(z, op, 0)->type;
+    const eddy_type_t *et = lt->kind == EDDY_TYPE_LIST ? lt->elem : NULL;
+    if (!et || et->kind != EDDY_TYPE_TENSOR || et->rank > 64)
+      return eddy_tfl_error(op, "the operand is not a list of tensors");
+    // The list's declared element shape, as TensorFlow gives it: -1 for an
+    // unknown dim, a scalar -1 for an unknown rank.
+    int64_t dims[64] = {-1};
+    for (int32_t i = 0; i < et->rank; i++)
+      dims[i] = et->dims[i] == EDDY_DIM_DYNAMIC ? -1 : et->dims[i];
+    int64_t rk = et->rank < 0 ? 1 : et->rank;
+    const eddy_type_t *vt = eddy_ir_tensor_type_get(
+        z->ctx, st, et->rank < 0 ? 0 : 1, &rk);
+    EDDY_RETURN_IF_ERROR(eddy_ir_build_constant(
+        &z->b, eddy_ir_dense_attr_from_i64(z->ctx, vt, dims, (size_t)rk), &r));
+    out1(z, op, r);
+    return NULL;
+  }
+  return lower_tensor_array(z, op, t, handled);
+}
+
+eddy_status_t eddy_tfl_lower_op(eddy_tfl_t *z, const eddy_op_t *op,
+                                bool *handled) {
+  const char *t = op->name->str + 3;
+  *handled = true;
+  eddy_value_t *r = NULL, *c = NULL, *d = NULL;
+  if ((strcmp(t, "AddV2") == 0 || strcmp(t, "Add") == 0) &&
+      (in(z, op, 0)->type->kind == EDDY_TYPE_LIST ||
+       in(z, op, 1)->type->kind == EDDY_TYPE_LIST)) {
+    // A sum of TensorArray flows (gradients accumulate the flow of an
+    // entered TensorArray): the flow's only meaning is the list it
+    // carries, the newer operand's.
+    out1(z, op, in(z, op, 1)->type->kind == EDDY_TYPE_LIST ? in(z, op, 1)
+                                                            : in(z, op, 0));
+    return NULL;
+  }
+  for (size_t i = 0; i < sizeof SIMPLE / sizeof SIMPLE[0]; i++) {
+    if (strcmp(t, SIMPLE[i].tf) != 0)
+      continue;
+    eddy_value_t *ops[3];
+    size_t n = op->num_operands < 3 ? op->num_operands : 3;
+    for (size_t k = 0; k < n; k++)
+      ops[k] = in(z, op, k);
+    EDDY_RETURN_IF_ERROR(
+        eddy_tfl_build(z, op, SIMPLE[i].core, ops, n, NULL, 0, &r));
+    out1(z, op, r);
+    return NULL;
+  }
+  if (strcmp(t, "Const") == 0) {
+    const eddy_attr_t *v = eddy_ir_op_attr(op, "value");
+    if (!v || v->kind != EDDY_ATTR_DENSE)
+      return eddy_tfl_error(op, "no dense 'value'");
+    z->b.loc = op->loc;
+    EDDY_RETURN_IF_ERROR(eddy_ir_build_constant(&z->b, v, &r));
+    out1(z, op, r);
+    return NULL;
+  }
+  if (strcmp(t, "Identity") == 0 || strcmp(t, "IdentityN") == 0 ||
+      strcmp(t, "StopGradient") == 0 || strcmp(t, "Snapshot") == 0 ||
+      strcmp(t, "PlaceholderWithDefault") == 0) {
+    for (uint32_t i = 0; i < op->num_results && i < op->num_operands; i++)
+      eddy_tfl_set(z, &op->results[i], in(z, op, i));
+    return NULL;
+  }
+  if (strcmp(t, "Cast") == 0) {
+    eddy_dtype_t dt;
+    if (!eddy_tfl_attr_dtype(op, "DstT", &dt))
+      return eddy_tfl_error(op, "attribute 'DstT' is not an eddy dtype");
+    EDDY_RETURN_IF_ERROR(eddy_tfl_cast(z, op, in(z, op, 0), dt, &r));
+    out1(z, op, r);
+    return NULL;
+  }
+  if (strcmp(t, "MatMul") == 0 || strcmp(t, "BatchMatMulV2") == 0) {
+    bool mm = strcmp(t, "MatMul") == 0;
+    eddy_named_attr_t a[2] = {
+        eddy_ir_named_attr(
+            z->ctx, "transpose_a",
+            eddy_ir_bool_attr_get(z->ctx, eddy_ir_op_attr_bool(
+                                              op, mm ? "transpose_a" : "adj_x",
+                                              false))),
+        eddy_ir_named_attr(
+            z->ctx, "transpose_b",
+            eddy_ir_bool_attr_get(z->ctx, eddy_ir_op_attr_bool(
+                                              op, mm ? "transpose_b" : "adj_y",
+                                              false)))};
+    eddy_value_t *ops[2] = {in(z, op, 0), in(z, op, 1)};
+    EDDY_RETURN_IF_ERROR(
+        eddy_tfl_build(z, op, "core.matmul", ops, 2, a, 2, &r));
+    out1(z, op, r);
+    return NULL;
+  }
+  if (strcmp(t, "Reciprocal") == 0) {
+    eddy_value_t *x = in(z, op, 0);
+    EDDY_RETURN_IF_ERROR(scalar_like(z, x, 1.0, &c));
+    EDDY_RETURN_IF_ERROR(bin(z, op, "core.div", c, x, &r));
+    out1(z, op, r);
+    return NULL;
+  }
+  if (strcmp(t, "SquaredDifference") == 0) {
+    EDDY_RETURN_IF_ERROR(bin(z, op, "core.sub", in(z, op, 0), in(z, op, 1), &d));
+    EDDY_RETURN_IF_ERROR(bin(z, op, "core.mul", d, d, &r));
+    out1(z, op, r);
+    return NULL;
+  }
+  if (strcmp(t, "FloorDiv") == 0) {
+    eddy_value_t *x = in(z, op, 0);
+    if (!eddy_dtype_is_float(x->type->dtype))
+      return eddy_tfl_error(op, "integer FloorDiv is not supported");
+    EDDY_RETURN_IF_ERROR(bin(z, op, "core.div", x, in(z, op, 1), &d));
+    EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "core.floor", &d, 1, NULL, 0, &r));
+    out1(z, op, r);
+    return NULL;
+  }
+  if (strcmp(t, "TanhGrad") == 0) {
+    // dy * (1 - y^2)
+    eddy_value_t *y = in(z, op, 0), *dy = in(z, op, 1), *yy = NULL;
+    EDDY_RETURN_IF_ERROR(bin(z, op, "core.mul", y, y, &yy));
+    EDDY_RETURN_IF_ERROR(scalar_like(z, y, 1.0, &c));
+    EDDY_RETURN_IF_ERROR(bin(z, op, "core.sub", c, yy, &d));
+    EDDY_RETURN_IF_ERROR(bin(z, op, "core.mul", dy, d, &r));
+    out1(z, op, r);
+    return NULL;
+  }
+  if (strcmp(t, "SigmoidGrad") == 0) {
+    // dy * y * (1 - y)
+    eddy_value_t *y = in(z, op, 0), *dy = in(z, op, 1), *e = NULL;
+    EDDY_RETURN_IF_ERROR(scalar_like(z, y, 1.0, &c));
+    EDDY_RETURN_IF_ERROR(bin(z, op, "core.sub", c, y, &d));
+    EDDY_RETURN_IF_ERROR(bin(z, op, "core.mul", y, d, &e));
+    EDDY_RETURN_IF_ERROR(bin(z, op, "core.mul", dy, e, &r));
+    out1(z, op, r);
+    return NULL;
+  }
+  if (strcmp(t, "ReluGrad") == 0) {
+    // dy where x > 0, else 0
+    eddy_value_t *dy = in(z, op, 0), *x = in(z, op, 1), *p = NULL;
+    EDDY_RETURN_IF_ERROR(scalar_like(z, x, 0.0, &c));
+    EDDY_RETURN_IF_ERROR(bin(z, op, "core.gt", x, c, &p));
+    eddy_value_t *ops[3] = {p, dy, c};
+    EDDY_RETURN_IF_ERROR(
+        eddy_tfl_build(z, op, "core.select", ops, 3, NULL, 0, &r));
+    out1(z, op, r);
+    return NULL;
+  }
+  if (strcmp(t, "AddN") == 0 && in(z, op, 0)->type->kind == EDDY_TYPE_LIST) {
+    // Lists add element by element: stacked, added, unstacked (every
+    // element must be set and of one shape).
+    const eddy_type_t *lt = in(z, op, 0)->type;
+    for (uint32_t i = 0; i < op->num_operands; i++) {
+      eddy_value_t *l = in(z, op, i), *st = NULL;
+      if (l->type->kind != EDDY_TYPE_LIST)
+        continue;
+      EDDY_RETURN_IF_ERROR(
+          eddy_tfl_build(z, op, "tl.stack", &l, 1, NULL, 0, &st));
+      if (r)
+        EDDY_RETURN_IF_ERROR(bin(z, op, "core.add", r, st, &r));
+      else
+        r = st;
+    }
+    eddy_op_t *o = NULL;
+    EDDY_RETURN_IF_ERROR(eddy_tfl_build_typed(z, op, "tl.from_tensor", &r, 1,
+                                              NULL, 0, &lt, 1, &o));
+    out1(z, op, eddy_ir_op_result(o, 0));
+    return NULL;
+  }
+  if (strcmp(t, "AddN") == 0) {
+    r = in(z, op, 0);
+    for (uint32_t i = 1; i < op->num_operands; i++) {
+      eddy_value_t *v = in(z, op, i);
+      if (v->type->kind == EDDY_TYPE_TOKEN)
+        continue;
+      EDDY_RETURN_IF_ERROR(bin(z, op, "core.add", r, v, &r));
+    }
+    out1(z, op, r);
+    return NULL;
+  }
+  if (strcmp(t, "Select") == 0) {
+    // v1 Select: a vector condition picks rows of x and y.
+    eddy_value_t *p = in(z, op, 0), *x = in(z, op, 1);
+    if (p->type->rank == 1 && x->type->rank > 1) {
+      int64_t dims[64];
+      dims[0] = -1;
+      for (int32_t i = 1; i < x->type->rank && i < 64; i++)
+        dims[i] = 1;
+      EDDY_RETURN_IF_ERROR(
+          eddy_tfl_reshape(z, op, p, dims, (size_t)x->type->rank, &p));
+    }
+    eddy_value_t *ops[3] = {p, x, in(z, op, 2)};
+    EDDY_RETURN_IF_ERROR(
+        eddy_tfl_build(z, op, "core.select", ops, 3, NULL, 0, &r));
+    out1(z, op, r);
+    return NULL;
+  }
+  if (strcmp(t, "Sum") == 0)
+    return lower_reduce(z, op, "core.reduce_sum");
+  if (strcmp(t, "Mean") == 0)
+    return lower_reduce(z, op, "core.reduce_mean");
+  if (strcmp(t, "Max") == 0)
+    return lower_reduce(z, op, "core.reduce_max");
+  if (strcmp(t, "Min") == 0)
+    return lower_reduce(z, op, "core.reduce_min");
+  if (strcmp(t, "Prod") == 0)
+    return lower_reduce(z, op, "core.reduce_prod");
+  if (strcmp(t, "BiasAddGrad") == 0) {
+    eddy_value_t *x = in(z, op, 0);
+    if (x->type->rank == EDDY_RANK_UNKNOWN)
+      return eddy_tfl_error(op, "the operand's rank is unknown");
+    int64_t axes[64];
+    for (int32_t i = 0; i + 1 < x->type->rank && i < 64; i++)
+      axes[i] = i;
+    eddy_named_attr_t a = eddy_ir_named_attr(
+        z->ctx, "axes",
+        eddy_ir_i64_array_attr_get(z->ctx, axes, (size_t)x->type->rank - 1));
+    EDDY_RETURN_IF_ERROR(
+        eddy_tfl_build(z, op, "core.reduce_sum", &x, 1, &a, 1, &r));
+    out1(z, op, r);
+    return NULL;
+  }
+  EDDY_RETURN_IF_ERROR(lower_list(z, op, t, handled));
+  if (*handled)
+    return NULL;
+  return eddy_tfl_lower_shape_op(z, op, handled);
+}

@@ -1,0 +1,781 @@
+/// legalize-tf: shape and data-movement ops. core's shape ops take their
+/// shapes as attributes, so TensorFlow's shape operands must be known when
+/// lowering: constants, or values that fold to constants (a Shape of a
+/// tensor of static type folds through core.shape). Where they are not, the
+/// op's declared result type is used when it is static enough; otherwise
+/// the op is reported as needing a static shape.
+#include "lower/tf/tf_lower_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define MAXR 64
+
+static const char *const SHAPE_OPS[] = {
+    "Reshape", "Shape", "Size", "Rank", "Fill", "ZerosLike", "OnesLike",
+    "Tile", "Pack", "Unpack", "ConcatV2", "Split", "ExpandDims", "Squeeze",
+    "StridedSlice", "StridedSliceGrad", "Range", "GatherV2", "Transpose",
+    "Slice", "BroadcastGradientArgs",
+};
+
+bool eddy_tfl_is_shape_op(const char *t) {
+  for (size_t i = 0; i < sizeof SHAPE_OPS / sizeof SHAPE_OPS[0]; i++)
+    if (strcmp(t, SHAPE_OPS[i]) == 0)
+      return true;
+  return false;
+}
+
+static eddy_value_t *in(eddy_tfl_t *z, const eddy_op_t *op, size_t i) {
+  return eddy_tfl_get(z, eddy_ir_op_operand(op, i));
+}
+
+static void out1(eddy_tfl_t *z, const eddy_op_t *op, eddy_value_t *v) {
+  eddy_tfl_set(z, &op->results[0], v);
+}
+
+/// The dims of a ranked type with dynamic dims as -1; false when unranked,
+/// too large, or (when `one_dynamic`) more than one dim is dynamic.
+static bool reshape_dims(const eddy_type_t *t, int64_t *dims,
+                         bool one_dynamic) {
+  if (t->kind != EDDY_TYPE_TENSOR || t->rank == EDDY_RANK_UNKNOWN ||
+      t->rank > MAXR)
+    return false;
+  int ndyn = 0;
+  for (int32_t i = 0; i < t->rank; i++) {
+    dims[i] = t->dims[i];
+    if (dims[i] == EDDY_DIM_DYNAMIC)
+      ndyn++;
+  }
+  return !one_dynamic || ndyn <= 1;
+}
+
+static eddy_status_t const_i64(eddy_tfl_t *z, eddy_dtype_t dt, int32_t rank,
+                               const int64_t *dims, const int64_t *vals,
+                               size_t n, eddy_value_t **out) {
+  const eddy_type_t *t = eddy_ir_tensor_type_get(z->ctx, dt, rank, dims);
+  return eddy_ir_build_constant(
+      &z->b, eddy_ir_dense_attr_from_i64(z->ctx, t, vals, n), out);
+}
+
+static eddy_status_t attr_op(eddy_tfl_t *z, const eddy_op_t *op,
+                             const char *name, eddy_value_t *x,
+                             const char *attr, const int64_t *v, size_t n,
+                             eddy_value_t **out) {
+  eddy_named_attr_t a = eddy_ir_named_attr(
+      z->ctx, attr, eddy_ir_i64_array_attr_get(z->ctx, v, n));
+  return eddy_tfl_build(z, op, name, &x, 1, &a, 1, out);
+}
+
+/// x broadcast to the run-time shape of y, with core ops only:
+/// select(y == y || y != y, x, x) (true everywhere, NaN included).
+static eddy_status_t broadcast_like(eddy_tfl_t *z, const eddy_op_t *op,
+                                    eddy_value_t *x, eddy_value_t *y,
+                                    eddy_value_t **out) {
+  eddy_value_t *e = NULL, *n = NULL, *t = NULL, *ops[3] = {y, y, NULL};
+  EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "core.eq", ops, 2, NULL, 0, &e));
+  EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "core.ne", ops, 2, NULL, 0, &n));
+  ops[0] = e;
+  ops[1] = n;
+  EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "core.or", ops, 2, NULL, 0, &t));
+  ops[0] = t;
+  ops[1] = x;
+  ops[2] = x;
+  return eddy_tfl_build(z, op, "core.select", ops, 3, NULL, 0, out);
+}
+
+/// When v is the (cast) core.shape of a tensor, that tensor.
+static eddy_value_t *shape_source(eddy_value_t *v) {
+  if (v->def && eddy_ir_op_is(v->def, "core.cast"))
+    v = eddy_ir_op_operand(v->def, 0);
+  if (v->def && eddy_ir_op_is(v->def, "core.shape"))
+    return eddy_ir_op_operand(v->def, 0);
+  return NULL;
+}
+
+/// x has rank r and only dims of size 1.
+static bool all_ones(const eddy_type_t *t, int32_t r) {
+  if (t->kind != EDDY_TYPE_TENSOR || t->rank > r || t->rank < 0)
+    return false;
+  for (int32_t i = 0; i < t->rank; i++)
+    if (t->dims[i] != 1)
+      return false;
+  return true;
+}
+
+static eddy_status_t lower_reshape(eddy_tfl_t *z, const eddy_op_t *op) {
+  int64_t dims[MAXR];
+  int64_t n = eddy_tfl_const_ints(z, in(z, op, 1), dims, MAXR);
+  if (n < 0) {
+    if (!reshape_dims(op->results[0].type, dims, true))
+      return eddy_tfl_error(op, "the new shape is neither a constant nor "
+                                "known from the result type");
+    n = op->results[0].type->rank;
+  }
+  eddy_value_t *r = NULL;
+  EDDY_RETURN_IF_ERROR(
+      eddy_tfl_reshape(z, op, in(z, op, 0), dims, (size_t)n, &r));
+  out1(z, op, r);
+  return NULL;
+}
+
+static eddy_status_t lower_shape(eddy_tfl_t *z, const eddy_op_t *op,
+                                 const char *t) {
+  eddy_dtype_t dt = EDDY_DT_I32;
+  eddy_tfl_attr_dtype(op, "out_type", &dt);
+  eddy_value_t *x = in(z, op, 0), *r = NULL;
+  if (x->type->kind != EDDY_TYPE_TENSOR)
+    return eddy_tfl_error(op, "the operand is not a tensor");
+  if (strcmp(t, "Rank") == 0) {
+    if (x->type->rank == EDDY_RANK_UNKNOWN)
+      return eddy_tfl_error(op, "the operand's rank is unknown");
+    int64_t rk = x->type->rank;
+    EDDY_RETURN_IF_ERROR(const_i64(z, EDDY_DT_I32, 0, NULL, &rk, 1, &r));
+    out1(z, op, r);
+    return NULL;
+  }
+  EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "core.shape", &x, 1, NULL, 0, &r));
+  if (strcmp(t, "Size") == 0) {
+    int64_t ax = 0;
+    EDDY_RETURN_IF_ERROR(attr_op(z, op, "core.reduce_prod", r, "axes", &ax, 1,
+                                 &r));
+  }
+  EDDY_RETURN_IF_ERROR(eddy_tfl_cast(z, op, r, dt, &r));
+  out1(z, op, r);
+  return NULL;
+}
+
+/// The static shape an op must produce: from a constant operand, else from
+/// the declared result type.
+static bool target_shape(eddy_tfl_t *z, const eddy_op_t *op,
+                         eddy_value_t *shape, int64_t *dims, size_t *rank) {
+  int64_t n = shape ? eddy_tfl_const_ints(z, shape, dims, MAXR) : -1;
+  if (n >= 0) {
+    for (int64_t i = 0; i < n; i++)
+      if (dims[i] < 0)
+        return false;
+    *rank = (size_t)n;
+    return true;
+  }
+  const eddy_type_t *t = op->results[0].type;
+  if (!eddy_ir_type_is_static(t) || t->rank > MAXR)
+    return false;
+  for (int32_t i = 0; i < t->rank; i++)
+    dims[i] = t->dims[i];
+  *rank = (size_t)t->rank;
+  return true;
+}
+
+static eddy_status_t lower_fill(eddy_tfl_t *z, const eddy_op_t *op) {
+  int64_t dims[MAXR];
+  size_t rank = 0;
+  eddy_value_t *r = NULL;
+  if (!target_shape(z, op, in(z, op, 0), dims, &rank)) {
+    eddy_value_t *y = shape_source(in(z, op, 0));
+    if (!y)
+      return eddy_tfl_error(op, "the shape to fill is not known statically");
+    EDDY_RETURN_IF_ERROR(broadcast_like(z, op, in(z, op, 1), y, &r));
+    out1(z, op, r);
+    return NULL;
+  }
+  EDDY_RETURN_IF_ERROR(
+      attr_op(z, op, "core.broadcast_to", in(z, op, 1), "shape", dims, rank,
+              &r));
+  out1(z, op, r);
+  return NULL;
+}
+
+static eddy_status_t lower_like(eddy_tfl_t *z, const eddy_op_t *op,
+                                double x) {
+  eddy_value_t *v = in(z, op, 0), *r = NULL;
+  if (v->type->kind == EDDY_TYPE_LIST &&
+      v->type->elem->kind == EDDY_TYPE_TENSOR) {
+    // A list of zeros like each element: stack, zeros, unstack (the
+    // elements must all be set and of one shape).
+    eddy_value_t *st = NULL, *zs = NULL, *c = NULL;
+    EDDY_RETURN_IF_ERROR(
+        eddy_tfl_build(z, op, "tl.stack", &v, 1, NULL, 0, &st));
+    EDDY_RETURN_IF_ERROR(
+        eddy_tfl_splat(z, st->type->dtype, 0, NULL, x, &c));
+    EDDY_RETURN_IF_ERROR(broadcast_like(z, op, c, st, &zs));
+    eddy_op_t *o = NULL;
+    EDDY_RETURN_IF_ERROR(eddy_tfl_build_typed(z, op, "tl.from_tensor", &zs,
+                                              1, NULL, 0, &v->type, 1, &o));
+    out1(z, op, eddy_ir_op_result(o, 0));
+    return NULL;
+  }
+  if (v->type->kind != EDDY_TYPE_TENSOR)
+    return eddy_tfl_error(op, "only tensors are supported");
+  if (eddy_ir_type_is_static(v->type)) {
+    EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, v->type->dtype, v->type->rank,
+                                        v->type->dims, x, &r));
+    out1(z, op, r);
+    return NULL;
+  }
+  eddy_value_t *c = NULL;
+  EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, v->type->dtype, 0, NULL, x, &c));
+  EDDY_RETURN_IF_ERROR(broadcast_like(z, op, c, v, &r));
+  out1(z, op, r);
+  return NULL;
+}
+
+static eddy_status_t lower_tile(eddy_tfl_t *z, const eddy_op_t *op) {
+  eddy_value_t *x = in(z, op, 0), *r = x;
+  int64_t m[MAXR];
+  int64_t n = eddy_tfl_const_ints(z, in(z, op, 1), m, MAXR);
+  if (n < 0) {
+    // Tile(x, Shape(y)) with x all ones: x broadcast like y (gradients of
+    // reductions build this).
+    eddy_value_t *y = shape_source(in(z, op, 1));
+    if (!y || !all_ones(x->type, y->type->rank == EDDY_RANK_UNKNOWN
+                                      ? x->type->rank
+                                      : y->type->rank))
+      return eddy_tfl_error(op, "the multiples are not a constant");
+    EDDY_RETURN_IF_ERROR(broadcast_like(z, op, x, y, &r));
+    out1(z, op, r);
+    return NULL;
+  }
+  bool ident = true;
+  for (int64_t i = 0; i < n; i++)
+    ident = ident && m[i] == 1;
+  if (ident) {
+    out1(z, op, x);
+    return NULL;
+  }
+  if (!eddy_ir_type_is_static(x->type) || x->type->rank != n ||
+      n > MAXR / 2)
+    return eddy_tfl_error(op, "tiling needs an operand of static shape");
+  int64_t inter[MAXR], big[MAXR], fin[MAXR];
+  for (int64_t i = 0; i < n; i++) {
+    inter[2 * i] = 1;
+    inter[2 * i + 1] = x->type->dims[i];
+    big[2 * i] = m[i];
+    big[2 * i + 1] = x->type->dims[i];
+    if (m[i] < 0 || !eddy_checked_mul_i64(m[i], x->type->dims[i], &fin[i]))
+      return eddy_tfl_error(op, "multiple %lld is out of range",
+                            (long long)m[i]);
+  }
+  EDDY_RETURN_IF_ERROR(eddy_tfl_reshape(z, op, r, inter, (size_t)(2 * n), &r));
+  EDDY_RETURN_IF_ERROR(
+      attr_op(z, op, "core.broadcast_to", r, "shape", big, (size_t)(2 * n), &r));
+  EDDY_RETURN_IF_ERROR(eddy_tfl_reshape(z, op, r, fin, (size_t)n, &r));
+  out1(z, op, r);
+  return NULL;
+}
+
+/// v with a new dim of size 1 at axis (in [-rank-1, rank]).
+static eddy_status_t expand(eddy_tfl_t *z, const eddy_op_t *op,
+                            eddy_value_t *v, int64_t axis,
+                            eddy_value_t **out) {
+  int64_t dims[MAXR + 1];
+  if (!reshape_dims(v->type, dims, true) || v->type->rank >= MAXR)
+    return eddy_tfl_error(op, "the operand needs a known rank and at most one "
+                              "dynamic dimension");
+  int64_t r = v->type->rank;
+  if (axis < 0)
+    axis += r + 1;
+  if (axis < 0 || axis > r)
+    return eddy_tfl_error(op, "axis %lld is out of range", (long long)axis);
+  memmove(dims + axis + 1, dims + axis, (size_t)(r - axis) * sizeof(*dims));
+  dims[axis] = 1;
+  return eddy_tfl_reshape(z, op, v, dims, (size_t)r + 1, out);
+}
+
+static eddy_status_t lower_pack(eddy_tfl_t *z, const eddy_op_t *op) {
+  int64_t axis = eddy_ir_op_attr_int(op, "axis", 0);
+  eddy_value_t *vals[256];
+  size_t n = 0;
+  for (uint32_t i = 0; i < op->num_operands && n < 256; i++) {
+    eddy_value_t *v = in(z, op, i);
+    if (v->type->kind == EDDY_TYPE_TOKEN)
+      continue;
+    EDDY_RETURN_IF_ERROR(expand(z, op, v, axis, &vals[n++]));
+  }
+  if (n == 0)
+    return eddy_tfl_error(op, "nothing to pack");
+  eddy_value_t *r = vals[0];
+  if (n > 1) {
+    int64_t rk = vals[0]->type->rank;
+    eddy_named_attr_t a = eddy_ir_named_attr(
+        z->ctx, "axis",
+        eddy_ir_int_attr_get(z->ctx, axis < 0 ? axis + rk : axis,
+                             EDDY_DT_I64));
+    EDDY_RETURN_IF_ERROR(
+        eddy_tfl_build(z, op, "core.concat", vals, n, &a, 1, &r));
+  }
+  out1(z, op, r);
+  return NULL;
+}
+
+static eddy_status_t lower_unpack(eddy_tfl_t *z, const eddy_op_t *op) {
+  eddy_value_t *x = in(z, op, 0);
+  int64_t axis = eddy_ir_op_attr_int(op, "axis", 0);
+  int64_t num = op->num_results;
+  int64_t dims[MAXR];
+  if (!reshape_dims(x->type, dims, true))
+    return eddy_tfl_error(op, "the operand needs a known rank");
+  int64_t rk = x->type->rank;
+  if (axis < 0)
+    axis += rk;
+  if (axis < 0 || axis >= rk)
+    return eddy_tfl_error(op, "axis out of range");
+  eddy_named_attr_t a[2] = {
+      eddy_ir_named_attr(z->ctx, "axis",
+                         eddy_ir_int_attr_get(z->ctx, axis, EDDY_DT_I64)),
+      eddy_ir_named_attr(z->ctx, "num_splits",
+                         eddy_ir_int_attr_get(z->ctx, num, EDDY_DT_I64))};
+  eddy_op_t *s = NULL;
+  EDDY_RETURN_IF_ERROR(
+      eddy_tfl_build_typed(z, op, "core.split", &x, 1, a, 2, NULL, 0, &s));
+  memmove(dims + axis, dims + axis + 1, (size_t)(rk - axis - 1) * sizeof(*dims));
+  for (int64_t i = 0; i < num && (uint32_t)i < s->num_results; i++) {
+    eddy_value_t *r = NULL;
+    EDDY_RETURN_IF_ERROR(eddy_tfl_reshape(z, op, eddy_ir_op_result(s, i), dims,
+                                          (size_t)rk - 1, &r));
+    eddy_tfl_set(z, &op->results[i], r);
+  }
+  return NULL;
+}
+
+static eddy_status_t lower_concat(eddy_tfl_t *z, const eddy_op_t *op) {
+  size_t n = op->num_operands - 1;
+  int64_t axis = 0;
+  if (eddy_tfl_const_ints(z, in(z, op, n), &axis, 1) != 1)
+    return eddy_tfl_error(op, "the axis is not a constant");
+  eddy_value_t *vals[256];
+  size_t k = 0;
+  for (size_t i = 0; i < n && k < 256; i++)
+    vals[k++] = in(z, op, i);
+  eddy_named_attr_t a = eddy_ir_named_attr(
+      z->ctx, "axis", eddy_ir_int_attr_get(z->ctx, axis, EDDY_DT_I64));
+  eddy_value_t *r = NULL;
+  EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "core.concat", vals, k, &a, 1, &r));
+  out1(z, op, r);
+  return NULL;
+}
+
+static eddy_status_t lower_split(eddy_tfl_t *z, const eddy_op_t *op) {
+  int64_t axis = 0;
+  if (eddy_tfl_const_ints(z, in(z, op, 0), &axis, 1) != 1)
+    return eddy_tfl_error(op, "the axis is not a constant");
+  eddy_value_t *x = in(z, op, 1);
+  eddy_named_attr_t a[2] = {
+      eddy_ir_named_attr(z->ctx, "axis",
+                         eddy_ir_int_attr_get(z->ctx, axis, EDDY_DT_I64)),
+      eddy_ir_named_attr(
+          z->ctx, "num_splits",
+          eddy_ir_int_attr_get(z->ctx, op->num_results, EDDY_DT_I64))};
+  eddy_op_t *s = NULL;
+  EDDY_RETURN_IF_ERROR(
+      eddy_tfl_build_typed(z, op, "core.split", &x, 1, a, 2, NULL, 0, &s));
+  for (uint32_t i = 0; i < op->num_results && i < s->num_results; i++)
+    eddy_tfl_set(z, &op->results[i], eddy_ir_op_result(s, i));
+  return NULL;
+}
+
+static eddy_status_t lower_squeeze(eddy_tfl_t *z, const eddy_op_t *op) {
+  eddy_value_t *x = in(z, op, 0), *r = NULL;
+  int64_t dims[MAXR], out[MAXR], sq[MAXR];
+  if (!reshape_dims(x->type, dims, false))
+    return eddy_tfl_error(op, "the operand's rank is unknown");
+  int64_t rk = x->type->rank;
+  int64_t ns = eddy_ir_attr_as_i64_array(eddy_ir_op_attr(op, "squeeze_dims"),
+                                         sq, MAXR);
+  bool drop[MAXR] = {0};
+  if (ns <= 0) {
+    for (int64_t i = 0; i < rk; i++)
+      drop[i] = dims[i] == 1;
+  } else {
+    for (int64_t i = 0; i < ns; i++) {
+      int64_t a = sq[i] < 0 ? sq[i] + rk : sq[i];
+      if (a < 0 || a >= rk)
+        return eddy_tfl_error(op, "squeeze dimension out of range");
+      drop[a] = true;
+    }
+  }
+  size_t n = 0;
+  int ndyn = 0;
+  for (int64_t i = 0; i < rk; i++)
+    if (!drop[i]) {
+      out[n++] = dims[i];
+      ndyn += dims[i] < 0;
+    }
+  if (ndyn > 1)
+    return eddy_tfl_error(op, "more than one dynamic dimension");
+  EDDY_RETURN_IF_ERROR(eddy_tfl_reshape(z, op, x, out, n, &r));
+  out1(z, op, r);
+  return NULL;
+}
+
+static eddy_status_t lower_expand_dims(eddy_tfl_t *z, const eddy_op_t *op) {
+  int64_t axis = 0;
+  if (eddy_tfl_const_ints(z, in(z, op, 1), &axis, 1) != 1)
+    return eddy_tfl_error(op, "the axis is not a constant");
+  eddy_value_t *r = NULL;
+  EDDY_RETURN_IF_ERROR(expand(z, op, in(z, op, 0), axis, &r));
+  out1(z, op, r);
+  return NULL;
+}
+
+/// A StridedSlice's specification resolved against a static shape.
+typedef struct sslice {
+  int64_t rank;
+  int64_t start[MAXR], limit[MAXR], stride[MAXR];
+  bool shrink[MAXR];
+} sslice_t;
+
+static eddy_status_t resolve_slice(eddy_tfl_t *z, const eddy_op_t *op,
+                                   const int64_t *dims, int64_t rank,
+                                   size_t first, sslice_t *s) {
+  int64_t b[MAXR], e[MAXR], st[MAXR];
+  int64_t nb = eddy_tfl_const_ints(z, in(z, op, first), b, MAXR);
+  int64_t ne = eddy_tfl_const_ints(z, in(z, op, first + 1), e, MAXR);
+  int64_t ns = eddy_tfl_const_ints(z, in(z, op, first + 2), st, MAXR);
+  if (nb < 0 || ne != nb || ns != nb || nb > rank)
+    return eddy_tfl_error(op, "begin, end and strides must be constants of "
+                              "equal length");
+  if (eddy_ir_op_attr_int(op, "ellipsis_mask", 0) ||
+      eddy_ir_op_attr_int(op, "new_axis_mask", 0))
+    return eddy_tfl_error(op, "ellipsis_mask and new_axis_mask are not "
+                              "supported");
+  int64_t bm = eddy_ir_op_attr_int(op, "begin_mask", 0);
+  int64_t em = eddy_ir_op_attr_int(op, "end_mask", 0);
+  int64_t sm = eddy_ir_op_attr_int(op, "shrink_axis_mask", 0);
+  s->rank = rank;
+  for (int64_t i = 0; i < rank; i++) {
+    int64_t d = dims[i];
+    s->shrink[i] = false;
+    s->stride[i] = 1;
+    s->start[i] = 0;
+    s->limit[i] = d;
+    if (i >= nb)
+      continue;
+    if (st[i] <= 0)
+      return eddy_tfl_error(op, "strides <= 0 are not supported");
+    int64_t lo = b[i], hi = e[i];
+    if (lo < 0)
+      lo += d;
+    if (hi < 0)
+      hi += d;
+    if (sm >> i & 1) {
+      if (lo < 0 || lo >= d)
+        return eddy_tfl_error(op, "index %lld is out of range for dimension "
+                                  "%lld of size %lld",
+                              (long long)b[i], (long long)i, (long long)d);
+      hi = lo + 1;
+      s->shrink[i] = true;
+    } else {
+      if (bm >> i & 1)
+        lo = 0;
+      if (em >> i & 1)
+        hi = d;
+    }
+    lo = lo < 0 ? 0 : lo > d ? d : lo;
+    hi = hi < lo ? lo : hi > d ? d : hi;
+    s->start[i] = lo;
+    s->limit[i] = hi;
+    s->stride[i] = st[i];
+  }
+  return NULL;
+}
+
+/// x[i] with a run-time i: begin = [i], end = [i + 1], strides = [1],
+/// shrink_axis_mask = 1 (how TensorFlow indexes loop inputs).
+static bool is_dynamic_index(eddy_tfl_t *z, const eddy_op_t *op,
+                             size_t first) {
+  int64_t st[MAXR];
+  return eddy_ir_op_attr_int(op, "shrink_axis_mask", 0) == 1 &&
+         eddy_ir_op_attr_int(op, "ellipsis_mask", 0) == 0 &&
+         eddy_ir_op_attr_int(op, "new_axis_mask", 0) == 0 &&
+         eddy_tfl_const_ints(z, in(z, op, first + 2), st, MAXR) == 1 &&
+         st[0] == 1;
+}
+
+static eddy_status_t scalar_index(eddy_tfl_t *z, const eddy_op_t *op,
+                                  eddy_value_t *v, eddy_value_t **out) {
+  return eddy_tfl_reshape(z, op, v, NULL, 0, out);
+}
+
+static eddy_status_t lower_strided_slice(eddy_tfl_t *z, const eddy_op_t *op) {
+  eddy_value_t *x = in(z, op, 0), *r = NULL;
+  int64_t dims[MAXR];
+  bool known = eddy_ir_type_is_static(x->type) && x->type->rank <= MAXR &&
+               eddy_tfl_const(z, in(z, op, 1)) != NULL;
+  if (!known && is_dynamic_index(z, op, 1)) {
+    eddy_value_t *idx = NULL, *ops[2];
+    EDDY_RETURN_IF_ERROR(scalar_index(z, op, in(z, op, 1), &idx));
+    ops[0] = x;
+    ops[1] = idx;
+    eddy_named_attr_t a = eddy_ir_named_attr(
+        z->ctx, "axis", eddy_ir_int_attr_get(z->ctx, 0, EDDY_DT_I64));
+    EDDY_RETURN_IF_ERROR(
+        eddy_tfl_build(z, op, "core.gather", ops, 2, &a, 1, &r));
+    out1(z, op, r);
+    return NULL;
+  }
+  if (!eddy_ir_type_is_static(x->type) || x->type->rank > MAXR)
+    return eddy_tfl_error(op, "slicing needs an operand of static shape or "
+                              "a single run-time index");
+  for (int32_t i = 0; i < x->type->rank; i++)
+    dims[i] = x->type->dims[i];
+  sslice_t s;
+  EDDY_RETURN_IF_ERROR(resolve_slice(z, op, dims, x->type->rank, 1, &s));
+  eddy_named_attr_t a[3] = {
+      eddy_ir_named_attr(z->ctx, "start", eddy_ir_i64_array_attr_get(
+                                              z->ctx, s.start, (size_t)s.rank)),
+      eddy_ir_named_attr(z->ctx, "limit", eddy_ir_i64_array_attr_get(
+                                              z->ctx, s.limit, (size_t)s.rank)),
+      eddy_ir_named_attr(
+          z->ctx, "strides",
+          eddy_ir_i64_array_attr_get(z->ctx, s.stride, (size_t)s.rank))};
+  EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "core.slice", &x, 1, a, 3, &r));
+  int64_t kept[MAXR];
+  size_t nk = 0;
+  bool any = false;
+  for (int64_t i = 0; i < s.rank; i++) {
+    if (s.shrink[i])
+      any = true;
+    else
+      kept[nk++] = r->type->dims[i];
+  }
+  if (any)
+    EDDY_RETURN_IF_ERROR(eddy_tfl_reshape(z, op, r, kept, nk, &r));
+  out1(z, op, r);
+  return NULL;
+}
+
+/// StridedSliceGrad(shape, begin, end, strides, dy): dy placed where the
+/// slice was taken, zeros elsewhere.
+static eddy_status_t lower_strided_slice_grad(eddy_tfl_t *z,
+                                              const eddy_op_t *op) {
+  int64_t dims[MAXR];
+  int64_t rank = eddy_tfl_const_ints(z, in(z, op, 0), dims, MAXR);
+  if (rank < 0)
+    return eddy_tfl_error(op, "the shape is not a constant");
+  eddy_value_t *dy = in(z, op, 4), *r = NULL;
+  eddy_dtype_t dt = dy->type->dtype;
+  if (rank >= 1 && eddy_tfl_const(z, in(z, op, 1)) == NULL &&
+      is_dynamic_index(z, op, 1)) {
+    // Row `idx` of zeros(shape) replaced by dy: select(iota == idx, dy, 0).
+    eddy_value_t *idx = NULL, *io = NULL, *mask = NULL, *zero = NULL;
+    EDDY_RETURN_IF_ERROR(scalar_index(z, op, in(z, op, 1), &idx));
+    const eddy_type_t *it =
+        eddy_ir_tensor_type_get(z->ctx, idx->type->dtype, 1, dims);
+    eddy_named_attr_t a = eddy_ir_named_attr(
+        z->ctx, "dimension", eddy_ir_int_attr_get(z->ctx, 0, EDDY_DT_I64));
+    eddy_op_t *o = NULL;
+    EDDY_RETURN_IF_ERROR(
+        eddy_tfl_build_typed(z, op, "core.iota", NULL, 0, &a, 1, &it, 1, &o));
+    io = eddy_ir_op_result(o, 0);
+    eddy_value_t *cmp[2] = {io, idx};
+    EDDY_RETURN_IF_ERROR(
+        eddy_tfl_build(z, op, "core.eq", cmp, 2, NULL, 0, &mask));
+    int64_t md[MAXR], dd[MAXR];
+    for (int64_t i = 0; i < rank; i++) {
+      md[i] = i == 0 ? dims[0] : 1;
+      dd[i] = i == 0 ? 1 : dims[i];
+    }
+    EDDY_RETURN_IF_ERROR(
+        eddy_tfl_reshape(z, op, mask, md, (size_t)rank, &mask));
+    EDDY_RETURN_IF_ERROR(eddy_tfl_reshape(z, op, dy, dd, (size_t)rank, &dy));
+    EDDY_RETURN_IF_ERROR(
+        eddy_tfl_splat(z, dt, (int32_t)rank, dims, 0.0, &zero));
+    eddy_value_t *ops[3] = {mask, dy, zero};
+    EDDY_RETURN_IF_ERROR(
+        eddy_tfl_build(z, op, "core.select", ops, 3, NULL, 0, &r));
+    out1(z, op, r);
+    return NULL;
+  }
+  sslice_t s;
+  EDDY_RETURN_IF_ERROR(resolve_slice(z, op, dims, rank, 1, &s));
+  int64_t full[MAXR], lo[MAXR], hi[MAXR];
+  for (int64_t i = 0; i < rank; i++) {
+    if (s.stride[i] != 1)
+      return eddy_tfl_error(op, "strides other than 1 are not supported");
+    full[i] = s.limit[i] - s.start[i];
+    lo[i] = s.start[i];
+    hi[i] = dims[i] - s.limit[i];
+  }
+  EDDY_RETURN_IF_ERROR(eddy_tfl_reshape(z, op, dy, full, (size_t)rank, &dy));
+  eddy_value_t *zero = NULL;
+  EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, dt, 0, NULL, 0.0, &zero));
+  eddy_value_t *ops[2] = {dy, zero};
+  eddy_named_attr_t a[2] = {
+      eddy_ir_named_attr(z->ctx, "low",
+                         eddy_ir_i64_array_attr_get(z->ctx, lo, (size_t)rank)),
+      eddy_ir_named_attr(z->ctx, "high",
+                         eddy_ir_i64_array_attr_get(z->ctx, hi, (size_t)rank))};
+  EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "core.pad", ops, 2, a, 2, &r));
+  out1(z, op, r);
+  return NULL;
+}
+
+static eddy_status_t lower_range(eddy_tfl_t *z, const eddy_op_t *op) {
+  eddy_dtype_t dt = EDDY_DT_I32;
+  eddy_tfl_attr_dtype(op, "Tidx", &dt);
+  const eddy_attr_t *a[3];
+  for (int i = 0; i < 3; i++) {
+    a[i] = eddy_tfl_const(z, in(z, op, (size_t)i));
+    if (!a[i])
+      return eddy_tfl_error(op, "start, limit and delta must be constants");
+  }
+  double st = eddy_ir_dense_attr_f64(a[0], 0);
+  double lim = eddy_ir_dense_attr_f64(a[1], 0);
+  double dl = eddy_ir_dense_attr_f64(a[2], 0);
+  if (dl == 0)
+    return eddy_tfl_error(op, "delta is 0");
+  double cnt = (lim - st) / dl;
+  int64_t n = cnt <= 0 ? 0 : (int64_t)cnt + ((double)(int64_t)cnt < cnt);
+  if (n > ((int64_t)1 << 24))
+    return eddy_tfl_error(op, "the range is too long to be a constant");
+  double *v = calloc((size_t)n + 1, sizeof(*v));
+  if (!v)
+    return eddy_status_create(EDDY_ERR_RESOURCE, "out of memory");
+  for (int64_t i = 0; i < n; i++)
+    v[i] = st + (double)i * dl;
+  const eddy_type_t *t = eddy_ir_tensor_type_get(z->ctx, dt, 1, &n);
+  eddy_value_t *r = NULL;
+  eddy_status_t s = n == 0 ? eddy_ir_build_constant(
+                                 &z->b,
+                                 eddy_ir_dense_attr_get(z->ctx, t, v, 0), &r)
+                           : eddy_ir_build_constant(
+                                 &z->b,
+                                 eddy_ir_dense_attr_from_f64(z->ctx, t, v,
+                                                             (size_t)n),
+                                 &r);
+  free(v);
+  EDDY_RETURN_IF_ERROR(s);
+  out1(z, op, r);
+  return NULL;
+}
+
+static eddy_status_t lower_gather(eddy_tfl_t *z, const eddy_op_t *op) {
+  int64_t axis = 0;
+  if (eddy_tfl_const_ints(z, in(z, op, 2), &axis, 1) != 1)
+    return eddy_tfl_error(op, "the axis is not a constant");
+  if (eddy_ir_op_attr_int(op, "batch_dims", 0) != 0)
+    return eddy_tfl_error(op, "batch_dims is not supported");
+  eddy_value_t *ops[2] = {in(z, op, 0), in(z, op, 1)}, *r = NULL;
+  eddy_named_attr_t a = eddy_ir_named_attr(
+      z->ctx, "axis", eddy_ir_int_attr_get(z->ctx, axis, EDDY_DT_I64));
+  EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "core.gather", ops, 2, &a, 1, &r));
+  out1(z, op, r);
+  return NULL;
+}
+
+static eddy_status_t lower_transpose(eddy_tfl_t *z, const eddy_op_t *op) {
+  int64_t perm[MAXR];
+  int64_t n = eddy_tfl_const_ints(z, in(z, op, 1), perm, MAXR);
+  if (n < 0)
+    return eddy_tfl_error(op, "the permutation is not a constant");
+  eddy_value_t *r = NULL;
+  EDDY_RETURN_IF_ERROR(attr_op(z, op, "core.transpose", in(z, op, 0), "perm",
+                               perm, (size_t)n, &r));
+  out1(z, op, r);
+  return NULL;
+}
+
+static eddy_status_t lower_slice(eddy_tfl_t *z, const eddy_op_t *op) {
+  eddy_value_t *x = in(z, op, 0), *r = NULL;
+  int64_t b[MAXR], sz[MAXR], lim[MAXR];
+  int64_t nb = eddy_tfl_const_ints(z, in(z, op, 1), b, MAXR);
+  int64_t ns = eddy_tfl_const_ints(z, in(z, op, 2), sz, MAXR);
+  if (nb < 0 || ns != nb)
+    return eddy_tfl_error(op, "begin and size must be constants");
+  for (int64_t i = 0; i < nb; i++) {
+    if (sz[i] < 0) {
+      if (x->type->rank != nb || x->type->dims[i] < 0)
+        return eddy_tfl_error(op, "size -1 needs a static dimension");
+      lim[i] = x->type->dims[i];
+    } else if (!eddy_checked_add_i64(b[i], sz[i], &lim[i])) {
+      return eddy_tfl_error(op, "begin + size overflows");
+    }
+  }
+  eddy_named_attr_t a[2] = {
+      eddy_ir_named_attr(z->ctx, "start",
+                         eddy_ir_i64_array_attr_get(z->ctx, b, (size_t)nb)),
+      eddy_ir_named_attr(z->ctx, "limit",
+                         eddy_ir_i64_array_attr_get(z->ctx, lim, (size_t)nb))};
+  EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "core.slice", &x, 1, a, 2, &r));
+  out1(z, op, r);
+  return NULL;
+}
+
+/// BroadcastGradientArgs(s0, s1) of constant shapes: the axes each input
+/// was broadcast along, as constants.
+static eddy_status_t lower_bga(eddy_tfl_t *z, const eddy_op_t *op) {
+  int64_t s[2][MAXR], n[2], red[2][MAXR], nr[2] = {0, 0};
+  for (int k = 0; k < 2; k++) {
+    n[k] = eddy_tfl_const_ints(z, in(z, op, (size_t)k), s[k], MAXR);
+    if (n[k] < 0)
+      return eddy_tfl_error(op, "the shapes are not constants");
+  }
+  int64_t rk = n[0] > n[1] ? n[0] : n[1];
+  for (int64_t i = 0; i < rk; i++) {
+    int64_t d[2];
+    for (int k = 0; k < 2; k++) {
+      int64_t j = i - (rk - n[k]);
+      d[k] = j < 0 ? 1 : s[k][j];
+    }
+    if (d[0] != d[1] && d[0] != 1 && d[1] != 1)
+      return eddy_tfl_error(op, "the shapes are not broadcast-compatible");
+    for (int k = 0; k < 2; k++)
+      if (d[k] == 1 && (d[1 - k] != 1 || i - (rk - n[k]) < 0))
+        red[k][nr[k]++] = i;
+  }
+  eddy_dtype_t dt = EDDY_DT_I32;
+  eddy_tfl_attr_dtype(op, "T", &dt);
+  for (int k = 0; k < 2; k++) {
+    eddy_value_t *r = NULL;
+    int64_t len = nr[k];
+    EDDY_RETURN_IF_ERROR(const_i64(z, dt, 1, &len, red[k], (size_t)len, &r));
+    eddy_tfl_set(z, &op->results[k], r);
+  }
+  return NULL;
+}
+
+eddy_status_t eddy_tfl_lower_shape_op(eddy_tfl_t *z, const eddy_op_t *op,
+                                      bool *handled) {
+  const char *t = op->name->str + 3;
+  *handled = true;
+  if (strcmp(t, "Reshape") == 0)
+    return lower_reshape(z, op);
+  if (strcmp(t, "Shape") == 0 || strcmp(t, "Size") == 0 ||
+      strcmp(t, "Rank") == 0)
+    return lower_shape(z, op, t);
+  if (strcmp(t, "Fill") == 0)
+    return lower_fill(z, op);
+  if (strcmp(t, "ZerosLike") == 0)
+    return lower_like(z, op, 0.0);
+  if (strcmp(t, "OnesLike") == 0)
+    return lower_like(z, op, 1.0);
+  if (strcmp(t, "Tile") == 0)
+    return lower_tile(z, op);
+  if (strcmp(t, "Pack") == 0)
+    return lower_pack(z, op);
+  if (strcmp(t, "Unpack") == 0)
+    return lower_unpack(z, op);
+  if (strcmp(t, "ConcatV2") == 0)
+    return lower_concat(z, op);
+  if (strcmp(t, "Split") == 0)
+    return lower_split(z, op);
+  if (strcmp(t, "ExpandDims") == 0)
+    return lower_expand_dims(z, op);
+  if (strcmp(t, "Squeeze") == 0)
+    return lower_squeeze(z, op);
+  if (strcmp(t, "StridedSlice") == 0)
+    return lower_strided_slice(z, op);
+  if (strcmp(t, "StridedSliceGrad") == 0)
+    return lower_strided_slice_grad(z, op);
+  if (strcmp(t, "Range") == 0)
+    return lower_range(z, op);
+  if (strcmp(t, "GatherV2") == 0)
+    return lower_gather(z, op);
+  if (strcmp(t, "Transpose") == 0)
+    return lower_transpose(z, op);
+  if (strcmp(t, "Slice") == 0)
+    return lower_slice(z, op);
+  if (strcmp(t, "BroadcastGradientArgs") == 0)
+    return lower_bga(z, op);
+  *handled = false;
+  return NULL;
+}

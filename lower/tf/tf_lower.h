@@ -1,0 +1,38 @@
+/// Lowering of imported TensorFlow graphs (the tf dialect) to eddy's own
+/// dialects: functionalize raises v1 control flow (Enter/Merge/Switch/
+/// NextIteration/Exit frames and Switch/Merge diamonds) to ctl.while and
+/// ctl.if; legalize-tf replaces every tf op by core, ctl and tl ops. See
+/// docs/import.md.
+#ifndef EDDY_LOWER_TF_TF_LOWER_H
+#define EDDY_LOWER_TF_TF_LOWER_H
+
+#include "ir/ir.h"
+#include "ir/pass.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/// Rewrites every function of m that is not only a callee of a functional tf
+/// op (While, If, a call...) into core/ctl/tl ops; callees are inlined into
+/// ctl regions and then removed from the module. A tf op it cannot lower is
+/// an error listing every such op with its node names.
+eddy_status_t eddy_tf_legalize(eddy_module_t *m);
+
+/// Raises v1 control flow in every function of m: each loop frame becomes a
+/// ctl.while (nested frames nested loops), each Switch/Merge diamond a
+/// ctl.if. The ops inside stay tf ops (legalize-tf lowers them). A graph
+/// that cannot be raised is an error naming the nodes.
+eddy_status_t eddy_tf_functionalize(eddy_module_t *m);
+
+/// The passes "legalize-tf" and "functionalize".
+extern const eddy_pass_t eddy_tf_pass_legalize;
+extern const eddy_pass_t eddy_tf_pass_functionalize;
+
+/// Registers both passes in ctx (and the tf dialect they read).
+void eddy_tf_lower_passes_register(eddy_ctx_t *ctx);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

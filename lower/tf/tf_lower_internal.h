@@ -1,0 +1,81 @@
+/// Internal interface of legalize-tf: the translation state shared by the
+/// driver (legalize.c: functions, regions, functional control flow) and the
+/// op rules (legalize_ops.c, legalize_shape.c). Not installed.
+#ifndef EDDY_LOWER_TF_TF_LOWER_INTERNAL_H
+#define EDDY_LOWER_TF_TF_LOWER_INTERNAL_H
+
+#include "lower/tf/tf_lower.h"
+
+/// Translation state. Source ops (tf) are read and never changed; their
+/// replacements are built at `b`, and `map` sends each source value to its
+/// replacement. A value not in the map stands for itself (a function
+/// argument, a value defined above the translated code). A source value
+/// mapped to `z->none` has no replacement (a control token).
+typedef struct eddy_tfl {
+  eddy_ctx_t *ctx;
+  eddy_module_t *m;
+  eddy_builder_t b;
+  eddy_ptrmap_t map;
+  eddy_ptrmap_t callees; ///< func.func op -> non-NULL: inlined, to remove
+  int depth;             ///< nesting of inlined calls
+  eddy_value_t none;     ///< sentinel for "no value" (dropped tokens)
+} eddy_tfl_t;
+
+/// The replacement of a source value (the value itself when unmapped).
+eddy_value_t *eddy_tfl_get(eddy_tfl_t *z, eddy_value_t *v);
+void eddy_tfl_set(eddy_tfl_t *z, eddy_value_t *src, eddy_value_t *dst);
+
+/// Builds op `name` with inferred result types at the insertion point;
+/// *out is result 0. Errors are located at the source op.
+eddy_status_t eddy_tfl_build(eddy_tfl_t *z, const eddy_op_t *src,
+                             const char *name, eddy_value_t *const *operands,
+                             size_t n, const eddy_named_attr_t *attrs,
+                             size_t na, eddy_value_t **out);
+/// Builds an op with explicit result types; *out_op is the op.
+eddy_status_t eddy_tfl_build_typed(eddy_tfl_t *z, const eddy_op_t *src,
+                                   const char *name,
+                                   eddy_value_t *const *operands, size_t n,
+                                   const eddy_named_attr_t *attrs, size_t na,
+                                   const eddy_type_t *const *types,
+                                   size_t ntypes, eddy_op_t **out_op);
+/// The constant a (translated) value is known to hold, folding through the
+/// ops that define it; NULL when unknown.
+const eddy_attr_t *eddy_tfl_const(eddy_tfl_t *z, eddy_value_t *v);
+/// The integers of a known constant (up to cap); -1 when not constant.
+int64_t eddy_tfl_const_ints(eddy_tfl_t *z, eddy_value_t *v, int64_t *out,
+                            size_t cap);
+/// A scalar or tensor constant of dtype dt and static type with all
+/// elements = x.
+eddy_status_t eddy_tfl_splat(eddy_tfl_t *z, eddy_dtype_t dt, int32_t rank,
+                             const int64_t *dims, double x,
+                             eddy_value_t **out);
+/// v converted to dtype dt (v itself when it already has it).
+eddy_status_t eddy_tfl_cast(eddy_tfl_t *z, const eddy_op_t *src,
+                            eddy_value_t *v, eddy_dtype_t dt,
+                            eddy_value_t **out);
+/// core.reshape of v to dims (one may be -1).
+eddy_status_t eddy_tfl_reshape(eddy_tfl_t *z, const eddy_op_t *src,
+                               eddy_value_t *v, const int64_t *dims,
+                               size_t rank, eddy_value_t **out);
+/// The dtype in a string attribute of src ("f32"); false when absent.
+bool eddy_tfl_attr_dtype(const eddy_op_t *src, const char *name,
+                         eddy_dtype_t *out);
+/// An error at the source op: "node 'n': TF-OP: message".
+eddy_status_t eddy_tfl_error(const eddy_op_t *src, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/// Rules for the non-control-flow tf ops (legalize_ops.c). Sets *handled
+/// to false when op is not one of them.
+eddy_status_t eddy_tfl_lower_op(eddy_tfl_t *z, const eddy_op_t *op,
+                                bool *handled);
+/// functionalize's first step (stacks.c): v1 stacks pushed in one loop
+/// frame and popped in another become loop values of both frames.
+eddy_status_t eddy_tfl_thread_stacks(eddy_ctx_t *ctx, eddy_block_t *b);
+/// Rules for shape and data-movement ops (legalize_shape.c).
+eddy_status_t eddy_tfl_lower_shape_op(eddy_tfl_t *z, const eddy_op_t *op,
+                                      bool *handled);
+bool eddy_tfl_is_shape_op(const char *t);
+/// True when legalize-tf lowers the op named `name` (without "tf.").
+bool eddy_tfl_is_supported(const char *name);
+
+#endif

@@ -1,0 +1,340 @@
+/// Entry helpers for compiled code (backend-cpu): the argument checks and
+/// result allocation that every generated `PREFIX_run` function calls, so that
+/// the messages are written once, in C, and read the same for every model.
+#include "runtime/eddyrt.h"
+#include "runtime/kernels.h"
+#include "runtime/rt_internal.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+/// Appends "f32[4,?]" for an expected shape (dims of -1 print as '?').
+static void fmt_spec(int32_t dtype, int32_t rank, const int64_t *dims,
+                     char *buf, size_t size) {
+  size_t n = (size_t)snprintf(buf, size, "%s[", eddy_rt_dtype_name(dtype));
+  for (int32_t i = 0; i < rank && n < size; i++) {
+    if (dims[i] < 0)
+      n += (size_t)snprintf(buf + n, size - n, "%s?", i ? "," : "");
+    else
+      n += (size_t)snprintf(buf + n, size - n, "%s%lld", i ? "," : "",
+                            (long long)dims[i]);
+  }
+  if (n < size)
+    snprintf(buf + n, size - n, "]");
+}
+
+static int32_t entry_err(char *err, size_t errlen, int32_t code,
+                         const char *fmt, ...) EDDY_RT_PRINTF(4, 5);
+
+static int32_t entry_err(char *err, size_t errlen, int32_t code,
+                         const char *fmt, ...) {
+  if (err && errlen) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+  }
+  return code;
+}
+
+int32_t eddy_rt_entry_begin(eddy_rt_ctx_t *rt, const eddy_rt_tensor_t *args,
+                            int64_t num_args, eddy_rt_tensor_t *results,
+                            int64_t num_results, char *err, size_t errlen) {
+  if (err && errlen)
+    err[0] = '\0';
+  if (results)
+    for (int64_t i = 0; i < num_results; i++)
+      results[i] = eddy_rt_tensor_empty();
+  if (!rt)
+    return entry_err(err, errlen, EDDY_RT_ERR_INVALID_ARGUMENT,
+                     "the runtime context is NULL");
+  if (num_args > 0 && !args)
+    return entry_err(err, errlen, EDDY_RT_ERR_INVALID_ARGUMENT,
+                     "args is NULL but %lld arguments are expected",
+                     (long long)num_args);
+  if (num_results > 0 && !results)
+    return entry_err(err, errlen, EDDY_RT_ERR_INVALID_ARGUMENT,
+                     "results is NULL but %lld results are produced",
+                     (long long)num_results);
+  return EDDY_RT_OK;
+}
+
+int32_t eddy_rt_entry_check_arg(const eddy_rt_tensor_t *args, int64_t index,
+                                const char *name, int32_t dtype, int32_t rank,
+                                const int64_t *dims, char *err, size_t errlen) {
+  const eddy_rt_tensor_t *t = &args[index];
+  char want[512], got[512];
+  fmt_spec(dtype, rank, dims, want, sizeof want);
+  if (t->struct_size != sizeof(eddy_rt_tensor_t) ||
+      t->version != EDDY_RT_TENSOR_VERSION)
+    return entry_err(err, errlen, EDDY_RT_ERR_INVALID_ARGUMENT,
+                     "argument %lld '%s': not an eddy_rt_tensor_t of this "
+                     "version (struct_size %u, version %u)",
+                     (long long)index, name, t->struct_size, t->version);
+  bool ok = t->dtype == dtype && t->rank == rank;
+  if (t->rank < 0 || t->rank > EDDY_RT_MAX_RANK)
+    return entry_err(err, errlen, EDDY_RT_ERR_INVALID_ARGUMENT,
+                     "argument %lld '%s': expected %s, got rank %d",
+                     (long long)index, name, want, t->rank);
+  for (int32_t i = 0; ok && i < rank; i++)
+    ok = t->dims[i] >= 0 && (dims[i] < 0 || dims[i] == t->dims[i]);
+  if (!ok) {
+    fmt_spec(t->dtype, t->rank, t->dims, got, sizeof got);
+    return entry_err(err, errlen, EDDY_RT_ERR_INVALID_ARGUMENT,
+                     "argument %lld '%s': expected %s, got %s",
+                     (long long)index, name, want, got);
+  }
+  eddy_rt_status_t st = eddy_rt_tensor_validate(t, "compiled entry", name);
+  if (!st && !eddy_rt_tensor_is_contiguous(t))
+    st = eddy_rt_status_create(EDDY_RT_ERR_UNSUPPORTED,
+                               "strided tensors are not accepted by compiled "
+                               "code; pass a contiguous copy");
+  if (st) {
+    int32_t code = (int32_t)eddy_rt_status_code(st);
+    entry_err(err, errlen, code, "argument %lld '%s': %s", (long long)index,
+              name, eddy_rt_status_message(st));
+    eddy_rt_status_destroy(st);
+    return code;
+  }
+  return EDDY_RT_OK;
+}
+
+int32_t eddy_rt_entry_alloc_result(eddy_rt_ctx_t *rt, eddy_rt_tensor_t *results,
+                                   int64_t index, int32_t dtype, int32_t rank,
+                                   const int64_t *dims, char *err,
+                                   size_t errlen) {
+  // Uninitialized: the generated code writes every element.
+  eddy_rt_status_t st =
+      rt_alloc_tensor(rt, "compiled entry", dtype, rank, dims, &results[index]);
+  if (!st)
+    return EDDY_RT_OK;
+  int32_t code = (int32_t)eddy_rt_status_code(st);
+  entry_err(err, errlen, code, "result %lld: %s", (long long)index,
+            eddy_rt_status_message(st));
+  eddy_rt_status_destroy(st);
+  for (int64_t i = 0; i <= index; i++)
+    eddy_rt_tensor_release(&results[i]);
+  return code;
+}
+
+void *eddy_rt_entry_alloc(eddy_rt_ctx_t *rt, int64_t bytes, char *err,
+                          size_t errlen) {
+  void *p = NULL;
+  eddy_rt_status_t st = eddy_rt_alloc(rt, bytes, "compiled code", &p);
+  if (!st)
+    return p;
+  entry_err(err, errlen, (int32_t)eddy_rt_status_code(st), "%s",
+            eddy_rt_status_message(st));
+  eddy_rt_status_destroy(st);
+  return NULL;
+}
+
+void eddy_rt_entry_free(eddy_rt_ctx_t *rt, void *ptr, int64_t bytes) {
+  eddy_rt_free(rt, ptr, bytes);
+}
+
+void eddy_rt_entry_release_results(eddy_rt_tensor_t *results,
+                                   int64_t num_results) {
+  for (int64_t i = 0; i < num_results; i++)
+    eddy_rt_tensor_release(&results[i]);
+}
+
+int32_t eddy_rt_entry_index_error(char *err, size_t errlen, const char *what,
+                                  int64_t index, int64_t size) {
+  return entry_err(err, errlen, EDDY_RT_ERR_INVALID_ARGUMENT,
+                   "%s: index %lld is out of range [0, %lld)", what,
+                   (long long)index, (long long)size);
+}
+
+/// TensorLists for compiled code. Lists are passed as opaque pointers; a
+/// NULL list means an earlier error (already recorded), so every helper just
+/// passes NULL on. `code` points at the entry's error slot: the first failure
+/// stores -CODE there and writes its message to err.
+
+static void *list_fail(eddy_rt_status_t st, int32_t *code, char *err,
+                       size_t errlen) {
+  if (*code == 0) {
+    *code = -(int32_t)eddy_rt_status_code(st);
+    entry_err(err, errlen, 0, "%s", eddy_rt_status_message(st));
+  }
+  eddy_rt_status_destroy(st);
+  return NULL;
+}
+
+/// Copies item (then released) into out_data if it has exactly (dtype, rank,
+/// dims); else records an error. True on success.
+static bool copy_out(eddy_rt_tensor_t *item, const char *op, void *out_data,
+                     int32_t dtype, int32_t rank, const int64_t *dims,
+                     int32_t *code, char *err, size_t errlen) {
+  bool ok = item->dtype == dtype && item->rank == rank;
+  for (int32_t i = 0; ok && i < rank; i++)
+    ok = item->dims[i] == dims[i];
+  if (!ok) {
+    char want[256], got[256];
+    fmt_spec(dtype, rank, dims, want, sizeof want);
+    fmt_spec(item->dtype, item->rank, item->dims, got, sizeof got);
+    eddy_rt_tensor_release(item);
+    list_fail(eddy_rt_status_create(EDDY_RT_ERR_INVALID_ARGUMENT,
+                                    "%s: expected %s, got %s", op, want, got),
+              code, err, errlen);
+    return false;
+  }
+  int64_t n = eddy_rt_tensor_numel(item);
+  size_t size = eddy_rt_dtype_size(dtype);
+  for (int64_t i = 0; i < n; i++)
+    memcpy((char *)out_data + (size_t)i * size,
+           eddy_rt_tensor_elem_ptr(item, i), size);
+  eddy_rt_tensor_release(item);
+  return true;
+}
+
+void *eddy_rt_entry_list_empty(eddy_rt_ctx_t *rt, int32_t dtype, int32_t rank,
+                               const int64_t *dims, int64_t max_elements,
+                               int32_t *code, char *err, size_t errlen) {
+  eddy_rt_elem_shape_t shape;
+  eddy_rt_list_t *l = NULL;
+  if (!eddy_rt_elem_shape_make(rank, dims, &shape))
+    return list_fail(eddy_rt_status_create(EDDY_RT_ERR_INTERNAL,
+                                           "tl.empty: bad element rank %d",
+                                           rank),
+                     code, err, errlen);
+  eddy_rt_status_t st = eddy_rt_list_empty(rt, dtype, &shape, max_elements, &l);
+  return st ? list_fail(st, code, err, errlen) : l;
+}
+
+void *eddy_rt_entry_list_push(eddy_rt_ctx_t *rt, void *list, int32_t moved,
+                              void *data, int32_t dtype, int32_t rank,
+                              const int64_t *dims, int32_t *code, char *err,
+                              size_t errlen) {
+  if (!list)
+    return NULL;
+  if (!moved)
+    eddy_rt_list_retain(list);
+  eddy_rt_tensor_t x;
+  eddy_rt_status_t st = eddy_rt_tensor_wrap(dtype, rank, dims, data, &x);
+  eddy_rt_list_t *out = NULL;
+  if (st) {
+    eddy_rt_list_release(list);
+    return list_fail(st, code, err, errlen);
+  }
+  // x is borrowed: the list copies it.
+  st = eddy_rt_list_push_back(rt, list, &x, &out);
+  return st ? list_fail(st, code, err, errlen) : out;
+}
+
+void *eddy_rt_entry_list_pop(eddy_rt_ctx_t *rt, void *list, int32_t moved,
+                             void *out_data, int32_t dtype, int32_t rank,
+                             const int64_t *dims, int32_t *code, char *err,
+                             size_t errlen) {
+  if (!list)
+    return NULL;
+  if (!moved)
+    eddy_rt_list_retain(list);
+  eddy_rt_list_t *out = NULL;
+  eddy_rt_tensor_t item = eddy_rt_tensor_empty();
+  eddy_rt_status_t st = eddy_rt_list_pop_back(rt, list, &out, &item);
+  if (st)
+    return list_fail(st, code, err, errlen);
+  if (!copy_out(&item, "tl.pop_back", out_data, dtype, rank, dims, code, err,
+                errlen)) {
+    eddy_rt_list_release(out);
+    return NULL;
+  }
+  return out;
+}
+
+int64_t eddy_rt_entry_list_length(const void *list) {
+  return list ? eddy_rt_list_size(list) : 0;
+}
+
+void eddy_rt_entry_list_retain(void *list) {
+  if (list)
+    eddy_rt_list_retain(list);
+}
+
+void eddy_rt_entry_list_release(void *list) { eddy_rt_list_release(list); }
+
+void *eddy_rt_entry_list_reserve(eddy_rt_ctx_t *rt, int32_t dtype,
+                                 int32_t rank, const int64_t *dims, int64_t n,
+                                 int32_t *code, char *err, size_t errlen) {
+  eddy_rt_elem_shape_t shape;
+  eddy_rt_tensor_t nt;
+  eddy_rt_list_t *l = NULL;
+  if (!eddy_rt_elem_shape_make(rank, dims, &shape))
+    return list_fail(eddy_rt_status_create(EDDY_RT_ERR_INTERNAL,
+                                           "tl.reserve: bad element rank %d",
+                                           rank),
+                     code, err, errlen);
+  eddy_rt_status_t st = eddy_rt_tensor_wrap(EDDY_RT_I64, 0, NULL, &n, &nt);
+  if (!st)
+    st = eddy_rt_list_reserve(rt, dtype, &shape, &nt, &l);
+  return st ? list_fail(st, code, err, errlen) : l;
+}
+
+void *eddy_rt_entry_list_from_tensor(eddy_rt_ctx_t *rt, void *data,
+                                     int32_t dtype, int32_t rank,
+                                     const int64_t *dims, int32_t *code,
+                                     char *err, size_t errlen) {
+  eddy_rt_tensor_t x;
+  eddy_rt_list_t *l = NULL;
+  eddy_rt_status_t st = eddy_rt_tensor_wrap(dtype, rank, dims, data, &x);
+  // x is borrowed: the list copies the items.
+  if (!st)
+    st = eddy_rt_list_from_tensor(rt, &x, NULL, &l);
+  return st ? list_fail(st, code, err, errlen) : l;
+}
+
+void eddy_rt_entry_list_get(eddy_rt_ctx_t *rt, const void *list, int64_t index,
+                            void *out_data, int32_t dtype, int32_t rank,
+                            const int64_t *dims, int32_t *code, char *err,
+                            size_t errlen) {
+  if (!list)
+    return;
+  eddy_rt_tensor_t it, item = eddy_rt_tensor_empty();
+  eddy_rt_status_t st = eddy_rt_tensor_wrap(EDDY_RT_I64, 0, NULL, &index, &it);
+  if (!st)
+    st = eddy_rt_list_get_item(rt, list, &it, &item);
+  if (st) {
+    list_fail(st, code, err, errlen);
+    return;
+  }
+  copy_out(&item, "tl.get_item", out_data, dtype, rank, dims, code, err,
+           errlen);
+}
+
+void *eddy_rt_entry_list_set(eddy_rt_ctx_t *rt, void *list, int32_t moved,
+                             int64_t index, void *data, int32_t dtype,
+                             int32_t rank, const int64_t *dims, int32_t *code,
+                             char *err, size_t errlen) {
+  if (!list)
+    return NULL;
+  if (!moved)
+    eddy_rt_list_retain(list);
+  eddy_rt_tensor_t it, x;
+  eddy_rt_list_t *out = NULL;
+  eddy_rt_status_t st = eddy_rt_tensor_wrap(EDDY_RT_I64, 0, NULL, &index, &it);
+  if (!st)
+    st = eddy_rt_tensor_wrap(dtype, rank, dims, data, &x);
+  if (st) {
+    eddy_rt_list_release(list);
+    return list_fail(st, code, err, errlen);
+  }
+  st = eddy_rt_list_set_item(rt, list, &it, &x, &out);
+  return st ? list_fail(st, code, err, errlen) : out;
+}
+
+void eddy_rt_entry_list_stack(eddy_rt_ctx_t *rt, const void *list,
+                              void *out_data, int32_t dtype, int32_t rank,
+                              const int64_t *dims, int32_t *code, char *err,
+                              size_t errlen) {
+  if (!list)
+    return;
+  eddy_rt_tensor_t t = eddy_rt_tensor_empty();
+  eddy_rt_status_t st = eddy_rt_list_stack(rt, list, &t);
+  if (st) {
+    list_fail(st, code, err, errlen);
+    return;
+  }
+  copy_out(&t, "tl.stack", out_data, dtype, rank, dims, code, err, errlen);
+}
