@@ -1,0 +1,38 @@
+/// `eddy run --mode=compiled` (see run_compiled.h).
+#include "tools/eddy/run_compiled.h"
+
+#include "backend-cpu/cpu.h"
+
+#include <stdlib.h>
+
+eddy_status_t eddy_cli_run_compiled(eddy_rt_ctx_t *rt, const eddy_module_t *m,
+                                    const eddy_op_t *func,
+                                    const eddy_eval_value_t *args,
+                                    size_t num_args,
+                                    eddy_eval_value_t *out_results,
+                                    size_t num_results) {
+  for (size_t i = 0; i < num_args; i++)
+    if (args[i].kind != EDDY_EVAL_TENSOR)
+      return eddy_status_create(EDDY_ERR_UNSUPPORTED,
+                                "--mode=compiled: argument %zu is not a tensor",
+                                i);
+  eddy_cpu_jit_t *jit = NULL;
+  // A fixed prefix: function names need not be C identifiers.
+  eddy_cpu_opts_t o = eddy_cpu_opts_default();
+  o.prefix = "eddy_jit";
+  EDDY_RETURN_IF_ERROR(
+      eddy_cpu_jit_create(m, eddy_ir_func_name(func), &o, &jit));
+  eddy_rt_tensor_t *ts = calloc(num_args + num_results + 1, sizeof(*ts));
+  if (!ts) {
+    eddy_cpu_jit_destroy(jit);
+    return eddy_status_create(EDDY_ERR_RESOURCE, "out of memory");
+  }
+  for (size_t i = 0; i < num_args; i++)
+    ts[i] = args[i].tensor; // borrowed: the entry only reads
+  eddy_status_t st = eddy_cpu_jit_run(jit, rt, ts, ts + num_args);
+  for (size_t i = 0; !st && i < num_results; i++)
+    out_results[i] = eddy_eval_value_from_tensor(&ts[num_args + i]);
+  free(ts);
+  eddy_cpu_jit_destroy(jit);
+  return st;
+}

@@ -1,0 +1,17 @@
+/// `eddy run --mode=compiled`: JIT-compile the entry with backend-cpu and run
+/// it in-process on the evaluator's input values.
+#ifndef EDDY_TOOLS_EDDY_RUN_COMPILED_H
+#define EDDY_TOOLS_EDDY_RUN_COMPILED_H
+
+#include "runtime/eval/eval.h"
+
+/// Compiles func of m (a verified module) and runs it on args (borrowed
+/// tensors); writes owned results to out_results[0..num_results).
+eddy_status_t eddy_cli_run_compiled(eddy_rt_ctx_t *rt, const eddy_module_t *m,
+                                    const eddy_op_t *func,
+                                    const eddy_eval_value_t *args,
+                                    size_t num_args,
+                                    eddy_eval_value_t *out_results,
+                                    size_t num_results);
+
+#endif
