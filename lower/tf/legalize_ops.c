@@ -291,34 +291,19 @@ static eddy_status_t lower_list(eddy_tfl_t *z, const eddy_op_t *op,
                               "(functionalize threads a stack entered "
                               "directly into one frame that pushes and one "
                               "that pops, outside conds)");
-  if (strcmp(t, "TensorListPushBack") == 0 ||
-      strcmp(t, "StackPushV2") == 0) {
+  if (strcmp(t, "TensorListPushBack") == 0) {
     eddy_value_t *ops[2] = {in(z, op, 0), in(z, op, 1)};
     EDDY_RETURN_IF_ERROR(
         eddy_tfl_build(z, op, "tl.push_back", ops, 2, NULL, 0, &r));
-    if (strcmp(t, "StackPushV2") == 0) {
-      // v1 stacks only reach here after functionalize threaded them: the
-      // pushed value is the op's result, the new list its second.
-      out1(z, op, ops[1]);
-      if (op->num_results > 1)
-        eddy_tfl_set(z, &op->results[1], r);
-      return NULL;
-    }
     out1(z, op, r);
     return NULL;
   }
-  if (strcmp(t, "TensorListPopBack") == 0 || strcmp(t, "StackPopV2") == 0) {
+  if (strcmp(t, "TensorListPopBack") == 0) {
     eddy_value_t *l = in(z, op, 0);
     eddy_op_t *o = NULL;
     EDDY_RETURN_IF_ERROR(
         eddy_tfl_build_typed(z, op, "tl.pop_back", &l, 1, NULL, 0, NULL, 0,
                              &o));
-    if (strcmp(t, "StackPopV2") == 0) {
-      out1(z, op, eddy_ir_op_result(o, 1));
-      if (op->num_results > 1)
-        eddy_tfl_set(z, &op->results[1], eddy_ir_op_result(o, 0));
-      return NULL;
-    }
     eddy_tfl_set(z, &op->results[0], eddy_ir_op_result(o, 0));
     eddy_tfl_set(z, &op->results[1], eddy_ir_op_result(o, 1));
     return NULL;

@@ -21,13 +21,6 @@ static bool is(const eddy_op_t *op, const char *name) {
   return op && eddy_ir_op_is(op, name);
 }
 
-/// The value under df.after wrappers.
-static eddy_value_t *strip_after(eddy_value_t *v) {
-  while (v->def && is(v->def, "df.after"))
-    v = eddy_ir_op_operand(v->def, 0);
-  return v;
-}
-
 /// The LoopCond of the frame an Enter belongs to: the one driving the
 /// Switch of a Merge of an Enter with the same frame_name.
 static eddy_op_t *frame_loopcond(eddy_block_t *b, const eddy_attr_t *frame) {
@@ -154,8 +147,7 @@ static eddy_status_t thread_stack(eddy_ctx_t *ctx, eddy_block_t *b,
   eddy_builder_t bb;
   eddy_ir_builder_init(&bb, ctx);
   eddy_ir_builder_set_after(&bb, push);
-  eddy_value_t *pops[2] = {cur, strip_after(eddy_ir_op_operand(push, 1))};
-  pops[1] = eddy_ir_op_operand(push, 1);
+  eddy_value_t *pops[2] = {cur, eddy_ir_op_operand(push, 1)};
   const eddy_type_t *lt = stack->results[0].type;
   eddy_named_attr_t da = eddy_ir_named_attr(
       ctx, "element_dtype", eddy_ir_op_attr(stack, "elem_type"));
