@@ -805,6 +805,17 @@ static const char *k_decls =
     "!llvm.ptr, i32, i32, !llvm.ptr, !llvm.ptr, !llvm.ptr, i64) -> "
     "!llvm.ptr\n"
     "func.func private @eddy_rt_entry_list_length(!llvm.ptr) -> i64\n"
+    "func.func private @eddy_rt_entry_list_reserve(!llvm.ptr, i32, i32, "
+    "!llvm.ptr, i64, !llvm.ptr, !llvm.ptr, i64) -> !llvm.ptr\n"
+    "func.func private @eddy_rt_entry_list_from_tensor(!llvm.ptr, !llvm.ptr, "
+    "i32, i32, !llvm.ptr, !llvm.ptr, !llvm.ptr, i64) -> !llvm.ptr\n"
+    "func.func private @eddy_rt_entry_list_get(!llvm.ptr, !llvm.ptr, i64, "
+    "!llvm.ptr, i32, i32, !llvm.ptr, !llvm.ptr, !llvm.ptr, i64)\n"
+    "func.func private @eddy_rt_entry_list_set(!llvm.ptr, !llvm.ptr, i32, i64, "
+    "!llvm.ptr, i32, i32, !llvm.ptr, !llvm.ptr, !llvm.ptr, i64) -> "
+    "!llvm.ptr\n"
+    "func.func private @eddy_rt_entry_list_stack(!llvm.ptr, !llvm.ptr, "
+    "!llvm.ptr, i32, i32, !llvm.ptr, !llvm.ptr, !llvm.ptr, i64)\n"
     "func.func private @eddy_rt_entry_list_retain(!llvm.ptr)\n"
     "func.func private @eddy_rt_entry_list_release(!llvm.ptr)\n";
 
@@ -1030,7 +1041,7 @@ eddy_cpu_opts_t eddy_cpu_opts_default(void) {
 }
 
 eddy_status_t cpu_find_entry(const eddy_module_t *m, const char *entry,
-                                eddy_op_t **out) {
+                             eddy_op_t **out) {
   *out = eddy_ir_module_lookup_func(m, entry);
   if (!*out)
     return eddy_status_create(EDDY_ERR_NOT_FOUND,

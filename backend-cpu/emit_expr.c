@@ -605,7 +605,7 @@ static void mm_index(cpu_emit_t *e, const eddy_type_t *ot,
   idx[ot->rank - 1] = col;
 }
 
-/// matmul with b not transposed: for each row i of the result, a row of
+/// matmul: for each row i of the result, a row of
 /// accumulators acc[0..N) gets acc[j] += a[i,k] * b[k,j] for k = 0..K-1. The
 /// inner loop over j reads b's rows contiguously (LLVM vectorizes it), and
 /// every element still sums its products in the order k = 0..K-1, in f64
@@ -624,6 +624,27 @@ static eddy_status_t kernel_matmul_rows(cpu_emit_t *e, eddy_op_t *op) {
   const char *acc_t = cpu_reg_type(acc_dt);
   const eddy_type_t *acc_ty = eddy_ir_tensor_type_get(e->ctx, acc_dt, 1, &n);
   int acc = cpu_alloc_buf(e, acc_ty);
+  // transpose_b: b is copied transposed into a scratch buffer first (K*N
+  // moves against M*N*K multiply-adds), so the inner loop reads rows.
+  bool tb = eddy_ir_op_attr_bool(op, "transpose_b", false);
+  const eddy_type_t *bty = bt;
+  int bbuf = -1;
+  if (tb) {
+    int64_t d[EDDY_RT_MAX_RANK];
+    memcpy(d, bt->dims, sizeof(int64_t) * (size_t)bt->rank);
+    d[bt->rank - 2] = bt->dims[bt->rank - 1];
+    d[bt->rank - 1] = bt->dims[bt->rank - 2];
+    bty = eddy_ir_tensor_type_get(e->ctx, bt->dtype, bt->rank, d);
+    bbuf = cpu_alloc_buf(e, bty);
+    int tidx[EDDY_RT_MAX_RANK], sidx[EDDY_RT_MAX_RANK], v;
+    cpu_loops_open(e, bty->rank, bty->dims, tidx);
+    memcpy(sidx, tidx, sizeof(int) * (size_t)bty->rank);
+    sidx[bty->rank - 2] = tidx[bty->rank - 1];
+    sidx[bty->rank - 1] = tidx[bty->rank - 2];
+    EDDY_RETURN_IF_ERROR(cpu_expr(e, b, sidx, &v));
+    cpu_store(e, bbuf, bty, tidx, v);
+    cpu_loops_close(e, bty->rank);
+  }
   int oidx[EDDY_RT_MAX_RANK], j[1];
   cpu_loops_open(e, r - 1, rt->dims, oidx);
   cpu_loops_open(e, 1, &n, j);
@@ -643,8 +664,11 @@ static eddy_status_t kernel_matmul_rows(cpu_emit_t *e, eddy_op_t *op) {
     x = t;
   }
   cpu_loops_open(e, 1, &n, j);
-  mm_index(e, bt, rt, oidx, kv[0], j[0], bidx);
-  EDDY_RETURN_IF_ERROR(cpu_expr(e, b, bidx, &y));
+  mm_index(e, bty, rt, oidx, kv[0], j[0], bidx);
+  if (tb)
+    y = cpu_load(e, bbuf, bty, bidx);
+  else
+    EDDY_RETURN_IF_ERROR(cpu_expr(e, b, bidx, &y));
   if (fl && dt != EDDY_DT_F64) {
     int t = cpu_fresh(e);
     cpu_p(e, "%%t%d = arith.extf %%t%d : %s to f64\n", t, to_calc(e, dt, y),
@@ -666,75 +690,6 @@ static eddy_status_t kernel_matmul_rows(cpu_emit_t *e, eddy_op_t *op) {
   oidx[r - 1] = j[0];
   cpu_store(e, rv->buf, rt, oidx, v);
   cpu_loops_close(e, 1 + (r - 1));
-  return NULL;
-}
-
-static eddy_status_t kernel_matmul(cpu_emit_t *e, eddy_op_t *op) {
-  if (!eddy_ir_op_attr_bool(op, "transpose_b", false))
-    return kernel_matmul_rows(e, op);
-  eddy_value_t *a = eddy_ir_op_operand(op, 0), *b = eddy_ir_op_operand(op, 1);
-  const eddy_type_t *at = a->type, *bt = b->type, *rt = op->results[0].type;
-  cpu_val_t *rv = cpu_val_get(e, &op->results[0]);
-  bool ta = eddy_ir_op_attr_bool(op, "transpose_a", false);
-  bool tb = eddy_ir_op_attr_bool(op, "transpose_b", false);
-  int64_t k = ta ? at->dims[at->rank - 2] : at->dims[at->rank - 1];
-  eddy_dtype_t dt = rt->dtype;
-  bool fl = eddy_dtype_is_float(dt);
-  const char *acc_t = fl ? "f64" : cpu_reg_type(dt);
-  int oidx[EDDY_RT_MAX_RANK];
-  cpu_loops_open(e, rt->rank, rt->dims, oidx);
-  int32_t r = rt->rank;
-  int init = fl ? fconst(e, "f64", 0.0) : iconst(e, acc_t, 0);
-  int lb = cpu_index_const(e, 0), ub = cpu_index_const(e, k);
-  int st = cpu_index_const(e, 1);
-  int kv = cpu_fresh(e), acc = cpu_fresh(e), res = cpu_fresh(e);
-  cpu_p(e,
-        "%%t%d = scf.for %%t%d = %%t%d to %%t%d step %%t%d iter_args(%%t%d = "
-        "%%t%d) -> (%s) {\n",
-        res, kv, lb, ub, st, acc, init, acc_t);
-  int aidx[EDDY_RT_MAX_RANK], bidx[EDDY_RT_MAX_RANK];
-  // Batch dims broadcast like numpy, aligned at the right of the batch part.
-  for (int32_t j = 0; j < at->rank - 2; j++) {
-    int32_t rj = j + (r - at->rank);
-    aidx[j] = at->dims[j] == 1 && rt->dims[rj] != 1 ? cpu_index_const(e, 0)
-                                                    : oidx[rj];
-  }
-  for (int32_t j = 0; j < bt->rank - 2; j++) {
-    int32_t rj = j + (r - bt->rank);
-    bidx[j] = bt->dims[j] == 1 && rt->dims[rj] != 1 ? cpu_index_const(e, 0)
-                                                    : oidx[rj];
-  }
-  aidx[at->rank - 2] = ta ? kv : oidx[r - 2];
-  aidx[at->rank - 1] = ta ? oidx[r - 2] : kv;
-  bidx[bt->rank - 2] = tb ? oidx[r - 1] : kv;
-  bidx[bt->rank - 1] = tb ? kv : oidx[r - 1];
-  int x, y;
-  EDDY_RETURN_IF_ERROR(cpu_expr(e, a, aidx, &x));
-  EDDY_RETURN_IF_ERROR(cpu_expr(e, b, bidx, &y));
-  int p;
-  if (fl) {
-    int xd = x, yd = y;
-    if (strcmp(cpu_reg_type(dt), "f64") != 0) {
-      xd = cpu_fresh(e);
-      yd = cpu_fresh(e);
-      cpu_p(e, "%%t%d = arith.extf %%t%d : %s to f64\n", xd, x,
-            cpu_reg_type(dt));
-      cpu_p(e, "%%t%d = arith.extf %%t%d : %s to f64\n", yd, y,
-            cpu_reg_type(dt));
-    }
-    p = op2(e, "arith.addf", acc, op2(e, "arith.mulf", xd, yd, "f64"), "f64");
-  } else {
-    p = op2(e, "arith.addi", acc, op2(e, "arith.muli", x, y, acc_t), acc_t);
-  }
-  cpu_p(e, "scf.yield %%t%d : %s\n}\n", p, acc_t);
-  int out = res;
-  if (fl && dt != EDDY_DT_F64) {
-    out = cpu_fresh(e);
-    cpu_p(e, "%%t%d = arith.truncf %%t%d : f64 to f32\n", out, res);
-    out = from_calc(e, dt, out);
-  }
-  cpu_store(e, rv->buf, rt, oidx, out);
-  cpu_loops_close(e, rt->rank);
   return NULL;
 }
 
@@ -984,7 +939,7 @@ eddy_status_t cpu_kernel(cpu_emit_t *e, eddy_op_t *op) {
   if (strncmp(n, "core.reduce_", 12) == 0)
     return kernel_reduce(e, op);
   if (eddy_ir_op_is(op, "core.matmul"))
-    return kernel_matmul(e, op);
+    return kernel_matmul_rows(e, op);
   if (eddy_ir_op_is(op, "core.reshape"))
     return kernel_reshape(e, op);
   if (eddy_ir_op_is(op, "core.transpose"))

@@ -110,7 +110,7 @@ void cpu_list_assign(cpu_emit_t *e, eddy_value_t *v, const eddy_op_t *user,
                      int dst);
 /// dst slot = a new reference to the list in slot src.
 void cpu_list_copy_slot(cpu_emit_t *e, int src, int dst);
-/// Emits the tl op (empty, push_back, pop_back, length).
+/// Emits a tl op (all of them; stack needs a static result type).
 eddy_status_t cpu_list_op(cpu_emit_t *e, eddy_op_t *op);
 /// Releases every list slot (emitted fresh at each exit of the entry).
 void cpu_list_cleanup(cpu_emit_t *e);

@@ -152,17 +152,128 @@ static eddy_status_t list_empty(cpu_emit_t *e, eddy_op_t *op) {
   return NULL;
 }
 
+/// %tN = pointer to the data of tensor operand x (a splat constant is
+/// materialized first).
+static eddy_status_t operand_ptr(cpu_emit_t *e, const eddy_op_t *op,
+                                 eddy_value_t *x, int *out) {
+  EDDY_RETURN_IF_ERROR(cpu_check_type(op, x->type));
+  int xbuf = cpu_val_get(e, x)->buf;
+  if (xbuf < 0) {
+    xbuf = cpu_alloc_buf(e, x->type);
+    EDDY_RETURN_IF_ERROR(cpu_copy_value(e, x, xbuf, x->type));
+  }
+  *out = buf_ptr(e, xbuf, x->type);
+  return NULL;
+}
+
+/// %tN = the scalar integer operand v as i64.
+static eddy_status_t index_i64(cpu_emit_t *e, eddy_value_t *v, int *out) {
+  int x;
+  EDDY_RETURN_IF_ERROR(cpu_expr(e, v, NULL, &x));
+  if (v->type->dtype != EDDY_DT_I64) {
+    int t = cpu_fresh(e);
+    cpu_p(e, "%%t%d = arith.extsi %%t%d : %s to i64\n", t, x,
+          cpu_reg_type(v->type->dtype));
+    x = t;
+  }
+  *out = x;
+  return NULL;
+}
+
+static eddy_status_t list_reserve(cpu_emit_t *e, eddy_op_t *op) {
+  const eddy_type_t *elem = op->results[0].type->elem;
+  int n;
+  EDDY_RETURN_IF_ERROR(index_i64(e, eddy_ir_op_operand(op, 0), &n));
+  int rs = cpu_list_slot(e);
+  cpu_val_new(e, &op->results[0])->buf = rs;
+  int dt, rk, dp;
+  item_args(e, elem, &dt, &rk, &dp);
+  int p = cpu_fresh(e);
+  cpu_p(e,
+        "%%t%d = func.call @eddy_rt_entry_list_reserve(%%rt, %%t%d, %%t%d, "
+        "%%t%d, %%t%d, %%t%d, %%err, %%errlen) : (!llvm.ptr, i32, i32, "
+        "!llvm.ptr, i64, !llvm.ptr, !llvm.ptr, i64) -> !llvm.ptr\n",
+        p, dt, rk, dp, n, e->eflag_ptr);
+  slot_set(e, rs, p);
+  return NULL;
+}
+
+static eddy_status_t list_from_tensor(cpu_emit_t *e, eddy_op_t *op) {
+  eddy_value_t *x = eddy_ir_op_operand(op, 0);
+  int data;
+  EDDY_RETURN_IF_ERROR(operand_ptr(e, op, x, &data));
+  int rs = cpu_list_slot(e);
+  cpu_val_new(e, &op->results[0])->buf = rs;
+  int dt, rk, dp;
+  item_args(e, x->type, &dt, &rk, &dp);
+  int p = cpu_fresh(e);
+  cpu_p(e,
+        "%%t%d = func.call @eddy_rt_entry_list_from_tensor(%%rt, %%t%d, "
+        "%%t%d, %%t%d, %%t%d, %%t%d, %%err, %%errlen) : (!llvm.ptr, "
+        "!llvm.ptr, i32, i32, !llvm.ptr, !llvm.ptr, !llvm.ptr, i64) -> "
+        "!llvm.ptr\n",
+        p, data, dt, rk, dp, e->eflag_ptr);
+  slot_set(e, rs, p);
+  return NULL;
+}
+
+/// get_item and stack: a tensor copied out of a list that is only read.
+static eddy_status_t list_read(cpu_emit_t *e, eddy_op_t *op, bool stack) {
+  const eddy_type_t *xt = op->results[0].type;
+  EDDY_RETURN_IF_ERROR(cpu_check_type(op, xt));
+  int idx = -1;
+  if (!stack)
+    EDDY_RETURN_IF_ERROR(index_i64(e, eddy_ir_op_operand(op, 1), &idx));
+  int xbuf = cpu_result_buf(e, &op->results[0]);
+  cpu_val_new(e, &op->results[0])->buf = xbuf;
+  int data = buf_ptr(e, xbuf, xt);
+  int lp = slot_load(e, cpu_val_get(e, eddy_ir_op_operand(op, 0))->buf);
+  int dt, rk, dp;
+  item_args(e, xt, &dt, &rk, &dp);
+  if (stack)
+    cpu_p(e,
+          "func.call @eddy_rt_entry_list_stack(%%rt, %%t%d, %%t%d, %%t%d, "
+          "%%t%d, %%t%d, %%t%d, %%err, %%errlen) : (!llvm.ptr, !llvm.ptr, "
+          "!llvm.ptr, i32, i32, !llvm.ptr, !llvm.ptr, !llvm.ptr, i64) -> ()\n",
+          lp, data, dt, rk, dp, e->eflag_ptr);
+  else
+    cpu_p(e,
+          "func.call @eddy_rt_entry_list_get(%%rt, %%t%d, %%t%d, %%t%d, "
+          "%%t%d, %%t%d, %%t%d, %%t%d, %%err, %%errlen) : (!llvm.ptr, "
+          "!llvm.ptr, i64, !llvm.ptr, i32, i32, !llvm.ptr, !llvm.ptr, "
+          "!llvm.ptr, i64) -> ()\n",
+          lp, idx, data, dt, rk, dp, e->eflag_ptr);
+  return NULL;
+}
+
+static eddy_status_t list_set(cpu_emit_t *e, eddy_op_t *op) {
+  eddy_value_t *l = eddy_ir_op_operand(op, 0), *x = eddy_ir_op_operand(op, 2);
+  int idx, data;
+  EDDY_RETURN_IF_ERROR(index_i64(e, eddy_ir_op_operand(op, 1), &idx));
+  EDDY_RETURN_IF_ERROR(operand_ptr(e, op, x, &data));
+  int rs = cpu_list_slot(e);
+  bool moved;
+  int lp = take(e, l, op, &moved);
+  int mv = bool_const(e, moved);
+  int dt, rk, dp;
+  item_args(e, x->type, &dt, &rk, &dp);
+  int p = cpu_fresh(e);
+  cpu_p(e,
+        "%%t%d = func.call @eddy_rt_entry_list_set(%%rt, %%t%d, %%t%d, "
+        "%%t%d, %%t%d, %%t%d, %%t%d, %%t%d, %%t%d, %%err, %%errlen) : "
+        "(!llvm.ptr, !llvm.ptr, i32, i64, !llvm.ptr, i32, i32, !llvm.ptr, "
+        "!llvm.ptr, !llvm.ptr, i64) -> !llvm.ptr\n",
+        p, lp, mv, idx, data, dt, rk, dp, e->eflag_ptr);
+  slot_set(e, rs, p);
+  cpu_val_new(e, &op->results[0])->buf = rs;
+  return NULL;
+}
+
 static eddy_status_t list_push(cpu_emit_t *e, eddy_op_t *op) {
   eddy_value_t *l = eddy_ir_op_operand(op, 0), *x = eddy_ir_op_operand(op, 1);
   const eddy_type_t *xt = x->type;
-  EDDY_RETURN_IF_ERROR(cpu_check_type(op, xt));
-  cpu_val_t *xv = cpu_val_get(e, x);
-  int xbuf = xv->buf;
-  if (xbuf < 0) { // a splat constant: materialize it
-    xbuf = cpu_alloc_buf(e, xt);
-    EDDY_RETURN_IF_ERROR(cpu_copy_value(e, x, xbuf, xt));
-  }
-  int data = buf_ptr(e, xbuf, xt);
+  int data;
+  EDDY_RETURN_IF_ERROR(operand_ptr(e, op, x, &data));
   int rs = cpu_list_slot(e);
   bool moved;
   int lp = take(e, l, op, &moved);
@@ -237,7 +348,15 @@ eddy_status_t cpu_list_op(cpu_emit_t *e, eddy_op_t *op) {
     return list_pop(e, op);
   if (eddy_ir_op_is(op, "tl.length"))
     return list_length(e, op);
-  return cpu_unsupported(op, "is not supported by the CPU backend yet (of "
-                             "the tl ops: empty, push_back, pop_back, "
-                             "length)");
+  if (eddy_ir_op_is(op, "tl.reserve"))
+    return list_reserve(e, op);
+  if (eddy_ir_op_is(op, "tl.from_tensor"))
+    return list_from_tensor(e, op);
+  if (eddy_ir_op_is(op, "tl.get_item"))
+    return list_read(e, op, false);
+  if (eddy_ir_op_is(op, "tl.stack"))
+    return list_read(e, op, true);
+  if (eddy_ir_op_is(op, "tl.set_item"))
+    return list_set(e, op);
+  return cpu_unsupported(op, "is not supported by the CPU backend yet");
 }

@@ -255,9 +255,9 @@ void eddy_rt_entry_list_retain(void *list) {
 
 void eddy_rt_entry_list_release(void *list) { eddy_rt_list_release(list); }
 
-void *eddy_rt_entry_list_reserve(eddy_rt_ctx_t *rt, int32_t dtype,
-                                 int32_t rank, const int64_t *dims, int64_t n,
-                                 int32_t *code, char *err, size_t errlen) {
+void *eddy_rt_entry_list_reserve(eddy_rt_ctx_t *rt, int32_t dtype, int32_t rank,
+                                 const int64_t *dims, int64_t n, int32_t *code,
+                                 char *err, size_t errlen) {
   eddy_rt_elem_shape_t shape;
   eddy_rt_tensor_t nt;
   eddy_rt_list_t *l = NULL;
