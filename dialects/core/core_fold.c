@@ -23,11 +23,49 @@ bool eddy_core_shape_fits(const eddy_type_t *t) {
   return true;
 }
 
+/// The declared type of result i refined with what the shape function
+/// derives from the current operand types. A fold may have made an operand
+/// a static constant after shape-infer ran: without this the op would only
+/// fold after another shape-infer, and the pipeline would need two runs.
+static const eddy_type_t *core_refined_result_type(const eddy_fold_ctx_t *fc,
+                                                   size_t i) {
+  const eddy_op_t *op = fc->op;
+  const eddy_type_t *declared = op->results[i].type;
+  enum { MAX_OPERANDS = 16 };
+  if (eddy_ir_type_is_static(declared) || !op->def || !op->def->infer ||
+      op->num_operands > MAX_OPERANDS)
+    return declared;
+  const eddy_type_t *types[MAX_OPERANDS];
+  for (uint32_t k = 0; k < op->num_operands; k++)
+    types[k] = op->operands[k].value->type;
+  eddy_infer_ctx_t ic = {
+      .ctx = fc->ctx,
+      .def = op->def,
+      .operand_types = types,
+      .num_operands = op->num_operands,
+      .attrs = op->attrs,
+      .num_attrs = op->num_attrs,
+      .loc = op->loc,
+      .op = op,
+  };
+  eddy_status_t st = op->def->infer(&ic);
+  const eddy_type_t *t = declared;
+  if (!st && i < ic.num_results) {
+    const eddy_type_t *r = eddy_ir_type_refine(fc->ctx, declared,
+                                               ic.results[i]);
+    if (r)
+      t = r;
+  }
+  eddy_status_destroy(st);
+  free((void *)ic.results);
+  return t;
+}
+
 const eddy_type_t *eddy_core_fold_result_type(const eddy_fold_ctx_t *fc,
                                               size_t i) {
   if (i >= fc->op->num_results)
     return NULL;
-  const eddy_type_t *t = fc->op->results[i].type;
+  const eddy_type_t *t = core_refined_result_type(fc, i);
   if (!eddy_core_shape_fits(t))
     return NULL;
   int64_t n = eddy_ir_type_num_elements(t);
@@ -179,12 +217,25 @@ bool eddy_core_fold_to(eddy_fold_ctx_t *fc, eddy_value_t *v) {
   return true;
 }
 
+const eddy_attr_t *eddy_core_dense_from_f64(eddy_ctx_t *ctx,
+                                            const eddy_type_t *rt, double *f,
+                                            size_t n) {
+  /* The attribute builder rounds a double to f16/bf16 once, as a literal
+     should be; computed values go double -> f32 -> f16 like the kernels
+     (docs/dialects/core.md), which differs for doubles just above an f16
+     midpoint. */
+  if (rt->dtype == EDDY_DT_F16 || rt->dtype == EDDY_DT_BF16)
+    for (size_t k = 0; k < n; k++)
+      f[k] = (double)(float)f[k];
+  return eddy_ir_dense_attr_from_f64(ctx, rt, f, n);
+}
+
 /// Stores a computed result: doubles for float dtypes, int64s otherwise.
 static bool core_fold_store(eddy_fold_ctx_t *fc, const eddy_type_t *rt,
-                            const double *f, const int64_t *i, int64_t n) {
+                            double *f, const int64_t *i, int64_t n) {
   const eddy_attr_t *a =
       eddy_dtype_is_float(rt->dtype)
-          ? eddy_ir_dense_attr_from_f64(fc->ctx, rt, f, (size_t)n)
+          ? eddy_core_dense_from_f64(fc->ctx, rt, f, (size_t)n)
           : eddy_ir_dense_attr_from_i64(fc->ctx, rt, i, (size_t)n);
   if (!a)
     return false;
@@ -471,6 +522,49 @@ static bool core_const_is(const eddy_attr_t *c, bool is_float,
   return is_float ? core_all_f64(c, want_f) : core_all_i64(c, want_i);
 }
 
+/// Result 0 of a broadcasting op becomes its operand i. Equal types are not
+/// enough when they are dynamic: add(x: tensor<*xf32>, c: tensor<1x1xf32>)
+/// declared tensor<*xf32> is [1, 1] for a scalar x. So either the type is
+/// static (then it is the result's shape) or every other operand is a
+/// scalar, which cannot widen anything.
+static bool core_fold_to_operand(eddy_fold_ctx_t *fc, uint32_t i) {
+  eddy_value_t *v = eddy_ir_op_operand(fc->op, i);
+  if (!eddy_ir_type_is_static(v->type))
+    for (uint32_t j = 0; j < fc->op->num_operands; j++)
+      if (j != i && !eddy_ir_type_is_scalar(fc->op->operands[j].value->type))
+        return false;
+  return eddy_core_fold_to(fc, v);
+}
+
+/// a and b are the same value or computed the same way by side-effect-free
+/// ops (what cse would merge), up to a small depth. Lets and(x, x') fold in
+/// the same canonicalize run that precedes cse, so that the default
+/// pipeline reaches its fixpoint in one run.
+static bool core_same_value(const eddy_value_t *a, const eddy_value_t *b,
+                            int depth) {
+  if (a == b)
+    return true;
+  const eddy_op_t *x = a->def, *y = b->def;
+  if (depth <= 0 || !x || !y || x->def != y->def || !x->def ||
+      !(x->def->traits & EDDY_TRAIT_PURE) || x->num_regions ||
+      y->num_regions || a->index != b->index || a->type != b->type ||
+      x->num_operands != y->num_operands || x->num_attrs != y->num_attrs ||
+      x->num_results != y->num_results)
+    return false;
+  for (uint32_t i = 0; i < x->num_attrs; i++)
+    if (x->attrs[i].name != y->attrs[i].name ||
+        x->attrs[i].value != y->attrs[i].value)
+      return false;
+  for (uint32_t i = 0; i < x->num_results; i++)
+    if (x->results[i].type != y->results[i].type)
+      return false;
+  for (uint32_t i = 0; i < x->num_operands; i++)
+    if (!core_same_value(x->operands[i].value, y->operands[i].value,
+                         depth - 1))
+      return false;
+  return true;
+}
+
 /// x+0, x-0, x*1, x/1 and friends, returning an operand unchanged. For
 /// floats only the identities exact for every x (signed zeros included)
 /// are used: x + -0.0, x - +0.0, x * 1, x / 1.
@@ -478,7 +572,8 @@ static bool core_simplify_binary(eddy_fold_ctx_t *fc, eddy_core_op_kind_t k) {
   eddy_value_t *a = eddy_ir_op_operand(fc->op, 0);
   eddy_value_t *b = eddy_ir_op_operand(fc->op, 1);
   const eddy_attr_t *ca = fc->operand_consts[0], *cb = fc->operand_consts[1];
-  if ((k == EDDY_CORE_OP_AND || k == EDDY_CORE_OP_OR) && a == b)
+  if ((k == EDDY_CORE_OP_AND || k == EDDY_CORE_OP_OR) &&
+      core_same_value(a, b, 8))
     return eddy_core_fold_to(fc, a);
   if (!eddy_ir_type_is_tensor(a->type) || a->type->dtype == EDDY_DT_I1)
     return false;
@@ -486,18 +581,20 @@ static bool core_simplify_binary(eddy_fold_ctx_t *fc, eddy_core_op_kind_t k) {
   switch (k) {
   case EDDY_CORE_OP_ADD:
     return (core_const_is(cb, fl, core_is_neg_zero, 0) &&
-            eddy_core_fold_to(fc, a)) ||
+            core_fold_to_operand(fc, 0)) ||
            (core_const_is(ca, fl, core_is_neg_zero, 0) &&
-            eddy_core_fold_to(fc, b));
+            core_fold_to_operand(fc, 1));
   case EDDY_CORE_OP_SUB:
     return core_const_is(cb, fl, core_is_pos_zero, 0) &&
-           eddy_core_fold_to(fc, a);
+           core_fold_to_operand(fc, 0);
   case EDDY_CORE_OP_MUL:
     return (core_const_is(cb, fl, core_is_one, 1) &&
-            eddy_core_fold_to(fc, a)) ||
-           (core_const_is(ca, fl, core_is_one, 1) && eddy_core_fold_to(fc, b));
+            core_fold_to_operand(fc, 0)) ||
+           (core_const_is(ca, fl, core_is_one, 1) &&
+            core_fold_to_operand(fc, 1));
   case EDDY_CORE_OP_DIV:
-    return core_const_is(cb, fl, core_is_one, 1) && eddy_core_fold_to(fc, a);
+    return core_const_is(cb, fl, core_is_one, 1) &&
+           core_fold_to_operand(fc, 0);
   default:
     return false;
   }
@@ -598,10 +695,14 @@ bool eddy_core_fold_select(eddy_fold_ctx_t *fc) {
     free(buf);
     return fc->results[0].attr != NULL;
   }
-  /* A predicate that is the same everywhere picks one operand. */
+  /* A predicate that is the same everywhere picks one operand. An empty
+     predicate has no element to read (the result is empty too, but may
+     differ in shape from both operands: leave it). */
+  if (eddy_ir_type_num_elements(cc->type) <= 0)
+    return false;
   if (cc->u.dense.splat || core_all_i64(cc, eddy_core_elem_i64(cc, 0))) {
     bool c = eddy_core_elem_i64(cc, 0) != 0;
-    return eddy_core_fold_to(fc, eddy_ir_op_operand(op, c ? 1 : 2));
+    return core_fold_to_operand(fc, c ? 1 : 2);
   }
   return false;
 }

@@ -168,7 +168,7 @@ bool eddy_core_fold_reduce(eddy_fold_ctx_t *fc) {
   }
   const eddy_attr_t *a = NULL;
   if (ok)
-    a = is_float ? eddy_ir_dense_attr_from_f64(fc->ctx, rt, f, (size_t)out_n)
+    a = is_float ? eddy_core_dense_from_f64(fc->ctx, rt, f, (size_t)out_n)
                  : eddy_ir_dense_attr_from_i64(fc->ctx, rt, iv, (size_t)out_n);
   free(f);
   free(iv);
@@ -252,7 +252,7 @@ bool eddy_core_fold_matmul(eddy_fold_ctx_t *fc) {
   }
   const eddy_attr_t *a = NULL;
   if (ok)
-    a = is_float ? eddy_ir_dense_attr_from_f64(fc->ctx, rt, f, (size_t)out_n)
+    a = is_float ? eddy_core_dense_from_f64(fc->ctx, rt, f, (size_t)out_n)
                  : eddy_ir_dense_attr_from_i64(fc->ctx, rt, iv, (size_t)out_n);
   free(f);
   free(iv);
@@ -449,7 +449,7 @@ bool eddy_core_fold_split(eddy_fold_ctx_t *fc) {
       return false;
   }
   for (int64_t k = 0; k < num; k++) {
-    const eddy_type_t *rt = op->results[k].type;
+    const eddy_type_t *rt = eddy_core_fold_result_type(fc, (size_t)k);
     fc->results[k].attr = eddy_core_fold_gather_elems(
         fc->ctx, rt, c, k * part * strides[ax], strides);
     if (!fc->results[k].attr) {

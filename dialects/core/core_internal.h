@@ -157,9 +157,17 @@ eddy_status_t eddy_core_verify_iota(const eddy_op_t *op);
 /// Folders only read constants of such types.
 bool eddy_core_shape_fits(const eddy_type_t *t);
 /// The type of result i when folding may produce it: a static tensor of at
-/// most EDDY_CORE_FOLD_MAX_ELEMENTS elements; else NULL.
+/// most EDDY_CORE_FOLD_MAX_ELEMENTS elements; else NULL. A dynamic declared
+/// type is first refined with the shape function on the current operand
+/// types.
 const eddy_type_t *eddy_core_fold_result_type(const eddy_fold_ctx_t *fc,
                                               size_t i);
+/// A dense constant of the float type rt from n computed doubles (n == 1: a
+/// splat), rounded like the kernels: f16 and bf16 through f32. f is
+/// overwritten with the rounded values. NULL on failure.
+const eddy_attr_t *eddy_core_dense_from_f64(eddy_ctx_t *ctx,
+                                            const eddy_type_t *rt, double *f,
+                                            size_t n);
 /// Replaces result 0 by v when v has exactly the result's type, so that no
 /// broadcast or type change is hidden. True when it did.
 bool eddy_core_fold_to(eddy_fold_ctx_t *fc, eddy_value_t *v);

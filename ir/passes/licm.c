@@ -2,9 +2,10 @@
 ///
 /// Moves PURE ops without regions from the top level of a loop's cond and
 /// body blocks to right before the loop when every operand is defined
-/// outside the loop. Ops are visited in order, so a chain of invariant ops
-/// moves together; loops are handled innermost first, so an op can leave
-/// several loops in one run.
+/// outside the loop. From the body (which may run zero times) only ops that
+/// cannot fail at run time move. Ops are visited in order, so a chain of
+/// invariant ops moves together; loops are handled innermost first, so an
+/// op can leave several loops in one run.
 #include "ir/passes/pass_util.h"
 #include "ir/passes/passes.h"
 
@@ -34,9 +35,15 @@ static eddy_walk_result_t collect_loop(eddy_op_t *op, void *user) {
   return EDDY_WALK_ADVANCE;
 }
 
-static bool is_invariant(const eddy_op_t *op, const eddy_op_t *loop) {
+/// `speculative`: the op's block may not run at all (the body of a loop
+/// that may run zero times). Hoisting an op that can fail out of it would
+/// turn a working program into a failing one, so those stay. The cond
+/// block runs at least once whenever the loop is reached.
+static bool is_invariant(const eddy_op_t *op, const eddy_op_t *loop,
+                         bool speculative) {
   if (op->num_regions > 0 || !eddy_passes_op_is_pure(op) ||
-      eddy_ir_op_has_trait(op, EDDY_TRAIT_TERMINATOR))
+      eddy_ir_op_has_trait(op, EDDY_TRAIT_TERMINATOR) ||
+      (speculative && eddy_passes_op_may_fail(op)))
     return false;
   for (uint32_t i = 0; i < op->num_operands; i++)
     if (!eddy_passes_value_defined_outside(op->operands[i].value, loop))
@@ -50,7 +57,7 @@ static int64_t hoist_from(eddy_op_t *loop) {
     for (eddy_block_t *b = loop->regions[r].first; b; b = b->next)
       for (eddy_op_t *op = b->first, *next; op; op = next) {
         next = op->next;
-        if (is_invariant(op, loop)) {
+        if (is_invariant(op, loop, r == 1)) {
           eddy_ir_op_move_before(op, loop);
           moved++;
         }

@@ -50,6 +50,30 @@ bool eddy_passes_op_is_dead(const eddy_op_t *op) {
          eddy_passes_op_is_effect_free(op);
 }
 
+static bool is_static_tensor(const eddy_type_t *t) {
+  return eddy_ir_type_is_tensor(t) && eddy_ir_type_is_static(t);
+}
+
+bool eddy_passes_op_may_fail(const eddy_op_t *op) {
+  if (eddy_ir_op_is(op, "core.gather"))
+    return true;
+  for (uint32_t i = 0; i < op->num_results; i++)
+    if (!eddy_ir_type_is_tensor(op->results[i].type))
+      return true;
+  // Elementwise ops without broadcasting (unary math, cast, not) and shape
+  // queries work on any shape.
+  if ((eddy_ir_op_has_trait(op, EDDY_TRAIT_ELEMENTWISE) &&
+       !eddy_ir_op_has_trait(op, EDDY_TRAIT_BROADCAST)) ||
+      eddy_ir_op_is(op, "core.shape") || eddy_ir_op_is(op, "core.dim"))
+    return false;
+  // Otherwise the verifier checked every shape rule when the operands are
+  // static; with a dynamic one the kernel checks at run time.
+  for (uint32_t i = 0; i < op->num_operands; i++)
+    if (!is_static_tensor(op->operands[i].value->type))
+      return true;
+  return false;
+}
+
 eddy_op_t *eddy_passes_value_owner(const eddy_value_t *v) {
   if (v->def)
     return v->def;

@@ -19,6 +19,14 @@ bool eddy_passes_op_is_effect_free(const eddy_op_t *op);
 /// not a terminator, and it is PURE; an op with regions (ctl.if, ctl.while)
 /// qualifies when everything inside it is pure too.
 bool eddy_passes_op_is_dead(const eddy_op_t *op);
+/// op might fail at run time even though the IR verified: core.gather (its
+/// indices are checked when it runs), ops with a non-tensor result (list
+/// ops can fail on their contents), and ops with an operand that is not a
+/// static tensor (broadcasts, reshapes, slices, matmuls and splits on
+/// dynamic shapes are checked at run time) unless they are elementwise
+/// without broadcasting or shape queries. Conservative: false means it
+/// cannot fail.
+bool eddy_passes_op_may_fail(const eddy_op_t *op);
 /// The op that defines v or owns v's block (NULL for a detached value).
 eddy_op_t *eddy_passes_value_owner(const eddy_value_t *v);
 /// v is defined outside `op` (not by op nor anywhere inside its regions).
