@@ -83,7 +83,7 @@ void ad_replace(ad_t *ad, eddy_value_t *from, eddy_value_t *to) {
 }
 
 bool ad_is_diff(const eddy_type_t *t) {
-  if (t->kind == EDDY_TYPE_LIST)
+  while (t->kind == EDDY_TYPE_LIST) // lists of lists included
     t = t->elem;
   return t->kind == EDDY_TYPE_TENSOR && eddy_dtype_is_float(t->dtype);
 }
@@ -344,20 +344,15 @@ static eddy_status_t ad_export_while(ad_scope_t *s, eddy_value_t *v,
     if (v->index < y->num_operands && eddy_ir_op_operand(y, v->index) == v)
       return ad_fwd(s->parent, eddy_ir_op_operand(s->fwd_op, v->index), out);
   }
+  /* A list (an inner loop's accumulator, a TensorArray) is pushed as it
+     is: the accumulator becomes a list of lists, so its elements keep
+     their dynamic shapes (seed 000: nested loops accumulate into nested
+     lists). */
   const eddy_type_t *elem = v->type;
-  if (v->type->kind == EDDY_TYPE_LIST) {
-    /* The runtime's lists hold tensors (lists of lists type-check in the
-       IR but cannot run yet): an inner list travels stacked. */
-    elem = eddy_tl_stacked_type(ad->ctx, v->type->elem);
-    if (!elem)
-      return eddy_status_create(EDDY_ERR_UNSUPPORTED,
-                                "autodiff: cannot accumulate a list of "
-                                "this element type across iterations");
-  } else if (v->type->kind != EDDY_TYPE_TENSOR) {
+  if (elem->kind != EDDY_TYPE_TENSOR && elem->kind != EDDY_TYPE_LIST)
     return eddy_status_create(EDDY_ERR_UNSUPPORTED,
                               "autodiff: cannot accumulate a value of this "
                               "type across loop iterations");
-  }
   const eddy_type_t *lt = eddy_ir_list_type_get(ad->ctx, elem);
   eddy_value_t *larg = eddy_ir_block_add_arg(s->bwd, lt);
   eddy_builder_t b;
@@ -371,17 +366,6 @@ static eddy_status_t ad_export_while(ad_scope_t *s, eddy_value_t *v,
   eddy_op_t *pop = NULL;
   EDDY_RETURN_IF_ERROR(eddy_ir_build(&b, &st, &pop));
   eddy_value_t *x = eddy_ir_op_result(pop, 1);
-  if (v->type->kind == EDDY_TYPE_LIST) {
-    eddy_ir_builder_set_after(&b, pop);
-    eddy_op_state_t ft = {.name = "tl.from_tensor",
-                          .operands = &x,
-                          .num_operands = 1,
-                          .result_types = &v->type,
-                          .num_results = 1};
-    eddy_op_t *from = NULL;
-    EDDY_RETURN_IF_ERROR(eddy_ir_build(&b, &ft, &from));
-    x = eddy_ir_op_result(from, 0);
-  }
   ad_vec_push(&s->args, larg);
   ad_vec_push(&s->next, eddy_ir_op_result(pop, 0));
   ad_vec_push(&s->exp_fwd, v);

@@ -140,16 +140,6 @@ static eddy_status_t ad_while_rebuild(ad_t *ad, eddy_op_t *w, ad_scope_t *bs,
     for (size_t i = 0; i < nl && !st; i++) {
       eddy_value_t *v = ad_resolve(ad, bs->exp_fwd.data[i]);
       const eddy_type_t *lt = types[1 + n + i];
-      if (v->type->kind == EDDY_TYPE_LIST) {
-        eddy_op_state_t ss = {.name = "tl.stack", .operands = &v,
-                              .num_operands = 1, .result_types = &lt->elem,
-                              .num_results = 1};
-        eddy_op_t *so = NULL;
-        st = eddy_ir_build(&b, &ss, &so);
-        if (st)
-          break;
-        v = eddy_ir_op_result(so, 0);
-      }
       eddy_value_t *ops[2] = {nb->args[1 + n + i], v};
       eddy_op_state_t ps = {.name = "tl.push_back", .operands = ops,
                             .num_operands = 2, .result_types = &lt,

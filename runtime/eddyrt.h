@@ -293,7 +293,15 @@ void eddy_rt_list_retain(eddy_rt_list_t *list);
 /// NULL.
 void eddy_rt_list_release(eddy_rt_list_t *list);
 int64_t eddy_rt_list_size(const eddy_rt_list_t *list);
+/// The dtype of the list's tensors (for a list of lists, of the innermost
+/// lists' tensors).
 int32_t eddy_rt_list_dtype(const eddy_rt_list_t *list);
+/// Deepest list nesting the runtime accepts.
+#define EDDY_RT_MAX_LIST_DEPTH 16
+/// Nesting depth: 0 when the items are tensors, d > 0 when they are lists
+/// of depth d - 1 (nested loops accumulate into lists of lists). The
+/// element shape of a nested list is that of its innermost tensors.
+int32_t eddy_rt_list_depth(const eddy_rt_list_t *list);
 /// Borrowed.
 const eddy_rt_elem_shape_t *eddy_rt_list_elem_shape(const eddy_rt_list_t *list);
 /// -1 when unbounded.

@@ -264,6 +264,47 @@ eddy_rt_status_t eddy_rt_list_from_tensor(
     eddy_rt_ctx_t *ctx, const eddy_rt_tensor_t *x,
     const eddy_rt_elem_shape_t *elem_shape, eddy_rt_list_t **out_list);
 
+/// ---- Lists of lists ------------------------------------------------------------
+/// A list of depth d > 0 (eddy_rt_list_depth) holds lists of depth d - 1 of
+/// the same dtype and a compatible element shape. The tensor forms above
+/// reject it ("the list holds lists"), tl.stack included; the forms below
+/// reject a list of tensors. tl.length works on both. Items are shared by
+/// reference (a pushed list is retained, not copied; copy-on-write keeps the
+/// values immutable).
+
+/// tl.empty / tl.reserve of a list of the given depth (0: same as the
+/// tensor forms). Unset items of a nested list read as new empty lists.
+eddy_rt_status_t eddy_rt_list_empty_nested(
+    eddy_rt_ctx_t *ctx, int32_t depth, int32_t dtype,
+    const eddy_rt_elem_shape_t *elem_shape, int64_t max_elements,
+    eddy_rt_list_t **out_list);
+eddy_rt_status_t eddy_rt_list_reserve_nested(
+    eddy_rt_ctx_t *ctx, int32_t depth, int32_t dtype,
+    const eddy_rt_elem_shape_t *elem_shape, const eddy_rt_tensor_t *n,
+    eddy_rt_list_t **out_list);
+/// tl.push_back of the list x (borrowed: the list takes its own reference).
+/// Consumes owned_list (even on error).
+eddy_rt_status_t eddy_rt_list_push_back_list(eddy_rt_ctx_t *ctx,
+                                             eddy_rt_list_t *owned_list,
+                                             eddy_rt_list_t *x,
+                                             eddy_rt_list_t **out_list);
+/// tl.pop_back; *out_item is a new reference. Consumes owned_list.
+eddy_rt_status_t eddy_rt_list_pop_back_list(eddy_rt_ctx_t *ctx,
+                                            eddy_rt_list_t *owned_list,
+                                            eddy_rt_list_t **out_list,
+                                            eddy_rt_list_t **out_item);
+/// tl.get_item; *out_item is a new reference.
+eddy_rt_status_t eddy_rt_list_get_item_list(eddy_rt_ctx_t *ctx,
+                                            const eddy_rt_list_t *list,
+                                            const eddy_rt_tensor_t *index,
+                                            eddy_rt_list_t **out_item);
+/// tl.set_item of the list x (borrowed). Consumes owned_list.
+eddy_rt_status_t eddy_rt_list_set_item_list(eddy_rt_ctx_t *ctx,
+                                            eddy_rt_list_t *owned_list,
+                                            const eddy_rt_tensor_t *index,
+                                            eddy_rt_list_t *x,
+                                            eddy_rt_list_t **out_list);
+
 #ifdef __cplusplus
 }
 #endif

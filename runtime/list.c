@@ -7,6 +7,11 @@
 /// place when it holds the only reference; otherwise it first copies the
 /// item table (items keep sharing their buffers) and drops its reference to
 /// the original.
+///
+/// Lists nest: a list of depth d > 0 holds lists of depth d - 1 (nested
+/// loops accumulate into lists of lists). Such an item keeps one reference
+/// to its list in `data`; dtype and element shape then describe the
+/// innermost tensors.
 #include "runtime/rt_internal.h"
 
 #include <inttypes.h>
@@ -14,6 +19,8 @@
 #include <stdio.h>
 
 #define RT_UNSET UINT32_MAX
+/// The shape index of an item that is a list (held in rt_item_t.data).
+#define RT_LIST_ITEM (UINT32_MAX - 1)
 /// How many of the latest shapes a push compares against before adding a
 /// new table entry (keeps pushes O(1) when every item has its own shape).
 #define RT_SHAPE_LOOKBACK 4
@@ -21,13 +28,14 @@
 typedef struct rt_item {
   eddy_rt_buffer_t *owner; // one reference; NULL when unset
   void *data;
-  uint32_t shape; // index into shapes, or RT_UNSET
+  uint32_t shape; // index into shapes, RT_UNSET or RT_LIST_ITEM
 } rt_item_t;
 
 struct eddy_rt_list {
   _Atomic int64_t refs;
   eddy_rt_ctx_t *ctx;
   int32_t dtype;
+  int32_t depth; // 0: items are tensors; d > 0: lists of depth d - 1
   eddy_rt_elem_shape_t elem;
   int64_t max_elements; // -1: unbounded
   int64_t size, cap;
@@ -111,7 +119,7 @@ static eddy_rt_status_t rt_check_elem_shape(const char *op,
 /// ---- Allocation and copy-on-write ------------------------------------------------
 
 static eddy_rt_status_t rt_list_new(eddy_rt_ctx_t *ctx, const char *op,
-                                    int32_t dtype,
+                                    int32_t depth, int32_t dtype,
                                     const eddy_rt_elem_shape_t *elem,
                                     int64_t max_elements,
                                     eddy_rt_list_t **out_list) {
@@ -119,6 +127,10 @@ static eddy_rt_status_t rt_list_new(eddy_rt_ctx_t *ctx, const char *op,
   if (dtype < 0 || dtype >= EDDY_RT_DTYPE_COUNT_)
     return rt_err(EDDY_RT_ERR_INVALID_ARGUMENT, op,
                   "element dtype %d is not a dtype", (int)dtype);
+  if (depth < 0 || depth > EDDY_RT_MAX_LIST_DEPTH)
+    return rt_err(EDDY_RT_ERR_INVALID_ARGUMENT, op,
+                  "list nesting depth %d is outside 0..%d", (int)depth,
+                  EDDY_RT_MAX_LIST_DEPTH);
   EDDY_RT_RETURN_IF_ERROR(rt_check_elem_shape(op, elem));
   void *p;
   EDDY_RT_RETURN_IF_ERROR(
@@ -128,6 +140,7 @@ static eddy_rt_status_t rt_list_new(eddy_rt_ctx_t *ctx, const char *op,
   atomic_init(&l->refs, 1);
   l->ctx = ctx;
   l->dtype = dtype;
+  l->depth = depth;
   l->elem = elem ? *elem : eddy_rt_elem_shape_unknown();
   for (int32_t i = 0; i < l->elem.rank; i++)
     l->elem.dims[i] = l->elem.dims[i] < 0 ? -1 : l->elem.dims[i];
@@ -158,9 +171,24 @@ static eddy_rt_status_t rt_grow(eddy_rt_ctx_t *ctx, const char *op,
   return NULL;
 }
 
+static void rt_item_retain(const rt_item_t *it) {
+  if (it->shape == RT_LIST_ITEM)
+    eddy_rt_list_retain(it->data);
+  else if (it->owner)
+    eddy_rt_buffer_retain(it->owner);
+}
+
+static void rt_item_release(const rt_item_t *it) {
+  if (it->shape == RT_LIST_ITEM)
+    eddy_rt_list_release(it->data);
+  else
+    eddy_rt_buffer_release(it->owner);
+}
+
 static void rt_list_destroy(eddy_rt_list_t *l) {
+  // Recursion into item lists is bounded by EDDY_RT_MAX_LIST_DEPTH.
   for (int64_t i = 0; i < l->size; i++)
-    eddy_rt_buffer_release(l->items[i].owner);
+    rt_item_release(&l->items[i]);
   eddy_rt_free(l->ctx, l->items, l->cap * (int64_t)sizeof(rt_item_t));
   eddy_rt_free(l->ctx, l->shapes,
                l->shapes_cap * (int64_t)sizeof(eddy_rt_elem_shape_t));
@@ -184,6 +212,7 @@ bool eddy_rt_list_is_unique(const eddy_rt_list_t *list) {
 
 int64_t eddy_rt_list_size(const eddy_rt_list_t *list) { return list->size; }
 int32_t eddy_rt_list_dtype(const eddy_rt_list_t *list) { return list->dtype; }
+int32_t eddy_rt_list_depth(const eddy_rt_list_t *list) { return list->depth; }
 const eddy_rt_elem_shape_t *eddy_rt_list_elem_shape(const eddy_rt_list_t *list) {
   return &list->elem;
 }
@@ -201,7 +230,8 @@ static eddy_rt_status_t rt_list_make_unique(const char *op,
     return NULL;
   eddy_rt_list_t *c;
   eddy_rt_status_t st =
-      rt_list_new(l->ctx, op, l->dtype, &l->elem, l->max_elements, &c);
+      rt_list_new(l->ctx, op, l->depth, l->dtype, &l->elem, l->max_elements,
+                  &c);
   if (!st)
     st = rt_grow(c->ctx, op, (void **)&c->items, &c->cap, 0, l->size,
                  (int64_t)sizeof(rt_item_t));
@@ -222,10 +252,8 @@ static eddy_rt_status_t rt_list_make_unique(const char *op,
            (size_t)l->nshapes * sizeof(eddy_rt_elem_shape_t));
   c->size = l->size;
   c->nshapes = l->nshapes;
-  for (int64_t i = 0; i < c->size; i++) {
-    if (c->items[i].owner)
-      eddy_rt_buffer_retain(c->items[i].owner);
-  }
+  for (int64_t i = 0; i < c->size; i++)
+    rt_item_retain(&c->items[i]);
   eddy_rt_list_release(l);
   *lp = c;
   return NULL;
@@ -332,20 +360,39 @@ static eddy_rt_status_t rt_list_index(const eddy_rt_list_t *l, const char *op,
   return NULL;
 }
 
+// The tensor forms of the item kernels need a list whose items are tensors.
+static eddy_rt_status_t rt_expect_tensors(const eddy_rt_list_t *l,
+                                          const char *op) {
+  if (l->depth == 0)
+    return NULL;
+  return rt_err(EDDY_RT_ERR_INVALID_ARGUMENT, op,
+                "the list holds lists (of %s), not tensors",
+                eddy_rt_dtype_name(l->dtype));
+}
+
 /// ---- tl kernels ----------------------------------------------------------------------
 
 eddy_rt_status_t eddy_rt_list_empty(eddy_rt_ctx_t *ctx, int32_t dtype,
                                     const eddy_rt_elem_shape_t *elem_shape,
                                     int64_t max_elements,
                                     eddy_rt_list_t **out_list) {
-  return rt_list_new(ctx, "tl.empty", dtype, elem_shape, max_elements,
+  return rt_list_new(ctx, "tl.empty", 0, dtype, elem_shape, max_elements,
                      out_list);
 }
 
-eddy_rt_status_t eddy_rt_list_reserve(eddy_rt_ctx_t *ctx, int32_t dtype,
-                                      const eddy_rt_elem_shape_t *elem_shape,
-                                      const eddy_rt_tensor_t *n,
-                                      eddy_rt_list_t **out_list) {
+eddy_rt_status_t eddy_rt_list_empty_nested(
+    eddy_rt_ctx_t *ctx, int32_t depth, int32_t dtype,
+    const eddy_rt_elem_shape_t *elem_shape, int64_t max_elements,
+    eddy_rt_list_t **out_list) {
+  return rt_list_new(ctx, "tl.empty", depth, dtype, elem_shape, max_elements,
+                     out_list);
+}
+
+static eddy_rt_status_t rt_reserve(eddy_rt_ctx_t *ctx, int32_t depth,
+                                   int32_t dtype,
+                                   const eddy_rt_elem_shape_t *elem_shape,
+                                   const eddy_rt_tensor_t *n,
+                                   eddy_rt_list_t **out_list) {
   const char *op = "tl.reserve";
   *out_list = NULL;
   int64_t count;
@@ -354,7 +401,8 @@ eddy_rt_status_t eddy_rt_list_reserve(eddy_rt_ctx_t *ctx, int32_t dtype,
     return rt_err(EDDY_RT_ERR_INVALID_ARGUMENT, op,
                   "length is %" PRId64 ", expected >= 0", count);
   eddy_rt_list_t *l;
-  EDDY_RT_RETURN_IF_ERROR(rt_list_new(ctx, op, dtype, elem_shape, -1, &l));
+  EDDY_RT_RETURN_IF_ERROR(
+      rt_list_new(ctx, op, depth, dtype, elem_shape, -1, &l));
   eddy_rt_status_t st = rt_grow(ctx, op, (void **)&l->items, &l->cap, 0, count,
                                 (int64_t)sizeof(rt_item_t));
   if (st) {
@@ -368,6 +416,20 @@ eddy_rt_status_t eddy_rt_list_reserve(eddy_rt_ctx_t *ctx, int32_t dtype,
   return NULL;
 }
 
+eddy_rt_status_t eddy_rt_list_reserve(eddy_rt_ctx_t *ctx, int32_t dtype,
+                                      const eddy_rt_elem_shape_t *elem_shape,
+                                      const eddy_rt_tensor_t *n,
+                                      eddy_rt_list_t **out_list) {
+  return rt_reserve(ctx, 0, dtype, elem_shape, n, out_list);
+}
+
+eddy_rt_status_t eddy_rt_list_reserve_nested(
+    eddy_rt_ctx_t *ctx, int32_t depth, int32_t dtype,
+    const eddy_rt_elem_shape_t *elem_shape, const eddy_rt_tensor_t *n,
+    eddy_rt_list_t **out_list) {
+  return rt_reserve(ctx, depth, dtype, elem_shape, n, out_list);
+}
+
 eddy_rt_status_t eddy_rt_list_push_back(eddy_rt_ctx_t *ctx,
                                         eddy_rt_list_t *owned_list,
                                         const eddy_rt_tensor_t *x,
@@ -376,7 +438,9 @@ eddy_rt_status_t eddy_rt_list_push_back(eddy_rt_ctx_t *ctx,
   (void)ctx;
   *out_list = NULL;
   eddy_rt_list_t *l = owned_list;
-  eddy_rt_status_t st = rt_check_item(l, op, x);
+  eddy_rt_status_t st = rt_expect_tensors(l, op);
+  if (!st)
+    st = rt_check_item(l, op, x);
   if (!st && l->max_elements >= 0 && l->size >= l->max_elements)
     st = rt_err(EDDY_RT_ERR_INVALID_ARGUMENT, op,
                 "the list is full: length %" PRId64 " reached max_elements %" PRId64,
@@ -409,10 +473,13 @@ eddy_rt_status_t eddy_rt_list_pop_back(eddy_rt_ctx_t *ctx,
   *out_list = NULL;
   *out_t = eddy_rt_tensor_empty();
   eddy_rt_list_t *l = owned_list;
-  if (l->size == 0) {
+  eddy_rt_status_t est = rt_expect_tensors(l, op);
+  if (!est && l->size == 0)
+    est = rt_err(EDDY_RT_ERR_INVALID_ARGUMENT, op,
+                 "cannot pop from an empty list");
+  if (est) {
     eddy_rt_list_release(l);
-    return rt_err(EDDY_RT_ERR_INVALID_ARGUMENT, op,
-                  "cannot pop from an empty list");
+    return est;
   }
   eddy_rt_status_t st = rt_item_tensor(l, op, l->size - 1, out_t);
   if (!st)
@@ -423,7 +490,7 @@ eddy_rt_status_t eddy_rt_list_pop_back(eddy_rt_ctx_t *ctx,
     return st;
   }
   l->size--;
-  eddy_rt_buffer_release(l->items[l->size].owner);
+  rt_item_release(&l->items[l->size]);
   *out_list = l;
   return NULL;
 }
@@ -435,6 +502,7 @@ eddy_rt_status_t eddy_rt_list_get_item(eddy_rt_ctx_t *ctx,
   const char *op = "tl.get_item";
   (void)ctx;
   *out_t = eddy_rt_tensor_empty();
+  EDDY_RT_RETURN_IF_ERROR(rt_expect_tensors(list, op));
   int64_t i;
   EDDY_RT_RETURN_IF_ERROR(rt_list_index(list, op, index, &i));
   return rt_item_tensor(list, op, i, out_t);
@@ -450,7 +518,9 @@ eddy_rt_status_t eddy_rt_list_set_item(eddy_rt_ctx_t *ctx,
   *out_list = NULL;
   eddy_rt_list_t *l = owned_list;
   int64_t i = 0;
-  eddy_rt_status_t st = rt_list_index(l, op, index, &i);
+  eddy_rt_status_t st = rt_expect_tensors(l, op);
+  if (!st)
+    st = rt_list_index(l, op, index, &i);
   if (!st)
     st = rt_check_item(l, op, x);
   if (st) {
@@ -464,7 +534,7 @@ eddy_rt_status_t eddy_rt_list_set_item(eddy_rt_ctx_t *ctx,
     eddy_rt_list_release(l);
     return st;
   }
-  eddy_rt_buffer_release(l->items[i].owner);
+  rt_item_release(&l->items[i]);
   l->items[i] = item;
   *out_list = l;
   return NULL;
@@ -485,6 +555,11 @@ eddy_rt_status_t eddy_rt_list_stack(eddy_rt_ctx_t *ctx,
   const char *op = "tl.stack";
   const eddy_rt_list_t *l = list;
   *out_t = eddy_rt_tensor_empty();
+  if (l->depth > 0)
+    return rt_err(EDDY_RT_ERR_INVALID_ARGUMENT, op,
+                  "cannot stack a list of lists (nesting depth %d): only a "
+                  "list of tensors stacks into a tensor",
+                  (int)l->depth + 1);
   char se[RT_SHAPE_BUF], si[RT_SHAPE_BUF], sj[RT_SHAPE_BUF];
   // The item shape: the first set item's, else the element shape.
   const eddy_rt_elem_shape_t *shape = NULL;
@@ -563,7 +638,8 @@ eddy_rt_status_t eddy_rt_list_from_tensor(
   EDDY_RT_RETURN_IF_ERROR(rt_make_owned_contiguous(ctx, op, x, &whole));
   eddy_rt_list_t *l;
   eddy_rt_status_t st =
-      rt_list_new(ctx, op, x->dtype, elem_shape ? elem_shape : &own, -1, &l);
+      rt_list_new(ctx, op, 0, x->dtype, elem_shape ? elem_shape : &own, -1,
+                  &l);
   int64_t n = x->dims[0];
   if (!st)
     st = rt_grow(ctx, op, (void **)&l->items, &l->cap, 0, n,
@@ -590,6 +666,167 @@ eddy_rt_status_t eddy_rt_list_from_tensor(
   }
   l->size = n;
   eddy_rt_tensor_release(&whole);
+  *out_list = l;
+  return NULL;
+}
+
+/// ---- Lists of lists ------------------------------------------------------------
+
+// Two element shapes that could describe the same tensors.
+static bool rt_elem_compatible(const eddy_rt_elem_shape_t *a,
+                               const eddy_rt_elem_shape_t *b) {
+  if (a->rank < 0 || b->rank < 0)
+    return true;
+  if (a->rank != b->rank)
+    return false;
+  for (int32_t i = 0; i < a->rank; i++) {
+    if (a->dims[i] >= 0 && b->dims[i] >= 0 && a->dims[i] != b->dims[i])
+      return false;
+  }
+  return true;
+}
+
+// The list forms of the item kernels need a list whose items are lists of
+// one less depth, of the same dtype and a compatible element shape (x may
+// be NULL to check l alone).
+static eddy_rt_status_t rt_check_list_item(const eddy_rt_list_t *l,
+                                           const char *op,
+                                           const eddy_rt_list_t *x) {
+  if (l->depth == 0)
+    return rt_err(EDDY_RT_ERR_INVALID_ARGUMENT, op,
+                  "the list holds %s tensors, not lists",
+                  eddy_rt_dtype_name(l->dtype));
+  if (!x)
+    return NULL;
+  if (x->depth != l->depth - 1 || x->dtype != l->dtype ||
+      !rt_elem_compatible(&x->elem, &l->elem)) {
+    char sx[RT_SHAPE_BUF], sl[RT_SHAPE_BUF];
+    return rt_err(EDDY_RT_ERR_INVALID_ARGUMENT, op,
+                  "item is a list of depth %d of %s%s; the list holds lists "
+                  "of depth %d of %s%s",
+                  (int)x->depth + 1, eddy_rt_dtype_name(x->dtype),
+                  rt_elem_str(&x->elem, sx), (int)l->depth,
+                  eddy_rt_dtype_name(l->dtype), rt_elem_str(&l->elem, sl));
+  }
+  return NULL;
+}
+
+// One new reference to the list item i; an unset item reads as a new empty
+// list (the list analogue of zeros).
+static eddy_rt_status_t rt_item_list(const eddy_rt_list_t *l, const char *op,
+                                     int64_t i, eddy_rt_list_t **out_item) {
+  const rt_item_t *it = &l->items[i];
+  if (it->shape == RT_LIST_ITEM) {
+    eddy_rt_list_retain(it->data);
+    *out_item = it->data;
+    return NULL;
+  }
+  return rt_list_new(l->ctx, op, l->depth - 1, l->dtype, &l->elem, -1,
+                     out_item);
+}
+
+eddy_rt_status_t eddy_rt_list_push_back_list(eddy_rt_ctx_t *ctx,
+                                             eddy_rt_list_t *owned_list,
+                                             eddy_rt_list_t *x,
+                                             eddy_rt_list_t **out_list) {
+  const char *op = "tl.push_back";
+  (void)ctx;
+  *out_list = NULL;
+  eddy_rt_list_t *l = owned_list;
+  eddy_rt_status_t st = rt_check_list_item(l, op, x);
+  if (!st && l->max_elements >= 0 && l->size >= l->max_elements)
+    st = rt_err(EDDY_RT_ERR_INVALID_ARGUMENT, op,
+                "the list is full: length %" PRId64 " reached max_elements %" PRId64,
+                l->size, l->max_elements);
+  if (st) {
+    eddy_rt_list_release(l);
+    return st;
+  }
+  // Retained before the copy-on-write check: pushing a list onto itself
+  // then copies, so a list never contains itself.
+  eddy_rt_list_retain(x);
+  st = rt_list_make_unique(op, &l);
+  if (!st)
+    st = rt_grow(l->ctx, op, (void **)&l->items, &l->cap, l->size,
+                 l->size + 1, (int64_t)sizeof(rt_item_t));
+  if (st) {
+    eddy_rt_list_release(x);
+    eddy_rt_list_release(l);
+    return st;
+  }
+  l->items[l->size++] = (rt_item_t){NULL, x, RT_LIST_ITEM};
+  *out_list = l;
+  return NULL;
+}
+
+eddy_rt_status_t eddy_rt_list_pop_back_list(eddy_rt_ctx_t *ctx,
+                                            eddy_rt_list_t *owned_list,
+                                            eddy_rt_list_t **out_list,
+                                            eddy_rt_list_t **out_item) {
+  const char *op = "tl.pop_back";
+  (void)ctx;
+  *out_list = NULL;
+  *out_item = NULL;
+  eddy_rt_list_t *l = owned_list;
+  eddy_rt_status_t st = rt_check_list_item(l, op, NULL);
+  if (!st && l->size == 0)
+    st = rt_err(EDDY_RT_ERR_INVALID_ARGUMENT, op,
+                "cannot pop from an empty list");
+  if (!st)
+    st = rt_item_list(l, op, l->size - 1, out_item);
+  if (!st)
+    st = rt_list_make_unique(op, &l);
+  else
+    eddy_rt_list_release(l);
+  if (st) {
+    eddy_rt_list_release(*out_item);
+    *out_item = NULL;
+    return st;
+  }
+  l->size--;
+  rt_item_release(&l->items[l->size]);
+  *out_list = l;
+  return NULL;
+}
+
+eddy_rt_status_t eddy_rt_list_get_item_list(eddy_rt_ctx_t *ctx,
+                                            const eddy_rt_list_t *list,
+                                            const eddy_rt_tensor_t *index,
+                                            eddy_rt_list_t **out_item) {
+  const char *op = "tl.get_item";
+  (void)ctx;
+  *out_item = NULL;
+  EDDY_RT_RETURN_IF_ERROR(rt_check_list_item(list, op, NULL));
+  int64_t i;
+  EDDY_RT_RETURN_IF_ERROR(rt_list_index(list, op, index, &i));
+  return rt_item_list(list, op, i, out_item);
+}
+
+eddy_rt_status_t eddy_rt_list_set_item_list(eddy_rt_ctx_t *ctx,
+                                            eddy_rt_list_t *owned_list,
+                                            const eddy_rt_tensor_t *index,
+                                            eddy_rt_list_t *x,
+                                            eddy_rt_list_t **out_list) {
+  const char *op = "tl.set_item";
+  (void)ctx;
+  *out_list = NULL;
+  eddy_rt_list_t *l = owned_list;
+  int64_t i = 0;
+  eddy_rt_status_t st = rt_check_list_item(l, op, x);
+  if (!st)
+    st = rt_list_index(l, op, index, &i);
+  if (st) {
+    eddy_rt_list_release(l);
+    return st;
+  }
+  eddy_rt_list_retain(x); // before copy-on-write, as in push_back_list
+  st = rt_list_make_unique(op, &l);
+  if (st) {
+    eddy_rt_list_release(x);
+    return st;
+  }
+  rt_item_release(&l->items[i]);
+  l->items[i] = (rt_item_t){NULL, x, RT_LIST_ITEM};
   *out_list = l;
   return NULL;
 }

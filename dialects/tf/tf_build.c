@@ -34,6 +34,15 @@ static eddy_status_t type_for(tf_body_t *bd, const tf_node_t *nd, int tf_dt,
       *out = like;
       return NULL;
     }
+    // An Optional is a list of at most one element (tf_variant.c).
+    const eddy_type_t *opt = base == DT(VARIANT) &&
+                                     strncmp(nd->def->op, "Optional", 8) == 0
+                                 ? tf_optional_type(bd->im)
+                                 : NULL;
+    if (opt) {
+      *out = opt;
+      return NULL;
+    }
     return tf_error(bd, nd, EDDY_ERR_UNSUPPORTED,
                     "cannot type output #%u: its dtype is %s and no input "
                     "or function result says what it holds",
@@ -82,6 +91,13 @@ static eddy_status_t table_types(tf_body_t *bd, const tf_node_t *nd,
       const eddy_type_t *like = operand_type(ops, nops, s->like);
       if (s->like < 0 && hints)
         like = hints[j];
+      // The element of a list of lists (TensorListPopBack's tensor,
+      // TensorListGetItem's item) is an inner list.
+      const eddy_type_t *l0 = operand_type(ops, nops, 0);
+      if (!like && s->kind == EDDY_TF_OUT_ATTR &&
+          strncmp(nd->def->op, "TensorList", 10) == 0 && l0 &&
+          l0->kind == EDDY_TYPE_LIST && l0->elem->kind == EDDY_TYPE_LIST)
+        like = l0->elem;
       int tdt = 0;
       switch (s->kind) {
       case EDDY_TF_OUT_ATTR:
@@ -102,12 +118,25 @@ static eddy_status_t table_types(tf_body_t *bd, const tf_node_t *nd,
       case EDDY_TF_OUT_LIST: {
         EDDY_RETURN_IF_ERROR(type_attr(bd, nd, s->attr, &tdt));
         eddy_dtype_t dt;
-        if (eddy_tf_dtype_base(tdt) == DT(VARIANT))
-          return tf_error(bd, nd, EDDY_ERR_UNSUPPORTED,
-                          "a TensorList of TensorLists or optionals "
-                          "(%s = variant) cannot be typed: eddy has no "
-                          "nested list type yet",
-                          s->attr);
+        if (eddy_tf_dtype_base(tdt) == DT(VARIANT)) {
+          // A list of lists or of Optionals: typed like the list it
+          // updates, else from the items the graph pushes (tf_variant.c).
+          if (like && like->kind == EDDY_TYPE_LIST &&
+              like->elem->kind == EDDY_TYPE_LIST) {
+            types[j] = like;
+            break;
+          }
+          const eddy_type_t *elem = tf_variant_list_elem(bd->im);
+          if (!elem)
+            return tf_error(bd, nd, EDDY_ERR_UNSUPPORTED,
+                            "a TensorList of TensorLists or optionals "
+                            "(%s = variant) cannot be typed: the items the "
+                            "graph pushes onto such lists do not say one "
+                            "element type",
+                            s->attr);
+          types[j] = eddy_ir_list_type_get(ctx, elem);
+          break;
+        }
         if (!eddy_tf_dtype_to_eddy(tdt, &dt))
           return tf_error(bd, nd, EDDY_ERR_UNSUPPORTED,
                           "lists of %s are not supported",

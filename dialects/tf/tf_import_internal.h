@@ -28,6 +28,12 @@ typedef struct tf_importer {
   size_t num_funcs;
   eddy_ptrmap_t func_by_name; ///< interned name -> tf_func_t
   int depth; ///< functions being imported inside each other
+  /// tf_variant.c, computed on first use: the element type of a TensorList
+  /// of element_dtype variant and the type of an Optional (NULL when the
+  /// graph does not say).
+  bool variant_scanned;
+  const eddy_type_t *variant_elem;
+  const eddy_type_t *optional_type;
 } tf_importer_t;
 
 /// An input of a node, resolved.
@@ -128,6 +134,18 @@ eddy_status_t tf_error(const tf_body_t *bd, const tf_node_t *nd,
 /// its message with prefix (may be ""). Consumes inner.
 eddy_status_t tf_error_wrap(const tf_body_t *bd, const tf_node_t *nd,
                             const char *prefix, eddy_status_t inner);
+
+/// ---- tf_variant.c ----
+
+/// The element type of a TensorList whose element_dtype is variant: a list
+/// of lists (nested while_loops) or of Optionals. TensorFlow's graph does
+/// not record it, so it is found from the items the graph pushes; NULL
+/// when they do not agree on one type.
+const eddy_type_t *tf_variant_list_elem(tf_importer_t *im);
+/// The type of an Optional of one tensor: a list of at most one element
+/// (`!tl.list<tensor<*xT>>`), T from the graph's OptionalFromValue and
+/// OptionalGetValue nodes; NULL when they do not agree on one dtype.
+const eddy_type_t *tf_optional_type(tf_importer_t *im);
 
 /// ---- tf_import.c ----
 

@@ -86,6 +86,13 @@ static const eddy_tf_out_spec_t tl_length[] = {O_FIXED("length", INT32, -1)};
 static const eddy_tf_out_spec_t tl_element_shape[] = {
     O_ATTR("element_shape", "shape_type", -1)};
 
+/// Optionals (a cond in a while_loop accumulates them for its gradient):
+/// typed as a list of at most one element by the importer (tf_variant.c).
+static const eddy_tf_out_spec_t opt_new[] = {
+    O_FIXED("optional", VARIANT, -1)};
+static const eddy_tf_out_spec_t opt_get[] = {
+    O_TYPES("components", "output_types", -1)};
+
 /// v1 stacks and TensorArrays (v1 gradients and map_fn/scan/foldl): their
 /// resource handles are typed as the list they hold.
 static const eddy_tf_out_spec_t stack_new[] = {
@@ -157,6 +164,9 @@ static const eddy_tf_op_info_t k_ops[] = {
     OP_NONE(NoOp),
     OP(NotEqual, z_bool),
     OP(OnesLike, y_T_like0),
+    OP(OptionalFromValue, opt_new),
+    OP(OptionalGetValue, opt_get),
+    OP(OptionalNone, opt_new),
     OP(Pack, output_T),
     OP_CALL(PartitionedCall, call_outs, EDDY_TF_CALL_FUNC),
     OP(Placeholder, output_dtype),

@@ -100,6 +100,9 @@ static eddy_status_t infer_length(eddy_infer_ctx_t *ic) {
 static eddy_status_t infer_stack(eddy_infer_ctx_t *ic) {
   const eddy_type_t *l;
   EDDY_RETURN_IF_ERROR(infer_list(ic, 0, &l));
+  if (l->elem->kind == EDDY_TYPE_LIST)
+    return eddy_ir_infer_error(ic, "cannot stack a list of lists: only a "
+                                   "list of tensors stacks into a tensor");
   const eddy_type_t *t = eddy_tl_stacked_type(ic->ctx, l->elem);
   if (!t)
     return eddy_ir_infer_error(ic, "cannot stack elements of this rank");

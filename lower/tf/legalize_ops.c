@@ -43,6 +43,7 @@ static const char *const OTHER[] = {
     "StackV2", "StackPushV2", "StackPopV2", "StackCloseV2", "TensorArrayV3",
     "TensorArrayWriteV3", "TensorArrayReadV3", "TensorArrayGatherV3",
     "TensorArrayScatterV3", "TensorArraySizeV3", "TensorArrayCloseV3", "TensorArrayGradV3",
+    "OptionalFromValue", "OptionalNone", "OptionalGetValue",
     // Functional ops, handled by the driver.
     "While", "StatelessWhile", "If", "StatelessIf", "Case", "StatelessCase",
     "PartitionedCall", "StatefulPartitionedCall", "LegacyCall",
@@ -264,6 +265,42 @@ static eddy_status_t lower_list(eddy_tfl_t *z, const eddy_op_t *op,
   bool has_dt = eddy_tfl_attr_dtype(op, "element_dtype", &dt) ||
                 eddy_tfl_attr_dtype(op, "elem_type", &dt);
   eddy_value_t *r = NULL;
+  // A list of lists or of Optionals (element_dtype variant): the importer
+  // typed it (dialects/tf/tf_variant.c).
+  const eddy_type_t *rt0 = op->num_results ? op->results[0].type : NULL;
+  bool nested = rt0 && rt0->kind == EDDY_TYPE_LIST &&
+                rt0->elem->kind == EDDY_TYPE_LIST;
+  if (nested && strcmp(t, "EmptyTensorList") == 0)
+    return list_op(z, op, "tl.empty", NULL, 0, rt0);
+  if (nested && strcmp(t, "TensorListReserve") == 0) {
+    eddy_value_t *n = NULL;
+    EDDY_RETURN_IF_ERROR(eddy_tfl_cast(z, op, in(z, op, 1), EDDY_DT_I64, &n));
+    return list_op(z, op, "tl.reserve", &n, 1, rt0);
+  }
+  // An Optional is a list of at most one element.
+  if (strcmp(t, "OptionalNone") == 0)
+    return list_op(z, op, "tl.empty", NULL, 0, rt0);
+  if (strcmp(t, "OptionalFromValue") == 0) {
+    if (op->num_operands != 1)
+      return eddy_tfl_error(op, "an Optional of %u components is not "
+                                "supported (only one)",
+                            op->num_operands);
+    eddy_op_t *e = NULL;
+    EDDY_RETURN_IF_ERROR(
+        eddy_tfl_build_typed(z, op, "tl.empty", NULL, 0, NULL, 0, &rt0, 1, &e));
+    eddy_value_t *ops[2] = {eddy_ir_op_result(e, 0), in(z, op, 0)};
+    return list_op(z, op, "tl.push_back", ops, 2, rt0);
+  }
+  if (strcmp(t, "OptionalGetValue") == 0) {
+    // Getting the value of an empty Optional is an error (tl.get_item's
+    // index check), as in TensorFlow.
+    const eddy_type_t *i64 = eddy_ir_scalar_type_get(z->ctx, EDDY_DT_I64);
+    int64_t zero = 0;
+    eddy_value_t *ops[2] = {in(z, op, 0), NULL};
+    EDDY_RETURN_IF_ERROR(eddy_ir_build_constant(
+        &z->b, eddy_ir_dense_attr_from_i64(z->ctx, i64, &zero, 1), &ops[1]));
+    return list_op(z, op, "tl.get_item", ops, 2, rt0);
+  }
   if (strcmp(t, "EmptyTensorList") == 0 || strcmp(t, "StackV2") == 0) {
     if (!has_dt)
       return eddy_tfl_error(op, "no element dtype");

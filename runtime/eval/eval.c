@@ -336,7 +336,7 @@ EVAL_COLD static eddy_status_t result_mismatch(const eddy_op_t *op,
   bool same_dtype =
       same_kind &&
       (v->kind == EDDY_EVAL_LIST
-           ? eddy_rt_list_dtype(v->list) == (int32_t)declared->elem->dtype
+           ? eddy_eval_value_matches(v, declared) // depth and dtype
            : v->tensor.dtype == (int32_t)declared->dtype);
   if (!same_dtype)
     return eddy_eval_op_error(op, EDDY_ERR_INTERNAL,

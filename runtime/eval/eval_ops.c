@@ -67,14 +67,28 @@ static eddy_status_t static_dims(const eddy_op_t *op, const eddy_type_t *t) {
   return NULL;
 }
 
-/// dtype and element shape of a declared list type.
+/// Nesting depth (0: a list of tensors), dtype and element shape of the
+/// innermost tensors of a declared list type.
 static eddy_status_t list_elem(const eddy_op_t *op, const eddy_type_t *lt,
-                               int32_t *out_dtype,
+                               int32_t *out_depth, int32_t *out_dtype,
                                eddy_rt_elem_shape_t *out_shape) {
   if (!lt || lt->kind != EDDY_TYPE_LIST || !lt->elem)
     return eddy_eval_op_error(op, EDDY_ERR_INTERNAL,
                               "expected a TensorList type");
   const eddy_type_t *e = lt->elem;
+  int32_t depth = 0;
+  while (e->kind == EDDY_TYPE_LIST && e->elem) {
+    if (++depth > EDDY_RT_MAX_LIST_DEPTH)
+      return eddy_eval_op_error(op, EDDY_ERR_UNSUPPORTED,
+                                "lists nested more than %d deep exceed the "
+                                "runtime's limit",
+                                EDDY_RT_MAX_LIST_DEPTH);
+    e = e->elem;
+  }
+  if (e->kind != EDDY_TYPE_TENSOR)
+    return eddy_eval_op_error(op, EDDY_ERR_INTERNAL,
+                              "expected a TensorList of tensors");
+  *out_depth = depth;
   *out_dtype = (int32_t)e->dtype;
   if (!eddy_rt_elem_shape_make(e->rank, e->dims, out_shape))
     return eddy_eval_op_error(op, EDDY_ERR_UNSUPPORTED,
@@ -446,12 +460,12 @@ static eddy_status_t h_tl_empty(eval_state_t *s, eval_frame_t *f,
                                 eddy_eval_value_t *out) {
   UNUSED_HANDLER_ARGS;
   (void)operands;
-  int32_t dt = 0;
+  int32_t depth = 0, dt = 0;
   eddy_rt_elem_shape_t es;
-  EDDY_RETURN_IF_ERROR(list_elem(op, op->results[0].type, &dt, &es));
+  EDDY_RETURN_IF_ERROR(list_elem(op, op->results[0].type, &depth, &dt, &es));
   int64_t max = eddy_ir_op_attr_int(op, "max_elements", -1);
   eddy_rt_list_t *l = NULL;
-  RT(eddy_rt_list_empty(s->rt, dt, &es, max, &l));
+  RT(eddy_rt_list_empty_nested(s->rt, depth, dt, &es, max, &l));
   return put_list(&out[0], l);
 }
 
@@ -460,11 +474,11 @@ static eddy_status_t h_tl_reserve(eval_state_t *s, eval_frame_t *f,
                                   const eddy_eval_value_t *const *operands,
                                   eddy_eval_value_t *out) {
   UNUSED_HANDLER_ARGS;
-  int32_t dt = 0;
+  int32_t depth = 0, dt = 0;
   eddy_rt_elem_shape_t es;
-  EDDY_RETURN_IF_ERROR(list_elem(op, op->results[0].type, &dt, &es));
+  EDDY_RETURN_IF_ERROR(list_elem(op, op->results[0].type, &depth, &dt, &es));
   eddy_rt_list_t *l = NULL;
-  RT(eddy_rt_list_reserve(s->rt, dt, &es, TENSOR(0), &l));
+  RT(eddy_rt_list_reserve_nested(s->rt, depth, dt, &es, TENSOR(0), &l));
   return put_list(&out[0], l);
 }
 
@@ -474,10 +488,13 @@ static eddy_status_t h_tl_push_back(eval_state_t *s, eval_frame_t *f,
                                     const eddy_eval_value_t *const *operands,
                                     eddy_eval_value_t *out) {
   UNUSED_HANDLER_ARGS;
-  const eddy_rt_tensor_t *x = TENSOR(1);
+  const eddy_eval_value_t *x = operands[1];
   eddy_rt_list_t *owned = NULL, *l = NULL;
   EDDY_RETURN_IF_ERROR(eddy_eval_take_list(s, f, op, 0, &owned));
-  RT(eddy_rt_list_push_back(s->rt, owned, x, &l));
+  if (x->kind == EDDY_EVAL_LIST)
+    RT(eddy_rt_list_push_back_list(s->rt, owned, x->list, &l));
+  else
+    RT(eddy_rt_list_push_back(s->rt, owned, &x->tensor, &l));
   return put_list(&out[0], l);
 }
 
@@ -491,6 +508,12 @@ static eddy_status_t h_tl_pop_back(eval_state_t *s, eval_frame_t *f,
   eddy_rt_list_t *owned = NULL, *l = NULL;
   eddy_rt_tensor_t x = eddy_rt_tensor_empty();
   EDDY_RETURN_IF_ERROR(eddy_eval_take_list(s, f, op, 0, &owned));
+  if (eddy_rt_list_depth(owned) > 0) {
+    eddy_rt_list_t *item = NULL;
+    RT(eddy_rt_list_pop_back_list(s->rt, owned, &l, &item));
+    put_list(&out[0], l);
+    return put_list(&out[1], item);
+  }
   RT(eddy_rt_list_pop_back(s->rt, owned, &l, &x));
   put_list(&out[0], l);
   return put_tensor(&out[1], &x);
@@ -503,6 +526,12 @@ static eddy_status_t h_tl_get_item(eval_state_t *s, eval_frame_t *f,
                                    eddy_eval_value_t *out) {
   UNUSED_HANDLER_ARGS;
   eddy_rt_tensor_t r = eddy_rt_tensor_empty();
+  if (eddy_rt_list_depth(operands[0]->list) > 0) {
+    eddy_rt_list_t *item = NULL;
+    RT(eddy_rt_list_get_item_list(s->rt, operands[0]->list, TENSOR(1),
+                                  &item));
+    return put_list(&out[0], item);
+  }
   RT(eddy_rt_list_get_item(s->rt, operands[0]->list, TENSOR(1), &r));
   return put_tensor(&out[0], &r);
 }
@@ -513,10 +542,14 @@ static eddy_status_t h_tl_set_item(eval_state_t *s, eval_frame_t *f,
                                    const eddy_eval_value_t *const *operands,
                                    eddy_eval_value_t *out) {
   UNUSED_HANDLER_ARGS;
-  const eddy_rt_tensor_t *index = TENSOR(1), *x = TENSOR(2);
+  const eddy_rt_tensor_t *index = TENSOR(1);
+  const eddy_eval_value_t *x = operands[2];
   eddy_rt_list_t *owned = NULL, *l = NULL;
   EDDY_RETURN_IF_ERROR(eddy_eval_take_list(s, f, op, 0, &owned));
-  RT(eddy_rt_list_set_item(s->rt, owned, index, x, &l));
+  if (x->kind == EDDY_EVAL_LIST)
+    RT(eddy_rt_list_set_item_list(s->rt, owned, index, x->list, &l));
+  else
+    RT(eddy_rt_list_set_item(s->rt, owned, index, &x->tensor, &l));
   return put_list(&out[0], l);
 }
 
@@ -546,9 +579,12 @@ static eddy_status_t h_tl_from_tensor(eval_state_t *s, eval_frame_t *f,
                                       const eddy_eval_value_t *const *operands,
                                       eddy_eval_value_t *out) {
   UNUSED_HANDLER_ARGS;
-  int32_t dt = 0;
+  int32_t depth = 0, dt = 0;
   eddy_rt_elem_shape_t es;
-  EDDY_RETURN_IF_ERROR(list_elem(op, op->results[0].type, &dt, &es));
+  EDDY_RETURN_IF_ERROR(list_elem(op, op->results[0].type, &depth, &dt, &es));
+  if (depth > 0)
+    return eddy_eval_op_error(op, EDDY_ERR_INVALID_ARGUMENT,
+                              "cannot unstack a tensor into a list of lists");
   eddy_rt_list_t *l = NULL;
   // The declared element shape becomes the list's (as TensorFlow's
   // element_shape input); the kernel checks the slices against it.

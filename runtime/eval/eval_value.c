@@ -57,9 +57,13 @@ void eddy_eval_value_describe(const eddy_eval_value_t *v, eddy_buf_t *out) {
     eddy_eval_tensor_describe(&v->tensor, out);
     return;
   case EDDY_EVAL_LIST:
-    eddy_buf_printf(out, "list<%s, %" PRId64 " items>",
-                    eddy_rt_dtype_name(eddy_rt_list_dtype(v->list)),
-                    eddy_rt_list_size(v->list));
+    eddy_buf_puts(out, "list<");
+    for (int32_t d = 0; d < eddy_rt_list_depth(v->list); d++)
+      eddy_buf_puts(out, "list<");
+    eddy_buf_puts(out, eddy_rt_dtype_name(eddy_rt_list_dtype(v->list)));
+    for (int32_t d = 0; d < eddy_rt_list_depth(v->list); d++)
+      eddy_buf_putc(out, '>');
+    eddy_buf_printf(out, ", %" PRId64 " items>", eddy_rt_list_size(v->list));
     return;
   case EDDY_EVAL_NONE:
     break;
@@ -150,9 +154,19 @@ bool eddy_eval_value_matches(const eddy_eval_value_t *v,
                              const eddy_type_t *t) {
   if (!t)
     return false;
-  if (t->kind == EDDY_TYPE_LIST)
-    return v->kind == EDDY_EVAL_LIST &&
-           eddy_rt_list_dtype(v->list) == (int32_t)t->elem->dtype;
+  if (t->kind == EDDY_TYPE_LIST) {
+    if (v->kind != EDDY_EVAL_LIST)
+      return false;
+    // The nesting depth and the innermost dtype must agree.
+    int32_t depth = 0;
+    const eddy_type_t *e = t->elem;
+    while (e && e->kind == EDDY_TYPE_LIST) {
+      depth++;
+      e = e->elem;
+    }
+    return e && depth == eddy_rt_list_depth(v->list) &&
+           eddy_rt_list_dtype(v->list) == (int32_t)e->dtype;
+  }
   if (t->kind != EDDY_TYPE_TENSOR || v->kind != EDDY_EVAL_TENSOR)
     return false;
   if (v->tensor.dtype != (int32_t)t->dtype)

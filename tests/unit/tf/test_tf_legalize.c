@@ -26,9 +26,6 @@
 static const struct {
   const char *name, *reason;
 } k_known_failures[] = {
-    // The importer cannot type them (lists of lists, Optionals).
-    {"cond_in_while_grad_v2", "import: Optional ops"},
-    {"nested_grad_v2", "import: TensorList of TensorLists"},
     // v1 gradients keep forward values in stacks; functionalize threads
     // only the simple ones, and TensorArrayGradV3 is not lowered.
     {"cond_in_while_grad_v1", "v1 stack pushed inside a cond"},
