@@ -111,6 +111,8 @@ typedef struct capture {
   eddy_ptrmap_t *map;    ///< captured value -> the op made for it
   const char *frame;     ///< loops: the frame name
   int64_t parallel;      ///< loops
+  bool implicit_parallel; ///< loops: no parallel_iterations on the ctl.while
+  eddy_value_t *pivot;   ///< loops: the region's token (see capture_operands)
   eddy_value_t *pred;    ///< ifs: the predicate
   unsigned branch;       ///< ifs: switch result to use (1 then, 0 else)
   eddy_status_t st;
@@ -126,6 +128,8 @@ static eddy_value_t *capture_value(capture_t *c, eddy_value_t *v) {
       if (c->st)
         return NULL;
       made = r->def;
+      if (c->implicit_parallel)
+        eddy_ir_op_remove_attr(made, "parallel_iterations");
     } else {
       eddy_value_t *ops[2] = {v, c->pred};
       c->st = build(c->b, "df.switch", ops, 2, NULL, 0, &made);
@@ -146,6 +150,17 @@ static eddy_walk_result_t capture_operands(eddy_op_t *op, void *user) {
     eddy_value_t *r = capture_value(c, v);
     if (!r)
       return EDDY_WALK_INTERRUPT;
+    // An inner loop's value entering from above this loop: the constant
+    // enter is live in every iteration, the last (dead) one too, where the
+    // inner loop would then run with that value live and the others dead,
+    // and never finish. Tied to this region's token, it dies with it.
+    if (c->frame && c->pivot && eddy_ir_op_is(op, "df.enter") &&
+        !eddy_ir_op_attr_bool(op, "is_constant", false)) {
+      eddy_value_t *ai[2] = {r, c->pivot};
+      c->st = build1(c->b, "df.after", ai, 2, &r);
+      if (c->st)
+        return EDDY_WALK_INTERRUPT;
+    }
     eddy_ir_op_set_operand(op, i, r);
   }
   return EDDY_WALK_ADVANCE;
@@ -238,6 +253,9 @@ static eddy_status_t lower_while(lower_state_t *s, eddy_op_t *w) {
     return eddy_ir_op_error(w, "malformed loop (verify it first)");
   const char *frame = fresh_frame_name(s);
   int64_t parallel = eddy_ir_op_attr_int(w, "parallel_iterations", 10);
+  // Enters carry the attribute only when the loop does, so that
+  // functionalize can give back exactly the loop's attributes.
+  bool implicit = !eddy_ir_op_attr(w, "parallel_iterations");
   if (parallel <= 0)
     parallel = 10;
   const eddy_attr_t *max_attr = eddy_ir_op_attr(w, "maximum_iterations");
@@ -271,6 +289,11 @@ static eddy_status_t lower_while(lower_state_t *s, eddy_op_t *w) {
       st = eddy_df_build_enter(&b, init, &ea, &enter);
     if (st)
       break;
+    if (implicit)
+      eddy_ir_op_remove_attr(enter->def, "parallel_iterations");
+    const eddy_attr_t *swap = eddy_ir_op_attr(w, "swap_memory");
+    if (swap && i < n)
+      eddy_ir_op_set_attr(enter->def, "swap_memory", swap);
     // Merge types are the loop's declared types, not the init's.
     const eddy_type_t *types[2] = {
         i < n ? w->results[i].type : enter->type,
@@ -289,7 +312,8 @@ static eddy_status_t lower_while(lower_state_t *s, eddy_op_t *w) {
     goto done;
   // Captures first: the values built above are outside w too.
   capture_t cap = {.region_op = w, .b = &b, .map = &caps, .frame = frame,
-                   .parallel = parallel};
+                   .parallel = parallel, .implicit_parallel = implicit};
+  cap.pivot = cond_tok;
   if ((st = capture_block(&cap, cond)))
     goto done;
   for (size_t i = 0; i < n; i++)
@@ -333,6 +357,7 @@ static eddy_status_t lower_while(lower_state_t *s, eddy_op_t *w) {
   eddy_value_t *body_tok = NULL;
   if ((st = build1(&b, "df.control", &sw_true[0], 1, &body_tok)))
     goto done;
+  cap.pivot = body_tok;
   if ((st = capture_block(&cap, body)))
     goto done;
   for (size_t i = 0; i < n; i++)

@@ -158,6 +158,9 @@ static const eddy_attr_spec_t enter_attrs[] = {
     {"frame_name", EDDY_ATTR_STRING, false},
     {"is_constant", EDDY_ATTR_BOOL, true},
     {"parallel_iterations", EDDY_ATTR_INT, true},
+    // The swap_memory of the ctl.while it came from (a hint; kept so that
+    // functionalize can give it back).
+    {"swap_memory", EDDY_ATTR_BOOL, true},
     {NULL, EDDY_ATTR_INT, false},
 };
 

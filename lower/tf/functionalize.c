@@ -11,12 +11,32 @@
 /// of the frame into the body; Enters with is_constant become captured
 /// values. Control tokens inside a frame are cloned with it; a token of a
 /// frame used outside becomes the df.control of the loop's results.
+///
+/// The same code raises df frames (to-dataflow's output) through a table of
+/// op names; the few differences that make the round trip exact are marked
+/// `nm->df` here and in functionalize_df.c (docs/lowering.md).
 #include "lower/tf/tf_lower_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 /// ---- Small helpers -----------------------------------------------------------
+
+/// The names of the five primitives (and the predicate's Identity) in the
+/// dialect being raised: tf (an imported v1 graph) or df (to-dataflow's
+/// output). The raising is the same; df adds the normalizations of
+/// functionalize_df.c so that functionalize(to-dataflow(f)) prints as f.
+typedef struct cf_names {
+  const char *sw, *merge, *enter, *exit, *next, *loop_cond, *identity;
+  bool df;
+} cf_names_t;
+
+static const cf_names_t tf_names = {"tf.Switch", "tf.Merge", "tf.Enter",
+                                    "tf.Exit", "tf.NextIteration",
+                                    "tf.LoopCond", "tf.Identity", false};
+static const cf_names_t df_names = {"df.switch", "df.merge", "df.enter",
+                                    "df.exit", "df.next_iteration",
+                                    "df.loop_cond", "df.identity", true};
 
 typedef struct oplist {
   eddy_op_t **v;
@@ -111,22 +131,28 @@ static void in_order(eddy_block_t *b, eddy_ptrmap_t *set, oplist_t *out) {
 
 /// Moves the definitions of values used in `root` (and in its regions)
 /// that come after `root` in its block to before it, with what they use.
-static void hoist_value(eddy_value_t *v, eddy_op_t *root, int depth) {
+static void hoist_value(const cf_names_t *nm, eddy_value_t *v,
+                        eddy_op_t *root, int depth) {
   eddy_op_t *d = v->def ? in_block(v->def, root->block) : NULL;
   // A Merge closes a loop cycle: it is never moved (nor anything through
   // it).
-  if (!d || d == root || depth > 256 || eddy_ir_op_is(d, "tf.Merge") ||
+  if (!d || d == root || depth > 256 || eddy_ir_op_is(d, nm->merge) ||
       !op_after(root, d))
     return;
   eddy_ir_op_move_before(d, root);
   for (uint32_t i = 0; i < d->num_operands; i++)
-    hoist_value(eddy_ir_op_operand(d, i), d, depth + 1);
+    hoist_value(nm, eddy_ir_op_operand(d, i), d, depth + 1);
 }
 
+typedef struct hoist_ctx {
+  const cf_names_t *nm;
+  eddy_op_t *root;
+} hoist_ctx_t;
+
 static eddy_walk_result_t hoist_walk(eddy_op_t *op, void *user) {
-  eddy_op_t *root = user;
+  hoist_ctx_t *h = user;
   for (uint32_t i = 0; i < op->num_operands; i++)
-    hoist_value(eddy_ir_op_operand(op, i), root, 0);
+    hoist_value(h->nm, eddy_ir_op_operand(op, i), h->root, 0);
   return EDDY_WALK_ADVANCE;
 }
 
@@ -270,32 +296,46 @@ static eddy_op_t *insertion_point(eddy_block_t *b, oplist_t *ops,
 /// ---- Diamonds -----------------------------------------------------------------
 
 static bool stop_at_merge(const eddy_op_t *op, const void *user) {
-  (void)user;
-  return is(op, "tf.Merge");
+  const cf_names_t *nm = user;
+  return is(op, nm->merge);
 }
 
 /// A cond's switches test the predicate directly or through Identity
 /// (TensorFlow's pred_id): they belong together.
-static eddy_value_t *pred_root(eddy_value_t *v) {
-  for (int i = 0; i < 64 && v->def && is(v->def, "tf.Identity"); i++)
+static eddy_value_t *pred_root(const cf_names_t *nm, eddy_value_t *v) {
+  for (int i = 0; i < 64 && v->def && is(v->def, nm->identity); i++)
     v = eddy_ir_op_operand(v->def, 0);
   return v;
 }
 
-static eddy_value_t *switch_pred(const eddy_op_t *sw) {
-  return pred_root(eddy_ir_op_operand(sw, 1));
+static eddy_value_t *switch_pred(const cf_names_t *nm,
+                                 const eddy_op_t *sw) {
+  return pred_root(nm, eddy_ir_op_operand(sw, 1));
 }
 
-static bool is_loop_switch(const eddy_op_t *sw) {
+static bool is_loop_switch(const cf_names_t *nm, const eddy_op_t *sw) {
   eddy_value_t *p = eddy_ir_op_operand(sw, 1);
-  return p->def && is(p->def, "tf.LoopCond");
+  return p->def && is(p->def, nm->loop_cond);
+}
+
+/// df: the switch to-dataflow makes first for each ctl.if, switch(p, p),
+/// whose outputs are the branches' pivots (df.control).
+static bool is_pred_switch(const cf_names_t *nm, const eddy_op_t *op) {
+  if (!nm->df || !is(op, nm->sw) || is_loop_switch(nm, op) ||
+      eddy_ir_op_operand(op, 0) != eddy_ir_op_operand(op, 1))
+    return false;
+  for (eddy_use_t *u = op->results[1].uses; u; u = u->next)
+    if (is(u->owner, "df.control"))
+      return true;
+  return false;
 }
 
 /// Raises the diamond of the switches on predicate `pred` in block b;
 /// *raised false when it is not innermost (another diamond's switch is
 /// inside it).
-static eddy_status_t raise_diamond(eddy_ctx_t *ctx, eddy_block_t *b,
-                                   eddy_value_t *pred, bool *raised) {
+static eddy_status_t raise_diamond(eddy_ctx_t *ctx, const cf_names_t *nm,
+                                   eddy_block_t *b, eddy_value_t *pred,
+                                   eddy_op_t *start, bool *raised) {
   *raised = false;
   eddy_ptrmap_t tset, eset, all;
   eddy_ptrmap_init(&tset);
@@ -304,27 +344,42 @@ static eddy_status_t raise_diamond(eddy_ctx_t *ctx, eddy_block_t *b,
   oplist_t work = {0}, sws = {0}, tops = {0}, eops = {0}, merges = {0},
            allops = {0};
   eddy_status_t st = NULL;
-  for (eddy_op_t *op = b->first; op; op = op->next)
-    if (is(op, "tf.Switch") && switch_pred(op) == pred)
+  // df: the ifs on one predicate are told apart by position: each starts
+  // at its own predicate switch (`start`), and its switches come before the
+  // next one's.
+  for (eddy_op_t *op = start ? start : b->first; op; op = op->next) {
+    if (start && op != start && is_pred_switch(nm, op) &&
+        switch_pred(nm, op) == pred)
+      break;
+    if (is(op, nm->sw) && switch_pred(nm, op) == pred)
       ol_push(&sws, op);
+  }
   for (size_t i = 0; i < sws.n; i++) {
     reach_from_value(&sws.v[i]->results[1], b, &tset, &work);
-    close_forward(b, &tset, &work, stop_at_merge, NULL);
+    close_forward(b, &tset, &work, stop_at_merge, nm);
     reach_from_value(&sws.v[i]->results[0], b, &eset, &work);
-    close_forward(b, &eset, &work, stop_at_merge, NULL);
+    close_forward(b, &eset, &work, stop_at_merge, nm);
   }
   // The merges reached from either side close the diamond.
   for (eddy_op_t *op = b->first; op; op = op->next) {
     bool t = eddy_ptrmap_has(&tset, op), e = eddy_ptrmap_has(&eset, op);
     if (!t && !e)
       continue;
-    if (is(op, "tf.Merge")) {
+    if (is(op, nm->merge)) {
       ol_push(&merges, op);
       continue;
     }
-    if (is(op, "tf.Switch") && !is_loop_switch(op) &&
-        switch_pred(op) != pred)
+    if (is(op, nm->sw) && !is_loop_switch(nm, op) &&
+        switch_pred(nm, op) != pred)
       goto done; // an inner diamond: raise it first
+    if (nm->df && is(op, nm->enter))
+      goto done; // df: a loop inside a branch is raised first
+    if (op == eddy_ir_block_terminator(b)) {
+      st = err_at(op, "a branch of the cond on '%s' reaches the end of the "
+                      "function without a Merge%s",
+                  pred->def ? node(pred->def) : "?", "");
+      goto done;
+    }
     if (t && e) {
       st = err_at(op, "node '%s' is reached from both branches of the cond "
                       "on '%s'",
@@ -333,15 +388,15 @@ static eddy_status_t raise_diamond(eddy_ctx_t *ctx, eddy_block_t *b,
     }
     ol_push(t ? &tops : &eops, op);
   }
-  if (merges.n == 0) {
+  if (merges.n == 0 && !nm->df) { // df: an if with no results
     st = err_at(sws.v[0], "the switch '%s' has no Merge closing its cond%s",
                 node(sws.v[0]), "");
     goto done;
   }
   // Then/else inputs of each merge.
-  eddy_value_t **tv = calloc(merges.n, sizeof(*tv));
-  eddy_value_t **ev = calloc(merges.n, sizeof(*ev));
-  const eddy_type_t **types = calloc(merges.n, sizeof(*types));
+  eddy_value_t **tv = calloc(merges.n + 1, sizeof(*tv));
+  eddy_value_t **ev = calloc(merges.n + 1, sizeof(*ev));
+  const eddy_type_t **types = calloc(merges.n + 1, sizeof(*types));
   if (!tv || !ev || !types) {
     free(tv);
     free(ev);
@@ -360,11 +415,11 @@ static eddy_status_t raise_diamond(eddy_ctx_t *ctx, eddy_block_t *b,
       eddy_value_t *v = eddy_ir_op_operand(m, k);
       eddy_op_t *d = v->def ? in_block(v->def, b) : NULL;
       bool t = d && (eddy_ptrmap_has(&tset, d) ||
-                     (is(d, "tf.Switch") && v->index == 1 &&
-                      switch_pred(d) == pred));
+                     (is(d, nm->sw) && v->index == 1 &&
+                      switch_pred(nm, d) == pred));
       bool e = d && (eddy_ptrmap_has(&eset, d) ||
-                     (is(d, "tf.Switch") && v->index == 0 &&
-                      switch_pred(d) == pred));
+                     (is(d, nm->sw) && v->index == 0 &&
+                      switch_pred(nm, d) == pred));
       if (t && !tv[i])
         tv[i] = v;
       else if (e && !ev[i])
@@ -374,6 +429,8 @@ static eddy_status_t raise_diamond(eddy_ctx_t *ctx, eddy_block_t *b,
       st = err_at(m, "the Merge '%s' does not join the two branches of the "
                      "cond on '%s'",
                   node(m), pred->def ? node(pred->def) : "?");
+    else if (nm->df) // the if's declared type, as to-dataflow wrote it
+      types[i] = m->results[0].type;
     else
       types[i] = eddy_ir_type_generalize(ctx, tv[i]->type, ev[i]->type);
     if (!st && !types[i])
@@ -392,8 +449,10 @@ static eddy_status_t raise_diamond(eddy_ctx_t *ctx, eddy_block_t *b,
     for (size_t i = 0; i < merges.n; i++)
       eddy_ptrmap_put(&all, merges.v[i], merges.v[i]);
     in_order(b, &all, &allops);
-    bool at_end = false;
-    eddy_op_t *point = insertion_point(b, &allops, &all, &at_end);
+    bool at_end = true;
+    eddy_op_t *point = allops.v[allops.n - 1];
+    if (!nm->df) // df: where to-dataflow left it, after the last merge
+      point = insertion_point(b, &allops, &all, &at_end);
     eddy_builder_t bb;
     eddy_ir_builder_init(&bb, ctx);
     if (at_end)
@@ -407,7 +466,7 @@ static eddy_status_t raise_diamond(eddy_ctx_t *ctx, eddy_block_t *b,
                          .result_types = types,
                          .num_results = merges.n,
                          .num_regions = 2,
-                         .loc = merges.v[0]->loc};
+                         .loc = merges.n ? merges.v[0]->loc : sws.v[0]->loc};
     eddy_op_t *ifop = NULL;
     st = eddy_ir_build(&bb, &s, &ifop);
     for (int r = 0; r < 2 && !st; r++) {
@@ -418,19 +477,19 @@ static eddy_status_t raise_diamond(eddy_ctx_t *ctx, eddy_block_t *b,
         eddy_ptrmap_put(&map, &sws.v[i]->results[r == 0 ? 1 : 0],
                         eddy_ir_op_operand(sws.v[i], 0));
       clone_into(r == 0 ? &tops : &eops, blk, &map);
-      eddy_value_t **ys = calloc(merges.n, sizeof(*ys));
+      eddy_value_t **ys = calloc(merges.n + 1, sizeof(*ys));
       for (size_t i = 0; ys && i < merges.n; i++)
         ys[i] = mapped(&map, r == 0 ? tv[i] : ev[i]);
-      st = ys ? build_term(ctx, blk, "ctl.yield", ys, merges.n,
-                           merges.v[0]->loc)
+      st = ys ? build_term(ctx, blk, "ctl.yield", ys, merges.n, ifop->loc)
               : eddy_status_create(EDDY_ERR_RESOURCE, "out of memory");
       free(ys);
       eddy_ptrmap_destroy(&map);
     }
     if (!st) {
-      eddy_ir_walk_pre(ifop, hoist_walk, ifop);
-      eddy_value_t **from = calloc(merges.n, sizeof(*from));
-      eddy_value_t **to = calloc(merges.n, sizeof(*to));
+      hoist_ctx_t hc = {nm, ifop};
+      eddy_ir_walk_pre(ifop, hoist_walk, &hc);
+      eddy_value_t **from = calloc(merges.n + 1, sizeof(*from));
+      eddy_value_t **to = calloc(merges.n + 1, sizeof(*to));
       for (size_t i = 0; from && to && i < merges.n; i++) {
         from[i] = &merges.v[i]->results[0];
         to[i] = eddy_ir_op_result(ifop, i);
@@ -464,21 +523,22 @@ done:
   return st;
 }
 
-static eddy_status_t raise_diamonds(eddy_ctx_t *ctx, eddy_block_t *b) {
+static eddy_status_t raise_diamonds(eddy_ctx_t *ctx, const cf_names_t *nm,
+                                    eddy_block_t *b) {
   for (;;) {
     bool any = false, progress = false;
     for (eddy_op_t *op = b->first; op && !progress; op = op->next) {
-      if (!is(op, "tf.Switch") || is_loop_switch(op))
+      if (!is(op, nm->sw) || is_loop_switch(nm, op))
         continue;
       any = true;
       EDDY_RETURN_IF_ERROR(
-          raise_diamond(ctx, b, switch_pred(op), &progress));
+          raise_diamond(ctx, nm, b, switch_pred(nm, op), NULL, &progress));
     }
     if (!any)
       return NULL;
     if (!progress) {
       for (eddy_op_t *op = b->first; op; op = op->next)
-        if (is(op, "tf.Switch") && !is_loop_switch(op))
+        if (is(op, nm->sw) && !is_loop_switch(nm, op))
           return err_at(op, "the conds around the switch '%s' cannot be "
                             "raised (they are not nested properly)%s",
                         node(op), "");
@@ -505,8 +565,8 @@ static bool same_frame(const eddy_op_t *enter, const char *f, size_t len) {
 }
 
 static bool stop_at_exit(const eddy_op_t *op, const void *user) {
-  (void)user;
-  return is(op, "tf.Exit");
+  const cf_names_t *nm = user;
+  return is(op, nm->exit);
 }
 
 typedef struct loopvar {
@@ -531,7 +591,8 @@ static eddy_walk_result_t need_walk(eddy_op_t *op, void *user) {
   return EDDY_WALK_ADVANCE;
 }
 
-static eddy_status_t raise_frame(eddy_ctx_t *ctx, eddy_block_t *b,
+static eddy_status_t raise_frame(eddy_ctx_t *ctx, const cf_names_t *nm,
+                                 eddy_block_t *b,
                                  const char *frame, size_t flen,
                                  bool *raised) {
   *raised = false;
@@ -543,18 +604,20 @@ static eddy_status_t raise_frame(eddy_ctx_t *ctx, eddy_block_t *b,
   eddy_status_t st = NULL;
   eddy_op_t *loopcond = NULL;
   for (eddy_op_t *op = b->first; op; op = op->next)
-    if (is(op, "tf.Enter") && same_frame(op, frame, flen)) {
+    if (is(op, nm->enter) && same_frame(op, frame, flen)) {
       ol_push(&enters, op);
       eddy_ptrmap_put(&set, op, op);
       ol_push(&work, op);
     }
-  close_forward(b, &set, &work, stop_at_exit, NULL);
+  close_forward(b, &set, &work, stop_at_exit, nm);
   in_order(b, &set, &ops);
   for (size_t i = 0; i < ops.n; i++) {
     eddy_op_t *op = ops.v[i];
-    if (is(op, "tf.Enter") && !same_frame(op, frame, flen))
+    if (is(op, nm->enter) && !same_frame(op, frame, flen))
       goto done; // an inner frame: raise it first
-    if (is(op, "tf.LoopCond")) {
+    if (nm->df && is(op, nm->sw) && !is_loop_switch(nm, op))
+      goto done; // df: an if inside the loop is raised first
+    if (is(op, nm->loop_cond)) {
       if (loopcond) {
         st = err_at(op, "the frame has two LoopConds ('%s' and '%s')",
                     node(loopcond), node(op));
@@ -575,14 +638,14 @@ static eddy_status_t raise_frame(eddy_ctx_t *ctx, eddy_block_t *b,
   }
   for (size_t i = 0; i < ops.n && !st; i++) {
     eddy_op_t *m = ops.v[i];
-    if (!is(m, "tf.Merge"))
+    if (!is(m, nm->merge))
       continue;
     loopvar_t lv = {0};
     for (uint32_t k = 0; k < m->num_operands; k++) {
       eddy_op_t *d = eddy_ir_op_operand(m, k)->def;
-      if (is(d, "tf.Enter") && d->block == b && same_frame(d, frame, flen))
+      if (is(d, nm->enter) && d->block == b && same_frame(d, frame, flen))
         lv.enter = d;
-      else if (is(d, "tf.NextIteration"))
+      else if (is(d, nm->next))
         lv.next = d;
     }
     if (!lv.enter)
@@ -600,19 +663,19 @@ static eddy_status_t raise_frame(eddy_ctx_t *ctx, eddy_block_t *b,
     }
     lv.merge = m;
     for (eddy_use_t *u = m->results[0].uses; u; u = u->next)
-      if (is(u->owner, "tf.Switch") &&
+      if (is(u->owner, nm->sw) &&
           eddy_ir_op_operand(u->owner, 1)->def == loopcond)
         lv.sw = u->owner;
     if (lv.sw)
       for (eddy_use_t *u = lv.sw->results[0].uses; u; u = u->next)
-        if (is(u->owner, "tf.Exit"))
+        if (is(u->owner, nm->exit))
           lv.exit = u->owner;
     vars[nv++] = lv;
   }
   // Exits that no loop value explains.
   for (size_t i = 0; i < ops.n && !st; i++) {
     eddy_op_t *x = ops.v[i];
-    if (!is(x, "tf.Exit"))
+    if (!is(x, nm->exit))
       continue;
     bool ok = false;
     for (size_t k = 0; k < nv; k++)
@@ -624,6 +687,24 @@ static eddy_status_t raise_frame(eddy_ctx_t *ctx, eddy_block_t *b,
   }
   if (st)
     goto done;
+  // df: to-dataflow's maximum_iterations counter (the last loop value)
+  // goes back into the attribute.
+  eddy_value_t *cpred = eddy_ir_op_operand(loopcond, 0);
+  int64_t max_iters = -1;
+  eddy_op_t *skip[8] = {0}, *counter_consts[3] = {0};
+  if (nm->df && nv > 1) {
+    loopvar_t *c = &vars[nv - 1];
+    if (eddy_tfl_df_counter(loopcond, c->enter, c->merge, c->sw, c->next,
+                            c->exit, &max_iters, &cpred, skip)) {
+      skip[5] = c->merge;
+      skip[6] = c->sw;
+      skip[7] = c->next;
+      nv--;
+      counter_consts[0] = eddy_ir_op_operand(c->enter, 0)->def;
+      counter_consts[1] = eddy_ir_op_operand(skip[2], 0)->def;
+      counter_consts[2] = eddy_ir_op_operand(skip[4], 0)->def;
+    }
+  }
   {
     const eddy_type_t **types = calloc(nv + 1, sizeof(*types));
     eddy_value_t **inits = calloc(nv + 1, sizeof(*inits));
@@ -641,11 +722,19 @@ static eddy_status_t raise_frame(eddy_ctx_t *ctx, eddy_block_t *b,
         t = eddy_ir_type_generalize(
             ctx, t, eddy_ir_op_operand(lv->next, 0)->type);
       types[k] = t ? t : inits[k]->type;
+      if (nm->df) // the loop's declared type, as to-dataflow wrote it
+        types[k] = lv->merge->results[0].type;
     }
     eddy_op_t *w = NULL;
     if (!st) {
       bool at_end = false;
-      eddy_op_t *point = insertion_point(b, &ops, &set, &at_end);
+      eddy_op_t *point = NULL;
+      if (nm->df) { // where to-dataflow left it: after the frame's last op
+        point = ops.v[ops.n - 1];
+        at_end = true;
+      } else {
+        point = insertion_point(b, &ops, &set, &at_end);
+      }
       eddy_builder_t bb;
       eddy_ir_builder_init(&bb, ctx);
       if (at_end)
@@ -653,14 +742,27 @@ static eddy_status_t raise_frame(eddy_ctx_t *ctx, eddy_block_t *b,
       else
         eddy_ir_builder_set_before(&bb, point);
       int64_t pi = eddy_ir_op_attr_int(enters.v[0], "parallel_iterations", 10);
-      eddy_named_attr_t a = eddy_ir_named_attr(
-          ctx, "parallel_iterations",
-          eddy_ir_int_attr_get(ctx, pi > 0 ? pi : 10, EDDY_DT_I64));
+      eddy_named_attr_t a[3];
+      size_t na = 0;
+      if (max_iters >= 0)
+        a[na++] = eddy_ir_named_attr(
+            ctx, "maximum_iterations",
+            eddy_ir_int_attr_get(ctx, max_iters, EDDY_DT_I64));
+      // df: the attribute only when to-dataflow had one to copy.
+      if (!nm->df || eddy_ir_op_attr(enters.v[0], "parallel_iterations"))
+        a[na++] = eddy_ir_named_attr(
+            ctx, "parallel_iterations",
+            eddy_ir_int_attr_get(ctx, pi > 0 ? pi : 10, EDDY_DT_I64));
+      const eddy_attr_t *swap =
+          nm->df && nv > 0 ? eddy_ir_op_attr(vars[0].enter, "swap_memory")
+                           : NULL;
+      if (swap)
+        a[na++] = eddy_ir_named_attr(ctx, "swap_memory", swap);
       eddy_op_state_t s = {.name = "ctl.while",
                            .operands = inits,
                            .num_operands = nv,
-                           .attrs = &a,
-                           .num_attrs = 1,
+                           .attrs = a,
+                           .num_attrs = na,
                            .result_types = types,
                            .num_results = nv,
                            .num_regions = 2,
@@ -672,14 +774,14 @@ static eddy_status_t raise_frame(eddy_ctx_t *ctx, eddy_block_t *b,
     eddy_ptrmap_init(&cset);
     oplist_t cwork = {0}, cops = {0}, bops = {0};
     if (!st) {
-      eddy_value_t *pred = eddy_ir_op_operand(loopcond, 0);
+      eddy_value_t *pred = cpred;
       if (pred->def && eddy_ptrmap_has(&set, pred->def)) {
         eddy_ptrmap_put(&cset, pred->def, pred->def);
         ol_push(&cwork, pred->def);
       }
       while (cwork.n) {
         eddy_op_t *op = cwork.v[--cwork.n];
-        if (is(op, "tf.Merge") || is(op, "tf.Enter"))
+        if (is(op, nm->merge) || is(op, nm->enter))
           continue;
         for (uint32_t i = 0; i < op->num_operands; i++) {
           eddy_op_t *d = eddy_ir_op_operand(op, i)->def;
@@ -692,12 +794,14 @@ static eddy_status_t raise_frame(eddy_ctx_t *ctx, eddy_block_t *b,
       }
       for (size_t i = 0; i < ops.n; i++) {
         eddy_op_t *op = ops.v[i];
-        bool structural = is(op, "tf.Enter") || is(op, "tf.LoopCond") ||
-                          is(op, "tf.Exit");
+        bool structural = is(op, nm->enter) || is(op, nm->loop_cond) ||
+                          is(op, nm->exit);
         bool var = false;
         for (size_t k = 0; k < nv; k++)
           var = var || op == vars[k].merge || op == vars[k].sw ||
                 op == vars[k].next;
+        for (size_t k = 0; k < 8; k++)
+          var = var || op == skip[k];
         if (structural || var)
           continue;
         if (eddy_ptrmap_has(&cset, op))
@@ -738,9 +842,30 @@ static eddy_status_t raise_frame(eddy_ctx_t *ctx, eddy_block_t *b,
       for (size_t i = 0; i < enters.n; i++)
         eddy_ptrmap_put(&map, &enters.v[i]->results[0],
                         eddy_ir_op_operand(enters.v[i], 0));
-      clone_into(r == 0 ? &cops : &bops, blk, &map);
+      oplist_t *region_ops = r == 0 ? &cops : &bops;
+      if (nm->df) {
+        // df: an inner loop's value from above this loop, tied to this
+        // loop's token (df.after(enter, token), to_dataflow.c), is the
+        // value itself in structured form.
+        size_t kept = 0;
+        for (size_t i = 0; i < region_ops->n; i++) {
+          eddy_op_t *op = region_ops->v[i];
+          eddy_op_t *d = is(op, "df.after")
+                             ? eddy_ir_op_operand(op, 0)->def
+                             : NULL;
+          if (d && is(d, nm->enter) && d->block == b &&
+              same_frame(d, frame, flen) &&
+              eddy_ir_op_attr_bool(d, "is_constant", false))
+            eddy_ptrmap_put(&map, &op->results[0],
+                            eddy_ir_op_operand(d, 0));
+          else
+            region_ops->v[kept++] = op;
+        }
+        region_ops->n = kept;
+      }
+      clone_into(region_ops, blk, &map);
       if (r == 0) {
-        eddy_value_t *p = mapped(&map, eddy_ir_op_operand(loopcond, 0));
+        eddy_value_t *p = mapped(&map, cpred);
         st = build_term(ctx, blk, "ctl.condition", &p, 1, loopcond->loc);
       } else {
         for (size_t k = 0; k < nv; k++)
@@ -750,7 +875,8 @@ static eddy_status_t raise_frame(eddy_ctx_t *ctx, eddy_block_t *b,
       eddy_ptrmap_destroy(&map);
     }
     if (!st) {
-      eddy_ir_walk_pre(w, hoist_walk, w);
+      hoist_ctx_t hc = {nm, w};
+      eddy_ir_walk_pre(w, hoist_walk, &hc);
       for (size_t k = 0; k < nv; k++) {
         from[k] = vars[k].exit ? &vars[k].exit->results[0] : NULL;
         vals[k] = eddy_ir_op_result(w, k);
@@ -765,6 +891,13 @@ static eddy_status_t raise_frame(eddy_ctx_t *ctx, eddy_block_t *b,
       st = erase_all(&ops);
       *raised = !st;
     }
+    // The counter's constants (and pivots of them) nothing uses any more.
+    for (int k = 0; k < 3 && !st; k++)
+      for (eddy_op_t *c = counter_consts[k], *nx = NULL;
+           c && !eddy_ir_value_has_uses(eddy_ir_op_result(c, 0)); c = nx) {
+        nx = is(c, "df.after") ? eddy_ir_op_operand(c, 0)->def : NULL;
+        eddy_ir_op_erase(c);
+      }
     eddy_ptrmap_destroy(&cset);
     ol_free(&cwork);
     ol_free(&cops);
@@ -783,22 +916,23 @@ done:
   return st;
 }
 
-static eddy_status_t raise_frames(eddy_ctx_t *ctx, eddy_block_t *b) {
+static eddy_status_t raise_frames(eddy_ctx_t *ctx, const cf_names_t *nm,
+                                  eddy_block_t *b) {
   for (;;) {
     bool any = false, progress = false;
     for (eddy_op_t *op = b->first; op && !progress; op = op->next) {
-      if (!is(op, "tf.Enter"))
+      if (!is(op, nm->enter))
         continue;
       any = true;
       size_t len = 0;
       const char *f = frame_of(op, &len);
-      EDDY_RETURN_IF_ERROR(raise_frame(ctx, b, f, len, &progress));
+      EDDY_RETURN_IF_ERROR(raise_frame(ctx, nm, b, f, len, &progress));
     }
     if (!any)
       break;
     if (!progress) {
       for (eddy_op_t *op = b->first; op; op = op->next)
-        if (is(op, "tf.Enter"))
+        if (is(op, nm->enter))
           return err_at(op, "the loop frames around the Enter '%s' cannot "
                             "be raised (they are not nested properly)%s",
                         node(op), "");
@@ -806,13 +940,45 @@ static eddy_status_t raise_frames(eddy_ctx_t *ctx, eddy_block_t *b) {
   }
   // Leftovers of v1 control flow outside any frame.
   for (eddy_op_t *op = b->first; op; op = op->next) {
-    if (is(op, "tf.Exit"))
+    if (is(op, nm->exit))
       return err_at(op, "the Exit '%s' has no matching Enter%s", node(op), "");
-    if (is(op, "tf.NextIteration") || is(op, "tf.LoopCond"))
+    if (is(op, nm->next) || is(op, nm->loop_cond))
       return err_at(op, "the node '%s' is outside every loop frame%s",
                     node(op), "");
   }
   return NULL;
+}
+
+/// df: ifs and loops may nest either way (to-dataflow lowers innermost
+/// first), so the innermost construct of either kind goes first.
+static eddy_status_t raise_df(eddy_ctx_t *ctx, eddy_block_t *b) {
+  const cf_names_t *nm = &df_names;
+  for (;;) {
+    bool progress = false;
+    for (eddy_op_t *op = b->first; op && !progress; op = op->next)
+      if (is_pred_switch(nm, op))
+        EDDY_RETURN_IF_ERROR(
+            raise_diamond(ctx, nm, b, switch_pred(nm, op), op, &progress));
+    for (eddy_op_t *op = b->first; op && !progress; op = op->next)
+      if (is(op, nm->enter)) {
+        size_t len = 0;
+        const char *f = frame_of(op, &len);
+        EDDY_RETURN_IF_ERROR(raise_frame(ctx, nm, b, f, len, &progress));
+      }
+    if (!progress)
+      break;
+  }
+  // What is left could not be raised; the shared drivers name it.
+  EDDY_RETURN_IF_ERROR(raise_diamonds(ctx, nm, b));
+  return raise_frames(ctx, nm, b);
+}
+
+/// True when block b holds df control flow to raise.
+static bool has_df_frames(eddy_block_t *b) {
+  for (eddy_op_t *op = b->first; op; op = op->next)
+    if (is(op, "df.switch") || is(op, "df.enter"))
+      return true;
+  return false;
 }
 
 eddy_status_t eddy_tf_functionalize(eddy_module_t *m) {
@@ -822,9 +988,13 @@ eddy_status_t eddy_tf_functionalize(eddy_module_t *m) {
     eddy_block_t *b = eddy_ir_func_entry(f);
     if (!b)
       continue;
-    EDDY_RETURN_IF_ERROR(raise_diamonds(m->ctx, b));
+    EDDY_RETURN_IF_ERROR(raise_diamonds(m->ctx, &tf_names, b));
     EDDY_RETURN_IF_ERROR(eddy_tfl_thread_stacks(m->ctx, b));
-    EDDY_RETURN_IF_ERROR(raise_frames(m->ctx, b));
+    EDDY_RETURN_IF_ERROR(raise_frames(m->ctx, &tf_names, b));
+    if (!has_df_frames(b))
+      continue;
+    EDDY_RETURN_IF_ERROR(raise_df(m->ctx, b));
+    EDDY_RETURN_IF_ERROR(eddy_tfl_df_unpivot(f));
   }
   return NULL;
 }

@@ -90,6 +90,8 @@ static const eddy_attr_t *const_rec(eddy_value_t *v, int depth) {
   eddy_op_t *d = v->def;
   if (!d || depth > TFL_MAX_FOLD_DEPTH)
     return NULL;
+  if (eddy_ir_op_is(d, "df.after")) // a pivoted constant
+    return const_rec(eddy_ir_op_operand(d, 0), depth + 1);
   if (eddy_ir_op_has_trait(d, EDDY_TRAIT_CONSTANT)) {
     const eddy_attr_t *a = eddy_ir_op_attr(d, "value");
     return a && a->kind == EDDY_ATTR_DENSE ? a : NULL;
@@ -711,8 +713,50 @@ static eddy_status_t copy_op(eddy_tfl_t *z, const eddy_op_t *op) {
   return NULL;
 }
 
+/// keep_dataflow: a tf.NoOp (or df.control) with control inputs waits for
+/// them as a df.control token; one without is no token at all.
+static eddy_status_t keep_noop(eddy_tfl_t *z, const eddy_op_t *op) {
+  eddy_value_t **ins = calloc(op->num_operands + 1, sizeof(*ins));
+  if (!ins)
+    return eddy_status_create(EDDY_ERR_RESOURCE, "out of memory");
+  size_t n = 0;
+  for (uint32_t i = 0; i < op->num_operands; i++) {
+    eddy_value_t *v = eddy_tfl_get(z, eddy_ir_op_operand(op, i));
+    if (v && v != &z->none)
+      ins[n++] = v;
+  }
+  eddy_status_t st = NULL;
+  eddy_value_t *tok = NULL;
+  if (n > 0) {
+    const eddy_type_t *tt = eddy_ir_token_type_get(z->ctx);
+    eddy_op_t *c = NULL;
+    st = eddy_tfl_build_typed(z, op, "df.control", ins, n, NULL, 0, &tt, 1,
+                              &c);
+    if (!st)
+      tok = eddy_ir_op_result(c, 0);
+  }
+  free(ins);
+  for (uint32_t i = 0; !st && i < op->num_results; i++)
+    eddy_tfl_set(z, &op->results[i], tok);
+  return st;
+}
+
 static eddy_status_t translate_op(eddy_tfl_t *z, const eddy_op_t *op) {
   const char *name = op->name->str;
+  if (z->keep_dataflow) {
+    if (strcmp(name, "tf.NoOp") == 0 || strcmp(name, "tf.ControlTrigger") == 0)
+      return keep_noop(z, op);
+    if (strcmp(name, "df.control") == 0)
+      return keep_noop(z, op); // tokens of dropped nodes left out
+    if (strcmp(name, "df.after") == 0 &&
+        eddy_tfl_get(z, eddy_ir_op_operand(op, 1)) == &z->none) {
+      eddy_tfl_set(z, &op->results[0],
+                   eddy_tfl_get(z, eddy_ir_op_operand(op, 0)));
+      return NULL;
+    }
+    if (strncmp(name, "df.", 3) == 0)
+      return copy_op(z, op);
+  }
   if (strcmp(name, "df.control") == 0 || strcmp(name, "tf.NoOp") == 0 ||
       strcmp(name, "tf.ControlTrigger") == 0) {
     for (uint32_t i = 0; i < op->num_results; i++)
@@ -859,6 +903,16 @@ static eddy_status_t legalize_func(eddy_tfl_t *z, eddy_op_t *func) {
   eddy_ir_builder_set_before(&z->b, first_old);
   const eddy_op_t *term = NULL;
   EDDY_RETURN_IF_ERROR(translate_block(z, entry, &term));
+  // keep_dataflow: a df.merge was copied before the df.next_iteration of
+  // its back edge: point it at the copy.
+  for (eddy_op_t *op = entry->first; z->keep_dataflow && op != first_old;
+       op = op->next)
+    for (uint32_t i = 0; i < op->num_operands; i++) {
+      eddy_value_t *v = eddy_ir_op_operand(op, i);
+      eddy_value_t *r = eddy_ptrmap_get(&z->map, v);
+      if (r && r != v && r != &z->none)
+        eddy_ir_op_set_operand(op, i, r);
+    }
   if (!term || !eddy_ir_op_is(term, "func.return"))
     return eddy_ir_op_error(func, "the function does not end "
                                   "in func.return");
@@ -904,9 +958,10 @@ static eddy_status_t legalize_func(eddy_tfl_t *z, eddy_op_t *func) {
   return st;
 }
 
-eddy_status_t eddy_tf_legalize(eddy_module_t *m) {
+static eddy_status_t legalize_module(eddy_module_t *m, bool keep_dataflow) {
   eddy_tfl_t z;
   memset(&z, 0, sizeof z);
+  z.keep_dataflow = keep_dataflow;
   z.ctx = m->ctx;
   z.m = m;
   eddy_ir_builder_init(&z.b, z.ctx);
@@ -944,6 +999,15 @@ eddy_status_t eddy_tf_legalize(eddy_module_t *m) {
   eddy_ptrmap_destroy(&z.map);
   eddy_ptrmap_destroy(&z.callees);
   return st;
+}
+
+eddy_status_t eddy_tf_legalize(eddy_module_t *m) {
+  return legalize_module(m, false);
+}
+
+eddy_status_t eddy_tf_legalize_dataflow(eddy_module_t *m) {
+  EDDY_RETURN_IF_ERROR(eddy_tf_v1_to_dataflow(m));
+  return legalize_module(m, true);
 }
 
 static eddy_status_t run_legalize(eddy_pass_ctx_t *pc, eddy_module_t *m) {

@@ -22,8 +22,23 @@ eddy_status_t eddy_tf_legalize(eddy_module_t *m);
 /// Raises v1 control flow in every function of m: each loop frame becomes a
 /// ctl.while (nested frames nested loops), each Switch/Merge diamond a
 /// ctl.if. The ops inside stay tf ops (legalize-tf lowers them). A graph
-/// that cannot be raised is an error naming the nodes.
+/// that cannot be raised is an error naming the nodes. The df primitives
+/// (to-dataflow's output) are raised the same way, so that
+/// functionalize(to-dataflow(f)) prints as f (docs/lowering.md).
 eddy_status_t eddy_tf_functionalize(eddy_module_t *m);
+
+/// Maps the v1 control-flow ops of every function of m to the df
+/// primitives in place (Switch, Merge, Enter, Exit, NextIteration and
+/// LoopCond to df.switch ... df.loop_cond): the graph stays a dataflow
+/// graph, for the interpreter.
+eddy_status_t eddy_tf_v1_to_dataflow(eddy_module_t *m);
+
+/// eddy_tf_v1_to_dataflow, then legalize-tf keeping the df ops and the
+/// control tokens (df.control, df.after): a v1 graph becomes a df graph of
+/// core/tl ops that the interpreter runs without functionalize. Functional
+/// control flow (While, If) still becomes ctl ops (lower them with
+/// to-dataflow).
+eddy_status_t eddy_tf_legalize_dataflow(eddy_module_t *m);
 
 /// The passes "legalize-tf" and "functionalize".
 extern const eddy_pass_t eddy_tf_pass_legalize;

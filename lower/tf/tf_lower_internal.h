@@ -19,6 +19,9 @@ typedef struct eddy_tfl {
   eddy_ptrmap_t callees; ///< func.func op -> non-NULL: inlined, to remove
   int depth;             ///< nesting of inlined calls
   eddy_value_t none;     ///< sentinel for "no value" (dropped tokens)
+  /// eddy_tf_legalize_dataflow: df ops and control tokens are kept (the
+  /// graph stays a v1 dataflow graph) instead of dropped.
+  bool keep_dataflow;
 } eddy_tfl_t;
 
 /// The replacement of a source value (the value itself when unmapped).
@@ -77,5 +80,19 @@ eddy_status_t eddy_tfl_lower_shape_op(eddy_tfl_t *z, const eddy_op_t *op,
 bool eddy_tfl_is_shape_op(const char *t);
 /// True when legalize-tf lowers the op named `name` (without "tf.").
 bool eddy_tfl_is_supported(const char *name);
+
+/// functionalize of df frames (functionalize_df.c). True when the loop
+/// value (enter, merge, sw, next, exit) of the frame whose df.loop_cond is
+/// `loopcond` is the maximum_iterations counter to-dataflow adds: then *max
+/// is the limit, *pred the loop's own predicate and skip[0..4] the ops made
+/// for the counter (and, lt, after M, add, after 1).
+bool eddy_tfl_df_counter(eddy_op_t *loopcond, eddy_op_t *enter,
+                         eddy_op_t *merge, eddy_op_t *sw, eddy_op_t *next,
+                         eddy_op_t *exit, int64_t *max, eddy_value_t **pred,
+                         eddy_op_t **skip);
+/// After raising the df frames of func: every df.after(c, token) of a
+/// constant (an op with no operands) becomes a copy of c in place, c goes
+/// once unused, and so do df.control tokens nothing uses.
+eddy_status_t eddy_tfl_df_unpivot(eddy_op_t *func);
 
 #endif

@@ -1,0 +1,97 @@
+/// v1 control flow as dataflow: the six tf control-flow ops become the df
+/// primitives in place, so that an imported v1 graph runs in the dataflow
+/// interpreter as TensorFlow's executor would run it (no functionalize).
+#include "lower/tf/tf_lower_internal.h"
+
+#include <string.h>
+
+static const struct {
+  const char *tf, *df;
+} k_names[] = {
+    {"tf.Switch", "df.switch"},         {"tf.Merge", "df.merge"},
+    {"tf.Enter", "df.enter"},           {"tf.Exit", "df.exit"},
+    {"tf.NextIteration", "df.next_iteration"},
+    {"tf.LoopCond", "df.loop_cond"},
+};
+
+static const char *df_name(const eddy_op_t *op) {
+  for (size_t i = 0; i < sizeof k_names / sizeof k_names[0]; i++)
+    if (eddy_ir_op_is(op, k_names[i].tf))
+      return k_names[i].df;
+  return NULL;
+}
+
+/// The df op for one tf op, before it, taking over its uses.
+static eddy_status_t convert(eddy_ctx_t *ctx, eddy_op_t *op, const char *name) {
+  eddy_builder_t b;
+  eddy_ir_builder_init(&b, ctx);
+  eddy_ir_builder_set_before(&b, op);
+  eddy_named_attr_t attrs[3];
+  size_t na = 0;
+  if (strcmp(name, "df.enter") == 0) {
+    const eddy_attr_t *f = eddy_ir_op_attr(op, "frame_name");
+    if (!f || f->kind != EDDY_ATTR_STRING || f->u.str.len == 0)
+      return eddy_ir_op_error(op, "Enter without a frame_name");
+    attrs[na++] = eddy_ir_named_attr(ctx, "frame_name", f);
+    attrs[na++] = eddy_ir_named_attr(
+        ctx, "is_constant",
+        eddy_ir_bool_attr_get(ctx,
+                              eddy_ir_op_attr_bool(op, "is_constant", false)));
+    int64_t pi = eddy_ir_op_attr_int(op, "parallel_iterations", 10);
+    attrs[na++] = eddy_ir_named_attr(
+        ctx, "parallel_iterations",
+        eddy_ir_int_attr_get(ctx, pi > 0 ? pi : 10, EDDY_DT_I64));
+  }
+  const eddy_type_t *types[2] = {NULL, NULL};
+  for (uint32_t i = 0; i < op->num_results && i < 2; i++)
+    types[i] = op->results[i].type;
+  eddy_value_t *ins[64];
+  if (op->num_operands > 64)
+    return eddy_ir_op_error(op, "too many inputs");
+  uint32_t n = 0;
+  for (uint32_t i = 0; i < op->num_operands; i++) {
+    eddy_value_t *v = eddy_ir_op_operand(op, i);
+    if (v->type->kind != EDDY_TYPE_TOKEN) // control inputs: not df operands
+      ins[n++] = v;
+  }
+  eddy_op_state_t st = {.name = name,
+                        .operands = ins,
+                        .num_operands = n,
+                        .attrs = attrs,
+                        .num_attrs = na,
+                        .result_types = types,
+                        .num_results = op->num_results < 2 ? op->num_results
+                                                           : 2,
+                        .loc = op->loc};
+  eddy_op_t *d = NULL;
+  EDDY_RETURN_IF_ERROR(eddy_ir_build(&b, &st, &d));
+  for (uint32_t i = 0; i < d->num_results; i++)
+    eddy_ir_value_replace_all_uses(&op->results[i], &d->results[i]);
+  return NULL;
+}
+
+eddy_status_t eddy_tf_v1_to_dataflow(eddy_module_t *m) {
+  for (eddy_op_t *f = eddy_ir_module_body(m)->first; f; f = f->next) {
+    eddy_block_t *b =
+        eddy_ir_op_is(f, "func.func") ? eddy_ir_func_entry(f) : NULL;
+    if (!b)
+      continue;
+    // Build every replacement first (merges read next_iterations defined
+    // after them), then erase the tf ops, operands dropped first.
+    for (eddy_op_t *op = b->first; op; op = op->next) {
+      const char *name = df_name(op);
+      if (name)
+        EDDY_RETURN_IF_ERROR(convert(m->ctx, op, name));
+    }
+    for (eddy_op_t *op = b->first; op; op = op->next)
+      if (df_name(op))
+        eddy_ir_op_set_operands(op, NULL, 0);
+    for (eddy_op_t *op = b->first; op;) {
+      eddy_op_t *next = op->next;
+      if (df_name(op))
+        eddy_ir_op_erase(op);
+      op = next;
+    }
+  }
+  return NULL;
+}
