@@ -1,15 +1,25 @@
-# eddy_add_model(NAME SOURCE FILE ENTRY FUNC [PREFIX P] [TARGET cpu] [MARCH CPU])
+# eddy_add_model(NAME SOURCE FILE ENTRY FUNC [PREFIX P] [TARGET cpu] [MARCH CPU]
+#                [FEEDS name...] [FETCHES name[:i]...])
 #
-# Adds a static library NAME built from function FUNC of the eddy model FILE
-# (textual IR): `eddy compile` writes NAME.o and NAME.h into the build tree,
-# the library holds the object and links libeddyrt, and its users get the
-# header's directory on their include path. The entry point is
+# Adds a static library NAME built from function FUNC of the model FILE:
+# `eddy compile` writes NAME.o and NAME.h into the build tree, the library
+# holds the object and links libeddyrt, and its users get the header's
+# directory (and eddyrt.h's) on their include path. The entry point is
 # `P_run` (P defaults to NAME); see docs/cpu.md for its interface.
 #
-# Inside eddy's own build the compiler is the `eddy` target; elsewhere set
-# EDDY_EXECUTABLE (and have the eddy_rt target or library available).
+# FILE is textual eddy IR (.eddy, .mlir) or a TensorFlow GraphDef (.pb): a
+# GraphDef is imported (`eddy import --prune`, with FEEDS / FETCHES as
+# --feed / --fetch), functionalized and legalized (`eddy opt`) first; its
+# graph is the function `main` unless the IR says otherwise.
+#
+# The compiler is EDDY_EXECUTABLE if set, else the target eddy::eddy (from
+# find_package(eddy), or eddy's own build). The runtime linked is
+# EDDY_MODEL_RUNTIME if set (e.g. eddy::eddyrt_shared), else eddy::eddyrt.
 function(eddy_add_model name)
-  cmake_parse_arguments(A "" "SOURCE;ENTRY;PREFIX;TARGET;MARCH" "" ${ARGN})
+  cmake_parse_arguments(A "" "SOURCE;ENTRY;PREFIX;TARGET;MARCH" "FEEDS;FETCHES" ${ARGN})
+  if(A_UNPARSED_ARGUMENTS)
+    message(FATAL_ERROR "eddy_add_model(${name}): unknown arguments: ${A_UNPARSED_ARGUMENTS}")
+  endif()
   if(NOT A_SOURCE OR NOT A_ENTRY)
     message(FATAL_ERROR "eddy_add_model(${name}): SOURCE and ENTRY are required")
   endif()
@@ -19,16 +29,32 @@ function(eddy_add_model name)
   if(NOT A_PREFIX)
     set(A_PREFIX ${name})
   endif()
-  get_filename_component(src ${A_SOURCE} ABSOLUTE)
-  if(TARGET eddy)
-    set(compiler $<TARGET_FILE:eddy>)
-    set(compiler_dep eddy)
-  elseif(EDDY_EXECUTABLE)
+  if(EDDY_EXECUTABLE)
     set(compiler ${EDDY_EXECUTABLE})
     set(compiler_dep ${EDDY_EXECUTABLE})
+  elseif(TARGET eddy::eddy)
+    set(compiler $<TARGET_FILE:eddy::eddy>)
+    get_target_property(aliased eddy::eddy ALIASED_TARGET)
+    if(aliased)
+      # eddy's own build: a target dependency, so the compiler is built first.
+      set(compiler_dep ${aliased})
+    else()
+      set(compiler_dep ${compiler})
+    endif()
   else()
-    message(FATAL_ERROR "eddy_add_model(${name}): set EDDY_EXECUTABLE to the eddy compiler")
+    message(FATAL_ERROR "eddy_add_model(${name}): no eddy compiler: "
+      "find_package(eddy) first, or set EDDY_EXECUTABLE")
   endif()
+  set(runtime eddy::eddyrt)
+  if(EDDY_MODEL_RUNTIME)
+    set(runtime ${EDDY_MODEL_RUNTIME})
+  endif()
+  if(NOT TARGET ${runtime})
+    message(FATAL_ERROR "eddy_add_model(${name}): no runtime target '${runtime}': "
+      "find_package(eddy) first")
+  endif()
+
+  get_filename_component(src ${A_SOURCE} ABSOLUTE)
   set(dir ${CMAKE_CURRENT_BINARY_DIR}/${name}.eddy-model)
   set(obj ${dir}/${name}.o)
   set(hdr ${dir}/${name}.h)
@@ -36,10 +62,30 @@ function(eddy_add_model name)
   if(A_MARCH)
     set(march -march=${A_MARCH})
   endif()
+  set(ir ${src})
+  set(import_cmds)
+  if(src MATCHES "\\.pb$")
+    set(tf_ir ${dir}/${name}.tf.eddy)
+    set(ir ${dir}/${name}.eddy)
+    set(io_flags)
+    foreach(f ${A_FEEDS})
+      list(APPEND io_flags --feed ${f})
+    endforeach()
+    foreach(f ${A_FETCHES})
+      list(APPEND io_flags --fetch ${f})
+    endforeach()
+    set(import_cmds
+      COMMAND ${compiler} import ${src} --prune ${io_flags} -o ${tf_ir}
+      COMMAND ${compiler} opt ${tf_ir} --passes=functionalize,legalize-tf,shape-infer,canonicalize
+              -o ${ir})
+  elseif(A_FEEDS OR A_FETCHES)
+    message(FATAL_ERROR "eddy_add_model(${name}): FEEDS and FETCHES are for .pb sources")
+  endif()
   add_custom_command(
     OUTPUT ${obj} ${hdr}
     COMMAND ${CMAKE_COMMAND} -E make_directory ${dir}
-    COMMAND ${compiler} compile ${src} --entry ${A_ENTRY} --prefix ${A_PREFIX}
+    ${import_cmds}
+    COMMAND ${compiler} compile ${ir} --entry ${A_ENTRY} --prefix ${A_PREFIX}
             -o ${obj} --header ${hdr} ${march}
     DEPENDS ${src} ${compiler_dep}
     COMMENT "eddy compile ${A_SOURCE} --entry ${A_ENTRY}"
@@ -47,10 +93,6 @@ function(eddy_add_model name)
   add_library(${name} STATIC ${obj} ${hdr})
   set_target_properties(${name} PROPERTIES LINKER_LANGUAGE C)
   target_include_directories(${name} PUBLIC ${dir})
-  if(TARGET eddy_rt)
-    # The header includes "eddyrt.h" from the runtime's directory.
-    get_target_property(rt_dir eddy_rt SOURCE_DIR)
-    target_include_directories(${name} PUBLIC ${rt_dir})
-    target_link_libraries(${name} PUBLIC eddy_rt)
-  endif()
+  # The header includes "eddyrt.h": the runtime target brings its directory.
+  target_link_libraries(${name} PUBLIC ${runtime})
 endfunction()

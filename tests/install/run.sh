@@ -1,0 +1,117 @@
+#!/bin/sh
+# ctest `install`: installs eddy into a prefix under the build tree, then uses
+# it from outside, as a user would:
+#   1. the layout, and what libeddyrt exports (only the eddy_rt_* API and its
+#      helpers: nothing of the IR or the compiler);
+#   2. this directory as a separate CMake project (find_package(eddy),
+#      eddy_add_model on model.eddy and on a TensorFlow GraphDef, static and
+#      shared runtime), built and run;
+#   3. `eddy compile` by hand and a C99 compile + link with the flags of
+#      `pkg-config eddyrt`, run.
+# usage: run.sh SOURCE_DIR BUILD_DIR CMAKE GENERATOR MAKE_PROGRAM C_COMPILER
+set -eu
+if [ $# -ne 6 ]; then
+  echo "usage: $0 SOURCE_DIR BUILD_DIR CMAKE GENERATOR MAKE_PROGRAM C_COMPILER" >&2
+  exit 2
+fi
+src=$1 build=$2 cmake=$3 generator=$4 make_program=$5 cc=$6
+here=$src/tests/install
+work=$build/tests/install
+prefix=$work/prefix
+rm -rf "$work"
+mkdir -p "$work/pc"
+
+fail() {
+  echo "FAIL: $*" >&2
+  exit 1
+}
+
+echo "== cmake --install $build --prefix $prefix"
+"$cmake" --install "$build" --prefix "$prefix" >"$work/install.log" ||
+  { cat "$work/install.log"; fail "cmake --install"; }
+for f in bin/eddy lib/libeddyrt.a lib/libeddyrt.so include/eddyrt.h \
+  lib/cmake/eddy/eddyConfig.cmake lib/cmake/eddy/eddyConfigVersion.cmake \
+  lib/cmake/eddy/eddyTargets.cmake lib/cmake/eddy/EddyModel.cmake \
+  lib/pkgconfig/eddyrt.pc; do
+  [ -e "$prefix/$f" ] || fail "not installed: $f"
+done
+"$prefix/bin/eddy" --help >/dev/null 2>&1 || fail "installed eddy does not run"
+
+echo "== libeddyrt symbols"
+# The archive: every global is eddy_rt_* (the API) or rt_* (its internals
+# shared across its objects); nothing of the IR (eddy_ir_*, eddy_* other than
+# eddy_rt_*). What it needs from outside is libc, libm, pthread (and the
+# sanitizer runtimes in a sanitizer build).
+nm -g --defined-only "$prefix/lib/libeddyrt.a" | awk 'NF == 3 {print $3}' |
+  sort -u >"$work/static-defined.txt"
+[ -s "$work/static-defined.txt" ] || fail "libeddyrt.a defines nothing"
+if grep -v -E '^(eddy_rt_|rt_)' "$work/static-defined.txt"; then
+  fail "libeddyrt.a defines the symbols above (not eddy_rt_* / rt_*)"
+fi
+grep -qx eddy_rt_entry_check_arg "$work/static-defined.txt" ||
+  fail "libeddyrt.a lacks eddy_rt_entry_check_arg"
+nm -g --undefined-only "$prefix/lib/libeddyrt.a" | awk 'NF == 2 {print $2}' |
+  sort -u | comm -23 - "$work/static-defined.txt" >"$work/static-undefined.txt"
+if grep -E '^(eddy|rt_)' "$work/static-undefined.txt"; then
+  fail "libeddyrt.a needs the symbols above from outside"
+fi
+# The shared library exports the eddy_rt_* API only.
+nm -D --defined-only "$prefix/lib/libeddyrt.so" | awk 'NF == 3 {print $3}' |
+  sort -u >"$work/shared-defined.txt"
+if grep -v -E '^eddy_rt_' "$work/shared-defined.txt"; then
+  fail "libeddyrt.so exports the symbols above (not eddy_rt_*)"
+fi
+grep -qx eddy_rt_entry_check_arg "$work/shared-defined.txt" ||
+  fail "libeddyrt.so lacks eddy_rt_entry_check_arg"
+echo "libeddyrt.a: $(wc -l <"$work/static-defined.txt") globals," \
+  "libeddyrt.so: $(wc -l <"$work/shared-defined.txt") exported"
+
+echo "== an outside CMake project: find_package(eddy) + eddy_add_model"
+graphdef=$src/tests/fixtures/tf/count_v2/model.pb
+"$cmake" -S "$here" -B "$work/project" -G "$generator" \
+  -DCMAKE_MAKE_PROGRAM="$make_program" -DCMAKE_C_COMPILER="$cc" \
+  -DCMAKE_PREFIX_PATH="$prefix" -DEDDY_TEST_GRAPHDEF="$graphdef" \
+  >"$work/project-configure.log" 2>&1 ||
+  { cat "$work/project-configure.log"; fail "configuring tests/install"; }
+"$cmake" --build "$work/project" >"$work/project-build.log" 2>&1 ||
+  { cat "$work/project-build.log"; fail "building tests/install"; }
+for app in app_static app_shared app_graphdef; do
+  "$work/project/$app" || fail "$app"
+done
+# The static runtime is linked in; the shared one is found through the
+# RUNPATH CMake wrote.
+if ldd "$work/project/app_static" | grep -q libeddyrt; then
+  fail "app_static needs libeddyrt.so"
+fi
+ldd "$work/project/app_shared" | grep -q "libeddyrt.so.1 => $prefix/lib/" ||
+  fail "app_shared does not use the installed libeddyrt.so"
+
+echo "== eddy compile + pkg-config eddyrt"
+PKG_CONFIG_PATH=$prefix/lib/pkgconfig
+export PKG_CONFIG_PATH
+flags=$(pkg-config --cflags --libs eddyrt) || fail "pkg-config eddyrt"
+echo "pkg-config --cflags --libs eddyrt: $flags"
+"$prefix/bin/eddy" compile "$here/model.eddy" --entry doubling \
+  -o "$work/pc/doubling.o" --header "$work/pc/doubling.h" ||
+  fail "eddy compile"
+# The generated header and eddyrt.h are strict C99.
+# shellcheck disable=SC2086 # $flags is a list of flags
+"$cc" -std=c99 -pedantic -Wall -Wextra -Werror \
+  -DEDDY_TEST_MODEL_HEADER='"doubling.h"' -I"$work/pc" "$here/main.c" \
+  "$work/pc/doubling.o" $flags -Wl,-rpath,"$prefix/lib" -o "$work/pc/app" ||
+  fail "compiling with pkg-config flags"
+"$work/pc/app" || fail "the pkg-config build"
+# Static: the archive by path, what it needs from Libs.private, and (in a
+# sanitizer build) the sanitizer flags of Libs.
+libdir=$(pkg-config --variable=libdir eddyrt)
+# shellcheck disable=SC2046 # pkg-config prints a list of flags
+"$cc" -std=c99 -pedantic -Wall -Wextra -Werror \
+  -DEDDY_TEST_MODEL_HEADER='"doubling.h"' -I"$work/pc" "$here/main.c" \
+  "$work/pc/doubling.o" $(pkg-config --cflags eddyrt) "$libdir/libeddyrt.a" \
+  $(pkg-config --libs-only-other eddyrt) -lm -pthread -o "$work/pc/app_static" ||
+  fail "compiling against libeddyrt.a with pkg-config flags"
+"$work/pc/app_static" >/dev/null || fail "the static pkg-config build"
+if ldd "$work/pc/app_static" | grep -q libeddyrt; then
+  fail "app_static (pkg-config) needs libeddyrt.so"
+fi
+echo "install test passed"
