@@ -6,7 +6,7 @@
 #ifndef EDDY_TOOLS_EDDY_CLI_H
 #define EDDY_TOOLS_EDDY_CLI_H
 
-#include "ir/status.h"
+#include "ir/ir.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -60,9 +60,15 @@ int eddy_cli_report(eddy_status_t st);
 bool eddy_cli_flag_value(int argc, char **argv, int *i, const char *flag,
                          const char **out_value);
 
+/// Registers every dialect (core, ctl, tl, df, tf) and every pass (generic,
+/// lowering, TensorFlow lowering) in ctx, so that each command reads the same
+/// IR and accepts the same --passes. Idempotent.
+void eddy_cli_register_all(eddy_ctx_t *ctx);
+
 /// Writes data to path, or to stdout when path is NULL or "-". A file is
 /// written to "PATH.tmp" first and renamed over PATH, so that a failed run
-/// never leaves a truncated output behind.
+/// never leaves a truncated output behind; a device or pipe is written in
+/// place.
 eddy_status_t eddy_cli_write_output(const char *path, const char *data,
                                     size_t len);
 

@@ -4,6 +4,12 @@
 
 #include "tools/eddy/cli.h"
 
+#include "dialects/dialects.h"
+#include "dialects/tf/tf.h"
+#include "ir/passes/passes.h"
+#include "lower/lower.h"
+#include "lower/tf/tf_lower.h"
+
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -46,6 +52,14 @@ bool eddy_cli_flag_value(int argc, char **argv, int *i, const char *flag,
     *out_value = NULL;
   }
   return true;
+}
+
+void eddy_cli_register_all(eddy_ctx_t *ctx) {
+  eddy_dialects_register_all(ctx);
+  eddy_tf_dialect_register(ctx);
+  eddy_passes_register_all(ctx);
+  eddy_lower_passes_register(ctx);
+  eddy_tf_lower_passes_register(ctx);
 }
 
 eddy_status_t eddy_cli_write_output(const char *path, const char *data,

@@ -1,7 +1,6 @@
 /// `eddy compile`: compile one entry function to an x86-64 object file and a
 /// C header (backend-cpu), or print the MLIR the backend emits.
 #include "backend-cpu/cpu.h"
-#include "dialects/dialects.h"
 #include "ir/ir.h"
 #include "tools/eddy/cli.h"
 
@@ -112,7 +111,7 @@ static int parse_args(int argc, char **argv, compile_args_t *a) {
 }
 
 static eddy_status_t run(eddy_ctx_t *ctx, const compile_args_t *a) {
-  eddy_dialects_register_all(ctx);
+  eddy_cli_register_all(ctx);
   eddy_module_t *m = NULL;
   EDDY_RETURN_IF_ERROR(eddy_ir_parse_file(ctx, a->input, &m));
   eddy_status_t st = eddy_ir_verify_module(m);

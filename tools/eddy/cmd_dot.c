@@ -4,8 +4,6 @@
 /// to-dataflow, one cluster per loop frame (nested as the frames are),
 /// df.next_iteration -> df.merge back edges drawn bold, and the edges that
 /// may carry a dead value (downstream of a df.switch) dashed.
-#include "dialects/dialects.h"
-#include "dialects/tf/tf.h"
 #include "ir/ir.h"
 #include "lower/lower.h"
 #include "tools/eddy/cli.h"
@@ -373,8 +371,7 @@ static eddy_status_t emit_dataflow(dot_state_t *s, const eddy_block_t *b) {
 
 static eddy_status_t run_dot(eddy_ctx_t *ctx, const dot_args_t *a,
                              eddy_buf_t *out) {
-  eddy_dialects_register_all(ctx);
-  eddy_tf_dialect_register(ctx);
+  eddy_cli_register_all(ctx);
   eddy_module_t *m = NULL;
   EDDY_RETURN_IF_ERROR(eddy_ir_parse_file(ctx, a->input, &m));
   eddy_status_t st = eddy_ir_verify_module(m);

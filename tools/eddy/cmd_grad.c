@@ -2,10 +2,8 @@
 /// F to a module (autodiff/ad.h), optionally check it against finite
 /// differences on the reference evaluator, and print the module.
 #include "autodiff/ad.h"
-#include "dialects/dialects.h"
 #include "ir/ir.h"
 #include "ir/pass.h"
-#include "ir/passes/passes.h"
 #include "tools/eddy/cli.h"
 
 #include <stdio.h>
@@ -198,8 +196,7 @@ static eddy_status_t run_check(const grad_args_t *a, eddy_op_t *f,
 
 static eddy_status_t run_grad(eddy_ctx_t *ctx, const grad_args_t *a,
                               eddy_buf_t *out) {
-  eddy_dialects_register_all(ctx);
-  eddy_passes_register_all(ctx);
+  eddy_cli_register_all(ctx);
   eddy_module_t *m = NULL;
   eddy_status_t st = eddy_ir_parse_file(ctx, a->input, &m);
   if (!st)

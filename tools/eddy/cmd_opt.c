@@ -1,12 +1,7 @@
 /// `eddy opt`: read textual IR, verify it, run a pass pipeline, verify the
 /// result and print it.
-#include "dialects/dialects.h"
-#include "dialects/tf/tf.h"
 #include "ir/ir.h"
 #include "ir/pass.h"
-#include "ir/passes/passes.h"
-#include "lower/lower.h"
-#include "lower/tf/tf_lower.h"
 #include "tools/eddy/cli.h"
 
 #include <stdio.h>
@@ -58,9 +53,7 @@ static int print_help(void) {
     fprintf(stderr, "eddy opt: out of memory\n");
     return EDDY_CLI_EXIT_ERROR;
   }
-  eddy_passes_register_all(ctx);
-  eddy_lower_passes_register(ctx);
-  eddy_tf_lower_passes_register(ctx);
+  eddy_cli_register_all(ctx);
   eddy_ir_pass_each(ctx, print_pass, stdout);
   eddy_ir_ctx_destroy(ctx);
   return EDDY_CLI_EXIT_OK;
@@ -147,11 +140,7 @@ static eddy_status_t unknown_pass_flag(eddy_ctx_t *ctx, const char *flag,
 /// appended to out.
 static eddy_status_t run_opt(eddy_ctx_t *ctx, const opt_args_t *a,
                              eddy_buf_t *out) {
-  eddy_dialects_register_all(ctx);
-  eddy_tf_dialect_register(ctx); // so that imported IR reads back
-  eddy_passes_register_all(ctx);
-  eddy_lower_passes_register(ctx);
-  eddy_tf_lower_passes_register(ctx);
+  eddy_cli_register_all(ctx);
 
   // A misspelled --print-ir-after would otherwise print nothing, silently.
   if (a->pm.print_after &&

@@ -4,13 +4,10 @@
 /// the dataflow interpreter and compiled code come later.
 #define _POSIX_C_SOURCE 200809L
 
-#include "dialects/dialects.h"
 #include "ir/ir.h"
 #include "ir/pass.h"
-#include "ir/passes/passes.h"
 #include "dialects/tf/tf.h"
 #include "lower/tf/tf_lower.h"
-#include "lower/lower.h"
 #include "runtime/eval/eval.h"
 #include "runtime/npy.h"
 #include "tools/eddy/cli.h"
@@ -472,8 +469,7 @@ static void print_results(const eddy_eval_value_t *vals, size_t n,
 
 static eddy_status_t run_passes(eddy_ctx_t *ctx, const char *pipeline,
                                 eddy_module_t *m) {
-  eddy_passes_register_all(ctx);
-  eddy_lower_passes_register(ctx);
+  eddy_cli_register_all(ctx);
   eddy_pm_opts_t po;
   eddy_ir_pm_opts_default(&po);
   po.dump = stderr;
@@ -544,7 +540,7 @@ static eddy_status_t load_graphdef(eddy_ctx_t *ctx, run_args_t *a,
 }
 
 static eddy_status_t run_eval(eddy_ctx_t *ctx, run_args_t *a) {
-  eddy_dialects_register_all(ctx);
+  eddy_cli_register_all(ctx);
   eddy_module_t *m = NULL;
   if (is_graphdef(a->input)) {
     eddy_status_t gs = load_graphdef(ctx, a, &m);
