@@ -27,4 +27,14 @@ bool eddy_dialects_is_pred_type(const eddy_type_t *t);
 /// and sizes.
 bool eddy_dialects_is_index_type(const eddy_type_t *t);
 
+/// Checks input #i of a merge (df.merge, tf.Merge): the BACKEDGE trait lets
+/// values defined later in the merge's block through, and only a result of
+/// the `next_iteration` op (its name) may flow back like that. With
+/// own_result_apart, the merge's own result as an input gets its own
+/// message. Defined in df/df.c.
+eddy_status_t eddy_dialects_verify_merge_input(const eddy_op_t *merge,
+                                               uint32_t i,
+                                               const char *next_iteration,
+                                               bool own_result_apart);
+
 #endif

@@ -106,24 +106,31 @@ static eddy_status_t verify_merge(const eddy_op_t *op) {
       eddy_tt_free(&tt);
       return st;
     }
-    // The generic verifier let operands defined later in this block
-    // through (BACKEDGE); only a next_iteration may close such a cycle.
-    const eddy_op_t *d = v->def;
-    if (!d || d->block != op->block || eddy_ir_op_is(d, "df.next_iteration"))
-      continue;
-    if (d == op)
-      return eddy_ir_op_error(op,
-                              "input #%u is this op's own result; only "
-                              "a 'df.next_iteration' result may form a "
-                              "cycle",
-                              i);
-    if (!comes_before(d, op))
-      return eddy_ir_op_error(op,
-                              "input #%u is defined after this op by "
-                              "'%s'; only a 'df.next_iteration' result "
-                              "may flow back to a 'df.merge'",
-                              i, d->name->str);
+    EDDY_RETURN_IF_ERROR(
+        eddy_dialects_verify_merge_input(op, i, "df.next_iteration", true));
   }
+  return NULL;
+}
+
+eddy_status_t eddy_dialects_verify_merge_input(const eddy_op_t *merge,
+                                               uint32_t i,
+                                               const char *next_iteration,
+                                               bool own_result_apart) {
+  // The generic verifier let operands defined later in this block through
+  // (BACKEDGE); only a next_iteration may close such a cycle.
+  const eddy_op_t *d = merge->operands[i].value->def;
+  if (!d || d->block != merge->block || eddy_ir_op_is(d, next_iteration))
+    return NULL;
+  if (d == merge && own_result_apart)
+    return eddy_ir_op_error(merge,
+                            "input #%u is this op's own result; only a '%s' "
+                            "result may form a cycle",
+                            i, next_iteration);
+  if (d == merge || !comes_before(d, merge))
+    return eddy_ir_op_error(merge,
+                            "input #%u is defined after this op by '%s'; only "
+                            "a '%s' result may flow back to a '%s'",
+                            i, d->name->str, next_iteration, merge->name->str);
   return NULL;
 }
 

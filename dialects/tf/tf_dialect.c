@@ -118,20 +118,6 @@ static eddy_status_t verify_switch(const eddy_op_t *op) {
   return expect_same_elem(op, "result #1", op->results[1].type, data);
 }
 
-/// Whether def comes before op in their block (searching both ways).
-static bool comes_before(const eddy_op_t *def, const eddy_op_t *op) {
-  const eddy_op_t *back = op->prev, *fwd = op->next;
-  while (back || fwd) {
-    if (back == def)
-      return true;
-    if (fwd == def)
-      return false;
-    back = back ? back->prev : NULL;
-    fwd = fwd ? fwd->next : NULL;
-  }
-  return false;
-}
-
 static eddy_status_t verify_merge(const eddy_op_t *op) {
   const eddy_type_t *idx = op->results[1].type;
   if (idx->kind != EDDY_TYPE_TENSOR || idx->dtype != EDDY_DT_I32 ||
@@ -144,17 +130,8 @@ static eddy_status_t verify_merge(const eddy_op_t *op) {
     snprintf(what, sizeof what, "input #%u", i);
     EDDY_RETURN_IF_ERROR(
         expect_same_elem(op, what, v->type, op->results[0].type));
-    // BACKEDGE lets later definitions of this block through; only a
-    // NextIteration may close a v1 loop.
-    const eddy_op_t *d = v->def;
-    if (!d || d->block != op->block || eddy_ir_op_is(d, "tf.NextIteration"))
-      continue;
-    if (d == op || !comes_before(d, op))
-      return eddy_ir_op_error(op,
-                              "input #%u is defined after this op by '%s'; "
-                              "only a 'tf.NextIteration' result may flow "
-                              "back to a 'tf.Merge'",
-                              i, d->name->str);
+    EDDY_RETURN_IF_ERROR(
+        eddy_dialects_verify_merge_input(op, i, "tf.NextIteration", false));
   }
   return NULL;
 }

@@ -7,9 +7,7 @@
 
 #include "dialects/tf/tf.h"
 
-#include <dirent.h>
 #include <setjmp.h>
-#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -18,147 +16,40 @@
 
 #include <cmocka.h>
 
+#include "tests/unit/common/tf_fixtures.h"
+
 /// Fixtures that cannot be imported yet, and why (a part of the message).
 /// A fixture that starts to import must be taken off this list. Every
 /// fixture imports now (lists of lists and Optionals included); the list
 /// ends with a NULL name.
-static const struct {
-  const char *name, *message;
-} k_known_failures[] = {
+static const tf_known_failure_t k_known_failures[] = {
     {NULL, NULL},
 };
 
-static const char *known_failure(const char *name) {
-  for (size_t i = 0; k_known_failures[i].name; i++)
-    if (strcmp(k_known_failures[i].name, name) == 0)
-      return k_known_failures[i].message;
-  return NULL;
-}
-
-/// tests/fixtures/tf in the source tree, found from this file's path.
-static char *fixtures_dir(void) {
-  const char *env = getenv("EDDY_SOURCE_DIR");
-  const char *file = __FILE__;
-  const char *tail = "tests/unit/tf/test_tf_fixtures.c";
-  size_t root_len;
-  const char *root;
-  if (env) {
-    root = env;
-    root_len = strlen(env);
-  } else {
-    size_t n = strlen(file), t = strlen(tail);
-    if (n < t || strcmp(file + n - t, tail) != 0)
-      return NULL;
-    root = file;
-    root_len = n - t;
-  }
-  char *dir = malloc(root_len + 32);
-  if (!dir)
-    return NULL;
-  snprintf(dir, root_len + 32, "%.*s%stests/fixtures/tf", (int)root_len, root,
-           root_len && root[root_len - 1] != '/' ? "/" : "");
-  return dir;
-}
-
-static char *read_text(const char *path) {
-  FILE *f = fopen(path, "rb");
-  if (!f)
-    return NULL;
-  size_t cap = 4096, len = 0;
-  char *s = malloc(cap);
-  size_t n;
-  while (s && (n = fread(s + len, 1, cap - len - 1, f)) > 0) {
-    len += n;
-    if (len + 1 == cap) {
-      char *p = realloc(s, cap *= 2);
-      if (!p) {
-        free(s);
-        s = NULL;
-      }
-      s = p;
-    }
-  }
-  fclose(f);
-  if (s)
-    s[len] = 0;
-  return s;
-}
-
-/// The "name" values of the objects in the manifest's array `key`
-/// (malloc'ed strings, *n of them). The manifest is tools/tf_fixtures.py's
-/// json.dump output; this reads just enough JSON for it.
-static char **manifest_names(const char *json, const char *key, size_t *n) {
-  *n = 0;
-  char pat[64];
-  snprintf(pat, sizeof pat, "\"%s\": [", key);
-  const char *p = strstr(json, pat);
-  if (!p)
-    return NULL;
-  p += strlen(pat);
-  char **names = calloc(64, sizeof *names);
-  int depth = 1;
-  while (*p && depth > 0 && *n < 64) {
-    if (*p == '"') {
-      const char *end = strchr(p + 1, '"');
-      if (!end)
-        break;
-      if ((size_t)(end - p - 1) == 4 && memcmp(p + 1, "name", 4) == 0 &&
-          strncmp(end + 1, ": \"", 3) == 0) {
-        const char *v = end + 4, *ve = strchr(v, '"');
-        if (!ve)
-          break;
-        names[*n] = strndup(v, (size_t)(ve - v));
-        (*n)++;
-        p = ve + 1;
-        continue;
-      }
-      p = end + 1;
-      continue;
-    }
-    if (*p == '[' || *p == '{')
-      depth++;
-    if (*p == ']' || *p == '}')
-      depth--;
-    p++;
-  }
-  return names;
-}
-
-static void free_names(char **names, size_t n) {
-  for (size_t i = 0; i < n; i++)
-    free(names[i]);
-  free(names);
-}
+#define THIS_FILE "tests/unit/tf/test_tf_fixtures.c"
 
 /// Imports one fixture and checks it; returns false (after printing why)
 /// when it fails.
 static bool check_fixture(const char *dir, const char *name) {
-  char path[1024];
-  snprintf(path, sizeof path, "%s/%s/manifest.json", dir, name);
-  char *manifest = read_text(path);
-  if (!manifest) {
-    print_error("%s: cannot read %s\n", name, path);
+  tf_manifest_t mf;
+  if (!tf_manifest_read(dir, name, &mf)) {
+    print_error("%s: cannot read %s/%s/manifest.json\n", name, dir, name);
     return false;
   }
-  size_t nfeeds, nfetches;
-  char **feeds = manifest_names(manifest, "feeds", &nfeeds);
-  char **fetches = manifest_names(manifest, "fetches", &nfetches);
-  free(manifest);
+  size_t nfeeds = mf.num_feeds, nfetches = mf.num_fetches;
   bool ok = nfeeds > 0 && nfetches > 0;
   if (!ok)
     print_error("%s: the manifest lists no feeds or no fetches\n", name);
 
   eddy_ctx_t *ctx = eddy_ir_ctx_create();
-  eddy_tf_import_opts_t opts = {
-      .feeds = (const char *const *)feeds,
-      .num_feeds = nfeeds,
-      .fetches = (const char *const *)fetches,
-      .num_fetches = nfetches,
-  };
+  eddy_tf_import_opts_t opts = tf_manifest_import_opts(&mf, false);
+  char path[1024];
   snprintf(path, sizeof path, "%s/%s/model.pb", dir, name);
   eddy_module_t *m = NULL;
   eddy_status_t st = ok ? eddy_tf_import_graphdef(ctx, path, &opts, &m) : NULL;
-  const char *expected = known_failure(name);
+  const char *expected = tf_known_failure_find(
+      k_known_failures, sizeof k_known_failures / sizeof k_known_failures[0],
+      name);
   if (ok && expected) {
     if (!st) {
       print_error("%s: imports now; take it off k_known_failures\n", name);
@@ -213,33 +104,15 @@ static bool check_fixture(const char *dir, const char *name) {
   if (m)
     eddy_ir_module_destroy(m);
   eddy_ir_ctx_destroy(ctx);
-  free_names(feeds, nfeeds);
-  free_names(fetches, nfetches);
+  tf_manifest_free(&mf);
   return ok;
-}
-
-static int cmp_str(const void *a, const void *b) {
-  return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
 static void test_fixtures(void **state) {
   (void)state;
-  char *dir = fixtures_dir();
-  if (!dir)
-    skip(); // not built from a source tree we can find
-  DIR *d = opendir(dir);
-  if (!d) {
-    free(dir);
-    fail_msg("cannot open the fixtures directory");
-  }
   char *names[256];
-  size_t n = 0;
-  struct dirent *e;
-  while ((e = readdir(d)) && n < 256)
-    if (e->d_name[0] != '.')
-      names[n++] = strdup(e->d_name);
-  closedir(d);
-  qsort(names, n, sizeof *names, cmp_str);
+  size_t n;
+  char *dir = tf_fixtures_list(__FILE__, THIS_FILE, names, 256, &n);
   size_t failed = 0;
   for (size_t i = 0; i < n; i++) {
     if (!check_fixture(dir, names[i]))
@@ -281,7 +154,7 @@ static unsigned char *read_bytes(const char *path, size_t *len) {
 /// sanitizers in a sanitizer build).
 static void test_damaged_fixtures(void **state) {
   (void)state;
-  char *dir = fixtures_dir();
+  char *dir = tf_fixtures_dir(__FILE__, THIS_FILE);
   if (!dir)
     skip();
   static const char *const models[] = {"count_v1", "cond_in_while_v2",
