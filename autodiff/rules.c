@@ -498,23 +498,52 @@ static eddy_status_t r_reduce_extremum(ad_scope_t *s, eddy_op_t *op,
   return ad_adj_add(s, operand(op, 0), r);
 }
 
+/// prod, correct where x has zeros. Per reduced group, with nz the number of
+/// zeros and p the product of the non-zero elements: d y / d x_i is p / x_i
+/// when nz == 0, p at the zero when nz == 1 (0 elsewhere), and 0 when
+/// nz >= 2. Built from eq / select / reduce ops, so dynamic shapes work.
 static eddy_status_t r_reduce_prod(ad_scope_t *s, eddy_op_t *op,
                                    eddy_value_t **g) {
-  /* y / x: exact away from zeros in x (TensorFlow's cumprod trick that
-     handles zeros is not reproduced). */
   if (!ad_is_diff(result(op, 0)->type))
     return NULL;
   red_info_t ri;
   TRY(red_info(op, &ri));
-  eddy_value_t *x = NULL, *y = NULL, *yk = NULL, *gk = NULL, *t = NULL,
-               *r = NULL;
+  eddy_value_t *x = NULL, *gk = NULL, *zero = NULL, *one = NULL,
+               *isz = NULL, *xs = NULL, *zf = NULL, *nz = NULL, *p = NULL,
+               *nz0 = NULL, *nz1 = NULL, *only = NULL, *q = NULL, *at = NULL,
+               *d = NULL, *r = NULL;
   TRY(fop(s, op, 0, &x));
-  TRY(fres(s, op, 0, &y));
-  TRY(keepdims(s, op, &ri, y, &yk));
   TRY(keepdims(s, op, &ri, g[0], &gk));
-  TRY(bin(s, "core.mul", gk, yk, &t));
-  TRY(bin(s, "core.div", t, x, &r));
-  return ad_adj_add_reduced(s, operand(op, 0), r);
+  TRY(cst(s, op, 0.0, &zero));
+  TRY(cst(s, op, 1.0, &one));
+  TRY(bin(s, "core.eq", x, zero, &isz));
+  eddy_value_t *sel1[3] = {isz, one, x};
+  TRY(ad_emit(s, "core.select", sel1, 3, NULL, 0, &xs)); /* x_safe */
+  const char *dt = eddy_dtype_name(dtype_of(op));
+  eddy_named_attr_t ca = eddy_ir_named_attr(
+      s->ad->ctx, "dtype", eddy_ir_string_attr_get(s->ad->ctx, dt, strlen(dt)));
+  TRY(ad_emit(s, "core.cast", &isz, 1, &ca, 1, &zf));
+  int64_t axes[MAXR];
+  size_t na = 0;
+  for (int32_t i = 0; i < ri.rank; i++)
+    if (ri.reduced[i])
+      axes[na++] = i;
+  eddy_named_attr_t ra[2];
+  ad_attr_i64s(s->ad, "axes", axes, na, &ra[0]);
+  ra[1] = eddy_ir_named_attr(s->ad->ctx, "keepdims",
+                             eddy_ir_bool_attr_get(s->ad->ctx, true));
+  TRY(ad_emit(s, "core.reduce_sum", &zf, 1, ra, 2, &nz));
+  TRY(ad_emit(s, "core.reduce_prod", &xs, 1, ra, 2, &p));
+  TRY(bin(s, "core.eq", nz, zero, &nz0));
+  TRY(bin(s, "core.eq", nz, one, &nz1));
+  TRY(bin(s, "core.and", nz1, isz, &only));
+  TRY(bin(s, "core.div", p, xs, &q));
+  eddy_value_t *sel2[3] = {only, p, zero};
+  TRY(ad_emit(s, "core.select", sel2, 3, NULL, 0, &at));
+  eddy_value_t *sel3[3] = {nz0, q, at};
+  TRY(ad_emit(s, "core.select", sel3, 3, NULL, 0, &d));
+  TRY(bin(s, "core.mul", gk, d, &r));
+  return ad_adj_add(s, operand(op, 0), r);
 }
 
 /* ---- Data movement ------------------------------------------------------------ */
