@@ -65,6 +65,17 @@ bool eddy_cli_flag_value(int argc, char **argv, int *i, const char *flag,
 /// IR and accepts the same --passes. Idempotent.
 void eddy_cli_register_all(eddy_ctx_t *ctx);
 
+/// The body of a command whose result is one text: appends it to out.
+typedef eddy_status_t (*eddy_cli_render_fn_t)(eddy_ctx_t *ctx,
+                                              const void *args,
+                                              eddy_buf_t *out);
+
+/// Runs a rendering command: creates a context, calls render, ends the text
+/// with a newline, writes it with eddy_cli_write_output and reports any
+/// error. Returns the exit status.
+int eddy_cli_render_and_write(const char *output, eddy_cli_render_fn_t render,
+                              const void *args);
+
 /// Writes data to path, or to stdout when path is NULL or "-". A file is
 /// written to "PATH.tmp" first and renamed over PATH, so that a failed run
 /// never leaves a truncated output behind; a device or pipe is written in

@@ -62,6 +62,25 @@ void eddy_cli_register_all(eddy_ctx_t *ctx) {
   eddy_tf_lower_passes_register(ctx);
 }
 
+int eddy_cli_render_and_write(const char *output, eddy_cli_render_fn_t render,
+                              const void *args) {
+  eddy_ctx_t *ctx = eddy_ir_ctx_create();
+  if (!ctx)
+    return eddy_cli_report(
+        eddy_status_create(EDDY_ERR_RESOURCE, "out of memory"));
+  eddy_buf_t out;
+  eddy_buf_init(&out);
+  eddy_status_t st = render(ctx, args, &out);
+  if (!st) {
+    if (out.len && out.data[out.len - 1] != '\n')
+      eddy_buf_putc(&out, '\n'); // a text file ends with a newline
+    st = eddy_cli_write_output(output, out.data ? out.data : "", out.len);
+  }
+  eddy_buf_destroy(&out);
+  eddy_ir_ctx_destroy(ctx);
+  return st ? eddy_cli_report(st) : EDDY_CLI_EXIT_OK;
+}
+
 eddy_status_t eddy_cli_write_output(const char *path, const char *data,
                                     size_t len) {
   if (!path || strcmp(path, "-") == 0) {

@@ -431,6 +431,12 @@ static eddy_status_t run_dot(eddy_ctx_t *ctx, const dot_args_t *a,
   return st;
 }
 
+/// Adapts run_dot to eddy_cli_render_fn_t.
+static eddy_status_t render(eddy_ctx_t *ctx, const void *args,
+                            eddy_buf_t *out) {
+  return run_dot(ctx, (const dot_args_t *)args, out);
+}
+
 int eddy_cli_dot_main(int argc, char **argv) {
   dot_args_t a;
   int rc = parse_args(argc, argv, &a);
@@ -438,18 +444,5 @@ int eddy_cli_dot_main(int argc, char **argv) {
     return rc;
   if (a.help)
     return print_help();
-  eddy_ctx_t *ctx = eddy_ir_ctx_create();
-  if (!ctx)
-    return eddy_cli_report(
-        eddy_status_create(EDDY_ERR_RESOURCE, "out of memory"));
-  eddy_buf_t out;
-  eddy_buf_init(&out);
-  eddy_status_t st = run_dot(ctx, &a, &out);
-  if (!st)
-    st = eddy_cli_write_output(a.out, out.data ? out.data : "", out.len);
-  eddy_buf_destroy(&out);
-  eddy_ir_ctx_destroy(ctx);
-  if (st)
-    return eddy_cli_report(st);
-  return EDDY_CLI_EXIT_OK;
+  return eddy_cli_render_and_write(a.out, render, &a);
 }

@@ -245,13 +245,17 @@ static eddy_status_t run_grad(eddy_ctx_t *ctx, const grad_args_t *a,
   if (!st) {
     eddy_print_opts_t po = {0};
     eddy_ir_module_print(m, &po, out);
-    if (out->len && out->data[out->len - 1] != '\n')
-      eddy_buf_putc(out, '\n');
   }
   eddy_ad_stats_destroy(&stats);
   if (m)
     eddy_ir_module_destroy(m);
   return st;
+}
+
+/// Adapts run_grad to eddy_cli_render_fn_t.
+static eddy_status_t render(eddy_ctx_t *ctx, const void *args,
+                            eddy_buf_t *out) {
+  return run_grad(ctx, (const grad_args_t *)args, out);
 }
 
 int eddy_cli_grad_main(int argc, char **argv) {
@@ -261,19 +265,5 @@ int eddy_cli_grad_main(int argc, char **argv) {
     return rc;
   if (a.help)
     return print_help();
-  eddy_ctx_t *ctx = eddy_ir_ctx_create();
-  if (!ctx) {
-    fprintf(stderr, "eddy grad: out of memory\n");
-    return EDDY_CLI_EXIT_ERROR;
-  }
-  eddy_buf_t out;
-  eddy_buf_init(&out);
-  eddy_status_t st = run_grad(ctx, &a, &out);
-  if (!st)
-    st = eddy_cli_write_output(a.output, out.data ? out.data : "", out.len);
-  eddy_buf_destroy(&out);
-  eddy_ir_ctx_destroy(ctx);
-  if (st)
-    return eddy_cli_report(st);
-  return EDDY_CLI_EXIT_OK;
+  return eddy_cli_render_and_write(a.output, render, &a);
 }

@@ -119,10 +119,14 @@ static eddy_status_t run_import(eddy_ctx_t *ctx, const import_args_t *a,
   EDDY_RETURN_IF_ERROR(eddy_tf_import_graphdef(ctx, a->input, &opts, &m));
   eddy_print_opts_t po = {.locations = a->print_locations};
   eddy_ir_module_print(m, &po, out);
-  if (out->len && out->data[out->len - 1] != '\n')
-    eddy_buf_putc(out, '\n');
   eddy_ir_module_destroy(m);
   return NULL;
+}
+
+/// Adapts run_import to eddy_cli_render_fn_t.
+static eddy_status_t render(eddy_ctx_t *ctx, const void *args,
+                            eddy_buf_t *out) {
+  return run_import(ctx, (const import_args_t *)args, out);
 }
 
 int eddy_cli_import_main(int argc, char **argv) {
@@ -135,23 +139,8 @@ int eddy_cli_import_main(int argc, char **argv) {
     free(a.fetches);
     return rc;
   }
-  eddy_ctx_t *ctx = eddy_ir_ctx_create();
-  if (!ctx) {
-    free(a.feeds);
-    free(a.fetches);
-    fprintf(stderr, "eddy import: out of memory\n");
-    return EDDY_CLI_EXIT_ERROR;
-  }
-  eddy_buf_t out;
-  eddy_buf_init(&out);
-  eddy_status_t st = run_import(ctx, &a, &out);
-  if (!st)
-    st = eddy_cli_write_output(a.output, out.data ? out.data : "", out.len);
-  eddy_buf_destroy(&out);
-  eddy_ir_ctx_destroy(ctx);
+  int rc_run = eddy_cli_render_and_write(a.output, render, &a);
   free(a.feeds);
   free(a.fetches);
-  if (st)
-    return eddy_cli_report(st);
-  return EDDY_CLI_EXIT_OK;
+  return rc_run;
 }

@@ -169,13 +169,17 @@ static eddy_status_t run_opt(eddy_ctx_t *ctx, const opt_args_t *a,
   if (!st) {
     eddy_print_opts_t po = {.locations = a->print_locations};
     eddy_ir_module_print(m, &po, out);
-    if (out->len && out->data[out->len - 1] != '\n')
-      eddy_buf_putc(out, '\n'); // a text file ends with a newline
   }
   if (m)
     eddy_ir_module_destroy(m);
   eddy_ir_pm_destroy(pm);
   return st;
+}
+
+/// Adapts run_opt to eddy_cli_render_fn_t.
+static eddy_status_t render(eddy_ctx_t *ctx, const void *args,
+                            eddy_buf_t *out) {
+  return run_opt(ctx, (const opt_args_t *)args, out);
 }
 
 int eddy_cli_opt_main(int argc, char **argv) {
@@ -186,19 +190,5 @@ int eddy_cli_opt_main(int argc, char **argv) {
   if (a.help)
     return print_help();
 
-  eddy_ctx_t *ctx = eddy_ir_ctx_create();
-  if (!ctx) {
-    fprintf(stderr, "eddy opt: out of memory\n");
-    return EDDY_CLI_EXIT_ERROR;
-  }
-  eddy_buf_t out;
-  eddy_buf_init(&out);
-  eddy_status_t st = run_opt(ctx, &a, &out);
-  if (!st)
-    st = eddy_cli_write_output(a.output, out.data ? out.data : "", out.len);
-  eddy_buf_destroy(&out);
-  eddy_ir_ctx_destroy(ctx);
-  if (st)
-    return eddy_cli_report(st);
-  return EDDY_CLI_EXIT_OK;
+  return eddy_cli_render_and_write(a.output, render, &a);
 }
