@@ -8,6 +8,8 @@
 ///   64x64 f32 matmul independent of the others (parallel_iterations = 32),
 ///   with 1 and with 2 workers: the speed-up (target >= 1.7x on 2 cores).
 /// Each number is the best of 5 runs. Results go in bench/README.md.
+/// `eddy_interp_bench NAME` runs one of them (chain, count, map), e.g. under
+/// perf.
 #define _POSIX_C_SOURCE 200809L
 
 #include "dialects/dialects.h"
@@ -16,6 +18,7 @@
 #include "runtime/eval/eval.h"
 #include "runtime/interp/interp.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +31,13 @@
 static double now_s(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/// CPU time of the process (all threads).
+static double cpu_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
@@ -144,7 +154,97 @@ static const char k_map[] =
     "  }\n"
     "}\n";
 
-int main(void) {
+/// Per-op overhead: the chain in the interpreter (1 worker) and in the
+/// evaluator.
+static eddy_status_t bench_chain(eddy_ctx_t *ctx, eddy_rt_ctx_t *rt) {
+  eddy_module_t *ms = NULL, *md = NULL;
+  eddy_eval_value_t arg;
+  memset(&arg, 0, sizeof arg);
+  double te = 0, t1 = 0;
+  char *chain = chain_program();
+  eddy_status_t st = load(ctx, chain, &ms, &md);
+  free(chain);
+  if (!st)
+    st = eddy_eval_scalar_from_text(rt, EDDY_DT_F32, "1.0", &arg);
+  if (!st)
+    st = time_runs(rt, eddy_ir_module_lookup_func(ms, "f"), 0, &arg, 1, &te);
+  if (!st)
+    st = time_runs(rt, eddy_ir_module_lookup_func(md, "f"), 1, &arg, 1, &t1);
+  if (!st)
+    printf("per-op overhead (%d scalar adds): interpreter %.2f us/op, "
+           "evaluator %.2f us/op\n",
+           CHAIN, 1e6 * t1 / CHAIN, 1e6 * te / CHAIN);
+  eddy_eval_value_release(&arg);
+  eddy_ir_module_destroy(ms);
+  eddy_ir_module_destroy(md);
+  return st;
+}
+
+/// Per-iteration overhead: the counting loop, 1 worker.
+static eddy_status_t bench_count(eddy_ctx_t *ctx, eddy_rt_ctx_t *rt) {
+  eddy_module_t *ms = NULL, *md = NULL;
+  eddy_eval_value_t arg;
+  memset(&arg, 0, sizeof arg);
+  double te = 0, t1 = 0;
+  char n[32];
+  snprintf(n, sizeof n, "%d", COUNT);
+  eddy_status_t st = load(ctx, k_count, &ms, &md);
+  if (!st)
+    st = eddy_eval_scalar_from_text(rt, EDDY_DT_I64, n, &arg);
+  if (!st)
+    st = time_runs(rt, eddy_ir_module_lookup_func(ms, "f"), 0, &arg, 1, &te);
+  if (!st)
+    st = time_runs(rt, eddy_ir_module_lookup_func(md, "f"), 1, &arg, 1, &t1);
+  if (!st)
+    printf("per-iteration overhead (counting loop, %d iterations): "
+           "interpreter %.2f us/iteration, evaluator %.2f us/iteration\n",
+           COUNT, 1e6 * t1 / COUNT, 1e6 * te / COUNT);
+  eddy_eval_value_release(&arg);
+  eddy_ir_module_destroy(ms);
+  eddy_ir_module_destroy(md);
+  return st;
+}
+
+/// Parallel iterations: the map-like loop with 1 and 2 workers, and the
+/// CPU time of the 2-worker runs (to tell a loaded machine from a slow
+/// executor: with another core free it is about twice the wall time).
+static eddy_status_t bench_map(eddy_ctx_t *ctx, eddy_rt_ctx_t *rt) {
+  eddy_module_t *ms = NULL, *md = NULL;
+  eddy_eval_value_t arg;
+  memset(&arg, 0, sizeof arg);
+  double te = 0, t1 = 0, t2 = 0;
+  eddy_status_t st = load(ctx, k_map, &ms, &md);
+  if (!st)
+    st = eddy_eval_scalar_from_text(rt, EDDY_DT_I64, "1000", &arg);
+  const eddy_op_t *f = md ? eddy_ir_module_lookup_func(md, "f") : NULL;
+  if (!st)
+    st = time_runs(rt, eddy_ir_module_lookup_func(ms, "f"), 0, &arg, 1, &te);
+  if (!st)
+    st = time_runs(rt, f, 1, &arg, 1, &t1);
+  double c0 = cpu_s(), w0 = now_s();
+  if (!st)
+    st = time_runs(rt, f, 2, &arg, 1, &t2);
+  double cpu = cpu_s() - c0, wall = now_s() - w0;
+  if (!st)
+    printf("parallel iterations (1000 independent 64x64 matmuls): "
+           "1 worker %.1f ms, 2 workers %.1f ms, speed-up %.2fx "
+           "(evaluator %.1f ms; 2-worker runs used %.2f cores)\n",
+           1e3 * t1, 1e3 * t2, t1 / t2, 1e3 * te, cpu / wall);
+  eddy_eval_value_release(&arg);
+  eddy_ir_module_destroy(ms);
+  eddy_ir_module_destroy(md);
+  return st;
+}
+
+int main(int argc, char **argv) {
+  const char *only = argc > 1 ? argv[1] : NULL;
+  bool chain_on = !only || strcmp(only, "chain") == 0;
+  bool count_on = !only || strcmp(only, "count") == 0;
+  bool map_on = !only || strcmp(only, "map") == 0;
+  if (!chain_on && !count_on && !map_on) {
+    fprintf(stderr, "usage: eddy_interp_bench [chain|count|map]\n");
+    return 2;
+  }
   eddy_ctx_t *ctx = eddy_ir_ctx_create();
   eddy_dialects_register_all(ctx);
   eddy_rt_ctx_options_t ro = eddy_rt_ctx_options_default();
@@ -154,66 +254,13 @@ int main(void) {
     return 1;
   }
   eddy_status_t st = NULL;
-  eddy_module_t *ms = NULL, *md = NULL;
-  eddy_eval_value_t arg;
-  double te = 0, t1 = 0, t2 = 0;
-
-  // Per-op overhead.
-  char *chain = chain_program();
-  st = load(ctx, chain, &ms, &md);
-  free(chain);
-  if (!st)
-    st = eddy_eval_scalar_from_text(rt, EDDY_DT_F32, "1.0", &arg);
-  if (st)
-    return fail(st);
-  if ((st = time_runs(rt, eddy_ir_module_lookup_func(ms, "f"), 0, &arg, 1,
-                      &te)) ||
-      (st = time_runs(rt, eddy_ir_module_lookup_func(md, "f"), 1, &arg, 1,
-                      &t1)))
-    return fail(st);
-  printf("per-op overhead (%d scalar adds): interpreter %.2f us/op, "
-         "evaluator %.2f us/op\n",
-         CHAIN, 1e6 * t1 / CHAIN, 1e6 * te / CHAIN);
-  eddy_eval_value_release(&arg);
-  eddy_ir_module_destroy(ms);
-  eddy_ir_module_destroy(md);
-
-  // Per-iteration overhead.
-  char n[32];
-  snprintf(n, sizeof n, "%d", COUNT);
-  if ((st = load(ctx, k_count, &ms, &md)) ||
-      (st = eddy_eval_scalar_from_text(rt, EDDY_DT_I64, n, &arg)))
-    return fail(st);
-  if ((st = time_runs(rt, eddy_ir_module_lookup_func(ms, "f"), 0, &arg, 1,
-                      &te)) ||
-      (st = time_runs(rt, eddy_ir_module_lookup_func(md, "f"), 1, &arg, 1,
-                      &t1)))
-    return fail(st);
-  printf("per-iteration overhead (counting loop, %d iterations): "
-         "interpreter %.2f us/iteration, evaluator %.2f us/iteration\n",
-         COUNT, 1e6 * t1 / COUNT, 1e6 * te / COUNT);
-  eddy_eval_value_release(&arg);
-  eddy_ir_module_destroy(ms);
-  eddy_ir_module_destroy(md);
-
-  // Parallel iterations.
-  if ((st = load(ctx, k_map, &ms, &md)) ||
-      (st = eddy_eval_scalar_from_text(rt, EDDY_DT_I64, "1000", &arg)))
-    return fail(st);
-  const eddy_op_t *f = eddy_ir_module_lookup_func(md, "f");
-  if ((st = time_runs(rt, eddy_ir_module_lookup_func(ms, "f"), 0, &arg, 1,
-                      &te)) ||
-      (st = time_runs(rt, f, 1, &arg, 1, &t1)) ||
-      (st = time_runs(rt, f, 2, &arg, 1, &t2)))
-    return fail(st);
-  printf("parallel iterations (1000 independent 64x64 matmuls): "
-         "1 worker %.1f ms, 2 workers %.1f ms, speed-up %.2fx "
-         "(evaluator %.1f ms)\n",
-         1e3 * t1, 1e3 * t2, t1 / t2, 1e3 * te);
-  eddy_eval_value_release(&arg);
-  eddy_ir_module_destroy(ms);
-  eddy_ir_module_destroy(md);
+  if (chain_on)
+    st = bench_chain(ctx, rt);
+  if (!st && count_on)
+    st = bench_count(ctx, rt);
+  if (!st && map_on)
+    st = bench_map(ctx, rt);
   eddy_rt_ctx_destroy(rt);
   eddy_ir_ctx_destroy(ctx);
-  return 0;
+  return st ? fail(st) : 0;
 }

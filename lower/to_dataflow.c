@@ -244,10 +244,6 @@ static eddy_status_t const_i64(eddy_builder_t *b, int64_t v,
 
 static eddy_status_t lower_while(lower_state_t *s, eddy_op_t *w) {
   size_t n = w->num_operands;
-  if (n == 0)
-    return eddy_ir_op_error(w, "cannot lower a loop with no loop values to "
-                               "dataflow (it has no value to carry the "
-                               "loop's frame)");
   eddy_block_t *cond = eddy_ctl_while_cond(w), *body = eddy_ctl_while_body(w);
   if (!cond || !body || cond->num_args != n || body->num_args != n)
     return eddy_ir_op_error(w, "malformed loop (verify it first)");
@@ -265,8 +261,11 @@ static eddy_status_t lower_while(lower_state_t *s, eddy_op_t *w) {
   eddy_ir_builder_set_before(&b, w);
   b.loc = w->loc;
 
-  // One extra loop value counts iterations for maximum_iterations.
-  size_t nv = n + (counted ? 1 : 0);
+  // One extra loop value counts iterations for maximum_iterations. A loop
+  // with no loop values and no count gets a token as its loop value
+  // instead: the frame, merge, switch and pivots need a value to carry.
+  bool token_loop = n == 0 && !counted;
+  size_t nv = n + (counted || token_loop ? 1 : 0);
   eddy_value_t **merge_out = calloc(nv, sizeof(*merge_out));
   eddy_op_t **merges = calloc(nv, sizeof(*merges));
   eddy_value_t **sw_true = calloc(nv, sizeof(*sw_true));
@@ -283,6 +282,8 @@ static eddy_status_t lower_while(lower_state_t *s, eddy_op_t *w) {
     eddy_value_t *init = NULL, *enter = NULL;
     if (i < n)
       init = eddy_ir_op_operand(w, i);
+    else if (token_loop)
+      st = build1(&b, "df.control", NULL, 0, &init);
     else
       st = const_i64(&b, 0, &init);
     if (!st)
@@ -376,6 +377,8 @@ static eddy_status_t lower_while(lower_state_t *s, eddy_op_t *w) {
     eddy_value_t *next_in = NULL, *next = NULL;
     if (i < n) {
       next_in = eddy_ir_op_operand(yield, i);
+    } else if (token_loop) {
+      next_in = body_tok; // the next iteration's token
     } else {
       eddy_value_t *one = NULL, *one_after = NULL;
       if ((st = const_i64(&b, 1, &one)))

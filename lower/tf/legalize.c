@@ -744,6 +744,10 @@ static eddy_status_t keep_noop(eddy_tfl_t *z, const eddy_op_t *op) {
 static eddy_status_t translate_op(eddy_tfl_t *z, const eddy_op_t *op) {
   const char *name = op->name->str;
   if (z->keep_dataflow) {
+    bool kept = false;
+    EDDY_RETURN_IF_ERROR(eddy_tfl_keep_dataflow_op(z, op, &kept));
+    if (kept)
+      return NULL;
     if (strcmp(name, "tf.NoOp") == 0 || strcmp(name, "tf.ControlTrigger") == 0)
       return keep_noop(z, op);
     if (strcmp(name, "df.control") == 0)

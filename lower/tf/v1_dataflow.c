@@ -1,8 +1,14 @@
 /// v1 control flow as dataflow: the six tf control-flow ops become the df
 /// primitives in place, so that an imported v1 graph runs in the dataflow
 /// interpreter as TensorFlow's executor would run it (no functionalize).
+/// The v1 stack and TensorArray ops stay as they are (legalize-tf keeps
+/// them, eddy_tfl_keep_dataflow_op): the interpreter runs them on resource
+/// handles (runtime/interp/interp_resource.c). So does tf.ControlTrigger,
+/// whose token is live even when its inputs are dead (the gradient of a
+/// loop syncs on one fed from both branches of a cond).
 #include "lower/tf/tf_lower_internal.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 static const struct {
@@ -94,4 +100,63 @@ eddy_status_t eddy_tf_v1_to_dataflow(eddy_module_t *m) {
     }
   }
   return NULL;
+}
+
+/// The stateful ops on v1 resources that the dataflow interpreter runs, and
+/// ControlTrigger.
+static const char *const k_kept_ops[] = {
+    "tf.ControlTrigger",
+    "tf.StackV2",           "tf.StackPushV2",         "tf.StackPopV2",
+    "tf.StackCloseV2",      "tf.TensorArrayV3",       "tf.TensorArrayWriteV3",
+    "tf.TensorArrayReadV3", "tf.TensorArrayGatherV3", "tf.TensorArrayScatterV3",
+    "tf.TensorArraySizeV3", "tf.TensorArrayCloseV3",  "tf.TensorArrayGradV3",
+};
+
+eddy_status_t eddy_tfl_keep_dataflow_op(eddy_tfl_t *z, const eddy_op_t *op,
+                                        bool *handled) {
+  *handled = false;
+  for (size_t i = 0; i < sizeof k_kept_ops / sizeof k_kept_ops[0]; i++)
+    *handled = *handled || eddy_ir_op_is(op, k_kept_ops[i]);
+  if (!*handled)
+    return NULL;
+  // The copy: data operands mapped, then the control tokens that still
+  // stand for something (a dropped node's token is left out).
+  eddy_value_t **ins = calloc(op->num_operands + 1, sizeof(*ins));
+  if (!ins)
+    return eddy_status_create(EDDY_ERR_RESOURCE, "out of memory");
+  size_t n = 0;
+  eddy_status_t st = NULL;
+  for (uint32_t i = 0; i < op->num_operands && !st; i++) {
+    eddy_value_t *src = eddy_ir_op_operand(op, i);
+    eddy_value_t *v = eddy_tfl_get(z, src);
+    bool token = src->type->kind == EDDY_TYPE_TOKEN;
+    if (!v || v == &z->none) {
+      if (!token)
+        st = eddy_tfl_error(op, "input #%u has no value", i);
+      continue;
+    }
+    ins[n++] = v;
+  }
+  if (!st && n == 0 && eddy_ir_op_is(op, "tf.ControlTrigger")) {
+    // Waits for nothing: no token at all.
+    for (uint32_t i = 0; i < op->num_results; i++)
+      eddy_tfl_set(z, &op->results[i], NULL);
+    free(ins);
+    return NULL;
+  }
+  const eddy_type_t **types =
+      calloc(op->num_results + 1, sizeof(*types));
+  if (!st && !types)
+    st = eddy_status_create(EDDY_ERR_RESOURCE, "out of memory");
+  for (uint32_t i = 0; !st && i < op->num_results; i++)
+    types[i] = op->results[i].type;
+  eddy_op_t *c = NULL;
+  if (!st)
+    st = eddy_tfl_build_typed(z, op, op->name->str, ins, n, op->attrs,
+                              op->num_attrs, types, op->num_results, &c);
+  for (uint32_t i = 0; !st && i < op->num_results; i++)
+    eddy_tfl_set(z, &op->results[i], eddy_ir_op_result(c, i));
+  free(ins);
+  free(types);
+  return st;
 }

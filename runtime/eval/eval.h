@@ -26,6 +26,10 @@ typedef enum eddy_eval_kind {
   EDDY_EVAL_NONE = 0, ///< holds nothing (a zeroed value)
   EDDY_EVAL_TENSOR,
   EDDY_EVAL_LIST,
+  /// A resource handle (a v1 TensorFlow stack or TensorArray in the
+  /// dataflow interpreter): an id in the running interpreter's resource
+  /// table. It holds no reference; the table owns the resource for the run.
+  EDDY_EVAL_RESOURCE,
 } eddy_eval_kind_t;
 
 /// One runtime value: a tensor or a TensorList. A value owns what it holds
@@ -35,6 +39,7 @@ typedef struct eddy_eval_value {
   eddy_eval_kind_t kind;
   eddy_rt_tensor_t tensor; ///< TENSOR
   eddy_rt_list_t *list;    ///< LIST
+  int64_t resource;        ///< RESOURCE
 } eddy_eval_value_t;
 
 /// Takes over the tensor (its reference moves into the value; *owned_t is
@@ -48,7 +53,8 @@ void eddy_eval_value_share(const eddy_eval_value_t *v, eddy_eval_value_t *out);
 void eddy_eval_value_release(eddy_eval_value_t *v);
 
 /// Appends a short description: "f32[3, 5]" for a tensor, "list<f32>[4
-/// items]" for a list, "none" for an empty value.
+/// items]" for a list, "resource #3" for a handle, "none" for an empty
+/// value.
 void eddy_eval_value_describe(const eddy_eval_value_t *v, eddy_buf_t *out);
 /// Appends the first max_elems elements of a tensor in row-major order,
 /// "[1.5, 2, -3]" (a scalar prints bare: "7"), with ", ..." when more
@@ -111,6 +117,47 @@ eddy_status_t eddy_eval_func(eddy_rt_ctx_t *rt, const eddy_op_t *func,
                              const eddy_eval_value_t *args, size_t num_args,
                              eddy_eval_value_t *out_results,
                              size_t num_results);
+
+/// ===========================================================================
+/// Running one op
+/// ===========================================================================
+
+/// Evaluator state for running single ops, one at a time, outside
+/// eddy_eval_func: the dataflow interpreter runs every ordinary op of its
+/// graph through one of these per worker thread, so that no op has a
+/// second implementation. It caches per-op data (constants, handler
+/// lookups); not thread-safe: one per thread.
+typedef struct eddy_eval_op_runner eddy_eval_op_runner_t;
+
+/// Creates a runner allocating through rt. func is the function the ops
+/// belong to (ctl.call resolves callees in its module). NULL on out of
+/// memory.
+eddy_eval_op_runner_t *eddy_eval_op_runner_create(eddy_rt_ctx_t *rt,
+                                                  const eddy_op_t *func);
+/// Frees the runner and what it cached. r may be NULL.
+void eddy_eval_op_runner_destroy(eddy_eval_op_runner_t *r);
+
+/// True when the evaluator has a kernel for op (by name; regions are not
+/// looked at).
+bool eddy_eval_op_is_supported(const eddy_op_t *op);
+
+/// Runs op on operands[0..op->num_operands) (borrowed; none is changed:
+/// list operands are copied on write) and writes its results to
+/// out_results[0..op->num_results) (owned by the caller). Each result is
+/// checked against its declared type. On error every result is zeroed and
+/// the status is located at op. An op with regions other than ctl.call's
+/// callees (ctl.while, ctl.if) reads values from above through its
+/// operands only: run ops of a dataflow graph, not of structured bodies.
+eddy_status_t eddy_eval_op_run(eddy_eval_op_runner_t *r, const eddy_op_t *op,
+                               const eddy_eval_value_t *const *operands,
+                               eddy_eval_value_t *out_results);
+
+/// Converts a runtime status into an eddy status (same code numbering) and
+/// destroys it; NULL for NULL. No location.
+eddy_status_t eddy_eval_from_rt(eddy_rt_status_t st);
+/// The same, located at op: "LOC: error: 'core.add' op MESSAGE", where the
+/// kernel's own "core.add: " prefix is dropped. NULL for NULL.
+eddy_status_t eddy_eval_op_rt_error(const eddy_op_t *op, eddy_rt_status_t st);
 
 #ifdef __cplusplus
 }

@@ -77,12 +77,7 @@ eddy_status_t eddy_eval_take_list(eval_state_t *s, eval_frame_t *f,
                                   const eddy_op_t *op, uint32_t i,
                                   eddy_rt_list_t **out_list);
 
-/// Converts a runtime status into an eddy status (same code numbering) and
-/// destroys it; NULL for NULL. No location.
-eddy_status_t eddy_eval_from_rt(eddy_rt_status_t st);
-/// The same, located at op: "LOC: error: 'core.add' op MESSAGE", where the
-/// kernel's own "core.add: " prefix is dropped. NULL for NULL.
-eddy_status_t eddy_eval_op_rt_error(const eddy_op_t *op, eddy_rt_status_t st);
+/// eddy_eval_from_rt and eddy_eval_op_rt_error are public (eval.h).
 
 /// An error at op: "LOC: error: 'NAME' op MESSAGE" with the given code.
 eddy_status_t eddy_eval_op_error(const eddy_op_t *op, eddy_status_code_t code,

@@ -65,6 +65,9 @@ void eddy_eval_value_describe(const eddy_eval_value_t *v, eddy_buf_t *out) {
       eddy_buf_putc(out, '>');
     eddy_buf_printf(out, ", %" PRId64 " items>", eddy_rt_list_size(v->list));
     return;
+  case EDDY_EVAL_RESOURCE:
+    eddy_buf_printf(out, "resource #%" PRId64, v->resource);
+    return;
   case EDDY_EVAL_NONE:
     break;
   }

@@ -52,65 +52,12 @@ static eddy_status_t node_error(const eddy_op_t *op, const char *msg) {
   return st;
 }
 
-/// Runs a kernel through the evaluator's handler for op. operands are
-/// borrowed; outs are zeroed and filled.
-static eddy_status_t run_handler(eval_state_t *es, const interp_node_t *nd,
-                                 const eddy_eval_value_t *const *operands,
-                                 eddy_eval_value_t *outs) {
-  const eddy_op_t *op = nd->op;
-  // The handlers that consume a TensorList look it up in the frame by IR
-  // value: give them a frame holding a reference of their own, so that
-  // the slot's value stays intact for the node's other consumers.
-  eval_frame_t tf;
-  memset(&tf, 0, sizeof(tf));
-  eddy_ptrmap_init(&tf.map);
-  eddy_status_t st = NULL;
-  for (uint32_t k = 0; k < nd->num_in && !st; k++) {
-    if (operands[k]->kind != EDDY_EVAL_LIST ||
-        eddy_ptrmap_has(&tf.map, op->operands[k].value))
-      continue;
-    if (tf.len == tf.cap) {
-      size_t nc = tf.cap ? tf.cap * 2 : 4;
-      eddy_eval_value_t *ns = realloc(tf.slots, nc * sizeof(*ns));
-      if (!ns) {
-        st = oom();
-        break;
-      }
-      tf.slots = ns;
-      tf.cap = nc;
-    }
-    eddy_eval_value_share(operands[k], &tf.slots[tf.len++]);
-    eddy_ptrmap_put(&tf.map, op->operands[k].value, (void *)(uintptr_t)tf.len);
-  }
-  if (!st)
-    st = nd->handler->fn(es, &tf, nd->handler, op, operands, outs);
-  for (size_t i = 0; i < tf.len; i++)
-    eddy_eval_value_release(&tf.slots[i]);
-  free(tf.slots);
-  eddy_ptrmap_destroy(&tf.map);
-  for (uint32_t r = 0; r < nd->num_out && !st; r++) {
-    if (!eddy_eval_value_matches(&outs[r], op->results[r].type)) {
-      eddy_buf_t d;
-      eddy_buf_init(&d);
-      eddy_eval_value_describe(&outs[r], &d);
-      eddy_buf_puts(&d, " does not match the declared type ");
-      eddy_ir_type_print(op->results[r].type, &d);
-      st = node_error(op, d.data);
-      eddy_buf_destroy(&d);
-    }
-  }
-  if (st)
-    for (uint32_t r = 0; r < nd->num_out; r++)
-      eddy_eval_value_release(&outs[r]);
-  return st;
-}
-
 /// Computes the outputs of one ready node: outs (zeroed) and dead flags.
-static eddy_status_t exec_node(interp_t *I, eval_state_t *es,
+static eddy_status_t exec_node(interp_t *I, eddy_eval_op_runner_t *es,
                                const item_t *item, const nstate_t *ns,
                                eddy_eval_value_t *outs, bool *dead) {
   const interp_node_t *nd = &I->g->nodes[item->node];
-  if (ns->any_dead) { // dead in, dead out; no kernel runs
+  if (ns->any_dead && nd->kind != IK_TRIGGER) { // dead in, dead out
     for (uint32_t r = 0; r < nd->num_out; r++)
       dead[r] = true;
     return NULL;
@@ -147,9 +94,11 @@ static eddy_status_t exec_node(interp_t *I, eval_state_t *es,
     eddy_eval_value_share(&operand_slot(I, item->it, nd, 0)->v, &outs[0]);
     return NULL;
   case IK_CONTROL:
+  case IK_TRIGGER:
   case IK_FREE:
     return NULL;
   case IK_NORMAL:
+  case IK_RESOURCE:
     break;
   }
   const eddy_eval_value_t *small[8];
@@ -159,7 +108,9 @@ static eddy_status_t exec_node(interp_t *I, eval_state_t *es,
     return oom();
   for (uint32_t k = 0; k < nd->num_in; k++)
     in[k] = &operand_slot(I, item->it, nd, k)->v;
-  eddy_status_t st = run_handler(es, nd, in, outs);
+  eddy_status_t st = nd->kind == IK_RESOURCE
+                         ? interp_resource_exec(I, nd, in, outs)
+                         : eddy_eval_op_run(es, nd->op, in, outs);
   if (in != small)
     free(in);
   return st;
@@ -221,9 +172,7 @@ static void worker_main(void *arg, int64_t task) {
   (void)task;
   interp_t *I = arg;
   pthread_mutex_lock(&I->mu);
-  eval_state_t *es = &I->states[I->next_worker++];
-  // The evaluator bounds its recursion (ctl.call) by this thread's stack.
-  es->stack_base = (uintptr_t)__builtin_frame_address(0);
+  eddy_eval_op_runner_t *es = I->runners[I->next_worker++];
   while (!I->stop) {
     if (I->q_len == 0) {
       if (I->running == 0) { // nothing ready, nothing running: the end
@@ -231,7 +180,9 @@ static void worker_main(void *arg, int64_t task) {
         pthread_cond_broadcast(&I->cv);
         break;
       }
+      I->idle++;
       pthread_cond_wait(&I->cv, &I->mu);
+      I->idle--;
       continue;
     }
     if (past_deadline(I)) {
@@ -268,7 +219,7 @@ static void worker_main(void *arg, int64_t task) {
     if (st) {
       interp_fail(I, st);
     } else {
-      if (ns.any_dead)
+      if (ns.any_dead && nd->kind != IK_TRIGGER)
         I->stats.ops_dead++;
       else
         I->stats.ops_run++;
@@ -339,46 +290,20 @@ eddy_interp_opts_t eddy_interp_opts_default(void) {
   return o;
 }
 
-static void state_init(eval_state_t *s, eddy_rt_ctx_t *rt,
-                       const eddy_op_t *func) {
-  memset(s, 0, sizeof(*s));
-  s->rt = rt;
-  s->opts = eddy_eval_opts_default();
-  s->entry = func;
-  eddy_ptrmap_init(&s->handlers);
-  eddy_ptrmap_init(&s->consts);
-  eddy_ptrmap_init(&s->takes);
-}
-
-static void state_destroy(eval_state_t *s) {
-  for (size_t i = 0; i < s->consts.cap; i++) {
-    if (!s->consts.keys[i])
-      continue;
-    eddy_rt_tensor_t *t = s->consts.vals[i];
-    eddy_rt_tensor_release(t);
-    free(t);
-  }
-  eddy_ptrmap_destroy(&s->consts);
-  eddy_ptrmap_destroy(&s->handlers);
-  eddy_ptrmap_destroy(&s->takes);
-  free(s->calls);
-}
-
 /// Computes the values of the nodes with no operands, once.
 static eddy_status_t compute_free(interp_t *I) {
   const interp_graph_t *g = I->g;
-  eval_state_t *es = &I->states[0];
-  es->stack_base = (uintptr_t)__builtin_frame_address(0);
+  eddy_eval_op_runner_t *es = I->runners[0];
   for (uint32_t i = 0; i < g->num_nodes; i++) {
     const interp_node_t *nd = &g->nodes[i];
-    if (nd->kind != IK_FREE || !nd->handler)
+    if (nd->kind != IK_FREE || !nd->has_kernel)
       continue;
     eddy_eval_value_t outs[8];
     if (nd->num_out > 8)
       return node_error(nd->op, "too many results for an op with no "
                                 "operands");
     memset(outs, 0, sizeof(outs));
-    EDDY_RETURN_IF_ERROR(run_handler(es, nd, NULL, outs));
+    EDDY_RETURN_IF_ERROR(eddy_eval_op_run(es, nd->op, NULL, outs));
     for (uint32_t r = 0; r < nd->num_out; r++) {
       I->free_vals[nd->out + r].v = outs[r];
       I->free_vals[nd->out + r].set = true;
@@ -411,11 +336,12 @@ static eddy_status_t run(interp_t *I, const eddy_eval_value_t *args,
   const interp_graph_t *g = I->g;
   EDDY_RETURN_IF_ERROR(index_exits(I));
   I->free_vals = calloc(g->num_values ? g->num_values : 1, sizeof(slot_t));
-  I->states = calloc((size_t)I->num_workers, sizeof(*I->states));
-  if (!I->free_vals || !I->states)
+  I->runners = calloc((size_t)I->num_workers, sizeof(*I->runners));
+  if (!I->free_vals || !I->runners)
     return oom();
   for (int32_t w = 0; w < I->num_workers; w++)
-    state_init(&I->states[w], I->rt, g->func);
+    if (!(I->runners[w] = eddy_eval_op_runner_create(I->rt, g->func)))
+      return oom();
   EDDY_RETURN_IF_ERROR(compute_free(I));
   I->root = interp_frame_create(I, NULL, NULL, -1);
   if (!I->root)
@@ -491,6 +417,7 @@ eddy_status_t eddy_interp_func(eddy_rt_ctx_t *rt, const eddy_op_t *func,
     I.has_deadline = true;
   }
   pthread_mutex_init(&I.mu, NULL);
+  pthread_mutex_init(&I.res_mu, NULL);
   pthread_cond_init(&I.cv, NULL);
 
   st = run(&I, args, num_args);
@@ -529,19 +456,22 @@ eddy_status_t eddy_interp_func(eddy_rt_ctx_t *rt, const eddy_op_t *func,
 
   if (I.root)
     interp_frame_free(&I, I.root);
+  interp_iters_destroy(&I);
   if (I.free_vals)
     for (uint32_t v = 0; v < g.num_values; v++)
       eddy_eval_value_release(&I.free_vals[v].v);
   free(I.free_vals);
-  if (I.states)
+  if (I.runners)
     for (int32_t w = 0; w < I.num_workers; w++)
-      state_destroy(&I.states[w]);
-  free(I.states);
+      eddy_eval_op_runner_destroy(I.runners[w]);
+  free(I.runners);
   free(I.q);
   free(I.exit_nodes);
   free(I.exit_start);
   eddy_status_destroy(I.error);
+  interp_resources_free(&I);
   pthread_cond_destroy(&I.cv);
+  pthread_mutex_destroy(&I.res_mu);
   pthread_mutex_destroy(&I.mu);
   interp_graph_destroy(&g);
   return st;

@@ -3,7 +3,7 @@
 /// executor rules of seed 004. Every value at run time is (value, is_dead,
 /// tag), the tag being a frame instance and an iteration. Ready ops run on a
 /// thread pool; ordinary ops call the runtime kernels through the reference
-/// evaluator's op handlers (runtime/eval), so no op has a second
+/// evaluator's one-op entry point (eddy_eval_op_run), so no op has a second
 /// implementation. docs/interpreter.md describes the rules in prose.
 ///
 /// The IR must be verified and is only read. Structured control flow

@@ -45,13 +45,32 @@ static iter_t *iter_get(const frame_t *f, int64_t n) {
 }
 
 
+/// Releases the values of it and keeps it for reuse (iterations of a loop
+/// come and go at a high rate; their slot and node arrays are sized by the
+/// graph, so any iteration can take them).
 static void iter_free(interp_t *I, iter_t *it) {
-  for (uint32_t v = 0; v < I->g->num_values; v++)
-    eddy_eval_value_release(&it->slots[v].v);
-  free(it->slots);
-  free(it->ns);
-  free(it);
+  // Leaves every slot zeroed (a slot never set holds a zeroed value).
+  for (uint32_t v = 0; v < I->g->num_values; v++) {
+    slot_t *s = &it->slots[v];
+    if (s->set) {
+      eddy_eval_value_release(&s->v);
+      s->set = s->dead = false;
+    }
+  }
+  it->children = NULL;
+  it->next_free = I->free_iters;
+  I->free_iters = it;
   I->live_iters--;
+}
+
+void interp_iters_destroy(interp_t *I) {
+  while (I->free_iters) {
+    iter_t *it = I->free_iters;
+    I->free_iters = it->next_free;
+    free(it->slots);
+    free(it->ns);
+    free(it);
+  }
 }
 
 /// Creates iteration n (== f->last + 1) and hands it the frame's constants.
@@ -68,25 +87,31 @@ static iter_t *iter_create(interp_t *I, frame_t *f, int64_t n) {
     eddy_buf_destroy(&b);
     return NULL;
   }
-  iter_t *it = calloc(1, sizeof(*it));
+  iter_t *it = I->free_iters;
   if (it) {
-    it->slots = calloc(g->num_values ? g->num_values : 1, sizeof(*it->slots));
-    it->ns = calloc(g->num_nodes ? g->num_nodes : 1, sizeof(*it->ns));
-  }
-  if (!it || !it->slots || !it->ns) {
+    I->free_iters = it->next_free;
+    it->outstanding = 0;
+    it->next_free = NULL;
+  } else {
+    it = calloc(1, sizeof(*it));
     if (it) {
-      free(it->slots);
-      free(it->ns);
+      it->slots =
+          calloc(g->num_values ? g->num_values : 1, sizeof(*it->slots));
+      it->ns = calloc(g->num_nodes ? g->num_nodes : 1, sizeof(*it->ns));
     }
-    free(it);
-    interp_fail(I, oom());
-    return NULL;
+    if (!it || !it->slots || !it->ns) {
+      if (it) {
+        free(it->slots);
+        free(it->ns);
+      }
+      free(it);
+      interp_fail(I, oom());
+      return NULL;
+    }
   }
   it->n = n;
-  for (uint32_t i = 0; i < g->num_nodes; i++) {
-    it->ns[i].pending = g->nodes[i].num_tagged;
-    it->ns[i].live_in = -1;
-  }
+  for (uint32_t i = 0; i < g->num_nodes; i++)
+    it->ns[i] = (nstate_t){.pending = g->nodes[i].num_tagged, .live_in = -1};
   f->ring[n % f->parallel] = it;
   f->last = n;
   I->stats.iterations += f->sid >= 0;
@@ -266,7 +291,10 @@ void interp_enqueue(interp_t *I, uint32_t node, frame_t *f, iter_t *it) {
   }
   I->q[(I->q_head + I->q_len++) % I->q_cap] = (item_t){node, f, it};
   it->outstanding++;
-  pthread_cond_signal(&I->cv);
+  // Wake a worker only when one waits and this item is more than the
+  // worker holding the lock takes next anyway.
+  if (I->idle > 0 && I->q_len > 1)
+    pthread_cond_signal(&I->cv);
 }
 
 static void notify(interp_t *I, frame_t *f, iter_t *it, uint32_t node,

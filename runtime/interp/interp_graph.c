@@ -43,14 +43,11 @@ static interp_kind_t kind_of(const eddy_op_t *op) {
     if (strcmp(n, "control") == 0)
       return op->num_operands == 0 ? IK_FREE : IK_CONTROL;
   }
+  if (strncmp(n, "tf.", 3) == 0 && interp_resource_op_code(n) >= 0)
+    return IK_RESOURCE;
+  if (strcmp(n, "tf.ControlTrigger") == 0 && op->num_operands > 0)
+    return IK_TRIGGER;
   return op->num_operands == 0 ? IK_FREE : IK_NORMAL;
-}
-
-static const eval_handler_t *find_handler(const eddy_op_t *op) {
-  for (size_t i = 0; i < eddy_eval_num_handlers; i++)
-    if (strcmp(eddy_eval_handlers[i].name, op->name->str) == 0)
-      return &eddy_eval_handlers[i];
-  return NULL;
 }
 
 static int32_t frame_lookup_or_add(interp_graph_t *g, const char *name,
@@ -92,11 +89,29 @@ static eddy_status_t node_init(interp_graph_t *g, interp_node_t *nd,
     return graph_error(op, EDDY_ERR_UNSUPPORTED,
                        "the dataflow interpreter runs ops without regions");
   if (nd->kind == IK_NORMAL ||
-      (nd->kind == IK_FREE && !eddy_ir_op_is(op, "df.control"))) {
-    nd->handler = find_handler(op);
-    if (!nd->handler)
+      (nd->kind == IK_FREE && !eddy_ir_op_is(op, "df.control") &&
+       !eddy_ir_op_is(op, "tf.ControlTrigger"))) {
+    nd->has_kernel = eddy_eval_op_is_supported(op);
+    if (!nd->has_kernel)
       return graph_error(op, EDDY_ERR_UNSUPPORTED,
                          "the interpreter has no kernel for this op");
+  }
+  if (nd->kind == IK_RESOURCE) {
+    nd->res_op = interp_resource_op_code(op->name->str);
+    uint32_t need = interp_resource_op_num_data(nd->res_op);
+    bool ok = nd->num_in >= need;
+    for (uint32_t i = 0; ok && i < nd->num_in; i++)
+      ok = (i < need) ==
+           (op->operands[i].value->type->kind != EDDY_TYPE_TOKEN);
+    if (!ok) {
+      eddy_buf_t m;
+      eddy_buf_init(&m);
+      eddy_buf_printf(&m, "expects %u data operands, then only control "
+                          "tokens", need);
+      eddy_status_t st = graph_error(op, EDDY_ERR_VERIFY, m.data);
+      eddy_buf_destroy(&m);
+      return st;
+    }
   }
   nd->in = calloc(nd->num_in ? nd->num_in : 1, sizeof(*nd->in));
   if (!nd->in)

@@ -3,7 +3,7 @@
 #ifndef EDDY_RUNTIME_INTERP_INTERP_INTERNAL_H
 #define EDDY_RUNTIME_INTERP_INTERP_INTERNAL_H
 
-#include "runtime/eval/eval_internal.h"
+#include "runtime/eval/eval.h"
 #include "runtime/interp/interp.h"
 
 #include <pthread.h>
@@ -11,7 +11,7 @@
 
 /// How the executor treats an op (seed 004's rules).
 typedef enum interp_kind {
-  IK_NORMAL,   ///< a kernel through the evaluator's handler; dead in, dead out
+  IK_NORMAL,   ///< a kernel through eddy_eval_op_run; dead in, dead out
   IK_FREE,     ///< no operands: computed once, visible in every frame
   IK_SWITCH,
   IK_MERGE,
@@ -20,6 +20,8 @@ typedef enum interp_kind {
   IK_NEXT,
   IK_FORWARD,  ///< df.loop_cond, df.after: forwards operand 0
   IK_CONTROL,  ///< df.control: a token
+  IK_RESOURCE, ///< a v1 stack or TensorArray op (interp_resource.c)
+  IK_TRIGGER,  ///< tf.ControlTrigger: a token, live even from dead inputs
 } interp_kind_t;
 
 /// A consumer of a value: operand `operand` of node `node`.
@@ -54,7 +56,8 @@ typedef struct interp_node {
   int32_t target_frame;
   bool is_constant;    ///< IK_ENTER
   int32_t exit_index;  ///< IK_EXIT: ordinal among its frame's exits
-  const eval_handler_t *handler; ///< IK_NORMAL, IK_FREE
+  bool has_kernel;     ///< IK_NORMAL, IK_FREE: run by eddy_eval_op_run
+  int32_t res_op;      ///< IK_RESOURCE: interp_resource_op_code
 } interp_node_t;
 
 typedef struct interp_graph {
@@ -107,6 +110,7 @@ typedef struct iter {
   nstate_t *ns;        ///< one per node
   int64_t outstanding; ///< nodes ready or running, plus live child frames
   frame_t *children;
+  struct iter *next_free; ///< in interp_t.free_iters
 } iter_t;
 
 /// A value kept for later delivery: a constant df.enter's value (for every
@@ -139,6 +143,8 @@ typedef struct item {
   iter_t *it;
 } item_t;
 
+typedef struct interp_res interp_res_t;
+
 typedef struct interp {
   eddy_rt_ctx_t *rt;
   const interp_graph_t *g;
@@ -148,19 +154,26 @@ typedef struct interp {
   item_t *q;
   size_t q_head, q_len, q_cap;
   int64_t running;
+  int32_t idle; ///< workers waiting on cv
   bool stop;
   eddy_status_t error;
   frame_t *root;
+  iter_t *free_iters;   ///< freed iterations, kept for reuse
   slot_t *free_vals;
   uint32_t *exit_nodes; ///< per static frame, its exits by ordinal
   uint32_t *exit_start;
-  eval_state_t *states; ///< one evaluator state per worker
+  eddy_eval_op_runner_t **runners; ///< one per worker
   int32_t num_workers;
   int32_t next_worker;
   eddy_interp_stats_t stats;
   int64_t live_iters, live_frames;
   struct timespec deadline;
   bool has_deadline;
+  /// The run's stacks and TensorArrays, by handle id; their ops run under
+  /// res_mu (not mu: they run outside the bookkeeping lock like kernels).
+  pthread_mutex_t res_mu;
+  interp_res_t **res;
+  size_t num_res, cap_res;
 } interp_t;
 
 /// Records the first error and stops the run. Takes st over.
@@ -175,6 +188,8 @@ frame_t *interp_frame_create(interp_t *I, frame_t *parent, iter_t *pit,
                              int32_t sid);
 /// Frees f, its iterations and their child frames.
 void interp_frame_free(interp_t *I, frame_t *f);
+/// Frees the iterations kept for reuse.
+void interp_iters_destroy(interp_t *I);
 /// Makes node ready in (f, it).
 void interp_enqueue(interp_t *I, uint32_t node, frame_t *f, iter_t *it);
 /// Sets value vi in iteration it (taking *owned over) and notifies its
@@ -188,5 +203,18 @@ void interp_complete(interp_t *I, const item_t *item, eddy_eval_value_t *outs,
 /// Describes a node of (f, it) that received some inputs but not all.
 bool interp_describe_partial(const interp_t *I, const frame_t *f,
                              const iter_t *it, eddy_buf_t *out);
+
+/// ---- v1 stacks and TensorArrays (interp_resource.c) --------------------------
+
+/// The resource op code of a tf op name ("tf.StackPushV2"), or -1.
+int32_t interp_resource_op_code(const char *name);
+/// How many leading operands of the op are data (the rest: control tokens).
+uint32_t interp_resource_op_num_data(int32_t code);
+/// Runs a resource op: in[0..num_data) borrowed, out zeroed and filled.
+eddy_status_t interp_resource_exec(interp_t *I, const interp_node_t *nd,
+                                   const eddy_eval_value_t *const *in,
+                                   eddy_eval_value_t *out);
+/// Frees every resource of the run.
+void interp_resources_free(interp_t *I);
 
 #endif

@@ -492,8 +492,11 @@ static bool is_graphdef(const char *path) {
 
 /// FILE.pb: imported (feeds: --feed, else the --input names in order),
 /// functionalized and legalized; the --input names become argument indices.
+/// --from=v1: the v1 graph as dataflow instead (interp), or in *out_v1 as
+/// well (compare: a second import).
 static eddy_status_t load_graphdef(eddy_ctx_t *ctx, run_args_t *a,
-                                   eddy_module_t **out) {
+                                   eddy_module_t **out,
+                                   eddy_module_t **out_v1) {
   const char **feeds = a->feeds;
   size_t nf = a->num_feeds;
   if (nf == 0) {
@@ -512,6 +515,11 @@ static eddy_status_t load_graphdef(eddy_ctx_t *ctx, run_args_t *a,
                               .num_fetches = a->num_fetches,
                               .prune = true};
   eddy_status_t st = eddy_tf_import_graphdef(ctx, a->input, &io, out);
+  bool v1_only = a->interp.from_v1 && strcmp(a->mode, "compare") != 0;
+  if (!st && a->interp.from_v1 && !v1_only)
+    st = eddy_tf_import_graphdef(ctx, a->input, &io, out_v1);
+  if (!st && a->interp.from_v1)
+    st = eddy_tf_legalize_dataflow(v1_only ? *out : *out_v1);
   for (size_t i = 0; i < a->num_inputs; i++) {
     run_input_t *in = &a->inputs[i];
     size_t k = 0;
@@ -532,20 +540,32 @@ static eddy_status_t load_graphdef(eddy_ctx_t *ctx, run_args_t *a,
   if (a->num_feeds == 0)
     for (size_t i = 0; i < nf; i++)
       free((void *)feeds[i]);
-  if (!st)
+  if (!st && !v1_only)
     st = eddy_tf_functionalize(*out);
-  if (!st)
+  if (!st && !v1_only)
     st = eddy_tf_legalize(*out);
   return st;
 }
 
 static eddy_status_t run_eval(eddy_ctx_t *ctx, run_args_t *a) {
   eddy_cli_register_all(ctx);
-  eddy_module_t *m = NULL;
+  eddy_module_t *m = NULL, *m_v1 = NULL;
+  if (a->interp.from_v1 && strcmp(a->mode, "interp") != 0 &&
+      strcmp(a->mode, "compare") != 0)
+    return eddy_status_create(EDDY_ERR_INVALID_ARGUMENT,
+                              "--from=v1 applies to --mode=interp and "
+                              "--mode=compare, not --mode=%s", a->mode);
+  if (a->interp.from_v1 && !is_graphdef(a->input))
+    return eddy_status_create(EDDY_ERR_INVALID_ARGUMENT,
+                              "--from=v1 needs a TensorFlow GraphDef "
+                              "(FILE.pb), got '%s'", a->input);
   if (is_graphdef(a->input)) {
-    eddy_status_t gs = load_graphdef(ctx, a, &m);
+    eddy_status_t gs = load_graphdef(ctx, a, &m, &m_v1);
+    if (!gs && m_v1)
+      gs = eddy_ir_verify_module(m_v1);
     if (gs) {
       eddy_ir_module_destroy(m);
+      eddy_ir_module_destroy(m_v1);
       return gs;
     }
   } else {
@@ -577,10 +597,14 @@ static eddy_status_t run_eval(eddy_ctx_t *ctx, run_args_t *a) {
   if (!st)
     st = load_inputs(rt, a, func, vals);
   bool differs = false;
+  const eddy_op_t *v1_func = NULL;
+  if (!st && m_v1)
+    st = find_entry(m_v1, a->entry, &v1_func);
   if (!st && strcmp(a->mode, "compiled") == 0)
     st = eddy_cli_run_compiled(rt, m, func, vals, nin, vals + nin, nout);
   else if (!st && strcmp(a->mode, "eval") != 0)
-    st = eddy_cli_run_interp(rt, (eddy_op_t *)func, a->mode, &a->eval,
+    st = eddy_cli_run_interp(rt, (eddy_op_t *)func, (eddy_op_t *)v1_func,
+                             a->mode, &a->eval,
                              &a->interp, vals, nin, vals + nin, nout,
                              &differs);
   else if (!st)
@@ -602,6 +626,7 @@ static eddy_status_t run_eval(eddy_ctx_t *ctx, run_args_t *a) {
   if (rt)
     eddy_rt_ctx_destroy(rt);
   eddy_ir_module_destroy(m);
+  eddy_ir_module_destroy(m_v1);
   return st;
 }
 

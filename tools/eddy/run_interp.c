@@ -26,7 +26,12 @@ const char eddy_cli_interp_help[] =
     "  --stats                interp/compare: print interpreter statistics\n"
     "  --trace                interp/compare: print each op the interpreter\n"
     "                         runs, with its tag (frame:iteration) and\n"
-    "                         whether its outputs are live or dead\n";
+    "                         whether its outputs are live or dead\n"
+    "  --from=v1|ctl          interp/compare, FILE.pb: v1 runs the GraphDef's\n"
+    "                         v1 control flow (Switch, Merge, Enter, Exit,\n"
+    "                         NextIteration, stacks, TensorArrays) as it is;\n"
+    "                         ctl (default) functionalizes it and lowers the\n"
+    "                         structured program to dataflow\n";
 
 void eddy_cli_interp_opts_init(eddy_cli_interp_opts_t *o) {
   memset(o, 0, sizeof(*o));
@@ -66,6 +71,14 @@ int eddy_cli_interp_flag(int argc, char **argv, int *i,
   }
   if (strcmp(argv[*i], "--trace") == 0) {
     o->trace = true;
+    return 1;
+  }
+  if (eddy_cli_flag_value(argc, argv, i, "--from", &val)) {
+    if (!val || (strcmp(val, "v1") != 0 && strcmp(val, "ctl") != 0))
+      return eddy_cli_usage_error("run", "flag '--from' needs 'v1' or 'ctl', "
+                                         "got '%s'",
+                                  val ? val : "") + 1;
+    o->from_v1 = strcmp(val, "v1") == 0;
     return 1;
   }
   if (eddy_cli_flag_value(argc, argv, i, "--workers", &val)) {
@@ -206,7 +219,7 @@ static void print_stats(const eddy_interp_stats_t *s) {
 }
 
 eddy_status_t eddy_cli_run_interp(eddy_rt_ctx_t *rt, eddy_op_t *func,
-                                  const char *mode,
+                                  eddy_op_t *v1_func, const char *mode,
                                   const eddy_eval_opts_t *eval_opts,
                                   const eddy_cli_interp_opts_t *o,
                                   const eddy_eval_value_t *args, size_t nin,
@@ -221,10 +234,11 @@ eddy_status_t eddy_cli_run_interp(eddy_rt_ctx_t *rt, eddy_op_t *func,
   if (eval_opts->max_iterations > 0)
     io.max_iterations = eval_opts->max_iterations;
   eddy_interp_stats_t stats;
+  eddy_op_t *ifunc = v1_func ? v1_func : func;
   if (strcmp(mode, "interp") == 0) {
-    EDDY_RETURN_IF_ERROR(lower_and_verify(func));
-    eddy_status_t st = eddy_interp_func(rt, func, &io, args, nin, out_results,
-                                        nout, &stats);
+    EDDY_RETURN_IF_ERROR(lower_and_verify(ifunc));
+    eddy_status_t st = eddy_interp_func(rt, ifunc, &io, args, nin,
+                                        out_results, nout, &stats);
     if (o->stats)
       print_stats(&stats);
     return st;
@@ -233,18 +247,18 @@ eddy_status_t eddy_cli_run_interp(eddy_rt_ctx_t *rt, eddy_op_t *func,
   EDDY_RETURN_IF_ERROR(
       eddy_eval_func(rt, func, eval_opts, args, nin, out_results, nout));
   double t1 = now_ms();
-  EDDY_RETURN_IF_ERROR(lower_and_verify(func));
+  EDDY_RETURN_IF_ERROR(lower_and_verify(ifunc));
   eddy_eval_value_t *got = calloc(nout ? nout : 1, sizeof(*got));
   if (!got)
     return eddy_status_create(EDDY_ERR_RESOURCE, "out of memory");
   double t2 = now_ms();
   eddy_status_t st =
-      eddy_interp_func(rt, func, &io, args, nin, got, nout, &stats);
+      eddy_interp_func(rt, ifunc, &io, args, nin, got, nout, &stats);
   double t3 = now_ms();
   if (o->stats)
     print_stats(&stats);
   if (!st) {
-    size_t ops = count_ops(func);
+    size_t ops = count_ops(ifunc);
     for (size_t i = 0; i < nout; i++)
       if (!compare_one(i, &out_results[i], &got[i], o, ops))
         *out_differs = true;

@@ -15,14 +15,17 @@ typedef struct eddy_cli_interp_opts {
   double rtol, atol;  ///< < 0: the defaults (a few ulp per op; exact ints)
   bool stats;         ///< print the interpreter's statistics to stderr
   bool trace;         ///< print one line per op run to stderr
+  /// --from=v1: a GraphDef's v1 control flow runs in the interpreter as
+  /// it is (eddy_tf_legalize_dataflow), not functionalized and lowered
+  /// again; compare still evaluates the functionalized graph.
+  bool from_v1;
 } eddy_cli_interp_opts_t;
 
 /// Defaults: every core, no time limit, default tolerances, no stats.
 void eddy_cli_interp_opts_init(eddy_cli_interp_opts_t *o);
 
 /// Parses one of --workers N, --timeout-ms N, --rtol X, --atol X, --stats,
-/// --trace
-/// at argv[*i]. Returns 0 when it is not one of them, 1 when it was parsed
+/// --trace, --from=v1|ctl at argv[*i]. Returns 0 when it is not one of them, 1 when it was parsed
 /// (advancing *i past a separate value), or EDDY_CLI_EXIT_USAGE + 1 after
 /// printing a usage error for a bad value.
 int eddy_cli_interp_flag(int argc, char **argv, int *i,
@@ -36,8 +39,11 @@ extern const char eddy_cli_interp_help[];
 /// out_results. compare: runs the evaluator (its results go to out_results),
 /// then lowers and interprets, prints per result the max abs and rel
 /// difference and each mode's time to stdout, and sets *out_differs when a
-/// result differs beyond the tolerance.
+/// result differs beyond the tolerance. v1_func, when not NULL, is what the
+/// interpreter runs instead of func lowered (a v1 graph as dataflow, same
+/// signature); func is then only evaluated (compare) or unused (interp).
 eddy_status_t eddy_cli_run_interp(eddy_rt_ctx_t *rt, eddy_op_t *func,
+                                  eddy_op_t *v1_func,
                                   const char *mode,
                                   const eddy_eval_opts_t *eval_opts,
                                   const eddy_cli_interp_opts_t *o,
