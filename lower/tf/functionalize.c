@@ -1,6 +1,9 @@
 /// functionalize: raises TensorFlow v1 control flow to ctl.while / ctl.if.
 ///
-/// Switch/Merge diamonds first, innermost first: the switches that share a
+/// The v1 gradients' resources get SSA form first: TensorArray gradient
+/// flows carry their lists (tensor_arrays.c), stacks become values threaded
+/// through the frames and conds they are used in (stacks.c). Then
+/// Switch/Merge diamonds, innermost first: the switches that share a
 /// predicate (not a LoopCond) open a diamond; the ops reachable from their
 /// true outputs up to the Merges form the then branch, from the false
 /// outputs the else branch; each Merge becomes a result of a ctl.if whose
@@ -988,8 +991,9 @@ eddy_status_t eddy_tf_functionalize(eddy_module_t *m) {
     eddy_block_t *b = eddy_ir_func_entry(f);
     if (!b)
       continue;
-    EDDY_RETURN_IF_ERROR(raise_diamonds(m->ctx, &tf_names, b));
+    EDDY_RETURN_IF_ERROR(eddy_tfl_thread_tensor_arrays(m->ctx, b));
     EDDY_RETURN_IF_ERROR(eddy_tfl_thread_stacks(m->ctx, b));
+    EDDY_RETURN_IF_ERROR(raise_diamonds(m->ctx, &tf_names, b));
     EDDY_RETURN_IF_ERROR(raise_frames(m->ctx, &tf_names, b));
     if (!has_df_frames(b))
       continue;

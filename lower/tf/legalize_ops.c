@@ -325,9 +325,10 @@ static eddy_status_t lower_list(eddy_tfl_t *z, const eddy_op_t *op,
   }
   if (strcmp(t, "StackPushV2") == 0 || strcmp(t, "StackPopV2") == 0)
     return eddy_tfl_error(op, "this stack could not be made a loop value "
-                              "(functionalize threads a stack entered "
-                              "directly into one frame that pushes and one "
-                              "that pops, outside conds)");
+                              "(functionalize threads a stack with one push "
+                              "and one pop, each reached from the stack "
+                              "through the Enters of its frames and the "
+                              "Switches of its conds)");
   if (strcmp(t, "TensorListPushBack") == 0) {
     eddy_value_t *ops[2] = {in(z, op, 0), in(z, op, 1)};
     EDDY_RETURN_IF_ERROR(

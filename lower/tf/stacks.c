@@ -1,18 +1,21 @@
-/// functionalize, first step: v1 stacks become loop values.
+/// functionalize, second step: v1 stacks become loop values.
 ///
 /// tf.gradients of a v1 while_loop saves forward values on a stack: a
 /// StackV2 made before the loops, entered as a constant into the forward
 /// frame (StackPushV2 there) and into the backward frame (StackPopV2
 /// there). The pushes and pops are ordered by control edges only. To give
 /// them SSA form, the stack becomes a loop value of each frame, built from
-/// the same v1 primitives functionalize then raises: in the forward frame
-/// Enter(stack) -> Merge -> Switch on the frame's LoopCond, whose true side
-/// feeds a TensorListPushBack and whose NextIteration takes the pushed
-/// list, and an Exit; in the backward frame the same around a
-/// TensorListPopBack, starting from the forward Exit. Only the simple shape
-/// is threaded: one push frame and one pop frame, each entering the stack
-/// directly, pushes and pops not inside a cond. Other stacks are left as
-/// they are (legalize-tf then reports StackPushV2 / StackPopV2).
+/// the same v1 primitives functionalize then raises: per frame
+/// Enter -> Merge -> Switch on the frame's LoopCond, whose true side goes
+/// on inward and whose NextIteration takes the list coming back out, and
+/// an Exit; per cond (a push or pop in a branch: its handle goes through a
+/// Switch on the cond's predicate) that Switch switches the list, and a new
+/// Merge joins the branch's new list with the other branch's untouched one.
+/// The push becomes a TensorListPushBack, the pop a TensorListPopBack on
+/// the list that starts from the push side's outermost Exit. Handled: one
+/// push and one pop per stack, each reached through Enters and Switches.
+/// Other stacks are left as they are (legalize-tf reports StackPushV2 /
+/// StackPopV2, naming the node).
 #include "lower/tf/tf_lower_internal.h"
 
 #include <string.h>
@@ -72,7 +75,8 @@ static eddy_status_t thread_frame(eddy_ctx_t *ctx, eddy_block_t *b,
   eddy_named_attr_t ea[2] = {
       eddy_ir_named_attr(ctx, "frame_name",
                          eddy_ir_op_attr(enter, "frame_name")),
-      eddy_ir_named_attr(ctx, "is_constant", eddy_ir_bool_attr_get(ctx, false))};
+      eddy_ir_named_attr(ctx, "is_constant",
+                         eddy_ir_bool_attr_get(ctx, false))};
   eddy_op_t *e = NULL, *m = NULL, *sw = NULL, *nx = NULL, *x = NULL;
   EDDY_RETURN_IF_ERROR(
       make(&bb, "tf.Enter", &init, 1, ea, 2, &lt, 1, enter->loc, &e));
@@ -89,15 +93,15 @@ static eddy_status_t thread_frame(eddy_ctx_t *ctx, eddy_block_t *b,
   EDDY_RETURN_IF_ERROR(
       make(&bb, "tf.Switch", sops, 2, NULL, 0, st, 2, enter->loc, &sw));
   eddy_value_t *f = eddy_ir_op_result(sw, 0);
-  EDDY_RETURN_IF_ERROR(make(&bb, "tf.Exit", &f, 1, NULL, 0, &lt, 1,
-                            enter->loc, &x));
+  EDDY_RETURN_IF_ERROR(
+      make(&bb, "tf.Exit", &f, 1, NULL, 0, &lt, 1, enter->loc, &x));
   // The NextIteration goes at the end of the block; its operand is set by
   // the caller once the push or pop exists.
   eddy_op_t *last = eddy_ir_block_terminator(b);
   eddy_ir_builder_set_before(&bb, last);
   eddy_value_t *t = eddy_ir_op_result(sw, 1);
-  EDDY_RETURN_IF_ERROR(make(&bb, "tf.NextIteration", &t, 1, NULL, 0, &lt, 1,
-                            enter->loc, &nx));
+  EDDY_RETURN_IF_ERROR(
+      make(&bb, "tf.NextIteration", &t, 1, NULL, 0, &lt, 1, enter->loc, &nx));
   eddy_ir_op_set_operand(m, 1, eddy_ir_op_result(nx, 0));
   *cur = eddy_ir_op_result(sw, 1);
   *next_op = nx;
@@ -105,45 +109,176 @@ static eddy_status_t thread_frame(eddy_ctx_t *ctx, eddy_block_t *b,
   return NULL;
 }
 
-/// Threads one stack when it has the simple shape; *done tells.
+/// One level between a stack and its push or pop: an Enter into a loop
+/// frame, or a Switch of a cond (output k taken).
+typedef struct level {
+  eddy_op_t *op;
+  uint32_t k;
+  eddy_op_t *nx;      ///< frame: the NextIteration made
+  eddy_value_t *exit; ///< frame: the Exit made
+} level_t;
+
+enum { MAX_LEVELS = 8 };
+
+/// The levels, outermost first, through which a push or pop reaches its
+/// stack (looking through df.after); 0 when the handle comes any other way.
+static size_t chain_of(eddy_op_t *user, eddy_op_t *stack, level_t *out) {
+  level_t rev[MAX_LEVELS];
+  size_t n = 0;
+  eddy_value_t *v = eddy_ir_op_operand(user, 0);
+  for (int i = 0; i < 64 && v->def != stack; i++) {
+    while (v->def && is(v->def, "df.after"))
+      v = eddy_ir_op_operand(v->def, 0);
+    if (v->def == stack)
+      break;
+    eddy_op_t *d = v->def;
+    bool sw = is(d, "tf.Switch") && d->num_operands == 2 &&
+              d->num_results == 2 &&
+              !is(eddy_ir_op_operand(d, 1)->def, "tf.LoopCond");
+    if ((!is(d, "tf.Enter") && !sw) || n == MAX_LEVELS)
+      return 0;
+    rev[n++] = (level_t){d, sw && v == &d->results[1] ? 1u : 0u, NULL, NULL};
+    v = eddy_ir_op_operand(d, 0);
+  }
+  if (v->def != stack || n == 0 || !is(rev[n - 1].op, "tf.Enter"))
+    return 0;
+  for (size_t i = 0; i < n; i++)
+    out[i] = rev[n - 1 - i];
+  return n;
+}
+
+/// The pushes and pops of a stack, through Enters, Switches and df.after;
+/// false when the handle has any other use.
+static bool find_push_pop(eddy_value_t *v, eddy_op_t **push, eddy_op_t **pop,
+                          int depth) {
+  for (eddy_use_t *u = v->uses; u; u = u->next) {
+    eddy_op_t *o = u->owner;
+    if (depth < 16 && u->index == 0 &&
+        (is(o, "tf.Enter") || is(o, "df.after") || is(o, "tf.Switch"))) {
+      for (uint32_t r = 0; r < o->num_results; r++)
+        if (!find_push_pop(&o->results[r], push, pop, depth + 1))
+          return false;
+    } else if (is(o, "tf.StackPushV2") && u->index == 0 && !*push) {
+      *push = o;
+    } else if (is(o, "tf.StackPopV2") && u->index == 0 && !*pop) {
+      *pop = o;
+    } else if (!is(o, "df.control")) {
+      return false;
+    }
+  }
+  return true;
+}
+
+static bool frames_known(eddy_block_t *b, const level_t *lv, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    if (is(lv[i].op, "tf.Enter") &&
+        !frame_loopcond(b, eddy_ir_op_attr(lv[i].op, "frame_name")))
+      return false;
+  return true;
+}
+
+/// Down the levels from init: each frame gets a loop value, each cond's
+/// Switch now switches the list. Returns the list at the push or pop.
+static eddy_status_t descend(eddy_ctx_t *ctx, eddy_block_t *b, level_t *lv,
+                             size_t n, eddy_value_t *init, eddy_value_t **cur) {
+  eddy_value_t *v = init;
+  for (size_t i = 0; i < n; i++) {
+    if (is(lv[i].op, "tf.Switch")) {
+      eddy_ir_op_set_operand(lv[i].op, 0, v);
+      v = &lv[i].op->results[lv[i].k];
+      continue;
+    }
+    eddy_op_t *lc = frame_loopcond(b, eddy_ir_op_attr(lv[i].op, "frame_name"));
+    EDDY_RETURN_IF_ERROR(
+        thread_frame(ctx, b, lv[i].op, v, lc, &v, &lv[i].nx, &lv[i].exit));
+  }
+  *cur = v;
+  return NULL;
+}
+
+/// Back up from `out`, the list after the push or pop (made by `after`):
+/// a cond joins it with the Switch's other output in a Merge, a frame
+/// makes it the next iteration and goes on with its Exit. *result is the
+/// list after the outermost level, *joined the Merge of the outermost cond
+/// (NULL without one).
+static eddy_status_t ascend(eddy_ctx_t *ctx, level_t *lv, size_t n,
+                            eddy_value_t *out, eddy_op_t *after,
+                            eddy_value_t **result, eddy_value_t **joined) {
+  eddy_builder_t bb;
+  eddy_ir_builder_init(&bb, ctx);
+  *joined = NULL;
+  for (size_t i = n; i-- > 0;) {
+    if (is(lv[i].op, "tf.Enter")) {
+      eddy_ir_op_set_operand(lv[i].nx, 0, out);
+      out = lv[i].exit;
+      continue;
+    }
+    eddy_op_t *sw = lv[i].op, *m = NULL;
+    eddy_ir_builder_set_after(&bb, after);
+    eddy_value_t *ins[2] = {out, &sw->results[1 - lv[i].k]};
+    const eddy_type_t *mt[2] = {out->type,
+                                eddy_ir_scalar_type_get(ctx, EDDY_DT_I32)};
+    EDDY_RETURN_IF_ERROR(
+        make(&bb, "tf.Merge", ins, 2, NULL, 0, mt, 2, sw->loc, &m));
+    after = m;
+    out = &m->results[0];
+    *joined = out;
+  }
+  *result = out;
+  return NULL;
+}
+
+/// The uses of a push's or pop's result `v`: the control tokens that only
+/// feed ControlTriggers (TensorFlow's f_sync / b_sync, which join both
+/// branches of a cond) take `joined`, the others `to`.
+static void replace_result(eddy_value_t *v, eddy_value_t *to,
+                           eddy_value_t *joined) {
+  eddy_use_t *u = v->uses;
+  while (u) {
+    eddy_use_t *next = u->next;
+    eddy_op_t *o = u->owner;
+    bool sync =
+        joined && is(o, "df.control") && eddy_ir_value_has_uses(&o->results[0]);
+    for (eddy_use_t *w = sync ? o->results[0].uses : NULL; w; w = w->next)
+      sync = sync && is(w->owner, "tf.ControlTrigger");
+    eddy_ir_op_set_operand(o, u->index, sync ? joined : to);
+    u = next;
+  }
+}
+
+/// Erases the unused Enter / Switch / df.after chain that led to a removed
+/// op.
+static void erase_dead_chain(eddy_value_t *v, eddy_op_t *stack) {
+  while (v->def && v->def != stack &&
+         (is(v->def, "tf.Enter") || is(v->def, "df.after"))) {
+    eddy_op_t *d = v->def;
+    if (eddy_ir_value_has_uses(&d->results[0]))
+      return;
+    eddy_value_t *next = eddy_ir_op_operand(d, 0);
+    eddy_ir_op_erase(d);
+    v = next;
+  }
+}
+
+/// Threads one stack when it has a shape handled here; *done tells.
 static eddy_status_t thread_stack(eddy_ctx_t *ctx, eddy_block_t *b,
                                   eddy_op_t *stack, bool *done) {
   *done = false;
-  eddy_op_t *push = NULL, *pop = NULL, *push_enter = NULL, *pop_enter = NULL;
-  for (eddy_use_t *u = stack->results[0].uses; u; u = u->next) {
-    eddy_op_t *e = u->owner;
-    if (!is(e, "tf.Enter") || e->block != b)
-      return NULL;
-    for (eddy_use_t *w = e->results[0].uses; w; w = w->next) {
-      eddy_op_t *o = w->owner;
-      while (is(o, "df.after") && o->results[0].uses &&
-             !o->results[0].uses->next)
-        o = o->results[0].uses->owner;
-      if (is(o, "tf.StackPushV2") && !push) {
-        push = o;
-        push_enter = e;
-      } else if (is(o, "tf.StackPopV2") && !pop) {
-        pop = o;
-        pop_enter = e;
-      } else {
-        return NULL;
-      }
-    }
-  }
-  if (!push || !pop || push_enter == pop_enter || push->block != b ||
-      pop->block != b)
+  eddy_op_t *push = NULL, *pop = NULL;
+  if (stack->num_results != 1 ||
+      !find_push_pop(&stack->results[0], &push, &pop, 0) || !push || !pop ||
+      push->block != b || pop->block != b || push->num_operands != 2 ||
+      push->num_results != 1 || pop->num_results != 1)
     return NULL;
-  eddy_op_t *lc1 =
-      frame_loopcond(b, eddy_ir_op_attr(push_enter, "frame_name"));
-  eddy_op_t *lc2 = frame_loopcond(b, eddy_ir_op_attr(pop_enter, "frame_name"));
-  if (!lc1 || !lc2)
+  level_t pl[MAX_LEVELS], ql[MAX_LEVELS];
+  size_t np = chain_of(push, stack, pl);
+  size_t nq = chain_of(pop, stack, ql);
+  if (np == 0 || nq == 0 || pl[0].op == ql[0].op || !frames_known(b, pl, np) ||
+      !frames_known(b, ql, nq))
     return NULL;
   // Forward: push onto the loop value.
-  eddy_value_t *cur = NULL, *fwd_exit = NULL, *bwd_exit = NULL;
-  eddy_op_t *nx = NULL;
-  EDDY_RETURN_IF_ERROR(thread_frame(ctx, b, push_enter,
-                                    &stack->results[0], lc1, &cur, &nx,
-                                    &fwd_exit));
+  eddy_value_t *cur = NULL, *fwd_exit = NULL, *bwd_exit = NULL, *joined = NULL;
+  EDDY_RETURN_IF_ERROR(descend(ctx, b, pl, np, &stack->results[0], &cur));
   eddy_builder_t bb;
   eddy_ir_builder_init(&bb, ctx);
   eddy_ir_builder_set_after(&bb, push);
@@ -151,43 +286,54 @@ static eddy_status_t thread_stack(eddy_ctx_t *ctx, eddy_block_t *b,
   const eddy_type_t *lt = stack->results[0].type;
   eddy_named_attr_t da = eddy_ir_named_attr(
       ctx, "element_dtype", eddy_ir_op_attr(stack, "elem_type"));
-  eddy_op_t *np = NULL;
-  EDDY_RETURN_IF_ERROR(make(&bb, "tf.TensorListPushBack", pops, 2, &da, 1,
-                            &lt, 1, push->loc, &np));
-  eddy_ir_op_set_operand(nx, 0, eddy_ir_op_result(np, 0));
+  eddy_op_t *np_op = NULL;
+  EDDY_RETURN_IF_ERROR(make(&bb, "tf.TensorListPushBack", pops, 2, &da, 1, &lt,
+                            1, push->loc, &np_op));
+  EDDY_RETURN_IF_ERROR(ascend(ctx, pl, np, eddy_ir_op_result(np_op, 0), np_op,
+                              &fwd_exit, &joined));
   // The push's result is the pushed value.
-  eddy_ir_value_replace_all_uses(&push->results[0], eddy_ir_op_operand(push, 1));
+  replace_result(&push->results[0], eddy_ir_op_operand(push, 1), joined);
   // Backward: pop from the loop value that starts at the forward exit.
-  EDDY_RETURN_IF_ERROR(thread_frame(ctx, b, pop_enter, fwd_exit, lc2, &cur,
-                                    &nx, &bwd_exit));
-  (void)bwd_exit;
+  EDDY_RETURN_IF_ERROR(descend(ctx, b, ql, nq, fwd_exit, &cur));
   eddy_ir_builder_set_after(&bb, pop);
-  eddy_value_t *shape = NULL;
   eddy_op_t *c = NULL;
   int32_t m1 = -1;
   const eddy_type_t *it = eddy_ir_scalar_type_get(ctx, EDDY_DT_I32);
   eddy_named_attr_t ca = eddy_ir_named_attr(
       ctx, "value", eddy_ir_dense_attr_get(ctx, it, &m1, sizeof m1));
-  EDDY_RETURN_IF_ERROR(make(&bb, "tf.Const", NULL, 0, &ca, 1, &it, 1,
-                            pop->loc, &c));
-  shape = eddy_ir_op_result(c, 0);
-  eddy_value_t *qops[2] = {cur, shape};
+  EDDY_RETURN_IF_ERROR(
+      make(&bb, "tf.Const", NULL, 0, &ca, 1, &it, 1, pop->loc, &c));
+  eddy_value_t *qops[2] = {cur, eddy_ir_op_result(c, 0)};
   const eddy_type_t *qt[2] = {lt, pop->results[0].type};
-  eddy_op_t *nq = NULL;
-  EDDY_RETURN_IF_ERROR(make(&bb, "tf.TensorListPopBack", qops, 2, &da, 1, qt,
-                            2, pop->loc, &nq));
-  eddy_ir_op_set_operand(nx, 0, eddy_ir_op_result(nq, 0));
-  eddy_ir_value_replace_all_uses(&pop->results[0], eddy_ir_op_result(nq, 1));
-  // The old push and pop go; their handles' Enters die with them.
+  eddy_op_t *nq_op = NULL;
+  EDDY_RETURN_IF_ERROR(make(&bb, "tf.TensorListPopBack", qops, 2, &da, 1, qt, 2,
+                            pop->loc, &nq_op));
+  EDDY_RETURN_IF_ERROR(ascend(ctx, ql, nq, eddy_ir_op_result(nq_op, 0), nq_op,
+                              &bwd_exit, &joined));
+  (void)bwd_exit;
+  replace_result(&pop->results[0], eddy_ir_op_result(nq_op, 1), joined);
+  // The old push and pop go, and the Enters that led to them.
+  eddy_value_t *ph = eddy_ir_op_operand(push, 0);
+  eddy_value_t *qh = eddy_ir_op_operand(pop, 0);
   eddy_ir_op_set_operands(push, NULL, 0);
   eddy_ir_op_set_operands(pop, NULL, 0);
-  // A token of the push/pop (an ordering edge) now waits on the new op.
   if (eddy_ir_value_has_uses(&push->results[0]) ||
       eddy_ir_value_has_uses(&pop->results[0]))
     return eddy_status_create(EDDY_ERR_INTERNAL,
                               "a stack push or pop is still used");
   eddy_ir_op_erase(push);
   eddy_ir_op_erase(pop);
+  erase_dead_chain(ph, stack);
+  erase_dead_chain(qh, stack);
+  // Enters whose Switch now takes the loop value.
+  for (size_t i = np; i-- > 0;)
+    if (is(pl[i].op, "tf.Enter") && pl[i].op->block &&
+        !eddy_ir_value_has_uses(&pl[i].op->results[0]))
+      erase_dead_chain(&pl[i].op->results[0], stack);
+  for (size_t i = nq; i-- > 0;)
+    if (is(ql[i].op, "tf.Enter") && ql[i].op->block &&
+        !eddy_ir_value_has_uses(&ql[i].op->results[0]))
+      erase_dead_chain(&ql[i].op->results[0], stack);
   *done = true;
   return NULL;
 }

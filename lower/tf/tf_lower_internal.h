@@ -71,9 +71,20 @@ eddy_status_t eddy_tfl_error(const eddy_op_t *src, const char *fmt, ...)
 /// to false when op is not one of them.
 eddy_status_t eddy_tfl_lower_op(eddy_tfl_t *z, const eddy_op_t *op,
                                 bool *handled);
-/// functionalize's first step (stacks.c): v1 stacks pushed in one loop
-/// frame and popped in another become loop values of both frames.
+/// functionalize's second step (stacks.c): a v1 stack pushed in one loop
+/// frame and popped in another (through nested frames and conds) becomes a
+/// loop value of every frame and a value of every cond on the way.
 eddy_status_t eddy_tfl_thread_stacks(eddy_ctx_t *ctx, eddy_block_t *b);
+/// functionalize's first step (tensor_arrays.c): the flows of v1
+/// TensorArray gradients are made to carry their lists (gradient arrays
+/// found again are look-ups, ones made in a loop are made before it), and
+/// stacks whose pops only feed control edges are removed.
+eddy_status_t eddy_tfl_thread_tensor_arrays(eddy_ctx_t *ctx, eddy_block_t *b);
+/// keep_dataflow (v1_dataflow.c): copies a v1 stack or TensorArray op, or a
+/// ControlTrigger (live even when its inputs are dead), as it is, for the
+/// dataflow interpreter to run. Sets *handled to false for any other op.
+eddy_status_t eddy_tfl_keep_dataflow_op(eddy_tfl_t *z, const eddy_op_t *op,
+                                        bool *handled);
 /// Rules for shape and data-movement ops (legalize_shape.c).
 eddy_status_t eddy_tfl_lower_shape_op(eddy_tfl_t *z, const eddy_op_t *op,
                                       bool *handled);

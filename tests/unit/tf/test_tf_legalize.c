@@ -21,21 +21,6 @@
 
 #include "tests/unit/common/tf_fixtures.h"
 
-static const tf_known_failure_t k_known_failures[] = {
-    // v1 gradients keep forward values in stacks; functionalize threads
-    // only the simple ones, and TensorArrayGradV3 is not lowered.
-    {"cond_in_while_grad_v1", "v1 stack pushed inside a cond"},
-    {"nested_grad_v1", "v1 stack entered through two frames"},
-    {"foldl_grad_v1", "TensorArray flows through loops and stacks"},
-    {"map_fn_grad_v1", "TensorArray flows through loops and stacks"},
-    {"scan_grad_v1", "TensorArray flows through loops and stacks"},
-    {"rnn_grad_v1", "TensorArray flows through loops and stacks"},
-    {"lstm_grad_v1", "TensorArray flows through loops and stacks"},
-};
-
-static const size_t k_num_known_failures =
-    sizeof k_known_failures / sizeof k_known_failures[0];
-
 /// Runs one fixture; true when it matches TensorFlow.
 static bool run_fixture(const char *dir, const char *name, bool quiet) {
   tf_manifest_t mf;
@@ -97,26 +82,16 @@ static void test_fixtures_match_tensorflow(void **state) {
   size_t n;
   char *dir = tf_fixtures_list(__FILE__, "tests/unit/tf/test_tf_legalize.c",
                                names, 256, &n);
-  size_t failed = 0, passed = 0, unexpected = 0;
+  size_t failed = 0;
   for (size_t i = 0; i < n; i++) {
-    const char *why =
-        tf_known_failure_find(k_known_failures, k_num_known_failures, names[i]);
-    bool ok = run_fixture(dir, names[i], why != NULL);
-    printf("%-24s %s%s%s%s\n", names[i], ok ? "ok" : "FAIL",
-           why ? "  (known: " : "", why ? why : "", why ? ")" : "");
-    if (ok && why)
-      unexpected++;
-    else if (ok)
-      passed++;
-    else if (!why)
-      failed++;
+    bool ok = run_fixture(dir, names[i], false);
+    printf("%-24s %s\n", names[i], ok ? "ok" : "FAIL");
+    failed += !ok;
     free(names[i]);
   }
   free(dir);
   assert_int_equal(n, 36);
-  assert_int_equal(failed, 0);
-  assert_int_equal(unexpected, 0); // take it off k_known_failures
-  assert_int_equal(passed + k_num_known_failures, n);
+  assert_int_equal(failed, 0); // every fixture matches TensorFlow
 }
 
 int main(void) {

@@ -1,0 +1,361 @@
+/// functionalize, first step: v1 TensorArray gradients get SSA flows.
+///
+/// legalize-tf threads a TensorArray's list through its flow value (the
+/// flow *is* the list). tf.gradients of v1 loops breaks that reading in
+/// three ways, which this step rewrites at the tf level, before frames are
+/// raised:
+///
+/// 1. The flow of a gradient array. `ta.grad()` returns the array with the
+///    *forward* flow, `gradient_flow = Identity(flow)` after a control edge
+///    on the TensorArrayGradV3: that df.after(flow, token(grad)) becomes the
+///    grad op's own flow output (the new list).
+/// 2. Look-ups. TensorArrayGradV3 of an array and `source` that already has
+///    its gradient array returns that one. When the flow input already
+///    carries the gradient array (traced back through Identity, df.after,
+///    Enter, Merge, Switch, Exit and writes), the op is a look-up: both its
+///    outputs become its flow input.
+/// 3. Creations inside a loop. The gradient of a TensorArrayReadV3 in a
+///    loop makes the gradient array in every iteration of the backward
+///    loop, writes one element, and sums the write's flow into a float
+///    accumulator (`b_acc`: Merge(Enter(Const 0), NextIteration(AddV2(
+///    Switch, flow))). The array is made once before the loop instead, as
+///    the accumulator's initial value; inside, the op is a look-up of the
+///    accumulator's current value (legalize-tf's AddV2 of lists keeps the
+///    newer list).
+///
+/// Stacks that only order things: tf.gradients saves the forward write's
+/// flow on a stack (`flow_out`) and pops it only for a control edge. Such a
+/// stack (every pop read by control tokens alone, through Identity) is
+/// removed: its value is never read and a flow pushed on it would need a
+/// list of lists.
+#include "lower/tf/tf_lower_internal.h"
+
+#include <string.h>
+
+static bool is(const eddy_op_t *op, const char *name) {
+  return op && eddy_ir_op_is(op, name);
+}
+
+/// Operand i of op, NULL when op has fewer (the tf dialect does not check
+/// the arity of every op).
+static eddy_value_t *arg(const eddy_op_t *op, uint32_t i) {
+  return op && i < op->num_operands ? eddy_ir_op_operand(op, i) : NULL;
+}
+
+/// Result i of op, NULL when op has fewer.
+static eddy_value_t *res(eddy_op_t *op, uint32_t i) {
+  return op && i < op->num_results ? &op->results[i] : NULL;
+}
+
+/// A TensorArray: the TensorArrayV3 op and, for a gradient array, the
+/// `source` attribute of the TensorArrayGradV3 that made it (NULL for the
+/// forward array).
+typedef struct ta_key {
+  eddy_op_t *ta;
+  const eddy_attr_t *source;
+} ta_key_t;
+
+static bool key_eq(ta_key_t a, ta_key_t b) {
+  return a.ta && a.ta == b.ta && a.source == b.source;
+}
+
+/// Skips Identity, df.after and (when through_enter) Enter.
+static eddy_value_t *skip_fwd(eddy_value_t *v, bool through_enter,
+                              eddy_op_t **enter) {
+  for (int i = 0; i < 256 && v->def && arg(v->def, 0); i++) {
+    eddy_op_t *d = v->def;
+    if (is(d, "tf.Identity") || is(d, "df.after")) {
+      v = arg(d, 0);
+    } else if (through_enter && is(d, "tf.Enter")) {
+      if (enter && !*enter)
+        *enter = d;
+      v = arg(d, 0);
+    } else {
+      break;
+    }
+  }
+  return v;
+}
+
+static const eddy_attr_t *grad_source(const eddy_op_t *g) {
+  const eddy_attr_t *s = eddy_ir_op_attr(g, "source");
+  return s;
+}
+
+/// The array a handle names.
+static ta_key_t handle_key(eddy_value_t *h) {
+  ta_key_t k = {0};
+  for (int depth = 0; depth < 8; depth++) {
+    h = skip_fwd(h, true, NULL);
+    eddy_op_t *d = h->def;
+    if (is(d, "tf.TensorArrayV3")) {
+      k.ta = d;
+      return k;
+    }
+    if (!is(d, "tf.TensorArrayGradV3") || !arg(d, 0))
+      return (ta_key_t){0};
+    if (!k.source)
+      k.source = grad_source(d);
+    h = arg(d, 0);
+  }
+  return (ta_key_t){0};
+}
+
+/// The array whose state a flow value carries; {0} when unknown.
+static ta_key_t flow_key(eddy_value_t *f, int depth) {
+  ta_key_t none = {0};
+  for (int i = 0; i < 512 && f && f->def; i++) {
+    eddy_op_t *d = f->def;
+    if (is(d, "tf.Identity") || is(d, "df.after") || is(d, "tf.Enter") ||
+        is(d, "tf.Exit") || is(d, "tf.Switch") || is(d, "tf.Merge")) {
+      f = arg(d, 0);
+      continue;
+    }
+    if (is(d, "tf.TensorArrayV3"))
+      return (ta_key_t){d, NULL};
+    if (is(d, "tf.TensorArrayGradV3") && f == res(d, 1) && arg(d, 0)) {
+      ta_key_t k = handle_key(arg(d, 0));
+      if (k.ta && !k.source)
+        k.source = grad_source(d);
+      return k;
+    }
+    if ((is(d, "tf.TensorArrayWriteV3") || is(d, "tf.TensorArrayScatterV3")) &&
+        arg(d, 0))
+      return handle_key(arg(d, 0));
+    // A sum of flows (an accumulator): either side, a few levels deep (each
+    // level tries both).
+    if ((is(d, "tf.AddV2") || is(d, "tf.Add")) && d->num_operands == 2 &&
+        depth < 8) {
+      for (int k = 1; k >= 0; k--) {
+        ta_key_t r = flow_key(arg(d, (uint32_t)k), depth + 1);
+        if (r.ta)
+          return r;
+      }
+    }
+    return none;
+  }
+  return none;
+}
+
+/// Rule 1: df.after(flow_in, ..., token of g, ...) is g's flow output.
+static void gradient_flow(eddy_op_t *g) {
+  eddy_value_t *flow_in = eddy_ir_op_operand(g, 1);
+  for (uint32_t r = 0; r < 2; r++)
+    for (eddy_use_t *u = g->results[r].uses; u; u = u->next) {
+      eddy_op_t *tok = u->owner;
+      if (!is(tok, "df.control"))
+        continue;
+      for (eddy_use_t *w = tok->results[0].uses; w; w = w->next) {
+        eddy_op_t *a = w->owner;
+        if (is(a, "df.after") && w->index > 0 &&
+            eddy_ir_op_operand(a, 0) == flow_in &&
+            a->results[0].type == g->results[1].type)
+          eddy_ir_value_replace_all_uses(&a->results[0], &g->results[1]);
+      }
+    }
+}
+
+/// Replaces g by `state`: both outputs become it (the handle: g's own
+/// handle input, which legalize-tf never reads).
+static void make_lookup(eddy_op_t *g, eddy_value_t *state) {
+  eddy_ir_value_replace_all_uses(&g->results[0], eddy_ir_op_operand(g, 0));
+  eddy_ir_value_replace_all_uses(&g->results[1], state);
+  eddy_ir_op_erase(g);
+}
+
+/// Rule 3: g is made inside a loop; finds the accumulator of the flow of
+/// its write and moves the creation before the loop. *done tells.
+static eddy_status_t hoist_creation(eddy_op_t *g, bool *done) {
+  *done = false;
+  if (g->num_operands != 2) // only the handle and the flow to map
+    return NULL;
+  eddy_op_t *he = NULL, *fe = NULL;
+  eddy_value_t *h_out = skip_fwd(eddy_ir_op_operand(g, 0), true, &he);
+  eddy_value_t *f_out = skip_fwd(eddy_ir_op_operand(g, 1), true, &fe);
+  if (!he || !fe)
+    return NULL;
+  // The write on the gradient array, then AddV2(switch, write's flow).
+  eddy_op_t *acc_enter = NULL, *sw = NULL;
+  for (eddy_use_t *u = g->results[0].uses; u && !acc_enter; u = u->next) {
+    eddy_op_t *w = u->owner;
+    if (!is(w, "tf.TensorArrayWriteV3") || u->index != 0 || !res(w, 0))
+      continue;
+    for (eddy_use_t *a = w->results[0].uses; a && !acc_enter; a = a->next) {
+      eddy_op_t *add = a->owner;
+      if ((!is(add, "tf.AddV2") && !is(add, "tf.Add")) ||
+          add->num_operands != 2 || !res(add, 0))
+        continue;
+      eddy_op_t *s = arg(add, 1 - a->index)->def;
+      if (!is(s, "tf.Switch") || !arg(s, 0) || !res(s, 1))
+        continue;
+      eddy_op_t *m = arg(s, 0)->def;
+      if (!is(m, "tf.Merge") || m->num_operands != 2)
+        continue;
+      eddy_op_t *e = arg(m, 0)->def;
+      eddy_op_t *nx = arg(m, 1)->def;
+      eddy_op_t *c = is(e, "tf.Enter") && arg(e, 0) ? arg(e, 0)->def : NULL;
+      if (!is(nx, "tf.NextIteration") || !is(c, "tf.Const") ||
+          arg(nx, 0) != &add->results[0] ||
+          eddy_ir_op_attr(e, "frame_name") != eddy_ir_op_attr(fe, "frame_name"))
+        continue;
+      acc_enter = e;
+      sw = s;
+    }
+  }
+  if (!acc_enter)
+    return NULL;
+  // The array, made once before the loop from the outer handle and flow.
+  eddy_ptrmap_t map;
+  eddy_ptrmap_init(&map);
+  eddy_ptrmap_put(&map, eddy_ir_op_operand(g, 0), h_out);
+  eddy_ptrmap_put(&map, eddy_ir_op_operand(g, 1), f_out);
+  eddy_op_t *g0 = eddy_ir_op_clone(g, &map);
+  eddy_ptrmap_destroy(&map);
+  eddy_ir_op_insert_before(g0, acc_enter);
+  // It is the accumulator's initial value.
+  eddy_ir_op_set_operand(acc_enter, 0, &g0->results[1]);
+  make_lookup(g, &sw->results[1]);
+  *done = true;
+  return NULL;
+}
+
+static eddy_status_t in_loop_error(const eddy_op_t *g, const eddy_op_t *enter) {
+  eddy_buf_t loc;
+  eddy_buf_init(&loc);
+  eddy_ir_loc_format(g->loc, &loc);
+  const eddy_attr_t *f = eddy_ir_op_attr(enter, "frame_name");
+  eddy_status_t st = eddy_status_create_at(
+      EDDY_ERR_UNSUPPORTED, loc.data,
+      "the TensorArray gradient is made inside loop frame '%.*s' and its "
+      "writes do not go into a flow accumulator (b_acc) that could carry it "
+      "from one iteration to the next",
+      f && f->kind == EDDY_ATTR_STRING ? (int)f->u.str.len : 1,
+      f && f->kind == EDDY_ATTR_STRING ? f->u.str.data : "?");
+  eddy_buf_destroy(&loc);
+  return st;
+}
+
+/// Rules 1 to 3 for every TensorArrayGradV3 of block b.
+static eddy_status_t rewrite_grads(eddy_block_t *b) {
+  for (eddy_op_t *op = b->first; op; op = op->next)
+    if (is(op, "tf.TensorArrayGradV3") && op->num_operands >= 2 &&
+        op->num_results == 2)
+      gradient_flow(op);
+  for (eddy_op_t *op = b->first; op;) {
+    eddy_op_t *next = op->next;
+    if (!is(op, "tf.TensorArrayGradV3") || op->num_operands < 2 ||
+        op->num_results != 2) {
+      op = next;
+      continue;
+    }
+    ta_key_t h = handle_key(eddy_ir_op_operand(op, 0));
+    ta_key_t f = flow_key(eddy_ir_op_operand(op, 1), 0);
+    ta_key_t want = {h.ta, h.source ? h.source : grad_source(op)};
+    if (h.ta && !h.source && key_eq(f, want)) {
+      make_lookup(op, eddy_ir_op_operand(op, 1));
+    } else if (h.ta && !h.source && key_eq(f, h)) {
+      bool done = false;
+      eddy_op_t *enter = NULL;
+      skip_fwd(eddy_ir_op_operand(op, 0), true, &enter);
+      EDDY_RETURN_IF_ERROR(hoist_creation(op, &done)); // may erase op
+      // Made in every iteration, TensorFlow's array would live on across
+      // them; without the accumulator it cannot be one list.
+      if (!done && enter)
+        return in_loop_error(op, enter);
+    }
+    op = next;
+  }
+  return NULL;
+}
+
+/// True when v is read only by control tokens (through Identity).
+static bool only_tokens(eddy_value_t *v, int depth) {
+  if (depth > 64)
+    return false;
+  for (eddy_use_t *u = v->uses; u; u = u->next) {
+    eddy_op_t *o = u->owner;
+    if (is(o, "df.control"))
+      continue;
+    if (is(o, "tf.Identity") && res(o, 0) && only_tokens(res(o, 0), depth + 1))
+      continue;
+    return false;
+  }
+  return true;
+}
+
+/// The tokens reading v (through Identity) read `to` instead; the
+/// Identities left unused go.
+static void retarget_tokens(eddy_value_t *v, eddy_value_t *to) {
+  eddy_use_t *u = v->uses;
+  while (u) {
+    eddy_use_t *next = u->next;
+    eddy_op_t *o = u->owner;
+    if (is(o, "df.control")) {
+      eddy_ir_op_set_operand(o, u->index, to);
+    } else if (is(o, "tf.Identity") && res(o, 0)) {
+      retarget_tokens(&o->results[0], to);
+      if (!eddy_ir_value_has_uses(&o->results[0]))
+        eddy_ir_op_erase(o);
+    }
+    u = next;
+  }
+}
+
+/// The pushes and pops of a stack (through its Enters and df.after).
+static void stack_ops(eddy_value_t *v, eddy_op_t **ops, size_t *n, size_t cap,
+                      bool *other, int depth) {
+  for (eddy_use_t *u = v->uses; u; u = u->next) {
+    eddy_op_t *o = u->owner;
+    if (depth < 16 && u->index == 0 && res(o, 0) &&
+        (is(o, "tf.Enter") || is(o, "df.after")))
+      stack_ops(&o->results[0], ops, n, cap, other, depth + 1);
+    else if (((is(o, "tf.StackPushV2") && arg(o, 1)) ||
+              is(o, "tf.StackPopV2")) &&
+             u->index == 0 && res(o, 0) && *n < cap)
+      ops[(*n)++] = o;
+    else if (!is(o, "tf.StackCloseV2") && !is(o, "df.control"))
+      *other = true;
+  }
+}
+
+static void drop_unread_stacks(eddy_block_t *b) {
+  for (eddy_op_t *st = b->first; st; st = st->next) {
+    if (!is(st, "tf.StackV2") || !res(st, 0))
+      continue;
+    eddy_op_t *ops[64];
+    size_t n = 0;
+    bool other = false, pops = false;
+    stack_ops(&st->results[0], ops, &n, 64, &other, 0);
+    if (other || n == 64)
+      continue;
+    bool unread = true;
+    for (size_t i = 0; i < n && unread; i++)
+      if (is(ops[i], "tf.StackPopV2")) {
+        pops = true;
+        unread = only_tokens(&ops[i]->results[0], 0);
+      }
+    if (!unread || !pops)
+      continue;
+    for (size_t i = 0; i < n; i++) {
+      eddy_op_t *o = ops[i];
+      if (is(o, "tf.StackPushV2"))
+        retarget_tokens(&o->results[0], eddy_ir_op_operand(o, 1));
+      else
+        retarget_tokens(&o->results[0], eddy_ir_op_operand(o, 0));
+      if (!eddy_ir_value_has_uses(&o->results[0]))
+        eddy_ir_op_erase(o);
+    }
+  }
+}
+
+eddy_status_t eddy_tfl_thread_tensor_arrays(eddy_ctx_t *ctx, eddy_block_t *b) {
+  bool any = false;
+  for (eddy_op_t *op = b->first; op && !any; op = op->next)
+    any = is(op, "tf.TensorArrayV3");
+  if (!any)
+    return NULL;
+  (void)ctx; // the ops made are clones
+  EDDY_RETURN_IF_ERROR(rewrite_grads(b));
+  drop_unread_stacks(b);
+  return NULL;
+}
