@@ -351,6 +351,10 @@ eddy_status_t eddy_cpu_jit_create(const eddy_module_t *m, const char *entry,
                                     (void *)eddy_rt_entry_release_results);
   mlirExecutionEngineRegisterSymbol(ee, sref("eddy_rt_entry_index_error"),
                                     (void *)eddy_rt_entry_index_error);
+  mlirExecutionEngineRegisterSymbol(ee, sref("eddy_rt_entry_dims_error"),
+                                    (void *)eddy_rt_entry_dims_error);
+  mlirExecutionEngineRegisterSymbol(ee, sref("eddy_rt_entry_list_dims"),
+                                    (void *)eddy_rt_entry_list_dims);
   // The TensorList helpers.
   static const struct {
     const char *name;
@@ -368,6 +372,15 @@ eddy_status_t eddy_cpu_jit_create(const eddy_module_t *m, const char *entry,
       {"eddy_rt_entry_list_stack", (void *)eddy_rt_entry_list_stack},
       {"eddy_rt_entry_list_retain", (void *)eddy_rt_entry_list_retain},
       {"eddy_rt_entry_list_release", (void *)eddy_rt_entry_list_release},
+      {"eddy_rt_entry_sgemm", (void *)eddy_rt_entry_sgemm},
+      {"eddy_rt_entry_list_empty_nested",
+       (void *)eddy_rt_entry_list_empty_nested},
+      {"eddy_rt_entry_list_reserve_nested",
+       (void *)eddy_rt_entry_list_reserve_nested},
+      {"eddy_rt_entry_list_push_list", (void *)eddy_rt_entry_list_push_list},
+      {"eddy_rt_entry_list_pop_list", (void *)eddy_rt_entry_list_pop_list},
+      {"eddy_rt_entry_list_get_list", (void *)eddy_rt_entry_list_get_list},
+      {"eddy_rt_entry_list_set_list", (void *)eddy_rt_entry_list_set_list},
   };
   for (size_t i = 0; i < sizeof k_list_syms / sizeof k_list_syms[0]; i++)
     mlirExecutionEngineRegisterSymbol(ee, sref(k_list_syms[i].name),

@@ -29,6 +29,11 @@ typedef struct eddy_cpu_opts {
   int opt_level;
   /// Fuse elementwise chains into one loop nest (default true).
   bool fuse;
+  /// f32 matmuls with M*N*K at least this call libeddyrt's sgemm
+  /// (OpenBLAS or eddy's tiled kernel, f32 accumulation); smaller ones and
+  /// other dtypes are inline loops accumulating exactly in order. 0: the
+  /// default (docs/cpu.md, "matmul"); 1: every f32 matmul; INT64_MAX: none.
+  int64_t matmul_call_min;
 } eddy_cpu_opts_t;
 
 /// prefix NULL, host CPU, -O3, fusion on.

@@ -79,8 +79,12 @@ const char *cpu_reg_type(eddy_dtype_t dt) {
 
 void cpu_memref_type(const eddy_type_t *t, eddy_buf_t *out) {
   eddy_buf_puts(out, "memref<");
-  for (int32_t i = 0; i < t->rank; i++)
-    eddy_buf_printf(out, "%lldx", (long long)t->dims[i]);
+  for (int32_t i = 0; i < t->rank; i++) {
+    if (t->dims[i] < 0)
+      eddy_buf_puts(out, "?x");
+    else
+      eddy_buf_printf(out, "%lldx", (long long)t->dims[i]);
+  }
   eddy_buf_printf(out, "%s>", cpu_stor_type(t->dtype));
 }
 
@@ -100,7 +104,8 @@ cpu_val_t *cpu_val_get(cpu_emit_t *e, const eddy_value_t *v) {
 
 cpu_val_t *cpu_val_new(cpu_emit_t *e, const eddy_value_t *v) {
   cpu_val_t *cv = eddy_arena_alloc(e->arena, sizeof *cv);
-  cv->buf = -1;
+  memset(cv, 0, sizeof *cv);
+  cv->buf = cv->dslot = cv->pslot = cv->cslot = -1;
   eddy_ptrmap_put(&e->vals, v, cv);
   return cv;
 }
@@ -125,18 +130,20 @@ eddy_status_t cpu_check_type(const eddy_op_t *op, const eddy_type_t *t) {
     return cpu_unsupported(op, "uses a non-tensor value (TensorLists and "
                                "tokens are not supported by the CPU backend "
                                "yet)");
-  if (!eddy_ir_type_is_static(t) || t->rank > EDDY_RT_MAX_RANK) {
+  if (t->rank < 0 || t->rank > EDDY_RT_MAX_RANK) {
     eddy_buf_t b;
     eddy_buf_init(&b);
     eddy_ir_type_print(t, &b);
     eddy_status_t st = cpu_unsupported(
         op,
-        "has a value of type %s: the CPU backend needs static shapes "
-        "(dynamic shapes are not supported yet)",
-        b.data);
+        "has a value of type %s: the CPU backend needs ranked tensors of "
+        "rank at most %d",
+        b.data, EDDY_RT_MAX_RANK);
     eddy_buf_destroy(&b);
     return st;
   }
+  if (cpu_type_is_dynamic(t))
+    return NULL; // sizes are checked when the buffer is allocated
   int64_t bytes;
   if (eddy_ir_type_num_elements(t) < 0 ||
       !eddy_checked_mul_i64(eddy_ir_type_num_elements(t),
@@ -204,6 +211,10 @@ eddy_status_t cpu_expr(cpu_emit_t *e, eddy_value_t *v, const int *idx,
   }
   if (cv->fused)
     return cpu_pointwise(e, v->def, idx, out);
+  if (cv->buf < 0 && cv->pslot >= 0) {
+    *out = cpu_load(e, cpu_dyn_view(e, cv, v->type), v->type, idx);
+    return NULL;
+  }
   if (cv->buf < 0)
     return eddy_status_create(EDDY_ERR_INTERNAL,
                               "cpu backend: value has no buffer");
@@ -388,6 +399,12 @@ int cpu_error_site(cpu_emit_t *e, const eddy_op_t *op) {
       eddy_arena_alloc(e->arena, sizeof(int) * (size_t)(e->num_sites + 1));
   if (e->num_sites)
     memcpy(sites, e->site_globals, sizeof(int) * (size_t)e->num_sites);
+  bool *kinds =
+      eddy_arena_alloc(e->arena, sizeof(bool) * (size_t)(e->num_sites + 1));
+  if (e->num_sites && e->site_dims)
+    memcpy(kinds, e->site_dims, sizeof(bool) * (size_t)e->num_sites);
+  kinds[e->num_sites] = false;
+  e->site_dims = kinds;
   sites[e->num_sites++] = g;
   e->site_globals = sites;
   return e->num_sites;
@@ -447,18 +464,67 @@ static void bind(cpu_emit_t *e, const eddy_value_t *v, int buf) {
   cpu_val_new(e, v)->buf = buf;
 }
 
+/// v takes over the storage record rec (dynamically shaped loop values and
+/// branch results).
+static void bind_rec(cpu_emit_t *e, const eddy_value_t *v,
+                     const cpu_val_t *rec) {
+  *cpu_val_new(e, v) = *rec;
+}
+
+/// Storage for a value of dynamic type t that `user` writes: slots, and a
+/// buffer allocated when the value is computed.
+static cpu_val_t *dyn_storage(cpu_emit_t *e, const eddy_type_t *t) {
+  cpu_val_t *rec = eddy_arena_alloc(e->arena, sizeof *rec);
+  memset(rec, 0, sizeof *rec);
+  rec->buf = rec->dslot = rec->pslot = rec->cslot = -1;
+  cpu_dyn_init(e, rec, t, true);
+  return rec;
+}
+
+/// dst_buf (static type dt) = v where v's type has dynamic dims: its dims
+/// are checked against dt first (a run-time error names `user`).
+static eddy_status_t copy_checked(cpu_emit_t *e, eddy_value_t *v,
+                                  const eddy_op_t *user, int dst_buf,
+                                  const eddy_type_t *dt) {
+  if (!e->dyn || !cpu_type_is_dynamic(v->type))
+    return cpu_copy_value(e, v, dst_buf, dt);
+  int dims[EDDY_RT_MAX_RANK];
+  cpu_gate_open(e);
+  EDDY_RETURN_IF_ERROR(cpu_dims(e, v, true, dims));
+  for (int32_t d = 0; d < dt->rank; d++) {
+    if (v->type->dims[d] >= 0)
+      continue;
+    int want = cpu_index_const(e, dt->dims[d]), c = cpu_fresh(e);
+    cpu_p(e, "%%t%d = arith.cmpi ne, %%t%d, %%t%d : index\n", c, dims[d],
+          want);
+    char what[80];
+    snprintf(what, sizeof what,
+             "operand dimension %d differs from the static type (size and "
+             "expected)",
+             (int)d);
+    cpu_fail_dims(e, c, cpu_dims_site(e, user, what), dims[d], want);
+  }
+  cpu_gate_close(e);
+  cpu_gate_open(e);
+  EDDY_RETURN_IF_ERROR(cpu_copy_value(e, v, dst_buf, dt));
+  cpu_gate_close(e);
+  return NULL;
+}
+
 static bool is_list(const eddy_type_t *t) { return t->kind == EDDY_TYPE_LIST; }
 
 /// dst = v, for a loop value, branch result or init: a tensor copy, or for
 /// a list a new reference (moved when v dies at `user`).
 static eddy_status_t assign(cpu_emit_t *e, eddy_value_t *v,
                             const eddy_op_t *user, int dst,
-                            const eddy_type_t *t) {
+                            const cpu_val_t *dyn, const eddy_type_t *t) {
   if (is_list(t)) {
     cpu_list_assign(e, v, user, dst);
     return NULL;
   }
-  return cpu_copy_value(e, v, dst, t);
+  if (dyn)
+    return cpu_dyn_assign(e, v, dyn, t);
+  return copy_checked(e, v, user, dst, t);
 }
 
 static eddy_status_t emit_while(cpu_emit_t *e, eddy_op_t *op) {
@@ -466,9 +532,20 @@ static eddy_status_t emit_while(cpu_emit_t *e, eddy_op_t *op) {
   eddy_block_t *cb = eddy_ir_region_entry(&op->regions[0]);
   eddy_block_t *bb = eddy_ir_region_entry(&op->regions[1]);
   int *bufs = eddy_arena_alloc(e->arena, sizeof(int) * (n + 1));
+  cpu_val_t **dyn = eddy_arena_alloc(e->arena, sizeof(*dyn) * (n + 1));
   for (uint32_t k = 0; k < n; k++) {
     const eddy_type_t *t = op->results[k].type;
     EDDY_RETURN_IF_ERROR(cpu_check_list_type(op, t));
+    dyn[k] = NULL;
+    if (cpu_type_is_dynamic(t)) {
+      // The loop value's buffer grows when an iteration needs more.
+      dyn[k] = dyn_storage(e, t);
+      bufs[k] = -1;
+      bind_rec(e, &op->results[k], dyn[k]);
+      bind_rec(e, cb->args[k], dyn[k]);
+      bind_rec(e, bb->args[k], dyn[k]);
+      continue;
+    }
     bufs[k] =
         is_list(t) ? cpu_list_slot(e) : cpu_result_buf(e, &op->results[k]);
     bind(e, &op->results[k], bufs[k]);
@@ -476,8 +553,8 @@ static eddy_status_t emit_while(cpu_emit_t *e, eddy_op_t *op) {
     bind(e, bb->args[k], bufs[k]);
   }
   for (uint32_t k = 0; k < n; k++)
-    EDDY_RETURN_IF_ERROR(
-        assign(e, eddy_ir_op_operand(op, k), op, bufs[k], op->results[k].type));
+    EDDY_RETURN_IF_ERROR(assign(e, eddy_ir_op_operand(op, k), op, bufs[k],
+                                dyn[k], op->results[k].type));
   // maximum_iterations stops the loop (TensorFlow semantics): a counter.
   int64_t max_it = eddy_ir_op_attr_int(op, "maximum_iterations", -1);
   int counter = -1;
@@ -515,11 +592,22 @@ static eddy_status_t emit_while(cpu_emit_t *e, eddy_op_t *op) {
   // A yield operand that is another loop value of this loop would be
   // overwritten before it is read (a swap): stage those through a temp.
   int *src = eddy_arena_alloc(e->arena, sizeof(int) * (n + 1));
+  cpu_val_t **dsrc = eddy_arena_alloc(e->arena, sizeof(*dsrc) * (n + 1));
   for (uint32_t k = 0; k < n; k++) {
     eddy_value_t *v = eddy_ir_op_operand(y, k);
     src[k] = -1;
+    dsrc[k] = NULL;
     if (v->block == bb && v->index != k) {
-      if (is_list(op->results[k].type)) {
+      if (dyn[k]) {
+        dsrc[k] = dyn_storage(e, op->results[k].type);
+        EDDY_RETURN_IF_ERROR(
+            cpu_dyn_assign(e, v, dsrc[k], op->results[k].type));
+        src[k] = 0;
+      } else if (dyn[v->index]) {
+        src[k] = cpu_alloc_buf(e, op->results[k].type);
+        EDDY_RETURN_IF_ERROR(
+            copy_checked(e, v, y, src[k], op->results[k].type));
+      } else if (is_list(op->results[k].type)) {
         src[k] = cpu_list_slot(e);
         cpu_list_copy_slot(e, bufs[v->index], src[k]);
       } else {
@@ -532,46 +620,58 @@ static eddy_status_t emit_while(cpu_emit_t *e, eddy_op_t *op) {
     eddy_value_t *v = eddy_ir_op_operand(y, k);
     if (v->block == bb && v->index == k)
       continue; // passes through unchanged
-    if (src[k] >= 0 && is_list(op->results[k].type))
+    if (dsrc[k])
+      EDDY_RETURN_IF_ERROR(cpu_dyn_copy(e, dsrc[k], dyn[k],
+                                        op->results[k].type));
+    else if (src[k] >= 0 && is_list(op->results[k].type))
       cpu_list_copy_slot(e, src[k], bufs[k]);
     else if (src[k] >= 0)
       copy_buf(e, src[k], bufs[k], op->results[k].type);
     else
-      EDDY_RETURN_IF_ERROR(assign(e, v, y, bufs[k], op->results[k].type));
+      EDDY_RETURN_IF_ERROR(
+          assign(e, v, y, bufs[k], dyn[k], op->results[k].type));
   }
   cpu_p(e, "scf.yield\n}\n");
   return NULL;
 }
 
 static eddy_status_t emit_branch(cpu_emit_t *e, eddy_op_t *op, eddy_region_t *r,
-                                 const int *bufs) {
+                                 const int *bufs, cpu_val_t *const *dyn) {
   eddy_block_t *b = eddy_ir_region_entry(r);
   EDDY_RETURN_IF_ERROR(emit_block(e, b));
   eddy_op_t *y = eddy_ir_block_terminator(b);
   for (uint32_t k = 0; k < op->num_results; k++)
-    EDDY_RETURN_IF_ERROR(
-        assign(e, eddy_ir_op_operand(y, k), y, bufs[k], op->results[k].type));
+    EDDY_RETURN_IF_ERROR(assign(e, eddy_ir_op_operand(y, k), y, bufs[k],
+                                dyn[k], op->results[k].type));
   return NULL;
 }
 
 static eddy_status_t emit_if(cpu_emit_t *e, eddy_op_t *op) {
   uint32_t n = op->num_results;
   int *bufs = eddy_arena_alloc(e->arena, sizeof(int) * (n + 1));
+  cpu_val_t **dyn = eddy_arena_alloc(e->arena, sizeof(*dyn) * (n + 1));
   for (uint32_t k = 0; k < n; k++) {
-    EDDY_RETURN_IF_ERROR(cpu_check_list_type(op, op->results[k].type));
-    bufs[k] = is_list(op->results[k].type) ? cpu_list_slot(e)
-                                           : cpu_result_buf(e, &op->results[k]);
+    const eddy_type_t *t = op->results[k].type;
+    EDDY_RETURN_IF_ERROR(cpu_check_list_type(op, t));
+    dyn[k] = cpu_type_is_dynamic(t) ? dyn_storage(e, t) : NULL;
+    bufs[k] = dyn[k]          ? -1
+              : is_list(t)    ? cpu_list_slot(e)
+                              : cpu_result_buf(e, &op->results[k]);
   }
   int p;
   EDDY_RETURN_IF_ERROR(cpu_expr(e, eddy_ir_op_operand(op, 0), NULL, &p));
   cpu_p(e, "scf.if %%t%d {\n", p);
-  EDDY_RETURN_IF_ERROR(emit_branch(e, op, &op->regions[0], bufs));
+  EDDY_RETURN_IF_ERROR(emit_branch(e, op, &op->regions[0], bufs, dyn));
   cpu_p(e, "} else {\n");
-  EDDY_RETURN_IF_ERROR(emit_branch(e, op, &op->regions[1], bufs));
+  EDDY_RETURN_IF_ERROR(emit_branch(e, op, &op->regions[1], bufs, dyn));
   cpu_p(e, "}\n");
   // Bound after the branches: inside them the results do not exist yet.
-  for (uint32_t k = 0; k < n; k++)
-    bind(e, &op->results[k], bufs[k]);
+  for (uint32_t k = 0; k < n; k++) {
+    if (dyn[k])
+      bind_rec(e, &op->results[k], dyn[k]);
+    else
+      bind(e, &op->results[k], bufs[k]);
+  }
   return NULL;
 }
 
@@ -606,9 +706,17 @@ static eddy_status_t emit_call(cpu_emit_t *e, eddy_op_t *op) {
   EDDY_RETURN_IF_ERROR(st);
   eddy_op_t *ret = eddy_ir_block_terminator(body);
   for (uint32_t k = 0; k < op->num_results; k++) {
+    const eddy_type_t *t = op->results[k].type;
+    if (cpu_type_is_dynamic(t)) {
+      cpu_val_t *rec = dyn_storage(e, t);
+      EDDY_RETURN_IF_ERROR(
+          cpu_dyn_assign(e, eddy_ir_op_operand(ret, k), rec, t));
+      bind_rec(e, &op->results[k], rec);
+      continue;
+    }
     int buf = cpu_result_buf(e, &op->results[k]);
-    EDDY_RETURN_IF_ERROR(cpu_copy_value(e, eddy_ir_op_operand(ret, k), buf,
-                                        op->results[k].type));
+    EDDY_RETURN_IF_ERROR(
+        copy_checked(e, eddy_ir_op_operand(ret, k), op, buf, t));
     cpu_val_new(e, &op->results[k])->buf = buf;
   }
   return NULL;
@@ -639,7 +747,83 @@ static eddy_status_t emit_constant(cpu_emit_t *e, eddy_op_t *op) {
   return NULL;
 }
 
+/// A core op in a function with dynamic shapes: its result dims (and the
+/// shape checks), then buffers for its dynamically shaped results, then the
+/// op itself; each step runs only while no run-time error has been seen.
+static eddy_status_t emit_core_dyn(cpu_emit_t *e, eddy_op_t *op) {
+  uint32_t n = op->num_results;
+  cpu_val_t **rv = eddy_arena_alloc(e->arena, sizeof(*rv) * (n + 1));
+  for (uint32_t r = 0; r < n; r++) {
+    const eddy_type_t *t = op->results[r].type;
+    rv[r] = cpu_val_new(e, &op->results[r]);
+    if (cpu_type_is_dynamic(t))
+      cpu_dyn_init(e, rv[r], t, true);
+    else
+      rv[r]->buf = cpu_result_buf(e, &op->results[r]);
+  }
+  cpu_gate_open(e);
+  int dims[EDDY_RT_MAX_RANK];
+  for (uint32_t r = 0; r < n; r++)
+    EDDY_RETURN_IF_ERROR(cpu_result_dims(e, op, r, true, dims));
+  cpu_gate_open(e);
+  for (uint32_t r = 0; r < n; r++) {
+    const eddy_type_t *t = op->results[r].type;
+    if (!cpu_type_is_dynamic(t))
+      continue;
+    EDDY_RETURN_IF_ERROR(cpu_result_dims(e, op, r, false, dims));
+    cpu_dyn_reserve(e, rv[r], t, dims);
+  }
+  cpu_gate_close(e);
+  cpu_gate_close(e);
+  cpu_gate_open(e);
+  // Views of the new buffers for the kernel (valid inside this gate only).
+  for (uint32_t r = 0; r < n; r++)
+    if (rv[r]->pslot >= 0)
+      rv[r]->buf = cpu_dyn_view(e, rv[r], op->results[r].type);
+  eddy_status_t st = NULL;
+  if (cpu_op_is_pointwise(op) && n == 1) {
+    const eddy_type_t *t = op->results[0].type;
+    int idx[EDDY_RT_MAX_RANK], x;
+    st = cpu_dims(e, &op->results[0], false, dims);
+    if (!st) {
+      cpu_loops_open_v(e, t->rank, dims, idx);
+      st = cpu_pointwise(e, op, idx, &x);
+      if (!st)
+        cpu_store(e, rv[0]->buf, t, idx, x);
+      cpu_loops_close(e, t->rank);
+    }
+  } else {
+    st = cpu_kernel(e, op);
+  }
+  for (uint32_t r = 0; r < n; r++)
+    if (rv[r]->pslot >= 0)
+      rv[r]->buf = -1;
+  cpu_gate_close(e);
+  return st;
+}
+
+static eddy_status_t emit_op_static(cpu_emit_t *e, eddy_op_t *op);
+
 static eddy_status_t emit_op(cpu_emit_t *e, eddy_op_t *op) {
+  if (!e->dyn || eddy_ir_op_is(op, "core.constant"))
+    return emit_op_static(e, op);
+  if (strncmp(op->name->str, "core.", 5) == 0) {
+    for (uint32_t i = 0; i < op->num_results; i++)
+      EDDY_RETURN_IF_ERROR(cpu_check_type(op, op->results[i].type));
+    if (cpu_op_is_pointwise(op) && op->num_results == 1 && can_fuse(e, op)) {
+      cpu_val_new(e, &op->results[0])->fused = true;
+      return NULL;
+    }
+    return emit_core_dyn(e, op);
+  }
+  // Loops, branches, calls and list ops run as a whole or not at all.
+  cpu_gate_open(e);
+  eddy_status_t st = emit_op_static(e, op);
+  cpu_gate_close(e);
+  return st;
+}
+
+static eddy_status_t emit_op_static(cpu_emit_t *e, eddy_op_t *op) {
   if (strncmp(op->name->str, "tl.", 3) == 0)
     return cpu_list_op(e, op);
   for (uint32_t i = 0; i < op->num_results; i++)
@@ -760,6 +944,53 @@ static int memref_from_ptr(cpu_emit_t *e, int d, const eddy_type_t *t) {
   return m;
 }
 
+int cpu_memref_from_ptr_v(cpu_emit_t *e, int d, const eddy_type_t *t,
+                          const int *dims) {
+  char desc[128];
+  if (t->rank)
+    snprintf(desc, sizeof desc,
+             "!llvm.struct<(ptr, ptr, i64, array<%d x i64>, array<%d x i64>)>",
+             t->rank, t->rank);
+  else
+    snprintf(desc, sizeof desc, "!llvm.struct<(ptr, ptr, i64)>");
+  int cur = cpu_fresh(e);
+  cpu_p(e, "%%t%d = llvm.mlir.undef : %s\n", cur, desc);
+  int zero = cpu_fresh(e);
+  cpu_p(e, "%%t%d = llvm.mlir.constant(0 : i64) : i64\n", zero);
+  int a = cpu_fresh(e), b = cpu_fresh(e), c = cpu_fresh(e);
+  cpu_p(e, "%%t%d = llvm.insertvalue %%t%d, %%t%d[0] : %s\n", a, d, cur, desc);
+  cpu_p(e, "%%t%d = llvm.insertvalue %%t%d, %%t%d[1] : %s\n", b, d, a, desc);
+  cpu_p(e, "%%t%d = llvm.insertvalue %%t%d, %%t%d[2] : %s\n", c, zero, b, desc);
+  cur = c;
+  // Row-major strides; a 0 dim counts as 1 (nothing is addressed then).
+  int stride = cpu_fresh(e);
+  cpu_p(e, "%%t%d = llvm.mlir.constant(1 : i64) : i64\n", stride);
+  for (int32_t i = t->rank - 1; i >= 0; i--) {
+    int sz = cpu_fresh(e), x = cpu_fresh(e), y = cpu_fresh(e);
+    cpu_p(e, "%%t%d = arith.index_cast %%t%d : index to i64\n", sz, dims[i]);
+    cpu_p(e, "%%t%d = llvm.insertvalue %%t%d, %%t%d[3, %d] : %s\n", x, sz, cur,
+          i, desc);
+    cpu_p(e, "%%t%d = llvm.insertvalue %%t%d, %%t%d[4, %d] : %s\n", y, stride,
+          x, i, desc);
+    cur = y;
+    if (i > 0) {
+      int one = cpu_fresh(e), z = cpu_fresh(e), isz = cpu_fresh(e),
+          f = cpu_fresh(e), ns = cpu_fresh(e);
+      cpu_p(e, "%%t%d = llvm.mlir.constant(1 : i64) : i64\n", one);
+      cpu_p(e, "%%t%d = llvm.mlir.constant(0 : i64) : i64\n", z);
+      cpu_p(e, "%%t%d = llvm.icmp \"eq\" %%t%d, %%t%d : i64\n", isz, sz, z);
+      cpu_p(e, "%%t%d = llvm.select %%t%d, %%t%d, %%t%d : i1, i64\n", f, isz,
+            one, sz);
+      cpu_p(e, "%%t%d = llvm.mul %%t%d, %%t%d : i64\n", ns, stride, f);
+      stride = ns;
+    }
+  }
+  int m = cpu_fresh(e);
+  cpu_p(e, "%%t%d = builtin.unrealized_conversion_cast %%t%d : %s to %s\n", m,
+        cur, desc, cpu_mtype(e, t));
+  return m;
+}
+
 /// A memref over the data of tensor `base[index]` (contiguous, checked).
 static int wrap_tensor(cpu_emit_t *e, const char *base, uint32_t index,
                        const eddy_type_t *t) {
@@ -794,6 +1025,10 @@ static const char *k_decls =
     "!llvm.ptr\n"
     "func.func private @eddy_rt_entry_free(!llvm.ptr, !llvm.ptr, i64)\n"
     "func.func private @eddy_rt_entry_release_results(!llvm.ptr, i64)\n"
+    "func.func private @eddy_rt_entry_dims_error(!llvm.ptr, i64, !llvm.ptr, "
+    "i64, i64) -> i32\n"
+    "func.func private @eddy_rt_entry_list_dims(!llvm.ptr, !llvm.ptr, i32, "
+    "i64, i32, !llvm.ptr, !llvm.ptr, !llvm.ptr, i64)\n"
     "func.func private @eddy_rt_entry_index_error(!llvm.ptr, i64, !llvm.ptr, "
     "i64, i64) -> i32\n"
     "func.func private @eddy_rt_entry_list_empty(!llvm.ptr, i32, i32, "
@@ -817,7 +1052,153 @@ static const char *k_decls =
     "func.func private @eddy_rt_entry_list_stack(!llvm.ptr, !llvm.ptr, "
     "!llvm.ptr, i32, i32, !llvm.ptr, !llvm.ptr, !llvm.ptr, i64)\n"
     "func.func private @eddy_rt_entry_list_retain(!llvm.ptr)\n"
-    "func.func private @eddy_rt_entry_list_release(!llvm.ptr)\n";
+    "func.func private @eddy_rt_entry_list_release(!llvm.ptr)\n"
+    "func.func private @eddy_rt_entry_sgemm(!llvm.ptr, i32, i64, i64, i64, "
+    "!llvm.ptr, i64, !llvm.ptr, i64, !llvm.ptr, i64)\n"
+    "func.func private @eddy_rt_entry_list_empty_nested(!llvm.ptr, i32, i32, "
+    "i32, !llvm.ptr, i64, !llvm.ptr, !llvm.ptr, i64) -> !llvm.ptr\n"
+    "func.func private @eddy_rt_entry_list_reserve_nested(!llvm.ptr, i32, i32, "
+    "i32, !llvm.ptr, i64, !llvm.ptr, !llvm.ptr, i64) -> !llvm.ptr\n"
+    "func.func private @eddy_rt_entry_list_push_list(!llvm.ptr, !llvm.ptr, "
+    "i32, !llvm.ptr, !llvm.ptr, !llvm.ptr, i64) -> !llvm.ptr\n"
+    "func.func private @eddy_rt_entry_list_pop_list(!llvm.ptr, !llvm.ptr, i32, "
+    "!llvm.ptr, !llvm.ptr, !llvm.ptr, i64) -> !llvm.ptr\n"
+    "func.func private @eddy_rt_entry_list_get_list(!llvm.ptr, !llvm.ptr, i64, "
+    "!llvm.ptr, !llvm.ptr, i64) -> !llvm.ptr\n"
+    "func.func private @eddy_rt_entry_list_set_list(!llvm.ptr, !llvm.ptr, i32, "
+    "i64, !llvm.ptr, !llvm.ptr, !llvm.ptr, i64) -> !llvm.ptr\n";
+
+static bool type_dyn(const eddy_type_t *t) {
+  if (t->kind == EDDY_TYPE_LIST)
+    return t->elem && type_dyn(t->elem);
+  return cpu_type_is_dynamic(t);
+}
+
+typedef struct dyn_scan {
+  const eddy_module_t *m;
+  int depth;
+  bool found;
+} dyn_scan_t;
+
+/// Finds values with dynamic dims in op, its regions and (inlined) callees.
+static eddy_walk_result_t find_dynamic(eddy_op_t *op, void *user) {
+  dyn_scan_t *s = user;
+  for (uint32_t i = 0; i < op->num_results; i++)
+    s->found = s->found || type_dyn(op->results[i].type);
+  for (uint32_t r = 0; r < op->num_regions; r++)
+    for (eddy_block_t *b = op->regions[r].first; b; b = b->next)
+      for (uint32_t i = 0; i < b->num_args; i++)
+        s->found = s->found || type_dyn(b->args[i]->type);
+  if (eddy_ir_op_is(op, "ctl.call") && s->depth < CPU_MAX_INLINE_DEPTH) {
+    const eddy_attr_t *c = eddy_ir_op_attr(op, "callee");
+    eddy_op_t *callee =
+        c ? eddy_ir_module_lookup_func(s->m, c->u.str.data) : NULL;
+    if (callee) {
+      s->depth++;
+      eddy_ir_walk_pre(callee, find_dynamic, s);
+      s->depth--;
+    }
+  }
+  return s->found ? EDDY_WALK_INTERRUPT : EDDY_WALK_ADVANCE;
+}
+
+/// results[i] of dynamic type t = v: allocated with v's run-time dims at
+/// the end of the function, then filled.
+static eddy_status_t emit_dyn_result(cpu_emit_t *e, uint32_t i,
+                                     eddy_value_t *v, const eddy_type_t *t) {
+  int64_t r = t->rank;
+  const eddy_type_t *dt = eddy_ir_tensor_type_get(e->ctx, EDDY_DT_I64, 1, &r);
+  int slot = cpu_alloc_buf(e, dt);
+  int dims[EDDY_RT_MAX_RANK];
+  cpu_gate_open(e);
+  EDDY_RETURN_IF_ERROR(cpu_dims(e, v, true, dims));
+  cpu_gate_open(e);
+  for (int32_t d = 0; d < t->rank; d++) {
+    int k = cpu_index_const(e, d), x = cpu_fresh(e);
+    cpu_p(e, "%%t%d = arith.index_cast %%t%d : index to i64\n", x, dims[d]);
+    cpu_store(e, slot, dt, &k, x);
+  }
+  int a = cpu_fresh(e), b = cpu_fresh(e), dp = cpu_fresh(e);
+  cpu_p(e,
+        "%%t%d = memref.extract_aligned_pointer_as_index %%t%d : %s -> "
+        "index\n",
+        a, slot, cpu_mtype(e, dt));
+  cpu_p(e, "%%t%d = arith.index_cast %%t%d : index to i64\n", b, a);
+  cpu_p(e, "%%t%d = llvm.inttoptr %%t%d : i64 to !llvm.ptr\n", dp, b);
+  int ix = cpu_fresh(e), dty = cpu_fresh(e), rk = cpu_fresh(e),
+      st = cpu_fresh(e);
+  cpu_p(e, "%%t%d = arith.constant %u : i64\n", ix, i);
+  cpu_p(e, "%%t%d = arith.constant %d : i32\n", dty, (int)t->dtype);
+  cpu_p(e, "%%t%d = arith.constant %d : i32\n", rk, t->rank);
+  cpu_p(e,
+        "%%t%d = func.call @eddy_rt_entry_alloc_result(%%rt, %%res, %%t%d, "
+        "%%t%d, %%t%d, %%t%d, %%err, %%errlen) : (!llvm.ptr, !llvm.ptr, "
+        "i64, i32, i32, !llvm.ptr, !llvm.ptr, i64) -> i32\n",
+        st, ix, dty, rk, dp);
+  // A failure (the runtime wrote the message) goes to the error exit.
+  const eddy_type_t *i32s = eddy_ir_scalar_type_get(e->ctx, EDDY_DT_I32);
+  int z = cpu_fresh(e), neg = cpu_fresh(e);
+  cpu_p(e, "%%t%d = arith.constant 0 : i32\n", z);
+  cpu_p(e, "%%t%d = arith.subi %%t%d, %%t%d : i32\n", neg, z, st);
+  cpu_store(e, e->eflag, i32s, NULL, neg);
+  cpu_gate_close(e);
+  cpu_gate_close(e);
+  cpu_gate_open(e);
+  for (int32_t d = 0; d < t->rank; d++) {
+    int k = cpu_index_const(e, d), x = cpu_load(e, slot, dt, &k);
+    dims[d] = cpu_fresh(e);
+    cpu_p(e, "%%t%d = arith.index_cast %%t%d : i64 to index\n", dims[d], x);
+  }
+  int tp = cpu_fresh(e), fp = cpu_fresh(e), data = cpu_fresh(e);
+  cpu_p(e, "%%t%d = llvm.getelementptr %%res[%u] : (!llvm.ptr) -> !llvm.ptr, "
+           "%s\n",
+        tp, i, TENSOR_T);
+  cpu_p(e,
+        "%%t%d = llvm.getelementptr %%t%d[0, 4] : (!llvm.ptr) -> "
+        "!llvm.ptr, %s\n",
+        fp, tp, TENSOR_T);
+  cpu_p(e, "%%t%d = llvm.load %%t%d : !llvm.ptr -> !llvm.ptr\n", data, fp);
+  int view = cpu_memref_from_ptr_v(e, data, t, dims);
+  int idx[EDDY_RT_MAX_RANK], x;
+  cpu_loops_open_v(e, t->rank, dims, idx);
+  EDDY_RETURN_IF_ERROR(cpu_expr(e, v, idx, &x));
+  cpu_store(e, view, t, idx, x);
+  cpu_loops_close(e, t->rank);
+  cpu_gate_close(e);
+  return NULL;
+}
+
+/// Binds entry argument i of dynamic type t: its data pointer and dims are
+/// read from args[i] (already checked).
+static void bind_dyn_arg(cpu_emit_t *e, eddy_value_t *arg, uint32_t i,
+                         const eddy_type_t *t) {
+  cpu_val_t *cv = cpu_val_new(e, arg);
+  cpu_dyn_init(e, cv, t, false);
+  int64_t r = t->rank;
+  const eddy_type_t *dt = eddy_ir_tensor_type_get(e->ctx, EDDY_DT_I64, 1, &r);
+  const eddy_type_t *i64s = eddy_ir_scalar_type_get(e->ctx, EDDY_DT_I64);
+  int tp = cpu_fresh(e), fp = cpu_fresh(e), data = cpu_fresh(e),
+      di = cpu_fresh(e);
+  cpu_p(e, "%%t%d = llvm.getelementptr %%args[%u] : (!llvm.ptr) -> "
+           "!llvm.ptr, %s\n",
+        tp, i, TENSOR_T);
+  cpu_p(e,
+        "%%t%d = llvm.getelementptr %%t%d[0, 4] : (!llvm.ptr) -> "
+        "!llvm.ptr, %s\n",
+        fp, tp, TENSOR_T);
+  cpu_p(e, "%%t%d = llvm.load %%t%d : !llvm.ptr -> !llvm.ptr\n", data, fp);
+  cpu_p(e, "%%t%d = llvm.ptrtoint %%t%d : !llvm.ptr to i64\n", di, data);
+  cpu_store(e, cv->pslot, i64s, NULL, di);
+  for (int32_t d = 0; d < t->rank; d++) {
+    int gp = cpu_fresh(e), x = cpu_fresh(e), k = cpu_index_const(e, d);
+    cpu_p(e,
+          "%%t%d = llvm.getelementptr %%t%d[0, 6, %d] : (!llvm.ptr) -> "
+          "!llvm.ptr, %s\n",
+          gp, tp, d, TENSOR_T);
+    cpu_p(e, "%%t%d = llvm.load %%t%d : !llvm.ptr -> i64\n", x, gp);
+    cpu_store(e, cv->dslot, dt, &k, x);
+  }
+}
 
 static eddy_status_t emit_func(cpu_emit_t *e, eddy_op_t *func,
                                const char *prefix) {
@@ -828,7 +1209,15 @@ static eddy_status_t emit_func(cpu_emit_t *e, eddy_op_t *func,
   for (uint32_t i = 0; i < ft->num_outputs; i++)
     EDDY_RETURN_IF_ERROR(cpu_check_type(func, ft->outputs[i]));
   e->eflag = -1;
-  bool fallible = false;
+  dyn_scan_t scan = {e->module, 0, false};
+  for (uint32_t i = 0; i < ft->num_inputs; i++)
+    scan.found = scan.found || type_dyn(ft->inputs[i]);
+  for (uint32_t i = 0; i < ft->num_outputs; i++)
+    scan.found = scan.found || type_dyn(ft->outputs[i]);
+  if (!scan.found)
+    eddy_ir_walk_pre(func, find_dynamic, &scan);
+  e->dyn = scan.found;
+  bool fallible = e->dyn;
   eddy_ir_walk_pre(func, find_fallible, &fallible);
   if (fallible) {
     const eddy_type_t *i32s = eddy_ir_scalar_type_get(e->ctx, EDDY_DT_I32);
@@ -886,6 +1275,8 @@ static eddy_status_t emit_func(cpu_emit_t *e, eddy_op_t *func,
   }
   for (uint32_t i = 0; i < ft->num_outputs; i++) {
     const eddy_type_t *t = ft->outputs[i];
+    if (cpu_type_is_dynamic(t))
+      continue; // allocated at the end, with its run-time dims
     int dp = cpu_dims_ptr(e, t);
     int ix = cpu_fresh(e), dt = cpu_fresh(e), rk = cpu_fresh(e),
         st = cpu_fresh(e);
@@ -900,10 +1291,13 @@ static eddy_status_t emit_func(cpu_emit_t *e, eddy_op_t *func,
     fail_if(e, st);
   }
   for (uint32_t i = 0; i < ft->num_inputs; i++)
-    bind(e, entry->args[i], wrap_tensor(e, "%args", i, ft->inputs[i]));
+    if (!cpu_type_is_dynamic(ft->inputs[i]))
+      bind(e, entry->args[i], wrap_tensor(e, "%args", i, ft->inputs[i]));
   int *outs = eddy_arena_alloc(e->arena, sizeof(int) * (ft->num_outputs + 1));
   for (uint32_t i = 0; i < ft->num_outputs; i++)
-    outs[i] = wrap_tensor(e, "%res", i, ft->outputs[i]);
+    outs[i] = cpu_type_is_dynamic(ft->outputs[i])
+                  ? -1
+                  : wrap_tensor(e, "%res", i, ft->outputs[i]);
   // A value computed by an op directly in the function body and returned
   // once is computed straight into its result tensor: no buffer, no copy.
   eddy_op_t *ret = eddy_ir_block_terminator(entry);
@@ -915,7 +1309,7 @@ static eddy_status_t emit_func(cpu_emit_t *e, eddy_op_t *func,
     for (uint32_t j = 0; j < ft->num_outputs; j++)
       if (j != i && eddy_ir_op_operand(ret, j) == v)
         once = false;
-    if (once && v->def && v->def->block == entry &&
+    if (once && outs[i] >= 0 && v->def && v->def->block == entry &&
         strncmp(v->def->name->str, "core.", 5) == 0 &&
         !eddy_ir_op_is(v->def, "core.constant")) {
       eddy_ptrmap_put(&e->direct, v, &outs[i]);
@@ -927,11 +1321,18 @@ static eddy_status_t emit_func(cpu_emit_t *e, eddy_op_t *func,
   // The prologue (allocations) goes here: split the body.
   eddy_buf_t head = e->body;
   eddy_buf_init(&e->body);
+  // Arguments with dynamic dims fill their slots (made in the prologue).
+  for (uint32_t i = 0; i < ft->num_inputs; i++)
+    if (cpu_type_is_dynamic(ft->inputs[i]))
+      bind_dyn_arg(e, entry->args[i], i, ft->inputs[i]);
   eddy_status_t st = emit_block(e, entry);
-  for (uint32_t i = 0; !st && i < ft->num_outputs; i++)
-    if (!direct[i])
-      st = cpu_copy_value(e, eddy_ir_op_operand(ret, i), outs[i],
-                          ft->outputs[i]);
+  for (uint32_t i = 0; !st && i < ft->num_outputs; i++) {
+    if (outs[i] < 0)
+      st = emit_dyn_result(e, i, eddy_ir_op_operand(ret, i), ft->outputs[i]);
+    else if (!direct[i])
+      st = copy_checked(e, eddy_ir_op_operand(ret, i), ret, outs[i],
+                        ft->outputs[i]);
+  }
   eddy_buf_t tail = e->body;
   e->body = head;
   if (!st) {
@@ -963,6 +1364,7 @@ static eddy_status_t emit_func(cpu_emit_t *e, eddy_op_t *func,
       cpu_p(e, "cf.cond_br %%t%d, ^bb%d, ^rterr\n^bb%d:\n", ok, next, next);
     }
     cpu_list_cleanup(e);
+    cpu_dyn_cleanup(e);
     eddy_buf_append(&e->body, e->epi.data ? e->epi.data : "", e->epi.len);
     int z = cpu_fresh(e);
     cpu_p(e, "%%t%d = arith.constant 0 : i32\nfunc.return %%t%d : i32\n", z, z);
@@ -975,6 +1377,7 @@ static eddy_status_t emit_func(cpu_emit_t *e, eddy_op_t *func,
       int idx = cpu_load(e, e->eidx, i64s, NULL);
       int size = cpu_load(e, e->esize, i64s, NULL);
       cpu_list_cleanup(e);
+      cpu_dyn_cleanup(e);
       eddy_buf_append(&e->body, e->epi.data ? e->epi.data : "", e->epi.len);
       int n = cpu_fresh(e);
       cpu_p(e, "%%t%d = arith.constant %u : i64\n", n, ft->num_outputs);
@@ -1008,18 +1411,40 @@ static eddy_status_t emit_func(cpu_emit_t *e, eddy_op_t *func,
                 c, a, msg);
           msg = m;
         }
-        int code = cpu_fresh(e);
+        // Shape checks and index checks format their messages differently.
+        int kind = cpu_fresh(e);
+        cpu_p(e, "%%t%d = arith.constant %s\n", kind,
+              e->site_dims[0] ? "true" : "false");
+        for (int i = 1; i < e->num_sites; i++) {
+          int k = cpu_fresh(e), c = cpu_fresh(e), b = cpu_fresh(e),
+              m = cpu_fresh(e);
+          cpu_p(e, "%%t%d = arith.constant %d : i32\n", k, i + 1);
+          cpu_p(e, "%%t%d = arith.cmpi eq, %%t%d, %%t%d : i32\n", c, site, k);
+          cpu_p(e, "%%t%d = arith.constant %s\n", b,
+                e->site_dims[i] ? "true" : "false");
+          cpu_p(e, "%%t%d = arith.select %%t%d, %%t%d, %%t%d : i1\n", m, c, b,
+                kind);
+          kind = m;
+        }
+        int code = cpu_fresh(e), code2 = cpu_fresh(e);
+        cpu_p(e, "cf.cond_br %%t%d, ^rtdims, ^rtindex\n^rtindex:\n", kind);
         cpu_p(e,
               "%%t%d = func.call @eddy_rt_entry_index_error(%%err, %%errlen, "
               "%%t%d, %%t%d, %%t%d) : (!llvm.ptr, i64, !llvm.ptr, i64, i64) "
               "-> i32\nfunc.return %%t%d : i32\n",
               code, msg, idx, size, code);
+        cpu_p(e,
+              "^rtdims:\n%%t%d = func.call @eddy_rt_entry_dims_error(%%err, "
+              "%%errlen, %%t%d, %%t%d, %%t%d) : (!llvm.ptr, i64, !llvm.ptr, "
+              "i64, i64) -> i32\nfunc.return %%t%d : i32\n",
+              code2, msg, idx, size, code2);
       }
     }
     if (e->num_heap) {
       int n = cpu_fresh(e), code = cpu_fresh(e);
       cpu_p(e, "^oom:\n");
       cpu_list_cleanup(e);
+      cpu_dyn_cleanup(e);
       eddy_buf_append(&e->body, e->epi.data, e->epi.len);
       cpu_p(e, "%%t%d = arith.constant %u : i64\n", n, ft->num_outputs);
       cpu_p(e,
@@ -1036,7 +1461,7 @@ static eddy_status_t emit_func(cpu_emit_t *e, eddy_op_t *func,
 }
 
 eddy_cpu_opts_t eddy_cpu_opts_default(void) {
-  eddy_cpu_opts_t o = {NULL, NULL, 3, true};
+  eddy_cpu_opts_t o = {NULL, NULL, 3, true, 0};
   return o;
 }
 

@@ -1,6 +1,7 @@
 /// Per-element computations of the core ops as arith/math ops, following
 /// the numeric contract of docs/dialects/core.md, and the loop-nest kernels
-/// for the ops that are not pointwise (reductions, matmul, data movement).
+/// for the ops that are not pointwise (reductions, data movement; matmul is
+/// in emit_matmul.c).
 #include "backend-cpu/emit_internal.h"
 
 #include <string.h>
@@ -395,15 +396,29 @@ static eddy_status_t binary(cpu_emit_t *e, const eddy_op_t *op, const char *n,
 }
 
 /// Index of operand `o` (broadcast to the result shape) from result idx.
-static void bcast_index(cpu_emit_t *e, const eddy_type_t *rt,
-                        const eddy_type_t *ot, const int *idx, int *oidx) {
+static eddy_status_t bcast_index(cpu_emit_t *e, const eddy_type_t *rt,
+                                 eddy_value_t *v, const int *idx, int *oidx) {
+  const eddy_type_t *ot = v->type;
   int32_t off = rt->rank - ot->rank;
+  int od[EDDY_RT_MAX_RANK];
+  if (cpu_type_is_dynamic(ot))
+    EDDY_RETURN_IF_ERROR(cpu_dims(e, v, false, od));
   for (int32_t j = 0; j < ot->rank; j++) {
-    if (ot->dims[j] == 1 && rt->dims[j + off] != 1)
+    if (ot->dims[j] == 1 && rt->dims[j + off] != 1) {
       oidx[j] = cpu_index_const(e, 0);
-    else
+    } else if (ot->dims[j] < 0) {
+      // A dynamic dim of 1 broadcasts: read index 0.
+      int one = cpu_index_const(e, 1), zero = cpu_index_const(e, 0);
+      int c = cpu_fresh(e), s = cpu_fresh(e);
+      cpu_p(e, "%%t%d = arith.cmpi eq, %%t%d, %%t%d : index\n", c, od[j], one);
+      cpu_p(e, "%%t%d = arith.select %%t%d, %%t%d, %%t%d : index\n", s, c,
+            zero, idx[j + off]);
+      oidx[j] = s;
+    } else {
       oidx[j] = idx[j + off];
+    }
   }
+  return NULL;
 }
 
 bool cpu_op_is_pointwise(const eddy_op_t *op) {
@@ -440,7 +455,7 @@ eddy_status_t cpu_pointwise(cpu_emit_t *e, eddy_op_t *op, const int *idx,
   for (uint32_t i = 0; i < op->num_operands; i++) {
     eddy_value_t *v = eddy_ir_op_operand(op, i);
     int oidx[EDDY_RT_MAX_RANK];
-    bcast_index(e, rt, v->type, idx, oidx);
+    EDDY_RETURN_IF_ERROR(bcast_index(e, rt, v, idx, oidx));
     EDDY_RETURN_IF_ERROR(cpu_expr(e, v, oidx, &vals[i]));
   }
   const char *n = op->name->str + 5; // after "core."
@@ -491,6 +506,17 @@ static eddy_status_t kernel_reduce(cpu_emit_t *e, eddy_op_t *op) {
       rdims[nr++] = it->dims[d];
       count *= it->dims[d];
     }
+  // Run-time dims (constants where static).
+  bool dyn = cpu_type_is_dynamic(it) || cpu_type_is_dynamic(rt);
+  int idims[EDDY_RT_MAX_RANK], odims[EDDY_RT_MAX_RANK];
+  int rdv[EDDY_RT_MAX_RANK];
+  if (dyn) {
+    EDDY_RETURN_IF_ERROR(cpu_dims(e, in, false, idims));
+    EDDY_RETURN_IF_ERROR(cpu_dims(e, &op->results[0], false, odims));
+    for (int32_t d = 0, j = 0; d < it->rank; d++)
+      if (red[d])
+        rdv[j++] = idims[d];
+  }
   eddy_dtype_t dt = it->dtype;
   bool fl = eddy_dtype_is_float(dt);
   bool sum_like = strcmp(kind, "sum") == 0 || strcmp(kind, "mean") == 0 ||
@@ -499,7 +525,10 @@ static eddy_status_t kernel_reduce(cpu_emit_t *e, eddy_op_t *op) {
   const char *acc_t =
       fl ? (sum_like ? "f64" : calc_type(dt)) : cpu_reg_type(dt);
   int oidx[EDDY_RT_MAX_RANK];
-  cpu_loops_open(e, rt->rank, rt->dims, oidx);
+  if (dyn)
+    cpu_loops_open_v(e, rt->rank, odims, oidx);
+  else
+    cpu_loops_open(e, rt->rank, rt->dims, oidx);
   int init;
   if (strcmp(kind, "prod") == 0)
     init = fl ? fconst(e, acc_t, 1.0) : iconst(e, acc_t, 1);
@@ -519,7 +548,8 @@ static eddy_status_t kernel_reduce(cpu_emit_t *e, eddy_op_t *op) {
   int ridx[EDDY_RT_MAX_RANK], acc[EDDY_RT_MAX_RANK + 1], res[EDDY_RT_MAX_RANK];
   acc[0] = init;
   for (int32_t j = 0; j < nr; j++) {
-    int lb = cpu_index_const(e, 0), ub = cpu_index_const(e, rdims[j]);
+    int lb = cpu_index_const(e, 0);
+    int ub = dyn ? rdv[j] : cpu_index_const(e, rdims[j]);
     int st = cpu_index_const(e, 1);
     ridx[j] = cpu_fresh(e);
     acc[j + 1] = cpu_fresh(e);
@@ -566,7 +596,30 @@ static eddy_status_t kernel_reduce(cpu_emit_t *e, eddy_op_t *op) {
   }
   // No reduced axes: each result element is init (op) x.
   int r = nr ? res[0] : nx;
-  if (strcmp(kind, "mean") == 0) {
+  if (strcmp(kind, "mean") == 0 && dyn) {
+    // count = product of the reduced run-time dims; integer mean of
+    // nothing is 0 (the contract), float mean of nothing is NaN (0/0).
+    int c = cpu_index_const(e, 1);
+    for (int32_t j = 0; j < nr; j++)
+      c = op2(e, "arith.muli", c, rdv[j], "index");
+    int ci = cpu_fresh(e);
+    cpu_p(e, "%%t%d = arith.index_cast %%t%d : index to i64\n", ci, c);
+    if (fl) {
+      int cf = cpu_fresh(e);
+      cpu_p(e, "%%t%d = arith.sitofp %%t%d : i64 to f64\n", cf, ci);
+      r = op2(e, "arith.divf", r, cf, "f64");
+    } else {
+      int cw = ci;
+      if (strcmp(acc_t, "i64") != 0) {
+        cw = cpu_fresh(e);
+        cpu_p(e, "%%t%d = arith.trunci %%t%d : i64 to %s\n", cw, ci, acc_t);
+      }
+      int z = iconst(e, acc_t, 0), one = iconst(e, acc_t, 1);
+      int isz = cmp(e, "arith.cmpi", "eq", cw, z, acc_t);
+      int safe = sel(e, isz, one, cw, acc_t);
+      r = sel(e, isz, z, op2(e, "arith.divsi", r, safe, acc_t), acc_t);
+    }
+  } else if (strcmp(kind, "mean") == 0) {
     if (fl) {
       r = op2(e, "arith.divf", r, fconst(e, "f64", (double)count), "f64");
     } else {
@@ -590,107 +643,29 @@ static eddy_status_t kernel_reduce(cpu_emit_t *e, eddy_op_t *op) {
   return NULL;
 }
 
-/// Index of a matmul operand from the result's batch index (numpy
-/// broadcasting of batch dims, aligned at the right) and its two matrix
-/// indices.
-static void mm_index(cpu_emit_t *e, const eddy_type_t *ot,
-                     const eddy_type_t *rt, const int *oidx, int row, int col,
-                     int *idx) {
-  for (int32_t j = 0; j < ot->rank - 2; j++) {
-    int32_t rj = j + (rt->rank - ot->rank);
-    idx[j] = ot->dims[j] == 1 && rt->dims[rj] != 1 ? cpu_index_const(e, 0)
-                                                   : oidx[rj];
+/// Opens the loop nest over v's run-time dims (static bounds when v's type
+/// is static).
+static eddy_status_t loops_over(cpu_emit_t *e, eddy_value_t *v, int *idx) {
+  const eddy_type_t *t = v->type;
+  if (!cpu_type_is_dynamic(t)) {
+    cpu_loops_open(e, t->rank, t->dims, idx);
+    return NULL;
   }
-  idx[ot->rank - 2] = row;
-  idx[ot->rank - 1] = col;
+  int d[EDDY_RT_MAX_RANK];
+  EDDY_RETURN_IF_ERROR(cpu_dims(e, v, false, d));
+  cpu_loops_open_v(e, t->rank, d, idx);
+  return NULL;
 }
 
-/// matmul: for each row i of the result, a row of
-/// accumulators acc[0..N) gets acc[j] += a[i,k] * b[k,j] for k = 0..K-1. The
-/// inner loop over j reads b's rows contiguously (LLVM vectorizes it), and
-/// every element still sums its products in the order k = 0..K-1, in f64
-/// for floats, exactly as the contract (and the evaluator) does.
-static eddy_status_t kernel_matmul_rows(cpu_emit_t *e, eddy_op_t *op) {
-  eddy_value_t *a = eddy_ir_op_operand(op, 0), *b = eddy_ir_op_operand(op, 1);
-  const eddy_type_t *at = a->type, *bt = b->type, *rt = op->results[0].type;
-  cpu_val_t *rv = cpu_val_get(e, &op->results[0]);
-  bool ta = eddy_ir_op_attr_bool(op, "transpose_a", false);
-  int32_t r = rt->rank;
-  int64_t n = rt->dims[r - 1];
-  int64_t k = ta ? at->dims[at->rank - 2] : at->dims[at->rank - 1];
-  eddy_dtype_t dt = rt->dtype;
-  bool fl = eddy_dtype_is_float(dt);
-  eddy_dtype_t acc_dt = fl ? EDDY_DT_F64 : dt;
-  const char *acc_t = cpu_reg_type(acc_dt);
-  const eddy_type_t *acc_ty = eddy_ir_tensor_type_get(e->ctx, acc_dt, 1, &n);
-  int acc = cpu_alloc_buf(e, acc_ty);
-  // transpose_b: b is copied transposed into a scratch buffer first (K*N
-  // moves against M*N*K multiply-adds), so the inner loop reads rows.
-  bool tb = eddy_ir_op_attr_bool(op, "transpose_b", false);
-  const eddy_type_t *bty = bt;
-  int bbuf = -1;
-  if (tb) {
-    int64_t d[EDDY_RT_MAX_RANK];
-    memcpy(d, bt->dims, sizeof(int64_t) * (size_t)bt->rank);
-    d[bt->rank - 2] = bt->dims[bt->rank - 1];
-    d[bt->rank - 1] = bt->dims[bt->rank - 2];
-    bty = eddy_ir_tensor_type_get(e->ctx, bt->dtype, bt->rank, d);
-    bbuf = cpu_alloc_buf(e, bty);
-    int tidx[EDDY_RT_MAX_RANK], sidx[EDDY_RT_MAX_RANK], v;
-    cpu_loops_open(e, bty->rank, bty->dims, tidx);
-    memcpy(sidx, tidx, sizeof(int) * (size_t)bty->rank);
-    sidx[bty->rank - 2] = tidx[bty->rank - 1];
-    sidx[bty->rank - 1] = tidx[bty->rank - 2];
-    EDDY_RETURN_IF_ERROR(cpu_expr(e, b, sidx, &v));
-    cpu_store(e, bbuf, bty, tidx, v);
-    cpu_loops_close(e, bty->rank);
+/// Unflattens the row-major index n over run-time dims into idx.
+static void unflatten_v(cpu_emit_t *e, int n, int32_t rank, const int *dims,
+                        int *idx) {
+  int rest = n;
+  for (int32_t d = rank - 1; d >= 0; d--) {
+    idx[d] = op2(e, "arith.remui", rest, dims[d], "index");
+    if (d > 0)
+      rest = op2(e, "arith.divui", rest, dims[d], "index");
   }
-  int oidx[EDDY_RT_MAX_RANK], j[1];
-  cpu_loops_open(e, r - 1, rt->dims, oidx);
-  cpu_loops_open(e, 1, &n, j);
-  cpu_store(e, acc, acc_ty, j,
-            fl ? fconst(e, "f64", 0.0) : iconst(e, acc_t, 0));
-  cpu_loops_close(e, 1);
-  int kv[1];
-  cpu_loops_open(e, 1, &k, kv);
-  int aidx[EDDY_RT_MAX_RANK], bidx[EDDY_RT_MAX_RANK], x, y;
-  mm_index(e, at, rt, oidx, ta ? kv[0] : oidx[r - 2], ta ? oidx[r - 2] : kv[0],
-           aidx);
-  EDDY_RETURN_IF_ERROR(cpu_expr(e, a, aidx, &x));
-  if (fl && dt != EDDY_DT_F64) {
-    int t = cpu_fresh(e);
-    cpu_p(e, "%%t%d = arith.extf %%t%d : %s to f64\n", t, to_calc(e, dt, x),
-          calc_type(dt));
-    x = t;
-  }
-  cpu_loops_open(e, 1, &n, j);
-  mm_index(e, bty, rt, oidx, kv[0], j[0], bidx);
-  if (tb)
-    y = cpu_load(e, bbuf, bty, bidx);
-  else
-    EDDY_RETURN_IF_ERROR(cpu_expr(e, b, bidx, &y));
-  if (fl && dt != EDDY_DT_F64) {
-    int t = cpu_fresh(e);
-    cpu_p(e, "%%t%d = arith.extf %%t%d : %s to f64\n", t, to_calc(e, dt, y),
-          calc_type(dt));
-    y = t;
-  }
-  int cur = cpu_load(e, acc, acc_ty, j);
-  int p = op2(e, fl ? "arith.mulf" : "arith.muli", x, y, acc_t);
-  cpu_store(e, acc, acc_ty, j,
-            op2(e, fl ? "arith.addf" : "arith.addi", cur, p, acc_t));
-  cpu_loops_close(e, 2);
-  cpu_loops_open(e, 1, &n, j);
-  int v = cpu_load(e, acc, acc_ty, j);
-  if (fl && dt != EDDY_DT_F64) {
-    int t = cpu_fresh(e);
-    cpu_p(e, "%%t%d = arith.truncf %%t%d : f64 to f32\n", t, v);
-    v = from_calc(e, dt, t);
-  }
-  oidx[r - 1] = j[0];
-  cpu_store(e, rv->buf, rt, oidx, v);
-  cpu_loops_close(e, 1 + (r - 1));
-  return NULL;
 }
 
 /// Unflattens the row-major index n over dims into idx.
@@ -709,6 +684,24 @@ static eddy_status_t kernel_reshape(cpu_emit_t *e, eddy_op_t *op) {
   eddy_value_t *in = eddy_ir_op_operand(op, 0);
   const eddy_type_t *rt = op->results[0].type;
   cpu_val_t *rv = cpu_val_get(e, &op->results[0]);
+  if (cpu_type_is_dynamic(rt) || cpu_type_is_dynamic(in->type)) {
+    // Each result element (row-major) reads the input element of the same
+    // flat position; a 0 dim means no iterations, so no division by 0.
+    int od[EDDY_RT_MAX_RANK], id[EDDY_RT_MAX_RANK], oidx[EDDY_RT_MAX_RANK],
+        iidx[EDDY_RT_MAX_RANK], x;
+    EDDY_RETURN_IF_ERROR(cpu_dims(e, &op->results[0], false, od));
+    EDDY_RETURN_IF_ERROR(cpu_dims(e, in, false, id));
+    cpu_loops_open_v(e, rt->rank, od, oidx);
+    int flat = cpu_index_const(e, 0);
+    for (int32_t d = 0; d < rt->rank; d++)
+      flat = op2(e, "arith.addi", op2(e, "arith.muli", flat, od[d], "index"),
+                 oidx[d], "index");
+    unflatten_v(e, flat, in->type->rank, id, iidx);
+    EDDY_RETURN_IF_ERROR(cpu_expr(e, in, iidx, &x));
+    cpu_store(e, rv->buf, rt, oidx, x);
+    cpu_loops_close(e, rt->rank);
+    return NULL;
+  }
   int64_t n = eddy_ir_type_num_elements(rt);
   int flat[1];
   cpu_loops_open(e, 1, &n, flat);
@@ -730,7 +723,7 @@ static eddy_status_t kernel_transpose(cpu_emit_t *e, eddy_op_t *op) {
   if (!pa || eddy_ir_attr_as_i64_array(pa, perm, EDDY_RT_MAX_RANK) != rt->rank)
     return cpu_unsupported(op, "needs a 'perm' of the result's rank");
   int oidx[EDDY_RT_MAX_RANK], iidx[EDDY_RT_MAX_RANK], x;
-  cpu_loops_open(e, rt->rank, rt->dims, oidx);
+  EDDY_RETURN_IF_ERROR(loops_over(e, &op->results[0], oidx));
   for (int32_t j = 0; j < rt->rank; j++) {
     int64_t p = perm[j] < 0 ? perm[j] + rt->rank : perm[j];
     iidx[p] = oidx[j];
@@ -746,6 +739,23 @@ static eddy_status_t kernel_shape(cpu_emit_t *e, eddy_op_t *op) {
   const eddy_type_t *it = eddy_ir_op_operand(op, 0)->type;
   const eddy_type_t *rt = op->results[0].type;
   cpu_val_t *rv = cpu_val_get(e, &op->results[0]);
+  if (cpu_type_is_dynamic(it)) {
+    int d[EDDY_RT_MAX_RANK];
+    EDDY_RETURN_IF_ERROR(cpu_dims(e, eddy_ir_op_operand(op, 0), false, d));
+    int64_t one = eddy_ir_op_attr_int(op, "index", 0);
+    if (one < 0)
+      one += it->rank;
+    for (int32_t k = 0; k < it->rank; k++) {
+      bool dim = eddy_ir_op_is(op, "core.dim");
+      if (dim && k != one)
+        continue;
+      int v = cpu_fresh(e);
+      cpu_p(e, "%%t%d = arith.index_cast %%t%d : index to i64\n", v, d[k]);
+      int i = cpu_index_const(e, k);
+      cpu_store(e, rv->buf, rt, dim ? NULL : &i, v);
+    }
+    return NULL;
+  }
   if (eddy_ir_op_is(op, "core.dim")) {
     int64_t d = eddy_ir_op_attr_int(op, "index", 0);
     if (d < 0)
@@ -793,7 +803,7 @@ static eddy_status_t kernel_slice(cpu_emit_t *e, eddy_op_t *op) {
   EDDY_RETURN_IF_ERROR(dims_attr(op, "start", rt->rank, false, 0, start));
   EDDY_RETURN_IF_ERROR(dims_attr(op, "strides", rt->rank, true, 1, strides));
   int oidx[EDDY_RT_MAX_RANK], iidx[EDDY_RT_MAX_RANK], x;
-  cpu_loops_open(e, rt->rank, rt->dims, oidx);
+  EDDY_RETURN_IF_ERROR(loops_over(e, &op->results[0], oidx));
   for (int32_t d = 0; d < rt->rank; d++)
     iidx[d] = affine(e, oidx[d], strides[d], start[d]);
   EDDY_RETURN_IF_ERROR(cpu_expr(e, in, iidx, &x));
@@ -812,11 +822,16 @@ static eddy_status_t kernel_pad(cpu_emit_t *e, eddy_op_t *op) {
   EDDY_RETURN_IF_ERROR(dims_attr(op, "low", rt->rank, false, 0, low));
   const char *ty = cpu_reg_type(rt->dtype);
   int oidx[EDDY_RT_MAX_RANK], iidx[EDDY_RT_MAX_RANK], x, v;
-  cpu_loops_open(e, rt->rank, rt->dims, oidx);
+  int idims[EDDY_RT_MAX_RANK];
+  bool dyn = cpu_type_is_dynamic(it);
+  if (dyn)
+    EDDY_RETURN_IF_ERROR(cpu_dims(e, in, false, idims));
+  EDDY_RETURN_IF_ERROR(loops_over(e, &op->results[0], oidx));
   int inb = iconst(e, "i1", 1);
   for (int32_t d = 0; d < rt->rank; d++) {
     int lo = cpu_index_const(e, low[d]);
-    int hi = cpu_index_const(e, low[d] + it->dims[d]);
+    int hi = dyn ? op2(e, "arith.addi", idims[d], lo, "index")
+                 : cpu_index_const(e, low[d] + it->dims[d]);
     int ge = cmp(e, "arith.cmpi", "uge", oidx[d], lo, "index");
     int lt = cmp(e, "arith.cmpi", "ult", oidx[d], hi, "index");
     inb = op2(e, "arith.andi", inb, op2(e, "arith.andi", ge, lt, "i1"), "i1");
@@ -842,17 +857,31 @@ static eddy_status_t kernel_concat(cpu_emit_t *e, eddy_op_t *op) {
     axis += rt->rank;
   int buf = cpu_val_get(e, &op->results[0])->buf;
   int64_t off = 0;
+  bool dyn = false;
+  for (uint32_t k = 0; k < op->num_operands; k++)
+    dyn = dyn || cpu_type_is_dynamic(eddy_ir_op_operand(op, k)->type);
+  int offv = cpu_index_const(e, 0);
   // One loop nest per operand, writing its block of the result.
   for (uint32_t k = 0; k < op->num_operands; k++) {
     eddy_value_t *in = eddy_ir_op_operand(op, k);
     const eddy_type_t *it = in->type;
     int iidx[EDDY_RT_MAX_RANK], oidx[EDDY_RT_MAX_RANK], x;
-    cpu_loops_open(e, it->rank, it->dims, iidx);
+    int id[EDDY_RT_MAX_RANK];
+    if (dyn) {
+      EDDY_RETURN_IF_ERROR(cpu_dims(e, in, false, id));
+      cpu_loops_open_v(e, it->rank, id, iidx);
+    } else {
+      cpu_loops_open(e, it->rank, it->dims, iidx);
+    }
     for (int32_t d = 0; d < it->rank; d++)
-      oidx[d] = d == axis ? affine(e, iidx[d], 1, off) : iidx[d];
+      oidx[d] = d != axis ? iidx[d]
+                : dyn     ? op2(e, "arith.addi", iidx[d], offv, "index")
+                          : affine(e, iidx[d], 1, off);
     EDDY_RETURN_IF_ERROR(cpu_expr(e, in, iidx, &x));
     cpu_store(e, buf, rt, oidx, x);
     cpu_loops_close(e, it->rank);
+    if (dyn)
+      offv = op2(e, "arith.addi", offv, id[axis], "index");
     off += it->dims[axis];
   }
   return NULL;
@@ -866,10 +895,21 @@ static eddy_status_t kernel_split(cpu_emit_t *e, eddy_op_t *op) {
   for (uint32_t k = 0; k < op->num_results; k++) {
     const eddy_type_t *rt = op->results[k].type;
     int oidx[EDDY_RT_MAX_RANK], iidx[EDDY_RT_MAX_RANK], x;
-    cpu_loops_open(e, rt->rank, rt->dims, oidx);
-    for (int32_t d = 0; d < rt->rank; d++)
-      iidx[d] =
-          d == axis ? affine(e, oidx[d], 1, (int64_t)k * rt->dims[d]) : oidx[d];
+    if (cpu_type_is_dynamic(rt)) {
+      int od[EDDY_RT_MAX_RANK];
+      EDDY_RETURN_IF_ERROR(cpu_dims(e, &op->results[k], false, od));
+      cpu_loops_open_v(e, rt->rank, od, oidx);
+      int base = op2(e, "arith.muli", od[axis], cpu_index_const(e, (int64_t)k),
+                     "index");
+      for (int32_t d = 0; d < rt->rank; d++)
+        iidx[d] = d == axis ? op2(e, "arith.addi", oidx[d], base, "index")
+                            : oidx[d];
+    } else {
+      cpu_loops_open(e, rt->rank, rt->dims, oidx);
+      for (int32_t d = 0; d < rt->rank; d++)
+        iidx[d] = d == axis ? affine(e, oidx[d], 1, (int64_t)k * rt->dims[d])
+                            : oidx[d];
+    }
     EDDY_RETURN_IF_ERROR(cpu_expr(e, in, iidx, &x));
     cpu_store(e, cpu_val_get(e, &op->results[k])->buf, rt, oidx, x);
     cpu_loops_close(e, rt->rank);
@@ -890,7 +930,16 @@ static eddy_status_t kernel_gather(cpu_emit_t *e, eddy_op_t *op) {
     axis += pt->rank;
   int site = cpu_error_site(e, op);
   int oidx[EDDY_RT_MAX_RANK], pidx[EDDY_RT_MAX_RANK], iidx[EDDY_RT_MAX_RANK];
-  cpu_loops_open(e, rt->rank, rt->dims, oidx);
+  int size;
+  if (pt->dims[axis] < 0) {
+    int pd[EDDY_RT_MAX_RANK];
+    EDDY_RETURN_IF_ERROR(cpu_dims(e, params, false, pd));
+    size = cpu_fresh(e);
+    cpu_p(e, "%%t%d = arith.index_cast %%t%d : index to i64\n", size, pd[axis]);
+  } else {
+    size = iconst(e, "i64", pt->dims[axis]);
+  }
+  EDDY_RETURN_IF_ERROR(loops_over(e, &op->results[0], oidx));
   for (int32_t j = 0; j < it->rank; j++)
     iidx[j] = oidx[axis + j];
   int iv;
@@ -901,7 +950,6 @@ static eddy_status_t kernel_gather(cpu_emit_t *e, eddy_op_t *op) {
     cpu_p(e, "%%t%d = arith.extsi %%t%d : %s to i64\n", t, iv, ity);
     iv = t;
   }
-  int size = iconst(e, "i64", pt->dims[axis]);
   int neg = cmp(e, "arith.cmpi", "slt", iv, iconst(e, "i64", 0), "i64");
   int big = cmp(e, "arith.cmpi", "sge", iv, size, "i64");
   int bad = op2(e, "arith.ori", neg, big, "i1");
@@ -939,7 +987,11 @@ eddy_status_t cpu_kernel(cpu_emit_t *e, eddy_op_t *op) {
   if (strncmp(n, "core.reduce_", 12) == 0)
     return kernel_reduce(e, op);
   if (eddy_ir_op_is(op, "core.matmul"))
-    return kernel_matmul_rows(e, op);
+    return cpu_type_is_dynamic(op->results[0].type) ||
+                   cpu_type_is_dynamic(eddy_ir_op_operand(op, 0)->type) ||
+                   cpu_type_is_dynamic(eddy_ir_op_operand(op, 1)->type)
+               ? cpu_matmul_dyn(e, op)
+               : cpu_matmul(e, op);
   if (eddy_ir_op_is(op, "core.reshape"))
     return kernel_reshape(e, op);
   if (eddy_ir_op_is(op, "core.transpose"))

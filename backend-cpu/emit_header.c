@@ -3,8 +3,12 @@
 
 static void spec(eddy_buf_t *out, const eddy_type_t *t) {
   eddy_buf_printf(out, "%s[", eddy_dtype_name(t->dtype));
-  for (int32_t i = 0; i < t->rank; i++)
-    eddy_buf_printf(out, "%s%lld", i ? "," : "", (long long)t->dims[i]);
+  for (int32_t i = 0; i < t->rank; i++) {
+    if (t->dims[i] < 0)
+      eddy_buf_printf(out, "%s?", i ? "," : "");
+    else
+      eddy_buf_printf(out, "%s%lld", i ? "," : "", (long long)t->dims[i]);
+  }
   eddy_buf_puts(out, "]");
 }
 
@@ -37,11 +41,18 @@ eddy_status_t eddy_cpu_emit_header(const eddy_module_t *m, const char *entry,
                   "/// results[%u] (allocated through rt, owned by the "
                   "caller: eddy_rt_tensor_release):\n",
                   ft->num_outputs);
+  bool dyn = false;
   for (uint32_t i = 0; i < ft->num_outputs; i++) {
     eddy_buf_printf(out, "///   %u: ", i);
     spec(out, ft->outputs[i]);
     eddy_buf_puts(out, "\n");
+    dyn = dyn || cpu_type_is_dynamic(ft->outputs[i]);
   }
+  for (uint32_t i = 0; i < ft->num_inputs; i++)
+    dyn = dyn || cpu_type_is_dynamic(ft->inputs[i]);
+  if (dyn)
+    eddy_buf_puts(out, "/// A '?' dim is any size >= 0, known at run time: a "
+                       "result's dims are\n/// those of its tensor.\n");
   eddy_buf_printf(
       out,
       "///\n/// Returns 0 (EDDY_RT_OK) or an eddy_rt_code_t with a message in "

@@ -18,6 +18,12 @@ typedef struct cpu_val {
   int buf;                  ///< %tN of its memref, or -1 when not materialized
   bool fused;               ///< computed inline at its single use
   const eddy_attr_t *splat; ///< a splat core.constant: inline arith.constant
+  /// Values of a type with dynamic dims have no fixed buffer: their data
+  /// pointer and dims live in stack slots (promoted to registers by LLVM),
+  /// and views are made from them where the value is read or written.
+  int dslot; ///< memref<Rxindex> of the run-time dims, or -1
+  int pslot; ///< memref<i64> of the data pointer, or -1
+  int cslot; ///< memref<i64> of the bytes allocated (owned buffers), or -1
 } cpu_val_t;
 
 /// A scratch block from the runtime; blocks of dead top-level values are
@@ -63,6 +69,12 @@ typedef struct cpu_emit {
   int eflag, eidx, esize;
   int num_sites;
   int *site_globals; ///< global number of each site's "LOC: 'op' op" text
+  bool *site_dims;   ///< per site: a shape check (else an index check)
+  /// The function has values with dynamic dims: every op runs only while
+  /// no run-time error has been recorded (shape checks come first).
+  bool dyn;
+  cpu_val_t **dyn_owned; ///< storage of dynamically shaped values, freed
+  int num_dyn_owned;     ///< at every exit
 } cpu_emit_t;
 
 /// ctl.call is inlined up to this depth.
@@ -98,6 +110,53 @@ eddy_status_t cpu_copy_value(cpu_emit_t *e, eddy_value_t *v, int dst_buf,
                              const eddy_type_t *dt);
 /// %tN = pointer to a constant i64 array of t's dims (null for a scalar).
 int cpu_dims_ptr(cpu_emit_t *e, const eddy_type_t *t);
+
+/// ---- dynamic shapes (emit_shape.c) ----
+/// A ranked tensor type with at least one dynamic dim.
+bool cpu_type_is_dynamic(const eddy_type_t *t);
+/// Gives cv the slots of a dynamically shaped value (in the prologue; an
+/// owned buffer is freed at every exit).
+void cpu_dyn_init(cpu_emit_t *e, cpu_val_t *cv, const eddy_type_t *t,
+                  bool owned);
+/// Frees every owned dynamically shaped buffer (emitted at each exit).
+void cpu_dyn_cleanup(cpu_emit_t *e);
+/// A memref view of a dynamically shaped value (valid where it is made).
+int cpu_dyn_view(cpu_emit_t *e, const cpu_val_t *cv, const eddy_type_t *t);
+/// The run-time dims of v as index values (constants where static). With
+/// check, the shape rules of fused producers are checked (run-time errors).
+eddy_status_t cpu_dims(cpu_emit_t *e, eddy_value_t *v, bool check, int *out);
+/// The run-time dims of result r of op, computed from its operands' dims;
+/// with check, incompatible operands record a run-time error.
+eddy_status_t cpu_result_dims(cpu_emit_t *e, eddy_op_t *op, uint32_t r,
+                              bool check, int *out);
+/// Stores dims into cv's slot and grows its owned buffer to fit (a failed
+/// allocation records the runtime's error).
+void cpu_dyn_reserve(cpu_emit_t *e, const cpu_val_t *cv, const eddy_type_t *t,
+                     const int *dims);
+/// scf.if (no run-time error so far) { ... cpu_gate_close.
+void cpu_gate_open(cpu_emit_t *e);
+void cpu_gate_close(cpu_emit_t *e);
+/// cpu_loops_open with index values as bounds.
+void cpu_loops_open_v(cpu_emit_t *e, int32_t rank, const int *dims, int *idx);
+/// A memref over the contiguous data at !llvm.ptr %t<ptr> with run-time
+/// dims (index values).
+int cpu_memref_from_ptr_v(cpu_emit_t *e, int ptr, const eddy_type_t *t,
+                          const int *dims);
+/// Registers a shape check of op: the message is "LOC: 'op' op: WHAT (A
+/// and B)"; returns its site for cpu_fail_dims.
+int cpu_dims_site(cpu_emit_t *e, const eddy_op_t *op, const char *what);
+/// When i1 %t<cond> holds, records site with the index values a and b.
+void cpu_fail_dims(cpu_emit_t *e, int cond, int site, int a, int b);
+/// v copied into the dynamically shaped storage dst (dims, then data).
+eddy_status_t cpu_dyn_assign(cpu_emit_t *e, eddy_value_t *v,
+                             const cpu_val_t *dst, const eddy_type_t *t);
+
+/// core.matmul with dynamic dims: one f64 (float) or wrapping (int)
+/// accumulation per result element over k = 0..K-1, as the contract says.
+eddy_status_t cpu_matmul_dyn(cpu_emit_t *e, eddy_op_t *op);
+/// Storage src copied into storage dst (both of dynamic type t).
+eddy_status_t cpu_dyn_copy(cpu_emit_t *e, const cpu_val_t *src,
+                           const cpu_val_t *dst, const eddy_type_t *t);
 
 /// ---- TensorLists (emit_list.c) ----
 /// A list type whose elements are static tensors; otherwise UNSUPPORTED.
@@ -170,5 +229,15 @@ eddy_status_t cpu_pointwise(cpu_emit_t *e, eddy_op_t *op, const int *idx,
 /// Emits a non-pointwise core op (reductions, matmul, reshape, transpose,
 /// constants) writing its result buffer(s).
 eddy_status_t cpu_kernel(cpu_emit_t *e, eddy_op_t *op);
+
+/// ---- matmul (emit_matmul.c) ----
+/// f32 matmuls with M*N*K at least this call the runtime's sgemm by default
+/// (eddy_cpu_opts_t.matmul_call_min; bench/README.md has the measurements).
+#define CPU_MATMUL_CALL_MIN INT64_C(4096)
+/// The threshold in effect for opts (NULL: the default).
+int64_t cpu_matmul_call_min(const eddy_cpu_opts_t *opts);
+/// Emits core.matmul into its result buffer: an inline loop nest, or for
+/// large f32 ones calls of eddy_rt_entry_sgemm.
+eddy_status_t cpu_matmul(cpu_emit_t *e, eddy_op_t *op);
 
 #endif

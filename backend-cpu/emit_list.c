@@ -5,7 +5,9 @@
 /// block, is moved (its slot cleared), so the runtime can grow the list in
 /// place (a push in a loop is O(1), not a copy of the item table); other
 /// operands are retained first. Failures (popping an empty list) go to the
-/// entry's error channel.
+/// entry's error channel. The items of a list of lists are lists: they live
+/// in slots too and pass to the eddy_rt_entry_list_*_list helpers
+/// (runtime/entry_nested.c) by reference.
 #include "backend-cpu/emit_internal.h"
 
 #include <string.h>
@@ -17,9 +19,15 @@ static const eddy_type_t *i64_scalar(cpu_emit_t *e) {
 eddy_status_t cpu_check_list_type(const eddy_op_t *op, const eddy_type_t *t) {
   if (t->kind != EDDY_TYPE_LIST)
     return cpu_check_type(op, t);
-  if (!eddy_ir_type_is_static(t->elem))
-    return cpu_unsupported(op, "has a TensorList of dynamically shaped items: "
-                               "the CPU backend needs static item shapes");
+  // A list of lists: its items are list slots; the innermost tensors must be
+  // static.
+  int depth = 0;
+  while (t->elem->kind == EDDY_TYPE_LIST) {
+    t = t->elem;
+    if (++depth >= EDDY_RT_MAX_LIST_DEPTH)
+      return cpu_unsupported(op, "nests TensorLists deeper than %d",
+                             EDDY_RT_MAX_LIST_DEPTH);
+  }
   return cpu_check_type(op, t->elem);
 }
 
@@ -118,6 +126,21 @@ static int buf_ptr(cpu_emit_t *e, int buf, const eddy_type_t *t) {
   return p;
 }
 
+static bool is_list_type(const eddy_type_t *t) {
+  return t->kind == EDDY_TYPE_LIST;
+}
+
+/// The innermost tensor type of list item type t and how many list levels
+/// lie above it (0 when t is a tensor).
+static const eddy_type_t *innermost(const eddy_type_t *t, int *depth) {
+  *depth = 0;
+  while (is_list_type(t)) {
+    t = t->elem;
+    ++*depth;
+  }
+  return t;
+}
+
 /// The constants describing an item type: dtype, rank, dims pointer.
 static void item_args(cpu_emit_t *e, const eddy_type_t *t, int *dt, int *rk,
                       int *dp) {
@@ -128,6 +151,63 @@ static void item_args(cpu_emit_t *e, const eddy_type_t *t, int *dt, int *rk,
   cpu_p(e, "%%t%d = arith.constant %d : i32\n", *rk, t->rank);
 }
 
+/// A fresh i64 array of rank entries on the stack; returns its !llvm.ptr
+/// and (in *slot) its memref.
+static int dims_array(cpu_emit_t *e, int32_t rank, int *slot) {
+  int64_t r = rank ? rank : 1;
+  const eddy_type_t *t = eddy_ir_tensor_type_get(e->ctx, EDDY_DT_I64, 1, &r);
+  *slot = cpu_alloc_buf(e, t);
+  return buf_ptr(e, *slot, t);
+}
+
+/// item_args for the tensor operand x: its run-time dims when its type has
+/// dynamic dims.
+static eddy_status_t item_args_of(cpu_emit_t *e, eddy_value_t *x, int *dt,
+                                  int *rk, int *dp) {
+  const eddy_type_t *t = x->type;
+  item_args(e, t, dt, rk, dp);
+  if (!cpu_type_is_dynamic(t))
+    return NULL;
+  int slot, d[EDDY_RT_MAX_RANK];
+  int64_t r = t->rank;
+  const eddy_type_t *at = eddy_ir_tensor_type_get(e->ctx, EDDY_DT_I64, 1, &r);
+  *dp = dims_array(e, t->rank, &slot);
+  EDDY_RETURN_IF_ERROR(cpu_dims(e, x, false, d));
+  for (int32_t i = 0; i < t->rank; i++) {
+    int k = cpu_index_const(e, i), v = cpu_fresh(e);
+    cpu_p(e, "%%t%d = arith.index_cast %%t%d : index to i64\n", v, d[i]);
+    cpu_store(e, slot, at, &k, v);
+  }
+  return NULL;
+}
+
+/// The dims of what a tl op reads from the list at %t<lp> (what 0: item
+/// %t<idx>, what 1: the stack) into a fresh array; returns its pointer and
+/// gives res (a dynamically shaped value) a buffer of those dims.
+static int read_dims(cpu_emit_t *e, const cpu_val_t *res, const eddy_type_t *t,
+                     int lp, int what, int idx) {
+  int slot;
+  int dp = dims_array(e, t->rank, &slot);
+  int w = cpu_fresh(e), rk = cpu_fresh(e);
+  cpu_p(e, "%%t%d = arith.constant %d : i32\n", w, what);
+  cpu_p(e, "%%t%d = arith.constant %d : i32\n", rk, t->rank);
+  cpu_p(e,
+        "func.call @eddy_rt_entry_list_dims(%%rt, %%t%d, %%t%d, %%t%d, "
+        "%%t%d, %%t%d, %%t%d, %%err, %%errlen) : (!llvm.ptr, !llvm.ptr, i32, "
+        "i64, i32, !llvm.ptr, !llvm.ptr, !llvm.ptr, i64) -> ()\n",
+        lp, w, idx, rk, dp, e->eflag_ptr);
+  int64_t r = t->rank;
+  const eddy_type_t *at = eddy_ir_tensor_type_get(e->ctx, EDDY_DT_I64, 1, &r);
+  int d[EDDY_RT_MAX_RANK];
+  for (int32_t i = 0; i < t->rank; i++) {
+    int k = cpu_index_const(e, i), v = cpu_load(e, slot, at, &k);
+    d[i] = cpu_fresh(e);
+    cpu_p(e, "%%t%d = arith.index_cast %%t%d : i64 to index\n", d[i], v);
+  }
+  cpu_dyn_reserve(e, res, t, d);
+  return dp;
+}
+
 static int bool_const(cpu_emit_t *e, bool b) {
   int t = cpu_fresh(e);
   cpu_p(e, "%%t%d = arith.constant %d : i32\n", t, b ? 1 : 0);
@@ -135,7 +215,8 @@ static int bool_const(cpu_emit_t *e, bool b) {
 }
 
 static eddy_status_t list_empty(cpu_emit_t *e, eddy_op_t *op) {
-  const eddy_type_t *elem = op->results[0].type->elem;
+  int depth;
+  const eddy_type_t *elem = innermost(op->results[0].type->elem, &depth);
   int rs = cpu_list_slot(e);
   cpu_val_new(e, &op->results[0])->buf = rs;
   int dt, rk, dp;
@@ -143,6 +224,18 @@ static eddy_status_t list_empty(cpu_emit_t *e, eddy_op_t *op) {
   int mx = cpu_fresh(e), p = cpu_fresh(e);
   cpu_p(e, "%%t%d = arith.constant %lld : i64\n", mx,
         (long long)eddy_ir_op_attr_int(op, "max_elements", -1));
+  if (depth > 0) {
+    int dv = cpu_fresh(e);
+    cpu_p(e, "%%t%d = arith.constant %d : i32\n", dv, depth);
+    cpu_p(e,
+          "%%t%d = func.call @eddy_rt_entry_list_empty_nested(%%rt, %%t%d, "
+          "%%t%d, %%t%d, %%t%d, %%t%d, %%t%d, %%err, %%errlen) : (!llvm.ptr, "
+          "i32, i32, i32, !llvm.ptr, i64, !llvm.ptr, !llvm.ptr, i64) -> "
+          "!llvm.ptr\n",
+          p, dv, dt, rk, dp, mx, e->eflag_ptr);
+    slot_set(e, rs, p);
+    return NULL;
+  }
   cpu_p(e,
         "%%t%d = func.call @eddy_rt_entry_list_empty(%%rt, %%t%d, %%t%d, "
         "%%t%d, %%t%d, %%t%d, %%err, %%errlen) : (!llvm.ptr, i32, i32, "
@@ -157,7 +250,14 @@ static eddy_status_t list_empty(cpu_emit_t *e, eddy_op_t *op) {
 static eddy_status_t operand_ptr(cpu_emit_t *e, const eddy_op_t *op,
                                  eddy_value_t *x, int *out) {
   EDDY_RETURN_IF_ERROR(cpu_check_type(op, x->type));
-  int xbuf = cpu_val_get(e, x)->buf;
+  const cpu_val_t *xv = cpu_val_get(e, x);
+  if (xv->buf < 0 && xv->pslot >= 0) { // dynamically shaped
+    int v = cpu_load(e, xv->pslot, i64_scalar(e), NULL);
+    *out = cpu_fresh(e);
+    cpu_p(e, "%%t%d = llvm.inttoptr %%t%d : i64 to !llvm.ptr\n", *out, v);
+    return NULL;
+  }
+  int xbuf = xv->buf;
   if (xbuf < 0) {
     xbuf = cpu_alloc_buf(e, x->type);
     EDDY_RETURN_IF_ERROR(cpu_copy_value(e, x, xbuf, x->type));
@@ -181,7 +281,8 @@ static eddy_status_t index_i64(cpu_emit_t *e, eddy_value_t *v, int *out) {
 }
 
 static eddy_status_t list_reserve(cpu_emit_t *e, eddy_op_t *op) {
-  const eddy_type_t *elem = op->results[0].type->elem;
+  int depth;
+  const eddy_type_t *elem = innermost(op->results[0].type->elem, &depth);
   int n;
   EDDY_RETURN_IF_ERROR(index_i64(e, eddy_ir_op_operand(op, 0), &n));
   int rs = cpu_list_slot(e);
@@ -189,6 +290,18 @@ static eddy_status_t list_reserve(cpu_emit_t *e, eddy_op_t *op) {
   int dt, rk, dp;
   item_args(e, elem, &dt, &rk, &dp);
   int p = cpu_fresh(e);
+  if (depth > 0) {
+    int dv = cpu_fresh(e);
+    cpu_p(e, "%%t%d = arith.constant %d : i32\n", dv, depth);
+    cpu_p(e,
+          "%%t%d = func.call @eddy_rt_entry_list_reserve_nested(%%rt, %%t%d, "
+          "%%t%d, %%t%d, %%t%d, %%t%d, %%t%d, %%err, %%errlen) : (!llvm.ptr, "
+          "i32, i32, i32, !llvm.ptr, i64, !llvm.ptr, !llvm.ptr, i64) -> "
+          "!llvm.ptr\n",
+          p, dv, dt, rk, dp, n, e->eflag_ptr);
+    slot_set(e, rs, p);
+    return NULL;
+  }
   cpu_p(e,
         "%%t%d = func.call @eddy_rt_entry_list_reserve(%%rt, %%t%d, %%t%d, "
         "%%t%d, %%t%d, %%t%d, %%err, %%errlen) : (!llvm.ptr, i32, i32, "
@@ -205,7 +318,7 @@ static eddy_status_t list_from_tensor(cpu_emit_t *e, eddy_op_t *op) {
   int rs = cpu_list_slot(e);
   cpu_val_new(e, &op->results[0])->buf = rs;
   int dt, rk, dp;
-  item_args(e, x->type, &dt, &rk, &dp);
+  EDDY_RETURN_IF_ERROR(item_args_of(e, x, &dt, &rk, &dp));
   int p = cpu_fresh(e);
   cpu_p(e,
         "%%t%d = func.call @eddy_rt_entry_list_from_tensor(%%rt, %%t%d, "
@@ -217,6 +330,78 @@ static eddy_status_t list_from_tensor(cpu_emit_t *e, eddy_op_t *op) {
   return NULL;
 }
 
+/// get_item of a list of lists: the item is a new reference in a new slot.
+static eddy_status_t list_get_list(cpu_emit_t *e, eddy_op_t *op) {
+  int idx;
+  EDDY_RETURN_IF_ERROR(index_i64(e, eddy_ir_op_operand(op, 1), &idx));
+  int rs = cpu_list_slot(e);
+  int lp = slot_load(e, cpu_val_get(e, eddy_ir_op_operand(op, 0))->buf);
+  int p = cpu_fresh(e);
+  cpu_p(e,
+        "%%t%d = func.call @eddy_rt_entry_list_get_list(%%rt, %%t%d, %%t%d, "
+        "%%t%d, %%err, %%errlen) : (!llvm.ptr, !llvm.ptr, i64, !llvm.ptr, "
+        "!llvm.ptr, i64) -> !llvm.ptr\n",
+        p, lp, idx, e->eflag_ptr);
+  slot_set(e, rs, p);
+  cpu_val_new(e, &op->results[0])->buf = rs;
+  return NULL;
+}
+
+/// set_item and push_back of a list item (borrowed from its slot: the outer
+/// list takes its own reference).
+static eddy_status_t list_put_list(cpu_emit_t *e, eddy_op_t *op, bool set) {
+  eddy_value_t *l = eddy_ir_op_operand(op, 0);
+  eddy_value_t *x = eddy_ir_op_operand(op, set ? 2 : 1);
+  int idx = -1;
+  if (set)
+    EDDY_RETURN_IF_ERROR(index_i64(e, eddy_ir_op_operand(op, 1), &idx));
+  int xp = slot_load(e, cpu_val_get(e, x)->buf);
+  int rs = cpu_list_slot(e);
+  bool moved;
+  int lp = take(e, l, op, &moved);
+  int mv = bool_const(e, moved);
+  int p = cpu_fresh(e);
+  if (set)
+    cpu_p(e,
+          "%%t%d = func.call @eddy_rt_entry_list_set_list(%%rt, %%t%d, %%t%d, "
+          "%%t%d, %%t%d, %%t%d, %%err, %%errlen) : (!llvm.ptr, !llvm.ptr, "
+          "i32, i64, !llvm.ptr, !llvm.ptr, !llvm.ptr, i64) -> !llvm.ptr\n",
+          p, lp, mv, idx, xp, e->eflag_ptr);
+  else
+    cpu_p(e,
+          "%%t%d = func.call @eddy_rt_entry_list_push_list(%%rt, %%t%d, "
+          "%%t%d, %%t%d, %%t%d, %%err, %%errlen) : (!llvm.ptr, !llvm.ptr, "
+          "i32, !llvm.ptr, !llvm.ptr, !llvm.ptr, i64) -> !llvm.ptr\n",
+          p, lp, mv, xp, e->eflag_ptr);
+  slot_set(e, rs, p);
+  cpu_val_new(e, &op->results[0])->buf = rs;
+  return NULL;
+}
+
+/// pop_back of a list of lists: the popped item goes straight into its slot
+/// (released first: in a loop it holds the last iteration's item).
+static eddy_status_t list_pop_list(cpu_emit_t *e, eddy_op_t *op) {
+  eddy_value_t *l = eddy_ir_op_operand(op, 0);
+  int is = cpu_list_slot(e);
+  call_void(e, "eddy_rt_entry_list_release", slot_load(e, is));
+  slot_clear(e, is);
+  int ip = buf_ptr(e, is, i64_scalar(e));
+  int rs = cpu_list_slot(e);
+  bool moved;
+  int lp = take(e, l, op, &moved);
+  int mv = bool_const(e, moved);
+  int p = cpu_fresh(e);
+  cpu_p(e,
+        "%%t%d = func.call @eddy_rt_entry_list_pop_list(%%rt, %%t%d, %%t%d, "
+        "%%t%d, %%t%d, %%err, %%errlen) : (!llvm.ptr, !llvm.ptr, i32, "
+        "!llvm.ptr, !llvm.ptr, !llvm.ptr, i64) -> !llvm.ptr\n",
+        p, lp, mv, ip, e->eflag_ptr);
+  slot_set(e, rs, p);
+  cpu_val_new(e, &op->results[0])->buf = rs;
+  cpu_val_new(e, &op->results[1])->buf = is;
+  return NULL;
+}
+
 /// get_item and stack: a tensor copied out of a list that is only read.
 static eddy_status_t list_read(cpu_emit_t *e, eddy_op_t *op, bool stack) {
   const eddy_type_t *xt = op->results[0].type;
@@ -224,12 +409,26 @@ static eddy_status_t list_read(cpu_emit_t *e, eddy_op_t *op, bool stack) {
   int idx = -1;
   if (!stack)
     EDDY_RETURN_IF_ERROR(index_i64(e, eddy_ir_op_operand(op, 1), &idx));
-  int xbuf = cpu_result_buf(e, &op->results[0]);
-  cpu_val_new(e, &op->results[0])->buf = xbuf;
-  int data = buf_ptr(e, xbuf, xt);
   int lp = slot_load(e, cpu_val_get(e, eddy_ir_op_operand(op, 0))->buf);
-  int dt, rk, dp;
+  int dt, rk, dp, data;
   item_args(e, xt, &dt, &rk, &dp);
+  if (cpu_type_is_dynamic(xt)) {
+    // Dims from the list at run time, then a buffer of that size.
+    cpu_val_t *rv = cpu_val_new(e, &op->results[0]);
+    cpu_dyn_init(e, rv, xt, true);
+    if (stack) {
+      idx = cpu_fresh(e);
+      cpu_p(e, "%%t%d = arith.constant 0 : i64\n", idx);
+    }
+    dp = read_dims(e, rv, xt, lp, stack ? 1 : 0, idx);
+    int v = cpu_load(e, rv->pslot, i64_scalar(e), NULL);
+    data = cpu_fresh(e);
+    cpu_p(e, "%%t%d = llvm.inttoptr %%t%d : i64 to !llvm.ptr\n", data, v);
+  } else {
+    int xbuf = cpu_result_buf(e, &op->results[0]);
+    cpu_val_new(e, &op->results[0])->buf = xbuf;
+    data = buf_ptr(e, xbuf, xt);
+  }
   if (stack)
     cpu_p(e,
           "func.call @eddy_rt_entry_list_stack(%%rt, %%t%d, %%t%d, %%t%d, "
@@ -256,7 +455,7 @@ static eddy_status_t list_set(cpu_emit_t *e, eddy_op_t *op) {
   int lp = take(e, l, op, &moved);
   int mv = bool_const(e, moved);
   int dt, rk, dp;
-  item_args(e, x->type, &dt, &rk, &dp);
+  EDDY_RETURN_IF_ERROR(item_args_of(e, x, &dt, &rk, &dp));
   int p = cpu_fresh(e);
   cpu_p(e,
         "%%t%d = func.call @eddy_rt_entry_list_set(%%rt, %%t%d, %%t%d, "
@@ -271,7 +470,6 @@ static eddy_status_t list_set(cpu_emit_t *e, eddy_op_t *op) {
 
 static eddy_status_t list_push(cpu_emit_t *e, eddy_op_t *op) {
   eddy_value_t *l = eddy_ir_op_operand(op, 0), *x = eddy_ir_op_operand(op, 1);
-  const eddy_type_t *xt = x->type;
   int data;
   EDDY_RETURN_IF_ERROR(operand_ptr(e, op, x, &data));
   int rs = cpu_list_slot(e);
@@ -279,7 +477,7 @@ static eddy_status_t list_push(cpu_emit_t *e, eddy_op_t *op) {
   int lp = take(e, l, op, &moved);
   int mv = bool_const(e, moved);
   int dt, rk, dp;
-  item_args(e, xt, &dt, &rk, &dp);
+  EDDY_RETURN_IF_ERROR(item_args_of(e, x, &dt, &rk, &dp));
   int p = cpu_fresh(e);
   cpu_p(e,
         "%%t%d = func.call @eddy_rt_entry_list_push(%%rt, %%t%d, %%t%d, "
@@ -296,15 +494,27 @@ static eddy_status_t list_pop(cpu_emit_t *e, eddy_op_t *op) {
   eddy_value_t *l = eddy_ir_op_operand(op, 0);
   const eddy_type_t *xt = op->results[1].type;
   EDDY_RETURN_IF_ERROR(cpu_check_type(op, xt));
-  int xbuf = cpu_result_buf(e, &op->results[1]);
-  cpu_val_new(e, &op->results[1])->buf = xbuf;
-  int data = buf_ptr(e, xbuf, xt);
+  int dt, rk, dp, data;
+  item_args(e, xt, &dt, &rk, &dp);
+  if (cpu_type_is_dynamic(xt)) {
+    // The last item's dims, read before the list is given away.
+    cpu_val_t *rv = cpu_val_new(e, &op->results[1]);
+    cpu_dyn_init(e, rv, xt, true);
+    int lp0 = slot_load(e, cpu_val_get(e, l)->buf), last = cpu_fresh(e);
+    cpu_p(e, "%%t%d = arith.constant -1 : i64\n", last);
+    dp = read_dims(e, rv, xt, lp0, 0, last);
+    int v = cpu_load(e, rv->pslot, i64_scalar(e), NULL);
+    data = cpu_fresh(e);
+    cpu_p(e, "%%t%d = llvm.inttoptr %%t%d : i64 to !llvm.ptr\n", data, v);
+  } else {
+    int xbuf = cpu_result_buf(e, &op->results[1]);
+    cpu_val_new(e, &op->results[1])->buf = xbuf;
+    data = buf_ptr(e, xbuf, xt);
+  }
   int rs = cpu_list_slot(e);
   bool moved;
   int lp = take(e, l, op, &moved);
   int mv = bool_const(e, moved);
-  int dt, rk, dp;
-  item_args(e, xt, &dt, &rk, &dp);
   int p = cpu_fresh(e);
   cpu_p(e,
         "%%t%d = func.call @eddy_rt_entry_list_pop(%%rt, %%t%d, %%t%d, "
@@ -340,6 +550,16 @@ eddy_status_t cpu_list_op(cpu_emit_t *e, eddy_op_t *op) {
   if (e->eflag < 0)
     return eddy_status_create(EDDY_ERR_INTERNAL,
                               "cpu backend: list op without error channel");
+  if (eddy_ir_op_is(op, "tl.push_back") &&
+      is_list_type(eddy_ir_op_operand(op, 1)->type))
+    return list_put_list(e, op, false);
+  if (eddy_ir_op_is(op, "tl.set_item") &&
+      is_list_type(eddy_ir_op_operand(op, 2)->type))
+    return list_put_list(e, op, true);
+  if (eddy_ir_op_is(op, "tl.pop_back") && is_list_type(op->results[1].type))
+    return list_pop_list(e, op);
+  if (eddy_ir_op_is(op, "tl.get_item") && is_list_type(op->results[0].type))
+    return list_get_list(e, op);
   if (eddy_ir_op_is(op, "tl.empty"))
     return list_empty(e, op);
   if (eddy_ir_op_is(op, "tl.push_back"))

@@ -31,8 +31,10 @@ foreach(kind static shared)
   target_link_options(eddyrt_${kind} INTERFACE ${EDDY_RT_SANITIZE_LINK})
 endforeach()
 set_target_properties(eddyrt_static PROPERTIES EXPORT_NAME eddyrt)
-target_link_libraries(eddyrt_static INTERFACE m Threads::Threads)
-target_link_libraries(eddyrt_shared PRIVATE m Threads::Threads)
+# EDDY_RT_BLAS_LIBS (runtime/CMakeLists.txt): OpenBLAS, when eddy was built
+# with it (large f32 matmuls call it).
+target_link_libraries(eddyrt_static INTERFACE m Threads::Threads ${EDDY_RT_BLAS_LIBS})
+target_link_libraries(eddyrt_shared PRIVATE m Threads::Threads ${EDDY_RT_BLAS_LIBS})
 target_link_options(eddyrt_shared PRIVATE ${EDDY_RT_SANITIZE_LINK} -Wl,--no-undefined
   -Wl,--version-script=${PROJECT_SOURCE_DIR}/cmake/eddyrt.map)
 # The soname follows the runtime's ABI version (runtime/eddyrt.h).
@@ -84,6 +86,10 @@ foreach(part ${pc_parts})
   string(APPEND EDDY_RT_PC_PREFIX "/..")
 endforeach()
 string(REPLACE ";" " " EDDY_RT_PC_SANITIZE "${EDDY_RT_SANITIZE_LINK}")
+set(EDDY_RT_PC_BLAS)
+if(EDDY_RT_BLAS_LIBS)
+  set(EDDY_RT_PC_BLAS -lopenblas)
+endif()
 configure_file(${PROJECT_SOURCE_DIR}/cmake/eddyrt.pc.in
   ${PROJECT_BINARY_DIR}/cmake/eddyrt.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/cmake/eddyrt.pc

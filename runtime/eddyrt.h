@@ -346,6 +346,11 @@ void eddy_rt_entry_free(eddy_rt_ctx_t *rt, void *ptr, int64_t bytes);
 /// EDDY_RT_ERR_INVALID_ARGUMENT. what is "LOC: 'core.gather' op".
 int32_t eddy_rt_entry_index_error(char *err, size_t errlen, const char *what,
                                   int64_t index, int64_t size);
+/// Writes "WHAT (A and B)" to err; returns EDDY_RT_ERR_INVALID_ARGUMENT.
+/// what is "LOC: 'core.add' op: dimension 0 cannot broadcast": a run-time
+/// shape check of compiled code that failed on the sizes a and b.
+int32_t eddy_rt_entry_dims_error(char *err, size_t errlen, const char *what,
+                                 int64_t a, int64_t b);
 /// Releases results[0..num_results) (after a failure).
 void eddy_rt_entry_release_results(eddy_rt_tensor_t *results,
                                    int64_t num_results);
@@ -387,6 +392,16 @@ void *eddy_rt_entry_list_set(eddy_rt_ctx_t *rt, void *list, int32_t moved,
                              int64_t index, void *data, int32_t dtype,
                              int32_t rank, const int64_t *dims, int32_t *code,
                              char *err, size_t errlen);
+/// The dims (rank entries, written to out_dims) of what a read of list
+/// gives, for compiled code with dynamic shapes: what 0 is item `index`
+/// (tl.get_item; -1: the last item, tl.pop_back), what 1 is tl.stack
+/// ([size] + the items' dims). A failure is recorded like the other list
+/// helpers (an empty list or an item of another rank is left for the read
+/// itself to report); out_dims is then all 0.
+void eddy_rt_entry_list_dims(eddy_rt_ctx_t *rt, const void *list,
+                             int32_t what, int64_t index, int32_t rank,
+                             int64_t *out_dims, int32_t *code, char *err,
+                             size_t errlen);
 /// tl.stack into out_data, which must be exactly (dtype, rank, dims).
 void eddy_rt_entry_list_stack(eddy_rt_ctx_t *rt, const void *list,
                               void *out_data, int32_t dtype, int32_t rank,
@@ -397,6 +412,65 @@ int64_t eddy_rt_entry_list_length(const void *list);
 /// NULL is fine for both.
 void eddy_rt_entry_list_retain(void *list);
 void eddy_rt_entry_list_release(void *list);
+
+/// Lists of lists in compiled code (runtime/entry_nested.c), same
+/// conventions. depth: 1 when the items are lists of tensors, and so on;
+/// (dtype, rank, dims) describe the innermost tensors. Item lists passed in
+/// are borrowed (the list takes its own reference); item lists returned are
+/// new references (NULL after a failure).
+void *eddy_rt_entry_list_empty_nested(eddy_rt_ctx_t *rt, int32_t depth,
+                                      int32_t dtype, int32_t rank,
+                                      const int64_t *dims, int64_t max_elements,
+                                      int32_t *code, char *err, size_t errlen);
+void *eddy_rt_entry_list_reserve_nested(eddy_rt_ctx_t *rt, int32_t depth,
+                                        int32_t dtype, int32_t rank,
+                                        const int64_t *dims, int64_t n,
+                                        int32_t *code, char *err,
+                                        size_t errlen);
+void *eddy_rt_entry_list_push_list(eddy_rt_ctx_t *rt, void *list,
+                                   int32_t moved, void *item, int32_t *code,
+                                   char *err, size_t errlen);
+/// Returns the shorter list; the popped item goes to *out_item.
+void *eddy_rt_entry_list_pop_list(eddy_rt_ctx_t *rt, void *list, int32_t moved,
+                                  void **out_item, int32_t *code, char *err,
+                                  size_t errlen);
+void *eddy_rt_entry_list_get_list(eddy_rt_ctx_t *rt, const void *list,
+                                  int64_t index, int32_t *code, char *err,
+                                  size_t errlen);
+void *eddy_rt_entry_list_set_list(eddy_rt_ctx_t *rt, void *list, int32_t moved,
+                                  int64_t index, void *item, int32_t *code,
+                                  char *err, size_t errlen);
+
+/// ===========================================================================
+/// f32 matrix multiplication (runtime/gemm.c)
+/// ===========================================================================
+/// Which implementation eddy_rt_sgemm uses (and which one it used).
+typedef enum eddy_rt_gemm_impl {
+  EDDY_RT_GEMM_AUTO = 0,  ///< the CBLAS when built with one, else TILED
+  EDDY_RT_GEMM_BLAS = 1,  ///< cblas_sgemm (OpenBLAS); TILED when not built
+  EDDY_RT_GEMM_TILED = 2, ///< eddy's own blocked, vectorized kernel
+  EDDY_RT_GEMM_PLAIN = 3, ///< a plain triple loop (reference, tests)
+} eddy_rt_gemm_impl_t;
+
+/// True when this libeddyrt calls a CBLAS (OpenBLAS) for large matmuls.
+bool eddy_rt_gemm_has_blas(void);
+/// C = op(A) op(B) in f32, row-major: op(A) is m x k (A is stored k x m and
+/// read transposed when trans & 1), op(B) is k x n (stored n x k when
+/// trans & 2); lda, ldb, ldc are row strides in elements. C must not overlap
+/// A or B. Accumulation order and precision (at least f32) are unspecified:
+/// |c - exact| <= gamma_k * sum_p |a_ip| |b_pj| with gamma_k = k u / (1 - k u),
+/// u = 2^-24. Never fails: when rt's allocator refuses the packing buffers
+/// the product is computed without them. Returns the implementation used.
+/// OpenBLAS uses its own threads (OPENBLAS_NUM_THREADS, default: every
+/// core); eddy's kernel runs on the calling thread.
+int32_t eddy_rt_sgemm(eddy_rt_ctx_t *rt, int32_t impl, int32_t trans,
+                      int64_t m, int64_t n, int64_t k, const float *a,
+                      int64_t lda, const float *b, int64_t ldb, float *c,
+                      int64_t ldc);
+/// core.matmul of f32 in compiled code: eddy_rt_sgemm with EDDY_RT_GEMM_AUTO.
+void eddy_rt_entry_sgemm(eddy_rt_ctx_t *rt, int32_t trans, int64_t m,
+                         int64_t n, int64_t k, const float *a, int64_t lda,
+                         const float *b, int64_t ldb, float *c, int64_t ldc);
 
 #ifdef __cplusplus
 }

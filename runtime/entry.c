@@ -147,6 +147,12 @@ int32_t eddy_rt_entry_index_error(char *err, size_t errlen, const char *what,
                    (long long)index, (long long)size);
 }
 
+int32_t eddy_rt_entry_dims_error(char *err, size_t errlen, const char *what,
+                                 int64_t a, int64_t b) {
+  return entry_err(err, errlen, EDDY_RT_ERR_INVALID_ARGUMENT,
+                   "%s (%lld and %lld)", what, (long long)a, (long long)b);
+}
+
 /// TensorLists for compiled code. Lists are passed as opaque pointers; a
 /// NULL list means an earlier error (already recorded), so every helper just
 /// passes NULL on. `code` points at the entry's error slot: the first failure
@@ -322,6 +328,47 @@ void *eddy_rt_entry_list_set(eddy_rt_ctx_t *rt, void *list, int32_t moved,
   }
   st = eddy_rt_list_set_item(rt, list, &it, &x, &out);
   return st ? list_fail(st, code, err, errlen) : out;
+}
+
+void eddy_rt_entry_list_dims(eddy_rt_ctx_t *rt, const void *list,
+                             int32_t what, int64_t index, int32_t rank,
+                             int64_t *out_dims, int32_t *code, char *err,
+                             size_t errlen) {
+  for (int32_t i = 0; i < rank; i++)
+    out_dims[i] = 0;
+  if (!list)
+    return;
+  eddy_rt_tensor_t item = eddy_rt_tensor_empty();
+  eddy_rt_status_t st = NULL;
+  int64_t size = eddy_rt_list_size(list);
+  int32_t skip = 0;
+  if (what == 1 && size == 0) {
+    // An empty list stacks to [0] + its element shape (or fails).
+    st = eddy_rt_list_stack(rt, list, &item);
+  } else if (what == 1 || index >= 0 || size > 0) {
+    // The first item gives a stack's item dims (stack checks the others);
+    // index -1 is the last item (pop_back).
+    int64_t at = what == 1 ? 0 : index >= 0 ? index : size - 1;
+    eddy_rt_tensor_t it;
+    st = eddy_rt_tensor_wrap(EDDY_RT_I64, 0, NULL, &at, &it);
+    if (!st)
+      st = eddy_rt_list_get_item(rt, list, &it, &item);
+    if (what == 1) {
+      out_dims[0] = size;
+      skip = 1;
+    }
+  } else {
+    return; // popping an empty list: tl.pop_back reports it
+  }
+  if (st) {
+    list_fail(st, code, err, errlen);
+    return;
+  }
+  // A rank that differs is reported by the read itself (copy_out).
+  if (item.rank == rank - skip)
+    for (int32_t i = 0; i < item.rank; i++)
+      out_dims[i + skip] = item.dims[i];
+  eddy_rt_tensor_release(&item);
 }
 
 void eddy_rt_entry_list_stack(eddy_rt_ctx_t *rt, const void *list,

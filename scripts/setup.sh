@@ -7,6 +7,7 @@ packages=(
   build-essential cmake ninja-build pkg-config python3
   llvm-19-dev libmlir-19-dev mlir-19-tools llvm-19-tools
   libcmocka-dev protobuf-c-compiler libprotobuf-c-dev
+  libopenblas-dev
 )
 
 missing=()

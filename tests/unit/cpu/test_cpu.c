@@ -677,18 +677,263 @@ static void test_lists(void **state) {
   eddy_ir_module_destroy(m);
 }
 
-static void test_dynamic_shapes_unsupported(void **state) {
+/// Programs with dynamic dims: every `?` of every argument is given the same
+/// size n, for n = 0, 1, 3 and 5 (a loop below grows its value to n*n rows).
+static const program_t k_dyn_programs[] = {
+    {"dyn_chain_reduce",
+     "module {\n" F "(%arg0: tensor<?x3xf32>, %arg1: tensor<3xf32>) -> "
+     "(tensor<?x3xf32>, tensor<?xf32>, tensor<f32>, tensor<3xf32>, "
+     "tensor<?x1xf32>) {\n"
+     "%0 = \"core.mul\"(%arg0, %arg1) : (tensor<?x3xf32>, tensor<3xf32>) -> tensor<?x3xf32>\n"
+     "%1 = \"core.tanh\"(%0) : (tensor<?x3xf32>) -> tensor<?x3xf32>\n"
+     "%2 = \"core.reduce_sum\"(%1) {axes = [1]} : (tensor<?x3xf32>) -> tensor<?xf32>\n"
+     "%3 = \"core.reduce_mean\"(%arg0) {axes = [0, 1]} : (tensor<?x3xf32>) -> tensor<f32>\n"
+     "%4 = \"core.reduce_max\"(%arg0) {axes = [0]} : (tensor<?x3xf32>) -> tensor<3xf32>\n"
+     "%5 = \"core.exp\"(%arg0) : (tensor<?x3xf32>) -> tensor<?x3xf32>\n"
+     "%6 = \"core.reduce_min\"(%5) {axes = [1], keepdims = true} : (tensor<?x3xf32>) -> tensor<?x1xf32>\n"
+     "\"func.return\"(%5, %2, %3, %4, %6) : (tensor<?x3xf32>, tensor<?xf32>, "
+     "tensor<f32>, tensor<3xf32>, tensor<?x1xf32>) -> ()\n}\n}\n"},
+    {"dyn_int_broadcast",
+     "module {\n" F "(%arg0: tensor<?x1xi32>, %arg1: tensor<?xi32>) -> "
+     "(tensor<?x?xi32>, tensor<?xi32>, tensor<?x?xi1>) {\n"
+     "%0 = \"core.mul\"(%arg0, %arg1) : (tensor<?x1xi32>, tensor<?xi32>) -> tensor<?x?xi32>\n"
+     "%1 = \"core.reduce_mean\"(%0) {axes = [0]} : (tensor<?x?xi32>) -> tensor<?xi32>\n"
+     "%2 = \"core.gt\"(%0, %arg1) : (tensor<?x?xi32>, tensor<?xi32>) -> tensor<?x?xi1>\n"
+     "\"func.return\"(%0, %1, %2) : (tensor<?x?xi32>, tensor<?xi32>, tensor<?x?xi1>) -> ()\n}\n}\n"},
+    {"dyn_data_movement",
+     "module {\n" F "(%arg0: tensor<?x4xf32>) -> (tensor<4x?xf32>, "
+     "tensor<?xf32>, tensor<?x4xf32>, tensor<?x6xf32>, tensor<2xi64>, "
+     "tensor<?x2xf32>, tensor<?x2xf32>, tensor<?x2xf32>) {\n"
+     "%0 = \"core.transpose\"(%arg0) {perm = [1, 0]} : (tensor<?x4xf32>) -> tensor<4x?xf32>\n"
+     "%1 = \"core.reshape\"(%arg0) {shape = [-1]} : (tensor<?x4xf32>) -> tensor<?xf32>\n"
+     "%2 = \"core.concat\"(%arg0, %arg0) {axis = 0} : (tensor<?x4xf32>, tensor<?x4xf32>) -> tensor<?x4xf32>\n"
+     "%3 = \"core.constant\"() {value = dense<7.0> : tensor<f32>} : () -> tensor<f32>\n"
+     "%4 = \"core.pad\"(%arg0, %3) {low = [1, 0], high = [0, 2]} : (tensor<?x4xf32>, tensor<f32>) -> tensor<?x6xf32>\n"
+     "%5 = \"core.shape\"(%0) : (tensor<4x?xf32>) -> tensor<2xi64>\n"
+     "%6:2 = \"core.split\"(%arg0) {axis = 1, num_splits = 2} : (tensor<?x4xf32>) -> (tensor<?x2xf32>, tensor<?x2xf32>)\n"
+     "%7 = \"core.reshape\"(%1) {shape = [-1, 2]} : (tensor<?xf32>) -> tensor<?x2xf32>\n"
+     "\"func.return\"(%0, %1, %2, %4, %5, %6#0, %6#1, %7) : (tensor<4x?xf32>, "
+     "tensor<?xf32>, tensor<?x4xf32>, tensor<?x6xf32>, tensor<2xi64>, "
+     "tensor<?x2xf32>, tensor<?x2xf32>, tensor<?x2xf32>) -> ()\n}\n}\n"},
+    {"dyn_matmul",
+     "module {\n" F "(%arg0: tensor<?x3xf32>, %arg1: tensor<3x?xf32>, "
+     "%arg2: tensor<2x?xi32>) -> (tensor<?x?xf32>, tensor<?x?xf32>, "
+     "tensor<2x2xi32>) {\n"
+     "%0 = \"core.matmul\"(%arg0, %arg1) : (tensor<?x3xf32>, tensor<3x?xf32>) -> tensor<?x?xf32>\n"
+     "%1 = \"core.matmul\"(%arg1, %arg0) {transpose_a = true, transpose_b = true} : (tensor<3x?xf32>, tensor<?x3xf32>) -> tensor<?x?xf32>\n"
+     "%2 = \"core.matmul\"(%arg2, %arg2) {transpose_b = true} : (tensor<2x?xi32>, tensor<2x?xi32>) -> tensor<2x2xi32>\n"
+     "\"func.return\"(%0, %1, %2) : (tensor<?x?xf32>, tensor<?x?xf32>, tensor<2x2xi32>) -> ()\n}\n}\n"},
+    {"dyn_growing_loop_and_if",
+     "module {\n" F "(%arg0: tensor<?x2xf32>) -> (tensor<?x2xf32>, "
+     "tensor<?x2xf32>, tensor<i64>) {\n"
+     "%0 = \"core.constant\"() {value = dense<0.0> : tensor<0x2xf32>} : () -> tensor<0x2xf32>\n"
+     "%1 = \"core.reshape\"(%0) {shape = [-1, 2]} : (tensor<0x2xf32>) -> tensor<?x2xf32>\n"
+     "%2 = \"core.constant\"() {value = dense<0> : tensor<i64>} : () -> tensor<i64>\n"
+     "%3 = \"core.dim\"(%arg0) {index = 0} : (tensor<?x2xf32>) -> tensor<i64>\n"
+     "%4:2 = \"ctl.while\"(%2, %1) ({\n"
+     "^bb0(%arg1: tensor<i64>, %arg2: tensor<?x2xf32>):\n"
+     "%5 = \"core.lt\"(%arg1, %3) : (tensor<i64>, tensor<i64>) -> tensor<i1>\n"
+     "\"ctl.condition\"(%5) : (tensor<i1>) -> ()\n"
+     "}, {\n"
+     "^bb0(%arg3: tensor<i64>, %arg4: tensor<?x2xf32>):\n"
+     "%6 = \"core.cast\"(%arg3) {dtype = \"f32\"} : (tensor<i64>) -> tensor<f32>\n"
+     "%7 = \"core.add\"(%arg0, %6) : (tensor<?x2xf32>, tensor<f32>) -> tensor<?x2xf32>\n"
+     "%8 = \"core.concat\"(%arg4, %7) {axis = 0} : (tensor<?x2xf32>, tensor<?x2xf32>) -> tensor<?x2xf32>\n"
+     "%9 = \"core.constant\"() {value = dense<1> : tensor<i64>} : () -> tensor<i64>\n"
+     "%10 = \"core.add\"(%arg3, %9) : (tensor<i64>, tensor<i64>) -> tensor<i64>\n"
+     "\"ctl.yield\"(%10, %8) : (tensor<i64>, tensor<?x2xf32>) -> ()\n"
+     "}) : (tensor<i64>, tensor<?x2xf32>) -> (tensor<i64>, tensor<?x2xf32>)\n"
+     "%11 = \"core.constant\"() {value = dense<2> : tensor<i64>} : () -> tensor<i64>\n"
+     "%12 = \"core.gt\"(%3, %11) : (tensor<i64>, tensor<i64>) -> tensor<i1>\n"
+     "%13 = \"ctl.if\"(%12) ({\n"
+     "%14 = \"core.concat\"(%arg0, %arg0) {axis = 0} : (tensor<?x2xf32>, tensor<?x2xf32>) -> tensor<?x2xf32>\n"
+     "\"ctl.yield\"(%14) : (tensor<?x2xf32>) -> ()\n"
+     "}, {\n"
+     "%15 = \"core.neg\"(%arg0) : (tensor<?x2xf32>) -> tensor<?x2xf32>\n"
+     "\"ctl.yield\"(%15) : (tensor<?x2xf32>) -> ()\n"
+     "}) : (tensor<i1>) -> tensor<?x2xf32>\n"
+     "\"func.return\"(%4#1, %13, %4#0) : (tensor<?x2xf32>, tensor<?x2xf32>, tensor<i64>) -> ()\n}\n}\n"},
+    {"dyn_list_stack_and_pop",
+     "module {\n" F "(%arg0: tensor<?x3xf32>) -> (tensor<?x3xf32>, "
+     "tensor<?x2x3xf32>, tensor<?x3xf32>) {\n"
+     "%0 = \"tl.from_tensor\"(%arg0) : (tensor<?x3xf32>) -> !tl.list<tensor<3xf32>>\n"
+     "%1 = \"tl.stack\"(%0) : (!tl.list<tensor<3xf32>>) -> tensor<?x3xf32>\n"
+     "%2 = \"core.concat\"(%arg0, %arg0) {axis = 1} : (tensor<?x3xf32>, tensor<?x3xf32>) -> tensor<?x6xf32>\n"
+     "%3 = \"core.reshape\"(%2) {shape = [-1, 2, 3]} : (tensor<?x6xf32>) -> tensor<?x2x3xf32>\n"
+     "%4 = \"tl.empty\"() : () -> !tl.list<tensor<?x3xf32>>\n"
+     "%5 = \"tl.push_back\"(%4, %arg0) : (!tl.list<tensor<?x3xf32>>, tensor<?x3xf32>) -> !tl.list<tensor<?x3xf32>>\n"
+     "%6:2 = \"tl.pop_back\"(%5) : (!tl.list<tensor<?x3xf32>>) -> (!tl.list<tensor<?x3xf32>>, tensor<?x3xf32>)\n"
+     "\"func.return\"(%1, %3, %6#1) : (tensor<?x3xf32>, tensor<?x2x3xf32>, tensor<?x3xf32>) -> ()\n}\n}\n"},
+};
+
+/// t with every dynamic dim set to n.
+static const eddy_type_t *concrete(fixture_t *f, const eddy_type_t *t,
+                                   int64_t n) {
+  int64_t d[16];
+  for (int32_t i = 0; i < t->rank; i++)
+    d[i] = t->dims[i] < 0 ? n : t->dims[i];
+  return eddy_ir_tensor_type_get(f->ctx, t->dtype, t->rank, d);
+}
+
+static void run_dyn_program(fixture_t *f, const program_t *p, bool fuse) {
+  eddy_module_t *m = parse(f, p->text);
+  eddy_op_t *func = eddy_ir_module_lookup_func(m, "f");
+  assert_non_null(func);
+  const eddy_type_t *ft = eddy_ir_func_type(func);
+  eddy_cpu_opts_t o = eddy_cpu_opts_default();
+  o.fuse = fuse;
+  o.opt_level = 2;
+  eddy_cpu_jit_t *jit = NULL;
+  expect_ok(eddy_cpu_jit_create(m, "f", &o, &jit));
+  uint64_t seed = 7;
+  static const int64_t sizes[] = {0, 1, 3, 5};
+  for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+    eddy_rt_tensor_t args[8], got[8];
+    eddy_eval_value_t eargs[8], want[8];
+    assert_true(ft->num_inputs <= 8 && ft->num_outputs <= 8);
+    for (uint32_t i = 0; i < ft->num_inputs; i++) {
+      make_input(f, concrete(f, ft->inputs[i], sizes[s]), &seed, &args[i]);
+      eddy_rt_tensor_t copy;
+      eddy_rt_tensor_share(&args[i], &copy);
+      eargs[i] = eddy_eval_value_from_tensor(&copy);
+    }
+    expect_ok(eddy_eval_func(f->rt, func, NULL, eargs, ft->num_inputs, want,
+                             ft->num_outputs));
+    expect_ok(eddy_cpu_jit_run(jit, f->rt, args, got));
+    for (uint32_t k = 0; k < ft->num_outputs; k++) {
+      compare(p->name, k, &want[k].tensor, &got[k]);
+      eddy_eval_value_release(&want[k]);
+      eddy_rt_tensor_release(&got[k]);
+    }
+    for (uint32_t i = 0; i < ft->num_inputs; i++) {
+      eddy_eval_value_release(&eargs[i]);
+      eddy_rt_tensor_release(&args[i]);
+    }
+  }
+  eddy_cpu_jit_destroy(jit);
+  eddy_ir_module_destroy(m);
+}
+
+static void test_dynamic_programs_match_evaluator(void **state) {
+  fixture_t *f = *state;
+  for (size_t i = 0; i < sizeof k_dyn_programs / sizeof k_dyn_programs[0];
+       i++) {
+    run_dyn_program(f, &k_dyn_programs[i], true);
+    run_dyn_program(f, &k_dyn_programs[i], false);
+  }
+}
+
+static const char k_dyn_add[] =
+    "module {\n" F "(%arg0: tensor<?xf32>, %arg1: tensor<?xf32>) -> "
+    "tensor<?xf32> {\n"
+    "%0 = \"core.add\"(%arg0, %arg1) : (tensor<?xf32>, tensor<?xf32>) -> tensor<?xf32>\n"
+    "%1 = \"core.exp\"(%0) : (tensor<?xf32>) -> tensor<?xf32>\n"
+    "\"func.return\"(%1) : (tensor<?xf32>) -> ()\n}\n}\n";
+
+/// Dynamic dims at entry: rank and static dims are checked, the message
+/// shows `?`; operands whose sizes do not broadcast (3 and 5) are a
+/// run-time error naming the op, with the results released and no memory
+/// left behind.
+static void test_dynamic_shape_errors(void **state) {
+  fixture_t *f = *state;
+  eddy_module_t *m = parse(f, k_dyn_add);
+  eddy_cpu_jit_t *jit = NULL;
+  expect_ok(eddy_cpu_jit_create(m, "f", NULL, &jit));
+  int64_t d3 = 3, d5 = 5, d22[2] = {2, 2};
+  eddy_rt_tensor_t args[2], res[1];
+  assert_null(eddy_rt_tensor_create(f->rt, EDDY_RT_F32, 1, &d3, "t", &args[0]));
+  assert_null(eddy_rt_tensor_create(f->rt, EDDY_RT_F32, 2, d22, "t", &args[1]));
+  char err[256];
+  int32_t rc = eddy_cpu_jit_entry(jit)(f->rt, args, res, err, sizeof err);
+  assert_int_equal(rc, EDDY_RT_ERR_INVALID_ARGUMENT);
+  assert_string_equal(err, "argument 1 'arg1': expected f32[?], got f32[2,2]");
+  eddy_rt_tensor_release(&args[1]);
+  assert_null(eddy_rt_tensor_create(f->rt, EDDY_RT_F32, 1, &d5, "t", &args[1]));
+  int64_t before = eddy_rt_ctx_bytes_in_use(f->rt);
+  rc = eddy_cpu_jit_entry(jit)(f->rt, args, res, err, sizeof err);
+  assert_int_equal(rc, EDDY_RT_ERR_INVALID_ARGUMENT);
+  assert_string_equal(err, "test.eddy:3:1: 'core.add' op: dimension 0 cannot "
+                           "broadcast (3 and 5)");
+  assert_null(res[0].data);
+  assert_int_equal(eddy_rt_ctx_bytes_in_use(f->rt), before);
+  // The evaluator refuses the same inputs.
+  eddy_op_t *func = eddy_ir_module_lookup_func(m, "f");
+  eddy_eval_value_t eargs[2], want[1];
+  for (int i = 0; i < 2; i++) {
+    eddy_rt_tensor_t copy;
+    eddy_rt_tensor_share(&args[i], &copy);
+    eargs[i] = eddy_eval_value_from_tensor(&copy);
+  }
+  eddy_status_t st = eddy_eval_func(f->rt, func, NULL, eargs, 2, want, 1);
+  assert_non_null(st);
+  eddy_status_destroy(st);
+  for (int i = 0; i < 2; i++)
+    eddy_eval_value_release(&eargs[i]);
+  // Size 1 broadcasts against 5.
+  eddy_rt_tensor_release(&args[0]);
+  int64_t d1 = 1;
+  assert_null(eddy_rt_tensor_create(f->rt, EDDY_RT_F32, 1, &d1, "t", &args[0]));
+  eddy_rt_tensor_set_f64(&args[0], 0, 0.0);
+  for (int i = 0; i < 5; i++)
+    eddy_rt_tensor_set_f64(&args[1], i, 0.0);
+  rc = eddy_cpu_jit_entry(jit)(f->rt, args, res, err, sizeof err);
+  assert_int_equal(rc, 0);
+  assert_int_equal(res[0].rank, 1);
+  assert_int_equal(res[0].dims[0], 5);
+  assert_true(eddy_rt_tensor_get_f64(&res[0], 4) == 1.0);
+  eddy_rt_tensor_release(&res[0]);
+  eddy_rt_tensor_release(&args[0]);
+  eddy_rt_tensor_release(&args[1]);
+  eddy_cpu_jit_destroy(jit);
+  eddy_ir_module_destroy(m);
+}
+
+/// A buffer of run-time size past the context's memory limit: the call
+/// fails with the runtime's error and frees what it had allocated.
+static void test_dynamic_memory_limit(void **state) {
+  fixture_t *f = *state;
+  eddy_module_t *m = parse(f, k_dyn_add);
+  eddy_cpu_opts_t o = eddy_cpu_opts_default();
+  o.fuse = false; // %0 gets a scratch buffer of the run-time size
+  eddy_cpu_jit_t *jit = NULL;
+  expect_ok(eddy_cpu_jit_create(m, "f", &o, &jit));
+  int64_t n = 4096;
+  eddy_rt_tensor_t args[2], res[1];
+  assert_null(eddy_rt_tensor_create(f->rt, EDDY_RT_F32, 1, &n, "t", &args[0]));
+  assert_null(eddy_rt_tensor_create(f->rt, EDDY_RT_F32, 1, &n, "t", &args[1]));
+  int64_t before = eddy_rt_ctx_bytes_in_use(f->rt);
+  eddy_rt_ctx_set_memory_limit(f->rt, before + 20000);
+  char err[256];
+  int32_t rc = eddy_cpu_jit_entry(jit)(f->rt, args, res, err, sizeof err);
+  assert_int_equal(rc, EDDY_RT_ERR_RESOURCE);
+  assert_non_null(strstr(err, "memory limit"));
+  assert_null(res[0].data);
+  assert_int_equal(eddy_rt_ctx_bytes_in_use(f->rt), before);
+  eddy_rt_ctx_set_memory_limit(f->rt, before + 60000);
+  rc = eddy_cpu_jit_entry(jit)(f->rt, args, res, err, sizeof err);
+  assert_int_equal(rc, 0);
+  // Only the result (the size of one argument) is left.
+  assert_int_equal(eddy_rt_ctx_bytes_in_use(f->rt), before + before / 2);
+  eddy_rt_tensor_release(&res[0]);
+  eddy_rt_ctx_set_memory_limit(f->rt, 0);
+  eddy_rt_tensor_release(&args[0]);
+  eddy_rt_tensor_release(&args[1]);
+  eddy_cpu_jit_destroy(jit);
+  eddy_ir_module_destroy(m);
+}
+
+static void test_unranked_unsupported(void **state) {
   fixture_t *f = *state;
   eddy_module_t *m = parse(
-      f, "module {\n" F "(%arg0: tensor<?xf32>) -> tensor<?xf32> {\n"
-         "%0 = \"core.exp\"(%arg0) : (tensor<?xf32>) -> tensor<?xf32>\n"
-         "\"func.return\"(%0) : (tensor<?xf32>) -> ()\n}\n}\n");
+      f, "module {\n" F "(%arg0: tensor<*xf32>) -> tensor<*xf32> {\n"
+         "%0 = \"core.exp\"(%arg0) : (tensor<*xf32>) -> tensor<*xf32>\n"
+         "\"func.return\"(%0) : (tensor<*xf32>) -> ()\n}\n}\n");
   eddy_buf_t out;
   eddy_buf_init(&out);
   eddy_status_t st = eddy_cpu_emit_mlir(m, "f", NULL, &out);
   assert_non_null(st);
   assert_int_equal(eddy_status_code(st), EDDY_ERR_UNSUPPORTED);
-  assert_non_null(strstr(eddy_status_message(st), "static shapes"));
+  assert_non_null(strstr(eddy_status_message(st), "ranked tensors"));
   eddy_status_destroy(st);
   st = eddy_cpu_emit_mlir(m, "nope", NULL, &out);
   assert_int_equal(eddy_status_code(st), EDDY_ERR_NOT_FOUND);
@@ -734,7 +979,13 @@ int main(void) {
                                       teardown),
       cmocka_unit_test_setup_teardown(test_concurrent_calls, setup, teardown),
       cmocka_unit_test_setup_teardown(test_lists, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_dynamic_shapes_unsupported, setup,
+      cmocka_unit_test_setup_teardown(test_dynamic_programs_match_evaluator,
+                                      setup, teardown),
+      cmocka_unit_test_setup_teardown(test_dynamic_shape_errors, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(test_dynamic_memory_limit, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(test_unranked_unsupported, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(test_object_file, setup, teardown),
   };

@@ -1,0 +1,280 @@
+/// core.matmul in compiled code, in two size classes (docs/cpu.md, "matmul"):
+///
+/// - small: an inline loop nest. For each result row, a row of accumulators
+///   gets acc[j] += a[i,k] * b[k,j] for k = 0..K-1, the loop over j
+///   vectorized by LLVM; floats accumulate in f64 in order, so the result is
+///   the evaluator's, bit for bit (ints wrap).
+/// - large f32 (M*N*K at least eddy_cpu_opts_t.matmul_call_min): one call of
+///   eddy_rt_entry_sgemm per matrix of the batch (runtime/gemm.c: OpenBLAS
+///   when libeddyrt has it, else eddy's tiled kernel), which accumulates in
+///   f32 in an unspecified order, as the relaxed contract for f32 matmul
+///   allows (docs/dialects/core.md).
+///
+/// The sizes are taken in one place (mm_dims): static today; dynamic dims
+/// would be read there into the same index values, and the size class chosen
+/// by a run-time branch.
+#include "backend-cpu/emit_internal.h"
+
+#include <string.h>
+
+static bool mm_is_half(eddy_dtype_t dt) {
+  return dt == EDDY_DT_F16 || dt == EDDY_DT_BF16;
+}
+
+/// f16/bf16 elements widen to f32 (their calculation type) first.
+static int mm_widen(cpu_emit_t *e, eddy_dtype_t dt, int v, const char *to) {
+  int t = cpu_fresh(e);
+  if (mm_is_half(dt)) {
+    cpu_p(e, "%%t%d = arith.extf %%t%d : %s to f32\n", t, v, cpu_reg_type(dt));
+    v = t;
+    t = cpu_fresh(e);
+  }
+  cpu_p(e, "%%t%d = arith.extf %%t%d : f32 to %s\n", t, v, to);
+  return t;
+}
+
+static int mm_op2(cpu_emit_t *e, const char *name, int a, int b,
+                  const char *ty) {
+  int t = cpu_fresh(e);
+  cpu_p(e, "%%t%d = %s %%t%d, %%t%d : %s\n", t, name, a, b, ty);
+  return t;
+}
+
+static int mm_zero(cpu_emit_t *e, const char *ty, bool fl) {
+  int t = cpu_fresh(e);
+  if (strcmp(ty, "i1") == 0)
+    cpu_p(e, "%%t%d = arith.constant false\n", t);
+  else
+    cpu_p(e, "%%t%d = arith.constant %s : %s\n", t, fl ? "0.0" : "0", ty);
+  return t;
+}
+
+static int mm_i64(cpu_emit_t *e, int64_t v) {
+  int t = cpu_fresh(e);
+  cpu_p(e, "%%t%d = arith.constant %lld : i64\n", t, (long long)v);
+  return t;
+}
+
+/// The sizes of one matmul: M, N, K and the result's batch dims, static
+/// (-1 when dynamic, which the backend does not compile yet).
+typedef struct mm_dims {
+  int64_t m, n, k;
+  int64_t batch; ///< product of the result's batch dims
+} mm_dims_t;
+
+static void mm_dims(const eddy_op_t *op, mm_dims_t *d) {
+  const eddy_type_t *at = eddy_ir_op_operand(op, 0)->type;
+  const eddy_type_t *rt = op->results[0].type;
+  bool ta = eddy_ir_op_attr_bool(op, "transpose_a", false);
+  d->m = rt->dims[rt->rank - 2];
+  d->n = rt->dims[rt->rank - 1];
+  d->k = ta ? at->dims[at->rank - 2] : at->dims[at->rank - 1];
+  d->batch = 1;
+  for (int32_t i = 0; i < rt->rank - 2; i++)
+    d->batch *= rt->dims[i];
+}
+
+/// Index of a matmul operand from the result's batch index (numpy
+/// broadcasting of batch dims, aligned at the right) and its two matrix
+/// indices.
+static void mm_index(cpu_emit_t *e, const eddy_type_t *ot,
+                     const eddy_type_t *rt, const int *oidx, int row, int col,
+                     int *idx) {
+  for (int32_t j = 0; j < ot->rank - 2; j++) {
+    int32_t rj = j + (rt->rank - ot->rank);
+    idx[j] = ot->dims[j] == 1 && rt->dims[rj] != 1 ? cpu_index_const(e, 0)
+                                                   : oidx[rj];
+  }
+  idx[ot->rank - 2] = row;
+  idx[ot->rank - 1] = col;
+}
+
+/// The inline kernel (small matmuls, and every dtype but f32 above the
+/// threshold).
+static eddy_status_t mm_inline(cpu_emit_t *e, eddy_op_t *op) {
+  eddy_value_t *a = eddy_ir_op_operand(op, 0), *b = eddy_ir_op_operand(op, 1);
+  const eddy_type_t *at = a->type, *bt = b->type, *rt = op->results[0].type;
+  cpu_val_t *rv = cpu_val_get(e, &op->results[0]);
+  bool ta = eddy_ir_op_attr_bool(op, "transpose_a", false);
+  int32_t r = rt->rank;
+  mm_dims_t d;
+  mm_dims(op, &d);
+  int64_t n = d.n, k = d.k;
+  eddy_dtype_t dt = rt->dtype;
+  bool fl = eddy_dtype_is_float(dt);
+  eddy_dtype_t acc_dt = fl ? EDDY_DT_F64 : dt;
+  const char *acc_t = cpu_reg_type(acc_dt);
+  const eddy_type_t *acc_ty = eddy_ir_tensor_type_get(e->ctx, acc_dt, 1, &n);
+  int acc = cpu_alloc_buf(e, acc_ty);
+  // transpose_b: b is copied transposed into a scratch buffer first (K*N
+  // moves against M*N*K multiply-adds), so the inner loop reads rows.
+  bool tb = eddy_ir_op_attr_bool(op, "transpose_b", false);
+  const eddy_type_t *bty = bt;
+  int bbuf = -1;
+  if (tb) {
+    int64_t dd[EDDY_RT_MAX_RANK];
+    memcpy(dd, bt->dims, sizeof(int64_t) * (size_t)bt->rank);
+    dd[bt->rank - 2] = bt->dims[bt->rank - 1];
+    dd[bt->rank - 1] = bt->dims[bt->rank - 2];
+    bty = eddy_ir_tensor_type_get(e->ctx, bt->dtype, bt->rank, dd);
+    bbuf = cpu_alloc_buf(e, bty);
+    int tidx[EDDY_RT_MAX_RANK], sidx[EDDY_RT_MAX_RANK], v;
+    cpu_loops_open(e, bty->rank, bty->dims, tidx);
+    memcpy(sidx, tidx, sizeof(int) * (size_t)bty->rank);
+    sidx[bty->rank - 2] = tidx[bty->rank - 1];
+    sidx[bty->rank - 1] = tidx[bty->rank - 2];
+    EDDY_RETURN_IF_ERROR(cpu_expr(e, b, sidx, &v));
+    cpu_store(e, bbuf, bty, tidx, v);
+    cpu_loops_close(e, bty->rank);
+  }
+  int oidx[EDDY_RT_MAX_RANK], j[1];
+  cpu_loops_open(e, r - 1, rt->dims, oidx);
+  cpu_loops_open(e, 1, &n, j);
+  cpu_store(e, acc, acc_ty, j, mm_zero(e, acc_t, fl));
+  cpu_loops_close(e, 1);
+  int kv[1];
+  cpu_loops_open(e, 1, &k, kv);
+  int aidx[EDDY_RT_MAX_RANK], bidx[EDDY_RT_MAX_RANK], x, y;
+  mm_index(e, at, rt, oidx, ta ? kv[0] : oidx[r - 2], ta ? oidx[r - 2] : kv[0],
+           aidx);
+  EDDY_RETURN_IF_ERROR(cpu_expr(e, a, aidx, &x));
+  if (fl && dt != EDDY_DT_F64)
+    x = mm_widen(e, dt, x, "f64");
+  cpu_loops_open(e, 1, &n, j);
+  mm_index(e, bty, rt, oidx, kv[0], j[0], bidx);
+  if (tb)
+    y = cpu_load(e, bbuf, bty, bidx);
+  else
+    EDDY_RETURN_IF_ERROR(cpu_expr(e, b, bidx, &y));
+  if (fl && dt != EDDY_DT_F64)
+    y = mm_widen(e, dt, y, "f64");
+  int cur = cpu_load(e, acc, acc_ty, j);
+  int p = mm_op2(e, fl ? "arith.mulf" : "arith.muli", x, y, acc_t);
+  cpu_store(e, acc, acc_ty, j,
+            mm_op2(e, fl ? "arith.addf" : "arith.addi", cur, p, acc_t));
+  cpu_loops_close(e, 2);
+  cpu_loops_open(e, 1, &n, j);
+  int v = cpu_load(e, acc, acc_ty, j);
+  if (fl && dt != EDDY_DT_F64) {
+    int t = cpu_fresh(e);
+    cpu_p(e, "%%t%d = arith.truncf %%t%d : f64 to f32\n", t, v);
+    v = t;
+    if (mm_is_half(dt)) {
+      t = cpu_fresh(e);
+      cpu_p(e, "%%t%d = arith.truncf %%t%d : f32 to %s\n", t, v,
+            cpu_reg_type(dt));
+      v = t;
+    }
+  }
+  oidx[r - 1] = j[0];
+  cpu_store(e, rv->buf, rt, oidx, v);
+  cpu_loops_close(e, 1 + (r - 1));
+  return NULL;
+}
+
+/// %tN = the data pointer of buffer buf (static type t) as an i64.
+static int mm_buf_addr(cpu_emit_t *e, int buf, const eddy_type_t *t) {
+  int i = cpu_fresh(e), j = cpu_fresh(e);
+  cpu_p(e,
+        "%%t%d = memref.extract_aligned_pointer_as_index %%t%d : %s -> "
+        "index\n",
+        i, buf, cpu_mtype(e, t));
+  cpu_p(e, "%%t%d = arith.index_cast %%t%d : index to i64\n", j, i);
+  return j;
+}
+
+/// The buffer of operand x (a value that is not materialized, such as a
+/// splat constant, is copied into a fresh one first).
+static eddy_status_t mm_operand_buf(cpu_emit_t *e, const eddy_op_t *op,
+                                    eddy_value_t *x, int *out) {
+  EDDY_RETURN_IF_ERROR(cpu_check_type(op, x->type));
+  int buf = cpu_val_get(e, x)->buf;
+  if (buf < 0) {
+    buf = cpu_alloc_buf(e, x->type);
+    EDDY_RETURN_IF_ERROR(cpu_copy_value(e, x, buf, x->type));
+  }
+  *out = buf;
+  return NULL;
+}
+
+/// !llvm.ptr to the matrix of operand type ot at the result's batch index
+/// oidx (broadcast batch dims read matrix 0), from the i64 base address.
+static int mm_matrix_ptr(cpu_emit_t *e, int base, const eddy_type_t *ot,
+                         const eddy_type_t *rt, const int *oidx) {
+  int64_t stride = ot->dims[ot->rank - 1] * ot->dims[ot->rank - 2];
+  int off = -1;
+  for (int32_t j = ot->rank - 3; j >= 0; j--) {
+    int32_t rj = j + (rt->rank - ot->rank);
+    if (ot->dims[j] != 1) {
+      int ix = cpu_fresh(e);
+      cpu_p(e, "%%t%d = arith.index_cast %%t%d : index to i64\n", ix,
+            oidx[rj]);
+      int term = mm_op2(e, "arith.muli", ix, mm_i64(e, stride * 4), "i64");
+      off = off < 0 ? term : mm_op2(e, "arith.addi", off, term, "i64");
+    }
+    stride *= ot->dims[j];
+  }
+  int addr = off < 0 ? base : mm_op2(e, "arith.addi", base, off, "i64");
+  int p = cpu_fresh(e);
+  cpu_p(e, "%%t%d = llvm.inttoptr %%t%d : i64 to !llvm.ptr\n", p, addr);
+  return p;
+}
+
+/// The runtime call (large f32): eddy_rt_entry_sgemm once per matrix of the
+/// result's batch, transposes passed on as flags.
+static eddy_status_t mm_call(cpu_emit_t *e, eddy_op_t *op) {
+  eddy_value_t *a = eddy_ir_op_operand(op, 0), *b = eddy_ir_op_operand(op, 1);
+  const eddy_type_t *at = a->type, *bt = b->type, *rt = op->results[0].type;
+  int cbuf = cpu_val_get(e, &op->results[0])->buf;
+  bool ta = eddy_ir_op_attr_bool(op, "transpose_a", false);
+  bool tb = eddy_ir_op_attr_bool(op, "transpose_b", false);
+  mm_dims_t d;
+  mm_dims(op, &d);
+  int abuf, bbuf;
+  EDDY_RETURN_IF_ERROR(mm_operand_buf(e, op, a, &abuf));
+  EDDY_RETURN_IF_ERROR(mm_operand_buf(e, op, b, &bbuf));
+  int abase = mm_buf_addr(e, abuf, at), bbase = mm_buf_addr(e, bbuf, bt);
+  int cbase = mm_buf_addr(e, cbuf, rt);
+  int trans = cpu_fresh(e);
+  cpu_p(e, "%%t%d = arith.constant %d : i32\n", trans,
+        (ta ? 1 : 0) | (tb ? 2 : 0));
+  int m = mm_i64(e, d.m), n = mm_i64(e, d.n), k = mm_i64(e, d.k);
+  int lda = mm_i64(e, at->dims[at->rank - 1]);
+  int ldb = mm_i64(e, bt->dims[bt->rank - 1]);
+  int oidx[EDDY_RT_MAX_RANK];
+  cpu_loops_open(e, rt->rank - 2, rt->dims, oidx);
+  int pa = mm_matrix_ptr(e, abase, at, rt, oidx);
+  int pb = mm_matrix_ptr(e, bbase, bt, rt, oidx);
+  int pc = mm_matrix_ptr(e, cbase, rt, rt, oidx);
+  cpu_p(e,
+        "func.call @eddy_rt_entry_sgemm(%%rt, %%t%d, %%t%d, %%t%d, %%t%d, "
+        "%%t%d, %%t%d, %%t%d, %%t%d, %%t%d, %%t%d) : (!llvm.ptr, i32, i64, "
+        "i64, i64, !llvm.ptr, i64, !llvm.ptr, i64, !llvm.ptr, i64) -> ()\n",
+        trans, m, n, k, pa, lda, pb, ldb, pc, n);
+  cpu_loops_close(e, rt->rank - 2);
+  return NULL;
+}
+
+int64_t cpu_matmul_call_min(const eddy_cpu_opts_t *opts) {
+  return opts && opts->matmul_call_min > 0 ? opts->matmul_call_min
+                                           : CPU_MATMUL_CALL_MIN;
+}
+
+eddy_status_t cpu_matmul(cpu_emit_t *e, eddy_op_t *op) {
+  mm_dims_t d;
+  mm_dims(op, &d);
+  // M*N*K, saturated (the sizes are checked static tensor dims).
+  int64_t work = d.m;
+  if (d.n && work > INT64_MAX / d.n)
+    work = INT64_MAX;
+  else
+    work *= d.n;
+  if (d.k && work > INT64_MAX / d.k)
+    work = INT64_MAX;
+  else
+    work *= d.k;
+  if (op->results[0].type->dtype == EDDY_DT_F32 &&
+      work >= cpu_matmul_call_min(e->opts))
+    return mm_call(e, op);
+  return mm_inline(e, op);
+}

@@ -1,0 +1,818 @@
+/// Dynamic shapes in compiled code. A value whose type has `?` dims keeps
+/// its data pointer and dims in stack slots (LLVM promotes them to
+/// registers); a memref view is made from them wherever the value is read
+/// or written. Each op's result dims are computed at run time from its
+/// operands' dims by the shape rules of docs/dialects/core.md; where the
+/// rules can fail (broadcasting 3 against 5, a contraction mismatch, a
+/// reshape of the wrong element count) the check records a run-time error
+/// naming the op, and no later op runs (every op is gated on the error
+/// slot), so nothing is read or written out of bounds. Buffers of
+/// dynamically shaped values come from eddy_rt_entry_alloc where the value
+/// is computed and grow when a later iteration needs more; they are freed
+/// at every exit.
+#include "backend-cpu/emit_internal.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/// A dim during shape computation: a compile-time constant (c >= 0) or an
+/// index value (%t<v>).
+typedef struct dimv {
+  int v;
+  int64_t c;
+} dimv_t;
+
+bool cpu_type_is_dynamic(const eddy_type_t *t) {
+  if (!eddy_ir_type_is_tensor(t) || t->rank < 0)
+    return false;
+  for (int32_t i = 0; i < t->rank; i++)
+    if (t->dims[i] < 0)
+      return true;
+  return false;
+}
+
+static const eddy_type_t *i64s(cpu_emit_t *e) {
+  return eddy_ir_scalar_type_get(e->ctx, EDDY_DT_I64);
+}
+
+/// Emits into the prologue instead of the body while f runs.
+static int in_prologue_i64_zero(cpu_emit_t *e, int slot) {
+  eddy_buf_t body = e->body;
+  e->body = e->pro;
+  int z = cpu_fresh(e);
+  cpu_p(e, "%%t%d = arith.constant 0 : i64\n", z);
+  cpu_store(e, slot, i64s(e), NULL, z);
+  e->pro = e->body;
+  e->body = body;
+  return z;
+}
+
+void cpu_dyn_init(cpu_emit_t *e, cpu_val_t *cv, const eddy_type_t *t,
+                  bool owned) {
+  cv->buf = -1;
+  int64_t r = t->rank;
+  const eddy_type_t *it = eddy_ir_tensor_type_get(e->ctx, EDDY_DT_I64, 1, &r);
+  // i64 slots hold the dims (index and i64 are the same width here).
+  cv->dslot = cpu_alloc_buf(e, it);
+  cv->pslot = cpu_alloc_buf(e, i64s(e));
+  in_prologue_i64_zero(e, cv->pslot);
+  cv->cslot = -1;
+  if (!owned)
+    return;
+  cv->cslot = cpu_alloc_buf(e, i64s(e));
+  in_prologue_i64_zero(e, cv->cslot);
+  // Freed at every exit (cpu_dyn_cleanup).
+  cpu_val_t **list = eddy_arena_alloc(
+      e->arena, sizeof(*list) * (size_t)(e->num_dyn_owned + 1));
+  if (e->num_dyn_owned)
+    memcpy(list, e->dyn_owned, sizeof(*list) * (size_t)e->num_dyn_owned);
+  list[e->num_dyn_owned++] = cv;
+  e->dyn_owned = list;
+}
+
+void cpu_dyn_cleanup(cpu_emit_t *e) {
+  for (int i = 0; i < e->num_dyn_owned; i++) {
+    const cpu_val_t *cv = e->dyn_owned[i];
+    int p = cpu_load(e, cv->pslot, i64s(e), NULL);
+    int c = cpu_load(e, cv->cslot, i64s(e), NULL);
+    int q = cpu_fresh(e);
+    cpu_p(e, "%%t%d = llvm.inttoptr %%t%d : i64 to !llvm.ptr\n", q, p);
+    cpu_p(e,
+          "func.call @eddy_rt_entry_free(%%rt, %%t%d, %%t%d) : (!llvm.ptr, "
+          "!llvm.ptr, i64) -> ()\n",
+          q, c);
+  }
+}
+
+static int to_i64(cpu_emit_t *e, int idx) {
+  int t = cpu_fresh(e);
+  cpu_p(e, "%%t%d = arith.index_cast %%t%d : index to i64\n", t, idx);
+  return t;
+}
+
+static int to_index(cpu_emit_t *e, int v) {
+  int t = cpu_fresh(e);
+  cpu_p(e, "%%t%d = arith.index_cast %%t%d : i64 to index\n", t, v);
+  return t;
+}
+
+/// The run-time dims stored in cv's slot (static dims of t as constants).
+static void slot_dims(cpu_emit_t *e, const cpu_val_t *cv, const eddy_type_t *t,
+                      dimv_t *out) {
+  int64_t r = t->rank;
+  const eddy_type_t *it = eddy_ir_tensor_type_get(e->ctx, EDDY_DT_I64, 1, &r);
+  for (int32_t d = 0; d < t->rank; d++) {
+    if (t->dims[d] >= 0) {
+      out[d] = (dimv_t){-1, t->dims[d]};
+      continue;
+    }
+    int i = cpu_index_const(e, d);
+    out[d] = (dimv_t){to_index(e, cpu_load(e, cv->dslot, it, &i)), -1};
+  }
+}
+
+static int dim_ssa(cpu_emit_t *e, dimv_t d) {
+  return d.c >= 0 ? cpu_index_const(e, d.c) : d.v;
+}
+
+int cpu_dyn_view(cpu_emit_t *e, const cpu_val_t *cv, const eddy_type_t *t) {
+  dimv_t dv[EDDY_RT_MAX_RANK];
+  int dims[EDDY_RT_MAX_RANK];
+  slot_dims(e, cv, t, dv);
+  for (int32_t d = 0; d < t->rank; d++)
+    dims[d] = dim_ssa(e, dv[d]);
+  int p = cpu_load(e, cv->pslot, i64s(e), NULL);
+  int q = cpu_fresh(e);
+  cpu_p(e, "%%t%d = llvm.inttoptr %%t%d : i64 to !llvm.ptr\n", q, p);
+  return cpu_memref_from_ptr_v(e, q, t, dims);
+}
+
+int cpu_dims_site(cpu_emit_t *e, const eddy_op_t *op, const char *what) {
+  int g = e->next_global++;
+  eddy_buf_t loc;
+  eddy_buf_init(&loc);
+  eddy_ir_loc_format(op->loc, &loc);
+  char tail[256];
+  snprintf(tail, sizeof tail, ": '%s' op: %s", op->name->str, what);
+  eddy_buf_printf(&e->globals,
+                  "llvm.mlir.global internal constant @__eddy_site%d(\"", g);
+  for (int pass = 0; pass < 2; pass++) {
+    const char *c = pass == 0 ? (loc.data ? loc.data : "") : tail;
+    for (; *c; c++) {
+      unsigned char u = (unsigned char)*c;
+      if (u < 32 || u >= 127 || u == '"' || u == '\\')
+        eddy_buf_printf(&e->globals, "\\%02X", u);
+      else
+        eddy_buf_putc(&e->globals, (char)u);
+    }
+  }
+  eddy_buf_printf(&e->globals, "\\00\") {addr_space = 0 : i32}\n");
+  eddy_buf_destroy(&loc);
+  int n = e->num_sites + 1;
+  int *sites = eddy_arena_alloc(e->arena, sizeof(int) * (size_t)n);
+  bool *kinds = eddy_arena_alloc(e->arena, sizeof(bool) * (size_t)n);
+  if (e->num_sites) {
+    memcpy(sites, e->site_globals, sizeof(int) * (size_t)e->num_sites);
+    if (e->site_dims)
+      memcpy(kinds, e->site_dims, sizeof(bool) * (size_t)e->num_sites);
+  }
+  sites[e->num_sites] = g;
+  kinds[e->num_sites] = true;
+  e->site_globals = sites;
+  e->site_dims = kinds;
+  return ++e->num_sites;
+}
+
+void cpu_fail_dims(cpu_emit_t *e, int cond, int site, int a, int b) {
+  // cpu_fail_if stores the values: convert where the scf.if opens.
+  int ai = to_i64(e, a), bi = to_i64(e, b);
+  cpu_fail_if(e, cond, site, ai, bi);
+}
+
+static int icmp(cpu_emit_t *e, const char *pred, int a, int b) {
+  int t = cpu_fresh(e);
+  cpu_p(e, "%%t%d = arith.cmpi %s, %%t%d, %%t%d : index\n", t, pred, a, b);
+  return t;
+}
+
+static int ibin(cpu_emit_t *e, const char *op, int a, int b, const char *ty) {
+  int t = cpu_fresh(e);
+  cpu_p(e, "%%t%d = %s %%t%d, %%t%d : %s\n", t, op, a, b, ty);
+  return t;
+}
+
+/// The check "a == b" of a shape rule (nothing when both are constants).
+static void check_eq(cpu_emit_t *e, bool check, const eddy_op_t *op,
+                     const char *what, dimv_t a, dimv_t b) {
+  if (!check || (a.c >= 0 && b.c >= 0))
+    return;
+  int av = dim_ssa(e, a), bv = dim_ssa(e, b);
+  cpu_fail_dims(e, icmp(e, "ne", av, bv), cpu_dims_site(e, op, what), av, bv);
+}
+
+static dimv_t dmul(cpu_emit_t *e, dimv_t a, dimv_t b) {
+  if (a.c >= 0 && b.c >= 0)
+    return (dimv_t){-1, a.c * b.c};
+  return (dimv_t){ibin(e, "arith.muli", dim_ssa(e, a), dim_ssa(e, b), "index"),
+                  -1};
+}
+
+static dimv_t dadd(cpu_emit_t *e, dimv_t a, dimv_t b) {
+  if (a.c >= 0 && b.c >= 0)
+    return (dimv_t){-1, a.c + b.c};
+  return (dimv_t){ibin(e, "arith.addi", dim_ssa(e, a), dim_ssa(e, b), "index"),
+                  -1};
+}
+
+static eddy_status_t vdims(cpu_emit_t *e, eddy_value_t *v, bool check,
+                           dimv_t *out);
+
+/// numpy broadcasting of the operands' dims into out (rank r).
+static eddy_status_t bcast_dims(cpu_emit_t *e, eddy_op_t *op, int32_t r,
+                                bool check, dimv_t *out) {
+  for (int32_t d = 0; d < r; d++)
+    out[d] = (dimv_t){-1, 1};
+  for (uint32_t k = 0; k < op->num_operands; k++) {
+    eddy_value_t *v = eddy_ir_op_operand(op, k);
+    dimv_t od[EDDY_RT_MAX_RANK];
+    EDDY_RETURN_IF_ERROR(vdims(e, v, check, od));
+    int32_t off = r - v->type->rank;
+    for (int32_t j = 0; j < v->type->rank; j++) {
+      dimv_t *cur = &out[j + off], o = od[j];
+      if (o.c == 1)
+        continue;
+      if (cur->c == 1 || (o.c >= 0 && o.c == cur->c)) {
+        *cur = o;
+        continue;
+      }
+      // One side dynamic (or constants that differ, which the verifier
+      // lets through only for less refined types): decide at run time.
+      int cv = dim_ssa(e, *cur), ov = dim_ssa(e, o);
+      int one = cpu_index_const(e, 1);
+      int o1 = icmp(e, "eq", ov, one);
+      if (check) {
+        int c1 = icmp(e, "ne", cv, one), ne = icmp(e, "ne", cv, ov);
+        int o_not1 = icmp(e, "ne", ov, one);
+        int bad = ibin(e, "arith.andi",
+                       ibin(e, "arith.andi", c1, o_not1, "i1"), ne, "i1");
+        char what[64];
+        snprintf(what, sizeof what, "dimension %d cannot broadcast",
+                 (int)(j + off));
+        cpu_fail_dims(e, bad, cpu_dims_site(e, op, what), cv, ov);
+      }
+      int s = cpu_fresh(e);
+      cpu_p(e, "%%t%d = arith.select %%t%d, %%t%d, %%t%d : index\n", s, o1, cv,
+            ov);
+      *cur = (dimv_t){s, -1};
+    }
+  }
+  return NULL;
+}
+
+static int64_t norm_axis(int64_t a, int32_t rank) {
+  return a < 0 ? a + rank : a;
+}
+
+/// The inferred dims of result r of op (before its declared type is
+/// applied).
+static eddy_status_t infer_dims(cpu_emit_t *e, eddy_op_t *op, uint32_t r,
+                                bool check, dimv_t *out) {
+  const eddy_type_t *rt = op->results[r].type;
+  eddy_value_t *in = op->num_operands ? eddy_ir_op_operand(op, 0) : NULL;
+  dimv_t id[EDDY_RT_MAX_RANK];
+  if (in && eddy_ir_type_is_tensor(in->type))
+    EDDY_RETURN_IF_ERROR(vdims(e, in, check, id));
+  if (eddy_ir_op_is(op, "core.broadcast_to")) {
+    int32_t off = rt->rank - in->type->rank;
+    for (int32_t d = 0; d < rt->rank; d++)
+      out[d] = (dimv_t){-1, rt->dims[d]};
+    for (int32_t j = 0; j < in->type->rank; j++)
+      if (id[j].c < 0 && check) {
+        int iv = id[j].v, one = cpu_index_const(e, 1);
+        int want = cpu_index_const(e, rt->dims[j + off]);
+        int bad = ibin(e, "arith.andi", icmp(e, "ne", iv, one),
+                       icmp(e, "ne", iv, want), "i1");
+        char what[64];
+        snprintf(what, sizeof what, "dimension %d cannot broadcast",
+                 (int)(j + off));
+        cpu_fail_dims(e, bad, cpu_dims_site(e, op, what), iv, want);
+      }
+    return NULL;
+  }
+  if (eddy_ir_op_has_trait(op, EDDY_TRAIT_ELEMENTWISE))
+    return bcast_dims(e, op, rt->rank, check, out);
+  const char *n = op->name->str;
+  if (strncmp(n, "core.reduce_", 12) == 0) {
+    bool keep = eddy_ir_op_attr_bool(op, "keepdims", false);
+    bool red[EDDY_RT_MAX_RANK] = {false};
+    int64_t axes[EDDY_RT_MAX_RANK];
+    const eddy_attr_t *ax = eddy_ir_op_attr(op, "axes");
+    int64_t na = ax ? eddy_ir_attr_as_i64_array(ax, axes, EDDY_RT_MAX_RANK) : 0;
+    for (int64_t i = 0; i < na; i++)
+      red[norm_axis(axes[i], in->type->rank)] = true;
+    int32_t o = 0;
+    for (int32_t d = 0; d < in->type->rank; d++) {
+      if (!red[d])
+        out[o++] = id[d];
+      else if (keep)
+        out[o++] = (dimv_t){-1, 1};
+    }
+    return NULL;
+  }
+  if (eddy_ir_op_is(op, "core.transpose")) {
+    int64_t perm[EDDY_RT_MAX_RANK];
+    const eddy_attr_t *pa = eddy_ir_op_attr(op, "perm");
+    if (!pa ||
+        eddy_ir_attr_as_i64_array(pa, perm, EDDY_RT_MAX_RANK) != rt->rank)
+      return cpu_unsupported(op, "needs a 'perm' of the result's rank");
+    for (int32_t d = 0; d < rt->rank; d++)
+      out[d] = id[norm_axis(perm[d], rt->rank)];
+    return NULL;
+  }
+  if (eddy_ir_op_is(op, "core.reshape")) {
+    int64_t shape[EDDY_RT_MAX_RANK];
+    const eddy_attr_t *sa = eddy_ir_op_attr(op, "shape");
+    if (!sa ||
+        eddy_ir_attr_as_i64_array(sa, shape, EDDY_RT_MAX_RANK) != rt->rank)
+      return cpu_unsupported(op, "needs a 'shape' of the result's rank");
+    dimv_t total = {-1, 1}, other = {-1, 1};
+    for (int32_t d = 0; d < in->type->rank; d++)
+      total = dmul(e, total, id[d]);
+    int32_t infer = -1;
+    for (int32_t d = 0; d < rt->rank; d++) {
+      if (shape[d] < 0) {
+        infer = d;
+        continue;
+      }
+      out[d] = (dimv_t){-1, shape[d]};
+      other = dmul(e, other, out[d]);
+    }
+    if (infer < 0) {
+      check_eq(e, check, op, "element counts differ", total, other);
+      return NULL;
+    }
+    if (total.c >= 0 && other.c > 0) {
+      out[infer] = (dimv_t){-1, total.c / other.c};
+      return NULL;
+    }
+    int tv = dim_ssa(e, total), ov = dim_ssa(e, other);
+    int zero = cpu_index_const(e, 0), one = cpu_index_const(e, 1);
+    int oz = icmp(e, "eq", ov, zero);
+    int safe = cpu_fresh(e);
+    cpu_p(e, "%%t%d = arith.select %%t%d, %%t%d, %%t%d : index\n", safe, oz,
+          one, ov);
+    int q = ibin(e, "arith.divui", tv, safe, "index");
+    if (check) {
+      int rem = ibin(e, "arith.remui", tv, safe, "index");
+      int bad = ibin(e, "arith.ori", oz, icmp(e, "ne", rem, zero), "i1");
+      cpu_fail_dims(e, bad,
+                    cpu_dims_site(e, op,
+                                  "cannot infer the -1 entry (element count "
+                                  "and product of the other entries)"),
+                    tv, ov);
+    }
+    out[infer] = (dimv_t){q, -1};
+    return NULL;
+  }
+  if (eddy_ir_op_is(op, "core.matmul")) {
+    eddy_value_t *b = eddy_ir_op_operand(op, 1);
+    dimv_t bd[EDDY_RT_MAX_RANK];
+    EDDY_RETURN_IF_ERROR(vdims(e, b, check, bd));
+    bool ta = eddy_ir_op_attr_bool(op, "transpose_a", false);
+    bool tb = eddy_ir_op_attr_bool(op, "transpose_b", false);
+    int32_t ar = in->type->rank, br = b->type->rank;
+    dimv_t m = ta ? id[ar - 1] : id[ar - 2], ka = ta ? id[ar - 2] : id[ar - 1];
+    dimv_t kb = tb ? bd[br - 1] : bd[br - 2], nn = tb ? bd[br - 2] : bd[br - 1];
+    check_eq(e, check, op, "contracting dimensions do not match", ka, kb);
+    // Batch dims: numpy broadcasting of a[:-2] and b[:-2].
+    int32_t R = rt->rank;
+    for (int32_t d = 0; d < R - 2; d++)
+      out[d] = (dimv_t){-1, 1};
+    for (int pass = 0; pass < 2; pass++) {
+      const dimv_t *od = pass ? bd : id;
+      int32_t orank = (pass ? br : ar) - 2;
+      for (int32_t j = 0; j < orank; j++) {
+        dimv_t *cur = &out[j + (R - 2 - orank)], o = od[j];
+        if (o.c == 1)
+          continue;
+        if (cur->c == 1 || (o.c >= 0 && o.c == cur->c)) {
+          *cur = o;
+          continue;
+        }
+        int cv = dim_ssa(e, *cur), ov = dim_ssa(e, o);
+        int one = cpu_index_const(e, 1);
+        int o1 = icmp(e, "eq", ov, one);
+        if (check) {
+          int bad = ibin(e, "arith.andi",
+                         ibin(e, "arith.andi", icmp(e, "ne", cv, one),
+                              icmp(e, "ne", ov, one), "i1"),
+                         icmp(e, "ne", cv, ov), "i1");
+          cpu_fail_dims(e, bad,
+                        cpu_dims_site(e, op, "batch dimensions cannot "
+                                             "broadcast"),
+                        cv, ov);
+        }
+        int s = cpu_fresh(e);
+        cpu_p(e, "%%t%d = arith.select %%t%d, %%t%d, %%t%d : index\n", s, o1,
+              cv, ov);
+        *cur = (dimv_t){s, -1};
+      }
+    }
+    out[R - 2] = m;
+    out[R - 1] = nn;
+    return NULL;
+  }
+  if (eddy_ir_op_is(op, "core.slice")) {
+    int64_t start[EDDY_RT_MAX_RANK], limit[EDDY_RT_MAX_RANK];
+    int32_t k = in->type->rank;
+    const eddy_attr_t *sa = eddy_ir_op_attr(op, "start");
+    const eddy_attr_t *la = eddy_ir_op_attr(op, "limit");
+    if (!sa || !la || eddy_ir_attr_as_i64_array(sa, start, k) != k ||
+        eddy_ir_attr_as_i64_array(la, limit, k) != k)
+      return cpu_unsupported(op, "needs 'start' and 'limit' per dimension");
+    for (int32_t d = 0; d < rt->rank; d++) {
+      out[d] = (dimv_t){-1, rt->dims[d]};
+      if (id[d].c < 0 && check) {
+        int lim = cpu_index_const(e, limit[d]);
+        char what[80];
+        snprintf(what, sizeof what,
+                 "slice limit of dimension %d is past its size (limit and "
+                 "size)",
+                 (int)d);
+        cpu_fail_dims(e, icmp(e, "ugt", lim, id[d].v),
+                      cpu_dims_site(e, op, what), lim, id[d].v);
+      }
+    }
+    return NULL;
+  }
+  if (eddy_ir_op_is(op, "core.pad")) {
+    int64_t low[EDDY_RT_MAX_RANK], high[EDDY_RT_MAX_RANK];
+    int32_t k = in->type->rank;
+    const eddy_attr_t *lo = eddy_ir_op_attr(op, "low");
+    const eddy_attr_t *hi = eddy_ir_op_attr(op, "high");
+    if (!lo || !hi || eddy_ir_attr_as_i64_array(lo, low, k) != k ||
+        eddy_ir_attr_as_i64_array(hi, high, k) != k)
+      return cpu_unsupported(op, "needs 'low' and 'high' per dimension");
+    for (int32_t d = 0; d < k; d++)
+      out[d] = dadd(e, id[d], (dimv_t){-1, low[d] + high[d]});
+    return NULL;
+  }
+  if (eddy_ir_op_is(op, "core.concat")) {
+    int64_t axis = norm_axis(eddy_ir_op_attr_int(op, "axis", 0), rt->rank);
+    for (int32_t d = 0; d < rt->rank; d++)
+      out[d] = id[d];
+    for (uint32_t k = 1; k < op->num_operands; k++) {
+      dimv_t od[EDDY_RT_MAX_RANK];
+      EDDY_RETURN_IF_ERROR(
+          vdims(e, eddy_ir_op_operand(op, k), check, od));
+      for (int32_t d = 0; d < rt->rank; d++) {
+        if (d == axis) {
+          out[d] = dadd(e, out[d], od[d]);
+          continue;
+        }
+        char what[64];
+        snprintf(what, sizeof what, "operands differ in dimension %d", (int)d);
+        check_eq(e, check, op, what, out[d], od[d]);
+        if (out[d].c < 0 && od[d].c >= 0)
+          out[d] = od[d];
+      }
+    }
+    return NULL;
+  }
+  if (eddy_ir_op_is(op, "core.split")) {
+    int64_t axis =
+        norm_axis(eddy_ir_op_attr_int(op, "axis", 0), in->type->rank);
+    int64_t parts = eddy_ir_op_attr_int(op, "num_splits", 1);
+    for (int32_t d = 0; d < rt->rank; d++)
+      out[d] = id[d];
+    if (id[axis].c >= 0) {
+      out[axis] = (dimv_t){-1, id[axis].c / parts};
+      return NULL;
+    }
+    int pv = cpu_index_const(e, parts);
+    if (check) {
+      int rem = ibin(e, "arith.remui", id[axis].v, pv, "index");
+      int z = cpu_index_const(e, 0);
+      cpu_fail_dims(e, icmp(e, "ne", rem, z),
+                    cpu_dims_site(e, op,
+                                  "dimension not divisible by num_splits "
+                                  "(size and num_splits)"),
+                    id[axis].v, pv);
+    }
+    out[axis] = (dimv_t){ibin(e, "arith.divui", id[axis].v, pv, "index"), -1};
+    return NULL;
+  }
+  if (eddy_ir_op_is(op, "core.gather")) {
+    eddy_value_t *ix = eddy_ir_op_operand(op, 1);
+    dimv_t xd[EDDY_RT_MAX_RANK];
+    EDDY_RETURN_IF_ERROR(vdims(e, ix, check, xd));
+    int64_t axis =
+        norm_axis(eddy_ir_op_attr_int(op, "axis", 0), in->type->rank);
+    int32_t o = 0;
+    for (int32_t d = 0; d < in->type->rank; d++) {
+      if (d != axis) {
+        out[o++] = id[d];
+        continue;
+      }
+      for (int32_t j = 0; j < ix->type->rank; j++)
+        out[o++] = xd[j];
+    }
+    return NULL;
+  }
+  // Everything else has a static result (constants, iota, shape, dim) or
+  // keeps its dims in slots (loops, branches, calls, lists).
+  for (int32_t d = 0; d < rt->rank; d++) {
+    if (rt->dims[d] < 0)
+      return eddy_status_create(EDDY_ERR_INTERNAL,
+                                "cpu backend: no run-time shape rule for '%s'",
+                                n);
+    out[d] = (dimv_t){-1, rt->dims[d]};
+  }
+  return NULL;
+}
+
+static eddy_status_t op_dims(cpu_emit_t *e, eddy_op_t *op, uint32_t r,
+                             bool check, dimv_t *out) {
+  const eddy_type_t *rt = op->results[r].type;
+  bool all_static = eddy_ir_type_is_static(rt);
+  for (uint32_t i = 0; all_static && i < op->num_operands; i++) {
+    const eddy_type_t *t = eddy_ir_op_operand(op, i)->type;
+    all_static = !eddy_ir_type_is_tensor(t) || eddy_ir_type_is_static(t);
+  }
+  if (all_static) {
+    for (int32_t d = 0; d < rt->rank; d++)
+      out[d] = (dimv_t){-1, rt->dims[d]};
+    return NULL;
+  }
+  dimv_t inf[EDDY_RT_MAX_RANK];
+  EDDY_RETURN_IF_ERROR(infer_dims(e, op, r, check, inf));
+  // A static dim of the declared type must be what the operands give.
+  for (int32_t d = 0; d < rt->rank; d++) {
+    if (rt->dims[d] < 0) {
+      out[d] = inf[d];
+      continue;
+    }
+    out[d] = (dimv_t){-1, rt->dims[d]};
+    if (inf[d].c < 0) {
+      char what[80];
+      snprintf(what, sizeof what,
+               "result dimension %d differs from its type (computed and "
+               "declared)",
+               (int)d);
+      check_eq(e, check, op, what, inf[d], out[d]);
+    }
+  }
+  return NULL;
+}
+
+static eddy_status_t vdims(cpu_emit_t *e, eddy_value_t *v, bool check,
+                           dimv_t *out) {
+  const eddy_type_t *t = v->type;
+  if (eddy_ir_type_is_static(t)) {
+    for (int32_t d = 0; d < t->rank; d++)
+      out[d] = (dimv_t){-1, t->dims[d]};
+    return NULL;
+  }
+  cpu_val_t *cv = cpu_val_get(e, v);
+  if (cv && cv->dslot >= 0) {
+    slot_dims(e, cv, t, out);
+    return NULL;
+  }
+  if (cv && cv->fused)
+    return op_dims(e, v->def, 0, check, out);
+  return eddy_status_create(EDDY_ERR_INTERNAL,
+                            "cpu backend: dims of a value before its "
+                            "definition");
+}
+
+eddy_status_t cpu_dims(cpu_emit_t *e, eddy_value_t *v, bool check, int *out) {
+  dimv_t d[EDDY_RT_MAX_RANK];
+  EDDY_RETURN_IF_ERROR(vdims(e, v, check, d));
+  for (int32_t i = 0; i < v->type->rank; i++)
+    out[i] = dim_ssa(e, d[i]);
+  return NULL;
+}
+
+eddy_status_t cpu_result_dims(cpu_emit_t *e, eddy_op_t *op, uint32_t r,
+                              bool check, int *out) {
+  dimv_t d[EDDY_RT_MAX_RANK];
+  EDDY_RETURN_IF_ERROR(op_dims(e, op, r, check, d));
+  for (int32_t i = 0; i < op->results[r].type->rank; i++)
+    out[i] = dim_ssa(e, d[i]);
+  return NULL;
+}
+
+void cpu_dyn_reserve(cpu_emit_t *e, const cpu_val_t *cv, const eddy_type_t *t,
+                     const int *dims) {
+  int64_t r = t->rank;
+  const eddy_type_t *it = eddy_ir_tensor_type_get(e->ctx, EDDY_DT_I64, 1, &r);
+  // bytes = itemsize * prod(dims), -1 when it does not fit in int64 (the
+  // allocator refuses it).
+  int bytes = cpu_fresh(e), big = cpu_fresh(e);
+  cpu_p(e, "%%t%d = arith.constant %zu : i64\n", bytes,
+        eddy_dtype_size(t->dtype));
+  cpu_p(e, "%%t%d = arith.constant 0 : i1\n", big);
+  int zero = cpu_fresh(e), maxv = cpu_fresh(e);
+  cpu_p(e, "%%t%d = arith.constant 0 : i64\n", zero);
+  cpu_p(e, "%%t%d = arith.constant 9223372036854775807 : i64\n", maxv);
+  for (int32_t d = 0; d < t->rank; d++) {
+    int i = cpu_index_const(e, d);
+    int dv = to_i64(e, dims[d]);
+    cpu_store(e, cv->dslot, it, &i, dv);
+    if (t->dims[d] >= 0 && t->dims[d] <= 1)
+      continue;
+    // bytes * dv overflows when dv != 0 and bytes > max / dv.
+    int nz = cpu_fresh(e), one = cpu_fresh(e), safe = cpu_fresh(e);
+    cpu_p(e, "%%t%d = arith.cmpi ne, %%t%d, %%t%d : i64\n", nz, dv, zero);
+    cpu_p(e, "%%t%d = arith.constant 1 : i64\n", one);
+    cpu_p(e, "%%t%d = arith.select %%t%d, %%t%d, %%t%d : i64\n", safe, nz, dv,
+          one);
+    int lim = ibin(e, "arith.divsi", maxv, safe, "i64");
+    int over = cpu_fresh(e);
+    cpu_p(e, "%%t%d = arith.cmpi sgt, %%t%d, %%t%d : i64\n", over, bytes, lim);
+    big = ibin(e, "arith.ori", big, over, "i1");
+    bytes = ibin(e, "arith.muli", bytes, dv, "i64");
+  }
+  int m1 = cpu_fresh(e), nb = cpu_fresh(e);
+  cpu_p(e, "%%t%d = arith.constant -1 : i64\n", m1);
+  cpu_p(e, "%%t%d = arith.select %%t%d, %%t%d, %%t%d : i64\n", nb, big, m1,
+        bytes);
+  if (cv->cslot < 0)
+    return;
+  // Grow when the new shape needs more than the block holds (also when the
+  // size overflowed: the allocator refuses -1).
+  int cap = cpu_load(e, cv->cslot, i64s(e), NULL);
+  int grow = cpu_fresh(e);
+  cpu_p(e, "%%t%d = arith.cmpi ugt, %%t%d, %%t%d : i64\n", grow, nb, cap);
+  cpu_p(e, "scf.if %%t%d {\n", grow);
+  int old = cpu_load(e, cv->pslot, i64s(e), NULL);
+  int op = cpu_fresh(e), np = cpu_fresh(e);
+  cpu_p(e, "%%t%d = llvm.inttoptr %%t%d : i64 to !llvm.ptr\n", op, old);
+  cpu_p(e,
+        "func.call @eddy_rt_entry_free(%%rt, %%t%d, %%t%d) : (!llvm.ptr, "
+        "!llvm.ptr, i64) -> ()\n",
+        op, cap);
+  cpu_p(e,
+        "%%t%d = func.call @eddy_rt_entry_alloc(%%rt, %%t%d, %%err, "
+        "%%errlen) : (!llvm.ptr, i64, !llvm.ptr, i64) -> !llvm.ptr\n",
+        np, nb);
+  int ni = cpu_fresh(e), null = cpu_fresh(e), isnull = cpu_fresh(e);
+  cpu_p(e, "%%t%d = llvm.ptrtoint %%t%d : !llvm.ptr to i64\n", ni, np);
+  cpu_p(e, "%%t%d = llvm.mlir.zero : !llvm.ptr\n", null);
+  cpu_p(e, "%%t%d = llvm.icmp \"eq\" %%t%d, %%t%d : !llvm.ptr\n", isnull, np,
+        null);
+  cpu_store(e, cv->pslot, i64s(e), NULL, ni);
+  int nc = cpu_fresh(e);
+  cpu_p(e, "%%t%d = arith.select %%t%d, %%t%d, %%t%d : i64\n", nc, isnull,
+        zero, nb);
+  cpu_store(e, cv->cslot, i64s(e), NULL, nc);
+  // A failed allocation: the runtime wrote its message; record its code.
+  cpu_p(e, "scf.if %%t%d {\n", isnull);
+  const eddy_type_t *i32t = eddy_ir_scalar_type_get(e->ctx, EDDY_DT_I32);
+  int code = cpu_fresh(e);
+  cpu_p(e, "%%t%d = arith.constant %d : i32\n", code,
+        -(int)EDDY_RT_ERR_RESOURCE);
+  cpu_store(e, e->eflag, i32t, NULL, code);
+  cpu_p(e, "}\n}\n");
+}
+
+void cpu_gate_open(cpu_emit_t *e) {
+  const eddy_type_t *i32t = eddy_ir_scalar_type_get(e->ctx, EDDY_DT_I32);
+  int f = cpu_load(e, e->eflag, i32t, NULL);
+  int z = cpu_fresh(e), c = cpu_fresh(e);
+  cpu_p(e, "%%t%d = arith.constant 0 : i32\n", z);
+  cpu_p(e, "%%t%d = arith.cmpi eq, %%t%d, %%t%d : i32\n", c, f, z);
+  cpu_p(e, "scf.if %%t%d {\n", c);
+}
+
+void cpu_gate_close(cpu_emit_t *e) { cpu_p(e, "}\n"); }
+
+void cpu_loops_open_v(cpu_emit_t *e, int32_t rank, const int *dims, int *idx) {
+  for (int32_t i = 0; i < rank; i++) {
+    int lb = cpu_index_const(e, 0), st = cpu_index_const(e, 1);
+    idx[i] = cpu_fresh(e);
+    cpu_p(e, "scf.for %%t%d = %%t%d to %%t%d step %%t%d {\n", idx[i], lb,
+          dims[i], st);
+  }
+}
+
+eddy_status_t cpu_dyn_assign(cpu_emit_t *e, eddy_value_t *v,
+                             const cpu_val_t *dst, const eddy_type_t *t) {
+  int dims[EDDY_RT_MAX_RANK];
+  cpu_gate_open(e);
+  EDDY_RETURN_IF_ERROR(cpu_dims(e, v, true, dims));
+  cpu_dyn_reserve(e, dst, t, dims);
+  cpu_gate_close(e);
+  cpu_gate_open(e);
+  int view = cpu_dyn_view(e, dst, t);
+  int idx[EDDY_RT_MAX_RANK], x;
+  int d2[EDDY_RT_MAX_RANK];
+  EDDY_RETURN_IF_ERROR(cpu_dims(e, v, false, d2));
+  cpu_loops_open_v(e, t->rank, d2, idx);
+  EDDY_RETURN_IF_ERROR(cpu_expr(e, v, idx, &x));
+  cpu_store(e, view, t, idx, x);
+  cpu_loops_close(e, t->rank);
+  cpu_gate_close(e);
+  return NULL;
+}
+
+eddy_status_t cpu_dyn_copy(cpu_emit_t *e, const cpu_val_t *src,
+                           const cpu_val_t *dst, const eddy_type_t *t) {
+  dimv_t dv[EDDY_RT_MAX_RANK];
+  int dims[EDDY_RT_MAX_RANK];
+  cpu_gate_open(e);
+  slot_dims(e, src, t, dv);
+  for (int32_t d = 0; d < t->rank; d++)
+    dims[d] = dim_ssa(e, dv[d]);
+  cpu_dyn_reserve(e, dst, t, dims);
+  cpu_gate_close(e);
+  cpu_gate_open(e);
+  int from = cpu_dyn_view(e, src, t), to = cpu_dyn_view(e, dst, t);
+  slot_dims(e, src, t, dv);
+  for (int32_t d = 0; d < t->rank; d++)
+    dims[d] = dim_ssa(e, dv[d]);
+  int idx[EDDY_RT_MAX_RANK];
+  cpu_loops_open_v(e, t->rank, dims, idx);
+  cpu_store(e, to, t, idx, cpu_load(e, from, t, idx));
+  cpu_loops_close(e, t->rank);
+  cpu_gate_close(e);
+  return NULL;
+}
+
+/// Index of a matmul operand v (rank >= 2) from the result's batch index:
+/// numpy broadcasting of batch dims at run time (a dim of 1 reads index 0).
+static void mm_dyn_index(cpu_emit_t *e, eddy_value_t *v, const int *vd,
+                         int32_t rrank, const int *oidx, int row, int col,
+                         int *idx) {
+  int32_t r = v->type->rank;
+  for (int32_t j = 0; j < r - 2; j++) {
+    int oj = oidx[j + (rrank - r)];
+    if (v->type->dims[j] == 1) {
+      idx[j] = cpu_index_const(e, 0);
+    } else if (v->type->dims[j] < 0) {
+      int one = cpu_index_const(e, 1), zero = cpu_index_const(e, 0);
+      int c = icmp(e, "eq", vd[j], one), s = cpu_fresh(e);
+      cpu_p(e, "%%t%d = arith.select %%t%d, %%t%d, %%t%d : index\n", s, c,
+            zero, oj);
+      idx[j] = s;
+    } else {
+      idx[j] = oj;
+    }
+  }
+  idx[r - 2] = row;
+  idx[r - 1] = col;
+}
+
+eddy_status_t cpu_matmul_dyn(cpu_emit_t *e, eddy_op_t *op) {
+  eddy_value_t *a = eddy_ir_op_operand(op, 0), *b = eddy_ir_op_operand(op, 1);
+  const eddy_type_t *rt = op->results[0].type;
+  bool ta = eddy_ir_op_attr_bool(op, "transpose_a", false);
+  bool tb = eddy_ir_op_attr_bool(op, "transpose_b", false);
+  int ad[EDDY_RT_MAX_RANK], bd[EDDY_RT_MAX_RANK], od[EDDY_RT_MAX_RANK];
+  EDDY_RETURN_IF_ERROR(cpu_dims(e, a, false, ad));
+  EDDY_RETURN_IF_ERROR(cpu_dims(e, b, false, bd));
+  EDDY_RETURN_IF_ERROR(cpu_dims(e, &op->results[0], false, od));
+  int32_t ar = a->type->rank, r = rt->rank;
+  int k = ta ? ad[ar - 2] : ad[ar - 1];
+  eddy_dtype_t dt = rt->dtype;
+  bool fl = eddy_dtype_is_float(dt);
+  bool half = dt == EDDY_DT_F16 || dt == EDDY_DT_BF16;
+  // Floats accumulate in f64 in the order k = 0..K-1 (the contract), ints
+  // wrap in their own type: results are those of the evaluator.
+  const char *acc_t = fl ? "f64" : cpu_reg_type(dt);
+  int oidx[EDDY_RT_MAX_RANK];
+  cpu_loops_open_v(e, r, od, oidx);
+  int init = cpu_fresh(e);
+  if (fl)
+    cpu_p(e, "%%t%d = arith.constant 0.0 : f64\n", init);
+  else
+    cpu_p(e, "%%t%d = arith.constant 0 : %s\n", init, acc_t);
+  int lb = cpu_index_const(e, 0), st = cpu_index_const(e, 1);
+  int kv = cpu_fresh(e), acc = cpu_fresh(e), res = cpu_fresh(e);
+  cpu_p(e,
+        "%%t%d = scf.for %%t%d = %%t%d to %%t%d step %%t%d iter_args(%%t%d = "
+        "%%t%d) -> (%s) {\n",
+        res, kv, lb, k, st, acc, init, acc_t);
+  int aidx[EDDY_RT_MAX_RANK], bidx[EDDY_RT_MAX_RANK], x, y;
+  mm_dyn_index(e, a, ad, r, oidx, ta ? kv : oidx[r - 2],
+               ta ? oidx[r - 2] : kv, aidx);
+  mm_dyn_index(e, b, bd, r, oidx, tb ? oidx[r - 1] : kv,
+               tb ? kv : oidx[r - 1], bidx);
+  EDDY_RETURN_IF_ERROR(cpu_expr(e, a, aidx, &x));
+  EDDY_RETURN_IF_ERROR(cpu_expr(e, b, bidx, &y));
+  if (fl && dt != EDDY_DT_F64) {
+    const char *from = cpu_reg_type(dt);
+    int vals[2] = {x, y};
+    for (int i = 0; i < 2; i++) {
+      int v = vals[i];
+      if (half) {
+        int t = cpu_fresh(e);
+        cpu_p(e, "%%t%d = arith.extf %%t%d : %s to f32\n", t, v, from);
+        v = t;
+      }
+      int t = cpu_fresh(e);
+      cpu_p(e, "%%t%d = arith.extf %%t%d : f32 to f64\n", t, v);
+      vals[i] = t;
+    }
+    x = vals[0];
+    y = vals[1];
+  }
+  int p = ibin(e, fl ? "arith.mulf" : "arith.muli", x, y, acc_t);
+  int s = ibin(e, fl ? "arith.addf" : "arith.addi", acc, p, acc_t);
+  cpu_p(e, "scf.yield %%t%d : %s\n}\n", s, acc_t);
+  int v = res;
+  if (fl && dt != EDDY_DT_F64) {
+    int t = cpu_fresh(e);
+    cpu_p(e, "%%t%d = arith.truncf %%t%d : f64 to f32\n", t, v);
+    v = t;
+    if (half) {
+      t = cpu_fresh(e);
+      cpu_p(e, "%%t%d = arith.truncf %%t%d : f32 to %s\n", t, v,
+            cpu_reg_type(dt));
+      v = t;
+    }
+  }
+  cpu_store(e, cpu_val_get(e, &op->results[0])->buf, rt, oidx, v);
+  cpu_loops_close(e, r);
+  return NULL;
+}

@@ -1,0 +1,128 @@
+/// Entry helpers for lists of lists in compiled code (backend-cpu,
+/// emit_list.c): the items of such a list are lists, held by reference
+/// (runtime/list.c). Same conventions as the TensorList helpers of entry.c:
+/// lists are opaque pointers, NULL means an earlier failure (passed on
+/// silently), `code` is the entry's error slot (the first failure stores
+/// -CODE there and writes its message to err), moved != 0 means the caller
+/// gives up its reference to `list`.
+#include "runtime/eddyrt.h"
+#include "runtime/kernels.h"
+
+#include <stdio.h>
+
+static void *nested_fail(eddy_rt_status_t st, int32_t *code, char *err,
+                         size_t errlen) {
+  if (*code == 0) {
+    *code = -(int32_t)eddy_rt_status_code(st);
+    if (err && errlen)
+      snprintf(err, errlen, "%s", eddy_rt_status_message(st));
+  }
+  eddy_rt_status_destroy(st);
+  return NULL;
+}
+
+/// The list the op may consume: a new reference unless moved.
+static eddy_rt_list_t *owned(void *list, int32_t moved) {
+  if (!moved)
+    eddy_rt_list_retain(list);
+  return list;
+}
+
+void *eddy_rt_entry_list_empty_nested(eddy_rt_ctx_t *rt, int32_t depth,
+                                      int32_t dtype, int32_t rank,
+                                      const int64_t *dims, int64_t max_elements,
+                                      int32_t *code, char *err, size_t errlen) {
+  eddy_rt_elem_shape_t shape;
+  eddy_rt_list_t *l = NULL;
+  if (!eddy_rt_elem_shape_make(rank, dims, &shape))
+    return nested_fail(eddy_rt_status_create(EDDY_RT_ERR_INTERNAL,
+                                             "tl.empty: bad element rank %d",
+                                             rank),
+                       code, err, errlen);
+  eddy_rt_status_t st =
+      eddy_rt_list_empty_nested(rt, depth, dtype, &shape, max_elements, &l);
+  return st ? nested_fail(st, code, err, errlen) : l;
+}
+
+void *eddy_rt_entry_list_reserve_nested(eddy_rt_ctx_t *rt, int32_t depth,
+                                        int32_t dtype, int32_t rank,
+                                        const int64_t *dims, int64_t n,
+                                        int32_t *code, char *err,
+                                        size_t errlen) {
+  eddy_rt_elem_shape_t shape;
+  eddy_rt_tensor_t nt;
+  eddy_rt_list_t *l = NULL;
+  if (!eddy_rt_elem_shape_make(rank, dims, &shape))
+    return nested_fail(eddy_rt_status_create(EDDY_RT_ERR_INTERNAL,
+                                             "tl.reserve: bad element rank %d",
+                                             rank),
+                       code, err, errlen);
+  eddy_rt_status_t st = eddy_rt_tensor_wrap(EDDY_RT_I64, 0, NULL, &n, &nt);
+  if (!st)
+    st = eddy_rt_list_reserve_nested(rt, depth, dtype, &shape, &nt, &l);
+  return st ? nested_fail(st, code, err, errlen) : l;
+}
+
+void *eddy_rt_entry_list_push_list(eddy_rt_ctx_t *rt, void *list,
+                                   int32_t moved, void *item, int32_t *code,
+                                   char *err, size_t errlen) {
+  if (!list)
+    return NULL;
+  eddy_rt_list_t *l = owned(list, moved);
+  if (!item) {
+    eddy_rt_list_release(l);
+    return NULL;
+  }
+  eddy_rt_list_t *out = NULL;
+  eddy_rt_status_t st = eddy_rt_list_push_back_list(rt, l, item, &out);
+  return st ? nested_fail(st, code, err, errlen) : out;
+}
+
+void *eddy_rt_entry_list_pop_list(eddy_rt_ctx_t *rt, void *list, int32_t moved,
+                                  void **out_item, int32_t *code, char *err,
+                                  size_t errlen) {
+  *out_item = NULL;
+  if (!list)
+    return NULL;
+  eddy_rt_list_t *out = NULL, *item = NULL;
+  eddy_rt_status_t st =
+      eddy_rt_list_pop_back_list(rt, owned(list, moved), &out, &item);
+  if (st)
+    return nested_fail(st, code, err, errlen);
+  *out_item = item;
+  return out;
+}
+
+void *eddy_rt_entry_list_get_list(eddy_rt_ctx_t *rt, const void *list,
+                                  int64_t index, int32_t *code, char *err,
+                                  size_t errlen) {
+  if (!list)
+    return NULL;
+  eddy_rt_tensor_t it;
+  eddy_rt_list_t *item = NULL;
+  eddy_rt_status_t st = eddy_rt_tensor_wrap(EDDY_RT_I64, 0, NULL, &index, &it);
+  if (!st)
+    st = eddy_rt_list_get_item_list(rt, list, &it, &item);
+  return st ? nested_fail(st, code, err, errlen) : item;
+}
+
+void *eddy_rt_entry_list_set_list(eddy_rt_ctx_t *rt, void *list, int32_t moved,
+                                  int64_t index, void *item, int32_t *code,
+                                  char *err, size_t errlen) {
+  if (!list)
+    return NULL;
+  eddy_rt_list_t *l = owned(list, moved);
+  if (!item) {
+    eddy_rt_list_release(l);
+    return NULL;
+  }
+  eddy_rt_tensor_t it;
+  eddy_rt_list_t *out = NULL;
+  eddy_rt_status_t st = eddy_rt_tensor_wrap(EDDY_RT_I64, 0, NULL, &index, &it);
+  if (st) {
+    eddy_rt_list_release(l);
+    return nested_fail(st, code, err, errlen);
+  }
+  st = eddy_rt_list_set_item_list(rt, l, &it, item, &out);
+  return st ? nested_fail(st, code, err, errlen) : out;
+}
