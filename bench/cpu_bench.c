@@ -4,11 +4,15 @@
 ///   chain   8 fused elementwise ops on 16M floats, vs a copy kernel's
 ///           memory bandwidth
 ///   matmul  256^3 and 1024^3 f32, one thread, vs cblas_sgemm (OpenBLAS)
+///           (and eddy's tiled kernel, and the inline loop nest)
 ///   rnn     Elman RNN (hidden 256, batch 32, 100 steps), forward and
 ///           forward+backward (eddy_ad_grad): time per step, compiled vs
 ///           the reference evaluator
-/// Prints a Markdown table of ratios (bench/README.md keeps the latest).
-/// Not a test: run `ninja eddy_cpu_bench && ./bench/eddy_cpu_bench`.
+///   lstm    the same for an LSTM (hidden 256, batch 32, 100 steps)
+///   classes n^3 matmuls for small n, inline loop nest vs runtime call (the
+///           size-class threshold)
+/// Prints Markdown tables of ratios (bench/README.md keeps the latest).
+/// Not a test: run `ninja eddy_cpu_bench && ./bench/eddy_cpu_bench [NAME...]`.
 #define _POSIX_C_SOURCE 200809L
 #include "autodiff/ad.h"
 #include "backend-cpu/cpu.h"
@@ -218,19 +222,78 @@ static void bench_chain(bench_t *b) {
   eddy_cpu_jit_destroy(j);
 }
 
-static void bench_matmul(bench_t *b, int64_t n) {
-  char text[1024];
-  snprintf(text, sizeof text,
+/// The text of f(a: f32[m,k], b: f32[k,n]) = matmul(a, b).
+static void matmul_text(char *text, size_t size, int64_t m, int64_t n,
+                        int64_t k) {
+  snprintf(text, size,
            "module {\nfunc.func @f(%%arg0: tensor<%lldx%lldxf32>, %%arg1: "
            "tensor<%lldx%lldxf32>) -> tensor<%lldx%lldxf32> {\n"
            "%%0 = \"core.matmul\"(%%arg0, %%arg1) : (tensor<%lldx%lldxf32>, "
            "tensor<%lldx%lldxf32>) -> tensor<%lldx%lldxf32>\n"
            "\"func.return\"(%%0) : (tensor<%lldx%lldxf32>) -> ()\n}\n}\n",
-           (long long)n, (long long)n, (long long)n, (long long)n, (long long)n,
-           (long long)n, (long long)n, (long long)n, (long long)n, (long long)n,
-           (long long)n, (long long)n, (long long)n, (long long)n);
-  double ct;
-  eddy_cpu_jit_t *j = jit(b, text, &ct);
+           (long long)m, (long long)k, (long long)k, (long long)n, (long long)m,
+           (long long)n, (long long)m, (long long)k, (long long)k, (long long)n,
+           (long long)m, (long long)n, (long long)m, (long long)n);
+}
+
+/// JIT-compiles the matmul with the given matmul_call_min (0: default).
+static eddy_cpu_jit_t *jit_matmul(bench_t *b, int64_t n, int64_t call_min,
+                                  double *out_secs) {
+  char text[1024];
+  matmul_text(text, sizeof text, n, n, n);
+  eddy_module_t *m = NULL;
+  die(eddy_ir_parse_module(b->ctx, "bench.eddy", text, strlen(text), &m));
+  die(eddy_ir_verify_module(m));
+  eddy_cpu_opts_t o = eddy_cpu_opts_default();
+  o.matmul_call_min = call_min;
+  eddy_cpu_jit_t *j = NULL;
+  double t0 = now();
+  die(eddy_cpu_jit_create(m, "f", &o, &j));
+  *out_secs = now() - t0;
+  eddy_ir_module_destroy(m);
+  return j;
+}
+
+/// Best over 3 rounds of the mean time of `iters` calls.
+static double time_mean(bench_t *b, eddy_cpu_jit_t *j,
+                        const eddy_rt_tensor_t *args, int iters) {
+  double best = 1e30;
+  for (int r = 0; r < 3; r++) {
+    double t0 = now();
+    for (int i = 0; i < iters; i++) {
+      eddy_rt_tensor_t res[1];
+      die(eddy_cpu_jit_run(j, b->rt, args, res));
+      eddy_rt_tensor_release(&res[0]);
+    }
+    double t = (now() - t0) / iters;
+    if (t < best)
+      best = t;
+  }
+  return best;
+}
+
+/// Best time of `reps` direct calls of eddy_rt_sgemm with impl.
+static double time_sgemm(bench_t *b, int32_t impl, int64_t n, const float *a,
+                         const float *bb, float *c, int reps) {
+  double best = 1e30;
+  for (int r = 0; r < reps; r++) {
+    double t0 = now();
+    eddy_rt_sgemm(b->rt, impl, 0, n, n, n, a, n, bb, n, c, n);
+    double t = now() - t0;
+    if (t < best)
+      best = t;
+  }
+  return best;
+}
+
+/// n^3 f32: the compiled matmul (default size classes: a call of the
+/// runtime's sgemm, i.e. OpenBLAS when libeddyrt has it), the inline loop
+/// nest, eddy's tiled kernel called directly, and OpenBLAS called directly,
+/// all on one thread in this run.
+static void bench_matmul(bench_t *b, int64_t n) {
+  double ct, cti;
+  eddy_cpu_jit_t *j = jit_matmul(b, n, 0, &ct);
+  eddy_cpu_jit_t *ji = jit_matmul(b, n, INT64_MAX, &cti);
   size_t bytes = (size_t)(n * n) * 4;
   float *a = aligned_alloc(64, bytes), *bb = aligned_alloc(64, bytes);
   float *c = aligned_alloc(64, bytes);
@@ -242,11 +305,12 @@ static void bench_matmul(bench_t *b, int64_t n) {
   eddy_rt_tensor_t args[2];
   eddy_rt_tensor_wrap(EDDY_RT_F32, 2, dims, a, &args[0]);
   eddy_rt_tensor_wrap(EDDY_RT_F32, 2, dims, bb, &args[1]);
-  int reps = n <= 256 ? 5 : 2;
+  int reps = n <= 256 ? 10 : 3;
   double tc = time_calls(b, j, args, reps, NULL);
+  double ti = time_calls(b, ji, args, n <= 256 ? reps : 1, NULL);
+  double tt = time_sgemm(b, EDDY_RT_GEMM_TILED, n, a, bb, c, reps);
   double flops = 2.0 * (double)n * (double)n * (double)n;
 #ifdef EDDY_BENCH_CBLAS
-  openblas_set_num_threads(1);
   double best = 1e30;
   for (int r = 0; r < reps; r++) {
     double t0 = now();
@@ -256,20 +320,64 @@ static void bench_matmul(bench_t *b, int64_t n) {
     if (t < best)
       best = t;
   }
-  printf("| matmul %lld^3 f32, 1 thread | %.1f ms (%.1f GFLOP/s) | OpenBLAS: "
-         "%.1f ms (%.1f GFLOP/s) | %.2fx of OpenBLAS (target >= 0.8x) | %.0f "
-         "ms | |\n",
-         (long long)n, tc * 1e3, flops / tc * 1e-9, best * 1e3,
-         flops / best * 1e-9, best / tc, ct * 1e3);
+  printf("| matmul %lld^3 f32, 1 thread (compiled: %s) | %.2f ms (%.0f "
+         "GFLOP/s) | OpenBLAS: %.2f ms (%.0f GFLOP/s) | %.2fx of OpenBLAS "
+         "(target >= 0.8x) | %.0f ms | |\n",
+         (long long)n, eddy_rt_gemm_has_blas() ? "OpenBLAS call" : "tiled",
+         tc * 1e3, flops / tc * 1e-9, best * 1e3, flops / best * 1e-9,
+         best / tc, ct * 1e3);
+  printf("| same, eddy's tiled kernel (runtime/gemm.c, direct) | %.2f ms (%.0f "
+         "GFLOP/s) | OpenBLAS | %.2fx of OpenBLAS | | |\n",
+         tt * 1e3, flops / tt * 1e-9, best / tt);
+  printf("| same, inline loop nest (exact f64 accumulation) | %.2f ms (%.0f "
+         "GFLOP/s) | OpenBLAS | %.2fx of OpenBLAS | %.0f ms | |\n",
+         ti * 1e3, flops / ti * 1e-9, best / ti, cti * 1e3);
 #else
-  printf("| matmul %lld^3 f32, 1 thread | %.1f ms (%.1f GFLOP/s) | OpenBLAS "
-         "not found at build time | | %.0f ms | |\n",
+  printf("| matmul %lld^3 f32, 1 thread (compiled: tiled kernel) | %.2f ms "
+         "(%.0f GFLOP/s) | OpenBLAS not found at build time | | %.0f ms | |\n",
          (long long)n, tc * 1e3, flops / tc * 1e-9, ct * 1e3);
+  printf("| same, inline loop nest (exact f64 accumulation) | %.2f ms (%.0f "
+         "GFLOP/s) | | | %.0f ms | |\n",
+         ti * 1e3, flops / ti * 1e-9, cti * 1e3);
 #endif
   free(a);
   free(bb);
   free(c);
   eddy_cpu_jit_destroy(j);
+  eddy_cpu_jit_destroy(ji);
+}
+
+/// The size classes: n^3 f32 compiled as the inline loop nest and as a call
+/// of the runtime's sgemm, per call (entry checks and result allocation
+/// included, the same in both).
+static void bench_matmul_classes(bench_t *b) {
+  static const int64_t sizes[] = {4, 8, 16, 32, 48, 64, 96, 128};
+  printf("\n| n (n^3 f32 matmul) | inline loop nest | runtime call | inline / "
+         "call |\n|---|---|---|---|\n");
+  for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+    int64_t n = sizes[s];
+    double ct;
+    eddy_cpu_jit_t *ji = jit_matmul(b, n, INT64_MAX, &ct);
+    eddy_cpu_jit_t *jc = jit_matmul(b, n, 1, &ct);
+    float *a = malloc((size_t)(n * n) * 4), *bb = malloc((size_t)(n * n) * 4);
+    for (int64_t i = 0; i < n * n; i++) {
+      a[i] = (float)((i * 7) % 13) * 0.1f - 0.6f;
+      bb[i] = (float)((i * 5) % 11) * 0.1f - 0.5f;
+    }
+    int64_t dims[2] = {n, n};
+    eddy_rt_tensor_t args[2];
+    eddy_rt_tensor_wrap(EDDY_RT_F32, 2, dims, a, &args[0]);
+    eddy_rt_tensor_wrap(EDDY_RT_F32, 2, dims, bb, &args[1]);
+    int iters = (int)(20000000 / (n * n * n) + 10);
+    double ti = time_mean(b, ji, args, iters);
+    double tc = time_mean(b, jc, args, iters);
+    printf("| %lld | %.2f us | %.2f us | %.2f |\n", (long long)n, ti * 1e6,
+           tc * 1e6, ti / tc);
+    free(a);
+    free(bb);
+    eddy_cpu_jit_destroy(ji);
+    eddy_cpu_jit_destroy(jc);
+  }
 }
 
 /// The Elman RNN: h <- tanh(x_t W + h U + b) for t < 100, loss = sum(h).
@@ -311,6 +419,67 @@ static const char k_rnn[] =
     "tensor<f32>\n"
     "\"func.return\"(%13) : (tensor<f32>) -> ()\n}\n}\n";
 
+/// The LSTM: gates = x_t Wx + h Wh + b (32x1024), split in four (i, f, o, g),
+/// c <- sigmoid(f) c + sigmoid(i) tanh(g), h <- sigmoid(o) tanh(c), for
+/// t < 100, loss = sum(h).
+static const char k_lstm[] =
+    "module {\nfunc.func @lstm(%arg0: tensor<100x32x256xf32>, %arg1: "
+    "tensor<256x1024xf32>, %arg2: tensor<256x1024xf32>, %arg3: "
+    "tensor<1024xf32>) -> tensor<f32> {\n"
+    "%0 = \"core.constant\"() {value = dense<0.0> : tensor<32x256xf32>} : () "
+    "-> tensor<32x256xf32>\n"
+    "%1 = \"core.constant\"() {value = dense<0> : tensor<i64>} : () -> "
+    "tensor<i64>\n"
+    "%2:3 = \"ctl.while\"(%1, %0, %0) ({\n"
+    "^bb0(%t: tensor<i64>, %h: tensor<32x256xf32>, %c: tensor<32x256xf32>):\n"
+    "%n = \"core.constant\"() {value = dense<100> : tensor<i64>} : () -> "
+    "tensor<i64>\n"
+    "%p = \"core.lt\"(%t, %n) : (tensor<i64>, tensor<i64>) -> tensor<i1>\n"
+    "\"ctl.condition\"(%p) : (tensor<i1>) -> ()\n"
+    "}, {\n"
+    "^bb0(%t2: tensor<i64>, %h2: tensor<32x256xf32>, %c2: "
+    "tensor<32x256xf32>):\n"
+    "%xt = \"core.gather\"(%arg0, %t2) {axis = 0} : "
+    "(tensor<100x32x256xf32>, tensor<i64>) -> tensor<32x256xf32>\n"
+    "%gx = \"core.matmul\"(%xt, %arg1) : (tensor<32x256xf32>, "
+    "tensor<256x1024xf32>) -> tensor<32x1024xf32>\n"
+    "%gh = \"core.matmul\"(%h2, %arg2) : (tensor<32x256xf32>, "
+    "tensor<256x1024xf32>) -> tensor<32x1024xf32>\n"
+    "%gs = \"core.add\"(%gx, %gh) : (tensor<32x1024xf32>, "
+    "tensor<32x1024xf32>) -> tensor<32x1024xf32>\n"
+    "%gb = \"core.add\"(%gs, %arg3) : (tensor<32x1024xf32>, "
+    "tensor<1024xf32>) -> tensor<32x1024xf32>\n"
+    "%q:4 = \"core.split\"(%gb) {axis = 1, num_splits = 4} : "
+    "(tensor<32x1024xf32>) -> (tensor<32x256xf32>, tensor<32x256xf32>, "
+    "tensor<32x256xf32>, tensor<32x256xf32>)\n"
+    "%i = \"core.sigmoid\"(%q#0) : (tensor<32x256xf32>) -> "
+    "tensor<32x256xf32>\n"
+    "%f = \"core.sigmoid\"(%q#1) : (tensor<32x256xf32>) -> "
+    "tensor<32x256xf32>\n"
+    "%o = \"core.sigmoid\"(%q#2) : (tensor<32x256xf32>) -> "
+    "tensor<32x256xf32>\n"
+    "%g = \"core.tanh\"(%q#3) : (tensor<32x256xf32>) -> tensor<32x256xf32>\n"
+    "%fc = \"core.mul\"(%f, %c2) : (tensor<32x256xf32>, tensor<32x256xf32>) "
+    "-> tensor<32x256xf32>\n"
+    "%ig = \"core.mul\"(%i, %g) : (tensor<32x256xf32>, tensor<32x256xf32>) "
+    "-> tensor<32x256xf32>\n"
+    "%cn = \"core.add\"(%fc, %ig) : (tensor<32x256xf32>, "
+    "tensor<32x256xf32>) -> tensor<32x256xf32>\n"
+    "%tc = \"core.tanh\"(%cn) : (tensor<32x256xf32>) -> tensor<32x256xf32>\n"
+    "%hn = \"core.mul\"(%o, %tc) : (tensor<32x256xf32>, tensor<32x256xf32>) "
+    "-> tensor<32x256xf32>\n"
+    "%one = \"core.constant\"() {value = dense<1> : tensor<i64>} : () -> "
+    "tensor<i64>\n"
+    "%tn = \"core.add\"(%t2, %one) : (tensor<i64>, tensor<i64>) -> "
+    "tensor<i64>\n"
+    "\"ctl.yield\"(%tn, %hn, %cn) : (tensor<i64>, tensor<32x256xf32>, "
+    "tensor<32x256xf32>) -> ()\n"
+    "}) : (tensor<i64>, tensor<32x256xf32>, tensor<32x256xf32>) -> "
+    "(tensor<i64>, tensor<32x256xf32>, tensor<32x256xf32>)\n"
+    "%l = \"core.reduce_sum\"(%2#1) {axes = [0, 1]} : (tensor<32x256xf32>) "
+    "-> tensor<f32>\n"
+    "\"func.return\"(%l) : (tensor<f32>) -> ()\n}\n}\n";
+
 /// Best time of `reps` evaluator runs of func.
 static double time_eval(bench_t *b, const eddy_op_t *func,
                         const eddy_eval_value_t *args, size_t nargs,
@@ -329,15 +498,21 @@ static double time_eval(bench_t *b, const eddy_op_t *func,
   return best;
 }
 
-static void bench_rnn(bench_t *b) {
+/// A recurrent network @entry(xs, W, U, b) -> loss and its gradient with
+/// respect to W and U (eddy_ad_grad): time per step (100 steps), compiled
+/// vs the reference evaluator.
+static void bench_recurrent(bench_t *b, const char *label, const char *text,
+                            const char *entry) {
   eddy_module_t *m = NULL;
-  die(eddy_ir_parse_module(b->ctx, "rnn.eddy", k_rnn, strlen(k_rnn), &m));
+  die(eddy_ir_parse_module(b->ctx, "rnn.eddy", text, strlen(text), &m));
   die(eddy_ir_verify_module(m));
   size_t wrt[2] = {1, 2};
-  die(eddy_ad_grad(m, "rnn", wrt, 2, NULL, NULL));
+  die(eddy_ad_grad(m, entry, wrt, 2, NULL, NULL));
   die(eddy_ir_verify_module(m));
-  eddy_op_t *fwd = eddy_ir_module_lookup_func(m, "rnn");
-  eddy_op_t *bwd = eddy_ir_module_lookup_func(m, "rnn_grad");
+  char gname[64];
+  snprintf(gname, sizeof gname, "%s_grad", entry);
+  eddy_op_t *fwd = eddy_ir_module_lookup_func(m, entry);
+  eddy_op_t *bwd = eddy_ir_module_lookup_func(m, gname);
   const eddy_type_t *ft = eddy_ir_func_type(bwd);
   // Inputs: the four arguments and the seed (1.0), small random values.
   eddy_rt_tensor_t args[5];
@@ -363,10 +538,10 @@ static void bench_rnn(bench_t *b) {
   double ctf, ctb;
   eddy_cpu_jit_t *jf = NULL, *jb = NULL;
   double t0 = now();
-  die(eddy_cpu_jit_create(m, "rnn", NULL, &jf));
+  die(eddy_cpu_jit_create(m, entry, NULL, &jf));
   ctf = now() - t0;
   t0 = now();
-  die(eddy_cpu_jit_create(m, "rnn_grad", NULL, &jb));
+  die(eddy_cpu_jit_create(m, gname, NULL, &jb));
   ctb = now() - t0;
   double cf = 1e30, cb = 1e30;
   for (int r = 0; r < 3; r++) {
@@ -385,12 +560,12 @@ static void bench_rnn(bench_t *b) {
   }
   double ef = time_eval(b, fwd, eargs, 4, 1, 1);
   double eb = time_eval(b, bwd, eargs, 5, 3, 1);
-  printf("| Elman RNN 256x32, 100 steps, forward | %.3f ms/step | evaluator: "
-         "%.3f ms/step | %.1fx faster | %.0f ms | |\n",
-         cf * 10, ef * 10, ef / cf, ctf * 1e3);
-  printf("| Elman RNN 256x32, 100 steps, forward+backward | %.3f ms/step | "
-         "evaluator: %.3f ms/step | %.1fx faster | %.0f ms | |\n",
-         cb * 10, eb * 10, eb / cb, ctb * 1e3);
+  printf("| %s, forward | %.3f ms/step | evaluator: %.3f ms/step | %.1fx "
+         "faster | %.0f ms | |\n",
+         label, cf * 10, ef * 10, ef / cf, ctf * 1e3);
+  printf("| %s, forward+backward | %.3f ms/step | evaluator: %.3f ms/step | "
+         "%.1fx faster | %.0f ms | |\n",
+         label, cb * 10, eb * 10, eb / cb, ctb * 1e3);
   for (int i = 0; i < 5; i++) {
     eddy_rt_tensor_release(&args[i]);
     eddy_eval_value_release(&eargs[i]);
@@ -400,7 +575,20 @@ static void bench_rnn(bench_t *b) {
   eddy_ir_module_destroy(m);
 }
 
-int main(void) {
+static bool wanted(int argc, char **argv, const char *name) {
+  if (argc < 2)
+    return true;
+  for (int i = 1; i < argc; i++)
+    if (strcmp(argv[i], name) == 0)
+      return true;
+  return false;
+}
+
+int main(int argc, char **argv) {
+#ifdef EDDY_BENCH_CBLAS
+  // One thread for every OpenBLAS call, the compiled matmuls' included.
+  openblas_set_num_threads(1);
+#endif
   bench_t b;
   memset(&b, 0, sizeof b);
   b.ctx = eddy_ir_ctx_create();
@@ -415,11 +603,20 @@ int main(void) {
   }
   printf("| benchmark | compiled | reference | ratio | JIT compile | note |\n");
   printf("|---|---|---|---|---|---|\n");
-  bench_loop(&b);
-  bench_chain(&b);
-  bench_matmul(&b, 256);
-  bench_matmul(&b, 1024);
-  bench_rnn(&b);
+  if (wanted(argc, argv, "loop"))
+    bench_loop(&b);
+  if (wanted(argc, argv, "chain"))
+    bench_chain(&b);
+  if (wanted(argc, argv, "matmul")) {
+    bench_matmul(&b, 256);
+    bench_matmul(&b, 1024);
+  }
+  if (wanted(argc, argv, "rnn"))
+    bench_recurrent(&b, "Elman RNN 256x32, 100 steps", k_rnn, "rnn");
+  if (wanted(argc, argv, "lstm"))
+    bench_recurrent(&b, "LSTM 256x32, 100 steps", k_lstm, "lstm");
+  if (wanted(argc, argv, "classes"))
+    bench_matmul_classes(&b);
   eddy_rt_ctx_destroy(b.rt);
   for (int i = 0; i < 8; i++)
     free(b.cache.ptr[i]);
