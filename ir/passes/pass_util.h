@@ -52,4 +52,11 @@ eddy_status_t eddy_passes_rebuild_op(eddy_op_t *op, const bool *keep_results,
                                      const bool *keep_args,
                                      eddy_op_t **out_op);
 
+/// shape-infer's list step (list_types.c): gives every web of list values
+/// in func (lists derived from one another through tl ops, ctl.while and
+/// ctl.if) the element type that covers all items written into it, when
+/// no list of the web leaves func's sight. *out_updates: values retyped.
+eddy_status_t eddy_passes_refine_list_types(eddy_ctx_t *ctx, eddy_op_t *func,
+                                            int64_t *out_updates);
+
 #endif

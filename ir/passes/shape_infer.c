@@ -9,6 +9,8 @@
 /// ctl.call results come from the callee's signature; each function's
 /// declared results are refined from its func.return. Functions are
 /// repeated until no signature changes, so callees may follow callers.
+/// Before each round, list element types are refined from the items written
+/// into the lists (list_types.c).
 #include "ir/passes/pass_util.h"
 #include "ir/passes/passes.h"
 
@@ -17,6 +19,9 @@
 /// A loop needs at most about (rank + 2) rounds per loop value; past this
 /// something oscillates, which is a bug in a shape function.
 enum { SI_MAX_LOOP_ROUNDS = 32 };
+/// Rounds that only refine list element types (a chain of lists each fed
+/// from the one before).
+enum { SI_MAX_LIST_ROUNDS = 16 };
 
 typedef struct si_state {
   eddy_pass_ctx_t *pc;
@@ -337,14 +342,26 @@ static eddy_status_t shape_infer_run(eddy_pass_ctx_t *pc, eddy_module_t *m) {
   for (eddy_op_t *f = eddy_ir_module_body(m)->first; f; f = f->next)
     num_funcs++;
   // A refined signature can refine its callers: at most one round per
-  // function along a call chain, plus one to see that nothing changed.
-  for (size_t round = 0; round <= num_funcs; round++) {
-    bool changed = false;
+  // function along a call chain, plus one to see that nothing changed. A
+  // refined list element type can refine the items written into another
+  // list: such rounds are counted apart (each refines some list type, so
+  // they end; the cap only guards against a bug).
+  size_t list_rounds = 0;
+  for (size_t round = 0; round <= num_funcs + list_rounds; round++) {
+    bool changed = false, lists_changed = false;
     for (eddy_op_t *f = eddy_ir_module_body(m)->first; f; f = f->next) {
       if (!eddy_ir_op_is(f, "func.func"))
         continue;
+      int64_t retyped = 0;
+      EDDY_RETURN_IF_ERROR(eddy_passes_refine_list_types(s.ctx, f, &retyped));
+      s.updates += retyped;
+      lists_changed |= retyped > 0;
       EDDY_RETURN_IF_ERROR(infer_regions(&s, f));
       EDDY_RETURN_IF_ERROR(update_signature(&s, f, &changed));
+    }
+    if (lists_changed && list_rounds < SI_MAX_LIST_ROUNDS) {
+      list_rounds++;
+      changed = true;
     }
     if (!changed)
       break;

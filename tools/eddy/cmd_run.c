@@ -572,6 +572,11 @@ static eddy_status_t run_eval(eddy_ctx_t *ctx, run_args_t *a) {
     EDDY_RETURN_IF_ERROR(eddy_ir_parse_file(ctx, a->input, &m));
   }
   eddy_status_t st = eddy_ir_verify_module(m);
+  // Compiled code needs the types that an imported graph leaves open
+  // (TensorFlow lists of unknown element shape): the pipeline
+  // eddy_add_model runs on a GraphDef (cmake/EddyModel.cmake).
+  if (!st && is_graphdef(a->input) && strcmp(a->mode, "compiled") == 0)
+    st = run_passes(ctx, "shape-infer,canonicalize", m);
   if (!st && a->pipeline)
     st = run_passes(ctx, a->pipeline, m);
   const eddy_op_t *func = NULL;

@@ -1,0 +1,134 @@
+/// TensorFlow fixtures compiled: each GraphDef is imported, functionalized,
+/// legalized, run through shape-infer and canonicalize (the pipeline of
+/// eddy_add_model), JIT-compiled by the CPU backend and run on the
+/// fixture's inputs; the results must match TensorFlow's outputs within
+/// the manifest's tolerance. shape-infer gives TensorFlow's lists of unknown
+/// element shape the element type of what is written into them, which the
+/// CPU backend needs.
+#define _POSIX_C_SOURCE 200809L
+
+#include "backend-cpu/cpu.h"
+#include "dialects/dialects.h"
+#include "dialects/tf/tf.h"
+#include "ir/passes/passes.h"
+#include "lower/tf/tf_lower.h"
+#include "runtime/eval/eval.h"
+
+#include <setjmp.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <cmocka.h>
+
+#include "tests/unit/common/tf_fixtures.h"
+
+enum { MAX_VALUES = 64 };
+
+static eddy_status_t optimize(eddy_ctx_t *ctx, eddy_module_t *m) {
+  eddy_passes_register_all(ctx);
+  eddy_pm_opts_t po;
+  eddy_ir_pm_opts_default(&po);
+  po.verify_each = true;
+  eddy_pass_manager_t *pm = eddy_ir_pm_create(ctx, &po);
+  if (!pm)
+    return eddy_status_create(EDDY_ERR_RESOURCE, "out of memory");
+  eddy_status_t st = eddy_ir_pm_add_pipeline(pm, "shape-infer,canonicalize");
+  if (!st)
+    st = eddy_ir_pm_run(pm, m);
+  eddy_ir_pm_destroy(pm);
+  return st;
+}
+
+/// JIT-compiles @main of m and runs it on args; results in res.
+static eddy_status_t run_compiled(const eddy_module_t *m, eddy_rt_ctx_t *rt,
+                                  const eddy_eval_value_t *args, size_t nargs,
+                                  eddy_eval_value_t *res, size_t nres) {
+  eddy_cpu_opts_t o = eddy_cpu_opts_default();
+  o.prefix = "fixture";
+  eddy_cpu_jit_t *jit = NULL;
+  EDDY_RETURN_IF_ERROR(eddy_cpu_jit_create(m, "main", &o, &jit));
+  eddy_rt_tensor_t ts[2 * MAX_VALUES];
+  for (size_t i = 0; i < nargs; i++)
+    ts[i] = args[i].tensor;
+  eddy_status_t st = eddy_cpu_jit_run(jit, rt, ts, ts + nargs);
+  for (size_t i = 0; !st && i < nres; i++)
+    res[i] = eddy_eval_value_from_tensor(&ts[nargs + i]);
+  eddy_cpu_jit_destroy(jit);
+  return st;
+}
+
+/// Runs one fixture compiled; true when it matches TensorFlow.
+static bool run_fixture(const char *dir, const char *name) {
+  tf_manifest_t mf;
+  if (!tf_manifest_read(dir, name, &mf))
+    return false;
+  eddy_ctx_t *ctx = eddy_ir_ctx_create();
+  eddy_dialects_register_all(ctx);
+  eddy_tf_import_opts_t opts = tf_manifest_import_opts(&mf, true);
+  char path[1024];
+  snprintf(path, sizeof path, "%s/%s/model.pb", dir, name);
+  eddy_module_t *m = NULL;
+  eddy_status_t st = eddy_tf_import_graphdef(ctx, path, &opts, &m);
+  if (!st)
+    st = eddy_tf_functionalize(m);
+  if (!st)
+    st = eddy_tf_legalize(m);
+  if (!st)
+    st = optimize(ctx, m);
+  if (!st && (mf.num_feeds > MAX_VALUES || mf.num_fetches > MAX_VALUES))
+    st = eddy_status_create(EDDY_ERR_UNSUPPORTED, "too many feeds or fetches");
+  eddy_rt_ctx_t *rt = NULL;
+  eddy_rt_ctx_options_t ro = eddy_rt_ctx_options_default();
+  if (!st && eddy_rt_ctx_create(&ro, &rt))
+    st = eddy_status_create(EDDY_ERR_RESOURCE, "no runtime context");
+  eddy_eval_value_t args[MAX_VALUES], res[MAX_VALUES];
+  memset(args, 0, sizeof args);
+  memset(res, 0, sizeof res);
+  bool ok = !st && tf_fixtures_load_inputs(rt, dir, name, mf.num_feeds, args);
+  if (ok) {
+    st = run_compiled(m, rt, args, mf.num_feeds, res, mf.num_fetches);
+    ok = !st && tf_fixtures_check_outputs(rt, dir, name, res, mf.num_fetches,
+                                          mf.rtol, mf.atol);
+  }
+  if (st) {
+    tf_fixtures_report("%s: %s\n", name, eddy_status_message(st));
+    eddy_status_destroy(st);
+  }
+  for (size_t i = 0; i < MAX_VALUES; i++) {
+    eddy_eval_value_release(&args[i]);
+    eddy_eval_value_release(&res[i]);
+  }
+  if (rt)
+    eddy_rt_ctx_destroy(rt);
+  eddy_ir_module_destroy(m);
+  eddy_ir_ctx_destroy(ctx);
+  tf_manifest_free(&mf);
+  return ok;
+}
+
+static void test_fixtures_compiled_match_tensorflow(void **state) {
+  (void)state;
+  char *names[256];
+  size_t n;
+  char *dir = tf_fixtures_list(__FILE__, "tests/unit/tf/test_tf_compiled.c",
+                               names, 256, &n);
+  size_t failed = 0;
+  for (size_t i = 0; i < n; i++) {
+    bool ok = run_fixture(dir, names[i]);
+    printf("%-24s compiled   %s\n", names[i], ok ? "ok" : "FAIL");
+    failed += !ok;
+    free(names[i]);
+  }
+  free(dir);
+  assert_int_equal(n, 36);
+  assert_int_equal(failed, 0);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_fixtures_compiled_match_tensorflow),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
