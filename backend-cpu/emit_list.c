@@ -33,13 +33,7 @@ eddy_status_t cpu_check_list_type(const eddy_op_t *op, const eddy_type_t *t) {
 
 int cpu_list_slot(cpu_emit_t *e) {
   int s = cpu_alloc_buf(e, i64_scalar(e));
-  eddy_buf_t body = e->body;
-  e->body = e->pro;
-  int z = cpu_fresh(e);
-  cpu_p(e, "%%t%d = arith.constant 0 : i64\n", z);
-  cpu_store(e, s, i64_scalar(e), NULL, z);
-  e->pro = e->body;
-  e->body = body;
+  cpu_zero_i64_in_prologue(e, s);
   int *slots =
       eddy_arena_alloc(e->arena, sizeof(int) * (size_t)(e->num_list_slots + 1));
   if (e->num_list_slots)
@@ -49,6 +43,8 @@ int cpu_list_slot(cpu_emit_t *e) {
   return s;
 }
 
+/// %tN = the pointer held in the i64 slot (a list slot, or the data slot
+/// of a dynamically shaped value) as !llvm.ptr.
 static int slot_load(cpu_emit_t *e, int slot) {
   int v = cpu_load(e, slot, i64_scalar(e), NULL);
   int p = cpu_fresh(e);
@@ -114,18 +110,6 @@ void cpu_list_cleanup(cpu_emit_t *e) {
     call_void(e, "eddy_rt_entry_list_release", slot_load(e, e->list_slots[i]));
 }
 
-/// %tN = the aligned data pointer of memref buf as !llvm.ptr.
-static int buf_ptr(cpu_emit_t *e, int buf, const eddy_type_t *t) {
-  int i = cpu_fresh(e), j = cpu_fresh(e), p = cpu_fresh(e);
-  cpu_p(e,
-        "%%t%d = memref.extract_aligned_pointer_as_index %%t%d : %s -> "
-        "index\n",
-        i, buf, cpu_mtype(e, t));
-  cpu_p(e, "%%t%d = arith.index_cast %%t%d : index to i64\n", j, i);
-  cpu_p(e, "%%t%d = llvm.inttoptr %%t%d : i64 to !llvm.ptr\n", p, j);
-  return p;
-}
-
 static bool is_list_type(const eddy_type_t *t) {
   return t->kind == EDDY_TYPE_LIST;
 }
@@ -157,7 +141,7 @@ static int dims_array(cpu_emit_t *e, int32_t rank, int *slot) {
   int64_t r = rank ? rank : 1;
   const eddy_type_t *t = eddy_ir_tensor_type_get(e->ctx, EDDY_DT_I64, 1, &r);
   *slot = cpu_alloc_buf(e, t);
-  return buf_ptr(e, *slot, t);
+  return cpu_buf_ptr(e, *slot, t);
 }
 
 /// item_args for the tensor operand x: its run-time dims when its type has
@@ -214,6 +198,31 @@ static int bool_const(cpu_emit_t *e, bool b) {
   return t;
 }
 
+/// %t<p> = a new list from @eddy_rt_entry_list_<fn> (tl.empty: fn "empty",
+/// n its max_elements; tl.reserve: "reserve", n its length), stored in slot
+/// rs. Items of depth > 0 (lists) go through the _nested helper, which takes
+/// the depth first.
+static void new_list_call(cpu_emit_t *e, const char *fn, int depth, int p,
+                          int dt, int rk, int dp, int n, int rs) {
+  if (depth > 0) {
+    int dv = cpu_fresh(e);
+    cpu_p(e, "%%t%d = arith.constant %d : i32\n", dv, depth);
+    cpu_p(e,
+          "%%t%d = func.call @eddy_rt_entry_list_%s_nested(%%rt, %%t%d, "
+          "%%t%d, %%t%d, %%t%d, %%t%d, %%t%d, %%err, %%errlen) : (!llvm.ptr, "
+          "i32, i32, i32, !llvm.ptr, i64, !llvm.ptr, !llvm.ptr, i64) -> "
+          "!llvm.ptr\n",
+          p, fn, dv, dt, rk, dp, n, e->eflag_ptr);
+  } else {
+    cpu_p(e,
+          "%%t%d = func.call @eddy_rt_entry_list_%s(%%rt, %%t%d, %%t%d, "
+          "%%t%d, %%t%d, %%t%d, %%err, %%errlen) : (!llvm.ptr, i32, i32, "
+          "!llvm.ptr, i64, !llvm.ptr, !llvm.ptr, i64) -> !llvm.ptr\n",
+          p, fn, dt, rk, dp, n, e->eflag_ptr);
+  }
+  slot_set(e, rs, p);
+}
+
 static eddy_status_t list_empty(cpu_emit_t *e, eddy_op_t *op) {
   int depth;
   const eddy_type_t *elem = innermost(op->results[0].type->elem, &depth);
@@ -224,24 +233,7 @@ static eddy_status_t list_empty(cpu_emit_t *e, eddy_op_t *op) {
   int mx = cpu_fresh(e), p = cpu_fresh(e);
   cpu_p(e, "%%t%d = arith.constant %lld : i64\n", mx,
         (long long)eddy_ir_op_attr_int(op, "max_elements", -1));
-  if (depth > 0) {
-    int dv = cpu_fresh(e);
-    cpu_p(e, "%%t%d = arith.constant %d : i32\n", dv, depth);
-    cpu_p(e,
-          "%%t%d = func.call @eddy_rt_entry_list_empty_nested(%%rt, %%t%d, "
-          "%%t%d, %%t%d, %%t%d, %%t%d, %%t%d, %%err, %%errlen) : (!llvm.ptr, "
-          "i32, i32, i32, !llvm.ptr, i64, !llvm.ptr, !llvm.ptr, i64) -> "
-          "!llvm.ptr\n",
-          p, dv, dt, rk, dp, mx, e->eflag_ptr);
-    slot_set(e, rs, p);
-    return NULL;
-  }
-  cpu_p(e,
-        "%%t%d = func.call @eddy_rt_entry_list_empty(%%rt, %%t%d, %%t%d, "
-        "%%t%d, %%t%d, %%t%d, %%err, %%errlen) : (!llvm.ptr, i32, i32, "
-        "!llvm.ptr, i64, !llvm.ptr, !llvm.ptr, i64) -> !llvm.ptr\n",
-        p, dt, rk, dp, mx, e->eflag_ptr);
-  slot_set(e, rs, p);
+  new_list_call(e, "empty", depth, p, dt, rk, dp, mx, rs);
   return NULL;
 }
 
@@ -252,9 +244,7 @@ static eddy_status_t operand_ptr(cpu_emit_t *e, const eddy_op_t *op,
   EDDY_RETURN_IF_ERROR(cpu_check_type(op, x->type));
   const cpu_val_t *xv = cpu_val_get(e, x);
   if (xv->buf < 0 && xv->pslot >= 0) { // dynamically shaped
-    int v = cpu_load(e, xv->pslot, i64_scalar(e), NULL);
-    *out = cpu_fresh(e);
-    cpu_p(e, "%%t%d = llvm.inttoptr %%t%d : i64 to !llvm.ptr\n", *out, v);
+    *out = slot_load(e, xv->pslot);
     return NULL;
   }
   int xbuf = xv->buf;
@@ -262,7 +252,7 @@ static eddy_status_t operand_ptr(cpu_emit_t *e, const eddy_op_t *op,
     xbuf = cpu_alloc_buf(e, x->type);
     EDDY_RETURN_IF_ERROR(cpu_copy_value(e, x, xbuf, x->type));
   }
-  *out = buf_ptr(e, xbuf, x->type);
+  *out = cpu_buf_ptr(e, xbuf, x->type);
   return NULL;
 }
 
@@ -290,24 +280,7 @@ static eddy_status_t list_reserve(cpu_emit_t *e, eddy_op_t *op) {
   int dt, rk, dp;
   item_args(e, elem, &dt, &rk, &dp);
   int p = cpu_fresh(e);
-  if (depth > 0) {
-    int dv = cpu_fresh(e);
-    cpu_p(e, "%%t%d = arith.constant %d : i32\n", dv, depth);
-    cpu_p(e,
-          "%%t%d = func.call @eddy_rt_entry_list_reserve_nested(%%rt, %%t%d, "
-          "%%t%d, %%t%d, %%t%d, %%t%d, %%t%d, %%err, %%errlen) : (!llvm.ptr, "
-          "i32, i32, i32, !llvm.ptr, i64, !llvm.ptr, !llvm.ptr, i64) -> "
-          "!llvm.ptr\n",
-          p, dv, dt, rk, dp, n, e->eflag_ptr);
-    slot_set(e, rs, p);
-    return NULL;
-  }
-  cpu_p(e,
-        "%%t%d = func.call @eddy_rt_entry_list_reserve(%%rt, %%t%d, %%t%d, "
-        "%%t%d, %%t%d, %%t%d, %%err, %%errlen) : (!llvm.ptr, i32, i32, "
-        "!llvm.ptr, i64, !llvm.ptr, !llvm.ptr, i64) -> !llvm.ptr\n",
-        p, dt, rk, dp, n, e->eflag_ptr);
-  slot_set(e, rs, p);
+  new_list_call(e, "reserve", depth, p, dt, rk, dp, n, rs);
   return NULL;
 }
 
@@ -385,7 +358,7 @@ static eddy_status_t list_pop_list(cpu_emit_t *e, eddy_op_t *op) {
   int is = cpu_list_slot(e);
   call_void(e, "eddy_rt_entry_list_release", slot_load(e, is));
   slot_clear(e, is);
-  int ip = buf_ptr(e, is, i64_scalar(e));
+  int ip = cpu_buf_ptr(e, is, i64_scalar(e));
   int rs = cpu_list_slot(e);
   bool moved;
   int lp = take(e, l, op, &moved);
@@ -421,13 +394,11 @@ static eddy_status_t list_read(cpu_emit_t *e, eddy_op_t *op, bool stack) {
       cpu_p(e, "%%t%d = arith.constant 0 : i64\n", idx);
     }
     dp = read_dims(e, rv, xt, lp, stack ? 1 : 0, idx);
-    int v = cpu_load(e, rv->pslot, i64_scalar(e), NULL);
-    data = cpu_fresh(e);
-    cpu_p(e, "%%t%d = llvm.inttoptr %%t%d : i64 to !llvm.ptr\n", data, v);
+    data = slot_load(e, rv->pslot);
   } else {
     int xbuf = cpu_result_buf(e, &op->results[0]);
     cpu_val_new(e, &op->results[0])->buf = xbuf;
-    data = buf_ptr(e, xbuf, xt);
+    data = cpu_buf_ptr(e, xbuf, xt);
   }
   if (stack)
     cpu_p(e,
@@ -503,13 +474,11 @@ static eddy_status_t list_pop(cpu_emit_t *e, eddy_op_t *op) {
     int lp0 = slot_load(e, cpu_val_get(e, l)->buf), last = cpu_fresh(e);
     cpu_p(e, "%%t%d = arith.constant -1 : i64\n", last);
     dp = read_dims(e, rv, xt, lp0, 0, last);
-    int v = cpu_load(e, rv->pslot, i64_scalar(e), NULL);
-    data = cpu_fresh(e);
-    cpu_p(e, "%%t%d = llvm.inttoptr %%t%d : i64 to !llvm.ptr\n", data, v);
+    data = slot_load(e, rv->pslot);
   } else {
     int xbuf = cpu_result_buf(e, &op->results[1]);
     cpu_val_new(e, &op->results[1])->buf = xbuf;
-    data = buf_ptr(e, xbuf, xt);
+    data = cpu_buf_ptr(e, xbuf, xt);
   }
   int rs = cpu_list_slot(e);
   bool moved;

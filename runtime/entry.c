@@ -198,15 +198,9 @@ static bool copy_out(eddy_rt_tensor_t *item, const char *op, void *out_data,
 void *eddy_rt_entry_list_empty(eddy_rt_ctx_t *rt, int32_t dtype, int32_t rank,
                                const int64_t *dims, int64_t max_elements,
                                int32_t *code, char *err, size_t errlen) {
-  eddy_rt_elem_shape_t shape;
-  eddy_rt_list_t *l = NULL;
-  if (!eddy_rt_elem_shape_make(rank, dims, &shape))
-    return list_fail(eddy_rt_status_create(EDDY_RT_ERR_INTERNAL,
-                                           "tl.empty: bad element rank %d",
-                                           rank),
-                     code, err, errlen);
-  eddy_rt_status_t st = eddy_rt_list_empty(rt, dtype, &shape, max_elements, &l);
-  return st ? list_fail(st, code, err, errlen) : l;
+  // A list of tensors is a list nested 0 deep (runtime/entry_nested.c).
+  return eddy_rt_entry_list_empty_nested(rt, 0, dtype, rank, dims,
+                                         max_elements, code, err, errlen);
 }
 
 void *eddy_rt_entry_list_push(eddy_rt_ctx_t *rt, void *list, int32_t moved,
@@ -264,18 +258,8 @@ void eddy_rt_entry_list_release(void *list) { eddy_rt_list_release(list); }
 void *eddy_rt_entry_list_reserve(eddy_rt_ctx_t *rt, int32_t dtype, int32_t rank,
                                  const int64_t *dims, int64_t n, int32_t *code,
                                  char *err, size_t errlen) {
-  eddy_rt_elem_shape_t shape;
-  eddy_rt_tensor_t nt;
-  eddy_rt_list_t *l = NULL;
-  if (!eddy_rt_elem_shape_make(rank, dims, &shape))
-    return list_fail(eddy_rt_status_create(EDDY_RT_ERR_INTERNAL,
-                                           "tl.reserve: bad element rank %d",
-                                           rank),
-                     code, err, errlen);
-  eddy_rt_status_t st = eddy_rt_tensor_wrap(EDDY_RT_I64, 0, NULL, &n, &nt);
-  if (!st)
-    st = eddy_rt_list_reserve(rt, dtype, &shape, &nt, &l);
-  return st ? list_fail(st, code, err, errlen) : l;
+  return eddy_rt_entry_list_reserve_nested(rt, 0, dtype, rank, dims, n, code,
+                                           err, errlen);
 }
 
 void *eddy_rt_entry_list_from_tensor(eddy_rt_ctx_t *rt, void *data,

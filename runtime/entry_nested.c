@@ -28,17 +28,41 @@ static eddy_rt_list_t *owned(void *list, int32_t moved) {
   return list;
 }
 
+/// owned(list, moved) for an op that also takes the list item, or NULL
+/// (with a moved list released) when either is NULL: an earlier failure.
+static eddy_rt_list_t *owned_with_item(void *list, int32_t moved,
+                                       const void *item) {
+  if (!list)
+    return NULL;
+  eddy_rt_list_t *l = owned(list, moved);
+  if (!item) {
+    eddy_rt_list_release(l);
+    return NULL;
+  }
+  return l;
+}
+
+/// The element shape of a list that op creates; false (the failure recorded)
+/// when rank is out of range.
+static bool elem_shape(const char *op, int32_t rank, const int64_t *dims,
+                       eddy_rt_elem_shape_t *shape, int32_t *code, char *err,
+                       size_t errlen) {
+  if (eddy_rt_elem_shape_make(rank, dims, shape))
+    return true;
+  nested_fail(eddy_rt_status_create(EDDY_RT_ERR_INTERNAL,
+                                    "%s: bad element rank %d", op, rank),
+              code, err, errlen);
+  return false;
+}
+
 void *eddy_rt_entry_list_empty_nested(eddy_rt_ctx_t *rt, int32_t depth,
                                       int32_t dtype, int32_t rank,
                                       const int64_t *dims, int64_t max_elements,
                                       int32_t *code, char *err, size_t errlen) {
   eddy_rt_elem_shape_t shape;
   eddy_rt_list_t *l = NULL;
-  if (!eddy_rt_elem_shape_make(rank, dims, &shape))
-    return nested_fail(eddy_rt_status_create(EDDY_RT_ERR_INTERNAL,
-                                             "tl.empty: bad element rank %d",
-                                             rank),
-                       code, err, errlen);
+  if (!elem_shape("tl.empty", rank, dims, &shape, code, err, errlen))
+    return NULL;
   eddy_rt_status_t st =
       eddy_rt_list_empty_nested(rt, depth, dtype, &shape, max_elements, &l);
   return st ? nested_fail(st, code, err, errlen) : l;
@@ -52,11 +76,8 @@ void *eddy_rt_entry_list_reserve_nested(eddy_rt_ctx_t *rt, int32_t depth,
   eddy_rt_elem_shape_t shape;
   eddy_rt_tensor_t nt;
   eddy_rt_list_t *l = NULL;
-  if (!eddy_rt_elem_shape_make(rank, dims, &shape))
-    return nested_fail(eddy_rt_status_create(EDDY_RT_ERR_INTERNAL,
-                                             "tl.reserve: bad element rank %d",
-                                             rank),
-                       code, err, errlen);
+  if (!elem_shape("tl.reserve", rank, dims, &shape, code, err, errlen))
+    return NULL;
   eddy_rt_status_t st = eddy_rt_tensor_wrap(EDDY_RT_I64, 0, NULL, &n, &nt);
   if (!st)
     st = eddy_rt_list_reserve_nested(rt, depth, dtype, &shape, &nt, &l);
@@ -66,13 +87,9 @@ void *eddy_rt_entry_list_reserve_nested(eddy_rt_ctx_t *rt, int32_t depth,
 void *eddy_rt_entry_list_push_list(eddy_rt_ctx_t *rt, void *list,
                                    int32_t moved, void *item, int32_t *code,
                                    char *err, size_t errlen) {
-  if (!list)
+  eddy_rt_list_t *l = owned_with_item(list, moved, item);
+  if (!l)
     return NULL;
-  eddy_rt_list_t *l = owned(list, moved);
-  if (!item) {
-    eddy_rt_list_release(l);
-    return NULL;
-  }
   eddy_rt_list_t *out = NULL;
   eddy_rt_status_t st = eddy_rt_list_push_back_list(rt, l, item, &out);
   return st ? nested_fail(st, code, err, errlen) : out;
@@ -109,13 +126,9 @@ void *eddy_rt_entry_list_get_list(eddy_rt_ctx_t *rt, const void *list,
 void *eddy_rt_entry_list_set_list(eddy_rt_ctx_t *rt, void *list, int32_t moved,
                                   int64_t index, void *item, int32_t *code,
                                   char *err, size_t errlen) {
-  if (!list)
+  eddy_rt_list_t *l = owned_with_item(list, moved, item);
+  if (!l)
     return NULL;
-  eddy_rt_list_t *l = owned(list, moved);
-  if (!item) {
-    eddy_rt_list_release(l);
-    return NULL;
-  }
   eddy_rt_tensor_t it;
   eddy_rt_list_t *out = NULL;
   eddy_rt_status_t st = eddy_rt_tensor_wrap(EDDY_RT_I64, 0, NULL, &index, &it);

@@ -49,6 +49,10 @@ struct eval_state {
   eddy_ptrmap_t takes;     ///< op -> bit mask + 1 of operands it may consume
 };
 
+/// Releases what s holds: the cached constants, its maps and its call stack
+/// (eval.c; also for the op runner of eval_op.c).
+void eddy_eval_state_destroy(eval_state_t *s);
+
 /// The handler table (eval_ops.c).
 extern const eval_handler_t eddy_eval_handlers[];
 extern const size_t eddy_eval_num_handlers;

@@ -37,18 +37,7 @@ eddy_eval_op_runner_t *eddy_eval_op_runner_create(eddy_rt_ctx_t *rt,
 void eddy_eval_op_runner_destroy(eddy_eval_op_runner_t *r) {
   if (!r)
     return;
-  eval_state_t *s = &r->s;
-  for (size_t i = 0; i < s->consts.cap; i++) {
-    if (!s->consts.keys[i])
-      continue;
-    eddy_rt_tensor_t *t = s->consts.vals[i];
-    eddy_rt_tensor_release(t);
-    free(t);
-  }
-  eddy_ptrmap_destroy(&s->consts);
-  eddy_ptrmap_destroy(&s->handlers);
-  eddy_ptrmap_destroy(&s->takes);
-  free(s->calls);
+  eddy_eval_state_destroy(&r->s);
   free(r);
 }
 

@@ -22,6 +22,8 @@
 
 #include <cmocka.h>
 
+#include "cpu_test_util.h"
+
 typedef struct program {
   const char *name;
   const char *text; ///< one function @f
@@ -239,46 +241,6 @@ static const program_t k_programs[] = {
      "\"func.return\"(%0, %2, %4) : (tensor<4xf64>, tensor<4xf16>, tensor<4xi1>) -> ()\n}\n}\n"},
 };
 
-typedef struct fixture {
-  eddy_ctx_t *ctx;
-  eddy_rt_ctx_t *rt;
-} fixture_t;
-
-static int setup(void **state) {
-  fixture_t *f = calloc(1, sizeof(*f));
-  assert_non_null(f);
-  f->ctx = eddy_ir_ctx_create();
-  assert_non_null(f->ctx);
-  eddy_dialects_register_all(f->ctx);
-  assert_null(eddy_rt_ctx_create(NULL, &f->rt));
-  *state = f;
-  return 0;
-}
-
-static int teardown(void **state) {
-  fixture_t *f = *state;
-  assert_int_equal(eddy_rt_ctx_bytes_in_use(f->rt), 0);
-  eddy_rt_ctx_destroy(f->rt);
-  eddy_ir_ctx_destroy(f->ctx);
-  free(f);
-  return 0;
-}
-
-static void expect_ok(eddy_status_t st) {
-  if (st) {
-    eddy_status_print(st, stderr);
-    eddy_status_destroy(st);
-    fail();
-  }
-}
-
-static eddy_module_t *parse(fixture_t *f, const char *text) {
-  eddy_module_t *m = NULL;
-  expect_ok(eddy_ir_parse_module(f->ctx, "test.eddy", text, strlen(text), &m));
-  expect_ok(eddy_ir_verify_module(m));
-  return m;
-}
-
 static uint64_t next_rand(uint64_t *s) {
   *s = *s * 6364136223846793005ull + 1442695040888963407ull;
   return *s >> 33;
@@ -366,7 +328,20 @@ static void compare(const char *prog, size_t k, const eddy_rt_tensor_t *want,
   }
 }
 
-static void run_program(fixture_t *f, const program_t *p, bool fuse) {
+/// t with every dynamic dim set to n.
+static const eddy_type_t *concrete(fixture_t *f, const eddy_type_t *t,
+                                   int64_t n) {
+  int64_t d[16];
+  for (int32_t i = 0; i < t->rank; i++)
+    d[i] = t->dims[i] < 0 ? n : t->dims[i];
+  return eddy_ir_tensor_type_get(f->ctx, t->dtype, t->rank, d);
+}
+
+/// Runs p compiled (fused or not) and in the evaluator, `rounds` times on
+/// fresh inputs drawn from seed, and compares the results. With sizes,
+/// round r gives every dynamic dim of the arguments the size sizes[r].
+static void run_program(fixture_t *f, const program_t *p, bool fuse,
+                        uint64_t seed, const int64_t *sizes, size_t rounds) {
   eddy_module_t *m = parse(f, p->text);
   eddy_op_t *func = eddy_ir_module_lookup_func(m, "f");
   assert_non_null(func);
@@ -376,29 +351,24 @@ static void run_program(fixture_t *f, const program_t *p, bool fuse) {
   o.opt_level = 2;
   eddy_cpu_jit_t *jit = NULL;
   expect_ok(eddy_cpu_jit_create(m, "f", &o, &jit));
-  uint64_t seed = 42;
-  for (int round = 0; round < 2; round++) {
+  for (size_t round = 0; round < rounds; round++) {
     eddy_rt_tensor_t args[8], got[8];
-    eddy_eval_value_t eargs[8], want[8];
+    eddy_eval_value_t want[8];
     assert_true(ft->num_inputs <= 8 && ft->num_outputs <= 8);
     for (uint32_t i = 0; i < ft->num_inputs; i++) {
-      make_input(f, ft->inputs[i], &seed, &args[i]);
-      eddy_rt_tensor_t copy;
-      eddy_rt_tensor_share(&args[i], &copy);
-      eargs[i] = eddy_eval_value_from_tensor(&copy);
+      const eddy_type_t *t = ft->inputs[i];
+      make_input(f, sizes ? concrete(f, t, sizes[round]) : t, &seed, &args[i]);
     }
-    expect_ok(eddy_eval_func(f->rt, func, NULL, eargs, ft->num_inputs, want,
-                             ft->num_outputs));
+    expect_ok(
+        run_evaluator(f, func, args, ft->num_inputs, want, ft->num_outputs));
     expect_ok(eddy_cpu_jit_run(jit, f->rt, args, got));
     for (uint32_t k = 0; k < ft->num_outputs; k++) {
       compare(p->name, k, &want[k].tensor, &got[k]);
       eddy_eval_value_release(&want[k]);
       eddy_rt_tensor_release(&got[k]);
     }
-    for (uint32_t i = 0; i < ft->num_inputs; i++) {
-      eddy_eval_value_release(&eargs[i]);
+    for (uint32_t i = 0; i < ft->num_inputs; i++)
       eddy_rt_tensor_release(&args[i]);
-    }
   }
   eddy_cpu_jit_destroy(jit);
   eddy_ir_module_destroy(m);
@@ -407,8 +377,8 @@ static void run_program(fixture_t *f, const program_t *p, bool fuse) {
 static void test_programs_match_evaluator(void **state) {
   fixture_t *f = *state;
   for (size_t i = 0; i < sizeof k_programs / sizeof k_programs[0]; i++) {
-    run_program(f, &k_programs[i], true);
-    run_program(f, &k_programs[i], false);
+    run_program(f, &k_programs[i], true, 42, NULL, 2);
+    run_program(f, &k_programs[i], false, 42, NULL, 2);
   }
 }
 
@@ -652,21 +622,14 @@ static void test_lists(void **state) {
   assert_null(eddy_rt_tensor_wrap(EDDY_RT_F32, 1, &n3, x, &args[0]));
   assert_null(eddy_rt_tensor_wrap(EDDY_RT_I64, 0, NULL, &pushes, &args[1]));
   assert_null(eddy_rt_tensor_wrap(EDDY_RT_I64, 0, NULL, &pops, &args[2]));
-  eddy_eval_value_t eargs[3], want[5];
-  for (int i = 0; i < 3; i++) {
-    eddy_rt_tensor_t t;
-    eddy_rt_tensor_share(&args[i], &t);
-    eargs[i] = eddy_eval_value_from_tensor(&t);
-  }
-  expect_ok(eddy_eval_func(f->rt, func, NULL, eargs, 3, want, 5));
+  eddy_eval_value_t want[5];
+  expect_ok(run_evaluator(f, func, args, 3, want, 5));
   expect_ok(eddy_cpu_jit_run(jit, f->rt, args, got));
   for (int k = 0; k < 5; k++) {
     compare("lists", (size_t)k, &want[k].tensor, &got[k]);
     eddy_eval_value_release(&want[k]);
     eddy_rt_tensor_release(&got[k]);
   }
-  for (int i = 0; i < 3; i++)
-    eddy_eval_value_release(&eargs[i]);
   pops = 7;
   char err[256];
   int32_t rc = eddy_cpu_jit_entry(jit)(f->rt, args, got, err, sizeof err);
@@ -766,60 +729,14 @@ static const program_t k_dyn_programs[] = {
      "\"func.return\"(%1, %3, %6#1) : (tensor<?x3xf32>, tensor<?x2x3xf32>, tensor<?x3xf32>) -> ()\n}\n}\n"},
 };
 
-/// t with every dynamic dim set to n.
-static const eddy_type_t *concrete(fixture_t *f, const eddy_type_t *t,
-                                   int64_t n) {
-  int64_t d[16];
-  for (int32_t i = 0; i < t->rank; i++)
-    d[i] = t->dims[i] < 0 ? n : t->dims[i];
-  return eddy_ir_tensor_type_get(f->ctx, t->dtype, t->rank, d);
-}
-
-static void run_dyn_program(fixture_t *f, const program_t *p, bool fuse) {
-  eddy_module_t *m = parse(f, p->text);
-  eddy_op_t *func = eddy_ir_module_lookup_func(m, "f");
-  assert_non_null(func);
-  const eddy_type_t *ft = eddy_ir_func_type(func);
-  eddy_cpu_opts_t o = eddy_cpu_opts_default();
-  o.fuse = fuse;
-  o.opt_level = 2;
-  eddy_cpu_jit_t *jit = NULL;
-  expect_ok(eddy_cpu_jit_create(m, "f", &o, &jit));
-  uint64_t seed = 7;
-  static const int64_t sizes[] = {0, 1, 3, 5};
-  for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
-    eddy_rt_tensor_t args[8], got[8];
-    eddy_eval_value_t eargs[8], want[8];
-    assert_true(ft->num_inputs <= 8 && ft->num_outputs <= 8);
-    for (uint32_t i = 0; i < ft->num_inputs; i++) {
-      make_input(f, concrete(f, ft->inputs[i], sizes[s]), &seed, &args[i]);
-      eddy_rt_tensor_t copy;
-      eddy_rt_tensor_share(&args[i], &copy);
-      eargs[i] = eddy_eval_value_from_tensor(&copy);
-    }
-    expect_ok(eddy_eval_func(f->rt, func, NULL, eargs, ft->num_inputs, want,
-                             ft->num_outputs));
-    expect_ok(eddy_cpu_jit_run(jit, f->rt, args, got));
-    for (uint32_t k = 0; k < ft->num_outputs; k++) {
-      compare(p->name, k, &want[k].tensor, &got[k]);
-      eddy_eval_value_release(&want[k]);
-      eddy_rt_tensor_release(&got[k]);
-    }
-    for (uint32_t i = 0; i < ft->num_inputs; i++) {
-      eddy_eval_value_release(&eargs[i]);
-      eddy_rt_tensor_release(&args[i]);
-    }
-  }
-  eddy_cpu_jit_destroy(jit);
-  eddy_ir_module_destroy(m);
-}
-
 static void test_dynamic_programs_match_evaluator(void **state) {
   fixture_t *f = *state;
+  static const int64_t sizes[] = {0, 1, 3, 5};
+  size_t n_sizes = sizeof sizes / sizeof sizes[0];
   for (size_t i = 0; i < sizeof k_dyn_programs / sizeof k_dyn_programs[0];
        i++) {
-    run_dyn_program(f, &k_dyn_programs[i], true);
-    run_dyn_program(f, &k_dyn_programs[i], false);
+    run_program(f, &k_dyn_programs[i], true, 7, sizes, n_sizes);
+    run_program(f, &k_dyn_programs[i], false, 7, sizes, n_sizes);
   }
 }
 
@@ -858,17 +775,10 @@ static void test_dynamic_shape_errors(void **state) {
   assert_int_equal(eddy_rt_ctx_bytes_in_use(f->rt), before);
   // The evaluator refuses the same inputs.
   eddy_op_t *func = eddy_ir_module_lookup_func(m, "f");
-  eddy_eval_value_t eargs[2], want[1];
-  for (int i = 0; i < 2; i++) {
-    eddy_rt_tensor_t copy;
-    eddy_rt_tensor_share(&args[i], &copy);
-    eargs[i] = eddy_eval_value_from_tensor(&copy);
-  }
-  eddy_status_t st = eddy_eval_func(f->rt, func, NULL, eargs, 2, want, 1);
+  eddy_eval_value_t want[1];
+  eddy_status_t st = run_evaluator(f, func, args, 2, want, 1);
   assert_non_null(st);
   eddy_status_destroy(st);
-  for (int i = 0; i < 2; i++)
-    eddy_eval_value_release(&eargs[i]);
   // Size 1 broadcasts against 5.
   eddy_rt_tensor_release(&args[0]);
   int64_t d1 = 1;

@@ -26,6 +26,8 @@
 
 #include <cmocka.h>
 
+#include "cpu_test_util.h"
+
 typedef struct mm_program {
   const char *name;
   const char *text; ///< @f; its results are matmuls of its arguments
@@ -103,46 +105,6 @@ static const mm_program_t k_programs[] = {
      24, true},
 };
 
-typedef struct fixture {
-  eddy_ctx_t *ctx;
-  eddy_rt_ctx_t *rt;
-} fixture_t;
-
-static int setup(void **state) {
-  fixture_t *f = calloc(1, sizeof(*f));
-  assert_non_null(f);
-  f->ctx = eddy_ir_ctx_create();
-  assert_non_null(f->ctx);
-  eddy_dialects_register_all(f->ctx);
-  assert_null(eddy_rt_ctx_create(NULL, &f->rt));
-  *state = f;
-  return 0;
-}
-
-static int teardown(void **state) {
-  fixture_t *f = *state;
-  assert_int_equal(eddy_rt_ctx_bytes_in_use(f->rt), 0);
-  eddy_rt_ctx_destroy(f->rt);
-  eddy_ir_ctx_destroy(f->ctx);
-  free(f);
-  return 0;
-}
-
-static void expect_ok(eddy_status_t st) {
-  if (st) {
-    eddy_status_print(st, stderr);
-    eddy_status_destroy(st);
-    fail();
-  }
-}
-
-static eddy_module_t *parse(fixture_t *f, const char *text) {
-  eddy_module_t *m = NULL;
-  expect_ok(eddy_ir_parse_module(f->ctx, "test.eddy", text, strlen(text), &m));
-  expect_ok(eddy_ir_verify_module(m));
-  return m;
-}
-
 /// Inputs: integers in [-3, 3] (ints = true; the loop's matrix in [-1, 1])
 /// or reals in [-2, 2).
 static void make_inputs(fixture_t *f, const eddy_type_t *ft, bool ints,
@@ -164,20 +126,6 @@ static void make_inputs(fixture_t *f, const eddy_type_t *ft, bool ints,
       eddy_rt_tensor_set_f64(&abs_args[i], k, fabs(v));
     }
   }
-}
-
-/// The evaluator's results of func on args (copies shared).
-static void eval(fixture_t *f, eddy_op_t *func, const eddy_rt_tensor_t *args,
-                 uint32_t n, eddy_eval_value_t *out, uint32_t nres) {
-  eddy_eval_value_t eargs[4];
-  for (uint32_t i = 0; i < n; i++) {
-    eddy_rt_tensor_t copy;
-    eddy_rt_tensor_share(&args[i], &copy);
-    eargs[i] = eddy_eval_value_from_tensor(&copy);
-  }
-  expect_ok(eddy_eval_func(f->rt, func, NULL, eargs, n, out, nres));
-  for (uint32_t i = 0; i < n; i++)
-    eddy_eval_value_release(&eargs[i]);
 }
 
 /// Compares got with want element by element: exactly when mag is NULL,
@@ -231,12 +179,12 @@ static void run_program(fixture_t *f, const mm_program_t *p, bool call) {
     eddy_rt_tensor_t args[4], abs_args[4], got[1];
     eddy_eval_value_t want[1], mag[1];
     make_inputs(f, ft, ints, (uint64_t)round * 977 + 5, args, abs_args);
-    eval(f, func, args, ft->num_inputs, want, 1);
+    expect_ok(run_evaluator(f, func, args, ft->num_inputs, want, 1));
     expect_ok(eddy_cpu_jit_run(jit, f->rt, args, got));
     const char *how = call ? (ints ? "call, integers" : "call, bound")
                            : "inline, exact";
     if (call && !ints) {
-      eval(f, func, abs_args, ft->num_inputs, mag, 1);
+      expect_ok(run_evaluator(f, func, abs_args, ft->num_inputs, mag, 1));
       check(p, how, &want[0].tensor, &got[0], &mag[0].tensor);
       eddy_eval_value_release(&mag[0]);
     } else {

@@ -21,6 +21,8 @@
 
 #include <cmocka.h>
 
+#include "cpu_test_util.h"
+
 #define LL "!tl.list<!tl.list<tensor<3xf32>>>"
 #define L "!tl.list<tensor<3xf32>>"
 #define T "tensor<3xf32>"
@@ -133,47 +135,6 @@ static const char k_nested[] =
     "}) : (" I ", tensor<2x2xf64>) -> (" I ", tensor<2x2xf64>)\n"
     "\"func.return\"(%r#1) : (tensor<2x2xf64>) -> ()\n}\n}\n";
 
-typedef struct fixture {
-  eddy_ctx_t *ctx;
-  eddy_rt_ctx_t *rt;
-} fixture_t;
-
-static int setup(void **state) {
-  fixture_t *f = calloc(1, sizeof(*f));
-  assert_non_null(f);
-  f->ctx = eddy_ir_ctx_create();
-  assert_non_null(f->ctx);
-  eddy_dialects_register_all(f->ctx);
-  assert_null(eddy_rt_ctx_create(NULL, &f->rt));
-  *state = f;
-  return 0;
-}
-
-static int teardown(void **state) {
-  fixture_t *f = *state;
-  // Every list (outer and inner) was released.
-  assert_int_equal(eddy_rt_ctx_bytes_in_use(f->rt), 0);
-  eddy_rt_ctx_destroy(f->rt);
-  eddy_ir_ctx_destroy(f->ctx);
-  free(f);
-  return 0;
-}
-
-static void expect_ok(eddy_status_t st) {
-  if (st) {
-    eddy_status_print(st, stderr);
-    eddy_status_destroy(st);
-    fail();
-  }
-}
-
-static eddy_module_t *parse(fixture_t *f, const char *text) {
-  eddy_module_t *m = NULL;
-  expect_ok(eddy_ir_parse_module(f->ctx, "test.eddy", text, strlen(text), &m));
-  expect_ok(eddy_ir_verify_module(m));
-  return m;
-}
-
 /// Runs @entry of m compiled and in the evaluator on reproducible inputs in
 /// [-0.5, 0.5); results must agree within 8 ulp (exactly for ints).
 static void compare_with_eval(fixture_t *f, eddy_module_t *m,
@@ -185,7 +146,7 @@ static void compare_with_eval(fixture_t *f, eddy_module_t *m,
   eddy_cpu_jit_t *jit = NULL;
   expect_ok(eddy_cpu_jit_create(m, entry, NULL, &jit));
   eddy_rt_tensor_t args[8], got[8];
-  eddy_eval_value_t eargs[8], want[8];
+  eddy_eval_value_t want[8];
   uint64_t seed = 11;
   for (uint32_t i = 0; i < ft->num_inputs; i++) {
     const eddy_type_t *t = ft->inputs[i];
@@ -196,12 +157,9 @@ static void compare_with_eval(fixture_t *f, eddy_module_t *m,
       eddy_rt_tensor_set_f64(&args[i], k,
                              (double)(seed >> 40) / 16777216.0 - 0.5);
     }
-    eddy_rt_tensor_t copy;
-    eddy_rt_tensor_share(&args[i], &copy);
-    eargs[i] = eddy_eval_value_from_tensor(&copy);
   }
-  expect_ok(eddy_eval_func(f->rt, func, NULL, eargs, ft->num_inputs, want,
-                           ft->num_outputs));
+  expect_ok(
+      run_evaluator(f, func, args, ft->num_inputs, want, ft->num_outputs));
   expect_ok(eddy_cpu_jit_run(jit, f->rt, args, got));
   for (uint32_t r = 0; r < ft->num_outputs; r++) {
     const eddy_rt_tensor_t *w = &want[r].tensor;
@@ -223,10 +181,8 @@ static void compare_with_eval(fixture_t *f, eddy_module_t *m,
     eddy_eval_value_release(&want[r]);
     eddy_rt_tensor_release(&got[r]);
   }
-  for (uint32_t i = 0; i < ft->num_inputs; i++) {
-    eddy_eval_value_release(&eargs[i]);
+  for (uint32_t i = 0; i < ft->num_inputs; i++)
     eddy_rt_tensor_release(&args[i]);
-  }
   eddy_cpu_jit_destroy(jit);
 }
 
