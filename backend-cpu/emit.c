@@ -281,6 +281,16 @@ int cpu_alloc_buf(cpu_emit_t *e, const eddy_type_t *t) {
   return b;
 }
 
+void cpu_zero_i64_in_prologue(cpu_emit_t *e, int slot) {
+  eddy_buf_t body = e->body;
+  e->body = e->pro;
+  int z = cpu_fresh(e);
+  cpu_p(e, "%%t%d = arith.constant 0 : i64\n", z);
+  cpu_store(e, slot, eddy_ir_scalar_type_get(e->ctx, EDDY_DT_I64), NULL, z);
+  e->pro = e->body;
+  e->body = body;
+}
+
 /// dst_buf[i] = v[i] for every index.
 eddy_status_t cpu_copy_value(cpu_emit_t *e, eddy_value_t *v, int dst_buf,
                              const eddy_type_t *dt) {
@@ -377,6 +387,17 @@ static void release_dead(cpu_emit_t *e, intptr_t k) {
   }
 }
 
+void cpu_put_mlir_string(eddy_buf_t *out, const char *s) {
+  // MLIR string escapes: \XX for anything outside plain printable ASCII.
+  for (const char *c = s ? s : ""; *c; c++) {
+    unsigned char u = (unsigned char)*c;
+    if (u < 32 || u >= 127 || u == '"' || u == '\\')
+      eddy_buf_printf(out, "\\%02X", u);
+    else
+      eddy_buf_putc(out, (char)u);
+  }
+}
+
 int cpu_error_site(cpu_emit_t *e, const eddy_op_t *op) {
   int g = e->next_global++;
   eddy_buf_t loc;
@@ -384,14 +405,7 @@ int cpu_error_site(cpu_emit_t *e, const eddy_op_t *op) {
   eddy_ir_loc_format(op->loc, &loc);
   eddy_buf_printf(&e->globals,
                   "llvm.mlir.global internal constant @__eddy_site%d(\"", g);
-  // MLIR string escapes: \XX for anything outside plain printable ASCII.
-  for (const char *c = loc.data ? loc.data : ""; *c; c++) {
-    unsigned char u = (unsigned char)*c;
-    if (u < 32 || u >= 127 || u == '"' || u == '\\')
-      eddy_buf_printf(&e->globals, "\\%02X", u);
-    else
-      eddy_buf_putc(&e->globals, (char)u);
-  }
+  cpu_put_mlir_string(&e->globals, loc.data);
   eddy_buf_printf(&e->globals, ": '%s' op\\00\") {addr_space = 0 : i32}\n",
                   op->name->str);
   eddy_buf_destroy(&loc);
@@ -894,6 +908,17 @@ static const char *dims_global(cpu_emit_t *e, const eddy_type_t *t) {
   return eddy_arena_strndup(e->arena, name, strlen(name));
 }
 
+int cpu_buf_ptr(cpu_emit_t *e, int buf, const eddy_type_t *t) {
+  int i = cpu_fresh(e), j = cpu_fresh(e), p = cpu_fresh(e);
+  cpu_p(e,
+        "%%t%d = memref.extract_aligned_pointer_as_index %%t%d : %s -> "
+        "index\n",
+        i, buf, cpu_mtype(e, t));
+  cpu_p(e, "%%t%d = arith.index_cast %%t%d : index to i64\n", j, i);
+  cpu_p(e, "%%t%d = llvm.inttoptr %%t%d : i64 to !llvm.ptr\n", p, j);
+  return p;
+}
+
 /// %tN = pointer to the dims array of t (null for a scalar).
 int cpu_dims_ptr(cpu_emit_t *e, const eddy_type_t *t) {
   const char *g = dims_global(e, t);
@@ -905,15 +930,20 @@ int cpu_dims_ptr(cpu_emit_t *e, const eddy_type_t *t) {
   return p;
 }
 
-/// A memref descriptor over the contiguous data at %t<ptr> (!llvm.ptr).
-static int memref_from_ptr(cpu_emit_t *e, int d, const eddy_type_t *t) {
-  char desc[128];
+/// The room for a memref descriptor's LLVM struct type.
+enum { DESC_LEN = 128 };
+
+/// Starts a memref descriptor of type t over the data at %t<d> (!llvm.ptr):
+/// writes its LLVM struct type to desc and returns %tN, the struct with both
+/// pointers and a zero offset set (sizes and strides not yet).
+static int desc_begin(cpu_emit_t *e, int d, const eddy_type_t *t,
+                      char desc[DESC_LEN]) {
   if (t->rank)
-    snprintf(desc, sizeof desc,
+    snprintf(desc, DESC_LEN,
              "!llvm.struct<(ptr, ptr, i64, array<%d x i64>, array<%d x i64>)>",
              t->rank, t->rank);
   else
-    snprintf(desc, sizeof desc, "!llvm.struct<(ptr, ptr, i64)>");
+    snprintf(desc, DESC_LEN, "!llvm.struct<(ptr, ptr, i64)>");
   int cur = cpu_fresh(e);
   cpu_p(e, "%%t%d = llvm.mlir.undef : %s\n", cur, desc);
   int zero = cpu_fresh(e);
@@ -922,7 +952,22 @@ static int memref_from_ptr(cpu_emit_t *e, int d, const eddy_type_t *t) {
   cpu_p(e, "%%t%d = llvm.insertvalue %%t%d, %%t%d[0] : %s\n", a, d, cur, desc);
   cpu_p(e, "%%t%d = llvm.insertvalue %%t%d, %%t%d[1] : %s\n", b, d, a, desc);
   cpu_p(e, "%%t%d = llvm.insertvalue %%t%d, %%t%d[2] : %s\n", c, zero, b, desc);
-  cur = c;
+  return c;
+}
+
+/// %tN = the finished descriptor %t<cur> (of type desc) as a memref of t.
+static int desc_end(cpu_emit_t *e, int cur, const char *desc,
+                    const eddy_type_t *t) {
+  int m = cpu_fresh(e);
+  cpu_p(e, "%%t%d = builtin.unrealized_conversion_cast %%t%d : %s to %s\n", m,
+        cur, desc, cpu_mtype(e, t));
+  return m;
+}
+
+/// A memref descriptor over the contiguous data at %t<ptr> (!llvm.ptr).
+static int memref_from_ptr(cpu_emit_t *e, int d, const eddy_type_t *t) {
+  char desc[DESC_LEN];
+  int cur = desc_begin(e, d, t, desc);
   int64_t stride = 1;
   for (int32_t i = t->rank - 1; i >= 0; i--) {
     int sz = cpu_fresh(e), st = cpu_fresh(e), x = cpu_fresh(e),
@@ -938,30 +983,13 @@ static int memref_from_ptr(cpu_emit_t *e, int d, const eddy_type_t *t) {
     cur = y;
     stride *= t->dims[i] ? t->dims[i] : 1;
   }
-  int m = cpu_fresh(e);
-  cpu_p(e, "%%t%d = builtin.unrealized_conversion_cast %%t%d : %s to %s\n", m,
-        cur, desc, cpu_mtype(e, t));
-  return m;
+  return desc_end(e, cur, desc, t);
 }
 
 int cpu_memref_from_ptr_v(cpu_emit_t *e, int d, const eddy_type_t *t,
                           const int *dims) {
-  char desc[128];
-  if (t->rank)
-    snprintf(desc, sizeof desc,
-             "!llvm.struct<(ptr, ptr, i64, array<%d x i64>, array<%d x i64>)>",
-             t->rank, t->rank);
-  else
-    snprintf(desc, sizeof desc, "!llvm.struct<(ptr, ptr, i64)>");
-  int cur = cpu_fresh(e);
-  cpu_p(e, "%%t%d = llvm.mlir.undef : %s\n", cur, desc);
-  int zero = cpu_fresh(e);
-  cpu_p(e, "%%t%d = llvm.mlir.constant(0 : i64) : i64\n", zero);
-  int a = cpu_fresh(e), b = cpu_fresh(e), c = cpu_fresh(e);
-  cpu_p(e, "%%t%d = llvm.insertvalue %%t%d, %%t%d[0] : %s\n", a, d, cur, desc);
-  cpu_p(e, "%%t%d = llvm.insertvalue %%t%d, %%t%d[1] : %s\n", b, d, a, desc);
-  cpu_p(e, "%%t%d = llvm.insertvalue %%t%d, %%t%d[2] : %s\n", c, zero, b, desc);
-  cur = c;
+  char desc[DESC_LEN];
+  int cur = desc_begin(e, d, t, desc);
   // Row-major strides; a 0 dim counts as 1 (nothing is addressed then).
   int stride = cpu_fresh(e);
   cpu_p(e, "%%t%d = llvm.mlir.constant(1 : i64) : i64\n", stride);
@@ -985,24 +1013,30 @@ int cpu_memref_from_ptr_v(cpu_emit_t *e, int d, const eddy_type_t *t,
       stride = ns;
     }
   }
-  int m = cpu_fresh(e);
-  cpu_p(e, "%%t%d = builtin.unrealized_conversion_cast %%t%d : %s to %s\n", m,
-        cur, desc, cpu_mtype(e, t));
-  return m;
+  return desc_end(e, cur, desc, t);
+}
+
+/// %tN = the data pointer of tensor `base[index]` (base: %args or %res);
+/// *tp = %t of the tensor's address.
+static int tensor_data(cpu_emit_t *e, const char *base, uint32_t index,
+                       int *tp) {
+  int p = cpu_fresh(e), dp = cpu_fresh(e), d = cpu_fresh(e);
+  cpu_p(e, "%%t%d = llvm.getelementptr %s[%u] : (!llvm.ptr) -> !llvm.ptr, %s\n",
+        p, base, index, TENSOR_T);
+  cpu_p(e,
+        "%%t%d = llvm.getelementptr %%t%d[0, 4] : (!llvm.ptr) -> "
+        "!llvm.ptr, %s\n",
+        dp, p, TENSOR_T);
+  cpu_p(e, "%%t%d = llvm.load %%t%d : !llvm.ptr -> !llvm.ptr\n", d, dp);
+  if (tp)
+    *tp = p;
+  return d;
 }
 
 /// A memref over the data of tensor `base[index]` (contiguous, checked).
 static int wrap_tensor(cpu_emit_t *e, const char *base, uint32_t index,
                        const eddy_type_t *t) {
-  int tp = cpu_fresh(e), dp = cpu_fresh(e), d = cpu_fresh(e);
-  cpu_p(e, "%%t%d = llvm.getelementptr %s[%u] : (!llvm.ptr) -> !llvm.ptr, %s\n",
-        tp, base, index, TENSOR_T);
-  cpu_p(e,
-        "%%t%d = llvm.getelementptr %%t%d[0, 4] : (!llvm.ptr) -> "
-        "!llvm.ptr, %s\n",
-        dp, tp, TENSOR_T);
-  cpu_p(e, "%%t%d = llvm.load %%t%d : !llvm.ptr -> !llvm.ptr\n", d, dp);
-  return memref_from_ptr(e, d, t);
+  return memref_from_ptr(e, tensor_data(e, base, index, NULL), t);
 }
 
 /// if (%tcode != 0) return %tcode; continues in a fresh block.
@@ -1102,6 +1136,23 @@ static eddy_walk_result_t find_dynamic(eddy_op_t *op, void *user) {
   return s->found ? EDDY_WALK_INTERRUPT : EDDY_WALK_ADVANCE;
 }
 
+/// %tN = the status of allocating results[i] of type t with the dims at
+/// %t<dp> (i64 array): 0, or the runtime's error code (message written).
+static int alloc_result(cpu_emit_t *e, uint32_t i, const eddy_type_t *t,
+                        int dp) {
+  int ix = cpu_fresh(e), dt = cpu_fresh(e), rk = cpu_fresh(e),
+      st = cpu_fresh(e);
+  cpu_p(e, "%%t%d = arith.constant %u : i64\n", ix, i);
+  cpu_p(e, "%%t%d = arith.constant %d : i32\n", dt, (int)t->dtype);
+  cpu_p(e, "%%t%d = arith.constant %d : i32\n", rk, t->rank);
+  cpu_p(e,
+        "%%t%d = func.call @eddy_rt_entry_alloc_result(%%rt, %%res, %%t%d, "
+        "%%t%d, %%t%d, %%t%d, %%err, %%errlen) : (!llvm.ptr, !llvm.ptr, "
+        "i64, i32, i32, !llvm.ptr, !llvm.ptr, i64) -> i32\n",
+        st, ix, dt, rk, dp);
+  return st;
+}
+
 /// results[i] of dynamic type t = v: allocated with v's run-time dims at
 /// the end of the function, then filled.
 static eddy_status_t emit_dyn_result(cpu_emit_t *e, uint32_t i,
@@ -1118,23 +1169,7 @@ static eddy_status_t emit_dyn_result(cpu_emit_t *e, uint32_t i,
     cpu_p(e, "%%t%d = arith.index_cast %%t%d : index to i64\n", x, dims[d]);
     cpu_store(e, slot, dt, &k, x);
   }
-  int a = cpu_fresh(e), b = cpu_fresh(e), dp = cpu_fresh(e);
-  cpu_p(e,
-        "%%t%d = memref.extract_aligned_pointer_as_index %%t%d : %s -> "
-        "index\n",
-        a, slot, cpu_mtype(e, dt));
-  cpu_p(e, "%%t%d = arith.index_cast %%t%d : index to i64\n", b, a);
-  cpu_p(e, "%%t%d = llvm.inttoptr %%t%d : i64 to !llvm.ptr\n", dp, b);
-  int ix = cpu_fresh(e), dty = cpu_fresh(e), rk = cpu_fresh(e),
-      st = cpu_fresh(e);
-  cpu_p(e, "%%t%d = arith.constant %u : i64\n", ix, i);
-  cpu_p(e, "%%t%d = arith.constant %d : i32\n", dty, (int)t->dtype);
-  cpu_p(e, "%%t%d = arith.constant %d : i32\n", rk, t->rank);
-  cpu_p(e,
-        "%%t%d = func.call @eddy_rt_entry_alloc_result(%%rt, %%res, %%t%d, "
-        "%%t%d, %%t%d, %%t%d, %%err, %%errlen) : (!llvm.ptr, !llvm.ptr, "
-        "i64, i32, i32, !llvm.ptr, !llvm.ptr, i64) -> i32\n",
-        st, ix, dty, rk, dp);
+  int st = alloc_result(e, i, t, cpu_buf_ptr(e, slot, dt));
   // A failure (the runtime wrote the message) goes to the error exit.
   const eddy_type_t *i32s = eddy_ir_scalar_type_get(e->ctx, EDDY_DT_I32);
   int z = cpu_fresh(e), neg = cpu_fresh(e);
@@ -1149,16 +1184,7 @@ static eddy_status_t emit_dyn_result(cpu_emit_t *e, uint32_t i,
     dims[d] = cpu_fresh(e);
     cpu_p(e, "%%t%d = arith.index_cast %%t%d : i64 to index\n", dims[d], x);
   }
-  int tp = cpu_fresh(e), fp = cpu_fresh(e), data = cpu_fresh(e);
-  cpu_p(e, "%%t%d = llvm.getelementptr %%res[%u] : (!llvm.ptr) -> !llvm.ptr, "
-           "%s\n",
-        tp, i, TENSOR_T);
-  cpu_p(e,
-        "%%t%d = llvm.getelementptr %%t%d[0, 4] : (!llvm.ptr) -> "
-        "!llvm.ptr, %s\n",
-        fp, tp, TENSOR_T);
-  cpu_p(e, "%%t%d = llvm.load %%t%d : !llvm.ptr -> !llvm.ptr\n", data, fp);
-  int view = cpu_memref_from_ptr_v(e, data, t, dims);
+  int view = cpu_memref_from_ptr_v(e, tensor_data(e, "%res", i, NULL), t, dims);
   int idx[EDDY_RT_MAX_RANK], x;
   cpu_loops_open_v(e, t->rank, dims, idx);
   EDDY_RETURN_IF_ERROR(cpu_expr(e, v, idx, &x));
@@ -1177,16 +1203,7 @@ static void bind_dyn_arg(cpu_emit_t *e, eddy_value_t *arg, uint32_t i,
   int64_t r = t->rank;
   const eddy_type_t *dt = eddy_ir_tensor_type_get(e->ctx, EDDY_DT_I64, 1, &r);
   const eddy_type_t *i64s = eddy_ir_scalar_type_get(e->ctx, EDDY_DT_I64);
-  int tp = cpu_fresh(e), fp = cpu_fresh(e), data = cpu_fresh(e),
-      di = cpu_fresh(e);
-  cpu_p(e, "%%t%d = llvm.getelementptr %%args[%u] : (!llvm.ptr) -> "
-           "!llvm.ptr, %s\n",
-        tp, i, TENSOR_T);
-  cpu_p(e,
-        "%%t%d = llvm.getelementptr %%t%d[0, 4] : (!llvm.ptr) -> "
-        "!llvm.ptr, %s\n",
-        fp, tp, TENSOR_T);
-  cpu_p(e, "%%t%d = llvm.load %%t%d : !llvm.ptr -> !llvm.ptr\n", data, fp);
+  int tp, data = tensor_data(e, "%args", i, &tp), di = cpu_fresh(e);
   cpu_p(e, "%%t%d = llvm.ptrtoint %%t%d : !llvm.ptr to i64\n", di, data);
   cpu_store(e, cv->pslot, i64s, NULL, di);
   for (int32_t d = 0; d < t->rank; d++) {
@@ -1231,15 +1248,7 @@ static eddy_status_t emit_func(cpu_emit_t *e, eddy_op_t *func,
     cpu_p(e, "%%t%d = arith.constant 0 : i32\n", z);
     cpu_store(e, e->eflag, i32s, NULL, z);
     // The list helpers record their failures through this pointer.
-    int i = cpu_fresh(e), j = cpu_fresh(e);
-    e->eflag_ptr = cpu_fresh(e);
-    cpu_p(e,
-          "%%t%d = memref.extract_aligned_pointer_as_index %%t%d : "
-          "memref<i32> -> index\n",
-          i, e->eflag);
-    cpu_p(e, "%%t%d = arith.index_cast %%t%d : index to i64\n", j, i);
-    cpu_p(e, "%%t%d = llvm.inttoptr %%t%d : i64 to !llvm.ptr\n", e->eflag_ptr,
-          j);
+    e->eflag_ptr = cpu_buf_ptr(e, e->eflag, i32s);
     e->pro = e->body;
     e->body = body;
   }
@@ -1255,10 +1264,15 @@ static eddy_status_t emit_func(cpu_emit_t *e, eddy_op_t *func,
   for (uint32_t i = 0; i < ft->num_inputs; i++) {
     const eddy_type_t *t = ft->inputs[i];
     int g = e->next_global++;
+    // The name in entry-check messages: arg_names[i] (an imported graph's
+    // Placeholder), else the position.
+    char pos[32];
+    snprintf(pos, sizeof pos, "arg%u", i);
+    const char *an = eddy_ir_func_arg_name(func, i);
     eddy_buf_printf(&e->globals,
-                    "llvm.mlir.global internal constant @__eddy_name%d(\"arg%u"
-                    "\\00\") {addr_space = 0 : i32}\n",
-                    g, i);
+                    "llvm.mlir.global internal constant @__eddy_name%d(\"", g);
+    cpu_put_mlir_string(&e->globals, an ? an : pos);
+    eddy_buf_puts(&e->globals, "\\00\") {addr_space = 0 : i32}\n");
     int dp = cpu_dims_ptr(e, t);
     int np = cpu_fresh(e), ix = cpu_fresh(e), dt = cpu_fresh(e),
         rk = cpu_fresh(e), st = cpu_fresh(e);
@@ -1277,18 +1291,7 @@ static eddy_status_t emit_func(cpu_emit_t *e, eddy_op_t *func,
     const eddy_type_t *t = ft->outputs[i];
     if (cpu_type_is_dynamic(t))
       continue; // allocated at the end, with its run-time dims
-    int dp = cpu_dims_ptr(e, t);
-    int ix = cpu_fresh(e), dt = cpu_fresh(e), rk = cpu_fresh(e),
-        st = cpu_fresh(e);
-    cpu_p(e, "%%t%d = arith.constant %u : i64\n", ix, i);
-    cpu_p(e, "%%t%d = arith.constant %d : i32\n", dt, (int)t->dtype);
-    cpu_p(e, "%%t%d = arith.constant %d : i32\n", rk, t->rank);
-    cpu_p(e,
-          "%%t%d = func.call @eddy_rt_entry_alloc_result(%%rt, %%res, %%t%d, "
-          "%%t%d, %%t%d, %%t%d, %%err, %%errlen) : (!llvm.ptr, !llvm.ptr, "
-          "i64, i32, i32, !llvm.ptr, !llvm.ptr, i64) -> i32\n",
-          st, ix, dt, rk, dp);
-    fail_if(e, st);
+    fail_if(e, alloc_result(e, i, t, cpu_dims_ptr(e, t)));
   }
   for (uint32_t i = 0; i < ft->num_inputs; i++)
     if (!cpu_type_is_dynamic(ft->inputs[i]))

@@ -32,8 +32,14 @@ eddy_status_t eddy_cpu_emit_header(const eddy_module_t *m, const char *entry,
   eddy_buf_printf(out,
                   "/// Runs @%s.\n///\n/// args[%u] (borrowed, contiguous):\n",
                   entry, ft->num_inputs);
+  // Names from arg_names / result_names (an imported graph's Placeholders
+  // and fetches); the verifier keeps quotes and newlines out of them.
   for (uint32_t i = 0; i < ft->num_inputs; i++) {
-    eddy_buf_printf(out, "///   %u 'arg%u': ", i, i);
+    const char *an = eddy_ir_func_arg_name(func, i);
+    if (an)
+      eddy_buf_printf(out, "///   %u '%s': ", i, an);
+    else
+      eddy_buf_printf(out, "///   %u 'arg%u': ", i, i);
     spec(out, ft->inputs[i]);
     eddy_buf_puts(out, "\n");
   }
@@ -43,7 +49,11 @@ eddy_status_t eddy_cpu_emit_header(const eddy_module_t *m, const char *entry,
                   ft->num_outputs);
   bool dyn = false;
   for (uint32_t i = 0; i < ft->num_outputs; i++) {
-    eddy_buf_printf(out, "///   %u: ", i);
+    const char *rn = eddy_ir_func_result_name(func, i);
+    if (rn)
+      eddy_buf_printf(out, "///   %u '%s': ", i, rn);
+    else
+      eddy_buf_printf(out, "///   %u: ", i);
     spec(out, ft->outputs[i]);
     eddy_buf_puts(out, "\n");
     dyn = dyn || cpu_type_is_dynamic(ft->outputs[i]);

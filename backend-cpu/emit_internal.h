@@ -110,6 +110,9 @@ eddy_status_t cpu_copy_value(cpu_emit_t *e, eddy_value_t *v, int dst_buf,
                              const eddy_type_t *dt);
 /// %tN = pointer to a constant i64 array of t's dims (null for a scalar).
 int cpu_dims_ptr(cpu_emit_t *e, const eddy_type_t *t);
+/// %tN = the aligned data pointer of memref buf (of static type t) as
+/// !llvm.ptr.
+int cpu_buf_ptr(cpu_emit_t *e, int buf, const eddy_type_t *t);
 
 /// ---- dynamic shapes (emit_shape.c) ----
 /// A ranked tensor type with at least one dynamic dim.
@@ -186,11 +189,16 @@ eddy_status_t cpu_check_type(const eddy_op_t *op, const eddy_type_t *t);
 /// A fresh buffer for static type t, allocated in the prologue (on the
 /// stack when small) and freed in the epilogue; returns its %tN.
 int cpu_alloc_buf(cpu_emit_t *e, const eddy_type_t *t);
+/// Stores 0 into the i64 scalar buffer slot in the prologue (slots that
+/// hold pointers or sizes start out empty).
+void cpu_zero_i64_in_prologue(cpu_emit_t *e, int slot);
 
 /// The buffer an op writes result v into: the result tensor's memref when v
 /// is returned directly, else a fresh buffer.
 int cpu_result_buf(cpu_emit_t *e, const eddy_value_t *v);
 
+/// Appends s as the inside of an MLIR string literal (\XX escapes).
+void cpu_put_mlir_string(eddy_buf_t *out, const char *s);
 /// Registers op as a place that can fail at run time; returns its site
 /// number (>= 1) for cpu_fail_if.
 int cpu_error_site(cpu_emit_t *e, const eddy_op_t *op);

@@ -35,18 +35,6 @@ static const eddy_type_t *i64s(cpu_emit_t *e) {
   return eddy_ir_scalar_type_get(e->ctx, EDDY_DT_I64);
 }
 
-/// Emits into the prologue instead of the body while f runs.
-static int in_prologue_i64_zero(cpu_emit_t *e, int slot) {
-  eddy_buf_t body = e->body;
-  e->body = e->pro;
-  int z = cpu_fresh(e);
-  cpu_p(e, "%%t%d = arith.constant 0 : i64\n", z);
-  cpu_store(e, slot, i64s(e), NULL, z);
-  e->pro = e->body;
-  e->body = body;
-  return z;
-}
-
 void cpu_dyn_init(cpu_emit_t *e, cpu_val_t *cv, const eddy_type_t *t,
                   bool owned) {
   cv->buf = -1;
@@ -55,12 +43,12 @@ void cpu_dyn_init(cpu_emit_t *e, cpu_val_t *cv, const eddy_type_t *t,
   // i64 slots hold the dims (index and i64 are the same width here).
   cv->dslot = cpu_alloc_buf(e, it);
   cv->pslot = cpu_alloc_buf(e, i64s(e));
-  in_prologue_i64_zero(e, cv->pslot);
+  cpu_zero_i64_in_prologue(e, cv->pslot);
   cv->cslot = -1;
   if (!owned)
     return;
   cv->cslot = cpu_alloc_buf(e, i64s(e));
-  in_prologue_i64_zero(e, cv->cslot);
+  cpu_zero_i64_in_prologue(e, cv->cslot);
   // Freed at every exit (cpu_dyn_cleanup).
   cpu_val_t **list = eddy_arena_alloc(
       e->arena, sizeof(*list) * (size_t)(e->num_dyn_owned + 1));
@@ -136,16 +124,8 @@ int cpu_dims_site(cpu_emit_t *e, const eddy_op_t *op, const char *what) {
   snprintf(tail, sizeof tail, ": '%s' op: %s", op->name->str, what);
   eddy_buf_printf(&e->globals,
                   "llvm.mlir.global internal constant @__eddy_site%d(\"", g);
-  for (int pass = 0; pass < 2; pass++) {
-    const char *c = pass == 0 ? (loc.data ? loc.data : "") : tail;
-    for (; *c; c++) {
-      unsigned char u = (unsigned char)*c;
-      if (u < 32 || u >= 127 || u == '"' || u == '\\')
-        eddy_buf_printf(&e->globals, "\\%02X", u);
-      else
-        eddy_buf_putc(&e->globals, (char)u);
-    }
-  }
+  cpu_put_mlir_string(&e->globals, loc.data);
+  cpu_put_mlir_string(&e->globals, tail);
   eddy_buf_printf(&e->globals, "\\00\") {addr_space = 0 : i32}\n");
   eddy_buf_destroy(&loc);
   int n = e->num_sites + 1;
@@ -207,6 +187,35 @@ static dimv_t dadd(cpu_emit_t *e, dimv_t a, dimv_t b) {
 static eddy_status_t vdims(cpu_emit_t *e, eddy_value_t *v, bool check,
                            dimv_t *out);
 
+/// One dim of numpy broadcasting: *cur (so far) with o. Constants decide at
+/// compile time; otherwise a select at run time, after a check (when check)
+/// that fails with `what` unless one side is 1 or they are equal.
+static void bcast_dim(cpu_emit_t *e, const eddy_op_t *op, bool check,
+                      const char *what, dimv_t *cur, dimv_t o) {
+  if (o.c == 1)
+    return;
+  if (cur->c == 1 || (o.c >= 0 && o.c == cur->c)) {
+    *cur = o;
+    return;
+  }
+  // One side dynamic (or constants that differ, which the verifier lets
+  // through only for less refined types): decide at run time.
+  int cv = dim_ssa(e, *cur), ov = dim_ssa(e, o);
+  int one = cpu_index_const(e, 1);
+  int o1 = icmp(e, "eq", ov, one);
+  if (check) {
+    int c1 = icmp(e, "ne", cv, one), ne = icmp(e, "ne", cv, ov);
+    int o_not1 = icmp(e, "ne", ov, one);
+    int neither1 = ibin(e, "arith.andi", c1, o_not1, "i1");
+    int bad = ibin(e, "arith.andi", neither1, ne, "i1");
+    cpu_fail_dims(e, bad, cpu_dims_site(e, op, what), cv, ov);
+  }
+  int s = cpu_fresh(e);
+  cpu_p(e, "%%t%d = arith.select %%t%d, %%t%d, %%t%d : index\n", s, o1, cv,
+        ov);
+  *cur = (dimv_t){s, -1};
+}
+
 /// numpy broadcasting of the operands' dims into out (rank r).
 static eddy_status_t bcast_dims(cpu_emit_t *e, eddy_op_t *op, int32_t r,
                                 bool check, dimv_t *out) {
@@ -218,32 +227,10 @@ static eddy_status_t bcast_dims(cpu_emit_t *e, eddy_op_t *op, int32_t r,
     EDDY_RETURN_IF_ERROR(vdims(e, v, check, od));
     int32_t off = r - v->type->rank;
     for (int32_t j = 0; j < v->type->rank; j++) {
-      dimv_t *cur = &out[j + off], o = od[j];
-      if (o.c == 1)
-        continue;
-      if (cur->c == 1 || (o.c >= 0 && o.c == cur->c)) {
-        *cur = o;
-        continue;
-      }
-      // One side dynamic (or constants that differ, which the verifier
-      // lets through only for less refined types): decide at run time.
-      int cv = dim_ssa(e, *cur), ov = dim_ssa(e, o);
-      int one = cpu_index_const(e, 1);
-      int o1 = icmp(e, "eq", ov, one);
-      if (check) {
-        int c1 = icmp(e, "ne", cv, one), ne = icmp(e, "ne", cv, ov);
-        int o_not1 = icmp(e, "ne", ov, one);
-        int bad = ibin(e, "arith.andi",
-                       ibin(e, "arith.andi", c1, o_not1, "i1"), ne, "i1");
-        char what[64];
-        snprintf(what, sizeof what, "dimension %d cannot broadcast",
-                 (int)(j + off));
-        cpu_fail_dims(e, bad, cpu_dims_site(e, op, what), cv, ov);
-      }
-      int s = cpu_fresh(e);
-      cpu_p(e, "%%t%d = arith.select %%t%d, %%t%d, %%t%d : index\n", s, o1, cv,
-            ov);
-      *cur = (dimv_t){s, -1};
+      char what[64];
+      snprintf(what, sizeof what, "dimension %d cannot broadcast",
+               (int)(j + off));
+      bcast_dim(e, op, check, what, &out[j + off], od[j]);
     }
   }
   return NULL;
@@ -371,32 +358,9 @@ static eddy_status_t infer_dims(cpu_emit_t *e, eddy_op_t *op, uint32_t r,
     for (int pass = 0; pass < 2; pass++) {
       const dimv_t *od = pass ? bd : id;
       int32_t orank = (pass ? br : ar) - 2;
-      for (int32_t j = 0; j < orank; j++) {
-        dimv_t *cur = &out[j + (R - 2 - orank)], o = od[j];
-        if (o.c == 1)
-          continue;
-        if (cur->c == 1 || (o.c >= 0 && o.c == cur->c)) {
-          *cur = o;
-          continue;
-        }
-        int cv = dim_ssa(e, *cur), ov = dim_ssa(e, o);
-        int one = cpu_index_const(e, 1);
-        int o1 = icmp(e, "eq", ov, one);
-        if (check) {
-          int bad = ibin(e, "arith.andi",
-                         ibin(e, "arith.andi", icmp(e, "ne", cv, one),
-                              icmp(e, "ne", ov, one), "i1"),
-                         icmp(e, "ne", cv, ov), "i1");
-          cpu_fail_dims(e, bad,
-                        cpu_dims_site(e, op, "batch dimensions cannot "
-                                             "broadcast"),
-                        cv, ov);
-        }
-        int s = cpu_fresh(e);
-        cpu_p(e, "%%t%d = arith.select %%t%d, %%t%d, %%t%d : index\n", s, o1,
-              cv, ov);
-        *cur = (dimv_t){s, -1};
-      }
+      for (int32_t j = 0; j < orank; j++)
+        bcast_dim(e, op, check, "batch dimensions cannot broadcast",
+                  &out[j + (R - 2 - orank)], od[j]);
     }
     out[R - 2] = m;
     out[R - 1] = nn;

@@ -4,6 +4,7 @@
 #include "ir/ir_internal.h"
 
 #include <assert.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,6 +17,35 @@ static const eddy_type_t *eddy_func_type_of(const eddy_op_t *func) {
   if (!a || a->kind != EDDY_ATTR_TYPE || a->type->kind != EDDY_TYPE_FUNC)
     return NULL;
   return a->type;
+}
+
+/// arg_names / result_names, when present: one non-empty string per input
+/// or result, none containing a NUL or a quote (they are printed inside
+/// quotes in messages and generated headers).
+static eddy_status_t eddy_func_verify_names(const eddy_op_t *op,
+                                            const char *attr, uint32_t n,
+                                            const char *what) {
+  const eddy_attr_t *a = eddy_ir_op_attr(op, attr);
+  if (!a)
+    return NULL;
+  if (a->kind != EDDY_ATTR_ARRAY || a->u.array.len != n)
+    return eddy_ir_op_error(op,
+                            "'%s' must be an array of %u strings, one per "
+                            "%s",
+                            attr, (unsigned)n, what);
+  for (size_t i = 0; i < n; i++) {
+    const eddy_attr_t *e = a->u.array.elems[i];
+    if (e->kind != EDDY_ATTR_STRING || e->u.str.len == 0 ||
+        memchr(e->u.str.data, '\0', e->u.str.len) ||
+        memchr(e->u.str.data, '\'', e->u.str.len) ||
+        memchr(e->u.str.data, '"', e->u.str.len) ||
+        memchr(e->u.str.data, '\n', e->u.str.len))
+      return eddy_ir_op_error(op,
+                              "'%s' element %zu must be a non-empty string "
+                              "without quotes, newlines or NULs",
+                              attr, i);
+  }
+  return NULL;
 }
 
 static eddy_status_t eddy_func_verify(const eddy_op_t *op) {
@@ -53,7 +83,10 @@ static eddy_status_t eddy_func_verify(const eddy_op_t *op) {
   const eddy_op_t *term = eddy_ir_block_terminator(entry);
   if (!term || !eddy_ir_op_is(term, "func.return"))
     return eddy_ir_op_error(op, "body must end in 'func.return'");
-  return NULL;
+  EDDY_RETURN_IF_ERROR(eddy_func_verify_names(op, "arg_names", fty->num_inputs,
+                                              "input"));
+  return eddy_func_verify_names(op, "result_names", fty->num_outputs,
+                                "result");
 }
 
 static eddy_status_t eddy_return_verify(const eddy_op_t *op) {
@@ -92,7 +125,9 @@ static eddy_status_t eddy_return_verify(const eddy_op_t *op) {
 static const eddy_attr_spec_t eddy_module_attrs[] = {{NULL, 0, false}};
 
 static const eddy_attr_spec_t eddy_func_attrs[] = {
+    {"arg_names", EDDY_ATTR_ARRAY, true},
     {"function_type", EDDY_ATTR_TYPE, false},
+    {"result_names", EDDY_ATTR_ARRAY, true},
     {"sym_name", EDDY_ATTR_STRING, false},
     {NULL, 0, false},
 };
@@ -243,4 +278,36 @@ void eddy_ir_func_set_type(eddy_op_t *func, const eddy_type_t *fty) {
 
 eddy_block_t *eddy_ir_func_entry(const eddy_op_t *func) {
   return func->num_regions ? func->regions[0].first : NULL;
+}
+
+/// Name i of the func's arg_names / result_names attribute, or NULL.
+static const char *eddy_func_name_at(const eddy_op_t *func, const char *attr,
+                                     size_t i) {
+  const eddy_attr_t *a = func ? eddy_ir_op_attr(func, attr) : NULL;
+  if (!a || a->kind != EDDY_ATTR_ARRAY || i >= a->u.array.len)
+    return NULL;
+  const eddy_attr_t *e = a->u.array.elems[i];
+  return e->kind == EDDY_ATTR_STRING ? e->u.str.data : NULL;
+}
+
+const char *eddy_ir_func_arg_name(const eddy_op_t *func, size_t i) {
+  return eddy_func_name_at(func, "arg_names", i);
+}
+
+const char *eddy_ir_func_result_name(const eddy_op_t *func, size_t i) {
+  return eddy_func_name_at(func, "result_names", i);
+}
+
+void eddy_ir_func_set_names(eddy_op_t *func, const char *attr,
+                            const char *const *names, size_t n) {
+  eddy_ctx_t *ctx = func->ctx;
+  const eddy_attr_t **elems = calloc(n + 1, sizeof *elems);
+  if (!elems) {
+    fprintf(stderr, "eddy: out of memory (function names)\n");
+    abort();
+  }
+  for (size_t i = 0; i < n; i++)
+    elems[i] = eddy_ir_string_attr_get(ctx, names[i], strlen(names[i]));
+  eddy_ir_op_set_attr(func, attr, eddy_ir_array_attr_get(ctx, elems, n));
+  free(elems);
 }

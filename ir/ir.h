@@ -610,6 +610,16 @@ const eddy_type_t *eddy_ir_func_type(const eddy_op_t *func);
 /// Updates the declared result types (after shape inference).
 void eddy_ir_func_set_type(eddy_op_t *func, const eddy_type_t *fty);
 eddy_block_t *eddy_ir_func_entry(const eddy_op_t *func);
+/// The name of argument / result i from the optional `arg_names` /
+/// `result_names` attributes (arrays of strings, one per input / result;
+/// the TensorFlow importer sets them to the Placeholders and fetches), or
+/// NULL when the function has none. Messages and generated headers use
+/// them; without them an argument is called by its position (`arg0`).
+const char *eddy_ir_func_arg_name(const eddy_op_t *func, size_t i);
+const char *eddy_ir_func_result_name(const eddy_op_t *func, size_t i);
+/// Sets attr ("arg_names" or "result_names") to the n names.
+void eddy_ir_func_set_names(eddy_op_t *func, const char *attr,
+                            const char *const *names, size_t n);
 
 /// ===========================================================================
 /// Text, verification

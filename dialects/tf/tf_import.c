@@ -634,7 +634,25 @@ static eddy_status_t import_graph(tf_importer_t *im, tf_body_t *bd) {
   for (size_t i = 0; i < nfetches; i++)
     vals[i] = fetches[i].node->outs[fetches[i].out];
   bd->b.loc = bd->func->loc;
-  return build_return(bd, vals, nfetches);
+  EDDY_RETURN_IF_ERROR(build_return(bd, vals, nfetches));
+  // The Placeholders' names and the fetches ("node:i") name the arguments
+  // and results in messages and generated headers.
+  const char **names = eddy_arena_alloc(
+      im->arena, (nfeeds > nfetches ? nfeeds : nfetches) * sizeof *names + 1);
+  for (size_t i = 0; i < nfeeds; i++)
+    names[i] = feeds[i]->def->name;
+  if (nfeeds)
+    eddy_ir_func_set_names(bd->func, "arg_names", names, nfeeds);
+  for (size_t i = 0; i < nfetches; i++) {
+    const char *node = fetches[i].node->def->name;
+    size_t len = strlen(node) + 16;
+    char *ref = eddy_arena_alloc(im->arena, len);
+    snprintf(ref, len, "%s:%u", node, (unsigned)fetches[i].out);
+    names[i] = ref;
+  }
+  if (nfetches)
+    eddy_ir_func_set_names(bd->func, "result_names", names, nfetches);
+  return NULL;
 }
 
 /// ---- Entry points ----

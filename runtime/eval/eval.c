@@ -793,27 +793,31 @@ eddy_status_t eddy_eval_check_args(const eddy_op_t *func,
   for (size_t i = 0; i < num_args; i++) {
     const eddy_eval_value_t *v = &args[i];
     const eddy_type_t *t = fty->inputs[i];
-    char want[256], got[256];
+    char want[256], got[256], pos[32];
+    snprintf(pos, sizeof pos, "arg%zu", i);
+    const char *an = eddy_ir_func_arg_name(func, i);
+    if (!an)
+      an = pos;
     type_str(t, want, sizeof want);
     if (v->kind == EDDY_EVAL_TENSOR) {
       eddy_rt_status_t rs = eddy_rt_tensor_validate(&v->tensor, "input", "tensor");
       if (rs) {
         eddy_status_t st = eddy_status_create(
-            EDDY_ERR_INVALID_ARGUMENT, "@%s: argument %zu 'arg%zu': %s", name,
-            i, i, eddy_rt_status_message(rs));
+            EDDY_ERR_INVALID_ARGUMENT, "@%s: argument %zu '%s': %s", name,
+            i, an, eddy_rt_status_message(rs));
         eddy_rt_status_destroy(rs);
         return st;
       }
     }
     if (!eddy_eval_value_matches(v, t))
       return eddy_status_create(EDDY_ERR_INVALID_ARGUMENT,
-                                "@%s: argument %zu 'arg%zu': expected %s, got %s",
-                                name, i, i, want, value_str(v, got, sizeof got));
+                                "@%s: argument %zu '%s': expected %s, got %s",
+                                name, i, an, want, value_str(v, got, sizeof got));
   }
   return NULL;
 }
 
-static void state_destroy(eval_state_t *s) {
+void eddy_eval_state_destroy(eval_state_t *s) {
   for (size_t i = 0; i < s->consts.cap; i++) {
     if (!s->consts.keys[i])
       continue;
@@ -869,6 +873,6 @@ eddy_status_t eddy_eval_func(eddy_rt_ctx_t *rt, const eddy_op_t *func,
     if (argp != small)
       free(argp);
   }
-  state_destroy(&s);
+  eddy_eval_state_destroy(&s);
   return st;
 }

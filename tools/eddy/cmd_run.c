@@ -231,9 +231,25 @@ static int parse_args(int argc, char **argv, run_args_t *a) {
 
 /// ---- Inputs -------------------------------------------------------------------
 
-/// The argument index NAME selects: arg3, %arg3 or 3; -1 when NAME has none
-/// of these forms.
-static int64_t arg_index(const char *name, size_t len) {
+/// The label of argument i in messages: its name from arg_names, else argN.
+static const char *arg_label(const eddy_op_t *func, size_t i, char *buf,
+                             size_t size) {
+  const char *n = eddy_ir_func_arg_name(func, i);
+  if (n)
+    return n;
+  snprintf(buf, size, "arg%zu", i);
+  return buf;
+}
+
+/// The argument index NAME selects: a name of func's arg_names, or arg3,
+/// %arg3 or 3; -1 when NAME has none of these forms.
+static int64_t arg_index(const eddy_op_t *func, const char *name, size_t len) {
+  size_t n = eddy_ir_func_type(func)->num_inputs;
+  for (size_t i = 0; i < n; i++) {
+    const char *an = eddy_ir_func_arg_name(func, i);
+    if (an && strlen(an) == len && strncmp(an, name, len) == 0)
+      return (int64_t)i;
+  }
   if (len > 0 && name[0] == '%') {
     name++;
     len--;
@@ -269,17 +285,21 @@ static bool looks_like_scalar(const char *v) {
   return false;
 }
 
-static eddy_status_t input_error(const char *fn, int64_t idx,
+static eddy_status_t input_error(const eddy_op_t *func, int64_t idx,
                                  eddy_status_t cause) {
+  char pos[32];
   eddy_status_t st = eddy_status_create(
-      eddy_status_code(cause), "@%s: argument %" PRId64 " 'arg%" PRId64 "': %s",
-      fn, idx, idx, eddy_status_message(cause));
+      eddy_status_code(cause), "@%s: argument %" PRId64 " '%s': %s",
+      eddy_ir_func_name(func), idx,
+      arg_label(func, (size_t)idx, pos, sizeof pos),
+      eddy_status_message(cause));
   eddy_status_destroy(cause);
   return st;
 }
 
 /// Loads one input value for argument idx of type t.
-static eddy_status_t load_input(eddy_rt_ctx_t *rt, const char *fn, int64_t idx,
+static eddy_status_t load_input(eddy_rt_ctx_t *rt, const eddy_op_t *fn,
+                                int64_t idx,
                                 const eddy_type_t *t, const char *value,
                                 eddy_eval_value_t *out) {
   if (t->kind != EDDY_TYPE_TENSOR) {
@@ -324,24 +344,34 @@ static eddy_status_t load_inputs(eddy_rt_ctx_t *rt, const run_args_t *a,
   eddy_status_t st = NULL;
   for (size_t i = 0; i < a->num_inputs && !st; i++) {
     const run_input_t *in = &a->inputs[i];
-    int64_t idx = arg_index(in->name, in->name_len);
+    int64_t idx = arg_index(func, in->name, in->name_len);
     if (idx < 0 || (uint64_t)idx >= n) {
-      char range[64] = "";
-      if (n == 1)
-        snprintf(range, sizeof range, ": arg0");
-      else if (n > 1)
-        snprintf(range, sizeof range, ": arg0 .. arg%zu", n - 1);
+      eddy_buf_t names;
+      eddy_buf_init(&names);
+      bool named = n > 0 && eddy_ir_func_arg_name(func, 0);
+      for (size_t k = 0; named && k < n; k++)
+        eddy_buf_printf(&names, "%s%s", k ? ", " : ": ",
+                        eddy_ir_func_arg_name(func, k));
+      if (!named && n == 1)
+        eddy_buf_puts(&names, ": arg0");
+      else if (!named && n > 1)
+        eddy_buf_printf(&names, ": arg0 .. arg%zu", n - 1);
       st = eddy_status_create(
           EDDY_ERR_INVALID_ARGUMENT,
           "--input %s: @%s has no argument '%.*s' (it takes %zu argument%s%s;"
-          " arguments are named by position)",
+          " arguments are named by %s)",
           in->arg, fn, (int)in->name_len, in->name, n, n == 1 ? "" : "s",
-          range);
+          names.data ? names.data : "",
+          named ? "these names or by position (arg0 ...)" : "position");
+      eddy_buf_destroy(&names);
     } else if (given[idx]) {
-      st = eddy_status_create(EDDY_ERR_INVALID_ARGUMENT,
-                              "argument %" PRId64 " 'arg%" PRId64
-                              "' is given twice (--input %s and --input %s)",
-                              idx, idx, given[idx]->arg, in->arg);
+      char pos[32];
+      st = eddy_status_create(
+          EDDY_ERR_INVALID_ARGUMENT,
+          "argument %" PRId64 " '%s' is given twice (--input %s and --input "
+          "%s)",
+          idx, arg_label(func, (size_t)idx, pos, sizeof pos), given[idx]->arg,
+          in->arg);
     } else {
       given[idx] = in;
     }
@@ -352,14 +382,16 @@ static eddy_status_t load_inputs(eddy_rt_ctx_t *rt, const run_args_t *a,
     eddy_buf_t ty;
     eddy_buf_init(&ty);
     eddy_ir_type_print(fty->inputs[i], &ty);
+    char pos[32];
+    const char *label = arg_label(func, i, pos, sizeof pos);
     st = eddy_status_create(EDDY_ERR_INVALID_ARGUMENT,
-                            "@%s: argument %zu 'arg%zu' (%s) has no value; "
-                            "give it with --input arg%zu=VALUE",
-                            fn, i, i, ty.data, i);
+                            "@%s: argument %zu '%s' (%s) has no value; "
+                            "give it with --input %s=VALUE",
+                            fn, i, label, ty.data, label);
     eddy_buf_destroy(&ty);
   }
   for (size_t i = 0; i < n && !st; i++)
-    st = load_input(rt, fn, (int64_t)i, fty->inputs[i], given[i]->value,
+    st = load_input(rt, func, (int64_t)i, fty->inputs[i], given[i]->value,
                     &vals[i]);
   free(given);
   return st;

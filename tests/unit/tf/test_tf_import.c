@@ -97,7 +97,10 @@ static void test_simple(void **state) {
   Tensorflow__NodeDef *y = gb_op(&f->b, "y", "Tanh", "x", DT(FLOAT));
   gb_attr(&f->b, y, "_class", gb_string(&f->b, "loc:@x"));
   const char *t = import_ok(f, NULL);
-  expect_in(t, "func.func @main(%arg0: tensor<3xf32>) -> tensor<3xf32> {");
+  // The argument and result are named after the Placeholder and the fetch.
+  expect_in(t, "func.func @main(%arg0: tensor<3xf32>) -> tensor<3xf32> "
+               "attributes {arg_names = [\"x\"], result_names = "
+               "[\"y:0\"]} {");
   expect_in(t, "%0 = \"tf.Tanh\"(%arg0) {T = \"f32\", tf._class = "
                "\"loc:@x\"} : (tensor<3xf32>) -> tensor<3xf32>");
   expect_in(t, "\"func.return\"(%0)");
