@@ -1,5 +1,5 @@
-# eddy_add_model(NAME SOURCE FILE ENTRY FUNC [PREFIX P] [TARGET cpu] [MARCH CPU]
-#                [FEEDS name...] [FETCHES name[:i]...])
+# eddy_add_model(NAME SOURCE FILE ENTRY FUNC [GRAD_WRT ARG...] [PREFIX P]
+#                [TARGET cpu] [MARCH CPU] [FEEDS name...] [FETCHES name[:i]...])
 #
 # Adds a static library NAME built from function FUNC of the model FILE:
 # `eddy compile` writes NAME.o and NAME.h into the build tree, the library
@@ -12,13 +12,25 @@
 # --feed / --fetch), functionalized and legalized (`eddy opt`) first; its
 # graph is the function `main` unless the IR says otherwise.
 #
+# GRAD_WRT compiles the gradient of FUNC instead of FUNC: `eddy grad --entry
+# FUNC --wrt ARG,...` writes NAME.grad.eddy with the function FUNC_grad, and
+# that is compiled. ARGs name FUNC's arguments by position (arg0, %arg0 or
+# 0). FUNC_grad takes FUNC's arguments followed by one seed per result (the
+# gradient flowing into that result) and returns FUNC's results followed by
+# the gradient of each ARG (docs/autodiff.md).
+#
 # The compiler is EDDY_EXECUTABLE if set, else the target eddy::eddy (from
 # find_package(eddy), or eddy's own build). The runtime linked is
 # EDDY_MODEL_RUNTIME if set (e.g. eddy::eddyrt_shared), else eddy::eddyrt.
 function(eddy_add_model name)
-  cmake_parse_arguments(A "" "SOURCE;ENTRY;PREFIX;TARGET;MARCH" "FEEDS;FETCHES" ${ARGN})
+  cmake_parse_arguments(A "" "SOURCE;ENTRY;PREFIX;TARGET;MARCH"
+    "FEEDS;FETCHES;GRAD_WRT" ${ARGN})
   if(A_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "eddy_add_model(${name}): unknown arguments: ${A_UNPARSED_ARGUMENTS}")
+  endif()
+  if(A_KEYWORDS_MISSING_VALUES)
+    message(FATAL_ERROR "eddy_add_model(${name}): no value after "
+      "${A_KEYWORDS_MISSING_VALUES}")
   endif()
   if(NOT A_SOURCE OR NOT A_ENTRY)
     message(FATAL_ERROR "eddy_add_model(${name}): SOURCE and ENTRY are required")
@@ -29,6 +41,14 @@ function(eddy_add_model name)
   if(NOT A_PREFIX)
     set(A_PREFIX ${name})
   endif()
+  # GRAD_WRT arg0 arg1 and GRAD_WRT arg0,arg1 are the same list.
+  string(REPLACE "," ";" wrt "${A_GRAD_WRT}")
+  foreach(w IN LISTS wrt)
+    if(NOT w MATCHES "^%?(arg)?[0-9]+$")
+      message(FATAL_ERROR "eddy_add_model(${name}): GRAD_WRT '${w}' is not an "
+        "argument of ${A_ENTRY} by position (arg0, %arg0 or 0)")
+    endif()
+  endforeach()
   if(EDDY_EXECUTABLE)
     set(compiler ${EDDY_EXECUTABLE})
     set(compiler_dep ${EDDY_EXECUTABLE})
@@ -81,14 +101,28 @@ function(eddy_add_model name)
   elseif(A_FEEDS OR A_FETCHES)
     message(FATAL_ERROR "eddy_add_model(${name}): FEEDS and FETCHES are for .pb sources")
   endif()
+  set(entry ${A_ENTRY})
+  set(grad_cmds)
+  set(what "eddy compile ${A_SOURCE} --entry ${A_ENTRY}")
+  list(LENGTH wrt num_wrt)
+  if(num_wrt GREATER 0)
+    list(JOIN wrt "," wrt_flag)
+    set(grad_ir ${dir}/${name}.grad.eddy)
+    set(grad_cmds
+      COMMAND ${compiler} grad ${ir} --entry ${A_ENTRY} --wrt ${wrt_flag} -o ${grad_ir})
+    set(ir ${grad_ir})
+    set(entry ${A_ENTRY}_grad)
+    set(what "eddy grad ${A_SOURCE} --entry ${A_ENTRY} --wrt ${wrt_flag}, compile ${entry}")
+  endif()
   add_custom_command(
     OUTPUT ${obj} ${hdr}
     COMMAND ${CMAKE_COMMAND} -E make_directory ${dir}
     ${import_cmds}
-    COMMAND ${compiler} compile ${ir} --entry ${A_ENTRY} --prefix ${A_PREFIX}
+    ${grad_cmds}
+    COMMAND ${compiler} compile ${ir} --entry ${entry} --prefix ${A_PREFIX}
             -o ${obj} --header ${hdr} ${march}
     DEPENDS ${src} ${compiler_dep}
-    COMMENT "eddy compile ${A_SOURCE} --entry ${A_ENTRY}"
+    COMMENT "${what}"
     VERBATIM)
   add_library(${name} STATIC ${obj} ${hdr})
   set_target_properties(${name} PROPERTIES LINKER_LANGUAGE C)

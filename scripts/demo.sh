@@ -23,16 +23,25 @@ echo "== eddy run examples/demo.eddy (reference evaluator, n = 3)"
   --input arg1="$root/examples/demo_inputs/w.npy" --input arg2=3
 
 echo
-echo "== examples/app: examples/app/model.eddy compiled to an object (eddy compile, through"
-echo "   eddy_add_model), linked into a C program, run natively"
+echo "== examples/app: examples/app/model.eddy and its gradient compiled to objects (eddy"
+echo "   compile and eddy grad, through eddy_add_model), linked into a C program, run natively"
 app_out=$("$root/build/release/examples/app/eddy_example_app" 1 -0.5 2 100 1e-5 | grep '^result')
 echo "$app_out"
-echo "== the same model and inputs in the reference evaluator"
+echo "== the same model, its gradient and inputs in the reference evaluator"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-python3 "$root/examples/app/write_npy.py" "$tmp/x.npy" 1x3 1 -0.5 2
-eval_out=$("$eddy" run "$root/examples/app/model.eddy" --entry rnn --mode=eval --preview all \
-  --input arg0="$tmp/x.npy" --input arg1=100 --input arg2=1e-5 | grep '^result')
+npy="$root/examples/app/write_npy.py"
+python3 "$npy" "$tmp/x.npy" 1x3 1 -0.5 2
+python3 "$npy" "$tmp/w.npy" 3x4 0.5 -0.25 0.125 0.75 -0.5 0.25 1.0 0.0 0.25 0.5 -0.75 0.5
+python3 "$npy" "$tmp/u.npy" 4x4 0.25 0.0 0.125 -0.25 0.0 0.5 0.0 0.125 -0.125 0.0 0.25 0.0 0.25 -0.25 0.0 0.375
+python3 "$npy" "$tmp/b.npy" 1x4 0.1 -0.2 0.05 0.0
+python3 "$npy" "$tmp/seed.npy" 1x4 1 1 1 1
+"$eddy" grad "$root/examples/app/model.eddy" --entry rnn --wrt arg0,arg1,arg2,arg3 -o "$tmp/grad.eddy"
+set -- --mode=eval --preview all --input arg0="$tmp/x.npy" --input arg1="$tmp/w.npy" \
+  --input arg2="$tmp/u.npy" --input arg3="$tmp/b.npy" --input arg4=100 --input arg5=1e-5
+eval_out=$({ "$eddy" run "$root/examples/app/model.eddy" --entry rnn "$@" &&
+  "$eddy" run "$tmp/grad.eddy" --entry rnn_grad "$@" --input arg6="$tmp/seed.npy" \
+    --input arg7=0; } | grep '^result')
 echo "$eval_out"
 python3 - "$app_out" "$eval_out" <<'PY'
 import re, sys

@@ -4,7 +4,8 @@
 #   1. the layout, and what libeddyrt exports (only the eddy_rt_* API and its
 #      helpers: nothing of the IR or the compiler);
 #   2. this directory as a separate CMake project (find_package(eddy),
-#      eddy_add_model on model.eddy and on a TensorFlow GraphDef, static and
+#      eddy_add_model on model.eddy, on its gradient (GRAD_WRT) and on two
+#      TensorFlow GraphDefs, a loop and an RNN with its gradient; static and
 #      shared runtime), built and run;
 #   3. `eddy compile` by hand and a C99 compile + link with the flags of
 #      `pkg-config eddyrt`, run.
@@ -68,16 +69,19 @@ echo "libeddyrt.a: $(wc -l <"$work/static-defined.txt") globals," \
 
 echo "== an outside CMake project: find_package(eddy) + eddy_add_model"
 graphdef=$src/tests/fixtures/tf/count_v2/model.pb
+rnn_grad=$src/tests/fixtures/tf/rnn_grad_v2
 "$cmake" -S "$here" -B "$work/project" -G "$generator" \
   -DCMAKE_MAKE_PROGRAM="$make_program" -DCMAKE_C_COMPILER="$cc" \
   -DCMAKE_PREFIX_PATH="$prefix" -DEDDY_TEST_GRAPHDEF="$graphdef" \
+  -DEDDY_TEST_RNN_GRAD_DIR="$rnn_grad" \
   >"$work/project-configure.log" 2>&1 ||
   { cat "$work/project-configure.log"; fail "configuring tests/install"; }
 "$cmake" --build "$work/project" >"$work/project-build.log" 2>&1 ||
   { cat "$work/project-build.log"; fail "building tests/install"; }
-for app in app_static app_shared app_graphdef; do
+for app in app_static app_shared app_grad app_graphdef; do
   "$work/project/$app" || fail "$app"
 done
+"$work/project/app_rnn_grad" "$rnn_grad" || fail "app_rnn_grad"
 # The static runtime is linked in; the shared one is found through the
 # RUNPATH CMake wrote.
 if ldd "$work/project/app_static" | grep -q libeddyrt; then
