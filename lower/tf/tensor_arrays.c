@@ -235,12 +235,68 @@ static eddy_status_t in_loop_error(const eddy_op_t *g, const eddy_op_t *enter) {
   return st;
 }
 
+/// The flow operand of a TensorArray op that takes a handle and a flow.
+static eddy_value_t *flow_operand(const eddy_op_t *op) {
+  if (is(op, "tf.TensorArrayWriteV3") || is(op, "tf.TensorArrayScatterV3"))
+    return arg(op, 3);
+  if (is(op, "tf.TensorArrayReadV3") || is(op, "tf.TensorArrayGatherV3"))
+    return arg(op, 2);
+  if (is(op, "tf.TensorArraySizeV3"))
+    return arg(op, 1);
+  return NULL;
+}
+
+static void describe_key(ta_key_t k, eddy_buf_t *out) {
+  const eddy_loc_t *loc = k.ta->loc;
+  eddy_buf_t where;
+  eddy_buf_init(&where);
+  eddy_ir_loc_format(loc, &where);
+  if (k.source)
+    eddy_buf_printf(out, "the gradient array (source \"%s\") of ",
+                    k.source->u.str.data);
+  eddy_buf_printf(out, "the TensorArray made at %s",
+                  where.data ? where.data : "?");
+  eddy_buf_destroy(&where);
+}
+
+/// legalize-tf reads an array's state from the flow and never the handle:
+/// an op whose handle and flow name two different arrays would silently
+/// act on the wrong one (e.g. a gradient array given the forward flow, when
+/// its gradient_flow lacks the control edge on TensorArrayGradV3). Both
+/// must trace to the same array where both can be traced. Checked after
+/// rule 1 and before look-ups replace gradient handles.
+static eddy_status_t check_handles_match_flows(eddy_block_t *b) {
+  for (eddy_op_t *op = b->first; op; op = op->next) {
+    eddy_value_t *flow = flow_operand(op);
+    if (!flow || !arg(op, 0))
+      continue;
+    ta_key_t h = handle_key(arg(op, 0));
+    ta_key_t f = flow_key(flow, 0);
+    if (!h.ta || !f.ta || (h.ta == f.ta && h.source == f.source))
+      continue;
+    eddy_buf_t hb, fb;
+    eddy_buf_init(&hb);
+    eddy_buf_init(&fb);
+    describe_key(h, &hb);
+    describe_key(f, &fb);
+    eddy_status_t st = eddy_ir_op_error(
+        op, "its handle names %s but its flow carries %s; this graph's "
+            "TensorArray ops cannot be given SSA form",
+        hb.data, fb.data);
+    eddy_buf_destroy(&hb);
+    eddy_buf_destroy(&fb);
+    return st;
+  }
+  return NULL;
+}
+
 /// Rules 1 to 3 for every TensorArrayGradV3 of block b.
 static eddy_status_t rewrite_grads(eddy_block_t *b) {
   for (eddy_op_t *op = b->first; op; op = op->next)
     if (is(op, "tf.TensorArrayGradV3") && op->num_operands >= 2 &&
         op->num_results == 2)
       gradient_flow(op);
+  EDDY_RETURN_IF_ERROR(check_handles_match_flows(b));
   for (eddy_op_t *op = b->first; op;) {
     eddy_op_t *next = op->next;
     if (!is(op, "tf.TensorArrayGradV3") || op->num_operands < 2 ||

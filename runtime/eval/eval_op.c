@@ -52,6 +52,15 @@ eddy_status_t eddy_eval_op_run(eddy_eval_op_runner_t *r, const eddy_op_t *op,
   uint32_t nout = op->num_results;
   if (nout)
     memset(out_results, 0, nout * sizeof(*out_results));
+  // A stack or TensorArray handle (typed like a list in the IR) reaches
+  // only the interpreter's resource ops; the kernels cannot take one.
+  for (uint32_t k = 0; k < op->num_operands; k++)
+    if (operands[k]->kind == EDDY_EVAL_RESOURCE)
+      return eddy_eval_op_error(op, EDDY_ERR_INVALID_ARGUMENT,
+                                "operand #%u is a stack or TensorArray "
+                                "handle, which only the tf.Stack* and "
+                                "tf.TensorArray* ops take",
+                                k);
   const eval_handler_t *h = op->def ? eddy_ptrmap_get(&s->handlers, op->def)
                                     : NULL;
   if (!h) {

@@ -103,11 +103,16 @@ static eddy_status_t node_init(interp_graph_t *g, interp_node_t *nd,
     for (uint32_t i = 0; ok && i < nd->num_in; i++)
       ok = (i < need) ==
            (op->operands[i].value->type->kind != EDDY_TYPE_TOKEN);
-    if (!ok) {
+    uint32_t need_out = interp_resource_op_num_results(nd->res_op);
+    if (!ok || op->num_results != need_out) {
       eddy_buf_t m;
       eddy_buf_init(&m);
-      eddy_buf_printf(&m, "expects %u data operands, then only control "
-                          "tokens", need);
+      if (!ok)
+        eddy_buf_printf(&m, "expects %u data operands, then only control "
+                            "tokens", need);
+      else
+        eddy_buf_printf(&m, "expects %u result%s, has %u", need_out,
+                        need_out == 1 ? "" : "s", op->num_results);
       eddy_status_t st = graph_error(op, EDDY_ERR_VERIFY, m.data);
       eddy_buf_destroy(&m);
       return st;

@@ -210,6 +210,8 @@ bool interp_describe_partial(const interp_t *I, const frame_t *f,
 int32_t interp_resource_op_code(const char *name);
 /// How many leading operands of the op are data (the rest: control tokens).
 uint32_t interp_resource_op_num_data(int32_t code);
+/// The results such an op has (TensorFlow's outputs).
+uint32_t interp_resource_op_num_results(int32_t code);
 /// Runs a resource op: in[0..num_data) borrowed, out zeroed and filled.
 eddy_status_t interp_resource_exec(interp_t *I, const interp_node_t *nd,
                                    const eddy_eval_value_t *const *in,

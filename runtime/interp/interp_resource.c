@@ -39,19 +39,20 @@ static const struct {
   const char *name;
   res_op_t code;
   uint32_t num_data; ///< data operands (the rest are control tokens)
+  uint32_t num_results; ///< TensorFlow's outputs (handle and flow...)
 } k_res_ops[] = {
-    {"tf.StackV2", R_STACK, 1},
-    {"tf.StackPushV2", R_STACK_PUSH, 2},
-    {"tf.StackPopV2", R_STACK_POP, 1},
-    {"tf.StackCloseV2", R_STACK_CLOSE, 1},
-    {"tf.TensorArrayV3", R_TA, 1},
-    {"tf.TensorArrayWriteV3", R_TA_WRITE, 4},
-    {"tf.TensorArrayReadV3", R_TA_READ, 3},
-    {"tf.TensorArrayGatherV3", R_TA_GATHER, 3},
-    {"tf.TensorArrayScatterV3", R_TA_SCATTER, 4},
-    {"tf.TensorArraySizeV3", R_TA_SIZE, 2},
-    {"tf.TensorArrayCloseV3", R_TA_CLOSE, 1},
-    {"tf.TensorArrayGradV3", R_TA_GRAD, 2},
+    {"tf.StackV2", R_STACK, 1, 1},
+    {"tf.StackPushV2", R_STACK_PUSH, 2, 1},
+    {"tf.StackPopV2", R_STACK_POP, 1, 1},
+    {"tf.StackCloseV2", R_STACK_CLOSE, 1, 0},
+    {"tf.TensorArrayV3", R_TA, 1, 2},
+    {"tf.TensorArrayWriteV3", R_TA_WRITE, 4, 1},
+    {"tf.TensorArrayReadV3", R_TA_READ, 3, 1},
+    {"tf.TensorArrayGatherV3", R_TA_GATHER, 3, 1},
+    {"tf.TensorArrayScatterV3", R_TA_SCATTER, 4, 1},
+    {"tf.TensorArraySizeV3", R_TA_SIZE, 2, 1},
+    {"tf.TensorArrayCloseV3", R_TA_CLOSE, 1, 0},
+    {"tf.TensorArrayGradV3", R_TA_GRAD, 2, 2},
 };
 
 int32_t interp_resource_op_code(const char *name) {
@@ -63,6 +64,10 @@ int32_t interp_resource_op_code(const char *name) {
 
 uint32_t interp_resource_op_num_data(int32_t code) {
   return k_res_ops[code].num_data;
+}
+
+uint32_t interp_resource_op_num_results(int32_t code) {
+  return k_res_ops[code].num_results;
 }
 
 /// One stack or TensorArray.
@@ -127,24 +132,30 @@ static eddy_rt_list_t *res_take(interp_res_t *r) {
   return l;
 }
 
-static eddy_status_t res_oom(void) {
-  return eddy_status_create(EDDY_ERR_RESOURCE, "out of memory");
+static eddy_status_t res_oom(const eddy_op_t *op) {
+  eddy_buf_t b;
+  eddy_buf_init(&b);
+  interp_describe_op(op, &b);
+  eddy_status_t st = eddy_status_create(EDDY_ERR_RESOURCE, "%s: out of memory",
+                                        b.data ? b.data : "");
+  eddy_buf_destroy(&b);
+  return st;
 }
 
-/// A new resource in the table; *out_id is its handle.
-static eddy_status_t res_add(interp_t *I, interp_res_t **out_r,
-                             int64_t *out_id) {
+/// A new resource in the table, made by op; *out_id is its handle.
+static eddy_status_t res_add(interp_t *I, const eddy_op_t *op,
+                             interp_res_t **out_r, int64_t *out_id) {
   if (I->num_res == I->cap_res) {
     size_t nc = I->cap_res ? I->cap_res * 2 : 8;
     interp_res_t **nr = realloc(I->res, nc * sizeof(*nr));
     if (!nr)
-      return res_oom();
+      return res_oom(op);
     I->res = nr;
     I->cap_res = nc;
   }
   interp_res_t *r = calloc(1, sizeof(*r));
   if (!r)
-    return res_oom();
+    return res_oom(op);
   I->res[I->num_res] = r;
   *out_id = (int64_t)I->num_res++;
   *out_r = r;
@@ -230,13 +241,13 @@ static eddy_status_t make_array(interp_t *I, const eddy_op_t *op, int64_t n,
   if (n < 0)
     return res_error(op, "a TensorArray of size %" PRId64, n);
   interp_res_t *r = NULL;
-  EDDY_RETURN_IF_ERROR(res_add(I, &r, out_id));
+  EDDY_RETURN_IF_ERROR(res_add(I, op, &r, out_id));
   r->dtype = dtype;
   r->es = *es;
   r->written = calloc((size_t)n + 1, sizeof(bool));
   r->cap_written = (size_t)n + 1;
   if (!r->written)
-    return res_oom();
+    return res_oom(op);
   eddy_rt_tensor_t nt;
   eddy_rt_status_t rs = eddy_rt_tensor_wrap(EDDY_RT_I64, 0, NULL, &n, &nt);
   if (!rs)
@@ -277,7 +288,7 @@ static eddy_status_t array_write(interp_t *I, const eddy_op_t *op,
     size_t nc = (size_t)idx * 2 + 1;
     bool *nw = realloc(r->written, nc * sizeof(bool));
     if (!nw)
-      return res_oom();
+      return res_oom(op);
     memset(nw + r->cap_written, 0, (nc - r->cap_written) * sizeof(bool));
     r->written = nw;
     r->cap_written = nc;
@@ -294,6 +305,22 @@ static eddy_status_t array_write(interp_t *I, const eddy_op_t *op,
                            "written", idx);
     eddy_rt_tensor_t cur = eddy_rt_tensor_empty();
     rs = eddy_rt_list_get_item(I->rt, r->list, &it, &cur);
+    // TensorFlow adds gradient writes of one shape only (no broadcasting).
+    bool same = !rs && cur.rank == x->rank;
+    for (int32_t d = 0; same && d < x->rank; d++)
+      same = cur.dims[d] == x->dims[d];
+    if (!rs && !same) {
+      char a[128], b[128];
+      eddy_rt_shape_format(x->rank, x->dims, a, sizeof a);
+      eddy_rt_shape_format(cur.rank, cur.dims, b, sizeof b);
+      eddy_rt_tensor_release(&cur);
+      return res_error(op,
+                       "a write of shape %s to index %" PRId64 " of the "
+                       "gradient TensorArray, which holds shape %s there "
+                       "(writes to one index add up only when their shapes "
+                       "are equal)",
+                       a, idx, b);
+    }
     if (!rs)
       rs = eddy_rt_binary(I->rt, EDDY_RT_BINARY_ADD, &cur, x, &sum);
     eddy_rt_tensor_release(&cur);
@@ -321,7 +348,7 @@ static eddy_status_t exec_locked(interp_t *I, const interp_node_t *nd,
     eddy_rt_elem_shape_t es;
     EDDY_RETURN_IF_ERROR(declared_elem(op, &dt, &es));
     EDDY_RETURN_IF_ERROR(scalar_int(op, in[0], 0, &n));
-    EDDY_RETURN_IF_ERROR(res_add(I, &r, &id));
+    EDDY_RETURN_IF_ERROR(res_add(I, op, &r, &id));
     r->is_stack = true;
     r->dtype = dt;
     r->es = eddy_rt_elem_shape_unknown();
@@ -486,11 +513,11 @@ static eddy_status_t exec_locked(interp_t *I, const interp_node_t *nd,
     }
     void *ng = realloc(r->grads, (r->num_grads + 1) * sizeof(*r->grads));
     if (!ng)
-      return res_oom();
+      return res_oom(op);
     r->grads = ng;
     char *copy = strdup(s);
     if (!copy)
-      return res_oom();
+      return res_oom(op);
     interp_res_t *g = NULL;
     int64_t fwd_id = in[0]->resource;
     eddy_status_t st = make_array(I, op, eddy_rt_list_size(r->list), r->dtype,
