@@ -6,6 +6,7 @@
 #include "dialects/ctl/ctl.h"
 #include "dialects/tl/tl.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -691,6 +692,63 @@ static int64_t ad_count_ops(eddy_op_t *func) {
   return n - 1;
 }
 
+/// When f names its arguments or results (arg_names / result_names), names
+/// gf's too: f's arguments, then `d_R` per result R (its seed); f's
+/// results, then `d_A` per differentiated argument A. Unnamed ones are
+/// called by position (argN, resultN).
+static void ad_name_gradient(const eddy_op_t *f, eddy_op_t *gf,
+                             const size_t *wrt, size_t num_wrt) {
+  const eddy_type_t *ft = eddy_ir_func_type(f);
+  uint32_t ni = ft->num_inputs, no = ft->num_outputs;
+  bool named = false;
+  for (uint32_t i = 0; i < ni && !named; i++)
+    named = eddy_ir_func_arg_name(f, i) != NULL;
+  for (uint32_t i = 0; i < no && !named; i++)
+    named = eddy_ir_func_result_name(f, i) != NULL;
+  if (!named)
+    return;
+  size_t n = (size_t)ni + no + num_wrt;
+  char **bufs = calloc(n + 1, sizeof(*bufs));
+  const char **in = calloc(ni + no + 1, sizeof(*in));
+  const char **out = calloc(no + num_wrt + 1, sizeof(*out));
+  bool ok = bufs && in && out;
+  for (size_t k = 0; ok && k < n; k++) {
+    // k < ni: argument k; then the results; then the wrt arguments.
+    bool is_arg = k < ni || k >= (size_t)ni + no;
+    size_t idx = k < ni ? k : k < (size_t)ni + no ? k - ni : wrt[k - ni - no];
+    const char *nm = is_arg ? eddy_ir_func_arg_name(f, idx)
+                            : eddy_ir_func_result_name(f, idx);
+    size_t len = (nm ? strlen(nm) : 0) + 32;
+    bufs[k] = malloc(len);
+    ok = bufs[k] != NULL;
+    if (!ok)
+      break;
+    bool seed_or_grad = k >= ni;
+    if (nm)
+      snprintf(bufs[k], len, "%s%s", seed_or_grad ? "d_" : "", nm);
+    else
+      snprintf(bufs[k], len, "%s%s%zu", seed_or_grad ? "d_" : "",
+               is_arg ? "arg" : "result", idx);
+  }
+  if (ok) {
+    for (uint32_t i = 0; i < ni; i++)
+      in[i] = bufs[i];
+    for (uint32_t r = 0; r < no; r++) {
+      in[ni + r] = bufs[ni + r];            // the seed d_R
+      out[r] = bufs[ni + r] + 2;            // the result R itself
+    }
+    for (size_t w = 0; w < num_wrt; w++)
+      out[no + w] = bufs[ni + no + w];
+    eddy_ir_func_set_names(gf, "arg_names", in, (size_t)ni + no);
+    eddy_ir_func_set_names(gf, "result_names", out, no + num_wrt);
+  }
+  for (size_t k = 0; bufs && k < n; k++)
+    free(bufs[k]);
+  free(bufs);
+  free(in);
+  free(out);
+}
+
 static eddy_status_t ad_check_wrt(const eddy_op_t *f, const size_t *wrt,
                                   size_t num_wrt) {
   const eddy_type_t *ft = eddy_ir_func_type(f);
@@ -705,11 +763,14 @@ static eddy_status_t ad_check_wrt(const eddy_op_t *f, const size_t *wrt,
       eddy_buf_t b;
       eddy_buf_init(&b);
       eddy_ir_type_print(t, &b);
+      char pos[32];
+      snprintf(pos, sizeof pos, "arg%zu", wrt[i]);
+      const char *an = eddy_ir_func_arg_name(f, wrt[i]);
       eddy_status_t st = eddy_status_create(
           EDDY_ERR_INVALID_ARGUMENT,
-          "@%s: argument %zu 'arg%zu' has type %s, which has no gradient "
+          "@%s: argument %zu '%s' has type %s, which has no gradient "
           "(only float tensors are differentiable)",
-          eddy_ir_func_name(f), wrt[i], wrt[i], b.data);
+          eddy_ir_func_name(f), wrt[i], an ? an : pos, b.data);
       eddy_buf_destroy(&b);
       return st;
     }
@@ -833,18 +894,36 @@ eddy_status_t eddy_ad_grad(eddy_module_t *m, const char *entry,
     stats->num_ops_before = ad_count_ops(f);
     stats->num_ops_after = ad_count_ops(gf);
   }
+  ad_name_gradient(f, gf, wrt, num_wrt);
   if (out_func)
     *out_func = gf;
   return NULL;
 }
 
-eddy_status_t eddy_ad_parse_wrt(const char *list, size_t num_args,
+eddy_status_t eddy_ad_parse_wrt(const char *list, const eddy_op_t *func,
                                 size_t *out, size_t cap, size_t *out_n) {
   *out_n = 0;
+  size_t num_args = eddy_ir_func_type(func)->num_inputs;
   const char *p = list;
   while (*p) {
     const char *e = strchr(p, ',');
     size_t len = e ? (size_t)(e - p) : strlen(p);
+    size_t named = num_args;
+    for (size_t i = 0; i < num_args && named == num_args; i++) {
+      const char *an = eddy_ir_func_arg_name(func, i);
+      if (an && strlen(an) == len && strncmp(an, p, len) == 0)
+        named = i;
+    }
+    if (named < num_args) {
+      if (*out_n == cap)
+        return eddy_status_create(EDDY_ERR_INVALID_ARGUMENT,
+                                  "--wrt: too many arguments");
+      out[(*out_n)++] = named;
+      if (!e)
+        break;
+      p = e + 1;
+      continue;
+    }
     const char *q = p;
     size_t ql = len;
     if (ql && *q == '%') {
@@ -866,7 +945,8 @@ eddy_status_t eddy_ad_parse_wrt(const char *list, size_t num_args,
     if (!ok)
       return eddy_status_create(EDDY_ERR_INVALID_ARGUMENT,
                                 "--wrt: '%.*s' is not an argument name "
-                                "(arg0, %%arg0 or 0)",
+                                "(a name of the function's arg_names, or "
+                                "arg0, %%arg0 or 0)",
                                 (int)len, p);
     if (idx >= num_args)
       return eddy_status_create(EDDY_ERR_INVALID_ARGUMENT,

@@ -58,10 +58,11 @@ eddy_status_t eddy_ad_grad(eddy_module_t *m, const char *entry,
                            const size_t *wrt, size_t num_wrt,
                            eddy_ad_stats_t *stats, eddy_op_t **out_func);
 
-/// Parses a --wrt list: comma-separated argument names "arg0", "%arg0" or
-/// indices "0". Writes at most cap positions to out and the count to
-/// *out_n. An unknown name or one past num_args is an error naming it.
-eddy_status_t eddy_ad_parse_wrt(const char *list, size_t num_args,
+/// Parses a --wrt list of func's arguments: comma-separated names of its
+/// arg_names attribute, or positions "arg0", "%arg0" or "0". Writes at most
+/// cap positions to out and the count to *out_n. An unknown name or a
+/// position past the last argument is an error naming it.
+eddy_status_t eddy_ad_parse_wrt(const char *list, const eddy_op_t *func,
                                 size_t *out, size_t cap, size_t *out_n);
 
 /// Appends a human-readable report of stats (one line per loop).

@@ -14,9 +14,10 @@
 #
 # GRAD_WRT compiles the gradient of FUNC instead of FUNC: `eddy grad --entry
 # FUNC --wrt ARG,...` writes NAME.grad.eddy with the function FUNC_grad, and
-# that is compiled. ARGs name FUNC's arguments by position (arg0, %arg0 or
-# 0). FUNC_grad takes FUNC's arguments followed by one seed per result (the
-# gradient flowing into that result) and returns FUNC's results followed by
+# that is compiled. ARGs name FUNC's arguments by name (an imported graph's
+# Placeholders) or by position (arg0, %arg0 or 0). FUNC_grad takes FUNC's
+# arguments followed by one seed per result (the gradient flowing into that
+# result) and returns FUNC's results followed by
 # the gradient of each ARG (docs/autodiff.md).
 #
 # The compiler is EDDY_EXECUTABLE if set, else the target eddy::eddy (from
@@ -44,9 +45,9 @@ function(eddy_add_model name)
   # GRAD_WRT arg0 arg1 and GRAD_WRT arg0,arg1 are the same list.
   string(REPLACE "," ";" wrt "${A_GRAD_WRT}")
   foreach(w IN LISTS wrt)
-    if(NOT w MATCHES "^%?(arg)?[0-9]+$")
+    if(w STREQUAL "" OR w MATCHES "[ \t]")
       message(FATAL_ERROR "eddy_add_model(${name}): GRAD_WRT '${w}' is not an "
-        "argument of ${A_ENTRY} by position (arg0, %arg0 or 0)")
+        "argument of ${A_ENTRY} (a name, or a position: arg0, %arg0 or 0)")
     endif()
   endforeach()
   if(EDDY_EXECUTABLE)

@@ -37,7 +37,9 @@ static int print_help(void) {
       "  --entry F              the function (default: the module's only one)\n"
       "  --wrt LIST             arguments to differentiate, by position: the\n"
       "                         text format renames arguments to %%argN, so\n"
-      "                         they are named arg0,arg1 (or %%arg0, or 0)\n"
+      "                         they are named arg0,arg1 (or %%arg0, or 0);\n"
+      "                         or by the function's arg_names (an imported\n"
+      "                         graph's Placeholders)\n"
       "  -o FILE                write the module to FILE (default: stdout)\n"
       "  --passes=LIST          run these passes after adding F_grad\n"
       "  --stats                print what each loop accumulates per iteration\n"
@@ -206,7 +208,7 @@ static eddy_status_t run_grad(eddy_ctx_t *ctx, const grad_args_t *a,
     st = find_entry(m, a->entry, &f);
   size_t wrt[GRAD_MAX_WRT], nw = 0;
   if (!st)
-    st = eddy_ad_parse_wrt(a->wrt, eddy_ir_func_type(f)->num_inputs, wrt,
+    st = eddy_ad_parse_wrt(a->wrt, f, wrt,
                            GRAD_MAX_WRT, &nw);
   eddy_ad_stats_t stats;
   eddy_ad_stats_init(&stats);

@@ -269,11 +269,23 @@ static void test_argument_errors(void **state) {
   eddy_status_destroy(st);
   assert_null(eddy_ir_module_lookup_func(f->m, "f_grad"));
   size_t out[4], n = 0;
-  expect_ok(eddy_ad_parse_wrt("arg0,%arg1,1", 2, out, 4, &n));
+  eddy_op_t *fn = eddy_ir_module_lookup_func(f->m, "f");
+  expect_ok(eddy_ad_parse_wrt("arg0,%arg1,1", fn, out, 4, &n));
   assert_int_equal(n, 3);
   assert_int_equal(out[1], 1);
-  st = eddy_ad_parse_wrt("arg2", 2, out, 4, &n);
+  st = eddy_ad_parse_wrt("arg2", fn, out, 4, &n);
   assert_non_null(st);
+  eddy_status_destroy(st);
+  // Names from arg_names work too.
+  const char *names[2] = {"w", "x"};
+  eddy_ir_func_set_names(fn, "arg_names", names, 2);
+  expect_ok(eddy_ad_parse_wrt("x,w,arg0", fn, out, 4, &n));
+  assert_int_equal(n, 3);
+  assert_int_equal(out[0], 1);
+  assert_int_equal(out[1], 0);
+  st = eddy_ad_parse_wrt("y", fn, out, 4, &n);
+  assert_non_null(st);
+  assert_non_null(strstr(eddy_status_message(st), "'y' is not an argument"));
   eddy_status_destroy(st);
   /* f_grad exists once made: a second request is an error */
   wrt[0] = 0;
