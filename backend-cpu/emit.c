@@ -427,7 +427,14 @@ int cpu_error_site(cpu_emit_t *e, const eddy_op_t *op) {
 void cpu_fail_if(cpu_emit_t *e, int cond, int site, int index, int size) {
   const eddy_type_t *i32s = eddy_ir_scalar_type_get(e->ctx, EDDY_DT_I32);
   const eddy_type_t *i64s = eddy_ir_scalar_type_get(e->ctx, EDDY_DT_I64);
-  cpu_p(e, "scf.if %%t%d {\n", cond);
+  // The first error recorded stays: a later failing check of the same
+  // computation (one shape rule after another) does not replace it.
+  int f = cpu_load(e, e->eflag, i32s, NULL);
+  int z = cpu_fresh(e), first = cpu_fresh(e), go = cpu_fresh(e);
+  cpu_p(e, "%%t%d = arith.constant 0 : i32\n", z);
+  cpu_p(e, "%%t%d = arith.cmpi eq, %%t%d, %%t%d : i32\n", first, f, z);
+  cpu_p(e, "%%t%d = arith.andi %%t%d, %%t%d : i1\n", go, cond, first);
+  cpu_p(e, "scf.if %%t%d {\n", go);
   int c = cpu_fresh(e);
   cpu_p(e, "%%t%d = arith.constant %d : i32\n", c, site);
   cpu_store(e, e->eflag, i32s, NULL, c);
@@ -689,6 +696,75 @@ static eddy_status_t emit_if(cpu_emit_t *e, eddy_op_t *op) {
   return NULL;
 }
 
+/// Binds parameter p of a callee to operand v of the ctl.call `call`. Where
+/// v's type has `?` dims the parameter declares static, its run-time dims
+/// are checked first (a run-time error names the call); a parameter with
+/// `?` dims gets slots filled from v's buffer and static dims.
+static eddy_status_t bind_call_arg(cpu_emit_t *e, const eddy_op_t *call,
+                                   const char *callee, uint32_t i,
+                                   eddy_value_t *v, eddy_value_t *p) {
+  cpu_val_t *src = cpu_val_get(e, v);
+  if (!src || src->fused)
+    return eddy_status_create(EDDY_ERR_INTERNAL,
+                              "cpu backend: call operand not materialized");
+  const eddy_type_t *vt = v->type, *pt = p->type;
+  bool vdyn = cpu_type_is_dynamic(vt), pdyn = cpu_type_is_dynamic(pt);
+  if (!vdyn && !pdyn) {
+    *cpu_val_new(e, p) = *src;
+    return NULL;
+  }
+  if (!vdyn) {
+    // A static operand: its buffer with constant dims in the slots.
+    int buf = src->buf;
+    if (buf < 0) {
+      buf = cpu_alloc_buf(e, vt);
+      EDDY_RETURN_IF_ERROR(cpu_copy_value(e, v, buf, vt));
+    }
+    cpu_val_t *cv = cpu_val_new(e, p);
+    cpu_dyn_init(e, cv, pt, false);
+    int64_t r = pt->rank;
+    const eddy_type_t *dt =
+        eddy_ir_tensor_type_get(e->ctx, EDDY_DT_I64, 1, &r);
+    const eddy_type_t *i64s = eddy_ir_scalar_type_get(e->ctx, EDDY_DT_I64);
+    for (int32_t d = 0; d < pt->rank; d++) {
+      int k = cpu_index_const(e, d), x = cpu_fresh(e);
+      cpu_p(e, "%%t%d = arith.constant %lld : i64\n", x,
+            (long long)vt->dims[d]);
+      cpu_store(e, cv->dslot, dt, &k, x);
+    }
+    int ptr = cpu_buf_ptr(e, buf, vt), pi = cpu_fresh(e);
+    cpu_p(e, "%%t%d = llvm.ptrtoint %%t%d : !llvm.ptr to i64\n", pi, ptr);
+    cpu_store(e, cv->pslot, i64s, NULL, pi);
+    return NULL;
+  }
+  // An operand with `?` dims: each one the parameter declares static must
+  // match at run time, as the evaluator requires.
+  int dims[EDDY_RT_MAX_RANK];
+  EDDY_RETURN_IF_ERROR(cpu_dims(e, v, false, dims));
+  for (int32_t d = 0; d < pt->rank; d++) {
+    if (vt->dims[d] >= 0 || pt->dims[d] < 0)
+      continue;
+    int want = cpu_index_const(e, pt->dims[d]), c = cpu_fresh(e);
+    cpu_p(e, "%%t%d = arith.cmpi ne, %%t%d, %%t%d : index\n", c, dims[d],
+          want);
+    char what[160];
+    snprintf(what, sizeof what,
+             "argument #%u of @%s: dimension %d differs from the declared "
+             "type (size and declared)",
+             i, callee, (int)d);
+    cpu_fail_dims(e, c, cpu_dims_site(e, call, what), dims[d], want);
+  }
+  cpu_val_t *cv = cpu_val_new(e, p);
+  if (pdyn) {
+    *cv = *src;
+    return NULL;
+  }
+  // A static parameter: a view of the operand's data with its static dims
+  // (the callee's ops run only when the check above passed).
+  cv->buf = cpu_dyn_view(e, src, pt);
+  return NULL;
+}
+
 /// ctl.call is inlined: the callee's body is emitted with its arguments
 /// bound to the operands' buffers (recursion cannot be inlined).
 static eddy_status_t emit_call(cpu_emit_t *e, eddy_op_t *op) {
@@ -707,13 +783,10 @@ static eddy_status_t emit_call(cpu_emit_t *e, eddy_op_t *op) {
       return cpu_unsupported(op, "passes a TensorList: not supported by the "
                                  "CPU backend yet");
   eddy_block_t *body = eddy_ir_func_entry(callee);
-  for (uint32_t i = 0; i < op->num_operands && i < body->num_args; i++) {
-    cpu_val_t *src = cpu_val_get(e, eddy_ir_op_operand(op, i));
-    if (!src || src->fused)
-      return eddy_status_create(EDDY_ERR_INTERNAL,
-                                "cpu backend: call operand not materialized");
-    *cpu_val_new(e, body->args[i]) = *src;
-  }
+  for (uint32_t i = 0; i < op->num_operands && i < body->num_args; i++)
+    EDDY_RETURN_IF_ERROR(bind_call_arg(e, op, c->u.str.data, i,
+                                       eddy_ir_op_operand(op, i),
+                                       body->args[i]));
   e->call_depth++;
   eddy_status_t st = emit_block(e, body);
   e->call_depth--;
@@ -785,7 +858,7 @@ static eddy_status_t emit_core_dyn(cpu_emit_t *e, eddy_op_t *op) {
     if (!cpu_type_is_dynamic(t))
       continue;
     EDDY_RETURN_IF_ERROR(cpu_result_dims(e, op, r, false, dims));
-    cpu_dyn_reserve(e, rv[r], t, dims);
+    cpu_dyn_reserve(e, rv[r], t, dims, op);
   }
   cpu_gate_close(e);
   cpu_gate_close(e);

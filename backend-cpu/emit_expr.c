@@ -919,7 +919,8 @@ static eddy_status_t kernel_split(cpu_emit_t *e, eddy_op_t *op) {
 
 /// result[pre, j..., post] = params[pre, indices[j...], post]. An index
 /// outside [0, dim) is a run-time error (reported by the entry at its end);
-/// meanwhile index 0 is read so nothing outside params is touched.
+/// meanwhile 0 is stored and params is not read, so nothing outside it is
+/// touched.
 static eddy_status_t kernel_gather(cpu_emit_t *e, eddy_op_t *op) {
   eddy_value_t *params = eddy_ir_op_operand(op, 0);
   eddy_value_t *indices = eddy_ir_op_operand(op, 1);
@@ -965,8 +966,24 @@ static eddy_status_t kernel_gather(cpu_emit_t *e, eddy_op_t *op) {
     else
       pidx[d] = oidx[d + it->rank - 1];
   }
-  int x;
-  EDDY_RETURN_IF_ERROR(cpu_expr(e, params, pidx, &x));
+  // params is read only at a valid index: with a bad one (also any index
+  // when the gathered axis is 0, where params may have no storage at all)
+  // the element is 0 and the error is reported.
+  const char *rty = cpu_reg_type(rt->dtype);
+  int x = cpu_fresh(e), v;
+  cpu_p(e, "%%t%d = scf.if %%t%d -> (%s) {\n", x, bad, rty);
+  int z;
+  if (rt->dtype == EDDY_DT_I1) {
+    z = iconst(e, "i1", 0);
+  } else if (eddy_dtype_is_float(rt->dtype)) {
+    z = cpu_fresh(e);
+    cpu_p(e, "%%t%d = arith.constant 0.0 : %s\n", z, rty);
+  } else {
+    z = iconst(e, rty, 0);
+  }
+  cpu_p(e, "scf.yield %%t%d : %s\n} else {\n", z, rty);
+  EDDY_RETURN_IF_ERROR(cpu_expr(e, params, pidx, &v));
+  cpu_p(e, "scf.yield %%t%d : %s\n}\n", v, rty);
   cpu_store(e, cpu_val_get(e, &op->results[0])->buf, rt, oidx, x);
   cpu_loops_close(e, rt->rank);
   return NULL;

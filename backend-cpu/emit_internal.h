@@ -133,9 +133,11 @@ eddy_status_t cpu_dims(cpu_emit_t *e, eddy_value_t *v, bool check, int *out);
 eddy_status_t cpu_result_dims(cpu_emit_t *e, eddy_op_t *op, uint32_t r,
                               bool check, int *out);
 /// Stores dims into cv's slot and grows its owned buffer to fit (a failed
-/// allocation records the runtime's error).
+/// allocation records the runtime's error). With op, a byte count that
+/// overflows int64 is a run-time error naming op (nothing is allocated);
+/// without, the allocator refuses it.
 void cpu_dyn_reserve(cpu_emit_t *e, const cpu_val_t *cv, const eddy_type_t *t,
-                     const int *dims);
+                     const int *dims, const eddy_op_t *op);
 /// scf.if (no run-time error so far) { ... cpu_gate_close.
 void cpu_gate_open(cpu_emit_t *e);
 void cpu_gate_close(cpu_emit_t *e);
@@ -202,8 +204,9 @@ void cpu_put_mlir_string(eddy_buf_t *out, const char *s);
 /// Registers op as a place that can fail at run time; returns its site
 /// number (>= 1) for cpu_fail_if.
 int cpu_error_site(cpu_emit_t *e, const eddy_op_t *op);
-/// When the i1 %t<cond> holds, records site and the i64 values index and size
-/// for the message "LOC: 'op' op: index I is out of range [0, SIZE)". The
+/// When the i1 %t<cond> holds and no error is recorded yet (the first one
+/// stays), records site and the i64 values index and size for the message
+/// "LOC: 'op' op: index I is out of range [0, SIZE)". The
 /// caller keeps computing with a safe index; loops stop, and the function
 /// returns the error at its end.
 void cpu_fail_if(cpu_emit_t *e, int cond, int site, int index, int size);

@@ -188,7 +188,7 @@ static int read_dims(cpu_emit_t *e, const cpu_val_t *res, const eddy_type_t *t,
     d[i] = cpu_fresh(e);
     cpu_p(e, "%%t%d = arith.index_cast %%t%d : i64 to index\n", d[i], v);
   }
-  cpu_dyn_reserve(e, res, t, d);
+  cpu_dyn_reserve(e, res, t, d, NULL);
   return dp;
 }
 

@@ -484,6 +484,16 @@ static eddy_status_t op_dims(cpu_emit_t *e, eddy_op_t *op, uint32_t r,
     all_static = !eddy_ir_type_is_tensor(t) || eddy_ir_type_is_static(t);
   }
   if (all_static) {
+    // A fused operand of static type may itself come from operands with
+    // `?` dims (add(?x3, 4x3) -> 4x3): its checks run here, with ours.
+    for (uint32_t i = 0; check && i < op->num_operands; i++) {
+      eddy_value_t *v = eddy_ir_op_operand(op, i);
+      cpu_val_t *cv = eddy_ir_type_is_tensor(v->type) ? cpu_val_get(e, v)
+                                                      : NULL;
+      dimv_t tmp[EDDY_RT_MAX_RANK];
+      if (cv && cv->fused && v->def)
+        EDDY_RETURN_IF_ERROR(op_dims(e, v->def, 0, true, tmp));
+    }
     for (int32_t d = 0; d < rt->rank; d++)
       out[d] = (dimv_t){-1, rt->dims[d]};
     return NULL;
@@ -513,6 +523,13 @@ static eddy_status_t vdims(cpu_emit_t *e, eddy_value_t *v, bool check,
                            dimv_t *out) {
   const eddy_type_t *t = v->type;
   if (eddy_ir_type_is_static(t)) {
+    // A fused producer of static type still checks its operands' `?`
+    // dims against its type.
+    cpu_val_t *fv = check ? cpu_val_get(e, v) : NULL;
+    if (fv && fv->fused && v->def) {
+      dimv_t tmp[EDDY_RT_MAX_RANK];
+      EDDY_RETURN_IF_ERROR(op_dims(e, v->def, 0, true, tmp));
+    }
     for (int32_t d = 0; d < t->rank; d++)
       out[d] = (dimv_t){-1, t->dims[d]};
     return NULL;
@@ -547,7 +564,7 @@ eddy_status_t cpu_result_dims(cpu_emit_t *e, eddy_op_t *op, uint32_t r,
 }
 
 void cpu_dyn_reserve(cpu_emit_t *e, const cpu_val_t *cv, const eddy_type_t *t,
-                     const int *dims) {
+                     const int *dims, const eddy_op_t *op) {
   int64_t r = t->rank;
   const eddy_type_t *it = eddy_ir_tensor_type_get(e->ctx, EDDY_DT_I64, 1, &r);
   // bytes = itemsize * prod(dims), -1 when it does not fit in int64 (the
@@ -574,6 +591,16 @@ void cpu_dyn_reserve(cpu_emit_t *e, const cpu_val_t *cv, const eddy_type_t *t,
     int lim = ibin(e, "arith.divsi", maxv, safe, "i64");
     int over = cpu_fresh(e);
     cpu_p(e, "%%t%d = arith.cmpi sgt, %%t%d, %%t%d : i64\n", over, bytes, lim);
+    if (op) {
+      // Named at the op computing the value (the first overflow stays);
+      // later dims only see `bytes` wrapped, after the error is recorded.
+      char what[160];
+      snprintf(what, sizeof what,
+               "result size in bytes overflows int64 at dimension %d (bytes "
+               "of the dimensions before it and its size)",
+               (int)d);
+      cpu_fail_if(e, over, cpu_dims_site(e, op, what), bytes, dv);
+    }
     big = ibin(e, "arith.ori", big, over, "i1");
     bytes = ibin(e, "arith.muli", bytes, dv, "i64");
   }
@@ -588,14 +615,22 @@ void cpu_dyn_reserve(cpu_emit_t *e, const cpu_val_t *cv, const eddy_type_t *t,
   int cap = cpu_load(e, cv->cslot, i64s(e), NULL);
   int grow = cpu_fresh(e);
   cpu_p(e, "%%t%d = arith.cmpi ugt, %%t%d, %%t%d : i64\n", grow, nb, cap);
+  if (op) {
+    // The overflow is recorded above: nothing is allocated.
+    int t1 = cpu_fresh(e), fits = cpu_fresh(e), g2 = cpu_fresh(e);
+    cpu_p(e, "%%t%d = arith.constant true\n", t1);
+    cpu_p(e, "%%t%d = arith.xori %%t%d, %%t%d : i1\n", fits, big, t1);
+    cpu_p(e, "%%t%d = arith.andi %%t%d, %%t%d : i1\n", g2, grow, fits);
+    grow = g2;
+  }
   cpu_p(e, "scf.if %%t%d {\n", grow);
   int old = cpu_load(e, cv->pslot, i64s(e), NULL);
-  int op = cpu_fresh(e), np = cpu_fresh(e);
-  cpu_p(e, "%%t%d = llvm.inttoptr %%t%d : i64 to !llvm.ptr\n", op, old);
+  int oldp = cpu_fresh(e), np = cpu_fresh(e);
+  cpu_p(e, "%%t%d = llvm.inttoptr %%t%d : i64 to !llvm.ptr\n", oldp, old);
   cpu_p(e,
         "func.call @eddy_rt_entry_free(%%rt, %%t%d, %%t%d) : (!llvm.ptr, "
         "!llvm.ptr, i64) -> ()\n",
-        op, cap);
+        oldp, cap);
   cpu_p(e,
         "%%t%d = func.call @eddy_rt_entry_alloc(%%rt, %%t%d, %%err, "
         "%%errlen) : (!llvm.ptr, i64, !llvm.ptr, i64) -> !llvm.ptr\n",
@@ -645,7 +680,7 @@ eddy_status_t cpu_dyn_assign(cpu_emit_t *e, eddy_value_t *v,
   int dims[EDDY_RT_MAX_RANK];
   cpu_gate_open(e);
   EDDY_RETURN_IF_ERROR(cpu_dims(e, v, true, dims));
-  cpu_dyn_reserve(e, dst, t, dims);
+  cpu_dyn_reserve(e, dst, t, dims, v->def);
   cpu_gate_close(e);
   cpu_gate_open(e);
   int view = cpu_dyn_view(e, dst, t);
@@ -668,7 +703,7 @@ eddy_status_t cpu_dyn_copy(cpu_emit_t *e, const cpu_val_t *src,
   slot_dims(e, src, t, dv);
   for (int32_t d = 0; d < t->rank; d++)
     dims[d] = dim_ssa(e, dv[d]);
-  cpu_dyn_reserve(e, dst, t, dims);
+  cpu_dyn_reserve(e, dst, t, dims, NULL);
   cpu_gate_close(e);
   cpu_gate_open(e);
   int from = cpu_dyn_view(e, src, t), to = cpu_dyn_view(e, dst, t);

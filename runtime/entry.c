@@ -314,6 +314,27 @@ void *eddy_rt_entry_list_set(eddy_rt_ctx_t *rt, void *list, int32_t moved,
   return st ? list_fail(st, code, err, errlen) : out;
 }
 
+/// The first set item of a list of size > 0 (an item of the fully known
+/// element shape when none is set); when the element shape is not fully
+/// known and no item is set, eddy_rt_list_stack's error.
+static eddy_rt_status_t stack_item_dims(eddy_rt_ctx_t *rt, const void *list,
+                                        int64_t size,
+                                        eddy_rt_tensor_t *item) {
+  for (int64_t at = 0; at < size; at++) {
+    eddy_rt_tensor_t it;
+    eddy_rt_status_t st = eddy_rt_tensor_wrap(EDDY_RT_I64, 0, NULL, &at, &it);
+    if (!st)
+      st = eddy_rt_list_get_item(rt, list, &it, item);
+    if (!st)
+      return NULL;
+    // An unset item: get_item refuses it only when the element shape is not
+    // fully known, and then the first set item is what counts.
+    eddy_rt_status_destroy(st);
+    *item = eddy_rt_tensor_empty();
+  }
+  return eddy_rt_list_stack(rt, list, item);
+}
+
 void eddy_rt_entry_list_dims(eddy_rt_ctx_t *rt, const void *list,
                              int32_t what, int64_t index, int32_t rank,
                              int64_t *out_dims, int32_t *code, char *err,
@@ -329,18 +350,20 @@ void eddy_rt_entry_list_dims(eddy_rt_ctx_t *rt, const void *list,
   if (what == 1 && size == 0) {
     // An empty list stacks to [0] + its element shape (or fails).
     st = eddy_rt_list_stack(rt, list, &item);
-  } else if (what == 1 || index >= 0 || size > 0) {
-    // The first item gives a stack's item dims (stack checks the others);
-    // index -1 is the last item (pop_back).
-    int64_t at = what == 1 ? 0 : index >= 0 ? index : size - 1;
+  } else if (what == 1) {
+    // A stack's item dims are those of its first set item, else the element
+    // shape (unset items read as zeros of it), as eddy_rt_list_stack has
+    // them; it checks the other items and reports a list it cannot stack.
+    out_dims[0] = size;
+    skip = 1;
+    st = stack_item_dims(rt, list, size, &item);
+  } else if (index >= 0 || size > 0) {
+    // Index -1 is the last item (pop_back).
+    int64_t at = index >= 0 ? index : size - 1;
     eddy_rt_tensor_t it;
     st = eddy_rt_tensor_wrap(EDDY_RT_I64, 0, NULL, &at, &it);
     if (!st)
       st = eddy_rt_list_get_item(rt, list, &it, &item);
-    if (what == 1) {
-      out_dims[0] = size;
-      skip = 1;
-    }
   } else {
     return; // popping an empty list: tl.pop_back reports it
   }
