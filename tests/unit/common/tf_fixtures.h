@@ -91,6 +91,27 @@ static inline char *tf_fixtures_list(const char *file, const char *tail,
   return dir;
 }
 
+/// Runs run(dir, name) on every fixture, printing "name  label  ok|FAIL";
+/// asserts that all 36 fixtures were found and that every one passed.
+static inline void tf_fixtures_expect_all(const char *file, const char *tail,
+                                          const char *label,
+                                          bool (*run)(const char *dir,
+                                                      const char *name)) {
+  char *names[256];
+  size_t n;
+  char *dir = tf_fixtures_list(file, tail, names, 256, &n);
+  size_t failed = 0;
+  for (size_t i = 0; i < n; i++) {
+    bool ok = run(dir, names[i]);
+    printf("%-24s %-10s %s\n", names[i], label, ok ? "ok" : "FAIL");
+    failed += !ok;
+    free(names[i]);
+  }
+  free(dir);
+  assert_int_equal(n, 36);
+  assert_int_equal(failed, 0); // every fixture matches TensorFlow
+}
+
 /// A whole text file (malloc'ed); NULL when it cannot be read.
 static inline char *tf_fixtures_read_text(const char *path) {
   FILE *f = fopen(path, "rb");

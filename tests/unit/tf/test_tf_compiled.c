@@ -110,20 +110,8 @@ static bool run_fixture(const char *dir, const char *name) {
 
 static void test_fixtures_compiled_match_tensorflow(void **state) {
   (void)state;
-  char *names[256];
-  size_t n;
-  char *dir = tf_fixtures_list(__FILE__, "tests/unit/tf/test_tf_compiled.c",
-                               names, 256, &n);
-  size_t failed = 0;
-  for (size_t i = 0; i < n; i++) {
-    bool ok = run_fixture(dir, names[i]);
-    printf("%-24s compiled   %s\n", names[i], ok ? "ok" : "FAIL");
-    failed += !ok;
-    free(names[i]);
-  }
-  free(dir);
-  assert_int_equal(n, 36);
-  assert_int_equal(failed, 0);
+  tf_fixtures_expect_all(__FILE__, "tests/unit/tf/test_tf_compiled.c",
+                         "compiled", run_fixture);
 }
 
 int main(void) {
