@@ -527,7 +527,10 @@ static eddy_status_t exec_locked(interp_t *I, const interp_node_t *nd,
       return st;
     }
     r = I->res[fwd_id]; // the table may have moved, not the resource
-    g->dynamic_size = r->dynamic_size;
+    // TensorFlow's gradient arrays have the forward array's size when they
+    // are made and never grow (dynamic_size false); writes to one index add
+    // up.
+    g->dynamic_size = false;
     g->accumulate = true;
     r->grads[r->num_grads].source = copy;
     r->grads[r->num_grads].id = id;
