@@ -351,6 +351,8 @@ eddy_status_t eddy_cpu_jit_create(const eddy_module_t *m, const char *entry,
                                     (void *)eddy_rt_entry_release_results);
   mlirExecutionEngineRegisterSymbol(ee, sref("eddy_rt_entry_index_error"),
                                     (void *)eddy_rt_entry_index_error);
+  mlirExecutionEngineRegisterSymbol(ee, sref("eddy_rt_entry_prefix_error"),
+                                    (void *)eddy_rt_entry_prefix_error);
   mlirExecutionEngineRegisterSymbol(ee, sref("eddy_rt_entry_dims_error"),
                                     (void *)eddy_rt_entry_dims_error);
   mlirExecutionEngineRegisterSymbol(ee, sref("eddy_rt_entry_list_dims"),

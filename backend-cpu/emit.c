@@ -443,6 +443,25 @@ void cpu_fail_if(cpu_emit_t *e, int cond, int site, int index, int size) {
   cpu_p(e, "}\n");
 }
 
+/// %tN: the "LOC: 'op' op" text of the run-time site number in %t<site>
+/// (the first site's when it matches none).
+static int site_message(cpu_emit_t *e, int site) {
+  int msg = cpu_fresh(e);
+  cpu_p(e, "%%t%d = llvm.mlir.addressof @__eddy_site%d : !llvm.ptr\n", msg,
+        e->site_globals[0]);
+  for (int i = 1; i < e->num_sites; i++) {
+    int a = cpu_fresh(e), k = cpu_fresh(e), c = cpu_fresh(e), m = cpu_fresh(e);
+    cpu_p(e, "%%t%d = llvm.mlir.addressof @__eddy_site%d : !llvm.ptr\n", a,
+          e->site_globals[i]);
+    cpu_p(e, "%%t%d = arith.constant %d : i32\n", k, i + 1);
+    cpu_p(e, "%%t%d = arith.cmpi eq, %%t%d, %%t%d : i32\n", c, site, k);
+    cpu_p(e, "%%t%d = arith.select %%t%d, %%t%d, %%t%d : !llvm.ptr\n", m, c, a,
+          msg);
+    msg = m;
+  }
+  return msg;
+}
+
 /// ok && no run-time error so far (loops stop at the first error).
 static int and_no_error(cpu_emit_t *e, int ok) {
   if (e->eflag < 0)
@@ -1138,6 +1157,8 @@ static const char *k_decls =
     "i64, i32, !llvm.ptr, !llvm.ptr, !llvm.ptr, i64)\n"
     "func.func private @eddy_rt_entry_index_error(!llvm.ptr, i64, !llvm.ptr, "
     "i64, i64) -> i32\n"
+    "func.func private @eddy_rt_entry_prefix_error(!llvm.ptr, i64, "
+    "!llvm.ptr)\n"
     "func.func private @eddy_rt_entry_list_empty(!llvm.ptr, i32, i32, "
     "!llvm.ptr, i64, !llvm.ptr, !llvm.ptr, i64) -> !llvm.ptr\n"
     "func.func private @eddy_rt_entry_list_push(!llvm.ptr, !llvm.ptr, i32, "
@@ -1299,6 +1320,7 @@ static eddy_status_t emit_func(cpu_emit_t *e, eddy_op_t *func,
   for (uint32_t i = 0; i < ft->num_outputs; i++)
     EDDY_RETURN_IF_ERROR(cpu_check_type(func, ft->outputs[i]));
   e->eflag = -1;
+  e->elist = -1;
   dyn_scan_t scan = {e->module, 0, false};
   for (uint32_t i = 0; i < ft->num_inputs; i++)
     scan.found = scan.found || type_dyn(ft->inputs[i]);
@@ -1315,11 +1337,13 @@ static eddy_status_t emit_func(cpu_emit_t *e, eddy_op_t *func,
     e->eflag = cpu_alloc_buf(e, i32s);
     e->eidx = cpu_alloc_buf(e, i64s);
     e->esize = cpu_alloc_buf(e, i64s);
+    e->elist = cpu_alloc_buf(e, i32s);
     eddy_buf_t body = e->body;
     e->body = e->pro;
     int z = cpu_fresh(e);
     cpu_p(e, "%%t%d = arith.constant 0 : i32\n", z);
     cpu_store(e, e->eflag, i32s, NULL, z);
+    cpu_store(e, e->elist, i32s, NULL, z);
     // The list helpers record their failures through this pointer.
     e->eflag_ptr = cpu_buf_ptr(e, e->eflag, i32s);
     e->pro = e->body;
@@ -1466,27 +1490,28 @@ static eddy_status_t emit_func(cpu_emit_t *e, eddy_op_t *func,
       cpu_p(e, "%%t%d = arith.constant 0 : i32\n", z0);
       cpu_p(e, "%%t%d = arith.cmpi slt, %%t%d, %%t%d : i32\n", neg, site, z0);
       cpu_p(e, "%%t%d = arith.subi %%t%d, %%t%d : i32\n", nc, z0, site);
-      cpu_p(e, "cf.cond_br %%t%d, ^fail(%%t%d : i32), ^rtfmt\n^rtfmt:\n", neg,
-            nc);
+      cpu_p(e, "cf.cond_br %%t%d, ^rtlist, ^rtfmt\n^rtlist:\n", neg);
+      if (e->num_sites > 0) {
+        // Its message gets the location of the tl op that ran last.
+        int ls = cpu_load(e, e->elist, i32s, NULL);
+        int where = site_message(e, ls);
+        int has = cpu_fresh(e), null = cpu_fresh(e), p = cpu_fresh(e);
+        cpu_p(e, "%%t%d = arith.cmpi ne, %%t%d, %%t%d : i32\n", has, ls, z0);
+        cpu_p(e, "%%t%d = llvm.mlir.zero : !llvm.ptr\n", null);
+        cpu_p(e, "%%t%d = arith.select %%t%d, %%t%d, %%t%d : !llvm.ptr\n", p,
+              has, where, null);
+        cpu_p(e,
+              "func.call @eddy_rt_entry_prefix_error(%%err, %%errlen, %%t%d) : "
+              "(!llvm.ptr, i64, !llvm.ptr) -> ()\n",
+              p);
+      }
+      cpu_p(e, "cf.br ^fail(%%t%d : i32)\n^rtfmt:\n", nc);
       if (e->num_sites == 0) {
         int c = cpu_fresh(e);
         cpu_p(e, "%%t%d = arith.constant %d : i32\nfunc.return %%t%d : i32\n",
               c, (int)EDDY_RT_ERR_INTERNAL, c);
       } else {
-        int msg = cpu_fresh(e);
-        cpu_p(e, "%%t%d = llvm.mlir.addressof @__eddy_site%d : !llvm.ptr\n",
-              msg, e->site_globals[0]);
-        for (int i = 1; i < e->num_sites; i++) {
-          int a = cpu_fresh(e), k = cpu_fresh(e), c = cpu_fresh(e),
-              m = cpu_fresh(e);
-          cpu_p(e, "%%t%d = llvm.mlir.addressof @__eddy_site%d : !llvm.ptr\n",
-                a, e->site_globals[i]);
-          cpu_p(e, "%%t%d = arith.constant %d : i32\n", k, i + 1);
-          cpu_p(e, "%%t%d = arith.cmpi eq, %%t%d, %%t%d : i32\n", c, site, k);
-          cpu_p(e, "%%t%d = arith.select %%t%d, %%t%d, %%t%d : !llvm.ptr\n", m,
-                c, a, msg);
-          msg = m;
-        }
+        int msg = site_message(e, site);
         // Shape checks and index checks format their messages differently.
         int kind = cpu_fresh(e);
         cpu_p(e, "%%t%d = arith.constant %s\n", kind,

@@ -67,6 +67,9 @@ typedef struct cpu_emit {
   /// e.g. core.gather): %tN of memref<i32> holding the failing site (0 =
   /// none) and of memref<i64>s holding the offending index and the size.
   int eflag, eidx, esize;
+  /// memref<i32>: the site of the tl op that ran last before an error (0 =
+  /// none), whose location prefixes a list helper's message.
+  int elist;
   int num_sites;
   int *site_globals; ///< global number of each site's "LOC: 'op' op" text
   bool *site_dims;   ///< per site: a shape check (else an index check)

@@ -342,6 +342,9 @@ void *eddy_rt_entry_alloc(eddy_rt_ctx_t *rt, int64_t bytes, char *err,
                           size_t errlen);
 /// Frees what eddy_rt_entry_alloc returned (ptr may be NULL).
 void eddy_rt_entry_free(eddy_rt_ctx_t *rt, void *ptr, int64_t bytes);
+/// Prefixes err's message with "WHERE: " (truncated to errlen); where is
+/// "LOC: 'tl.get_item' op". Nothing happens when where is NULL.
+void eddy_rt_entry_prefix_error(char *err, size_t errlen, const char *where);
 /// Writes "WHAT: index I is out of range [0, SIZE)" to err; returns
 /// EDDY_RT_ERR_INVALID_ARGUMENT. what is "LOC: 'core.gather' op".
 int32_t eddy_rt_entry_index_error(char *err, size_t errlen, const char *what,

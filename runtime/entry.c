@@ -7,6 +7,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /// Appends "f32[4,?]" for an expected shape (dims of -1 print as '?').
@@ -138,6 +139,30 @@ void eddy_rt_entry_release_results(eddy_rt_tensor_t *results,
                                    int64_t num_results) {
   for (int64_t i = 0; i < num_results; i++)
     eddy_rt_tensor_release(&results[i]);
+}
+
+void eddy_rt_entry_prefix_error(char *err, size_t errlen, const char *where) {
+  if (!err || errlen == 0 || !where)
+    return;
+  size_t n = 0;
+  while (n + 1 < errlen && err[n])
+    n++;
+  char *old = malloc(n + 1);
+  if (!old)
+    return; // the message stays as it is
+  memcpy(old, err, n);
+  old[n] = '\0';
+  // "tl.get_item: index 5 ..." under "LOC: 'tl.get_item' op" drops its own
+  // copy of the op name.
+  const char *rest = old, *colon = strstr(old, ": ");
+  if (colon && colon > old && (size_t)(colon - old) < 64) {
+    char quoted[80];
+    snprintf(quoted, sizeof quoted, "'%.*s' op", (int)(colon - old), old);
+    if (strstr(where, quoted))
+      rest = colon + 2;
+  }
+  snprintf(err, errlen, "%s: %s", where, rest);
+  free(old);
 }
 
 int32_t eddy_rt_entry_index_error(char *err, size_t errlen, const char *what,
