@@ -213,6 +213,22 @@ int cpu_error_site(cpu_emit_t *e, const eddy_op_t *op);
 /// caller keeps computing with a safe index; loops stop, and the function
 /// returns the error at its end.
 void cpu_fail_if(cpu_emit_t *e, int cond, int site, int index, int size);
+/// ok && no run-time error so far (loops stop at the first error).
+int cpu_and_no_error(cpu_emit_t *e, int ok);
+
+/// ---- the function body (emit.c) and the entry function (emit_entry.c) ----
+/// Computes e->last_use for the values of the function body (buffer reuse).
+void cpu_compute_liveness(cpu_emit_t *e);
+/// Emits the ops of b up to its terminator.
+eddy_status_t cpu_emit_block(cpu_emit_t *e, eddy_block_t *b);
+/// dst_buf (static type dt) = v where v's type has dynamic dims: its dims
+/// are checked against dt first (a run-time error names `user`).
+eddy_status_t cpu_copy_checked(cpu_emit_t *e, eddy_value_t *v,
+                               const eddy_op_t *user, int dst_buf,
+                               const eddy_type_t *dt);
+/// A memref descriptor over the contiguous data at %t<d> (!llvm.ptr) with
+/// t's static dims.
+int cpu_memref_from_ptr(cpu_emit_t *e, int d, const eddy_type_t *t);
 
 /// Opens one scf.for per dim (0..dims[i]) and writes the induction variables
 /// to idx; cpu_loops_close closes rank of them.

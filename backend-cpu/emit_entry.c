@@ -1,0 +1,701 @@
+/// The entry function PREFIX_run (see cpu.h and docs/cpu.md): the ABI
+/// (tensor descriptors wrapped as memrefs, the argument checks and result
+/// allocations of the libeddyrt entry helpers), the run-time error channel's
+/// exit paths, and eddy_cpu_emit_mlir, which puts the module together. The
+/// body's ops are emitted by emit.c.
+#include "backend-cpu/emit_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/// The LLVM struct of eddy_rt_tensor_t (runtime/eddyrt.h).
+#define TENSOR_T                                                               \
+  "!llvm.struct<(i32, i32, i32, i32, ptr, ptr, array<16 x i64>, array<16 x "   \
+  "i64>)>"
+
+/// %tN: the "LOC: 'op' op" text of the run-time site number in %t<site>
+/// (the first site's when it matches none).
+static int site_message(cpu_emit_t *e, int site) {
+  int msg = cpu_fresh(e);
+  cpu_p(e, "%%t%d = llvm.mlir.addressof @__eddy_site%d : !llvm.ptr\n", msg,
+        e->site_globals[0]);
+  for (int i = 1; i < e->num_sites; i++) {
+    int a = cpu_fresh(e), k = cpu_fresh(e), c = cpu_fresh(e), m = cpu_fresh(e);
+    cpu_p(e, "%%t%d = llvm.mlir.addressof @__eddy_site%d : !llvm.ptr\n", a,
+          e->site_globals[i]);
+    cpu_p(e, "%%t%d = arith.constant %d : i32\n", k, i + 1);
+    cpu_p(e, "%%t%d = arith.cmpi eq, %%t%d, %%t%d : i32\n", c, site, k);
+    cpu_p(e, "%%t%d = arith.select %%t%d, %%t%d, %%t%d : !llvm.ptr\n", m, c, a,
+          msg);
+    msg = m;
+  }
+  return msg;
+}
+
+static eddy_walk_result_t find_fallible(eddy_op_t *op, void *user) {
+  if (eddy_ir_op_is(op, "core.gather") ||
+      strncmp(op->name->str, "tl.", 3) == 0) {
+    *(bool *)user = true;
+    return EDDY_WALK_INTERRUPT;
+  }
+  return EDDY_WALK_ADVANCE;
+}
+
+static const char *dims_global(cpu_emit_t *e, const eddy_type_t *t) {
+  if (t->rank == 0)
+    return NULL;
+  int g = e->next_global++;
+  eddy_buf_printf(&e->globals,
+                  "llvm.mlir.global internal constant @__eddy_dims%d(dense<[",
+                  g);
+  for (int32_t i = 0; i < t->rank; i++)
+    eddy_buf_printf(&e->globals, "%s%lld", i ? ", " : "",
+                    (long long)t->dims[i]);
+  eddy_buf_printf(&e->globals,
+                  "]> : tensor<%dxi64>) {addr_space = 0 : i32} : "
+                  "!llvm.array<%d x i64>\n",
+                  t->rank, t->rank);
+  char name[32];
+  snprintf(name, sizeof name, "@__eddy_dims%d", g);
+  return eddy_arena_strndup(e->arena, name, strlen(name));
+}
+
+int cpu_buf_ptr(cpu_emit_t *e, int buf, const eddy_type_t *t) {
+  int i = cpu_fresh(e), j = cpu_fresh(e), p = cpu_fresh(e);
+  cpu_p(e,
+        "%%t%d = memref.extract_aligned_pointer_as_index %%t%d : %s -> "
+        "index\n",
+        i, buf, cpu_mtype(e, t));
+  cpu_p(e, "%%t%d = arith.index_cast %%t%d : index to i64\n", j, i);
+  cpu_p(e, "%%t%d = llvm.inttoptr %%t%d : i64 to !llvm.ptr\n", p, j);
+  return p;
+}
+
+/// %tN = pointer to the dims array of t (null for a scalar).
+int cpu_dims_ptr(cpu_emit_t *e, const eddy_type_t *t) {
+  const char *g = dims_global(e, t);
+  int p = cpu_fresh(e);
+  if (g)
+    cpu_p(e, "%%t%d = llvm.mlir.addressof %s : !llvm.ptr\n", p, g);
+  else
+    cpu_p(e, "%%t%d = llvm.mlir.zero : !llvm.ptr\n", p);
+  return p;
+}
+
+/// The room for a memref descriptor's LLVM struct type.
+enum { DESC_LEN = 128 };
+
+/// Starts a memref descriptor of type t over the data at %t<d> (!llvm.ptr):
+/// writes its LLVM struct type to desc and returns %tN, the struct with both
+/// pointers and a zero offset set (sizes and strides not yet).
+static int desc_begin(cpu_emit_t *e, int d, const eddy_type_t *t,
+                      char desc[DESC_LEN]) {
+  if (t->rank)
+    snprintf(desc, DESC_LEN,
+             "!llvm.struct<(ptr, ptr, i64, array<%d x i64>, array<%d x i64>)>",
+             t->rank, t->rank);
+  else
+    snprintf(desc, DESC_LEN, "!llvm.struct<(ptr, ptr, i64)>");
+  int cur = cpu_fresh(e);
+  cpu_p(e, "%%t%d = llvm.mlir.undef : %s\n", cur, desc);
+  int zero = cpu_fresh(e);
+  cpu_p(e, "%%t%d = llvm.mlir.constant(0 : i64) : i64\n", zero);
+  int a = cpu_fresh(e), b = cpu_fresh(e), c = cpu_fresh(e);
+  cpu_p(e, "%%t%d = llvm.insertvalue %%t%d, %%t%d[0] : %s\n", a, d, cur, desc);
+  cpu_p(e, "%%t%d = llvm.insertvalue %%t%d, %%t%d[1] : %s\n", b, d, a, desc);
+  cpu_p(e, "%%t%d = llvm.insertvalue %%t%d, %%t%d[2] : %s\n", c, zero, b, desc);
+  return c;
+}
+
+/// %tN = the finished descriptor %t<cur> (of type desc) as a memref of t.
+static int desc_end(cpu_emit_t *e, int cur, const char *desc,
+                    const eddy_type_t *t) {
+  int m = cpu_fresh(e);
+  cpu_p(e, "%%t%d = builtin.unrealized_conversion_cast %%t%d : %s to %s\n", m,
+        cur, desc, cpu_mtype(e, t));
+  return m;
+}
+
+/// A memref descriptor over the contiguous data at %t<ptr> (!llvm.ptr).
+int cpu_memref_from_ptr(cpu_emit_t *e, int d, const eddy_type_t *t) {
+  char desc[DESC_LEN];
+  int cur = desc_begin(e, d, t, desc);
+  int64_t stride = 1;
+  for (int32_t i = t->rank - 1; i >= 0; i--) {
+    int sz = cpu_fresh(e), st = cpu_fresh(e), x = cpu_fresh(e),
+        y = cpu_fresh(e);
+    cpu_p(e, "%%t%d = llvm.mlir.constant(%lld : i64) : i64\n", sz,
+          (long long)t->dims[i]);
+    cpu_p(e, "%%t%d = llvm.mlir.constant(%lld : i64) : i64\n", st,
+          (long long)stride);
+    cpu_p(e, "%%t%d = llvm.insertvalue %%t%d, %%t%d[3, %d] : %s\n", x, sz, cur,
+          i, desc);
+    cpu_p(e, "%%t%d = llvm.insertvalue %%t%d, %%t%d[4, %d] : %s\n", y, st, x, i,
+          desc);
+    cur = y;
+    stride *= t->dims[i] ? t->dims[i] : 1;
+  }
+  return desc_end(e, cur, desc, t);
+}
+
+int cpu_memref_from_ptr_v(cpu_emit_t *e, int d, const eddy_type_t *t,
+                          const int *dims) {
+  char desc[DESC_LEN];
+  int cur = desc_begin(e, d, t, desc);
+  // Row-major strides; a 0 dim counts as 1 (nothing is addressed then).
+  int stride = cpu_fresh(e);
+  cpu_p(e, "%%t%d = llvm.mlir.constant(1 : i64) : i64\n", stride);
+  for (int32_t i = t->rank - 1; i >= 0; i--) {
+    int sz = cpu_fresh(e), x = cpu_fresh(e), y = cpu_fresh(e);
+    cpu_p(e, "%%t%d = arith.index_cast %%t%d : index to i64\n", sz, dims[i]);
+    cpu_p(e, "%%t%d = llvm.insertvalue %%t%d, %%t%d[3, %d] : %s\n", x, sz, cur,
+          i, desc);
+    cpu_p(e, "%%t%d = llvm.insertvalue %%t%d, %%t%d[4, %d] : %s\n", y, stride,
+          x, i, desc);
+    cur = y;
+    if (i > 0) {
+      int one = cpu_fresh(e), z = cpu_fresh(e), isz = cpu_fresh(e),
+          f = cpu_fresh(e), ns = cpu_fresh(e);
+      cpu_p(e, "%%t%d = llvm.mlir.constant(1 : i64) : i64\n", one);
+      cpu_p(e, "%%t%d = llvm.mlir.constant(0 : i64) : i64\n", z);
+      cpu_p(e, "%%t%d = llvm.icmp \"eq\" %%t%d, %%t%d : i64\n", isz, sz, z);
+      cpu_p(e, "%%t%d = llvm.select %%t%d, %%t%d, %%t%d : i1, i64\n", f, isz,
+            one, sz);
+      cpu_p(e, "%%t%d = llvm.mul %%t%d, %%t%d : i64\n", ns, stride, f);
+      stride = ns;
+    }
+  }
+  return desc_end(e, cur, desc, t);
+}
+
+/// %tN = the data pointer of tensor `base[index]` (base: %args or %res);
+/// *tp = %t of the tensor's address.
+static int tensor_data(cpu_emit_t *e, const char *base, uint32_t index,
+                       int *tp) {
+  int p = cpu_fresh(e), dp = cpu_fresh(e), d = cpu_fresh(e);
+  cpu_p(e, "%%t%d = llvm.getelementptr %s[%u] : (!llvm.ptr) -> !llvm.ptr, %s\n",
+        p, base, index, TENSOR_T);
+  cpu_p(e,
+        "%%t%d = llvm.getelementptr %%t%d[0, 4] : (!llvm.ptr) -> "
+        "!llvm.ptr, %s\n",
+        dp, p, TENSOR_T);
+  cpu_p(e, "%%t%d = llvm.load %%t%d : !llvm.ptr -> !llvm.ptr\n", d, dp);
+  if (tp)
+    *tp = p;
+  return d;
+}
+
+/// A memref over the data of tensor `base[index]` (contiguous, checked).
+static int wrap_tensor(cpu_emit_t *e, const char *base, uint32_t index,
+                       const eddy_type_t *t) {
+  return cpu_memref_from_ptr(e, tensor_data(e, base, index, NULL), t);
+}
+
+/// if (%tcode != 0) return %tcode; continues in a fresh block.
+static void fail_if(cpu_emit_t *e, int code) {
+  int z = cpu_fresh(e), c = cpu_fresh(e), next = cpu_fresh(e);
+  cpu_p(e, "%%t%d = arith.constant 0 : i32\n", z);
+  cpu_p(e, "%%t%d = arith.cmpi ne, %%t%d, %%t%d : i32\n", c, code, z);
+  cpu_p(e, "cf.cond_br %%t%d, ^fail(%%t%d : i32), ^bb%d\n^bb%d:\n", c, code,
+        next, next);
+}
+
+static const char *k_decls =
+    "func.func private @eddy_rt_entry_begin(!llvm.ptr, !llvm.ptr, i64, "
+    "!llvm.ptr, i64, !llvm.ptr, i64) -> i32\n"
+    "func.func private @eddy_rt_entry_check_arg(!llvm.ptr, i64, !llvm.ptr, "
+    "i32, i32, !llvm.ptr, !llvm.ptr, i64) -> i32\n"
+    "func.func private @eddy_rt_entry_alloc_result(!llvm.ptr, !llvm.ptr, i64, "
+    "i32, i32, !llvm.ptr, !llvm.ptr, i64) -> i32\n"
+    "func.func private @eddy_rt_entry_alloc(!llvm.ptr, i64, !llvm.ptr, i64) -> "
+    "!llvm.ptr\n"
+    "func.func private @eddy_rt_entry_free(!llvm.ptr, !llvm.ptr, i64)\n"
+    "func.func private @eddy_rt_entry_release_results(!llvm.ptr, i64)\n"
+    "func.func private @eddy_rt_entry_dims_error(!llvm.ptr, i64, !llvm.ptr, "
+    "i64, i64) -> i32\n"
+    "func.func private @eddy_rt_entry_list_dims(!llvm.ptr, !llvm.ptr, i32, "
+    "i64, i32, !llvm.ptr, !llvm.ptr, !llvm.ptr, i64)\n"
+    "func.func private @eddy_rt_entry_index_error(!llvm.ptr, i64, !llvm.ptr, "
+    "i64, i64) -> i32\n"
+    "func.func private @eddy_rt_entry_prefix_error(!llvm.ptr, i64, "
+    "!llvm.ptr)\n"
+    "func.func private @eddy_rt_entry_list_empty(!llvm.ptr, i32, i32, "
+    "!llvm.ptr, i64, !llvm.ptr, !llvm.ptr, i64) -> !llvm.ptr\n"
+    "func.func private @eddy_rt_entry_list_push(!llvm.ptr, !llvm.ptr, i32, "
+    "!llvm.ptr, i32, i32, !llvm.ptr, !llvm.ptr, !llvm.ptr, i64) -> "
+    "!llvm.ptr\n"
+    "func.func private @eddy_rt_entry_list_pop(!llvm.ptr, !llvm.ptr, i32, "
+    "!llvm.ptr, i32, i32, !llvm.ptr, !llvm.ptr, !llvm.ptr, i64) -> "
+    "!llvm.ptr\n"
+    "func.func private @eddy_rt_entry_list_length(!llvm.ptr) -> i64\n"
+    "func.func private @eddy_rt_entry_list_reserve(!llvm.ptr, i32, i32, "
+    "!llvm.ptr, i64, !llvm.ptr, !llvm.ptr, i64) -> !llvm.ptr\n"
+    "func.func private @eddy_rt_entry_list_from_tensor(!llvm.ptr, !llvm.ptr, "
+    "i32, i32, !llvm.ptr, !llvm.ptr, !llvm.ptr, i64) -> !llvm.ptr\n"
+    "func.func private @eddy_rt_entry_list_get(!llvm.ptr, !llvm.ptr, i64, "
+    "!llvm.ptr, i32, i32, !llvm.ptr, !llvm.ptr, !llvm.ptr, i64)\n"
+    "func.func private @eddy_rt_entry_list_set(!llvm.ptr, !llvm.ptr, i32, i64, "
+    "!llvm.ptr, i32, i32, !llvm.ptr, !llvm.ptr, !llvm.ptr, i64) -> "
+    "!llvm.ptr\n"
+    "func.func private @eddy_rt_entry_list_stack(!llvm.ptr, !llvm.ptr, "
+    "!llvm.ptr, i32, i32, !llvm.ptr, !llvm.ptr, !llvm.ptr, i64)\n"
+    "func.func private @eddy_rt_entry_list_retain(!llvm.ptr)\n"
+    "func.func private @eddy_rt_entry_list_release(!llvm.ptr)\n"
+    "func.func private @eddy_rt_entry_sgemm(!llvm.ptr, i32, i64, i64, i64, "
+    "!llvm.ptr, i64, !llvm.ptr, i64, !llvm.ptr, i64)\n"
+    "func.func private @eddy_rt_entry_list_empty_nested(!llvm.ptr, i32, i32, "
+    "i32, !llvm.ptr, i64, !llvm.ptr, !llvm.ptr, i64) -> !llvm.ptr\n"
+    "func.func private @eddy_rt_entry_list_reserve_nested(!llvm.ptr, i32, i32, "
+    "i32, !llvm.ptr, i64, !llvm.ptr, !llvm.ptr, i64) -> !llvm.ptr\n"
+    "func.func private @eddy_rt_entry_list_push_list(!llvm.ptr, !llvm.ptr, "
+    "i32, !llvm.ptr, !llvm.ptr, !llvm.ptr, i64) -> !llvm.ptr\n"
+    "func.func private @eddy_rt_entry_list_pop_list(!llvm.ptr, !llvm.ptr, i32, "
+    "!llvm.ptr, !llvm.ptr, !llvm.ptr, i64) -> !llvm.ptr\n"
+    "func.func private @eddy_rt_entry_list_get_list(!llvm.ptr, !llvm.ptr, i64, "
+    "!llvm.ptr, !llvm.ptr, i64) -> !llvm.ptr\n"
+    "func.func private @eddy_rt_entry_list_set_list(!llvm.ptr, !llvm.ptr, i32, "
+    "i64, !llvm.ptr, !llvm.ptr, !llvm.ptr, i64) -> !llvm.ptr\n";
+
+static bool type_dyn(const eddy_type_t *t) {
+  if (t->kind == EDDY_TYPE_LIST)
+    return t->elem && type_dyn(t->elem);
+  return cpu_type_is_dynamic(t);
+}
+
+typedef struct dyn_scan {
+  const eddy_module_t *m;
+  int depth;
+  bool found;
+} dyn_scan_t;
+
+/// Finds values with dynamic dims in op, its regions and (inlined) callees.
+static eddy_walk_result_t find_dynamic(eddy_op_t *op, void *user) {
+  dyn_scan_t *s = user;
+  for (uint32_t i = 0; i < op->num_results; i++)
+    s->found = s->found || type_dyn(op->results[i].type);
+  for (uint32_t r = 0; r < op->num_regions; r++)
+    for (eddy_block_t *b = op->regions[r].first; b; b = b->next)
+      for (uint32_t i = 0; i < b->num_args; i++)
+        s->found = s->found || type_dyn(b->args[i]->type);
+  if (eddy_ir_op_is(op, "ctl.call") && s->depth < CPU_MAX_INLINE_DEPTH) {
+    const eddy_attr_t *c = eddy_ir_op_attr(op, "callee");
+    eddy_op_t *callee =
+        c ? eddy_ir_module_lookup_func(s->m, c->u.str.data) : NULL;
+    if (callee) {
+      s->depth++;
+      eddy_ir_walk_pre(callee, find_dynamic, s);
+      s->depth--;
+    }
+  }
+  return s->found ? EDDY_WALK_INTERRUPT : EDDY_WALK_ADVANCE;
+}
+
+/// %tN = the status of allocating results[i] of type t with the dims at
+/// %t<dp> (i64 array): 0, or the runtime's error code (message written).
+static int alloc_result(cpu_emit_t *e, uint32_t i, const eddy_type_t *t,
+                        int dp) {
+  int ix = cpu_fresh(e), dt = cpu_fresh(e), rk = cpu_fresh(e),
+      st = cpu_fresh(e);
+  cpu_p(e, "%%t%d = arith.constant %u : i64\n", ix, i);
+  cpu_p(e, "%%t%d = arith.constant %d : i32\n", dt, (int)t->dtype);
+  cpu_p(e, "%%t%d = arith.constant %d : i32\n", rk, t->rank);
+  cpu_p(e,
+        "%%t%d = func.call @eddy_rt_entry_alloc_result(%%rt, %%res, %%t%d, "
+        "%%t%d, %%t%d, %%t%d, %%err, %%errlen) : (!llvm.ptr, !llvm.ptr, "
+        "i64, i32, i32, !llvm.ptr, !llvm.ptr, i64) -> i32\n",
+        st, ix, dt, rk, dp);
+  return st;
+}
+
+/// results[i] of dynamic type t = v: allocated with v's run-time dims at
+/// the end of the function, then filled.
+static eddy_status_t emit_dyn_result(cpu_emit_t *e, uint32_t i,
+                                     eddy_value_t *v, const eddy_type_t *t) {
+  int64_t r = t->rank;
+  const eddy_type_t *dt = eddy_ir_tensor_type_get(e->ctx, EDDY_DT_I64, 1, &r);
+  int slot = cpu_alloc_buf(e, dt);
+  int dims[EDDY_RT_MAX_RANK];
+  cpu_gate_open(e);
+  EDDY_RETURN_IF_ERROR(cpu_dims(e, v, true, dims));
+  cpu_gate_open(e);
+  for (int32_t d = 0; d < t->rank; d++) {
+    int k = cpu_index_const(e, d), x = cpu_fresh(e);
+    cpu_p(e, "%%t%d = arith.index_cast %%t%d : index to i64\n", x, dims[d]);
+    cpu_store(e, slot, dt, &k, x);
+  }
+  int st = alloc_result(e, i, t, cpu_buf_ptr(e, slot, dt));
+  // A failure (the runtime wrote the message) goes to the error exit.
+  const eddy_type_t *i32s = eddy_ir_scalar_type_get(e->ctx, EDDY_DT_I32);
+  int z = cpu_fresh(e), neg = cpu_fresh(e);
+  cpu_p(e, "%%t%d = arith.constant 0 : i32\n", z);
+  cpu_p(e, "%%t%d = arith.subi %%t%d, %%t%d : i32\n", neg, z, st);
+  cpu_store(e, e->eflag, i32s, NULL, neg);
+  cpu_gate_close(e);
+  cpu_gate_close(e);
+  cpu_gate_open(e);
+  for (int32_t d = 0; d < t->rank; d++) {
+    int k = cpu_index_const(e, d), x = cpu_load(e, slot, dt, &k);
+    dims[d] = cpu_fresh(e);
+    cpu_p(e, "%%t%d = arith.index_cast %%t%d : i64 to index\n", dims[d], x);
+  }
+  int view = cpu_memref_from_ptr_v(e, tensor_data(e, "%res", i, NULL), t, dims);
+  int idx[EDDY_RT_MAX_RANK], x;
+  cpu_loops_open_v(e, t->rank, dims, idx);
+  EDDY_RETURN_IF_ERROR(cpu_expr(e, v, idx, &x));
+  cpu_store(e, view, t, idx, x);
+  cpu_loops_close(e, t->rank);
+  cpu_gate_close(e);
+  return NULL;
+}
+
+/// Binds entry argument i of dynamic type t: its data pointer and dims are
+/// read from args[i] (already checked).
+static void bind_dyn_arg(cpu_emit_t *e, eddy_value_t *arg, uint32_t i,
+                         const eddy_type_t *t) {
+  cpu_val_t *cv = cpu_val_new(e, arg);
+  cpu_dyn_init(e, cv, t, false);
+  int64_t r = t->rank;
+  const eddy_type_t *dt = eddy_ir_tensor_type_get(e->ctx, EDDY_DT_I64, 1, &r);
+  const eddy_type_t *i64s = eddy_ir_scalar_type_get(e->ctx, EDDY_DT_I64);
+  int tp, data = tensor_data(e, "%args", i, &tp), di = cpu_fresh(e);
+  cpu_p(e, "%%t%d = llvm.ptrtoint %%t%d : !llvm.ptr to i64\n", di, data);
+  cpu_store(e, cv->pslot, i64s, NULL, di);
+  for (int32_t d = 0; d < t->rank; d++) {
+    int gp = cpu_fresh(e), x = cpu_fresh(e), k = cpu_index_const(e, d);
+    cpu_p(e,
+          "%%t%d = llvm.getelementptr %%t%d[0, 6, %d] : (!llvm.ptr) -> "
+          "!llvm.ptr, %s\n",
+          gp, tp, d, TENSOR_T);
+    cpu_p(e, "%%t%d = llvm.load %%t%d : !llvm.ptr -> i64\n", x, gp);
+    cpu_store(e, cv->dslot, dt, &k, x);
+  }
+}
+
+static eddy_status_t emit_func(cpu_emit_t *e, eddy_op_t *func,
+                               const char *prefix) {
+  const eddy_type_t *ft = eddy_ir_func_type(func);
+  eddy_block_t *entry = eddy_ir_func_entry(func);
+  for (uint32_t i = 0; i < ft->num_inputs; i++)
+    EDDY_RETURN_IF_ERROR(cpu_check_type(func, ft->inputs[i]));
+  for (uint32_t i = 0; i < ft->num_outputs; i++)
+    EDDY_RETURN_IF_ERROR(cpu_check_type(func, ft->outputs[i]));
+  e->eflag = -1;
+  e->elist = -1;
+  dyn_scan_t scan = {e->module, 0, false};
+  for (uint32_t i = 0; i < ft->num_inputs; i++)
+    scan.found = scan.found || type_dyn(ft->inputs[i]);
+  for (uint32_t i = 0; i < ft->num_outputs; i++)
+    scan.found = scan.found || type_dyn(ft->outputs[i]);
+  if (!scan.found)
+    eddy_ir_walk_pre(func, find_dynamic, &scan);
+  e->dyn = scan.found;
+  bool fallible = e->dyn;
+  eddy_ir_walk_pre(func, find_fallible, &fallible);
+  if (fallible) {
+    const eddy_type_t *i32s = eddy_ir_scalar_type_get(e->ctx, EDDY_DT_I32);
+    const eddy_type_t *i64s = eddy_ir_scalar_type_get(e->ctx, EDDY_DT_I64);
+    e->eflag = cpu_alloc_buf(e, i32s);
+    e->eidx = cpu_alloc_buf(e, i64s);
+    e->esize = cpu_alloc_buf(e, i64s);
+    e->elist = cpu_alloc_buf(e, i32s);
+    eddy_buf_t body = e->body;
+    e->body = e->pro;
+    int z = cpu_fresh(e);
+    cpu_p(e, "%%t%d = arith.constant 0 : i32\n", z);
+    cpu_store(e, e->eflag, i32s, NULL, z);
+    cpu_store(e, e->elist, i32s, NULL, z);
+    // The list helpers record their failures through this pointer.
+    e->eflag_ptr = cpu_buf_ptr(e, e->eflag, i32s);
+    e->pro = e->body;
+    e->body = body;
+  }
+  int begin = cpu_fresh(e), na = cpu_fresh(e), nr = cpu_fresh(e);
+  cpu_p(e, "%%t%d = arith.constant %u : i64\n", na, ft->num_inputs);
+  cpu_p(e, "%%t%d = arith.constant %u : i64\n", nr, ft->num_outputs);
+  cpu_p(e,
+        "%%t%d = func.call @eddy_rt_entry_begin(%%rt, %%args, %%t%d, %%res, "
+        "%%t%d, %%err, %%errlen) : (!llvm.ptr, !llvm.ptr, i64, !llvm.ptr, "
+        "i64, !llvm.ptr, i64) -> i32\n",
+        begin, na, nr);
+  fail_if(e, begin);
+  for (uint32_t i = 0; i < ft->num_inputs; i++) {
+    const eddy_type_t *t = ft->inputs[i];
+    int g = e->next_global++;
+    // The name in entry-check messages: arg_names[i] (an imported graph's
+    // Placeholder), else the position.
+    char pos[32];
+    snprintf(pos, sizeof pos, "arg%u", i);
+    const char *an = eddy_ir_func_arg_name(func, i);
+    eddy_buf_printf(&e->globals,
+                    "llvm.mlir.global internal constant @__eddy_name%d(\"", g);
+    cpu_put_mlir_string(&e->globals, an ? an : pos);
+    eddy_buf_puts(&e->globals, "\\00\") {addr_space = 0 : i32}\n");
+    int dp = cpu_dims_ptr(e, t);
+    int np = cpu_fresh(e), ix = cpu_fresh(e), dt = cpu_fresh(e),
+        rk = cpu_fresh(e), st = cpu_fresh(e);
+    cpu_p(e, "%%t%d = llvm.mlir.addressof @__eddy_name%d : !llvm.ptr\n", np, g);
+    cpu_p(e, "%%t%d = arith.constant %u : i64\n", ix, i);
+    cpu_p(e, "%%t%d = arith.constant %d : i32\n", dt, (int)t->dtype);
+    cpu_p(e, "%%t%d = arith.constant %d : i32\n", rk, t->rank);
+    cpu_p(e,
+          "%%t%d = func.call @eddy_rt_entry_check_arg(%%args, %%t%d, %%t%d, "
+          "%%t%d, %%t%d, %%t%d, %%err, %%errlen) : (!llvm.ptr, i64, "
+          "!llvm.ptr, i32, i32, !llvm.ptr, !llvm.ptr, i64) -> i32\n",
+          st, ix, np, dt, rk, dp);
+    fail_if(e, st);
+  }
+  for (uint32_t i = 0; i < ft->num_outputs; i++) {
+    const eddy_type_t *t = ft->outputs[i];
+    if (cpu_type_is_dynamic(t))
+      continue; // allocated at the end, with its run-time dims
+    fail_if(e, alloc_result(e, i, t, cpu_dims_ptr(e, t)));
+  }
+  for (uint32_t i = 0; i < ft->num_inputs; i++)
+    if (!cpu_type_is_dynamic(ft->inputs[i]))
+      cpu_val_new(e, entry->args[i])->buf =
+          wrap_tensor(e, "%args", i, ft->inputs[i]);
+  int *outs = eddy_arena_alloc(e->arena, sizeof(int) * (ft->num_outputs + 1));
+  for (uint32_t i = 0; i < ft->num_outputs; i++)
+    outs[i] = cpu_type_is_dynamic(ft->outputs[i])
+                  ? -1
+                  : wrap_tensor(e, "%res", i, ft->outputs[i]);
+  // A value computed by an op directly in the function body and returned
+  // once is computed straight into its result tensor: no buffer, no copy.
+  eddy_op_t *ret = eddy_ir_block_terminator(entry);
+  bool *direct =
+      eddy_arena_alloc(e->arena, sizeof(bool) * (ft->num_outputs + 1));
+  for (uint32_t i = 0; i < ft->num_outputs; i++) {
+    eddy_value_t *v = eddy_ir_op_operand(ret, i);
+    bool once = true;
+    for (uint32_t j = 0; j < ft->num_outputs; j++)
+      if (j != i && eddy_ir_op_operand(ret, j) == v)
+        once = false;
+    if (once && outs[i] >= 0 && v->def && v->def->block == entry &&
+        strncmp(v->def->name->str, "core.", 5) == 0 &&
+        !eddy_ir_op_is(v->def, "core.constant")) {
+      eddy_ptrmap_put(&e->direct, v, &outs[i]);
+      direct[i] = true;
+    }
+  }
+  e->top = entry;
+  cpu_compute_liveness(e);
+  // The prologue (allocations) goes here: split the body.
+  eddy_buf_t head = e->body;
+  eddy_buf_init(&e->body);
+  // Arguments with dynamic dims fill their slots (made in the prologue).
+  for (uint32_t i = 0; i < ft->num_inputs; i++)
+    if (cpu_type_is_dynamic(ft->inputs[i]))
+      bind_dyn_arg(e, entry->args[i], i, ft->inputs[i]);
+  eddy_status_t st = cpu_emit_block(e, entry);
+  for (uint32_t i = 0; !st && i < ft->num_outputs; i++) {
+    if (outs[i] < 0)
+      st = emit_dyn_result(e, i, eddy_ir_op_operand(ret, i), ft->outputs[i]);
+    else if (!direct[i])
+      st = cpu_copy_checked(e, eddy_ir_op_operand(ret, i), ret, outs[i],
+                        ft->outputs[i]);
+  }
+  eddy_buf_t tail = e->body;
+  e->body = head;
+  if (!st) {
+    eddy_buf_append(&e->body, e->pro.data ? e->pro.data : "", e->pro.len);
+    if (e->num_heap) {
+      // One branch for all scratch allocations: if any failed, free them
+      // all (NULL is fine), release the results and report.
+      int null = cpu_fresh(e), any = -1;
+      cpu_p(e, "%%t%d = llvm.mlir.zero : !llvm.ptr\n", null);
+      for (int i = 0; i < e->num_heap; i++) {
+        int c = cpu_fresh(e);
+        cpu_p(e, "%%t%d = llvm.icmp \"eq\" %%t%d, %%t%d : !llvm.ptr\n", c,
+              e->heap[i].ptr, null);
+        if (any >= 0) {
+          int o = cpu_fresh(e);
+          cpu_p(e, "%%t%d = arith.ori %%t%d, %%t%d : i1\n", o, any, c);
+          c = o;
+        }
+        any = c;
+      }
+      int next = cpu_fresh(e);
+      cpu_p(e, "cf.cond_br %%t%d, ^oom, ^bb%d\n^bb%d:\n", any, next, next);
+    }
+    eddy_buf_append(&e->body, tail.data ? tail.data : "", tail.len);
+    if (e->eflag >= 0) {
+      int one = cpu_fresh(e);
+      cpu_p(e, "%%t%d = arith.constant true\n", one);
+      int ok = cpu_and_no_error(e, one), next = cpu_fresh(e);
+      cpu_p(e, "cf.cond_br %%t%d, ^bb%d, ^rterr\n^bb%d:\n", ok, next, next);
+    }
+    cpu_list_cleanup(e);
+    cpu_dyn_cleanup(e);
+    eddy_buf_append(&e->body, e->epi.data ? e->epi.data : "", e->epi.len);
+    int z = cpu_fresh(e);
+    cpu_p(e, "%%t%d = arith.constant 0 : i32\nfunc.return %%t%d : i32\n", z, z);
+    cpu_p(e, "^fail(%%code: i32):\nfunc.return %%code : i32\n");
+    if (e->eflag >= 0) {
+      const eddy_type_t *i32s = eddy_ir_scalar_type_get(e->ctx, EDDY_DT_I32);
+      const eddy_type_t *i64s = eddy_ir_scalar_type_get(e->ctx, EDDY_DT_I64);
+      cpu_p(e, "^rterr:\n");
+      int site = cpu_load(e, e->eflag, i32s, NULL);
+      int idx = cpu_load(e, e->eidx, i64s, NULL);
+      int size = cpu_load(e, e->esize, i64s, NULL);
+      cpu_list_cleanup(e);
+      cpu_dyn_cleanup(e);
+      eddy_buf_append(&e->body, e->epi.data ? e->epi.data : "", e->epi.len);
+      int n = cpu_fresh(e);
+      cpu_p(e, "%%t%d = arith.constant %u : i64\n", n, ft->num_outputs);
+      cpu_p(e,
+            "func.call @eddy_rt_entry_release_results(%%res, %%t%d) : "
+            "(!llvm.ptr, i64) -> ()\n",
+            n);
+      // A negative slot: a runtime helper failed and wrote the message.
+      int z0 = cpu_fresh(e), neg = cpu_fresh(e), nc = cpu_fresh(e);
+      cpu_p(e, "%%t%d = arith.constant 0 : i32\n", z0);
+      cpu_p(e, "%%t%d = arith.cmpi slt, %%t%d, %%t%d : i32\n", neg, site, z0);
+      cpu_p(e, "%%t%d = arith.subi %%t%d, %%t%d : i32\n", nc, z0, site);
+      cpu_p(e, "cf.cond_br %%t%d, ^rtlist, ^rtfmt\n^rtlist:\n", neg);
+      if (e->num_sites > 0) {
+        // Its message gets the location of the tl op that ran last.
+        int ls = cpu_load(e, e->elist, i32s, NULL);
+        int where = site_message(e, ls);
+        int has = cpu_fresh(e), null = cpu_fresh(e), p = cpu_fresh(e);
+        cpu_p(e, "%%t%d = arith.cmpi ne, %%t%d, %%t%d : i32\n", has, ls, z0);
+        cpu_p(e, "%%t%d = llvm.mlir.zero : !llvm.ptr\n", null);
+        cpu_p(e, "%%t%d = arith.select %%t%d, %%t%d, %%t%d : !llvm.ptr\n", p,
+              has, where, null);
+        cpu_p(e,
+              "func.call @eddy_rt_entry_prefix_error(%%err, %%errlen, %%t%d) : "
+              "(!llvm.ptr, i64, !llvm.ptr) -> ()\n",
+              p);
+      }
+      cpu_p(e, "cf.br ^fail(%%t%d : i32)\n^rtfmt:\n", nc);
+      if (e->num_sites == 0) {
+        int c = cpu_fresh(e);
+        cpu_p(e, "%%t%d = arith.constant %d : i32\nfunc.return %%t%d : i32\n",
+              c, (int)EDDY_RT_ERR_INTERNAL, c);
+      } else {
+        int msg = site_message(e, site);
+        // Shape checks and index checks format their messages differently.
+        int kind = cpu_fresh(e);
+        cpu_p(e, "%%t%d = arith.constant %s\n", kind,
+              e->site_dims[0] ? "true" : "false");
+        for (int i = 1; i < e->num_sites; i++) {
+          int k = cpu_fresh(e), c = cpu_fresh(e), b = cpu_fresh(e),
+              m = cpu_fresh(e);
+          cpu_p(e, "%%t%d = arith.constant %d : i32\n", k, i + 1);
+          cpu_p(e, "%%t%d = arith.cmpi eq, %%t%d, %%t%d : i32\n", c, site, k);
+          cpu_p(e, "%%t%d = arith.constant %s\n", b,
+                e->site_dims[i] ? "true" : "false");
+          cpu_p(e, "%%t%d = arith.select %%t%d, %%t%d, %%t%d : i1\n", m, c, b,
+                kind);
+          kind = m;
+        }
+        int code = cpu_fresh(e), code2 = cpu_fresh(e);
+        cpu_p(e, "cf.cond_br %%t%d, ^rtdims, ^rtindex\n^rtindex:\n", kind);
+        cpu_p(e,
+              "%%t%d = func.call @eddy_rt_entry_index_error(%%err, %%errlen, "
+              "%%t%d, %%t%d, %%t%d) : (!llvm.ptr, i64, !llvm.ptr, i64, i64) "
+              "-> i32\nfunc.return %%t%d : i32\n",
+              code, msg, idx, size, code);
+        cpu_p(e,
+              "^rtdims:\n%%t%d = func.call @eddy_rt_entry_dims_error(%%err, "
+              "%%errlen, %%t%d, %%t%d, %%t%d) : (!llvm.ptr, i64, !llvm.ptr, "
+              "i64, i64) -> i32\nfunc.return %%t%d : i32\n",
+              code2, msg, idx, size, code2);
+      }
+    }
+    if (e->num_heap) {
+      int n = cpu_fresh(e), code = cpu_fresh(e);
+      cpu_p(e, "^oom:\n");
+      cpu_list_cleanup(e);
+      cpu_dyn_cleanup(e);
+      eddy_buf_append(&e->body, e->epi.data, e->epi.len);
+      cpu_p(e, "%%t%d = arith.constant %u : i64\n", n, ft->num_outputs);
+      cpu_p(e,
+            "func.call @eddy_rt_entry_release_results(%%res, %%t%d) : "
+            "(!llvm.ptr, i64) -> ()\n",
+            n);
+      cpu_p(e, "%%t%d = arith.constant %d : i32\nfunc.return %%t%d : i32\n",
+            code, (int)EDDY_RT_ERR_RESOURCE, code);
+    }
+  }
+  eddy_buf_destroy(&tail);
+  (void)prefix;
+  return st;
+}
+
+eddy_cpu_opts_t eddy_cpu_opts_default(void) {
+  eddy_cpu_opts_t o = {NULL, NULL, 3, true, 0};
+  return o;
+}
+
+eddy_status_t cpu_find_entry(const eddy_module_t *m, const char *entry,
+                             eddy_op_t **out) {
+  *out = eddy_ir_module_lookup_func(m, entry);
+  if (!*out)
+    return eddy_status_create(EDDY_ERR_NOT_FOUND,
+                              "no function named '@%s' in the module", entry);
+  return NULL;
+}
+
+eddy_status_t cpu_check_prefix(const char *p) {
+  bool ok = p[0] && !(p[0] >= '0' && p[0] <= '9');
+  for (const char *c = p; ok && *c; c++)
+    ok = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
+         (*c >= '0' && *c <= '9') || *c == '_';
+  if (!ok)
+    return eddy_status_create(EDDY_ERR_INVALID_ARGUMENT,
+                              "prefix '%s' is not a C identifier (use "
+                              "--prefix NAME)",
+                              p);
+  return NULL;
+}
+
+eddy_status_t eddy_cpu_emit_mlir(const eddy_module_t *m, const char *entry,
+                                 const eddy_cpu_opts_t *opts, eddy_buf_t *out) {
+  eddy_cpu_opts_t dflt = eddy_cpu_opts_default();
+  if (!opts)
+    opts = &dflt;
+  eddy_op_t *func;
+  EDDY_RETURN_IF_ERROR(cpu_find_entry(m, entry, &func));
+  const char *prefix = opts->prefix ? opts->prefix : entry;
+  EDDY_RETURN_IF_ERROR(cpu_check_prefix(prefix));
+  cpu_emit_t e;
+  memset(&e, 0, sizeof e);
+  e.ctx = m->ctx;
+  e.module = m;
+  e.opts = opts;
+  e.arena = eddy_arena_create();
+  if (!e.arena)
+    return eddy_status_create(EDDY_ERR_RESOURCE, "out of memory");
+  eddy_buf_init(&e.globals);
+  eddy_buf_init(&e.pro);
+  eddy_buf_init(&e.body);
+  eddy_buf_init(&e.epi);
+  eddy_ptrmap_init(&e.vals);
+  eddy_ptrmap_init(&e.direct);
+  eddy_ptrmap_init(&e.last_use);
+  eddy_ptrmap_init(&e.value_block);
+  eddy_status_t st = emit_func(&e, func, prefix);
+  if (!st) {
+    eddy_buf_puts(out, "module {\n");
+    eddy_buf_puts(out, k_decls);
+    eddy_buf_append(out, e.globals.data ? e.globals.data : "", e.globals.len);
+    eddy_buf_printf(out,
+                    "func.func @%s_run(%%rt: !llvm.ptr, %%args: !llvm.ptr, "
+                    "%%res: !llvm.ptr, %%err: !llvm.ptr, %%errlen: i64) -> "
+                    "i32 {\n",
+                    prefix);
+    eddy_buf_append(out, e.body.data ? e.body.data : "", e.body.len);
+    eddy_buf_puts(out, "}\n}\n");
+  }
+  eddy_ptrmap_destroy(&e.vals);
+  eddy_ptrmap_destroy(&e.direct);
+  eddy_ptrmap_destroy(&e.last_use);
+  eddy_ptrmap_destroy(&e.value_block);
+  eddy_buf_destroy(&e.globals);
+  eddy_buf_destroy(&e.pro);
+  eddy_buf_destroy(&e.body);
+  eddy_buf_destroy(&e.epi);
+  eddy_arena_destroy(e.arena);
+  return st;
+}
