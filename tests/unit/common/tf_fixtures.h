@@ -8,6 +8,7 @@
 #ifndef EDDY_TESTS_UNIT_COMMON_TF_FIXTURES_H
 #define EDDY_TESTS_UNIT_COMMON_TF_FIXTURES_H
 
+#include "dialects/dialects.h"
 #include "dialects/tf/tf.h"
 #include "runtime/eval/eval.h"
 #include "runtime/npy.h"
@@ -299,6 +300,75 @@ static inline bool tf_fixtures_check_outputs(eddy_rt_ctx_t *rt, const char *dir,
       ok = tf_fixtures_same_values(name, i, &res[i], &want, rtol, atol);
     eddy_rt_tensor_release(&want);
   }
+  return ok;
+}
+
+/// One fixture being run: its manifest, its model.pb imported (pruned to
+/// the manifest's feeds and fetches), a runtime context and its inputs.
+/// A test transforms r->m, runs it into r->res, then calls
+/// tf_fixture_check and tf_fixture_close.
+typedef struct tf_fixture_run {
+  const char *dir, *name;
+  tf_manifest_t mf;
+  eddy_ctx_t *ctx;
+  eddy_module_t *m;
+  eddy_rt_ctx_t *rt;
+  eddy_eval_value_t args[64], res[64];
+} tf_fixture_run_t;
+
+static inline eddy_status_t tf_fixture_open(tf_fixture_run_t *r,
+                                            const char *dir,
+                                            const char *name) {
+  memset(r, 0, sizeof *r);
+  r->dir = dir;
+  r->name = name;
+  if (!tf_manifest_read(dir, name, &r->mf))
+    return eddy_status_create(EDDY_ERR_IO, "cannot read its manifest.json");
+  r->ctx = eddy_ir_ctx_create();
+  eddy_dialects_register_all(r->ctx);
+  eddy_tf_import_opts_t opts = tf_manifest_import_opts(&r->mf, true);
+  char path[1024];
+  snprintf(path, sizeof path, "%s/%s/model.pb", dir, name);
+  eddy_status_t st = eddy_tf_import_graphdef(r->ctx, path, &opts, &r->m);
+  eddy_rt_ctx_options_t ro = eddy_rt_ctx_options_default();
+  if (!st && eddy_rt_ctx_create(&ro, &r->rt))
+    st = eddy_status_create(EDDY_ERR_RESOURCE, "no runtime context");
+  if (!st && !tf_fixtures_load_inputs(r->rt, dir, name, r->mf.num_feeds,
+                                      r->args))
+    st = eddy_status_create(EDDY_ERR_IO, "cannot load its inputs");
+  return st;
+}
+
+/// Compares r->res with TensorFlow's outputs and releases the results, so
+/// that the model can run again.
+static inline bool tf_fixture_check(tf_fixture_run_t *r) {
+  bool ok = tf_fixtures_check_outputs(r->rt, r->dir, r->name, r->res,
+                                      r->mf.num_fetches, r->mf.rtol,
+                                      r->mf.atol);
+  for (size_t i = 0; i < 64; i++)
+    eddy_eval_value_release(&r->res[i]);
+  return ok;
+}
+
+/// Reports st (and destroys it) and frees everything r holds; returns ok
+/// when st is NULL.
+static inline bool tf_fixture_close(tf_fixture_run_t *r, eddy_status_t st,
+                                    bool ok) {
+  if (st) {
+    tf_fixtures_report("%s: %s\n", r->name, eddy_status_message(st));
+    eddy_status_destroy(st);
+    ok = false;
+  }
+  for (size_t i = 0; i < 64; i++) {
+    eddy_eval_value_release(&r->args[i]);
+    eddy_eval_value_release(&r->res[i]);
+  }
+  if (r->rt)
+    eddy_rt_ctx_destroy(r->rt);
+  eddy_ir_module_destroy(r->m);
+  if (r->ctx)
+    eddy_ir_ctx_destroy(r->ctx);
+  tf_manifest_free(&r->mf);
   return ok;
 }
 

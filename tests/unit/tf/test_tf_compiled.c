@@ -24,8 +24,6 @@
 
 #include "tests/unit/common/tf_fixtures.h"
 
-enum { MAX_VALUES = 64 };
-
 static eddy_status_t optimize(eddy_ctx_t *ctx, eddy_module_t *m) {
   eddy_passes_register_all(ctx);
   eddy_pm_opts_t po;
@@ -49,7 +47,7 @@ static eddy_status_t run_compiled(const eddy_module_t *m, eddy_rt_ctx_t *rt,
   o.prefix = "fixture";
   eddy_cpu_jit_t *jit = NULL;
   EDDY_RETURN_IF_ERROR(eddy_cpu_jit_create(m, "main", &o, &jit));
-  eddy_rt_tensor_t ts[2 * MAX_VALUES];
+  eddy_rt_tensor_t ts[2 * 64]; // tf_fixture_run_t holds 64 of each
   for (size_t i = 0; i < nargs; i++)
     ts[i] = args[i].tensor;
   eddy_status_t st = eddy_cpu_jit_run(jit, rt, ts, ts + nargs);
@@ -61,51 +59,18 @@ static eddy_status_t run_compiled(const eddy_module_t *m, eddy_rt_ctx_t *rt,
 
 /// Runs one fixture compiled; true when it matches TensorFlow.
 static bool run_fixture(const char *dir, const char *name) {
-  tf_manifest_t mf;
-  if (!tf_manifest_read(dir, name, &mf))
-    return false;
-  eddy_ctx_t *ctx = eddy_ir_ctx_create();
-  eddy_dialects_register_all(ctx);
-  eddy_tf_import_opts_t opts = tf_manifest_import_opts(&mf, true);
-  char path[1024];
-  snprintf(path, sizeof path, "%s/%s/model.pb", dir, name);
-  eddy_module_t *m = NULL;
-  eddy_status_t st = eddy_tf_import_graphdef(ctx, path, &opts, &m);
+  tf_fixture_run_t r;
+  eddy_status_t st = tf_fixture_open(&r, dir, name);
   if (!st)
-    st = eddy_tf_functionalize(m);
+    st = eddy_tf_functionalize(r.m);
   if (!st)
-    st = eddy_tf_legalize(m);
+    st = eddy_tf_legalize(r.m);
   if (!st)
-    st = optimize(ctx, m);
-  if (!st && (mf.num_feeds > MAX_VALUES || mf.num_fetches > MAX_VALUES))
-    st = eddy_status_create(EDDY_ERR_UNSUPPORTED, "too many feeds or fetches");
-  eddy_rt_ctx_t *rt = NULL;
-  eddy_rt_ctx_options_t ro = eddy_rt_ctx_options_default();
-  if (!st && eddy_rt_ctx_create(&ro, &rt))
-    st = eddy_status_create(EDDY_ERR_RESOURCE, "no runtime context");
-  eddy_eval_value_t args[MAX_VALUES], res[MAX_VALUES];
-  memset(args, 0, sizeof args);
-  memset(res, 0, sizeof res);
-  bool ok = !st && tf_fixtures_load_inputs(rt, dir, name, mf.num_feeds, args);
-  if (ok) {
-    st = run_compiled(m, rt, args, mf.num_feeds, res, mf.num_fetches);
-    ok = !st && tf_fixtures_check_outputs(rt, dir, name, res, mf.num_fetches,
-                                          mf.rtol, mf.atol);
-  }
-  if (st) {
-    tf_fixtures_report("%s: %s\n", name, eddy_status_message(st));
-    eddy_status_destroy(st);
-  }
-  for (size_t i = 0; i < MAX_VALUES; i++) {
-    eddy_eval_value_release(&args[i]);
-    eddy_eval_value_release(&res[i]);
-  }
-  if (rt)
-    eddy_rt_ctx_destroy(rt);
-  eddy_ir_module_destroy(m);
-  eddy_ir_ctx_destroy(ctx);
-  tf_manifest_free(&mf);
-  return ok;
+    st = optimize(r.ctx, r.m);
+  if (!st)
+    st = run_compiled(r.m, r.rt, r.args, r.mf.num_feeds, r.res,
+                      r.mf.num_fetches);
+  return tf_fixture_close(&r, st, !st && tf_fixture_check(&r));
 }
 
 static void test_fixtures_compiled_match_tensorflow(void **state) {
