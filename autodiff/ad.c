@@ -707,46 +707,39 @@ static void ad_name_gradient(const eddy_op_t *f, eddy_op_t *gf,
     named = eddy_ir_func_result_name(f, i) != NULL;
   if (!named)
     return;
-  size_t n = (size_t)ni + no + num_wrt;
-  char **bufs = calloc(n + 1, sizeof(*bufs));
-  const char **in = calloc(ni + no + 1, sizeof(*in));
-  const char **out = calloc(no + num_wrt + 1, sizeof(*out));
-  bool ok = bufs && in && out;
-  for (size_t k = 0; ok && k < n; k++) {
-    // k < ni: argument k; then the results; then the wrt arguments.
-    bool is_arg = k < ni || k >= (size_t)ni + no;
-    size_t idx = k < ni ? k : k < (size_t)ni + no ? k - ni : wrt[k - ni - no];
-    const char *nm = is_arg ? eddy_ir_func_arg_name(f, idx)
-                            : eddy_ir_func_result_name(f, idx);
-    size_t len = (nm ? strlen(nm) : 0) + 32;
-    bufs[k] = malloc(len);
-    ok = bufs[k] != NULL;
-    if (!ok)
-      break;
-    bool seed_or_grad = k >= ni;
-    if (nm)
-      snprintf(bufs[k], len, "%s%s", seed_or_grad ? "d_" : "", nm);
+  eddy_arena_t *a = eddy_arena_create();
+  if (!a)
+    return; // the names are only for people
+  const char **in = eddy_arena_alloc(a, (ni + no + 1) * sizeof *in);
+  const char **out = eddy_arena_alloc(a, (no + num_wrt + 1) * sizeof *out);
+  eddy_buf_t b;
+  eddy_buf_init(&b);
+  char pos[32];
+  for (uint32_t i = 0; i < ni; i++) {
+    const char *an = eddy_ir_func_arg_label(f, i, pos, sizeof pos);
+    in[i] = eddy_arena_strndup(a, an, strlen(an));
+  }
+  for (uint32_t r = 0; r < no; r++) {
+    const char *rn = eddy_ir_func_result_name(f, r);
+    eddy_buf_clear(&b);
+    if (rn)
+      eddy_buf_puts(&b, rn);
     else
-      snprintf(bufs[k], len, "%s%s%zu", seed_or_grad ? "d_" : "",
-               is_arg ? "arg" : "result", idx);
+      eddy_buf_printf(&b, "result%u", r);
+    out[r] = eddy_arena_strndup(a, b.data, b.len);
+    eddy_buf_clear(&b);
+    eddy_buf_printf(&b, "d_%s", out[r]); // the seed of result R
+    in[ni + r] = eddy_arena_strndup(a, b.data, b.len);
   }
-  if (ok) {
-    for (uint32_t i = 0; i < ni; i++)
-      in[i] = bufs[i];
-    for (uint32_t r = 0; r < no; r++) {
-      in[ni + r] = bufs[ni + r];            // the seed d_R
-      out[r] = bufs[ni + r] + 2;            // the result R itself
-    }
-    for (size_t w = 0; w < num_wrt; w++)
-      out[no + w] = bufs[ni + no + w];
-    eddy_ir_func_set_names(gf, "arg_names", in, (size_t)ni + no);
-    eddy_ir_func_set_names(gf, "result_names", out, no + num_wrt);
+  for (size_t w = 0; w < num_wrt; w++) {
+    eddy_buf_clear(&b);
+    eddy_buf_printf(&b, "d_%s", in[wrt[w]]); // the gradient of argument A
+    out[no + w] = eddy_arena_strndup(a, b.data, b.len);
   }
-  for (size_t k = 0; bufs && k < n; k++)
-    free(bufs[k]);
-  free(bufs);
-  free(in);
-  free(out);
+  eddy_ir_func_set_names(gf, "arg_names", in, (size_t)ni + no);
+  eddy_ir_func_set_names(gf, "result_names", out, no + num_wrt);
+  eddy_buf_destroy(&b);
+  eddy_arena_destroy(a);
 }
 
 static eddy_status_t ad_check_wrt(const eddy_op_t *f, const size_t *wrt,
@@ -764,13 +757,12 @@ static eddy_status_t ad_check_wrt(const eddy_op_t *f, const size_t *wrt,
       eddy_buf_init(&b);
       eddy_ir_type_print(t, &b);
       char pos[32];
-      snprintf(pos, sizeof pos, "arg%zu", wrt[i]);
-      const char *an = eddy_ir_func_arg_name(f, wrt[i]);
       eddy_status_t st = eddy_status_create(
           EDDY_ERR_INVALID_ARGUMENT,
           "@%s: argument %zu '%s' has type %s, which has no gradient "
           "(only float tensors are differentiable)",
-          eddy_ir_func_name(f), wrt[i], an ? an : pos, b.data);
+          eddy_ir_func_name(f), wrt[i],
+          eddy_ir_func_arg_label(f, wrt[i], pos, sizeof pos), b.data);
       eddy_buf_destroy(&b);
       return st;
     }
@@ -908,46 +900,14 @@ eddy_status_t eddy_ad_parse_wrt(const char *list, const eddy_op_t *func,
   while (*p) {
     const char *e = strchr(p, ',');
     size_t len = e ? (size_t)(e - p) : strlen(p);
-    size_t named = num_args;
-    for (size_t i = 0; i < num_args && named == num_args; i++) {
-      const char *an = eddy_ir_func_arg_name(func, i);
-      if (an && strlen(an) == len && strncmp(an, p, len) == 0)
-        named = i;
-    }
-    if (named < num_args) {
-      if (*out_n == cap)
-        return eddy_status_create(EDDY_ERR_INVALID_ARGUMENT,
-                                  "--wrt: too many arguments");
-      out[(*out_n)++] = named;
-      if (!e)
-        break;
-      p = e + 1;
-      continue;
-    }
-    const char *q = p;
-    size_t ql = len;
-    if (ql && *q == '%') {
-      q++;
-      ql--;
-    }
-    if (ql > 3 && strncmp(q, "arg", 3) == 0) {
-      q += 3;
-      ql -= 3;
-    }
-    size_t idx = 0;
-    bool ok = ql > 0 && ql < 10;
-    for (size_t i = 0; ok && i < ql; i++) {
-      if (q[i] < '0' || q[i] > '9')
-        ok = false;
-      else
-        idx = idx * 10 + (size_t)(q[i] - '0');
-    }
-    if (!ok)
+    int64_t at = eddy_ir_func_arg_index(func, p, len);
+    if (at < 0)
       return eddy_status_create(EDDY_ERR_INVALID_ARGUMENT,
                                 "--wrt: '%.*s' is not an argument name "
                                 "(a name of the function's arg_names, or "
                                 "arg0, %%arg0 or 0)",
                                 (int)len, p);
+    size_t idx = (size_t)at;
     if (idx >= num_args)
       return eddy_status_create(EDDY_ERR_INVALID_ARGUMENT,
                                 "--wrt: there is no argument '%.*s' (the "

@@ -425,11 +425,10 @@ static eddy_status_t emit_func(cpu_emit_t *e, eddy_op_t *func,
     // The name in entry-check messages: arg_names[i] (an imported graph's
     // Placeholder), else the position.
     char pos[32];
-    snprintf(pos, sizeof pos, "arg%u", i);
-    const char *an = eddy_ir_func_arg_name(func, i);
     eddy_buf_printf(&e->globals,
                     "llvm.mlir.global internal constant @__eddy_name%d(\"", g);
-    cpu_put_mlir_string(&e->globals, an ? an : pos);
+    cpu_put_mlir_string(&e->globals,
+                        eddy_ir_func_arg_label(func, i, pos, sizeof pos));
     eddy_buf_puts(&e->globals, "\\00\") {addr_space = 0 : i32}\n");
     int dp = cpu_dims_ptr(e, t);
     int np = cpu_fresh(e), ix = cpu_fresh(e), dt = cpu_fresh(e),

@@ -35,11 +35,9 @@ eddy_status_t eddy_cpu_emit_header(const eddy_module_t *m, const char *entry,
   // Names from arg_names / result_names (an imported graph's Placeholders
   // and fetches); the verifier keeps quotes and newlines out of them.
   for (uint32_t i = 0; i < ft->num_inputs; i++) {
-    const char *an = eddy_ir_func_arg_name(func, i);
-    if (an)
-      eddy_buf_printf(out, "///   %u '%s': ", i, an);
-    else
-      eddy_buf_printf(out, "///   %u 'arg%u': ", i, i);
+    char pos[32];
+    eddy_buf_printf(out, "///   %u '%s': ", i,
+                    eddy_ir_func_arg_label(func, i, pos, sizeof pos));
     spec(out, ft->inputs[i]);
     eddy_buf_puts(out, "\n");
   }

@@ -298,6 +298,42 @@ const char *eddy_ir_func_result_name(const eddy_op_t *func, size_t i) {
   return eddy_func_name_at(func, "result_names", i);
 }
 
+const char *eddy_ir_func_arg_label(const eddy_op_t *func, size_t i, char *buf,
+                                   size_t size) {
+  const char *n = eddy_ir_func_arg_name(func, i);
+  if (n)
+    return n;
+  snprintf(buf, size, "arg%zu", i);
+  return buf;
+}
+
+int64_t eddy_ir_func_arg_index(const eddy_op_t *func, const char *name,
+                               size_t len) {
+  const eddy_type_t *fty = eddy_ir_func_type(func);
+  for (size_t i = 0; fty && i < fty->num_inputs; i++) {
+    const char *an = eddy_ir_func_arg_name(func, i);
+    if (an && strlen(an) == len && strncmp(an, name, len) == 0)
+      return (int64_t)i;
+  }
+  if (len > 0 && name[0] == '%') {
+    name++;
+    len--;
+  }
+  if (len > 3 && strncmp(name, "arg", 3) == 0) {
+    name += 3;
+    len -= 3;
+  }
+  if (len == 0 || len > 9)
+    return -1;
+  int64_t v = 0;
+  for (size_t i = 0; i < len; i++) {
+    if (name[i] < '0' || name[i] > '9')
+      return -1;
+    v = v * 10 + (name[i] - '0');
+  }
+  return v;
+}
+
 void eddy_ir_func_set_names(eddy_op_t *func, const char *attr,
                             const char *const *names, size_t n) {
   eddy_ctx_t *ctx = func->ctx;

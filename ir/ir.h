@@ -617,6 +617,14 @@ eddy_block_t *eddy_ir_func_entry(const eddy_op_t *func);
 /// them; without them an argument is called by its position (`arg0`).
 const char *eddy_ir_func_arg_name(const eddy_op_t *func, size_t i);
 const char *eddy_ir_func_result_name(const eddy_op_t *func, size_t i);
+/// Argument i's name, or "argN" written into buf (size bytes).
+const char *eddy_ir_func_arg_label(const eddy_op_t *func, size_t i, char *buf,
+                                   size_t size);
+/// The argument that the text name[0..len) names: a name of arg_names, or
+/// the position written arg3, %arg3 or 3 (returned even when past the last
+/// argument: the caller says so); -1 when it is none of these.
+int64_t eddy_ir_func_arg_index(const eddy_op_t *func, const char *name,
+                               size_t len);
 /// Sets attr ("arg_names" or "result_names") to the n names.
 void eddy_ir_func_set_names(eddy_op_t *func, const char *attr,
                             const char *const *names, size_t n);

@@ -638,7 +638,7 @@ static eddy_status_t import_graph(tf_importer_t *im, tf_body_t *bd) {
   // The Placeholders' names and the fetches ("node:i") name the arguments
   // and results in messages and generated headers.
   const char **names = eddy_arena_alloc(
-      im->arena, (nfeeds > nfetches ? nfeeds : nfetches) * sizeof *names + 1);
+      im->arena, ((nfeeds > nfetches ? nfeeds : nfetches) + 1) * sizeof *names);
   for (size_t i = 0; i < nfeeds; i++)
     names[i] = feeds[i]->def->name;
   if (nfeeds)

@@ -39,7 +39,7 @@ typedef struct lt_state {
   eddy_ptrmap_t index; ///< value -> 1 + its position in vals
   eddy_value_t **vals;
   int32_t *parent;     ///< union-find over vals
-  bool *opaque;        ///< per value; read at the root after unions
+  bool *opaque;        ///< per value: its list leaves the function's sight
   const eddy_type_t **written; ///< per root: the generalized item type
   bool *no_join;       ///< per root: two written types could not be joined
   size_t n, cap;
@@ -313,7 +313,7 @@ static int64_t lt_apply(lt_state_t *s) {
   }
   for (size_t i = 0; i < s->n; i++) {
     int32_t root = lt_find(s, (int32_t)i);
-    if (bad[root] || s->opaque[root] || s->no_join[root] || !s->written[root])
+    if (bad[root] || s->no_join[root] || !s->written[root])
       continue;
     const eddy_type_t *elem =
         eddy_ir_type_refine(s->ctx, declared[root], s->written[root]);
@@ -342,10 +342,7 @@ eddy_status_t eddy_passes_refine_list_types(eddy_ctx_t *ctx, eddy_op_t *func,
   for (eddy_block_t *b = entry; b; b = b->next)
     lt_block(&s, b, b == entry);
   if (!s.oom && s.n > 0) {
-    // Opaqueness and written types live at the roots from here on.
-    for (size_t i = 0; i < s.n; i++)
-      if (s.opaque[i])
-        s.opaque[lt_find(&s, (int32_t)i)] = true;
+    // Written types live at the roots from here on.
     s.written = calloc(s.n, sizeof *s.written);
     s.no_join = calloc(s.n, sizeof *s.no_join);
     if (s.written && s.no_join) {

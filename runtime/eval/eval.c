@@ -794,10 +794,7 @@ eddy_status_t eddy_eval_check_args(const eddy_op_t *func,
     const eddy_eval_value_t *v = &args[i];
     const eddy_type_t *t = fty->inputs[i];
     char want[256], got[256], pos[32];
-    snprintf(pos, sizeof pos, "arg%zu", i);
-    const char *an = eddy_ir_func_arg_name(func, i);
-    if (!an)
-      an = pos;
+    const char *an = eddy_ir_func_arg_label(func, i, pos, sizeof pos);
     type_str(t, want, sizeof want);
     if (v->kind == EDDY_EVAL_TENSOR) {
       eddy_rt_status_t rs = eddy_rt_tensor_validate(&v->tensor, "input", "tensor");

@@ -231,44 +231,6 @@ static int parse_args(int argc, char **argv, run_args_t *a) {
 
 /// ---- Inputs -------------------------------------------------------------------
 
-/// The label of argument i in messages: its name from arg_names, else argN.
-static const char *arg_label(const eddy_op_t *func, size_t i, char *buf,
-                             size_t size) {
-  const char *n = eddy_ir_func_arg_name(func, i);
-  if (n)
-    return n;
-  snprintf(buf, size, "arg%zu", i);
-  return buf;
-}
-
-/// The argument index NAME selects: a name of func's arg_names, or arg3,
-/// %arg3 or 3; -1 when NAME has none of these forms.
-static int64_t arg_index(const eddy_op_t *func, const char *name, size_t len) {
-  size_t n = eddy_ir_func_type(func)->num_inputs;
-  for (size_t i = 0; i < n; i++) {
-    const char *an = eddy_ir_func_arg_name(func, i);
-    if (an && strlen(an) == len && strncmp(an, name, len) == 0)
-      return (int64_t)i;
-  }
-  if (len > 0 && name[0] == '%') {
-    name++;
-    len--;
-  }
-  if (len > 3 && strncmp(name, "arg", 3) == 0) {
-    name += 3;
-    len -= 3;
-  }
-  if (len == 0 || len > 9)
-    return -1;
-  int64_t v = 0;
-  for (size_t i = 0; i < len; i++) {
-    if (name[i] < '0' || name[i] > '9')
-      return -1;
-    v = v * 10 + (name[i] - '0');
-  }
-  return v;
-}
-
 /// Numbers (and true/false/inf/nan) are scalars; anything else is a path.
 static bool looks_like_scalar(const char *v) {
   const char *p = v;
@@ -291,7 +253,7 @@ static eddy_status_t input_error(const eddy_op_t *func, int64_t idx,
   eddy_status_t st = eddy_status_create(
       eddy_status_code(cause), "@%s: argument %" PRId64 " '%s': %s",
       eddy_ir_func_name(func), idx,
-      arg_label(func, (size_t)idx, pos, sizeof pos),
+      eddy_ir_func_arg_label(func, (size_t)idx, pos, sizeof pos),
       eddy_status_message(cause));
   eddy_status_destroy(cause);
   return st;
@@ -344,7 +306,7 @@ static eddy_status_t load_inputs(eddy_rt_ctx_t *rt, const run_args_t *a,
   eddy_status_t st = NULL;
   for (size_t i = 0; i < a->num_inputs && !st; i++) {
     const run_input_t *in = &a->inputs[i];
-    int64_t idx = arg_index(func, in->name, in->name_len);
+    int64_t idx = eddy_ir_func_arg_index(func, in->name, in->name_len);
     if (idx < 0 || (uint64_t)idx >= n) {
       eddy_buf_t names;
       eddy_buf_init(&names);
@@ -370,7 +332,7 @@ static eddy_status_t load_inputs(eddy_rt_ctx_t *rt, const run_args_t *a,
           EDDY_ERR_INVALID_ARGUMENT,
           "argument %" PRId64 " '%s' is given twice (--input %s and --input "
           "%s)",
-          idx, arg_label(func, (size_t)idx, pos, sizeof pos), given[idx]->arg,
+          idx, eddy_ir_func_arg_label(func, (size_t)idx, pos, sizeof pos), given[idx]->arg,
           in->arg);
     } else {
       given[idx] = in;
@@ -383,7 +345,7 @@ static eddy_status_t load_inputs(eddy_rt_ctx_t *rt, const run_args_t *a,
     eddy_buf_init(&ty);
     eddy_ir_type_print(fty->inputs[i], &ty);
     char pos[32];
-    const char *label = arg_label(func, i, pos, sizeof pos);
+    const char *label = eddy_ir_func_arg_label(func, i, pos, sizeof pos);
     st = eddy_status_create(EDDY_ERR_INVALID_ARGUMENT,
                             "@%s: argument %zu '%s' (%s) has no value; "
                             "give it with --input %s=VALUE",
