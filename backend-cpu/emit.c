@@ -422,12 +422,7 @@ void cpu_fail_if(cpu_emit_t *e, int cond, int site, int index, int size) {
   const eddy_type_t *i64s = eddy_ir_scalar_type_get(e->ctx, EDDY_DT_I64);
   // The first error recorded stays: a later failing check of the same
   // computation (one shape rule after another) does not replace it.
-  int f = cpu_load(e, e->eflag, i32s, NULL);
-  int z = cpu_fresh(e), first = cpu_fresh(e), go = cpu_fresh(e);
-  cpu_p(e, "%%t%d = arith.constant 0 : i32\n", z);
-  cpu_p(e, "%%t%d = arith.cmpi eq, %%t%d, %%t%d : i32\n", first, f, z);
-  cpu_p(e, "%%t%d = arith.andi %%t%d, %%t%d : i1\n", go, cond, first);
-  cpu_p(e, "scf.if %%t%d {\n", go);
+  cpu_p(e, "scf.if %%t%d {\n", cpu_and_no_error(e, cond));
   int c = cpu_fresh(e);
   cpu_p(e, "%%t%d = arith.constant %d : i32\n", c, site);
   cpu_store(e, e->eflag, i32s, NULL, c);

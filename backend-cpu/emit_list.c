@@ -523,14 +523,11 @@ eddy_status_t cpu_list_op(cpu_emit_t *e, eddy_op_t *op) {
   // gets blamed on (its location prefixes the helper's message).
   {
     const eddy_type_t *i32s = eddy_ir_scalar_type_get(e->ctx, EDDY_DT_I32);
-    int site = cpu_error_site(e, op);
-    int f = cpu_load(e, e->eflag, i32s, NULL);
-    int z = cpu_fresh(e), ok = cpu_fresh(e), c = cpu_fresh(e);
-    cpu_p(e, "%%t%d = arith.constant 0 : i32\n", z);
-    cpu_p(e, "%%t%d = arith.cmpi eq, %%t%d, %%t%d : i32\n", ok, f, z);
-    cpu_p(e, "scf.if %%t%d {\n%%t%d = arith.constant %d : i32\n", ok, c, site);
+    int site = cpu_error_site(e, op), c = cpu_fresh(e);
+    cpu_gate_open(e);
+    cpu_p(e, "%%t%d = arith.constant %d : i32\n", c, site);
     cpu_store(e, e->elist, i32s, NULL, c);
-    cpu_p(e, "}\n");
+    cpu_gate_close(e);
   }
   if (eddy_ir_op_is(op, "tl.push_back") &&
       is_list_type(eddy_ir_op_operand(op, 1)->type))

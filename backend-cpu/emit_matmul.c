@@ -10,9 +10,9 @@
 ///   f32 in an unspecified order, as the relaxed contract for f32 matmul
 ///   allows (docs/dialects/core.md).
 ///
-/// The sizes are taken in one place (mm_dims): static today; dynamic dims
-/// would be read there into the same index values, and the size class chosen
-/// by a run-time branch.
+/// Both classes here take static sizes (mm_dims); a matmul with `?` dims is
+/// always an inline loop nest over its run-time sizes (cpu_matmul_dyn,
+/// emit_shape.c).
 #include "backend-cpu/emit_internal.h"
 
 #include <string.h>
@@ -55,8 +55,7 @@ static int mm_i64(cpu_emit_t *e, int64_t v) {
   return t;
 }
 
-/// The sizes of one matmul: M, N, K and the result's batch dims, static
-/// (-1 when dynamic, which the backend does not compile yet).
+/// The static sizes of one matmul: M, N, K and the result's batch dims.
 typedef struct mm_dims {
   int64_t m, n, k;
   int64_t batch; ///< product of the result's batch dims

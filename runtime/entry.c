@@ -183,8 +183,8 @@ int32_t eddy_rt_entry_dims_error(char *err, size_t errlen, const char *what,
 /// passes NULL on. `code` points at the entry's error slot: the first failure
 /// stores -CODE there and writes its message to err.
 
-static void *list_fail(eddy_rt_status_t st, int32_t *code, char *err,
-                       size_t errlen) {
+void *rt_entry_list_fail(eddy_rt_status_t st, int32_t *code, char *err,
+                         size_t errlen) {
   if (*code == 0) {
     *code = -(int32_t)eddy_rt_status_code(st);
     entry_err(err, errlen, 0, "%s", eddy_rt_status_message(st));
@@ -206,7 +206,7 @@ static bool copy_out(eddy_rt_tensor_t *item, const char *op, void *out_data,
     fmt_spec(dtype, rank, dims, want, sizeof want);
     fmt_spec(item->dtype, item->rank, item->dims, got, sizeof got);
     eddy_rt_tensor_release(item);
-    list_fail(eddy_rt_status_create(EDDY_RT_ERR_INVALID_ARGUMENT,
+    rt_entry_list_fail(eddy_rt_status_create(EDDY_RT_ERR_INVALID_ARGUMENT,
                                     "%s: expected %s, got %s", op, want, got),
               code, err, errlen);
     return false;
@@ -241,11 +241,11 @@ void *eddy_rt_entry_list_push(eddy_rt_ctx_t *rt, void *list, int32_t moved,
   eddy_rt_list_t *out = NULL;
   if (st) {
     eddy_rt_list_release(list);
-    return list_fail(st, code, err, errlen);
+    return rt_entry_list_fail(st, code, err, errlen);
   }
   // x is borrowed: the list copies it.
   st = eddy_rt_list_push_back(rt, list, &x, &out);
-  return st ? list_fail(st, code, err, errlen) : out;
+  return st ? rt_entry_list_fail(st, code, err, errlen) : out;
 }
 
 void *eddy_rt_entry_list_pop(eddy_rt_ctx_t *rt, void *list, int32_t moved,
@@ -260,7 +260,7 @@ void *eddy_rt_entry_list_pop(eddy_rt_ctx_t *rt, void *list, int32_t moved,
   eddy_rt_tensor_t item = eddy_rt_tensor_empty();
   eddy_rt_status_t st = eddy_rt_list_pop_back(rt, list, &out, &item);
   if (st)
-    return list_fail(st, code, err, errlen);
+    return rt_entry_list_fail(st, code, err, errlen);
   if (!copy_out(&item, "tl.pop_back", out_data, dtype, rank, dims, code, err,
                 errlen)) {
     eddy_rt_list_release(out);
@@ -297,7 +297,7 @@ void *eddy_rt_entry_list_from_tensor(eddy_rt_ctx_t *rt, void *data,
   // x is borrowed: the list copies the items.
   if (!st)
     st = eddy_rt_list_from_tensor(rt, &x, NULL, &l);
-  return st ? list_fail(st, code, err, errlen) : l;
+  return st ? rt_entry_list_fail(st, code, err, errlen) : l;
 }
 
 void eddy_rt_entry_list_get(eddy_rt_ctx_t *rt, const void *list, int64_t index,
@@ -311,7 +311,7 @@ void eddy_rt_entry_list_get(eddy_rt_ctx_t *rt, const void *list, int64_t index,
   if (!st)
     st = eddy_rt_list_get_item(rt, list, &it, &item);
   if (st) {
-    list_fail(st, code, err, errlen);
+    rt_entry_list_fail(st, code, err, errlen);
     return;
   }
   copy_out(&item, "tl.get_item", out_data, dtype, rank, dims, code, err,
@@ -333,10 +333,10 @@ void *eddy_rt_entry_list_set(eddy_rt_ctx_t *rt, void *list, int32_t moved,
     st = eddy_rt_tensor_wrap(dtype, rank, dims, data, &x);
   if (st) {
     eddy_rt_list_release(list);
-    return list_fail(st, code, err, errlen);
+    return rt_entry_list_fail(st, code, err, errlen);
   }
   st = eddy_rt_list_set_item(rt, list, &it, &x, &out);
-  return st ? list_fail(st, code, err, errlen) : out;
+  return st ? rt_entry_list_fail(st, code, err, errlen) : out;
 }
 
 /// The first set item of a list of size > 0 (an item of the fully known
@@ -393,7 +393,7 @@ void eddy_rt_entry_list_dims(eddy_rt_ctx_t *rt, const void *list,
     return; // popping an empty list: tl.pop_back reports it
   }
   if (st) {
-    list_fail(st, code, err, errlen);
+    rt_entry_list_fail(st, code, err, errlen);
     return;
   }
   // A rank that differs is reported by the read itself (copy_out).
@@ -412,7 +412,7 @@ void eddy_rt_entry_list_stack(eddy_rt_ctx_t *rt, const void *list,
   eddy_rt_tensor_t t = eddy_rt_tensor_empty();
   eddy_rt_status_t st = eddy_rt_list_stack(rt, list, &t);
   if (st) {
-    list_fail(st, code, err, errlen);
+    rt_entry_list_fail(st, code, err, errlen);
     return;
   }
   copy_out(&t, "tl.stack", out_data, dtype, rank, dims, code, err, errlen);

@@ -7,19 +7,8 @@
 /// gives up its reference to `list`.
 #include "runtime/eddyrt.h"
 #include "runtime/kernels.h"
+#include "runtime/rt_internal.h"
 
-#include <stdio.h>
-
-static void *nested_fail(eddy_rt_status_t st, int32_t *code, char *err,
-                         size_t errlen) {
-  if (*code == 0) {
-    *code = -(int32_t)eddy_rt_status_code(st);
-    if (err && errlen)
-      snprintf(err, errlen, "%s", eddy_rt_status_message(st));
-  }
-  eddy_rt_status_destroy(st);
-  return NULL;
-}
 
 /// The list the op may consume: a new reference unless moved.
 static eddy_rt_list_t *owned(void *list, int32_t moved) {
@@ -49,7 +38,7 @@ static bool elem_shape(const char *op, int32_t rank, const int64_t *dims,
                        size_t errlen) {
   if (eddy_rt_elem_shape_make(rank, dims, shape))
     return true;
-  nested_fail(eddy_rt_status_create(EDDY_RT_ERR_INTERNAL,
+  rt_entry_list_fail(eddy_rt_status_create(EDDY_RT_ERR_INTERNAL,
                                     "%s: bad element rank %d", op, rank),
               code, err, errlen);
   return false;
@@ -65,7 +54,7 @@ void *eddy_rt_entry_list_empty_nested(eddy_rt_ctx_t *rt, int32_t depth,
     return NULL;
   eddy_rt_status_t st =
       eddy_rt_list_empty_nested(rt, depth, dtype, &shape, max_elements, &l);
-  return st ? nested_fail(st, code, err, errlen) : l;
+  return st ? rt_entry_list_fail(st, code, err, errlen) : l;
 }
 
 void *eddy_rt_entry_list_reserve_nested(eddy_rt_ctx_t *rt, int32_t depth,
@@ -81,7 +70,7 @@ void *eddy_rt_entry_list_reserve_nested(eddy_rt_ctx_t *rt, int32_t depth,
   eddy_rt_status_t st = eddy_rt_tensor_wrap(EDDY_RT_I64, 0, NULL, &n, &nt);
   if (!st)
     st = eddy_rt_list_reserve_nested(rt, depth, dtype, &shape, &nt, &l);
-  return st ? nested_fail(st, code, err, errlen) : l;
+  return st ? rt_entry_list_fail(st, code, err, errlen) : l;
 }
 
 void *eddy_rt_entry_list_push_list(eddy_rt_ctx_t *rt, void *list,
@@ -92,7 +81,7 @@ void *eddy_rt_entry_list_push_list(eddy_rt_ctx_t *rt, void *list,
     return NULL;
   eddy_rt_list_t *out = NULL;
   eddy_rt_status_t st = eddy_rt_list_push_back_list(rt, l, item, &out);
-  return st ? nested_fail(st, code, err, errlen) : out;
+  return st ? rt_entry_list_fail(st, code, err, errlen) : out;
 }
 
 void *eddy_rt_entry_list_pop_list(eddy_rt_ctx_t *rt, void *list, int32_t moved,
@@ -105,7 +94,7 @@ void *eddy_rt_entry_list_pop_list(eddy_rt_ctx_t *rt, void *list, int32_t moved,
   eddy_rt_status_t st =
       eddy_rt_list_pop_back_list(rt, owned(list, moved), &out, &item);
   if (st)
-    return nested_fail(st, code, err, errlen);
+    return rt_entry_list_fail(st, code, err, errlen);
   *out_item = item;
   return out;
 }
@@ -120,7 +109,7 @@ void *eddy_rt_entry_list_get_list(eddy_rt_ctx_t *rt, const void *list,
   eddy_rt_status_t st = eddy_rt_tensor_wrap(EDDY_RT_I64, 0, NULL, &index, &it);
   if (!st)
     st = eddy_rt_list_get_item_list(rt, list, &it, &item);
-  return st ? nested_fail(st, code, err, errlen) : item;
+  return st ? rt_entry_list_fail(st, code, err, errlen) : item;
 }
 
 void *eddy_rt_entry_list_set_list(eddy_rt_ctx_t *rt, void *list, int32_t moved,
@@ -134,8 +123,8 @@ void *eddy_rt_entry_list_set_list(eddy_rt_ctx_t *rt, void *list, int32_t moved,
   eddy_rt_status_t st = eddy_rt_tensor_wrap(EDDY_RT_I64, 0, NULL, &index, &it);
   if (st) {
     eddy_rt_list_release(l);
-    return nested_fail(st, code, err, errlen);
+    return rt_entry_list_fail(st, code, err, errlen);
   }
   st = eddy_rt_list_set_item_list(rt, l, &it, item, &out);
-  return st ? nested_fail(st, code, err, errlen) : out;
+  return st ? rt_entry_list_fail(st, code, err, errlen) : out;
 }

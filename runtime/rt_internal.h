@@ -237,4 +237,10 @@ eddy_rt_status_t rt_make_owned_contiguous(eddy_rt_ctx_t *ctx, const char *op,
                                           const eddy_rt_tensor_t *x,
                                           eddy_rt_tensor_t *out_t);
 
+/// A TensorList entry helper's failure (entry.c, entry_nested.c): the first
+/// one stores -CODE in the entry's error slot *code and writes its message to
+/// err; st is destroyed. Returns NULL (the failed helper's list).
+void *rt_entry_list_fail(eddy_rt_status_t st, int32_t *code, char *err,
+                         size_t errlen);
+
 #endif
