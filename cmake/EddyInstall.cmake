@@ -33,8 +33,12 @@ endforeach()
 set_target_properties(eddyrt_static PROPERTIES EXPORT_NAME eddyrt)
 # EDDY_RT_BLAS_LIBS (runtime/CMakeLists.txt): OpenBLAS, when eddy was built
 # with it (large f32 matmuls call it).
-target_link_libraries(eddyrt_static INTERFACE m Threads::Threads ${EDDY_RT_BLAS_LIBS})
-target_link_libraries(eddyrt_shared PRIVATE m Threads::Threads ${EDDY_RT_BLAS_LIBS})
+# CMAKE_DL_LIBS: dlopen, with which runtime/cuda.c loads the CUDA driver
+# (in libc itself since glibc 2.34).
+target_link_libraries(eddyrt_static INTERFACE m Threads::Threads ${EDDY_RT_BLAS_LIBS}
+  ${CMAKE_DL_LIBS})
+target_link_libraries(eddyrt_shared PRIVATE m Threads::Threads ${EDDY_RT_BLAS_LIBS}
+  ${CMAKE_DL_LIBS})
 target_link_options(eddyrt_shared PRIVATE ${EDDY_RT_SANITIZE_LINK} -Wl,--no-undefined
   -Wl,--version-script=${PROJECT_SOURCE_DIR}/cmake/eddyrt.map)
 # The soname follows the runtime's ABI version (runtime/eddyrt.h).
@@ -86,10 +90,15 @@ foreach(part ${pc_parts})
   string(APPEND EDDY_RT_PC_PREFIX "/..")
 endforeach()
 string(REPLACE ";" " " EDDY_RT_PC_SANITIZE "${EDDY_RT_SANITIZE_LINK}")
-set(EDDY_RT_PC_BLAS)
+set(EDDY_RT_PC_LIBS)
 if(EDDY_RT_BLAS_LIBS)
-  set(EDDY_RT_PC_BLAS -lopenblas)
+  set(EDDY_RT_PC_LIBS -lopenblas)
 endif()
+# Libs.private: OpenBLAS (above) and dlopen's library (runtime/cuda.c),
+# where there is one.
+foreach(lib ${CMAKE_DL_LIBS})
+  string(APPEND EDDY_RT_PC_LIBS " -l${lib}")
+endforeach()
 configure_file(${PROJECT_SOURCE_DIR}/cmake/eddyrt.pc.in
   ${PROJECT_BINARY_DIR}/cmake/eddyrt.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/cmake/eddyrt.pc

@@ -475,6 +475,99 @@ void eddy_rt_entry_sgemm(eddy_rt_ctx_t *rt, int32_t trans, int64_t m,
                          int64_t n, int64_t k, const float *a, int64_t lda,
                          const float *b, int64_t ldb, float *c, int64_t ldc);
 
+/// ===========================================================================
+/// CUDA (runtime/cuda.c)
+/// ===========================================================================
+/// What code compiled with `--target=cuda` calls for everything that touches
+/// the device. libeddyrt links neither the CUDA driver nor cuBLAS: it loads
+/// them with dlopen on first use, so such a program links and starts on a
+/// machine without a GPU and gets EDDY_RT_ERR_UNSUPPORTED from
+/// eddy_rt_entry_cuda_begin. Device pointers are `void *`.
+///
+/// Errors: each thread records the first CUDA failure since its
+/// eddy_rt_entry_cuda_begin (driver call, kernel launch, cuBLAS) with a
+/// message naming the call ("cuLaunchKernel(main_kernel_3):
+/// CUDA_ERROR_LAUNCH_FAILED (unspecified launch failure)"); once one is
+/// recorded the helpers below do nothing (except free) until
+/// eddy_rt_entry_cuda_end reports and clears it.
+
+/// Makes the calling thread ready for the helpers below. The first call in
+/// the process loads the driver (env EDDY_CUDA_DRIVER if set, else
+/// "libcuda.so.1"), calls cuInit, picks device EDDY_CUDA_DEVICE (default 0)
+/// and retains its primary context; a failure is remembered and every later
+/// call returns it: EDDY_RT_ERR_UNSUPPORTED with a message starting "no CUDA
+/// device: " ("no CUDA device: cannot load libcuda.so.1: ..."). Each call
+/// makes the primary context current, creates the thread's stream on the
+/// thread's first call, and clears the thread's recorded error. Thread-safe.
+int32_t eddy_rt_entry_cuda_begin(eddy_rt_ctx_t *rt, char *err, size_t errlen);
+/// Device memory (cuMemAlloc_v2); bytes 0 gives a valid unique pointer. NULL
+/// on failure, with "cannot allocate N bytes of device memory: CUDA_ERROR_..."
+/// in err (the recorded message when an error is recorded already). Device
+/// memory is not counted against rt's memory limit.
+void *eddy_rt_entry_cuda_alloc(eddy_rt_ctx_t *rt, int64_t bytes, char *err,
+                               size_t errlen);
+/// Frees what eddy_rt_entry_cuda_alloc returned (dptr may be NULL), also
+/// after an error, so that cleanup does not leak. The driver waits for work
+/// still using the memory.
+void eddy_rt_entry_cuda_free(eddy_rt_ctx_t *rt, void *dptr, int64_t bytes);
+/// Host to device, ordered on the thread's stream. src may be reused on
+/// return when it is ordinary (pageable) memory; memory pinned through the
+/// driver must stay unchanged until the next eddy_rt_entry_cuda_to_host or
+/// eddy_rt_entry_cuda_end.
+void eddy_rt_entry_cuda_to_device(void *dst, const void *src, int64_t bytes);
+/// Device to host: waits for everything issued before on the thread's
+/// stream, then dst holds the data. With an error recorded (before or by
+/// this copy) dst is zeroed instead; the caller learns of it from
+/// eddy_rt_entry_cuda_end.
+void eddy_rt_entry_cuda_to_host(void *dst, const void *src, int64_t bytes);
+/// Waits for the thread's stream; returns 0, or the first error recorded
+/// since eddy_rt_entry_cuda_begin (EDDY_RT_ERR_INTERNAL for driver and
+/// launch failures, EDDY_RT_ERR_RESOURCE for out of memory,
+/// EDDY_RT_ERR_UNSUPPORTED when cuBLAS cannot be loaded) with its message in
+/// err. Clears the record.
+int32_t eddy_rt_entry_cuda_end(eddy_rt_ctx_t *rt, char *err, size_t errlen);
+/// eddy_rt_entry_sgemm's contract (row-major, trans & 1: A stored
+/// transposed, trans & 2: B stored transposed, ld* row strides) on device
+/// pointers, through cuBLAS on the thread's stream. cuBLAS is loaded on
+/// first use: env EDDY_CUBLAS if set, else libcublas.so.13, .so.12, .so.11,
+/// .so; each thread gets its own handle. Failures are recorded.
+void eddy_rt_entry_cuda_sgemm(eddy_rt_ctx_t *rt, int32_t trans, int64_t m,
+                              int64_t n, int64_t k, const float *a,
+                              int64_t lda, const float *b, int64_t ldb,
+                              float *c, int64_t ldc);
+
+/// MLIR's GPU runtime ABI: the functions that host code lowered by MLIR's
+/// gpu-to-llvm (and LLVM translation of gpu.binary / gpu.launch_func) calls,
+/// with exactly the names and signatures of MLIR 19's CUDA runtime wrappers.
+/// They are an ABI, not eddy names. All do nothing (and return NULL) on a
+/// thread where eddy_rt_entry_cuda_begin has not succeeded or an error is
+/// recorded.
+///
+/// The module loaded from the image at `data` (cuModuleLoadData), cached:
+/// the same data pointer gives the same module, loaded once per process.
+/// Thread-safe.
+void *mgpuModuleLoad(void *data, size_t gpuBlobSize);
+/// Does nothing: modules stay cached for the life of the process.
+void mgpuModuleUnload(void *module);
+/// The kernel `name` of module (cuModuleGetFunction, cached).
+void *mgpuModuleGetFunction(void *module, const char *name);
+/// The calling thread's stream (not a new one).
+void *mgpuStreamCreate(void);
+/// Does nothing: the thread's stream lives as long as the thread.
+void mgpuStreamDestroy(void *stream);
+/// Does nothing. Kernels run in order on the thread's stream, and
+/// eddy_rt_entry_cuda_to_host and eddy_rt_entry_cuda_end wait for it, so a
+/// wait after each launch would only stall the host; errors of the kernels
+/// are reported by those two.
+void mgpuStreamSynchronize(void *stream);
+/// cuLaunchKernel on stream (the thread's stream when NULL); a failure is
+/// recorded. A grid with a zero dimension launches nothing. paramsCount is
+/// not used (the driver does not take it).
+void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
+                      intptr_t gridZ, intptr_t blockX, intptr_t blockY,
+                      intptr_t blockZ, int32_t smem, void *stream,
+                      void **params, void **extra, size_t paramsCount);
+
 #ifdef __cplusplus
 }
 #endif

@@ -39,15 +39,16 @@ done
 "$prefix/bin/eddy" --help >/dev/null 2>&1 || fail "installed eddy does not run"
 
 echo "== libeddyrt symbols"
-# The archive: every global is eddy_rt_* (the API) or rt_* (its internals
-# shared across its objects); nothing of the IR (eddy_ir_*, eddy_* other than
-# eddy_rt_*). What it needs from outside is libc, libm, pthread (and the
-# sanitizer runtimes in a sanitizer build).
+# The archive: every global is eddy_rt_* (the API), rt_* (its internals
+# shared across its objects) or mgpu* (the GPU runtime ABI that code compiled
+# with --target=cuda calls, runtime/cuda.c); nothing of the IR (eddy_ir_*,
+# eddy_* other than eddy_rt_*). What it needs from outside is libc, libm,
+# pthread (and the sanitizer runtimes in a sanitizer build).
 nm -g --defined-only "$prefix/lib/libeddyrt.a" | awk 'NF == 3 {print $3}' |
   sort -u >"$work/static-defined.txt"
 [ -s "$work/static-defined.txt" ] || fail "libeddyrt.a defines nothing"
-if grep -v -E '^(eddy_rt_|rt_)' "$work/static-defined.txt"; then
-  fail "libeddyrt.a defines the symbols above (not eddy_rt_* / rt_*)"
+if grep -v -E '^(eddy_rt_|rt_|mgpu)' "$work/static-defined.txt"; then
+  fail "libeddyrt.a defines the symbols above (not eddy_rt_* / rt_* / mgpu*)"
 fi
 grep -qx eddy_rt_entry_check_arg "$work/static-defined.txt" ||
   fail "libeddyrt.a lacks eddy_rt_entry_check_arg"
@@ -56,12 +57,14 @@ nm -g --undefined-only "$prefix/lib/libeddyrt.a" | awk 'NF == 2 {print $2}' |
 if grep -E '^(eddy|rt_)' "$work/static-undefined.txt"; then
   fail "libeddyrt.a needs the symbols above from outside"
 fi
-# The shared library exports the eddy_rt_* API only.
+# The shared library exports the eddy_rt_* API and the mgpu* ABI only.
 nm -D --defined-only "$prefix/lib/libeddyrt.so" | awk 'NF == 3 {print $3}' |
   sort -u >"$work/shared-defined.txt"
-if grep -v -E '^eddy_rt_' "$work/shared-defined.txt"; then
-  fail "libeddyrt.so exports the symbols above (not eddy_rt_*)"
+if grep -v -E '^(eddy_rt_|mgpu)' "$work/shared-defined.txt"; then
+  fail "libeddyrt.so exports the symbols above (not eddy_rt_* / mgpu*)"
 fi
+grep -qx mgpuLaunchKernel "$work/shared-defined.txt" ||
+  fail "libeddyrt.so lacks mgpuLaunchKernel"
 grep -qx eddy_rt_entry_check_arg "$work/shared-defined.txt" ||
   fail "libeddyrt.so lacks eddy_rt_entry_check_arg"
 echo "libeddyrt.a: $(wc -l <"$work/static-defined.txt") globals," \
