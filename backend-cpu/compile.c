@@ -3,7 +3,7 @@
 /// LLVM IR, optimize and write an object file, or JIT it with MLIR's
 /// ExecutionEngine. All MlirLogicalResult / LLVM error conversions to
 /// eddy_status_t happen in this file.
-#include "backend-cpu/cpu.h"
+#include "backend-cpu/codegen.h"
 
 #include <mlir-c/Diagnostics.h>
 #include <mlir-c/ExecutionEngine.h>
@@ -81,7 +81,8 @@ static eddy_status_t mlir_fail(mlir_state_t *s, const char *what) {
 
 /// Emits, parses and lowers @entry to the LLVM dialect.
 static eddy_status_t lower(const eddy_module_t *m, const char *entry,
-                           const eddy_cpu_opts_t *opts, mlir_state_t *s) {
+                           const eddy_cpu_opts_t *opts, const char *pipeline,
+                           mlir_state_t *s) {
   pthread_once(&g_init_once, init_once);
   memset(s, 0, sizeof *s);
   eddy_buf_init(&s->diags);
@@ -109,7 +110,8 @@ static eddy_status_t lower(const eddy_module_t *m, const char *entry,
   eddy_buf_t perr;
   eddy_buf_init(&perr);
   MlirLogicalResult r =
-      mlirParsePassPipeline(opm, sref(k_pipeline), diag_append, &perr);
+      mlirParsePassPipeline(opm, sref(pipeline ? pipeline : k_pipeline),
+                            diag_append, &perr);
   if (mlirLogicalResultIsFailure(r)) {
     mlirPassManagerDestroy(pm);
     st = eddy_status_create(EDDY_ERR_INTERNAL,
@@ -193,18 +195,19 @@ static eddy_status_t check_cpu(const char *cpu) {
                             cpu);
 }
 
-/// Lowers, translates and optimizes @entry for the target CPU, then writes
-/// an object to obj_path and/or appends the optimized LLVM IR to out_ir.
-static eddy_status_t codegen(const eddy_module_t *m, const char *entry,
-                             const eddy_cpu_opts_t *opts, const char *obj_path,
-                             eddy_buf_t *out_ir) {
+eddy_status_t eddy_cpu_codegen(const eddy_module_t *m, const char *entry,
+                               const eddy_cpu_opts_t *opts,
+                               const eddy_cpu_codegen_t *cg,
+                               const char *obj_path, eddy_buf_t *out_ir) {
   eddy_cpu_opts_t dflt = eddy_cpu_opts_default();
   if (!opts)
     opts = &dflt;
   if (opts->cpu)
     EDDY_RETURN_IF_ERROR(check_cpu(opts->cpu));
   mlir_state_t s;
-  eddy_status_t st = lower(m, entry, opts, &s);
+  eddy_status_t st = lower(m, entry, opts, cg ? cg->pipeline : NULL, &s);
+  if (!st && cg && cg->hook)
+    st = cg->hook(s.module, cg->user);
   if (st) {
     mlir_state_destroy(&s);
     return st;
@@ -299,13 +302,13 @@ done:
 eddy_status_t eddy_cpu_compile_object(const eddy_module_t *m, const char *entry,
                                       const eddy_cpu_opts_t *opts,
                                       const char *obj_path) {
-  return codegen(m, entry, opts, obj_path, NULL);
+  return eddy_cpu_codegen(m, entry, opts, NULL, obj_path, NULL);
 }
 
 eddy_status_t eddy_cpu_emit_llvm_ir(const eddy_module_t *m, const char *entry,
                                     const eddy_cpu_opts_t *opts,
                                     eddy_buf_t *out) {
-  return codegen(m, entry, opts, NULL, out);
+  return eddy_cpu_codegen(m, entry, opts, NULL, NULL, out);
 }
 
 /// ---- JIT
@@ -319,10 +322,20 @@ struct eddy_cpu_jit {
 eddy_status_t eddy_cpu_jit_create(const eddy_module_t *m, const char *entry,
                                   const eddy_cpu_opts_t *opts,
                                   eddy_cpu_jit_t **out_jit) {
+  return eddy_cpu_jit_create_with(m, entry, opts, NULL, out_jit);
+}
+
+eddy_status_t eddy_cpu_jit_create_with(const eddy_module_t *m,
+                                       const char *entry,
+                                       const eddy_cpu_opts_t *opts,
+                                       const eddy_cpu_codegen_t *cg,
+                                       eddy_cpu_jit_t **out_jit) {
   *out_jit = NULL;
   eddy_cpu_opts_t o = opts ? *opts : eddy_cpu_opts_default();
   mlir_state_t s;
-  eddy_status_t st = lower(m, entry, &o, &s);
+  eddy_status_t st = lower(m, entry, &o, cg ? cg->pipeline : NULL, &s);
+  if (!st && cg && cg->hook)
+    st = cg->hook(s.module, cg->user);
   if (st) {
     mlir_state_destroy(&s);
     return st;
@@ -383,6 +396,22 @@ eddy_status_t eddy_cpu_jit_create(const eddy_module_t *m, const char *entry,
       {"eddy_rt_entry_list_pop_list", (void *)eddy_rt_entry_list_pop_list},
       {"eddy_rt_entry_list_get_list", (void *)eddy_rt_entry_list_get_list},
       {"eddy_rt_entry_list_set_list", (void *)eddy_rt_entry_list_set_list},
+      // The GPU target's (runtime/cuda.c), with the GPU runtime ABI its
+      // lowered kernel launches call.
+      {"eddy_rt_entry_cuda_begin", (void *)eddy_rt_entry_cuda_begin},
+      {"eddy_rt_entry_cuda_end", (void *)eddy_rt_entry_cuda_end},
+      {"eddy_rt_entry_cuda_alloc", (void *)eddy_rt_entry_cuda_alloc},
+      {"eddy_rt_entry_cuda_free", (void *)eddy_rt_entry_cuda_free},
+      {"eddy_rt_entry_cuda_to_device", (void *)eddy_rt_entry_cuda_to_device},
+      {"eddy_rt_entry_cuda_to_host", (void *)eddy_rt_entry_cuda_to_host},
+      {"eddy_rt_entry_cuda_sgemm", (void *)eddy_rt_entry_cuda_sgemm},
+      {"mgpuModuleLoad", (void *)mgpuModuleLoad},
+      {"mgpuModuleUnload", (void *)mgpuModuleUnload},
+      {"mgpuModuleGetFunction", (void *)mgpuModuleGetFunction},
+      {"mgpuStreamCreate", (void *)mgpuStreamCreate},
+      {"mgpuStreamDestroy", (void *)mgpuStreamDestroy},
+      {"mgpuStreamSynchronize", (void *)mgpuStreamSynchronize},
+      {"mgpuLaunchKernel", (void *)mgpuLaunchKernel},
   };
   for (size_t i = 0; i < sizeof k_list_syms / sizeof k_list_syms[0]; i++)
     mlirExecutionEngineRegisterSymbol(ee, sref(k_list_syms[i].name),

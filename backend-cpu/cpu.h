@@ -20,6 +20,25 @@
 extern "C" {
 #endif
 
+/// How the emitter lays out memory and loop nests. The CPU target uses
+/// EDDY_CPU_FORM_HOST; the other two are the GPU target's program
+/// (backend-gpu, docs/gpu.md).
+typedef enum eddy_cpu_form {
+  /// scf.for loop nests over host memory (the CPU target).
+  EDDY_CPU_FORM_HOST = 0,
+  /// The GPU target's program on the host: every loop nest over tensor
+  /// elements is a 1-D scf.parallel kernel (one element per iteration),
+  /// no tensor lives on the stack, and host code reads tensor memory only
+  /// for loop and branch predicates. Runs on the CPU: it checks the GPU
+  /// kernels' arithmetic where no GPU is present.
+  EDDY_CPU_FORM_KERNELS = 1,
+  /// The same with tensors in CUDA device memory: arguments are copied to
+  /// the device and results back, predicates are copied to the host, f32
+  /// matmuls call cuBLAS (libeddyrt's eddy_rt_entry_cuda_*). Only
+  /// backend-gpu's pipeline can lower it.
+  EDDY_CPU_FORM_CUDA = 2,
+} eddy_cpu_form_t;
+
 typedef struct eddy_cpu_opts {
   /// Symbol prefix: the entry is PREFIX_run. NULL: the entry's name.
   const char *prefix;
@@ -34,6 +53,8 @@ typedef struct eddy_cpu_opts {
   /// other dtypes are inline loops accumulating exactly in order. 0: the
   /// default (docs/cpu.md, "matmul"); 1: every f32 matmul; INT64_MAX: none.
   int64_t matmul_call_min;
+  /// Memory and loop-nest layout (default EDDY_CPU_FORM_HOST).
+  eddy_cpu_form_t form;
 } eddy_cpu_opts_t;
 
 /// prefix NULL, host CPU, -O3, fusion on.

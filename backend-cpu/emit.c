@@ -147,20 +147,103 @@ eddy_status_t cpu_check_type(const eddy_op_t *op, const eddy_type_t *t) {
   return NULL;
 }
 
-void cpu_loops_open(cpu_emit_t *e, int32_t rank, const int64_t *dims,
-                    int *idx) {
-  for (int32_t i = 0; i < rank; i++) {
-    int lb = cpu_index_const(e, 0), ub = cpu_index_const(e, dims[i]);
-    int st = cpu_index_const(e, 1);
-    idx[i] = cpu_fresh(e);
-    cpu_p(e, "scf.for %%t%d = %%t%d to %%t%d step %%t%d {\n", idx[i], lb, ub,
-          st);
+/// Records an open loop nest (see cpu_emit_t.nest_rank).
+static void push_nest(cpu_emit_t *e, int32_t rank, int braces, bool kernel) {
+  if (e->num_nests < CPU_MAX_NESTS) {
+    e->nest_rank[e->num_nests] = rank;
+    e->nest_braces[e->num_nests] = braces;
+    e->nest_kernel[e->num_nests] = kernel;
+  }
+  e->num_nests++;
+  if (kernel)
+    e->kernel_depth++;
+}
+
+void cpu_unflatten_v(cpu_emit_t *e, int n, int32_t rank, const int *dims,
+                     int *idx) {
+  int rest = n;
+  for (int32_t d = rank - 1; d >= 0; d--) {
+    if (d == 0) {
+      idx[d] = rest;
+      break;
+    }
+    idx[d] = cpu_fresh(e);
+    cpu_p(e, "%%t%d = arith.remui %%t%d, %%t%d : index\n", idx[d], rest,
+          dims[d]);
+    int q = cpu_fresh(e);
+    cpu_p(e, "%%t%d = arith.divui %%t%d, %%t%d : index\n", q, rest, dims[d]);
+    rest = q;
   }
 }
 
-void cpu_loops_close(cpu_emit_t *e, int32_t rank) {
+/// One scf.for per dim.
+static void for_open(cpu_emit_t *e, int32_t rank, const int *dims, int *idx) {
+  for (int32_t i = 0; i < rank; i++) {
+    int lb = cpu_index_const(e, 0), st = cpu_index_const(e, 1);
+    idx[i] = cpu_fresh(e);
+    cpu_p(e, "scf.for %%t%d = %%t%d to %%t%d step %%t%d {\n", idx[i], lb,
+          dims[i], st);
+  }
+  push_nest(e, rank, rank, false);
+}
+
+void cpu_loops_open_v(cpu_emit_t *e, int32_t rank, const int *dims, int *idx) {
+  if (e->par && e->kernel_depth == 0) {
+    // A kernel: one parallel loop over the element count (the outer index
+    // is the quotient, so no bound check is needed on it).
+    int n = cpu_index_const(e, 1);
+    for (int32_t i = 0; i < rank; i++) {
+      int m = cpu_fresh(e);
+      cpu_p(e, "%%t%d = arith.muli %%t%d, %%t%d : index\n", m, n, dims[i]);
+      n = m;
+    }
+    int lb = cpu_index_const(e, 0), st = cpu_index_const(e, 1);
+    int flat = cpu_fresh(e);
+    cpu_p(e, "scf.parallel (%%t%d) = (%%t%d) to (%%t%d) step (%%t%d) {\n",
+          flat, lb, n, st);
+    cpu_unflatten_v(e, flat, rank, dims, idx);
+    push_nest(e, rank, 1, true);
+    return;
+  }
+  for_open(e, rank, dims, idx);
+}
+
+void cpu_host_loops_open(cpu_emit_t *e, int32_t rank, const int64_t *dims,
+                         int *idx) {
+  int d[EDDY_RT_MAX_RANK];
   for (int32_t i = 0; i < rank; i++)
-    cpu_p(e, "}\n");
+    d[i] = cpu_index_const(e, dims[i]);
+  for_open(e, rank, d, idx);
+}
+
+void cpu_loops_open(cpu_emit_t *e, int32_t rank, const int64_t *dims,
+                    int *idx) {
+  int d[EDDY_RT_MAX_RANK];
+  for (int32_t i = 0; i < rank; i++)
+    d[i] = cpu_index_const(e, dims[i]);
+  cpu_loops_open_v(e, rank, d, idx);
+}
+
+void cpu_loops_close(cpu_emit_t *e, int32_t rank) {
+  // Closes the innermost nests until `rank` loops are closed (at least one
+  // nest: a rank-0 nest is a kernel of one element in the kernels forms).
+  int32_t left = rank;
+  do {
+    if (e->num_nests <= 0) {
+      e->nest_error = true;
+      return;
+    }
+    int k = --e->num_nests;
+    if (k >= CPU_MAX_NESTS) {
+      e->nest_error = true;
+      continue;
+    }
+    for (int i = 0; i < e->nest_braces[k]; i++)
+      cpu_p(e, "}\n");
+    if (e->nest_kernel[k])
+      e->kernel_depth--;
+    left -= e->nest_rank[k];
+  } while (left > 0);
 }
 
 static void print_index(cpu_emit_t *e, const int *idx, int32_t rank) {
@@ -224,7 +307,8 @@ int cpu_alloc_buf(cpu_emit_t *e, const eddy_type_t *t) {
   // stack, where LLVM promotes them to registers.
   int64_t bytes =
       eddy_ir_type_num_elements(t) * (int64_t)eddy_dtype_size(t->dtype);
-  if (bytes <= CPU_STACK_BUF_MAX &&
+  // (Not in the kernels forms: kernels cannot reach the host's stack.)
+  if (!e->par && bytes <= CPU_STACK_BUF_MAX &&
       e->stack_bytes + bytes <= CPU_STACK_TOTAL_MAX) {
     e->stack_bytes += bytes;
     e->last_block = -1;
@@ -235,7 +319,7 @@ int cpu_alloc_buf(cpu_emit_t *e, const eddy_type_t *t) {
   }
   // A block of a dead value that is large enough (the smallest such).
   int best = -1;
-  for (int i = 0; i < e->num_heap; i++)
+  for (int i = 0; i < e->num_heap && !e->no_reuse; i++)
     if (e->heap[i].free && e->heap[i].bytes >= bytes &&
         (best < 0 || e->heap[i].bytes < e->heap[best].bytes))
       best = i;
@@ -251,19 +335,21 @@ int cpu_alloc_buf(cpu_emit_t *e, const eddy_type_t *t) {
   }
   // Otherwise a new block from rt (its allocator hook and memory limit
   // apply); emit_func checks them all for NULL before running anything.
+  // (In the CUDA form, device memory.)
+  const char *mem = e->cuda ? "cuda_" : "";
   int nb = cpu_fresh(e), p = cpu_fresh(e);
   cpu_p(e, "%%t%d = arith.constant %lld : i64\n", nb, (long long)bytes);
   cpu_p(e,
-        "%%t%d = func.call @eddy_rt_entry_alloc(%%rt, %%t%d, %%err, %%errlen) "
-        ": (!llvm.ptr, i64, !llvm.ptr, i64) -> !llvm.ptr\n",
-        p, nb);
+        "%%t%d = func.call @eddy_rt_entry_%salloc(%%rt, %%t%d, %%err, "
+        "%%errlen) : (!llvm.ptr, i64, !llvm.ptr, i64) -> !llvm.ptr\n",
+        p, mem, nb);
   b = cpu_memref_from_ptr(e, p, t);
   e->pro = e->body;
   e->body = body;
   eddy_buf_printf(&e->epi,
-                  "func.call @eddy_rt_entry_free(%%rt, %%t%d, %%t%d) : "
+                  "func.call @eddy_rt_entry_%sfree(%%rt, %%t%d, %%t%d) : "
                   "(!llvm.ptr, !llvm.ptr, i64) -> ()\n",
-                  p, nb);
+                  mem, p, nb);
   cpu_block_t *heap =
       eddy_arena_alloc(e->arena, sizeof(*heap) * (size_t)(e->num_heap + 1));
   if (e->num_heap)
@@ -272,6 +358,38 @@ int cpu_alloc_buf(cpu_emit_t *e, const eddy_type_t *t) {
   e->heap = heap;
   e->last_block = e->num_heap++;
   return b;
+}
+
+int cpu_alloc_slot(cpu_emit_t *e, const eddy_type_t *t) {
+  int b = cpu_fresh(e);
+  eddy_buf_printf(&e->pro, "%%t%d = memref.alloca() : %s\n", b,
+                  cpu_mtype(e, t));
+  return b;
+}
+
+eddy_status_t cpu_host_scalar(cpu_emit_t *e, eddy_value_t *v, int *out) {
+  cpu_val_t *cv = cpu_val_get(e, v);
+  if (!e->par || (cv && cv->splat))
+    return cpu_expr(e, v, NULL, out);
+  if (!cv || cv->buf < 0)
+    return eddy_status_create(EDDY_ERR_INTERNAL,
+                              "cpu backend: predicate not materialized");
+  if (!e->cuda) {
+    *out = cpu_load(e, cv->buf, v->type, NULL);
+    return NULL;
+  }
+  // Copied from the device; the copy waits for the kernels before it.
+  int slot = cpu_alloc_slot(e, v->type);
+  int dst = cpu_buf_ptr(e, slot, v->type), src = cpu_buf_ptr(e, cv->buf, v->type);
+  int n = cpu_fresh(e);
+  cpu_p(e, "%%t%d = arith.constant %d : i64\n", n,
+        (int)eddy_dtype_size(v->type->dtype));
+  cpu_p(e,
+        "func.call @eddy_rt_entry_cuda_to_host(%%t%d, %%t%d, %%t%d) : "
+        "(!llvm.ptr, !llvm.ptr, i64) -> ()\n",
+        dst, src, n);
+  *out = cpu_load(e, slot, v->type, NULL);
+  return NULL;
 }
 
 void cpu_zero_i64_in_prologue(cpu_emit_t *e, int slot) {
@@ -558,7 +676,7 @@ static eddy_status_t emit_while(cpu_emit_t *e, eddy_op_t *op) {
   int counter = -1;
   const eddy_type_t *i64s = eddy_ir_scalar_type_get(e->ctx, EDDY_DT_I64);
   if (max_it >= 0) {
-    counter = cpu_alloc_buf(e, i64s);
+    counter = cpu_alloc_slot(e, i64s);
     int z = cpu_fresh(e);
     cpu_p(e, "%%t%d = arith.constant 0 : i64\n", z);
     cpu_store(e, counter, i64s, NULL, z);
@@ -567,7 +685,8 @@ static eddy_status_t emit_while(cpu_emit_t *e, eddy_op_t *op) {
   EDDY_RETURN_IF_ERROR(cpu_emit_block(e, cb));
   eddy_op_t *cond = eddy_ir_block_terminator(cb);
   int p;
-  EDDY_RETURN_IF_ERROR(cpu_expr(e, eddy_ir_op_operand(cond, 0), NULL, &p));
+  EDDY_RETURN_IF_ERROR(
+      cpu_host_scalar(e, eddy_ir_op_operand(cond, 0), &p));
   if (counter >= 0) {
     int c = cpu_load(e, counter, i64s, NULL);
     int m = cpu_fresh(e), lt = cpu_fresh(e), both = cpu_fresh(e);
@@ -657,7 +776,7 @@ static eddy_status_t emit_if(cpu_emit_t *e, eddy_op_t *op) {
                               : cpu_result_buf(e, &op->results[k]);
   }
   int p;
-  EDDY_RETURN_IF_ERROR(cpu_expr(e, eddy_ir_op_operand(op, 0), NULL, &p));
+  EDDY_RETURN_IF_ERROR(cpu_host_scalar(e, eddy_ir_op_operand(op, 0), &p));
   cpu_p(e, "scf.if %%t%d {\n", p);
   EDDY_RETURN_IF_ERROR(emit_branch(e, op, &op->regions[0], bufs, dyn));
   cpu_p(e, "} else {\n");
@@ -805,9 +924,31 @@ static eddy_status_t emit_constant(cpu_emit_t *e, eddy_op_t *op) {
   for (size_t i = 0; i < v->u.dense.nbytes; i++)
     eddy_buf_printf(&e->globals, "%02X", p[i]);
   eddy_buf_printf(&e->globals, "\"> {alignment = 64 : i64}\n");
-  cv->buf = cpu_fresh(e);
-  eddy_buf_printf(&e->pro, "%%t%d = memref.get_global @__eddy_cst%d : %s\n",
-                  cv->buf, g, mt);
+  if (!e->cuda) {
+    cv->buf = cpu_fresh(e);
+    eddy_buf_printf(&e->pro,
+                    "%%t%d = memref.get_global @__eddy_cst%d : %s\n", cv->buf,
+                    g, mt);
+    return NULL;
+  }
+  // CUDA: a device buffer of its own (a reused block would be overwritten
+  // by the body), filled once before the body runs.
+  e->no_reuse = true;
+  cv->buf = cpu_alloc_buf(e, t);
+  e->no_reuse = false;
+  eddy_buf_t body = e->body;
+  e->body = e->init;
+  int h = cpu_fresh(e);
+  cpu_p(e, "%%t%d = memref.get_global @__eddy_cst%d : %s\n", h, g, mt);
+  int dst = cpu_buf_ptr(e, cv->buf, t), src = cpu_buf_ptr(e, h, t);
+  int n = cpu_fresh(e);
+  cpu_p(e, "%%t%d = arith.constant %zu : i64\n", n, v->u.dense.nbytes);
+  cpu_p(e,
+        "func.call @eddy_rt_entry_cuda_to_device(%%t%d, %%t%d, %%t%d) : "
+        "(!llvm.ptr, !llvm.ptr, i64) -> ()\n",
+        dst, src, n);
+  e->init = e->body;
+  e->body = body;
   return NULL;
 }
 
@@ -866,9 +1007,28 @@ static eddy_status_t emit_core_dyn(cpu_emit_t *e, eddy_op_t *op) {
   return st;
 }
 
+/// What the GPU target's kernels forms do not compile yet (docs/gpu.md).
+static eddy_status_t check_par(const eddy_op_t *op) {
+  if (strncmp(op->name->str, "tl.", 3) == 0 ||
+      eddy_ir_op_is(op, "core.gather"))
+    return cpu_unsupported(op, "is not supported by the GPU target yet");
+  for (uint32_t i = 0; i < op->num_results; i++) {
+    const eddy_type_t *t = op->results[i].type;
+    if (t->kind == EDDY_TYPE_LIST)
+      return cpu_unsupported(op, "has a TensorList result: not supported by "
+                                 "the GPU target yet");
+    if (cpu_type_is_dynamic(t))
+      return cpu_unsupported(op, "has a result with `?` dims: not supported "
+                                 "by the GPU target yet");
+  }
+  return NULL;
+}
+
 static eddy_status_t emit_op_static(cpu_emit_t *e, eddy_op_t *op);
 
 static eddy_status_t emit_op(cpu_emit_t *e, eddy_op_t *op) {
+  if (e->par)
+    EDDY_RETURN_IF_ERROR(check_par(op));
   if (!e->dyn || eddy_ir_op_is(op, "core.constant"))
     return emit_op_static(e, op);
   if (strncmp(op->name->str, "core.", 5) == 0) {

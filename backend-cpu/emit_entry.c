@@ -192,6 +192,20 @@ static int wrap_tensor(cpu_emit_t *e, const char *base, uint32_t index,
   return cpu_memref_from_ptr(e, tensor_data(e, base, index, NULL), t);
 }
 
+/// CUDA form: a call of eddy_rt_entry_cuda_to_device or _to_host copying
+/// the bytes of static type t between %t<dst> and %t<src> (!llvm.ptr).
+static void cuda_copy(cpu_emit_t *e, const char *dir, int dst, int src,
+                      const eddy_type_t *t) {
+  int n = cpu_fresh(e);
+  cpu_p(e, "%%t%d = arith.constant %lld : i64\n", n,
+        (long long)(eddy_ir_type_num_elements(t) *
+                    (int64_t)eddy_dtype_size(t->dtype)));
+  cpu_p(e,
+        "func.call @eddy_rt_entry_cuda_%s(%%t%d, %%t%d, %%t%d) : (!llvm.ptr, "
+        "!llvm.ptr, i64) -> ()\n",
+        dir, dst, src, n);
+}
+
 /// if (%tcode != 0) return %tcode; continues in a fresh block.
 static void fail_if(cpu_emit_t *e, int code) {
   int z = cpu_fresh(e), c = cpu_fresh(e), next = cpu_fresh(e);
@@ -256,6 +270,22 @@ static const char *k_decls =
     "!llvm.ptr, !llvm.ptr, i64) -> !llvm.ptr\n"
     "func.func private @eddy_rt_entry_list_set_list(!llvm.ptr, !llvm.ptr, i32, "
     "i64, !llvm.ptr, !llvm.ptr, !llvm.ptr, i64) -> !llvm.ptr\n";
+
+/// The CUDA form's libeddyrt calls (runtime/eddyrt.h, "CUDA").
+static const char *k_cuda_decls =
+    "func.func private @eddy_rt_entry_cuda_begin(!llvm.ptr, !llvm.ptr, i64) "
+    "-> i32\n"
+    "func.func private @eddy_rt_entry_cuda_end(!llvm.ptr, !llvm.ptr, i64) -> "
+    "i32\n"
+    "func.func private @eddy_rt_entry_cuda_alloc(!llvm.ptr, i64, !llvm.ptr, "
+    "i64) -> !llvm.ptr\n"
+    "func.func private @eddy_rt_entry_cuda_free(!llvm.ptr, !llvm.ptr, i64)\n"
+    "func.func private @eddy_rt_entry_cuda_to_device(!llvm.ptr, !llvm.ptr, "
+    "i64)\n"
+    "func.func private @eddy_rt_entry_cuda_to_host(!llvm.ptr, !llvm.ptr, "
+    "i64)\n"
+    "func.func private @eddy_rt_entry_cuda_sgemm(!llvm.ptr, i32, i64, i64, "
+    "i64, !llvm.ptr, i64, !llvm.ptr, i64, !llvm.ptr, i64)\n";
 
 static bool type_dyn(const eddy_type_t *t) {
   if (t->kind == EDDY_TYPE_LIST)
@@ -390,6 +420,14 @@ static eddy_status_t emit_func(cpu_emit_t *e, eddy_op_t *func,
   if (!scan.found)
     eddy_ir_walk_pre(func, find_dynamic, &scan);
   e->dyn = scan.found;
+  if (e->par)
+    for (uint32_t i = 0; i < ft->num_inputs + ft->num_outputs; i++)
+      if (cpu_type_is_dynamic(i < ft->num_inputs
+                                  ? ft->inputs[i]
+                                  : ft->outputs[i - ft->num_inputs]))
+        return cpu_unsupported(func, "has an argument or result with `?` "
+                                     "dims: not supported by the GPU target "
+                                     "yet");
   bool fallible = e->dyn;
   eddy_ir_walk_pre(func, find_fallible, &fallible);
   if (fallible) {
@@ -419,6 +457,15 @@ static eddy_status_t emit_func(cpu_emit_t *e, eddy_op_t *func,
         "i64, !llvm.ptr, i64) -> i32\n",
         begin, na, nr);
   fail_if(e, begin);
+  if (e->cuda) {
+    // The driver and the device: "no CUDA device: ..." where there is none.
+    int c = cpu_fresh(e);
+    cpu_p(e,
+          "%%t%d = func.call @eddy_rt_entry_cuda_begin(%%rt, %%err, "
+          "%%errlen) : (!llvm.ptr, !llvm.ptr, i64) -> i32\n",
+          c);
+    fail_if(e, c);
+  }
   for (uint32_t i = 0; i < ft->num_inputs; i++) {
     const eddy_type_t *t = ft->inputs[i];
     int g = e->next_global++;
@@ -450,15 +497,30 @@ static eddy_status_t emit_func(cpu_emit_t *e, eddy_op_t *func,
       continue; // allocated at the end, with its run-time dims
     fail_if(e, alloc_result(e, i, t, cpu_dims_ptr(e, t)));
   }
-  for (uint32_t i = 0; i < ft->num_inputs; i++)
-    if (!cpu_type_is_dynamic(ft->inputs[i]))
-      cpu_val_new(e, entry->args[i])->buf =
-          wrap_tensor(e, "%args", i, ft->inputs[i]);
+  for (uint32_t i = 0; i < ft->num_inputs; i++) {
+    const eddy_type_t *t = ft->inputs[i];
+    if (cpu_type_is_dynamic(t))
+      continue;
+    int host = tensor_data(e, "%args", i, NULL);
+    if (!e->cuda) {
+      cpu_val_new(e, entry->args[i])->buf = cpu_memref_from_ptr(e, host, t);
+      continue;
+    }
+    // CUDA: a device copy, made before the body runs.
+    int dev = cpu_alloc_buf(e, t);
+    cpu_val_new(e, entry->args[i])->buf = dev;
+    eddy_buf_t body = e->body;
+    e->body = e->init;
+    cuda_copy(e, "to_device", cpu_buf_ptr(e, dev, t), host, t);
+    e->init = e->body;
+    e->body = body;
+  }
+  // (CUDA: results are computed in device buffers and copied back.)
   int *outs = eddy_arena_alloc(e->arena, sizeof(int) * (ft->num_outputs + 1));
   for (uint32_t i = 0; i < ft->num_outputs; i++)
-    outs[i] = cpu_type_is_dynamic(ft->outputs[i])
-                  ? -1
-                  : wrap_tensor(e, "%res", i, ft->outputs[i]);
+    outs[i] = cpu_type_is_dynamic(ft->outputs[i]) ? -1
+              : e->cuda ? cpu_alloc_buf(e, ft->outputs[i])
+                        : wrap_tensor(e, "%res", i, ft->outputs[i]);
   // A value computed by an op directly in the function body and returned
   // once is computed straight into its result tensor: no buffer, no copy.
   eddy_op_t *ret = eddy_ir_block_terminator(entry);
@@ -470,7 +532,7 @@ static eddy_status_t emit_func(cpu_emit_t *e, eddy_op_t *func,
     for (uint32_t j = 0; j < ft->num_outputs; j++)
       if (j != i && eddy_ir_op_operand(ret, j) == v)
         once = false;
-    if (once && outs[i] >= 0 && v->def && v->def->block == entry &&
+    if (once && outs[i] >= 0 && !e->cuda && v->def && v->def->block == entry &&
         strncmp(v->def->name->str, "core.", 5) == 0 &&
         !eddy_ir_op_is(v->def, "core.constant")) {
       eddy_ptrmap_put(&e->direct, v, &outs[i]);
@@ -493,6 +555,27 @@ static eddy_status_t emit_func(cpu_emit_t *e, eddy_op_t *func,
     else if (!direct[i])
       st = cpu_copy_checked(e, eddy_ir_op_operand(ret, i), ret, outs[i],
                         ft->outputs[i]);
+  }
+  if (!st && e->nest_error)
+    st = eddy_status_create(EDDY_ERR_INTERNAL,
+                            "cpu backend: loop nests opened and closed out "
+                            "of order");
+  if (!st && e->cuda) {
+    // Results back to the host (each copy waits for the kernels before
+    // it), then the first CUDA error of the call, if any.
+    for (uint32_t i = 0; i < ft->num_outputs; i++)
+      cuda_copy(e, "to_host", tensor_data(e, "%res", i, NULL),
+                cpu_buf_ptr(e, outs[i], ft->outputs[i]), ft->outputs[i]);
+    int c = cpu_fresh(e), z = cpu_fresh(e), bad = cpu_fresh(e),
+        next = cpu_fresh(e);
+    cpu_p(e,
+          "%%t%d = func.call @eddy_rt_entry_cuda_end(%%rt, %%err, %%errlen) "
+          ": (!llvm.ptr, !llvm.ptr, i64) -> i32\n",
+          c);
+    cpu_p(e, "%%t%d = arith.constant 0 : i32\n", z);
+    cpu_p(e, "%%t%d = arith.cmpi ne, %%t%d, %%t%d : i32\n", bad, c, z);
+    cpu_p(e, "cf.cond_br %%t%d, ^cuerr(%%t%d : i32), ^bb%d\n^bb%d:\n", bad, c,
+          next, next);
   }
   eddy_buf_t tail = e->body;
   e->body = head;
@@ -517,6 +600,7 @@ static eddy_status_t emit_func(cpu_emit_t *e, eddy_op_t *func,
       int next = cpu_fresh(e);
       cpu_p(e, "cf.cond_br %%t%d, ^oom, ^bb%d\n^bb%d:\n", any, next, next);
     }
+    eddy_buf_append(&e->body, e->init.data ? e->init.data : "", e->init.len);
     eddy_buf_append(&e->body, tail.data ? tail.data : "", tail.len);
     if (e->eflag >= 0) {
       int one = cpu_fresh(e);
@@ -530,6 +614,17 @@ static eddy_status_t emit_func(cpu_emit_t *e, eddy_op_t *func,
     int z = cpu_fresh(e);
     cpu_p(e, "%%t%d = arith.constant 0 : i32\nfunc.return %%t%d : i32\n", z, z);
     cpu_p(e, "^fail(%%code: i32):\nfunc.return %%code : i32\n");
+    if (e->cuda) {
+      // A CUDA error: everything freed, the results released.
+      cpu_p(e, "^cuerr(%%cucode: i32):\n");
+      eddy_buf_append(&e->body, e->epi.data ? e->epi.data : "", e->epi.len);
+      int n = cpu_fresh(e);
+      cpu_p(e, "%%t%d = arith.constant %u : i64\n", n, ft->num_outputs);
+      cpu_p(e,
+            "func.call @eddy_rt_entry_release_results(%%res, %%t%d) : "
+            "(!llvm.ptr, i64) -> ()\nfunc.return %%cucode : i32\n",
+            n);
+    }
     if (e->eflag >= 0) {
       const eddy_type_t *i32s = eddy_ir_scalar_type_get(e->ctx, EDDY_DT_I32);
       const eddy_type_t *i64s = eddy_ir_scalar_type_get(e->ctx, EDDY_DT_I64);
@@ -623,7 +718,7 @@ static eddy_status_t emit_func(cpu_emit_t *e, eddy_op_t *func,
 }
 
 eddy_cpu_opts_t eddy_cpu_opts_default(void) {
-  eddy_cpu_opts_t o = {NULL, NULL, 3, true, 0};
+  eddy_cpu_opts_t o = {NULL, NULL, 3, true, 0, EDDY_CPU_FORM_HOST};
   return o;
 }
 
@@ -663,6 +758,8 @@ eddy_status_t eddy_cpu_emit_mlir(const eddy_module_t *m, const char *entry,
   e.ctx = m->ctx;
   e.module = m;
   e.opts = opts;
+  e.par = opts->form != EDDY_CPU_FORM_HOST;
+  e.cuda = opts->form == EDDY_CPU_FORM_CUDA;
   e.arena = eddy_arena_create();
   if (!e.arena)
     return eddy_status_create(EDDY_ERR_RESOURCE, "out of memory");
@@ -670,14 +767,18 @@ eddy_status_t eddy_cpu_emit_mlir(const eddy_module_t *m, const char *entry,
   eddy_buf_init(&e.pro);
   eddy_buf_init(&e.body);
   eddy_buf_init(&e.epi);
+  eddy_buf_init(&e.init);
   eddy_ptrmap_init(&e.vals);
   eddy_ptrmap_init(&e.direct);
   eddy_ptrmap_init(&e.last_use);
   eddy_ptrmap_init(&e.value_block);
   eddy_status_t st = emit_func(&e, func, prefix);
   if (!st) {
-    eddy_buf_puts(out, "module {\n");
+    eddy_buf_puts(out, e.cuda ? "module attributes {gpu.container_module} {\n"
+                              : "module {\n");
     eddy_buf_puts(out, k_decls);
+    if (e.cuda)
+      eddy_buf_puts(out, k_cuda_decls);
     eddy_buf_append(out, e.globals.data ? e.globals.data : "", e.globals.len);
     eddy_buf_printf(out,
                     "func.func @%s_run(%%rt: !llvm.ptr, %%args: !llvm.ptr, "
@@ -695,6 +796,7 @@ eddy_status_t eddy_cpu_emit_mlir(const eddy_module_t *m, const char *entry,
   eddy_buf_destroy(&e.pro);
   eddy_buf_destroy(&e.body);
   eddy_buf_destroy(&e.epi);
+  eddy_buf_destroy(&e.init);
   eddy_arena_destroy(e.arena);
   return st;
 }

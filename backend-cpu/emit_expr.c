@@ -657,27 +657,13 @@ static eddy_status_t loops_over(cpu_emit_t *e, eddy_value_t *v, int *idx) {
   return NULL;
 }
 
-/// Unflattens the row-major index n over run-time dims into idx.
-static void unflatten_v(cpu_emit_t *e, int n, int32_t rank, const int *dims,
-                        int *idx) {
-  int rest = n;
-  for (int32_t d = rank - 1; d >= 0; d--) {
-    idx[d] = op2(e, "arith.remui", rest, dims[d], "index");
-    if (d > 0)
-      rest = op2(e, "arith.divui", rest, dims[d], "index");
-  }
-}
-
 /// Unflattens the row-major index n over dims into idx.
 static void unflatten(cpu_emit_t *e, int n, int32_t rank, const int64_t *dims,
                       int *idx) {
-  int rest = n;
-  for (int32_t d = rank - 1; d >= 0; d--) {
-    int c = cpu_index_const(e, dims[d]);
-    idx[d] = op2(e, "arith.remui", rest, c, "index");
-    if (d > 0)
-      rest = op2(e, "arith.divui", rest, c, "index");
-  }
+  int d[EDDY_RT_MAX_RANK];
+  for (int32_t i = 0; i < rank; i++)
+    d[i] = cpu_index_const(e, dims[i]);
+  cpu_unflatten_v(e, n, rank, d, idx);
 }
 
 static eddy_status_t kernel_reshape(cpu_emit_t *e, eddy_op_t *op) {
@@ -696,7 +682,7 @@ static eddy_status_t kernel_reshape(cpu_emit_t *e, eddy_op_t *op) {
     for (int32_t d = 0; d < rt->rank; d++)
       flat = op2(e, "arith.addi", op2(e, "arith.muli", flat, od[d], "index"),
                  oidx[d], "index");
-    unflatten_v(e, flat, in->type->rank, id, iidx);
+    cpu_unflatten_v(e, flat, in->type->rank, id, iidx);
     EDDY_RETURN_IF_ERROR(cpu_expr(e, in, iidx, &x));
     cpu_store(e, rv->buf, rt, oidx, x);
     cpu_loops_close(e, rt->rank);

@@ -34,6 +34,10 @@ typedef struct cpu_block {
   bool free;
 } cpu_block_t;
 
+/// Loop nests open at once (the deepest op nesting the emitter produces is
+/// far below this; deeper is an internal error).
+#define CPU_MAX_NESTS 64
+
 typedef struct cpu_emit {
   eddy_ctx_t *ctx;
   const eddy_module_t *module;
@@ -78,6 +82,20 @@ typedef struct cpu_emit {
   bool dyn;
   cpu_val_t **dyn_owned; ///< storage of dynamically shaped values, freed
   int num_dyn_owned;     ///< at every exit
+  /// ---- the GPU target's forms (EDDY_CPU_FORM_KERNELS / _CUDA) ----
+  bool par;  ///< outermost loop nests are scf.parallel kernels
+  bool cuda; ///< tensors live in CUDA device memory
+  /// Open loop nests, innermost last: the rank each cpu_loops_open asked
+  /// for and the closing braces it emitted (a kernel is one scf.parallel).
+  int nest_rank[CPU_MAX_NESTS], nest_braces[CPU_MAX_NESTS];
+  bool nest_kernel[CPU_MAX_NESTS];
+  int num_nests;
+  int kernel_depth; ///< > 0 inside a kernel (device code)
+  bool nest_error;  ///< loop nests opened and closed out of order (a bug)
+  bool no_reuse;    ///< cpu_alloc_buf takes a new block (not a freed one)
+  /// Code run after the allocation check, before the body: constants and
+  /// arguments copied to the device.
+  eddy_buf_t init;
 } cpu_emit_t;
 
 /// ctl.call is inlined up to this depth.
@@ -194,6 +212,13 @@ eddy_status_t cpu_check_type(const eddy_op_t *op, const eddy_type_t *t);
 /// A fresh buffer for static type t, allocated in the prologue (on the
 /// stack when small) and freed in the epilogue; returns its %tN.
 int cpu_alloc_buf(cpu_emit_t *e, const eddy_type_t *t);
+/// A scalar slot of host memory (an alloca in the prologue) for values only
+/// host code reads and writes: counters, predicates copied from the device.
+int cpu_alloc_slot(cpu_emit_t *e, const eddy_type_t *t);
+/// The rank-0 value v as a register value readable by host code: inline
+/// for a splat constant, else a load (in the CUDA form: after copying the
+/// element from device memory to a host slot).
+eddy_status_t cpu_host_scalar(cpu_emit_t *e, eddy_value_t *v, int *out);
 /// Stores 0 into the i64 scalar buffer slot in the prologue (slots that
 /// hold pointers or sizes start out empty).
 void cpu_zero_i64_in_prologue(cpu_emit_t *e, int slot);
@@ -231,9 +256,18 @@ eddy_status_t cpu_copy_checked(cpu_emit_t *e, eddy_value_t *v,
 int cpu_memref_from_ptr(cpu_emit_t *e, int d, const eddy_type_t *t);
 
 /// Opens one scf.for per dim (0..dims[i]) and writes the induction variables
-/// to idx; cpu_loops_close closes rank of them.
+/// to idx; cpu_loops_close closes rank of them. In the kernels forms the
+/// outermost nest is instead one scf.parallel over the element count (a
+/// GPU kernel, one element per iteration) whose index is unflattened.
 void cpu_loops_open(cpu_emit_t *e, int32_t rank, const int64_t *dims, int *idx);
 void cpu_loops_close(cpu_emit_t *e, int32_t rank);
+/// cpu_loops_open as scf.for loops in every form: host code (calls of the
+/// runtime per matrix of a batch); closed with cpu_loops_close.
+void cpu_host_loops_open(cpu_emit_t *e, int32_t rank, const int64_t *dims,
+                         int *idx);
+/// Unflattens the row-major index n over the index values dims into idx.
+void cpu_unflatten_v(cpu_emit_t *e, int n, int32_t rank, const int *dims,
+                     int *idx);
 
 /// Loads buf[idx] of type t, in register type (i1 truncated from i8).
 int cpu_load(cpu_emit_t *e, int buf, const eddy_type_t *t, const int *idx);

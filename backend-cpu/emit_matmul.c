@@ -12,7 +12,8 @@
 ///
 /// Both classes here take static sizes (mm_dims); a matmul with `?` dims is
 /// always an inline loop nest over its run-time sizes (cpu_matmul_dyn,
-/// emit_shape.c).
+/// emit_shape.c), and so is a small matmul in the GPU target's kernels forms
+/// (one accumulator per element; large f32 ones call cuBLAS there).
 #include "backend-cpu/emit_internal.h"
 
 #include <string.h>
@@ -241,15 +242,15 @@ static eddy_status_t mm_call(cpu_emit_t *e, eddy_op_t *op) {
   int lda = mm_i64(e, at->dims[at->rank - 1]);
   int ldb = mm_i64(e, bt->dims[bt->rank - 1]);
   int oidx[EDDY_RT_MAX_RANK];
-  cpu_loops_open(e, rt->rank - 2, rt->dims, oidx);
+  cpu_host_loops_open(e, rt->rank - 2, rt->dims, oidx);
   int pa = mm_matrix_ptr(e, abase, at, rt, oidx);
   int pb = mm_matrix_ptr(e, bbase, bt, rt, oidx);
   int pc = mm_matrix_ptr(e, cbase, rt, rt, oidx);
   cpu_p(e,
-        "func.call @eddy_rt_entry_sgemm(%%rt, %%t%d, %%t%d, %%t%d, %%t%d, "
+        "func.call @eddy_rt_entry_%ssgemm(%%rt, %%t%d, %%t%d, %%t%d, %%t%d, "
         "%%t%d, %%t%d, %%t%d, %%t%d, %%t%d, %%t%d) : (!llvm.ptr, i32, i64, "
         "i64, i64, !llvm.ptr, i64, !llvm.ptr, i64, !llvm.ptr, i64) -> ()\n",
-        trans, m, n, k, pa, lda, pb, ldb, pc, n);
+        e->cuda ? "cuda_" : "", trans, m, n, k, pa, lda, pb, ldb, pc, n);
   cpu_loops_close(e, rt->rank - 2);
   return NULL;
 }
@@ -275,5 +276,9 @@ eddy_status_t cpu_matmul(cpu_emit_t *e, eddy_op_t *op) {
   if (op->results[0].type->dtype == EDDY_DT_F32 &&
       work >= cpu_matmul_call_min(e->opts))
     return mm_call(e, op);
+  // The kernels forms: one thread per result element, accumulating over k
+  // in order (the inline nest shares a row of accumulators).
+  if (e->par)
+    return cpu_matmul_dyn(e, op);
   return mm_inline(e, op);
 }

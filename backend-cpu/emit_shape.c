@@ -666,15 +666,6 @@ void cpu_gate_open(cpu_emit_t *e) {
 
 void cpu_gate_close(cpu_emit_t *e) { cpu_p(e, "}\n"); }
 
-void cpu_loops_open_v(cpu_emit_t *e, int32_t rank, const int *dims, int *idx) {
-  for (int32_t i = 0; i < rank; i++) {
-    int lb = cpu_index_const(e, 0), st = cpu_index_const(e, 1);
-    idx[i] = cpu_fresh(e);
-    cpu_p(e, "scf.for %%t%d = %%t%d to %%t%d step %%t%d {\n", idx[i], lb,
-          dims[i], st);
-  }
-}
-
 eddy_status_t cpu_dyn_assign(cpu_emit_t *e, eddy_value_t *v,
                              const cpu_val_t *dst, const eddy_type_t *t) {
   int dims[EDDY_RT_MAX_RANK];
