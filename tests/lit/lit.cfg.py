@@ -16,3 +16,31 @@ for var in ("ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS"):
         config.environment[var] = os.environ[var]
 config.substitutions.append(("%eddy", os.path.join(config.eddy_tools_dir, "eddy")))
 config.substitutions.append(("%examples", os.path.join(config.eddy_src_root, "examples")))
+
+# %cc-eddyrt: the system C compiler with the flags to build a program that
+# links a compiled model against this build's libeddyrt (sanitizer flags
+# follow the build's EDDY_SANITIZE, read from its CMake cache).
+import os
+import re
+
+obj = config.eddy_obj_root
+flags = ""
+blas = ""
+try:
+    with open(os.path.join(obj, "CMakeCache.txt")) as f:
+        cache = f.read()
+    if re.search(r"^EDDY_SANITIZE:BOOL=(ON|1|TRUE)$", cache, re.M):
+        flags = " -fsanitize=address,undefined"
+    # libeddyrt calls OpenBLAS for large f32 matmuls when built with it.
+    m = re.search(r"^EDDY_RT_BLAS_LIBS:INTERNAL=(.+)$", cache, re.M)
+    if m:
+        blas = " " + m.group(1).replace(";", " ")
+except OSError:
+    pass
+config.substitutions.append(
+    ("%cc-eddyrt",
+     "cc -std=c11 -Wall -Wextra -Werror%s -I%s -I%s" %
+     (flags, os.path.join(config.eddy_src_root, "runtime"), "%t.dir")))
+config.substitutions.append(
+    ("%link-eddyrt",
+     "%s%s -lm -lpthread" % (os.path.join(obj, "runtime", "libeddy_rt.a"), blas)))

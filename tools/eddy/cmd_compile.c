@@ -1,6 +1,7 @@
 /// `eddy compile`: compile one entry function to an x86-64 object file and a
 /// C header (backend-cpu), or print the MLIR the backend emits.
 #include "backend-cpu/cpu.h"
+#include "backend-gpu/gpu.h"
 #include "ir/ir.h"
 #include "tools/eddy/cli.h"
 
@@ -13,17 +14,19 @@ typedef struct compile_args {
   const char *entry;
   const char *output; ///< the object file
   const char *header;
-  const char *target;
-  const char *emit; ///< "mlir" or "llvm": print that instead of compiling
+  const char *target; ///< "cpu" (default) or "cuda"
+  const char *emit; ///< "mlir", "llvm" or "ptx": print that instead
   bool help;
   eddy_cpu_opts_t cpu;
+  eddy_gpu_opts_t gpu; ///< --target=cuda (prefix, -O, -march from cpu)
 } compile_args_t;
 
 static int print_help(void) {
   printf(
       "usage: eddy compile FILE --entry F -o F.o [--header F.h] [options]\n"
       "\n"
-      "Compiles function @F of FILE to an x86-64 object file that defines\n"
+      "Compiles function @F of FILE to an x86-64 object file (for\n"
+      "--target=cuda: host code with the GPU kernels embedded) that defines\n"
       "\n"
       "  int32_t PREFIX_run(eddy_rt_ctx_t *rt, const eddy_rt_tensor_t *args,\n"
       "                     eddy_rt_tensor_t *results, char *err, size_t "
@@ -36,12 +39,18 @@ static int print_help(void) {
       "  -o FILE                the object file to write\n"
       "  --header=FILE          the header to write\n"
       "  --prefix=NAME          symbol prefix (default: the entry's name)\n"
-      "  --target=cpu           the backend (only cpu for now)\n"
+      "  --target=cpu|cuda      the backend (default cpu; cuda: NVIDIA GPUs,\n"
+      "                         docs/gpu.md)\n"
+      "  --gpu-arch=sm_80|sm_90 (cuda) the GPU architecture (default sm_90)\n"
+      "  --cuda-toolkit=DIR     (cuda) the CUDA toolkit's root (ptxas,\n"
+      "                         fatbinary, libdevice; default: $EDDY_CUDA_TOOLKIT\n"
+      "                         or the one found when eddy was built)\n"
       "  -march=CPU, --march=CPU  LLVM CPU name (default: the host CPU)\n"
       "  -O0 .. -O3             LLVM optimization level (default -O3)\n"
       "  --no-fuse              one loop nest per op (for debugging)\n"
-      "  --emit=mlir|llvm       print the emitted MLIR, or the optimized LLVM\n"
-      "                         IR, to -o (or stdout) instead of compiling\n"
+      "  --emit=mlir|llvm|ptx   print the emitted MLIR, the optimized LLVM\n"
+      "                         IR (cpu) or the kernels' PTX (cuda), to -o\n"
+      "                         (or stdout) instead of compiling\n"
       "  -h, --help             show this help\n");
   return EDDY_CLI_EXIT_OK;
 }
@@ -49,6 +58,7 @@ static int print_help(void) {
 static int parse_args(int argc, char **argv, compile_args_t *a) {
   memset(a, 0, sizeof *a);
   a->cpu = eddy_cpu_opts_default();
+  a->gpu = eddy_gpu_opts_default();
   for (int i = 1; i < argc; i++) {
     const char *arg = argv[i], *val = NULL;
     if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0) {
@@ -71,20 +81,36 @@ static int parse_args(int argc, char **argv, compile_args_t *a) {
         return eddy_cli_usage_error("compile", "flag '--prefix' needs a value");
       a->cpu.prefix = val;
     } else if (eddy_cli_flag_value(argc, argv, &i, "--target", &val)) {
-      if (!val || strcmp(val, "cpu") != 0)
+      if (!val || (strcmp(val, "cpu") != 0 && strcmp(val, "cuda") != 0))
         return eddy_cli_usage_error(
-            "compile", "unknown target '%s' (known: cpu)", val ? val : "");
+            "compile", "unknown target '%s' (known: cpu, cuda)",
+            val ? val : "");
       a->target = val;
+    } else if (eddy_cli_flag_value(argc, argv, &i, "--gpu-arch", &val)) {
+      eddy_status_t st = val ? eddy_gpu_check_arch(val) : NULL;
+      if (!val || st) {
+        eddy_status_destroy(st);
+        return eddy_cli_usage_error(
+            "compile", "unknown --gpu-arch '%s' (known: sm_80, sm_90)",
+            val ? val : "");
+      }
+      a->gpu.arch = val;
+    } else if (eddy_cli_flag_value(argc, argv, &i, "--cuda-toolkit", &val)) {
+      if (!val || !*val)
+        return eddy_cli_usage_error("compile",
+                                    "flag '--cuda-toolkit' needs a directory");
+      a->gpu.toolkit = val;
     } else if (eddy_cli_flag_value(argc, argv, &i, "-march", &val) ||
                eddy_cli_flag_value(argc, argv, &i, "--march", &val)) {
       if (!val || !*val)
         return eddy_cli_usage_error("compile", "flag '-march' needs a value");
       a->cpu.cpu = val;
     } else if (eddy_cli_flag_value(argc, argv, &i, "--emit", &val)) {
-      if (!val || (strcmp(val, "mlir") != 0 && strcmp(val, "llvm") != 0))
-        return eddy_cli_usage_error("compile",
-                                    "unknown --emit '%s' (known: mlir, llvm)",
-                                    val ? val : "");
+      if (!val || (strcmp(val, "mlir") != 0 && strcmp(val, "llvm") != 0 &&
+                   strcmp(val, "ptx") != 0))
+        return eddy_cli_usage_error(
+            "compile", "unknown --emit '%s' (known: mlir, llvm, ptx)",
+            val ? val : "");
       a->emit = val;
     } else if (strcmp(arg, "--no-fuse") == 0) {
       a->cpu.fuse = false;
@@ -107,6 +133,19 @@ static int parse_args(int argc, char **argv, compile_args_t *a) {
     return eddy_cli_usage_error("compile", "--entry is required");
   if (!a->emit && !a->output)
     return eddy_cli_usage_error("compile", "-o is required");
+  bool cuda = a->target && strcmp(a->target, "cuda") == 0;
+  if (!cuda && (a->gpu.arch || a->gpu.toolkit))
+    return eddy_cli_usage_error("compile", "--gpu-arch and --cuda-toolkit "
+                                           "need --target=cuda");
+  if (a->emit && strcmp(a->emit, "ptx") == 0 && !cuda)
+    return eddy_cli_usage_error("compile", "--emit=ptx needs --target=cuda");
+  if (a->emit && strcmp(a->emit, "llvm") == 0 && cuda)
+    return eddy_cli_usage_error("compile", "--emit=llvm is for --target=cpu "
+                                           "(try --emit=ptx)");
+  a->gpu.prefix = a->cpu.prefix;
+  a->gpu.cpu = a->cpu.cpu;
+  a->gpu.opt_level = a->cpu.opt_level;
+  a->gpu.fuse = a->cpu.fuse;
   return EDDY_CLI_EXIT_OK;
 }
 
@@ -117,18 +156,25 @@ static eddy_status_t run(eddy_ctx_t *ctx, const compile_args_t *a) {
   eddy_status_t st = eddy_ir_verify_module(m);
   eddy_buf_t out;
   eddy_buf_init(&out);
+  bool cuda = a->target && strcmp(a->target, "cuda") == 0;
   if (!st && a->emit) {
-    st = strcmp(a->emit, "mlir") == 0
-             ? eddy_cpu_emit_mlir(m, a->entry, &a->cpu, &out)
-             : eddy_cpu_emit_llvm_ir(m, a->entry, &a->cpu, &out);
+    if (strcmp(a->emit, "mlir") == 0)
+      st = cuda ? eddy_gpu_emit_mlir(m, a->entry, &a->gpu, &out)
+                : eddy_cpu_emit_mlir(m, a->entry, &a->cpu, &out);
+    else if (strcmp(a->emit, "ptx") == 0)
+      st = eddy_gpu_emit_ptx(m, a->entry, &a->gpu, &out);
+    else
+      st = eddy_cpu_emit_llvm_ir(m, a->entry, &a->cpu, &out);
     if (!st)
       st = eddy_cli_write_output(a->output, out.data, out.len);
   } else if (!st) {
     // The header first: it checks the entry and prefix cheaply.
     if (a->header)
-      st = eddy_cpu_emit_header(m, a->entry, &a->cpu, &out);
+      st = cuda ? eddy_gpu_emit_header(m, a->entry, &a->gpu, &out)
+                : eddy_cpu_emit_header(m, a->entry, &a->cpu, &out);
     if (!st)
-      st = eddy_cpu_compile_object(m, a->entry, &a->cpu, a->output);
+      st = cuda ? eddy_gpu_compile_object(m, a->entry, &a->gpu, a->output)
+                : eddy_cpu_compile_object(m, a->entry, &a->cpu, a->output);
     if (!st && a->header)
       st = eddy_cli_write_output(a->header, out.data, out.len);
   }

@@ -34,6 +34,7 @@ typedef struct run_args {
   const char *input;    ///< the module file, "-" for stdin
   const char *entry;    ///< NULL: the module's only function
   const char *mode;     ///< "eval"
+  const char *target;   ///< --mode=compiled: "cpu" (default), "kernels", "cuda"
   const char *out_dir;  ///< NULL: write no files
   const char *pipeline; ///< passes to run before evaluating, or NULL
   run_input_t *inputs;
@@ -75,6 +76,10 @@ static int print_help(void) {
       "                         compare: eval and interp, results compared\n"
       "                         (exit 1 beyond the tolerance); compiled:\n"
       "                         JIT-compile with the CPU backend and run\n"
+      "  --target=T             --mode=compiled: cpu (default); cuda: the GPU\n"
+      "                         target (needs a CUDA device); kernels: the GPU\n"
+      "                         target's program with its kernels run on the\n"
+      "                         CPU (docs/gpu.md)\n"
       "  --output-dir DIR       write result i to DIR/i.npy (DIR is created)\n"
       "  --passes=LIST          run these passes before running F\n"
       "  --max-iterations N     iterations one ctl.while may run before it is\n"
@@ -181,6 +186,13 @@ static int parse_args(int argc, char **argv, run_args_t *a) {
             "run", "unknown mode '%s' (known: eval, interp, compare, compiled)",
             val);
       a->mode = val;
+    } else if (eddy_cli_flag_value(argc, argv, &i, "--target", &val)) {
+      if (!val || (strcmp(val, "cpu") != 0 && strcmp(val, "kernels") != 0 &&
+                   strcmp(val, "cuda") != 0))
+        return eddy_cli_usage_error(
+            "run", "unknown target '%s' (known: cpu, cuda, kernels)",
+            val ? val : "");
+      a->target = val;
     } else if (eddy_cli_flag_value(argc, argv, &i, "--output-dir", &val)) {
       if (!val || !*val)
         return eddy_cli_usage_error("run", "flag '--output-dir' needs a "
@@ -549,6 +561,10 @@ static eddy_status_t run_eval(eddy_ctx_t *ctx, run_args_t *a) {
     return eddy_status_create(EDDY_ERR_INVALID_ARGUMENT,
                               "--from=v1 applies to --mode=interp and "
                               "--mode=compare, not --mode=%s", a->mode);
+  if (a->target && strcmp(a->mode, "compiled") != 0)
+    return eddy_status_create(EDDY_ERR_INVALID_ARGUMENT,
+                              "--target applies to --mode=compiled, not "
+                              "--mode=%s", a->mode);
   if (a->interp.from_v1 && !is_graphdef(a->input))
     return eddy_status_create(EDDY_ERR_INVALID_ARGUMENT,
                               "--from=v1 needs a TensorFlow GraphDef "
@@ -600,7 +616,8 @@ static eddy_status_t run_eval(eddy_ctx_t *ctx, run_args_t *a) {
   if (!st && m_v1)
     st = find_entry(m_v1, a->entry, &v1_func);
   if (!st && strcmp(a->mode, "compiled") == 0)
-    st = eddy_cli_run_compiled(rt, m, func, vals, nin, vals + nin, nout);
+    st = eddy_cli_run_compiled(rt, m, func, a->target, vals, nin, vals + nin,
+                               nout);
   else if (!st && strcmp(a->mode, "eval") != 0)
     st = eddy_cli_run_interp(rt, (eddy_op_t *)func, (eddy_op_t *)v1_func,
                              a->mode, &a->eval,

@@ -2,11 +2,13 @@
 #include "tools/eddy/run_compiled.h"
 
 #include "backend-cpu/cpu.h"
+#include "backend-gpu/gpu.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 eddy_status_t eddy_cli_run_compiled(eddy_rt_ctx_t *rt, const eddy_module_t *m,
-                                    const eddy_op_t *func,
+                                    const eddy_op_t *func, const char *target,
                                     const eddy_eval_value_t *args,
                                     size_t num_args,
                                     eddy_eval_value_t *out_results,
@@ -20,8 +22,17 @@ eddy_status_t eddy_cli_run_compiled(eddy_rt_ctx_t *rt, const eddy_module_t *m,
   // A fixed prefix: function names need not be C identifiers.
   eddy_cpu_opts_t o = eddy_cpu_opts_default();
   o.prefix = "eddy_jit";
-  EDDY_RETURN_IF_ERROR(
-      eddy_cpu_jit_create(m, eddy_ir_func_name(func), &o, &jit));
+  if (target && strcmp(target, "kernels") == 0)
+    o.form = EDDY_CPU_FORM_KERNELS;
+  if (target && strcmp(target, "cuda") == 0) {
+    eddy_gpu_opts_t g = eddy_gpu_opts_default();
+    g.prefix = o.prefix;
+    EDDY_RETURN_IF_ERROR(
+        eddy_gpu_jit_create(m, eddy_ir_func_name(func), &g, &jit));
+  } else {
+    EDDY_RETURN_IF_ERROR(
+        eddy_cpu_jit_create(m, eddy_ir_func_name(func), &o, &jit));
+  }
   eddy_rt_tensor_t *ts = calloc(num_args + num_results + 1, sizeof(*ts));
   if (!ts) {
     eddy_cpu_jit_destroy(jit);
