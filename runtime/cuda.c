@@ -2,15 +2,17 @@
 /// `--target=cuda` does with the CUDA driver and cuBLAS. Neither is linked:
 /// both are loaded with dlopen on first use, so a program built for CUDA
 /// links and starts on a machine without a GPU and gets a status that says
-/// so. The few driver and cuBLAS types needed are declared here (CUresult
-/// and cublasStatus_t are ints, handles opaque pointers, CUdeviceptr a
-/// 64-bit unsigned integer).
+/// so. The few driver and cuBLAS types needed are declared here and, for
+/// the driver, in runtime/cuda_internal.h, shared with runtime/cuda_list.c
+/// (CUresult and cublasStatus_t are ints, handles opaque pointers,
+/// CUdeviceptr a 64-bit unsigned integer).
 ///
 /// State: the driver, the device and its primary context are process-wide
 /// (loaded once, under pthread_once); each thread has its own stream, its
 /// own cuBLAS handle and its own error record (the first failure since
 /// eddy_rt_entry_cuda_begin, reported by eddy_rt_entry_cuda_end). Modules
 /// and their functions are cached for the life of the process.
+#include "runtime/cuda_internal.h"
 #include "runtime/eddyrt.h"
 
 #include <dlfcn.h>
@@ -24,42 +26,13 @@
 
 /// ---- Driver and cuBLAS declarations ----------------------------------------
 
-typedef int cu_result; // CUresult
-typedef int cu_device; // CUdevice
-typedef unsigned long long cu_deviceptr;
 typedef int cublas_status; // cublasStatus_t
 
-#define CU_SUCCESS 0
-#define CU_ERROR_OUT_OF_MEMORY 2
-#define CU_STREAM_NON_BLOCKING 1u
 #define CUBLAS_OP_N 0
 #define CUBLAS_OP_T 1
 #define CUBLAS_STATUS_ALLOC_FAILED 3
 
-static struct {
-  cu_result (*init)(unsigned flags);
-  cu_result (*device_get_count)(int *count);
-  cu_result (*device_get)(cu_device *dev, int ordinal);
-  cu_result (*primary_ctx_retain)(void **ctx, cu_device dev);
-  cu_result (*ctx_set_current)(void *ctx);
-  cu_result (*stream_create)(void **stream, unsigned flags);
-  cu_result (*stream_destroy)(void *stream);
-  cu_result (*stream_synchronize)(void *stream);
-  cu_result (*mem_alloc)(cu_deviceptr *dptr, size_t bytes);
-  cu_result (*mem_free)(cu_deviceptr dptr);
-  cu_result (*memcpy_htod_async)(cu_deviceptr dst, const void *src,
-                                 size_t bytes, void *stream);
-  cu_result (*memcpy_dtoh_async)(void *dst, cu_deviceptr src, size_t bytes,
-                                 void *stream);
-  cu_result (*module_load_data)(void **module, const void *image);
-  cu_result (*module_get_function)(void **fn, void *module, const char *name);
-  cu_result (*launch_kernel)(void *fn, unsigned gx, unsigned gy, unsigned gz,
-                             unsigned bx, unsigned by, unsigned bz,
-                             unsigned smem, void *stream, void **params,
-                             void **extra);
-  cu_result (*get_error_name)(cu_result r, const char **out);
-  cu_result (*get_error_string)(cu_result r, const char **out);
-} cu;
+rt_cuda_driver_t rt_cu; // declared in runtime/cuda_internal.h
 
 static struct {
   cublas_status (*create)(void **handle);
@@ -91,17 +64,15 @@ static const char *resolve(void *lib, const sym_t *syms, size_t n) {
 
 /// ---- Process state ---------------------------------------------------------
 
-#define CUDA_MSG 512
-
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 static bool g_ok;                  // the driver, device and context are ready
-static char g_fail[CUDA_MSG];      // why not ("no CUDA device: ...")
+static char g_fail[RT_CUDA_MSG];   // why not ("no CUDA device: ...")
 static void *g_primary;            // the device's primary context
 static pthread_key_t g_thread_key; // runs thread_exit for threads with a stream
 
 static pthread_once_t g_blas_once = PTHREAD_ONCE_INIT;
 static bool g_blas_ok;
-static char g_blas_fail[CUDA_MSG];
+static char g_blas_fail[RT_CUDA_MSG];
 
 /// A kernel of a cached module; what mgpuModuleGetFunction returns.
 typedef struct cuda_func {
@@ -123,22 +94,23 @@ static cuda_module_t *g_modules;
 
 /// ---- Thread state ----------------------------------------------------------
 
-typedef struct cuda_thread {
-  void *stream;            // NULL until begin succeeded on this thread
-  void *blas;              // cuBLAS handle bound to stream, or NULL
-  int32_t code;            // eddy_rt_code_t of the recorded error; 0: none
-  const char *last_kernel; // name of the last launch (for async errors)
-  char msg[CUDA_MSG];
-} cuda_thread_t;
+static _Thread_local rt_cuda_thread_t t_cuda;
 
-static _Thread_local cuda_thread_t t_cuda;
+rt_cuda_thread_t *rt_cuda_thread(void) { return &t_cuda; }
 
-/// "CUDA_ERROR_OUT_OF_MEMORY (out of memory)" for r into buf.
-static const char *cu_error_text(cu_result r, char *buf, size_t size) {
+bool rt_cuda_context_for_free(void) {
+  if (!g_ok)
+    return false;
+  if (!t_cuda.stream)
+    rt_cu.ctx_set_current(g_primary);
+  return true;
+}
+
+const char *rt_cuda_error_text(cu_result r, char *buf, size_t size) {
   const char *name = NULL, *str = NULL;
-  if (cu.get_error_name && cu.get_error_name(r, &name) != CU_SUCCESS)
+  if (rt_cu.get_error_name && rt_cu.get_error_name(r, &name) != CU_SUCCESS)
     name = NULL;
-  if (cu.get_error_string && cu.get_error_string(r, &str) != CU_SUCCESS)
+  if (rt_cu.get_error_string && rt_cu.get_error_string(r, &str) != CU_SUCCESS)
     str = NULL;
   if (name && str)
     snprintf(buf, size, "%s (%s)", name, str);
@@ -198,11 +170,8 @@ static void write_err(char *err, size_t errlen, const char *fmt, ...) {
   va_end(ap);
 }
 
-static void record(int32_t code, const char *fmt, ...) EDDY_RT_PRINTF(2, 3);
-
-/// Records the thread's error unless one is recorded already.
-static void record(int32_t code, const char *fmt, ...) {
-  cuda_thread_t *t = &t_cuda;
+void rt_cuda_record(int32_t code, const char *fmt, ...) {
+  rt_cuda_thread_t *t = &t_cuda;
   if (t->code)
     return;
   t->code = code;
@@ -212,44 +181,42 @@ static void record(int32_t code, const char *fmt, ...) {
   va_end(ap);
 }
 
-/// Records a failed driver call: "CALL: NAME (description)"; what, when
-/// non-NULL, goes in parentheses after the call ("cuLaunchKernel(k)").
-static void record_cu(const char *call, const char *what, cu_result r) {
+void rt_cuda_record_cu(const char *call, const char *what, cu_result r) {
   char text[256];
-  cu_error_text(r, text, sizeof text);
-  record(r == CU_ERROR_OUT_OF_MEMORY ? EDDY_RT_ERR_RESOURCE
-                                     : EDDY_RT_ERR_INTERNAL,
-         "%s%s%s%s: %s", call, what ? "(" : "", what ? what : "",
-         what ? ")" : "", text);
+  rt_cuda_error_text(r, text, sizeof text);
+  rt_cuda_record(r == CU_ERROR_OUT_OF_MEMORY ? EDDY_RT_ERR_RESOURCE
+                                             : EDDY_RT_ERR_INTERNAL,
+                 "%s%s%s%s: %s", call, what ? "(" : "", what ? what : "",
+                 what ? ")" : "", text);
 }
 
 /// A driver call that waits for the stream reports failures of earlier
 /// asynchronous work too: name the last kernel launched.
-static void record_sync(const char *call, cu_result r) {
+void rt_cuda_record_sync(const char *call, cu_result r) {
   char text[256];
-  cu_error_text(r, text, sizeof text);
+  rt_cuda_error_text(r, text, sizeof text);
   const char *k = t_cuda.last_kernel;
-  record(r == CU_ERROR_OUT_OF_MEMORY ? EDDY_RT_ERR_RESOURCE
-                                     : EDDY_RT_ERR_INTERNAL,
-         "%s%s%s%s: %s", call, k ? " after cuLaunchKernel(" : "", k ? k : "",
-         k ? ")" : "", text);
+  rt_cuda_record(r == CU_ERROR_OUT_OF_MEMORY ? EDDY_RT_ERR_RESOURCE
+                                             : EDDY_RT_ERR_INTERNAL,
+                 "%s%s%s%s: %s", call, k ? " after cuLaunchKernel(" : "",
+                 k ? k : "", k ? ")" : "", text);
 }
 
-/// The calling thread's state when helpers should act: begin succeeded on
-/// this thread and no error is recorded. NULL otherwise.
-static cuda_thread_t *active(void) {
-  cuda_thread_t *t = &t_cuda;
+rt_cuda_thread_t *rt_cuda_active(void) {
+  rt_cuda_thread_t *t = &t_cuda;
   return t->stream && !t->code ? t : NULL;
 }
 
 /// pthread key destructor: a thread that had a stream exits.
 static void thread_exit(void *arg) {
-  cuda_thread_t *t = arg;
-  cu.ctx_set_current(g_primary);
+  rt_cuda_thread_t *t = arg;
+  rt_cu.ctx_set_current(g_primary);
+  if (t->stream)
+    rt_cuda_list_thread_exit(t);
   if (t->blas)
     blas.destroy(t->blas);
   if (t->stream)
-    cu.stream_destroy(t->stream);
+    rt_cu.stream_destroy(t->stream);
   t->blas = NULL;
   t->stream = NULL;
 }
@@ -278,36 +245,46 @@ static void load_driver(void) {
     return;
   }
   const sym_t syms[] = {
-      {"cuGetErrorName", &cu.get_error_name},
-      {"cuGetErrorString", &cu.get_error_string},
-      {"cuInit", &cu.init},
-      {"cuDeviceGetCount", &cu.device_get_count},
-      {"cuDeviceGet", &cu.device_get},
-      {"cuDevicePrimaryCtxRetain", &cu.primary_ctx_retain},
-      {"cuCtxSetCurrent", &cu.ctx_set_current},
-      {"cuStreamCreate", &cu.stream_create},
-      {"cuStreamDestroy_v2", &cu.stream_destroy},
-      {"cuStreamSynchronize", &cu.stream_synchronize},
-      {"cuMemAlloc_v2", &cu.mem_alloc},
-      {"cuMemFree_v2", &cu.mem_free},
-      {"cuMemcpyHtoDAsync_v2", &cu.memcpy_htod_async},
-      {"cuMemcpyDtoHAsync_v2", &cu.memcpy_dtoh_async},
-      {"cuModuleLoadData", &cu.module_load_data},
-      {"cuModuleGetFunction", &cu.module_get_function},
-      {"cuLaunchKernel", &cu.launch_kernel},
+      {"cuGetErrorName", &rt_cu.get_error_name},
+      {"cuGetErrorString", &rt_cu.get_error_string},
+      {"cuInit", &rt_cu.init},
+      {"cuDeviceGetCount", &rt_cu.device_get_count},
+      {"cuDeviceGet", &rt_cu.device_get},
+      {"cuDevicePrimaryCtxRetain", &rt_cu.primary_ctx_retain},
+      {"cuCtxSetCurrent", &rt_cu.ctx_set_current},
+      {"cuStreamCreate", &rt_cu.stream_create},
+      {"cuStreamDestroy_v2", &rt_cu.stream_destroy},
+      {"cuStreamSynchronize", &rt_cu.stream_synchronize},
+      {"cuStreamWaitEvent", &rt_cu.stream_wait_event},
+      {"cuMemAlloc_v2", &rt_cu.mem_alloc},
+      {"cuMemFree_v2", &rt_cu.mem_free},
+      {"cuMemAllocHost_v2", &rt_cu.mem_alloc_host},
+      {"cuMemFreeHost", &rt_cu.mem_free_host},
+      {"cuMemcpyHtoDAsync_v2", &rt_cu.memcpy_htod_async},
+      {"cuMemcpyDtoHAsync_v2", &rt_cu.memcpy_dtoh_async},
+      {"cuMemcpyDtoDAsync_v2", &rt_cu.memcpy_dtod_async},
+      {"cuMemsetD8Async", &rt_cu.memset_d8_async},
+      {"cuEventCreate", &rt_cu.event_create},
+      {"cuEventRecord", &rt_cu.event_record},
+      {"cuEventQuery", &rt_cu.event_query},
+      {"cuEventSynchronize", &rt_cu.event_synchronize},
+      {"cuEventDestroy_v2", &rt_cu.event_destroy},
+      {"cuModuleLoadData", &rt_cu.module_load_data},
+      {"cuModuleGetFunction", &rt_cu.module_get_function},
+      {"cuLaunchKernel", &rt_cu.launch_kernel},
   };
   const char *missing = resolve(lib, syms, sizeof syms / sizeof syms[0]);
   if (missing) {
     load_fail("%s has no %s (a driver older than CUDA 11?)", path, missing);
-    memset(&cu, 0, sizeof cu);
+    memset(&rt_cu, 0, sizeof rt_cu);
     dlclose(lib);
     return;
   }
   // From here on the library stays loaded (its error names are used).
   char text[256];
-  cu_result r = cu.init(0);
+  cu_result r = rt_cu.init(0);
   if (r != CU_SUCCESS) {
-    load_fail("cuInit failed: %s", cu_error_text(r, text, sizeof text));
+    load_fail("cuInit failed: %s", rt_cuda_error_text(r, text, sizeof text));
     return;
   }
   int ordinal = 0;
@@ -323,10 +300,10 @@ static void load_driver(void) {
     ordinal = (int)v;
   }
   int count = 0;
-  r = cu.device_get_count(&count);
+  r = rt_cu.device_get_count(&count);
   if (r != CU_SUCCESS) {
     load_fail("cuDeviceGetCount failed: %s",
-              cu_error_text(r, text, sizeof text));
+              rt_cuda_error_text(r, text, sizeof text));
     return;
   }
   if (ordinal >= count) {
@@ -339,16 +316,16 @@ static void load_driver(void) {
     return;
   }
   cu_device dev;
-  r = cu.device_get(&dev, ordinal);
+  r = rt_cu.device_get(&dev, ordinal);
   if (r != CU_SUCCESS) {
     load_fail("cuDeviceGet(%d) failed: %s", ordinal,
-              cu_error_text(r, text, sizeof text));
+              rt_cuda_error_text(r, text, sizeof text));
     return;
   }
-  r = cu.primary_ctx_retain(&g_primary, dev);
+  r = rt_cu.primary_ctx_retain(&g_primary, dev);
   if (r != CU_SUCCESS) {
     load_fail("cuDevicePrimaryCtxRetain(device %d) failed: %s", ordinal,
-              cu_error_text(r, text, sizeof text));
+              rt_cuda_error_text(r, text, sizeof text));
     return;
   }
   if (pthread_key_create(&g_thread_key, thread_exit) != 0) {
@@ -419,23 +396,23 @@ int32_t eddy_rt_entry_cuda_begin(eddy_rt_ctx_t *rt, char *err, size_t errlen) {
     write_err(err, errlen, "%s", g_fail);
     return EDDY_RT_ERR_UNSUPPORTED;
   }
-  cuda_thread_t *t = &t_cuda;
+  rt_cuda_thread_t *t = &t_cuda;
   t->code = 0;
   t->msg[0] = '\0';
   t->last_kernel = NULL;
   char text[256];
-  cu_result r = cu.ctx_set_current(g_primary);
+  cu_result r = rt_cu.ctx_set_current(g_primary);
   if (r != CU_SUCCESS) {
     write_err(err, errlen, "cuCtxSetCurrent: %s",
-              cu_error_text(r, text, sizeof text));
+              rt_cuda_error_text(r, text, sizeof text));
     return EDDY_RT_ERR_INTERNAL;
   }
   if (!t->stream) {
     void *s = NULL;
-    r = cu.stream_create(&s, CU_STREAM_NON_BLOCKING);
+    r = rt_cu.stream_create(&s, CU_STREAM_NON_BLOCKING);
     if (r != CU_SUCCESS) {
       write_err(err, errlen, "cuStreamCreate: %s",
-                cu_error_text(r, text, sizeof text));
+                rt_cuda_error_text(r, text, sizeof text));
       return r == CU_ERROR_OUT_OF_MEMORY ? EDDY_RT_ERR_RESOURCE
                                          : EDDY_RT_ERR_INTERNAL;
     }
@@ -448,7 +425,7 @@ int32_t eddy_rt_entry_cuda_begin(eddy_rt_ctx_t *rt, char *err, size_t errlen) {
 void *eddy_rt_entry_cuda_alloc(eddy_rt_ctx_t *rt, int64_t bytes, char *err,
                                size_t errlen) {
   (void)rt;
-  cuda_thread_t *t = &t_cuda;
+  rt_cuda_thread_t *t = &t_cuda;
   if (!t->stream) {
     write_err(err, errlen,
               "cannot allocate %" PRId64 " bytes of device memory: "
@@ -469,12 +446,12 @@ void *eddy_rt_entry_cuda_alloc(eddy_rt_ctx_t *rt, int64_t bytes, char *err,
   }
   cu_deviceptr p = 0;
   // One byte for an empty buffer: a non-NULL pointer distinct from others.
-  cu_result r = cu.mem_alloc(&p, bytes ? (size_t)bytes : 1);
+  cu_result r = rt_cu.mem_alloc(&p, bytes ? (size_t)bytes : 1);
   if (r != CU_SUCCESS || !p) {
     char text[256];
     write_err(err, errlen,
               "cannot allocate %" PRId64 " bytes of device memory: %s", bytes,
-              r != CU_SUCCESS ? cu_error_text(r, text, sizeof text)
+              r != CU_SUCCESS ? rt_cuda_error_text(r, text, sizeof text)
                               : "the driver returned 0");
     return NULL;
   }
@@ -489,35 +466,35 @@ void eddy_rt_entry_cuda_free(eddy_rt_ctx_t *rt, void *dptr, int64_t bytes) {
   // Frees even after an error (cleanup must not leak device memory); a
   // thread that never began needs the context made current first.
   if (!t_cuda.stream)
-    cu.ctx_set_current(g_primary);
-  cu_result r = cu.mem_free((cu_deviceptr)(uintptr_t)dptr);
+    rt_cu.ctx_set_current(g_primary);
+  cu_result r = rt_cu.mem_free((cu_deviceptr)(uintptr_t)dptr);
   if (r != CU_SUCCESS && t_cuda.stream)
-    record_cu("cuMemFree_v2", NULL, r);
+    rt_cuda_record_cu("cuMemFree_v2", NULL, r);
 }
 
 void eddy_rt_entry_cuda_to_device(void *dst, const void *src, int64_t bytes) {
-  cuda_thread_t *t = active();
+  rt_cuda_thread_t *t = rt_cuda_active();
   if (!t || bytes <= 0)
     return;
-  cu_result r = cu.memcpy_htod_async((cu_deviceptr)(uintptr_t)dst, src,
-                                     (size_t)bytes, t->stream);
+  cu_result r = rt_cu.memcpy_htod_async((cu_deviceptr)(uintptr_t)dst, src,
+                                        (size_t)bytes, t->stream);
   if (r != CU_SUCCESS)
-    record_cu("cuMemcpyHtoDAsync_v2", NULL, r);
+    rt_cuda_record_cu("cuMemcpyHtoDAsync_v2", NULL, r);
 }
 
 void eddy_rt_entry_cuda_to_host(void *dst, const void *src, int64_t bytes) {
   if (bytes <= 0)
     return;
-  cuda_thread_t *t = active();
+  rt_cuda_thread_t *t = rt_cuda_active();
   if (t) {
-    cu_result r = cu.memcpy_dtoh_async(dst, (cu_deviceptr)(uintptr_t)src,
-                                       (size_t)bytes, t->stream);
+    cu_result r = rt_cu.memcpy_dtoh_async(dst, (cu_deviceptr)(uintptr_t)src,
+                                          (size_t)bytes, t->stream);
     if (r != CU_SUCCESS) {
-      record_sync("cuMemcpyDtoHAsync_v2", r);
+      rt_cuda_record_sync("cuMemcpyDtoHAsync_v2", r);
     } else {
-      r = cu.stream_synchronize(t->stream);
+      r = rt_cu.stream_synchronize(t->stream);
       if (r != CU_SUCCESS)
-        record_sync("cuStreamSynchronize", r);
+        rt_cuda_record_sync("cuStreamSynchronize", r);
     }
     if (!t->code)
       return;
@@ -529,7 +506,7 @@ int32_t eddy_rt_entry_cuda_end(eddy_rt_ctx_t *rt, char *err, size_t errlen) {
   (void)rt;
   if (err && errlen)
     err[0] = '\0';
-  cuda_thread_t *t = &t_cuda;
+  rt_cuda_thread_t *t = &t_cuda;
   if (!t->stream) {
     // Reading g_ok is safe only after pthread_once (another thread may be
     // loading the driver right now).
@@ -544,10 +521,12 @@ int32_t eddy_rt_entry_cuda_end(eddy_rt_ctx_t *rt, char *err, size_t errlen) {
     return EDDY_RT_ERR_INTERNAL;
   }
   if (!t->code) {
-    cu_result r = cu.stream_synchronize(t->stream);
+    cu_result r = rt_cu.stream_synchronize(t->stream);
     if (r != CU_SUCCESS)
-      record_sync("cuStreamSynchronize", r);
+      rt_cuda_record_sync("cuStreamSynchronize", r);
   }
+  // TensorLists: the swap stream's copies, blocks waiting to be freed.
+  rt_cuda_list_end(t);
   int32_t code = t->code;
   if (code)
     write_err(err, errlen, "%s", t->msg);
@@ -559,28 +538,29 @@ int32_t eddy_rt_entry_cuda_end(eddy_rt_ctx_t *rt, char *err, size_t errlen) {
 
 /// The thread's cuBLAS handle, bound to its stream; NULL (with the error
 /// recorded) when cuBLAS cannot be used.
-static void *thread_cublas(cuda_thread_t *t) {
+static void *thread_cublas(rt_cuda_thread_t *t) {
   if (t->blas)
     return t->blas;
   pthread_once(&g_blas_once, load_cublas);
   if (!g_blas_ok) {
-    record(EDDY_RT_ERR_UNSUPPORTED, "%s", g_blas_fail);
+    rt_cuda_record(EDDY_RT_ERR_UNSUPPORTED, "%s", g_blas_fail);
     return NULL;
   }
   void *h = NULL;
   char text[64];
   cublas_status s = blas.create(&h);
   if (s != 0) {
-    record(s == CUBLAS_STATUS_ALLOC_FAILED ? EDDY_RT_ERR_RESOURCE
-                                           : EDDY_RT_ERR_INTERNAL,
-           "cublasCreate_v2: %s", cublas_status_text(s, text, sizeof text));
+    rt_cuda_record(s == CUBLAS_STATUS_ALLOC_FAILED ? EDDY_RT_ERR_RESOURCE
+                                                   : EDDY_RT_ERR_INTERNAL,
+                   "cublasCreate_v2: %s",
+                   cublas_status_text(s, text, sizeof text));
     return NULL;
   }
   s = blas.set_stream(h, t->stream);
   if (s != 0) {
     blas.destroy(h);
-    record(EDDY_RT_ERR_INTERNAL, "cublasSetStream_v2: %s",
-           cublas_status_text(s, text, sizeof text));
+    rt_cuda_record(EDDY_RT_ERR_INTERNAL, "cublasSetStream_v2: %s",
+                   cublas_status_text(s, text, sizeof text));
     return NULL;
   }
   t->blas = h;
@@ -592,7 +572,7 @@ void eddy_rt_entry_cuda_sgemm(eddy_rt_ctx_t *rt, int32_t trans, int64_t m,
                               const float *b, int64_t ldb, float *c,
                               int64_t ldc) {
   (void)rt;
-  cuda_thread_t *t = active();
+  rt_cuda_thread_t *t = rt_cuda_active();
   if (!t || m <= 0 || n <= 0)
     return;
   if (k < 0)
@@ -605,11 +585,11 @@ void eddy_rt_entry_cuda_sgemm(eddy_rt_ctx_t *rt, int32_t trans, int64_t m,
     ldb = 1;
   if (m > INT_MAX || n > INT_MAX || k > INT_MAX || lda > INT_MAX ||
       ldb > INT_MAX || ldc > INT_MAX) {
-    record(EDDY_RT_ERR_UNSUPPORTED,
-           "cublasSgemm_v2: sizes m=%" PRId64 " n=%" PRId64 " k=%" PRId64
-           " (lda %" PRId64 ", ldb %" PRId64 ", ldc %" PRId64
-           ") do not fit in int",
-           m, n, k, lda, ldb, ldc);
+    rt_cuda_record(EDDY_RT_ERR_UNSUPPORTED,
+                   "cublasSgemm_v2: sizes m=%" PRId64 " n=%" PRId64
+                   " k=%" PRId64 " (lda %" PRId64 ", ldb %" PRId64
+                   ", ldc %" PRId64 ") do not fit in int",
+                   m, n, k, lda, ldb, ldc);
     return;
   }
   void *h = thread_cublas(t);
@@ -628,11 +608,12 @@ void eddy_rt_entry_cuda_sgemm(eddy_rt_ctx_t *rt, int32_t trans, int64_t m,
                                (int)ldb, a, (int)lda, &zero, c, (int)ldc);
   if (s != 0) {
     char text[64];
-    record(s == CUBLAS_STATUS_ALLOC_FAILED ? EDDY_RT_ERR_RESOURCE
-                                           : EDDY_RT_ERR_INTERNAL,
-           "cublasSgemm_v2(m=%" PRId64 ", n=%" PRId64 ", k=%" PRId64
-           ", trans=%d): %s",
-           m, n, k, (int)trans, cublas_status_text(s, text, sizeof text));
+    rt_cuda_record(s == CUBLAS_STATUS_ALLOC_FAILED ? EDDY_RT_ERR_RESOURCE
+                                                   : EDDY_RT_ERR_INTERNAL,
+                   "cublasSgemm_v2(m=%" PRId64 ", n=%" PRId64 ", k=%" PRId64
+                   ", trans=%d): %s",
+                   m, n, k, (int)trans,
+                   cublas_status_text(s, text, sizeof text));
   }
 }
 
@@ -640,7 +621,7 @@ void eddy_rt_entry_cuda_sgemm(eddy_rt_ctx_t *rt, int32_t trans, int64_t m,
 
 void *mgpuModuleLoad(void *data, size_t gpuBlobSize) {
   (void)gpuBlobSize;
-  if (!active() || !data)
+  if (!rt_cuda_active() || !data)
     return NULL;
   pthread_mutex_lock(&g_modules_lock);
   cuda_module_t *m = g_modules;
@@ -648,17 +629,17 @@ void *mgpuModuleLoad(void *data, size_t gpuBlobSize) {
     m = m->next;
   if (!m) {
     void *mod = NULL;
-    cu_result r = cu.module_load_data(&mod, data);
+    cu_result r = rt_cu.module_load_data(&mod, data);
     if (r != CU_SUCCESS) {
       pthread_mutex_unlock(&g_modules_lock);
-      record_cu("cuModuleLoadData", NULL, r);
+      rt_cuda_record_cu("cuModuleLoadData", NULL, r);
       return NULL;
     }
     m = calloc(1, sizeof *m);
     if (!m) {
       // The driver's module stays loaded; the next call loads it again.
       pthread_mutex_unlock(&g_modules_lock);
-      record(EDDY_RT_ERR_RESOURCE, "mgpuModuleLoad: out of memory");
+      rt_cuda_record(EDDY_RT_ERR_RESOURCE, "mgpuModuleLoad: out of memory");
       return NULL;
     }
     m->data = data;
@@ -674,7 +655,7 @@ void mgpuModuleUnload(void *module) { (void)module; }
 
 void *mgpuModuleGetFunction(void *module, const char *name) {
   cuda_module_t *m = module;
-  if (!active() || !m || !name)
+  if (!rt_cuda_active() || !m || !name)
     return NULL;
   pthread_mutex_lock(&g_modules_lock);
   cuda_func_t *f = m->funcs;
@@ -682,18 +663,18 @@ void *mgpuModuleGetFunction(void *module, const char *name) {
     f = f->next;
   if (!f) {
     void *fn = NULL;
-    cu_result r = cu.module_get_function(&fn, m->module, name);
+    cu_result r = rt_cu.module_get_function(&fn, m->module, name);
     if (r != CU_SUCCESS) {
       pthread_mutex_unlock(&g_modules_lock);
-      record_cu("cuModuleGetFunction", name, r);
+      rt_cuda_record_cu("cuModuleGetFunction", name, r);
       return NULL;
     }
     size_t len = strlen(name);
     f = malloc(sizeof *f + len + 1);
     if (!f) {
       pthread_mutex_unlock(&g_modules_lock);
-      record(EDDY_RT_ERR_RESOURCE, "mgpuModuleGetFunction(%s): out of memory",
-             name);
+      rt_cuda_record(EDDY_RT_ERR_RESOURCE,
+                     "mgpuModuleGetFunction(%s): out of memory", name);
       return NULL;
     }
     f->fn = fn;
@@ -716,7 +697,7 @@ void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
                       intptr_t blockZ, int32_t smem, void *stream,
                       void **params, void **extra, size_t paramsCount) {
   (void)paramsCount;
-  cuda_thread_t *t = active();
+  rt_cuda_thread_t *t = rt_cuda_active();
   cuda_func_t *f = function;
   if (!t || !f)
     return;
@@ -730,22 +711,22 @@ void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
       bad = true;
   }
   if (bad) {
-    record(EDDY_RT_ERR_INTERNAL,
-           "cuLaunchKernel(%s): grid %" PRIdPTR "x%" PRIdPTR "x%" PRIdPTR
-           ", block %" PRIdPTR "x%" PRIdPTR "x%" PRIdPTR
-           ", shared memory %" PRId32 " out of range",
-           f->name, gridX, gridY, gridZ, blockX, blockY, blockZ, smem);
+    rt_cuda_record(EDDY_RT_ERR_INTERNAL,
+                   "cuLaunchKernel(%s): grid %" PRIdPTR "x%" PRIdPTR
+                   "x%" PRIdPTR ", block %" PRIdPTR "x%" PRIdPTR "x%" PRIdPTR
+                   ", shared memory %" PRId32 " out of range",
+                   f->name, gridX, gridY, gridZ, blockX, blockY, blockZ, smem);
     return;
   }
   // A grid with no blocks runs nothing (the driver would reject it).
   if (empty)
     return;
-  cu_result r = cu.launch_kernel(
+  cu_result r = rt_cu.launch_kernel(
       f->fn, (unsigned)gridX, (unsigned)gridY, (unsigned)gridZ,
       (unsigned)blockX, (unsigned)blockY, (unsigned)blockZ, (unsigned)smem,
       stream ? stream : t->stream, params, extra);
   if (r != CU_SUCCESS)
-    record_cu("cuLaunchKernel", f->name, r);
+    rt_cuda_record_cu("cuLaunchKernel", f->name, r);
   else
     t->last_kernel = f->name;
 }

@@ -476,7 +476,7 @@ void eddy_rt_entry_sgemm(eddy_rt_ctx_t *rt, int32_t trans, int64_t m,
                          const float *b, int64_t ldb, float *c, int64_t ldc);
 
 /// ===========================================================================
-/// CUDA (runtime/cuda.c)
+/// CUDA (runtime/cuda.c, runtime/cuda_list.c)
 /// ===========================================================================
 /// What code compiled with `--target=cuda` calls for everything that touches
 /// the device. libeddyrt links neither the CUDA driver nor cuBLAS: it loads
@@ -520,9 +520,10 @@ void eddy_rt_entry_cuda_to_device(void *dst, const void *src, int64_t bytes);
 /// this copy) dst is zeroed instead; the caller learns of it from
 /// eddy_rt_entry_cuda_end.
 void eddy_rt_entry_cuda_to_host(void *dst, const void *src, int64_t bytes);
-/// Waits for the thread's stream; returns 0, or the first error recorded
-/// since eddy_rt_entry_cuda_begin (EDDY_RT_ERR_INTERNAL for driver and
-/// launch failures, EDDY_RT_ERR_RESOURCE for out of memory,
+/// Waits for the thread's stream and the swap stream of device lists (then
+/// frees the list blocks that waited for their copies); returns 0, or the
+/// first error recorded since eddy_rt_entry_cuda_begin (EDDY_RT_ERR_INTERNAL
+/// for driver and launch failures, EDDY_RT_ERR_RESOURCE for out of memory,
 /// EDDY_RT_ERR_UNSUPPORTED when cuBLAS cannot be loaded) with its message in
 /// err. Clears the record.
 int32_t eddy_rt_entry_cuda_end(eddy_rt_ctx_t *rt, char *err, size_t errlen);
@@ -535,6 +536,80 @@ void eddy_rt_entry_cuda_sgemm(eddy_rt_ctx_t *rt, int32_t trans, int64_t m,
                               int64_t n, int64_t k, const float *a,
                               int64_t lda, const float *b, int64_t ldb,
                               float *c, int64_t ldc);
+
+/// TensorLists whose items live in device memory (runtime/cuda_list.c):
+/// eddy_rt_entry_list_*'s signatures, conventions and messages (opaque
+/// lists, NULL = an earlier failure passed on silently, the first failure
+/// stores -CODE in *code and writes err, moved != 0 gives up the caller's
+/// reference), but `data` and `out_data` are device pointers, and these
+/// lists are not eddy_rt_list_t (the two kinds do not mix). Lists are
+/// values: items are copied in once and shared by the list's copies. Every
+/// copy is ordered on the thread's stream; a helper that copies fails (with
+/// the recorded message) on a thread where eddy_rt_entry_cuda_begin has not
+/// succeeded or an error is recorded. A failed driver call is also recorded
+/// for eddy_rt_entry_cuda_end; a failed allocation ("tl.push_back: cannot
+/// allocate N bytes of device memory: ...") is not. Device and pinned
+/// memory are not counted against rt's memory limit.
+///
+/// swap != 0 (a loop value of a while loop with swap_memory): pushed and
+/// set items are kept in pinned host memory. The push copies the item into
+/// a fresh device block on the thread's stream; a second per-thread stream
+/// waits for that copy and moves the block to pinned memory, overlapping
+/// the kernels after the push (the device block is freed once the move is
+/// done). A read makes the stream wait for the move and copies the item
+/// back. eddy_rt_entry_cuda_end also waits for the second stream.
+void *eddy_rt_entry_cuda_list_empty(eddy_rt_ctx_t *rt, int32_t dtype,
+                                    int32_t rank, const int64_t *dims,
+                                    int64_t max_elements, int32_t *code,
+                                    char *err, size_t errlen, int32_t swap);
+/// tl.reserve of n unset items (read as zeros).
+void *eddy_rt_entry_cuda_list_reserve(eddy_rt_ctx_t *rt, int32_t dtype,
+                                      int32_t rank, const int64_t *dims,
+                                      int64_t n, int32_t *code, char *err,
+                                      size_t errlen);
+/// tl.from_tensor: one device copy of the tensor, sliced into the items.
+void *eddy_rt_entry_cuda_list_from_tensor(eddy_rt_ctx_t *rt, void *data,
+                                          int32_t dtype, int32_t rank,
+                                          const int64_t *dims, int32_t *code,
+                                          char *err, size_t errlen);
+/// Pushes a copy of the contiguous device data (dtype, rank, dims).
+void *eddy_rt_entry_cuda_list_push(eddy_rt_ctx_t *rt, void *list,
+                                   int32_t moved, void *data, int32_t dtype,
+                                   int32_t rank, const int64_t *dims,
+                                   int32_t *code, char *err, size_t errlen);
+/// Pops the last item into out_data (room for dtype, rank, dims); an item
+/// of another shape is an error.
+void *eddy_rt_entry_cuda_list_pop(eddy_rt_ctx_t *rt, void *list,
+                                  int32_t moved, void *out_data, int32_t dtype,
+                                  int32_t rank, const int64_t *dims,
+                                  int32_t *code, char *err, size_t errlen);
+/// tl.get_item into out_data; list is kept.
+void eddy_rt_entry_cuda_list_get(eddy_rt_ctx_t *rt, const void *list,
+                                 int64_t index, void *out_data, int32_t dtype,
+                                 int32_t rank, const int64_t *dims,
+                                 int32_t *code, char *err, size_t errlen);
+/// tl.set_item of a copy of data.
+void *eddy_rt_entry_cuda_list_set(eddy_rt_ctx_t *rt, void *list, int32_t moved,
+                                  int64_t index, void *data, int32_t dtype,
+                                  int32_t rank, const int64_t *dims,
+                                  int32_t *code, char *err, size_t errlen);
+/// tl.stack into out_data, which must be exactly (dtype, rank, dims).
+void eddy_rt_entry_cuda_list_stack(eddy_rt_ctx_t *rt, const void *list,
+                                   void *out_data, int32_t dtype, int32_t rank,
+                                   const int64_t *dims, int32_t *code,
+                                   char *err, size_t errlen);
+/// eddy_rt_entry_list_dims for a device list (the dims are host data).
+void eddy_rt_entry_cuda_list_dims(eddy_rt_ctx_t *rt, const void *list,
+                                  int32_t what, int64_t index, int32_t rank,
+                                  int64_t *out_dims, int32_t *code, char *err,
+                                  size_t errlen);
+/// Length (0 for NULL).
+int64_t eddy_rt_entry_cuda_list_length(const void *list);
+/// NULL is fine for both. Release frees the device and pinned memory of
+/// items whose last reference goes (after the copies still using it, also
+/// after an error).
+void eddy_rt_entry_cuda_list_retain(void *list);
+void eddy_rt_entry_cuda_list_release(void *list);
 
 /// MLIR's GPU runtime ABI: the functions that host code lowered by MLIR's
 /// gpu-to-llvm (and LLVM translation of gpu.binary / gpu.launch_func) calls,

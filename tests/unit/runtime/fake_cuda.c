@@ -10,6 +10,12 @@
 /// (params[0] points to the pointer, params[1] to n as int64); other kernels
 /// do nothing. Every launch is recorded.
 ///
+/// Device and pinned host blocks carry a tag, so that freeing one with the
+/// other's call fails. Events complete when recorded,
+/// unless fake_cuda_hold_events is on: then they complete only when waited
+/// for (cuEventSynchronize, or cuStreamSynchronize of their stream), so
+/// tests can see work that waits for them.
+///
 /// Environment, read by cuInit and cuDeviceGetCount: FAKE_CUDA_INIT_RESULT
 /// (cuInit returns it), FAKE_CUDA_DEVICES (the device count, default 1).
 #include <pthread.h>
@@ -29,6 +35,7 @@ typedef unsigned long long CUdeviceptr;
 #define CUDA_ERROR_INVALID_CONTEXT 201
 #define CUDA_ERROR_INVALID_HANDLE 400
 #define CUDA_ERROR_NOT_FOUND 500
+#define CUDA_ERROR_NOT_READY 600
 
 // The driver API (only what libeddyrt resolves).
 CUresult cuGetErrorName(CUresult r, const char **out);
@@ -41,8 +48,20 @@ CUresult cuCtxSetCurrent(void *ctx);
 CUresult cuStreamCreate(void **stream, unsigned flags);
 CUresult cuStreamDestroy_v2(void *stream);
 CUresult cuStreamSynchronize(void *stream);
+CUresult cuStreamWaitEvent(void *stream, void *event, unsigned flags);
 CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytes);
 CUresult cuMemFree_v2(CUdeviceptr dptr);
+CUresult cuMemAllocHost_v2(void **pp, size_t bytes);
+CUresult cuMemFreeHost(void *p);
+CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t bytes,
+                              void *stream);
+CUresult cuMemsetD8Async(CUdeviceptr dst, unsigned char value, size_t n,
+                         void *stream);
+CUresult cuEventCreate(void **event, unsigned flags);
+CUresult cuEventRecord(void *event, void *stream);
+CUresult cuEventQuery(void *event);
+CUresult cuEventSynchronize(void *event);
+CUresult cuEventDestroy_v2(void *event);
 CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void *src, size_t bytes,
                               void *stream);
 CUresult cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t bytes,
@@ -55,13 +74,20 @@ CUresult cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz,
 
 // Test knobs.
 /// A counter: "init_calls", "module_loads", "live_allocs", "live_streams",
-/// "launches", "copies"; -1 for an unknown name.
+/// "launches", "copies" (all kinds), "dtod_copies", "htod_copies",
+/// "dtoh_copies", "memsets", "live_host_allocs" (pinned), "host_allocs"
+/// (pinned, ever), "live_events", "stream_waits"; -1 for an unknown name.
 long fake_cuda_stat(const char *what);
+/// While on, recorded events stay incomplete until waited for.
+void fake_cuda_hold_events(int on);
+/// The stream of the last cuMemcpyDtoHAsync_v2.
+void *fake_cuda_last_dtoh_stream(void);
 /// What the next calls return: launches (until reset to 0), allocations
 /// (until reset), the next stream synchronization only (an asynchronous
 /// kernel failure).
 void fake_cuda_fail_launch(int result);
 void fake_cuda_fail_alloc(int result);
+void fake_cuda_fail_alloc_host(int result);
 void fake_cuda_fail_next_sync(int result);
 /// The last launch: kernel name, grid and block dims, shared memory, stream,
 /// params and extra as passed.
@@ -90,8 +116,27 @@ static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 static int g_context_token; // the primary context is &g_context_token
 static int g_initialized;
 static long g_init_calls, g_module_loads, g_live_allocs, g_live_streams,
-    g_launches, g_copies;
-static int g_fail_launch, g_fail_alloc, g_fail_next_sync;
+    g_launches, g_copies, g_dtod, g_htod, g_dtoh, g_memsets, g_live_host,
+    g_host_allocs, g_live_events, g_stream_waits;
+static int g_fail_launch, g_fail_alloc, g_fail_alloc_host, g_fail_next_sync;
+static int g_hold_events;
+static void *g_last_dtoh_stream;
+
+#define EVENT_MAGIC 0x45564e54U
+
+typedef struct fake_event {
+  unsigned magic;
+  int done;
+  void *stream; // where it was last recorded
+  struct fake_event *next, *prev;
+} fake_event_t;
+
+static fake_event_t *g_events; // live events (under g_lock)
+
+#define TAG_DEVICE 0x44455643U
+#define TAG_HOST 0x484f5354U
+/// Blocks start 16 bytes after a tag.
+#define TAG_SIZE 16
 static fake_module_t *g_modules; // kept until the process ends
 static struct {
   char name[64];
@@ -241,8 +286,29 @@ CUresult cuStreamSynchronize(void *stream) {
   pthread_mutex_lock(&g_lock);
   r = g_fail_next_sync;
   g_fail_next_sync = 0;
+  for (fake_event_t *e = g_events; e; e = e->next)
+    if (e->stream == stream)
+      e->done = 1;
   pthread_mutex_unlock(&g_lock);
   return r;
+}
+
+static char *tagged_alloc(size_t bytes, unsigned tag) {
+  char *p = malloc(TAG_SIZE + bytes);
+  if (!p)
+    return NULL;
+  memcpy(p, &tag, sizeof tag);
+  return p + TAG_SIZE;
+}
+
+/// False when p is not a live block with this tag.
+static int tagged_free(char *p, unsigned tag) {
+  unsigned have;
+  memcpy(&have, p - TAG_SIZE, sizeof have);
+  if (have != tag)
+    return 0;
+  free(p - TAG_SIZE);
+  return 1;
 }
 
 CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytes) {
@@ -256,7 +322,7 @@ CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytes) {
   pthread_mutex_unlock(&g_lock);
   if (r)
     return r;
-  void *p = malloc(bytes);
+  char *p = tagged_alloc(bytes, TAG_DEVICE);
   if (!p)
     return CUDA_ERROR_OUT_OF_MEMORY;
   pthread_mutex_lock(&g_lock);
@@ -270,11 +336,175 @@ CUresult cuMemFree_v2(CUdeviceptr dptr) {
   CUresult r = need_context();
   if (r)
     return r;
-  if (!dptr)
+  if (!dptr || !tagged_free((char *)(uintptr_t)dptr, TAG_DEVICE))
     return CUDA_ERROR_INVALID_VALUE;
-  free((void *)(uintptr_t)dptr);
   pthread_mutex_lock(&g_lock);
   g_live_allocs--;
+  pthread_mutex_unlock(&g_lock);
+  return CUDA_SUCCESS;
+}
+
+CUresult cuMemAllocHost_v2(void **pp, size_t bytes) {
+  CUresult r = need_context();
+  if (r)
+    return r;
+  if (bytes == 0)
+    return CUDA_ERROR_INVALID_VALUE;
+  pthread_mutex_lock(&g_lock);
+  r = g_fail_alloc_host;
+  pthread_mutex_unlock(&g_lock);
+  if (r)
+    return r;
+  char *p = tagged_alloc(bytes, TAG_HOST);
+  if (!p)
+    return CUDA_ERROR_OUT_OF_MEMORY;
+  pthread_mutex_lock(&g_lock);
+  g_live_host++;
+  g_host_allocs++;
+  pthread_mutex_unlock(&g_lock);
+  *pp = p;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuMemFreeHost(void *p) {
+  CUresult r = need_context();
+  if (r)
+    return r;
+  if (!p || !tagged_free(p, TAG_HOST))
+    return CUDA_ERROR_INVALID_VALUE;
+  pthread_mutex_lock(&g_lock);
+  g_live_host--;
+  pthread_mutex_unlock(&g_lock);
+  return CUDA_SUCCESS;
+}
+
+static CUresult count_copy(long *kind) {
+  pthread_mutex_lock(&g_lock);
+  g_copies++;
+  (*kind)++;
+  pthread_mutex_unlock(&g_lock);
+  return CUDA_SUCCESS;
+}
+
+CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t bytes,
+                              void *stream) {
+  CUresult r = check_stream(stream);
+  if (r)
+    return r;
+  if (bytes && (!dst || !src))
+    return CUDA_ERROR_INVALID_VALUE;
+  memmove((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, bytes);
+  return count_copy(&g_dtod);
+}
+
+CUresult cuMemsetD8Async(CUdeviceptr dst, unsigned char value, size_t n,
+                         void *stream) {
+  CUresult r = check_stream(stream);
+  if (r)
+    return r;
+  if (n && !dst)
+    return CUDA_ERROR_INVALID_VALUE;
+  memset((void *)(uintptr_t)dst, value, n);
+  pthread_mutex_lock(&g_lock);
+  g_memsets++;
+  pthread_mutex_unlock(&g_lock);
+  return CUDA_SUCCESS;
+}
+
+static CUresult check_event(void *event) {
+  fake_event_t *e = event;
+  if (!e || e->magic != EVENT_MAGIC)
+    return CUDA_ERROR_INVALID_HANDLE;
+  return need_context();
+}
+
+CUresult cuEventCreate(void **event, unsigned flags) {
+  CUresult r = need_context();
+  if (r)
+    return r;
+  if (flags > 0xf)
+    return CUDA_ERROR_INVALID_VALUE;
+  fake_event_t *e = calloc(1, sizeof *e);
+  if (!e)
+    return CUDA_ERROR_OUT_OF_MEMORY;
+  e->magic = EVENT_MAGIC;
+  e->done = 1; // an event never recorded counts as complete
+  pthread_mutex_lock(&g_lock);
+  e->next = g_events;
+  if (g_events)
+    g_events->prev = e;
+  g_events = e;
+  g_live_events++;
+  pthread_mutex_unlock(&g_lock);
+  *event = e;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuEventRecord(void *event, void *stream) {
+  CUresult r = check_event(event);
+  if (!r)
+    r = check_stream(stream);
+  if (r)
+    return r;
+  fake_event_t *e = event;
+  pthread_mutex_lock(&g_lock);
+  e->stream = stream;
+  e->done = !g_hold_events;
+  pthread_mutex_unlock(&g_lock);
+  return CUDA_SUCCESS;
+}
+
+CUresult cuEventQuery(void *event) {
+  CUresult r = check_event(event);
+  if (r)
+    return r;
+  pthread_mutex_lock(&g_lock);
+  int done = ((fake_event_t *)event)->done;
+  pthread_mutex_unlock(&g_lock);
+  return done ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
+}
+
+CUresult cuEventSynchronize(void *event) {
+  CUresult r = check_event(event);
+  if (r)
+    return r;
+  pthread_mutex_lock(&g_lock);
+  ((fake_event_t *)event)->done = 1;
+  pthread_mutex_unlock(&g_lock);
+  return CUDA_SUCCESS;
+}
+
+CUresult cuEventDestroy_v2(void *event) {
+  CUresult r = check_event(event);
+  if (r)
+    return r;
+  fake_event_t *e = event;
+  pthread_mutex_lock(&g_lock);
+  if (e->prev)
+    e->prev->next = e->next;
+  else
+    g_events = e->next;
+  if (e->next)
+    e->next->prev = e->prev;
+  g_live_events--;
+  pthread_mutex_unlock(&g_lock);
+  e->magic = 0;
+  free(e);
+  return CUDA_SUCCESS;
+}
+
+CUresult cuStreamWaitEvent(void *stream, void *event, unsigned flags) {
+  CUresult r = check_stream(stream);
+  if (!r)
+    r = check_event(event);
+  if (r)
+    return r;
+  if (flags != 0)
+    return CUDA_ERROR_INVALID_VALUE;
+  // Work is done when it is issued here, so the wait is over at once: the
+  // event's work is complete as far as this stream is concerned.
+  pthread_mutex_lock(&g_lock);
+  g_stream_waits++;
   pthread_mutex_unlock(&g_lock);
   return CUDA_SUCCESS;
 }
@@ -285,10 +515,7 @@ CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void *src, size_t bytes,
   if (r)
     return r;
   memcpy((void *)(uintptr_t)dst, src, bytes);
-  pthread_mutex_lock(&g_lock);
-  g_copies++;
-  pthread_mutex_unlock(&g_lock);
-  return CUDA_SUCCESS;
+  return count_copy(&g_htod);
 }
 
 CUresult cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t bytes,
@@ -298,9 +525,9 @@ CUresult cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t bytes,
     return r;
   memcpy(dst, (const void *)(uintptr_t)src, bytes);
   pthread_mutex_lock(&g_lock);
-  g_copies++;
+  g_last_dtoh_stream = stream;
   pthread_mutex_unlock(&g_lock);
-  return CUDA_SUCCESS;
+  return count_copy(&g_dtoh);
 }
 
 CUresult cuModuleLoadData(void **module, const void *image) {
@@ -411,6 +638,22 @@ long fake_cuda_stat(const char *what) {
     v = g_launches;
   else if (strcmp(what, "copies") == 0)
     v = g_copies;
+  else if (strcmp(what, "dtod_copies") == 0)
+    v = g_dtod;
+  else if (strcmp(what, "htod_copies") == 0)
+    v = g_htod;
+  else if (strcmp(what, "dtoh_copies") == 0)
+    v = g_dtoh;
+  else if (strcmp(what, "memsets") == 0)
+    v = g_memsets;
+  else if (strcmp(what, "live_host_allocs") == 0)
+    v = g_live_host;
+  else if (strcmp(what, "host_allocs") == 0)
+    v = g_host_allocs;
+  else if (strcmp(what, "live_events") == 0)
+    v = g_live_events;
+  else if (strcmp(what, "stream_waits") == 0)
+    v = g_stream_waits;
   pthread_mutex_unlock(&g_lock);
   return v;
 }
@@ -425,6 +668,25 @@ void fake_cuda_fail_alloc(int result) {
   pthread_mutex_lock(&g_lock);
   g_fail_alloc = result;
   pthread_mutex_unlock(&g_lock);
+}
+
+void fake_cuda_fail_alloc_host(int result) {
+  pthread_mutex_lock(&g_lock);
+  g_fail_alloc_host = result;
+  pthread_mutex_unlock(&g_lock);
+}
+
+void fake_cuda_hold_events(int on) {
+  pthread_mutex_lock(&g_lock);
+  g_hold_events = on;
+  pthread_mutex_unlock(&g_lock);
+}
+
+void *fake_cuda_last_dtoh_stream(void) {
+  pthread_mutex_lock(&g_lock);
+  void *s = g_last_dtoh_stream;
+  pthread_mutex_unlock(&g_lock);
+  return s;
 }
 
 void fake_cuda_fail_next_sync(int result) {
