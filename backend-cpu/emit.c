@@ -199,6 +199,7 @@ void cpu_loops_open_v(cpu_emit_t *e, int32_t rank, const int *dims, int *idx) {
     }
     int lb = cpu_index_const(e, 0), st = cpu_index_const(e, 1);
     int flat = cpu_fresh(e);
+    e->kernel_at = e->body.len;
     cpu_p(e, "scf.parallel (%%t%d) = (%%t%d) to (%%t%d) step (%%t%d) {\n",
           flat, lb, n, st);
     cpu_unflatten_v(e, flat, rank, dims, idx);
@@ -253,7 +254,21 @@ static void print_index(cpu_emit_t *e, const int *idx, int32_t rank) {
   cpu_p(e, "]");
 }
 
+/// Records host code touching tensor memory in the kernels forms.
+/// Records, in the kernels forms, host code touching tensor memory or a
+/// kernel touching a host slot.
+static void check_host_access(cpu_emit_t *e, int buf) {
+  if (!e->par || e->host_ok || e->host_access)
+    return;
+  bool slot = eddy_ptrmap_get(&e->slots, (void *)(intptr_t)(buf + 1));
+  if (slot != (e->kernel_depth == 0)) {
+    e->host_access = true;
+    e->host_access_op = e->cur_op;
+  }
+}
+
 int cpu_load(cpu_emit_t *e, int buf, const eddy_type_t *t, const int *idx) {
+  check_host_access(e, buf);
   int v = cpu_fresh(e);
   cpu_p(e, "%%t%d = memref.load %%t%d", v, buf);
   print_index(e, idx, t->rank);
@@ -267,6 +282,7 @@ int cpu_load(cpu_emit_t *e, int buf, const eddy_type_t *t, const int *idx) {
 
 void cpu_store(cpu_emit_t *e, int buf, const eddy_type_t *t, const int *idx,
                int val) {
+  check_host_access(e, buf);
   if (t->dtype == EDDY_DT_I1) {
     int b = cpu_fresh(e);
     cpu_p(e, "%%t%d = arith.extui %%t%d : i1 to i8\n", b, val);
@@ -362,6 +378,7 @@ int cpu_alloc_buf(cpu_emit_t *e, const eddy_type_t *t) {
 
 int cpu_alloc_slot(cpu_emit_t *e, const eddy_type_t *t) {
   int b = cpu_fresh(e);
+  eddy_ptrmap_put(&e->slots, (void *)(intptr_t)(b + 1), (void *)1);
   eddy_buf_printf(&e->pro, "%%t%d = memref.alloca() : %s\n", b,
                   cpu_mtype(e, t));
   return b;
@@ -375,7 +392,9 @@ eddy_status_t cpu_host_scalar(cpu_emit_t *e, eddy_value_t *v, int *out) {
     return eddy_status_create(EDDY_ERR_INTERNAL,
                               "cpu backend: predicate not materialized");
   if (!e->cuda) {
+    e->host_ok = true; // (host memory in this form)
     *out = cpu_load(e, cv->buf, v->type, NULL);
+    e->host_ok = false;
     return NULL;
   }
   // Copied from the device; the copy waits for the kernels before it.
@@ -535,7 +554,70 @@ int cpu_error_site(cpu_emit_t *e, const eddy_op_t *op) {
   return e->num_sites;
 }
 
+/// cpu_fail_if inside a kernel: the kernels' error record (any failing
+/// thread may write it; each writes a failing index of the same site).
+static void kernel_fail_if(cpu_emit_t *e, int cond, int site, int index,
+                           int size) {
+  int64_t three = 3;
+  const eddy_type_t *rt = eddy_ir_tensor_type_get(e->ctx, EDDY_DT_I64, 1,
+                                                  &three);
+  int k0 = cpu_index_const(e, 0), k1 = cpu_index_const(e, 1),
+      k2 = cpu_index_const(e, 2);
+  int f = cpu_load(e, e->krec, rt, &k0);
+  int z = cpu_fresh(e), none = cpu_fresh(e), c = cpu_fresh(e),
+      s = cpu_fresh(e);
+  cpu_p(e, "%%t%d = arith.constant 0 : i64\n", z);
+  cpu_p(e, "%%t%d = arith.cmpi eq, %%t%d, %%t%d : i64\n", none, f, z);
+  cpu_p(e, "%%t%d = arith.andi %%t%d, %%t%d : i1\n", c, cond, none);
+  cpu_p(e, "scf.if %%t%d {\n", c);
+  cpu_p(e, "%%t%d = arith.constant %d : i64\n", s, site);
+  cpu_store(e, e->krec, rt, &k0, s);
+  cpu_store(e, e->krec, rt, &k1, index);
+  cpu_store(e, e->krec, rt, &k2, size);
+  cpu_p(e, "}\n");
+}
+
+void cpu_sync_kernel_error(cpu_emit_t *e) {
+  if (e->krec < 0 || e->eflag < 0)
+    return;
+  int64_t three = 3;
+  const eddy_type_t *rt = eddy_ir_tensor_type_get(e->ctx, EDDY_DT_I64, 1,
+                                                  &three);
+  const eddy_type_t *i32s = eddy_ir_scalar_type_get(e->ctx, EDDY_DT_I32);
+  const eddy_type_t *i64s = eddy_ir_scalar_type_get(e->ctx, EDDY_DT_I64);
+  int rec = e->krec;
+  if (e->cuda) {
+    // Copied to a host slot (waiting for the kernel).
+    rec = cpu_alloc_slot(e, rt);
+    int n = cpu_fresh(e);
+    cpu_p(e, "%%t%d = arith.constant 24 : i64\n", n);
+    cpu_p(e,
+          "func.call @eddy_rt_entry_cuda_to_host(%%t%d, %%t%d, %%t%d) : "
+          "(!llvm.ptr, !llvm.ptr, i64) -> ()\n",
+          cpu_buf_ptr(e, rec, rt), cpu_buf_ptr(e, e->krec, rt), n);
+  }
+  e->host_ok = true; // (the kernels form reads host memory directly)
+  int k0 = cpu_index_const(e, 0), k1 = cpu_index_const(e, 1),
+      k2 = cpu_index_const(e, 2);
+  int site = cpu_load(e, rec, rt, &k0), idx = cpu_load(e, rec, rt, &k1),
+      size = cpu_load(e, rec, rt, &k2);
+  e->host_ok = false;
+  int z = cpu_fresh(e), some = cpu_fresh(e), s32 = cpu_fresh(e);
+  cpu_p(e, "%%t%d = arith.constant 0 : i64\n", z);
+  cpu_p(e, "%%t%d = arith.cmpi ne, %%t%d, %%t%d : i64\n", some, site, z);
+  cpu_p(e, "scf.if %%t%d {\n", cpu_and_no_error(e, some));
+  cpu_p(e, "%%t%d = arith.trunci %%t%d : i64 to i32\n", s32, site);
+  cpu_store(e, e->eflag, i32s, NULL, s32);
+  cpu_store(e, e->eidx, i64s, NULL, idx);
+  cpu_store(e, e->esize, i64s, NULL, size);
+  cpu_p(e, "}\n");
+}
+
 void cpu_fail_if(cpu_emit_t *e, int cond, int site, int index, int size) {
+  if (e->par && e->kernel_depth > 0) {
+    kernel_fail_if(e, cond, site, index, size);
+    return;
+  }
   const eddy_type_t *i32s = eddy_ir_scalar_type_get(e->ctx, EDDY_DT_I32);
   const eddy_type_t *i64s = eddy_ir_scalar_type_get(e->ctx, EDDY_DT_I64);
   // The first error recorded stays: a later failing check of the same
@@ -1009,16 +1091,10 @@ static eddy_status_t emit_core_dyn(cpu_emit_t *e, eddy_op_t *op) {
 
 /// What the GPU target's kernels forms do not compile yet (docs/gpu.md).
 static eddy_status_t check_par(const eddy_op_t *op) {
-  if (strncmp(op->name->str, "tl.", 3) == 0 ||
-      eddy_ir_op_is(op, "core.gather"))
-    return cpu_unsupported(op, "is not supported by the GPU target yet");
   for (uint32_t i = 0; i < op->num_results; i++) {
     const eddy_type_t *t = op->results[i].type;
-    if (t->kind == EDDY_TYPE_LIST)
-      return cpu_unsupported(op, "has a TensorList result: not supported by "
-                                 "the GPU target yet");
-    if (cpu_type_is_dynamic(t))
-      return cpu_unsupported(op, "has a result with `?` dims: not supported "
+    if (t->kind == EDDY_TYPE_LIST && t->elem->kind == EDDY_TYPE_LIST)
+      return cpu_unsupported(op, "has a list of TensorLists: not supported "
                                  "by the GPU target yet");
   }
   return NULL;
@@ -1026,7 +1102,17 @@ static eddy_status_t check_par(const eddy_op_t *op) {
 
 static eddy_status_t emit_op_static(cpu_emit_t *e, eddy_op_t *op);
 
+static eddy_status_t emit_op_any(cpu_emit_t *e, eddy_op_t *op);
+
 static eddy_status_t emit_op(cpu_emit_t *e, eddy_op_t *op) {
+  eddy_status_t st = emit_op_any(e, op);
+  if (!st && e->par && eddy_ir_op_is(op, "core.gather"))
+    cpu_sync_kernel_error(e);
+  return st;
+}
+
+static eddy_status_t emit_op_any(cpu_emit_t *e, eddy_op_t *op) {
+  e->cur_op = op;
   if (e->par)
     EDDY_RETURN_IF_ERROR(check_par(op));
   if (!e->dyn || eddy_ir_op_is(op, "core.constant"))

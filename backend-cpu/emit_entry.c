@@ -193,17 +193,37 @@ static int wrap_tensor(cpu_emit_t *e, const char *base, uint32_t index,
 }
 
 /// CUDA form: a call of eddy_rt_entry_cuda_to_device or _to_host copying
-/// the bytes of static type t between %t<dst> and %t<src> (!llvm.ptr).
+/// i64 %t<n> bytes from %t<src> to %t<dst> (!llvm.ptr).
+static void cuda_copy_n(cpu_emit_t *e, const char *dir, int dst, int src,
+                        int n) {
+  cpu_p(e,
+        "func.call @eddy_rt_entry_cuda_%s(%%t%d, %%t%d, %%t%d) : (!llvm.ptr, "
+        "!llvm.ptr, i64) -> ()\n",
+        dir, dst, src, n);
+}
+
+/// cuda_copy_n of the bytes of static type t.
 static void cuda_copy(cpu_emit_t *e, const char *dir, int dst, int src,
                       const eddy_type_t *t) {
   int n = cpu_fresh(e);
   cpu_p(e, "%%t%d = arith.constant %lld : i64\n", n,
         (long long)(eddy_ir_type_num_elements(t) *
                     (int64_t)eddy_dtype_size(t->dtype)));
-  cpu_p(e,
-        "func.call @eddy_rt_entry_cuda_%s(%%t%d, %%t%d, %%t%d) : (!llvm.ptr, "
-        "!llvm.ptr, i64) -> ()\n",
-        dir, dst, src, n);
+  cuda_copy_n(e, dir, dst, src, n);
+}
+
+/// %tN = the bytes (i64) of a tensor of dtype t->dtype with the run-time
+/// dims (index values; their product fits: it was allocated).
+static int dyn_bytes(cpu_emit_t *e, const eddy_type_t *t, const int *dims) {
+  int n = cpu_index_const(e, (int64_t)eddy_dtype_size(t->dtype));
+  for (int32_t d = 0; d < t->rank; d++) {
+    int m = cpu_fresh(e);
+    cpu_p(e, "%%t%d = arith.muli %%t%d, %%t%d : index\n", m, n, dims[d]);
+    n = m;
+  }
+  int b = cpu_fresh(e);
+  cpu_p(e, "%%t%d = arith.index_cast %%t%d : index to i64\n", b, n);
+  return b;
 }
 
 /// if (%tcode != 0) return %tcode; continues in a fresh block.
@@ -285,7 +305,32 @@ static const char *k_cuda_decls =
     "func.func private @eddy_rt_entry_cuda_to_host(!llvm.ptr, !llvm.ptr, "
     "i64)\n"
     "func.func private @eddy_rt_entry_cuda_sgemm(!llvm.ptr, i32, i64, i64, "
-    "i64, !llvm.ptr, i64, !llvm.ptr, i64, !llvm.ptr, i64)\n";
+    "i64, !llvm.ptr, i64, !llvm.ptr, i64, !llvm.ptr, i64)\n"
+    "func.func private @eddy_rt_entry_cuda_list_empty(!llvm.ptr, i32, i32, "
+    "!llvm.ptr, i64, !llvm.ptr, !llvm.ptr, i64, i32) -> !llvm.ptr\n"
+    "func.func private @eddy_rt_entry_cuda_list_push(!llvm.ptr, !llvm.ptr, "
+    "i32, !llvm.ptr, i32, i32, !llvm.ptr, !llvm.ptr, !llvm.ptr, i64) -> "
+    "!llvm.ptr\n"
+    "func.func private @eddy_rt_entry_cuda_list_pop(!llvm.ptr, !llvm.ptr, i32, "
+    "!llvm.ptr, i32, i32, !llvm.ptr, !llvm.ptr, !llvm.ptr, i64) -> "
+    "!llvm.ptr\n"
+    "func.func private @eddy_rt_entry_cuda_list_length(!llvm.ptr) -> i64\n"
+    "func.func private @eddy_rt_entry_cuda_list_reserve(!llvm.ptr, i32, i32, "
+    "!llvm.ptr, i64, !llvm.ptr, !llvm.ptr, i64) -> !llvm.ptr\n"
+    "func.func private @eddy_rt_entry_cuda_list_from_tensor(!llvm.ptr, "
+    "!llvm.ptr, i32, i32, !llvm.ptr, !llvm.ptr, !llvm.ptr, i64) -> "
+    "!llvm.ptr\n"
+    "func.func private @eddy_rt_entry_cuda_list_get(!llvm.ptr, !llvm.ptr, i64, "
+    "!llvm.ptr, i32, i32, !llvm.ptr, !llvm.ptr, !llvm.ptr, i64)\n"
+    "func.func private @eddy_rt_entry_cuda_list_set(!llvm.ptr, !llvm.ptr, i32, "
+    "i64, !llvm.ptr, i32, i32, !llvm.ptr, !llvm.ptr, !llvm.ptr, i64) -> "
+    "!llvm.ptr\n"
+    "func.func private @eddy_rt_entry_cuda_list_stack(!llvm.ptr, !llvm.ptr, "
+    "!llvm.ptr, i32, i32, !llvm.ptr, !llvm.ptr, !llvm.ptr, i64)\n"
+    "func.func private @eddy_rt_entry_cuda_list_dims(!llvm.ptr, !llvm.ptr, "
+    "i32, i64, i32, !llvm.ptr, !llvm.ptr, !llvm.ptr, i64)\n"
+    "func.func private @eddy_rt_entry_cuda_list_retain(!llvm.ptr)\n"
+    "func.func private @eddy_rt_entry_cuda_list_release(!llvm.ptr)\n";
 
 static bool type_dyn(const eddy_type_t *t) {
   if (t->kind == EDDY_TYPE_LIST)
@@ -344,7 +389,7 @@ static eddy_status_t emit_dyn_result(cpu_emit_t *e, uint32_t i,
                                      eddy_value_t *v, const eddy_type_t *t) {
   int64_t r = t->rank;
   const eddy_type_t *dt = eddy_ir_tensor_type_get(e->ctx, EDDY_DT_I64, 1, &r);
-  int slot = cpu_alloc_buf(e, dt);
+  int slot = cpu_alloc_slot(e, dt);
   int dims[EDDY_RT_MAX_RANK];
   cpu_gate_open(e);
   EDDY_RETURN_IF_ERROR(cpu_dims(e, v, true, dims));
@@ -369,7 +414,25 @@ static eddy_status_t emit_dyn_result(cpu_emit_t *e, uint32_t i,
     dims[d] = cpu_fresh(e);
     cpu_p(e, "%%t%d = arith.index_cast %%t%d : i64 to index\n", dims[d], x);
   }
-  int view = cpu_memref_from_ptr_v(e, tensor_data(e, "%res", i, NULL), t, dims);
+  int res = tensor_data(e, "%res", i, NULL);
+  if (e->cuda) {
+    // Computed into device storage, then copied to the result tensor.
+    cpu_val_t *tmp = eddy_arena_alloc(e->arena, sizeof *tmp);
+    memset(tmp, 0, sizeof *tmp);
+    cpu_dyn_init(e, tmp, t, true);
+    EDDY_RETURN_IF_ERROR(cpu_dyn_assign(e, v, tmp, t));
+    cpu_gate_open(e);
+    int p = cpu_load(e, tmp->pslot, eddy_ir_scalar_type_get(e->ctx,
+                                                            EDDY_DT_I64),
+                     NULL);
+    int src = cpu_fresh(e);
+    cpu_p(e, "%%t%d = llvm.inttoptr %%t%d : i64 to !llvm.ptr\n", src, p);
+    cuda_copy_n(e, "to_host", res, src, dyn_bytes(e, t, dims));
+    cpu_gate_close(e);
+    cpu_gate_close(e);
+    return NULL;
+  }
+  int view = cpu_memref_from_ptr_v(e, res, t, dims);
   int idx[EDDY_RT_MAX_RANK], x;
   cpu_loops_open_v(e, t->rank, dims, idx);
   EDDY_RETURN_IF_ERROR(cpu_expr(e, v, idx, &x));
@@ -380,11 +443,12 @@ static eddy_status_t emit_dyn_result(cpu_emit_t *e, uint32_t i,
 }
 
 /// Binds entry argument i of dynamic type t: its data pointer and dims are
-/// read from args[i] (already checked).
+/// read from args[i] (already checked). CUDA form: the data is copied to
+/// device storage of the argument's (owned, freed at every exit).
 static void bind_dyn_arg(cpu_emit_t *e, eddy_value_t *arg, uint32_t i,
                          const eddy_type_t *t) {
   cpu_val_t *cv = cpu_val_new(e, arg);
-  cpu_dyn_init(e, cv, t, false);
+  cpu_dyn_init(e, cv, t, e->cuda);
   int64_t r = t->rank;
   const eddy_type_t *dt = eddy_ir_tensor_type_get(e->ctx, EDDY_DT_I64, 1, &r);
   const eddy_type_t *i64s = eddy_ir_scalar_type_get(e->ctx, EDDY_DT_I64);
@@ -400,6 +464,25 @@ static void bind_dyn_arg(cpu_emit_t *e, eddy_value_t *arg, uint32_t i,
     cpu_p(e, "%%t%d = llvm.load %%t%d : !llvm.ptr -> i64\n", x, gp);
     cpu_store(e, cv->dslot, dt, &k, x);
   }
+  if (!e->cuda)
+    return;
+  int dims[EDDY_RT_MAX_RANK];
+  for (int32_t d = 0; d < t->rank; d++) {
+    int k = cpu_index_const(e, d), x = cpu_load(e, cv->dslot, dt, &k);
+    dims[d] = cpu_fresh(e);
+    cpu_p(e, "%%t%d = arith.index_cast %%t%d : i64 to index\n", dims[d], x);
+  }
+  // Device storage: pslot gives up the host pointer (reserve frees what it
+  // holds); a failed allocation is recorded and the copy skipped.
+  int z = cpu_fresh(e);
+  cpu_p(e, "%%t%d = arith.constant 0 : i64\n", z);
+  cpu_store(e, cv->pslot, i64s, NULL, z);
+  cpu_dyn_reserve(e, cv, t, dims, NULL);
+  cpu_gate_open(e);
+  int p = cpu_load(e, cv->pslot, i64s, NULL), dev = cpu_fresh(e);
+  cpu_p(e, "%%t%d = llvm.inttoptr %%t%d : i64 to !llvm.ptr\n", dev, p);
+  cuda_copy_n(e, "to_device", dev, data, dyn_bytes(e, t, dims));
+  cpu_gate_close(e);
 }
 
 static eddy_status_t emit_func(cpu_emit_t *e, eddy_op_t *func,
@@ -412,6 +495,7 @@ static eddy_status_t emit_func(cpu_emit_t *e, eddy_op_t *func,
     EDDY_RETURN_IF_ERROR(cpu_check_type(func, ft->outputs[i]));
   e->eflag = -1;
   e->elist = -1;
+  e->krec = -1;
   dyn_scan_t scan = {e->module, 0, false};
   for (uint32_t i = 0; i < ft->num_inputs; i++)
     scan.found = scan.found || type_dyn(ft->inputs[i]);
@@ -420,23 +504,15 @@ static eddy_status_t emit_func(cpu_emit_t *e, eddy_op_t *func,
   if (!scan.found)
     eddy_ir_walk_pre(func, find_dynamic, &scan);
   e->dyn = scan.found;
-  if (e->par)
-    for (uint32_t i = 0; i < ft->num_inputs + ft->num_outputs; i++)
-      if (cpu_type_is_dynamic(i < ft->num_inputs
-                                  ? ft->inputs[i]
-                                  : ft->outputs[i - ft->num_inputs]))
-        return cpu_unsupported(func, "has an argument or result with `?` "
-                                     "dims: not supported by the GPU target "
-                                     "yet");
   bool fallible = e->dyn;
   eddy_ir_walk_pre(func, find_fallible, &fallible);
   if (fallible) {
     const eddy_type_t *i32s = eddy_ir_scalar_type_get(e->ctx, EDDY_DT_I32);
     const eddy_type_t *i64s = eddy_ir_scalar_type_get(e->ctx, EDDY_DT_I64);
-    e->eflag = cpu_alloc_buf(e, i32s);
-    e->eidx = cpu_alloc_buf(e, i64s);
-    e->esize = cpu_alloc_buf(e, i64s);
-    e->elist = cpu_alloc_buf(e, i32s);
+    e->eflag = cpu_alloc_slot(e, i32s);
+    e->eidx = cpu_alloc_slot(e, i64s);
+    e->esize = cpu_alloc_slot(e, i64s);
+    e->elist = cpu_alloc_slot(e, i32s);
     eddy_buf_t body = e->body;
     e->body = e->pro;
     int z = cpu_fresh(e);
@@ -447,6 +523,28 @@ static eddy_status_t emit_func(cpu_emit_t *e, eddy_op_t *func,
     e->eflag_ptr = cpu_buf_ptr(e, e->eflag, i32s);
     e->pro = e->body;
     e->body = body;
+    if (e->par) {
+      // The kernels' error record, a tensor buffer of its own, zeroed by a
+      // one-element kernel before the body runs.
+      int64_t three = 3;
+      const eddy_type_t *rt =
+          eddy_ir_tensor_type_get(e->ctx, EDDY_DT_I64, 1, &three);
+      e->no_reuse = true;
+      e->krec = cpu_alloc_buf(e, rt);
+      e->no_reuse = false;
+      body = e->body;
+      e->body = e->init;
+      cpu_loops_open(e, 0, NULL, NULL);
+      int z64 = cpu_fresh(e);
+      cpu_p(e, "%%t%d = arith.constant 0 : i64\n", z64);
+      for (int k = 0; k < 3; k++) {
+        int kk = cpu_index_const(e, k);
+        cpu_store(e, e->krec, rt, &kk, z64);
+      }
+      cpu_loops_close(e, 0);
+      e->init = e->body;
+      e->body = body;
+    }
   }
   int begin = cpu_fresh(e), na = cpu_fresh(e), nr = cpu_fresh(e);
   cpu_p(e, "%%t%d = arith.constant %u : i64\n", na, ft->num_inputs);
@@ -560,12 +658,26 @@ static eddy_status_t emit_func(cpu_emit_t *e, eddy_op_t *func,
     st = eddy_status_create(EDDY_ERR_INTERNAL,
                             "cpu backend: loop nests opened and closed out "
                             "of order");
+  if (!st && e->host_access) {
+    const eddy_op_t *op = e->host_access_op ? e->host_access_op : func;
+    eddy_buf_t loc;
+    eddy_buf_init(&loc);
+    eddy_ir_loc_format(op->loc, &loc);
+    st = eddy_status_create(EDDY_ERR_INTERNAL,
+                            "%s: cpu backend: '%s': host code would touch "
+                            "device memory, or a kernel host memory (GPU "
+                            "target)",
+                            loc.data ? loc.data : "?", op->name->str);
+    eddy_buf_destroy(&loc);
+  }
   if (!st && e->cuda) {
     // Results back to the host (each copy waits for the kernels before
     // it), then the first CUDA error of the call, if any.
+    // (Results with `?` dims were copied by emit_dyn_result.)
     for (uint32_t i = 0; i < ft->num_outputs; i++)
-      cuda_copy(e, "to_host", tensor_data(e, "%res", i, NULL),
-                cpu_buf_ptr(e, outs[i], ft->outputs[i]), ft->outputs[i]);
+      if (outs[i] >= 0)
+        cuda_copy(e, "to_host", tensor_data(e, "%res", i, NULL),
+                  cpu_buf_ptr(e, outs[i], ft->outputs[i]), ft->outputs[i]);
     int c = cpu_fresh(e), z = cpu_fresh(e), bad = cpu_fresh(e),
         next = cpu_fresh(e);
     cpu_p(e,
@@ -617,6 +729,8 @@ static eddy_status_t emit_func(cpu_emit_t *e, eddy_op_t *func,
     if (e->cuda) {
       // A CUDA error: everything freed, the results released.
       cpu_p(e, "^cuerr(%%cucode: i32):\n");
+      cpu_list_cleanup(e);
+      cpu_dyn_cleanup(e);
       eddy_buf_append(&e->body, e->epi.data ? e->epi.data : "", e->epi.len);
       int n = cpu_fresh(e);
       cpu_p(e, "%%t%d = arith.constant %u : i64\n", n, ft->num_outputs);
@@ -769,6 +883,7 @@ eddy_status_t eddy_cpu_emit_mlir(const eddy_module_t *m, const char *entry,
   eddy_buf_init(&e.epi);
   eddy_buf_init(&e.init);
   eddy_ptrmap_init(&e.vals);
+  eddy_ptrmap_init(&e.slots);
   eddy_ptrmap_init(&e.direct);
   eddy_ptrmap_init(&e.last_use);
   eddy_ptrmap_init(&e.value_block);
@@ -789,6 +904,7 @@ eddy_status_t eddy_cpu_emit_mlir(const eddy_module_t *m, const char *entry,
     eddy_buf_puts(out, "}\n}\n");
   }
   eddy_ptrmap_destroy(&e.vals);
+  eddy_ptrmap_destroy(&e.slots);
   eddy_ptrmap_destroy(&e.direct);
   eddy_ptrmap_destroy(&e.last_use);
   eddy_ptrmap_destroy(&e.value_block);

@@ -721,13 +721,29 @@ static eddy_status_t kernel_transpose(cpu_emit_t *e, eddy_op_t *op) {
 }
 
 /// core.shape / core.dim of a static operand: constants.
+static void shape_stores(cpu_emit_t *e, eddy_op_t *op, const eddy_type_t *it,
+                         const eddy_type_t *rt, const cpu_val_t *rv,
+                         const int *d);
+
 static eddy_status_t kernel_shape(cpu_emit_t *e, eddy_op_t *op) {
   const eddy_type_t *it = eddy_ir_op_operand(op, 0)->type;
   const eddy_type_t *rt = op->results[0].type;
   cpu_val_t *rv = cpu_val_get(e, &op->results[0]);
-  if (cpu_type_is_dynamic(it)) {
-    int d[EDDY_RT_MAX_RANK];
+  // The run-time dims are read on the host; the stores run there too, or in
+  // the GPU target's forms in a one-element kernel.
+  int d[EDDY_RT_MAX_RANK];
+  if (cpu_type_is_dynamic(it))
     EDDY_RETURN_IF_ERROR(cpu_dims(e, eddy_ir_op_operand(op, 0), false, d));
+  cpu_loops_open(e, 0, NULL, NULL);
+  shape_stores(e, op, it, rt, rv, d);
+  cpu_loops_close(e, 0);
+  return NULL;
+}
+
+static void shape_stores(cpu_emit_t *e, eddy_op_t *op, const eddy_type_t *it,
+                         const eddy_type_t *rt, const cpu_val_t *rv,
+                         const int *d) {
+  if (cpu_type_is_dynamic(it)) {
     int64_t one = eddy_ir_op_attr_int(op, "index", 0);
     if (one < 0)
       one += it->rank;
@@ -740,20 +756,19 @@ static eddy_status_t kernel_shape(cpu_emit_t *e, eddy_op_t *op) {
       int i = cpu_index_const(e, k);
       cpu_store(e, rv->buf, rt, dim ? NULL : &i, v);
     }
-    return NULL;
+    return;
   }
   if (eddy_ir_op_is(op, "core.dim")) {
-    int64_t d = eddy_ir_op_attr_int(op, "index", 0);
-    if (d < 0)
-      d += it->rank;
-    cpu_store(e, rv->buf, rt, NULL, iconst(e, "i64", it->dims[d]));
-    return NULL;
+    int64_t k = eddy_ir_op_attr_int(op, "index", 0);
+    if (k < 0)
+      k += it->rank;
+    cpu_store(e, rv->buf, rt, NULL, iconst(e, "i64", it->dims[k]));
+    return;
   }
-  for (int32_t d = 0; d < it->rank; d++) {
-    int i = cpu_index_const(e, d);
-    cpu_store(e, rv->buf, rt, &i, iconst(e, "i64", it->dims[d]));
+  for (int32_t k = 0; k < it->rank; k++) {
+    int i = cpu_index_const(e, k);
+    cpu_store(e, rv->buf, rt, &i, iconst(e, "i64", it->dims[k]));
   }
-  return NULL;
 }
 
 /// An int array attribute with one entry per dimension (or dflt when the

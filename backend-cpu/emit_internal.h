@@ -91,8 +91,24 @@ typedef struct cpu_emit {
   bool nest_kernel[CPU_MAX_NESTS];
   int num_nests;
   int kernel_depth; ///< > 0 inside a kernel (device code)
+  /// The kernels' error record (gathers' index checks in the GPU target's
+  /// forms): %tN of a memref<3xi64> tensor buffer holding site, index and
+  /// size (site 0: none), copied to the host error channel after each
+  /// kernel that can fail; -1 when the function has none.
+  int krec;
+  /// Where the open kernel starts in body: host code a kernel needs (the
+  /// dims and views of dynamically shaped values) is inserted there.
+  size_t kernel_at;
   bool nest_error;  ///< loop nests opened and closed out of order (a bug)
   bool no_reuse;    ///< cpu_alloc_buf takes a new block (not a freed one)
+  /// Host slots (cpu_alloc_slot): %tN -> 1. In the kernels forms, host code
+  /// (outside kernels) may load and store only these, or where host_ok is
+  /// set (a predicate read), and kernels anything but these; any other
+  /// access is recorded in host_access (with the op being emitted) and fails
+  /// the emission: in the CUDA form it would be a wrong address.
+  eddy_ptrmap_t slots;
+  bool host_ok, host_access;
+  const eddy_op_t *cur_op, *host_access_op; ///< (NULL: the entry's code)
   /// Code run after the allocation check, before the body: constants and
   /// arguments copied to the device.
   eddy_buf_t init;
@@ -240,6 +256,9 @@ int cpu_error_site(cpu_emit_t *e, const eddy_op_t *op);
 void cpu_fail_if(cpu_emit_t *e, int cond, int site, int index, int size);
 /// ok && no run-time error so far (loops stop at the first error).
 int cpu_and_no_error(cpu_emit_t *e, int ok);
+/// In the GPU target's forms, after a kernel that can fail: the kernels'
+/// error record copied into the host error channel (the first error stays).
+void cpu_sync_kernel_error(cpu_emit_t *e);
 
 /// ---- the function body (emit.c) and the entry function (emit_entry.c) ----
 /// Computes e->last_use for the values of the function body (buffer reuse).

@@ -1,5 +1,6 @@
 /// TensorLists in compiled code: each list value lives in a slot (a
-/// memref<i64> holding an eddy_rt_list_t pointer) that owns one reference.
+/// memref<i64> on the host's stack holding an eddy_rt_list_t pointer) that
+/// owns one reference.
 /// The tl ops call libeddyrt through the eddy_rt_entry_list_* helpers
 /// (runtime/entry.c). A list operand whose only use is the op, in the same
 /// block, is moved (its slot cleared), so the runtime can grow the list in
@@ -11,6 +12,12 @@
 #include "backend-cpu/emit_internal.h"
 
 #include <string.h>
+
+/// The helpers' family: eddy_rt_entry_list_* (host memory), or in the GPU
+/// target's CUDA form eddy_rt_entry_cuda_list_* (items in device memory).
+static const char *lf(const cpu_emit_t *e) {
+  return e->cuda ? "cuda_list" : "list";
+}
 
 static const eddy_type_t *i64_scalar(cpu_emit_t *e) {
   return eddy_ir_scalar_type_get(e->ctx, EDDY_DT_I64);
@@ -32,7 +39,7 @@ eddy_status_t cpu_check_list_type(const eddy_op_t *op, const eddy_type_t *t) {
 }
 
 int cpu_list_slot(cpu_emit_t *e) {
-  int s = cpu_alloc_buf(e, i64_scalar(e));
+  int s = cpu_alloc_slot(e, i64_scalar(e));
   cpu_zero_i64_in_prologue(e, s);
   int *slots =
       eddy_arena_alloc(e->arena, sizeof(int) * (size_t)(e->num_list_slots + 1));
@@ -58,13 +65,15 @@ static void slot_clear(cpu_emit_t *e, int slot) {
   cpu_store(e, slot, i64_scalar(e), NULL, z);
 }
 
+/// func.call @eddy_rt_entry_<family>_<fn>(%t<p>) (retain, release).
 static void call_void(cpu_emit_t *e, const char *fn, int p) {
-  cpu_p(e, "func.call @%s(%%t%d) : (!llvm.ptr) -> ()\n", fn, p);
+  cpu_p(e, "func.call @eddy_rt_entry_%s_%s(%%t%d) : (!llvm.ptr) -> ()\n",
+        lf(e), fn, p);
 }
 
 /// Stores an owned list pointer into slot, releasing what it held.
 static void slot_set(cpu_emit_t *e, int slot, int p) {
-  call_void(e, "eddy_rt_entry_list_release", slot_load(e, slot));
+  call_void(e, "release", slot_load(e, slot));
   int v = cpu_fresh(e);
   cpu_p(e, "%%t%d = llvm.ptrtoint %%t%d : !llvm.ptr to i64\n", v, p);
   cpu_store(e, slot, i64_scalar(e), NULL, v);
@@ -95,19 +104,19 @@ void cpu_list_assign(cpu_emit_t *e, eddy_value_t *v, const eddy_op_t *user,
   bool moved;
   int p = take(e, v, user, &moved);
   if (!moved)
-    call_void(e, "eddy_rt_entry_list_retain", p);
+    call_void(e, "retain", p);
   slot_set(e, dst, p);
 }
 
 void cpu_list_copy_slot(cpu_emit_t *e, int src, int dst) {
   int p = slot_load(e, src);
-  call_void(e, "eddy_rt_entry_list_retain", p);
+  call_void(e, "retain", p);
   slot_set(e, dst, p);
 }
 
 void cpu_list_cleanup(cpu_emit_t *e) {
   for (int i = 0; i < e->num_list_slots; i++)
-    call_void(e, "eddy_rt_entry_list_release", slot_load(e, e->list_slots[i]));
+    call_void(e, "release", slot_load(e, e->list_slots[i]));
 }
 
 static bool is_list_type(const eddy_type_t *t) {
@@ -140,7 +149,7 @@ static void item_args(cpu_emit_t *e, const eddy_type_t *t, int *dt, int *rk,
 static int dims_array(cpu_emit_t *e, int32_t rank, int *slot) {
   int64_t r = rank ? rank : 1;
   const eddy_type_t *t = eddy_ir_tensor_type_get(e->ctx, EDDY_DT_I64, 1, &r);
-  *slot = cpu_alloc_buf(e, t);
+  *slot = cpu_alloc_slot(e, t);
   return cpu_buf_ptr(e, *slot, t);
 }
 
@@ -176,10 +185,10 @@ static int read_dims(cpu_emit_t *e, const cpu_val_t *res, const eddy_type_t *t,
   cpu_p(e, "%%t%d = arith.constant %d : i32\n", w, what);
   cpu_p(e, "%%t%d = arith.constant %d : i32\n", rk, t->rank);
   cpu_p(e,
-        "func.call @eddy_rt_entry_list_dims(%%rt, %%t%d, %%t%d, %%t%d, "
+        "func.call @eddy_rt_entry_%s_dims(%%rt, %%t%d, %%t%d, %%t%d, "
         "%%t%d, %%t%d, %%t%d, %%err, %%errlen) : (!llvm.ptr, !llvm.ptr, i32, "
         "i64, i32, !llvm.ptr, !llvm.ptr, !llvm.ptr, i64) -> ()\n",
-        lp, w, idx, rk, dp, e->eflag_ptr);
+        lf(e), lp, w, idx, rk, dp, e->eflag_ptr);
   int64_t r = t->rank;
   const eddy_type_t *at = eddy_ir_tensor_type_get(e->ctx, EDDY_DT_I64, 1, &r);
   int d[EDDY_RT_MAX_RANK];
@@ -203,7 +212,7 @@ static int bool_const(cpu_emit_t *e, bool b) {
 /// rs. Items of depth > 0 (lists) go through the _nested helper, which takes
 /// the depth first.
 static void new_list_call(cpu_emit_t *e, const char *fn, int depth, int p,
-                          int dt, int rk, int dp, int n, int rs) {
+                          int dt, int rk, int dp, int n, int rs, int swap) {
   if (depth > 0) {
     int dv = cpu_fresh(e);
     cpu_p(e, "%%t%d = arith.constant %d : i32\n", dv, depth);
@@ -215,10 +224,15 @@ static void new_list_call(cpu_emit_t *e, const char *fn, int depth, int p,
           p, fn, dv, dt, rk, dp, n, e->eflag_ptr);
   } else {
     cpu_p(e,
-          "%%t%d = func.call @eddy_rt_entry_list_%s(%%rt, %%t%d, %%t%d, "
-          "%%t%d, %%t%d, %%t%d, %%err, %%errlen) : (!llvm.ptr, i32, i32, "
-          "!llvm.ptr, i64, !llvm.ptr, !llvm.ptr, i64) -> !llvm.ptr\n",
-          p, fn, dt, rk, dp, n, e->eflag_ptr);
+          "%%t%d = func.call @eddy_rt_entry_%s_%s(%%rt, %%t%d, %%t%d, "
+          "%%t%d, %%t%d, %%t%d, %%err, %%errlen",
+          p, lf(e), fn, dt, rk, dp, n, e->eflag_ptr);
+    if (swap >= 0)
+      cpu_p(e, ", %%t%d", swap);
+    cpu_p(e,
+          ") : (!llvm.ptr, i32, i32, !llvm.ptr, i64, !llvm.ptr, !llvm.ptr, "
+          "i64%s) -> !llvm.ptr\n",
+          swap >= 0 ? ", i32" : "");
   }
   slot_set(e, rs, p);
 }
@@ -233,7 +247,18 @@ static eddy_status_t list_empty(cpu_emit_t *e, eddy_op_t *op) {
   int mx = cpu_fresh(e), p = cpu_fresh(e);
   cpu_p(e, "%%t%d = arith.constant %lld : i64\n", mx,
         (long long)eddy_ir_op_attr_int(op, "max_elements", -1));
-  new_list_call(e, "empty", depth, p, dt, rk, dp, mx, rs);
+  // CUDA: the helper's swap argument: whether the list is a loop value of
+  // a ctl.while with swap_memory (its items go to pinned host memory).
+  int swap = -1;
+  if (e->cuda) {
+    bool sw = false;
+    for (eddy_use_t *u = op->results[0].uses; u; u = u->next)
+      sw = sw || (eddy_ir_op_is(u->owner, "ctl.while") &&
+                  eddy_ir_op_attr_bool(u->owner, "swap_memory", false));
+    swap = cpu_fresh(e);
+    cpu_p(e, "%%t%d = arith.constant %d : i32\n", swap, sw ? 1 : 0);
+  }
+  new_list_call(e, "empty", depth, p, dt, rk, dp, mx, rs, swap);
   return NULL;
 }
 
@@ -259,7 +284,7 @@ static eddy_status_t operand_ptr(cpu_emit_t *e, const eddy_op_t *op,
 /// %tN = the scalar integer operand v as i64.
 static eddy_status_t index_i64(cpu_emit_t *e, eddy_value_t *v, int *out) {
   int x;
-  EDDY_RETURN_IF_ERROR(cpu_expr(e, v, NULL, &x));
+  EDDY_RETURN_IF_ERROR(cpu_host_scalar(e, v, &x));
   if (v->type->dtype != EDDY_DT_I64) {
     int t = cpu_fresh(e);
     cpu_p(e, "%%t%d = arith.extsi %%t%d : %s to i64\n", t, x,
@@ -280,7 +305,7 @@ static eddy_status_t list_reserve(cpu_emit_t *e, eddy_op_t *op) {
   int dt, rk, dp;
   item_args(e, elem, &dt, &rk, &dp);
   int p = cpu_fresh(e);
-  new_list_call(e, "reserve", depth, p, dt, rk, dp, n, rs);
+  new_list_call(e, "reserve", depth, p, dt, rk, dp, n, rs, -1);
   return NULL;
 }
 
@@ -294,11 +319,11 @@ static eddy_status_t list_from_tensor(cpu_emit_t *e, eddy_op_t *op) {
   EDDY_RETURN_IF_ERROR(item_args_of(e, x, &dt, &rk, &dp));
   int p = cpu_fresh(e);
   cpu_p(e,
-        "%%t%d = func.call @eddy_rt_entry_list_from_tensor(%%rt, %%t%d, "
+        "%%t%d = func.call @eddy_rt_entry_%s_from_tensor(%%rt, %%t%d, "
         "%%t%d, %%t%d, %%t%d, %%t%d, %%err, %%errlen) : (!llvm.ptr, "
         "!llvm.ptr, i32, i32, !llvm.ptr, !llvm.ptr, !llvm.ptr, i64) -> "
         "!llvm.ptr\n",
-        p, data, dt, rk, dp, e->eflag_ptr);
+        p, lf(e), data, dt, rk, dp, e->eflag_ptr);
   slot_set(e, rs, p);
   return NULL;
 }
@@ -356,7 +381,7 @@ static eddy_status_t list_put_list(cpu_emit_t *e, eddy_op_t *op, bool set) {
 static eddy_status_t list_pop_list(cpu_emit_t *e, eddy_op_t *op) {
   eddy_value_t *l = eddy_ir_op_operand(op, 0);
   int is = cpu_list_slot(e);
-  call_void(e, "eddy_rt_entry_list_release", slot_load(e, is));
+  call_void(e, "release", slot_load(e, is));
   slot_clear(e, is);
   int ip = cpu_buf_ptr(e, is, i64_scalar(e));
   int rs = cpu_list_slot(e);
@@ -402,17 +427,17 @@ static eddy_status_t list_read(cpu_emit_t *e, eddy_op_t *op, bool stack) {
   }
   if (stack)
     cpu_p(e,
-          "func.call @eddy_rt_entry_list_stack(%%rt, %%t%d, %%t%d, %%t%d, "
+          "func.call @eddy_rt_entry_%s_stack(%%rt, %%t%d, %%t%d, %%t%d, "
           "%%t%d, %%t%d, %%t%d, %%err, %%errlen) : (!llvm.ptr, !llvm.ptr, "
           "!llvm.ptr, i32, i32, !llvm.ptr, !llvm.ptr, !llvm.ptr, i64) -> ()\n",
-          lp, data, dt, rk, dp, e->eflag_ptr);
+          lf(e), lp, data, dt, rk, dp, e->eflag_ptr);
   else
     cpu_p(e,
-          "func.call @eddy_rt_entry_list_get(%%rt, %%t%d, %%t%d, %%t%d, "
+          "func.call @eddy_rt_entry_%s_get(%%rt, %%t%d, %%t%d, %%t%d, "
           "%%t%d, %%t%d, %%t%d, %%t%d, %%err, %%errlen) : (!llvm.ptr, "
           "!llvm.ptr, i64, !llvm.ptr, i32, i32, !llvm.ptr, !llvm.ptr, "
           "!llvm.ptr, i64) -> ()\n",
-          lp, idx, data, dt, rk, dp, e->eflag_ptr);
+          lf(e), lp, idx, data, dt, rk, dp, e->eflag_ptr);
   return NULL;
 }
 
@@ -429,11 +454,11 @@ static eddy_status_t list_set(cpu_emit_t *e, eddy_op_t *op) {
   EDDY_RETURN_IF_ERROR(item_args_of(e, x, &dt, &rk, &dp));
   int p = cpu_fresh(e);
   cpu_p(e,
-        "%%t%d = func.call @eddy_rt_entry_list_set(%%rt, %%t%d, %%t%d, "
+        "%%t%d = func.call @eddy_rt_entry_%s_set(%%rt, %%t%d, %%t%d, "
         "%%t%d, %%t%d, %%t%d, %%t%d, %%t%d, %%t%d, %%err, %%errlen) : "
         "(!llvm.ptr, !llvm.ptr, i32, i64, !llvm.ptr, i32, i32, !llvm.ptr, "
         "!llvm.ptr, !llvm.ptr, i64) -> !llvm.ptr\n",
-        p, lp, mv, idx, data, dt, rk, dp, e->eflag_ptr);
+        p, lf(e), lp, mv, idx, data, dt, rk, dp, e->eflag_ptr);
   slot_set(e, rs, p);
   cpu_val_new(e, &op->results[0])->buf = rs;
   return NULL;
@@ -451,11 +476,11 @@ static eddy_status_t list_push(cpu_emit_t *e, eddy_op_t *op) {
   EDDY_RETURN_IF_ERROR(item_args_of(e, x, &dt, &rk, &dp));
   int p = cpu_fresh(e);
   cpu_p(e,
-        "%%t%d = func.call @eddy_rt_entry_list_push(%%rt, %%t%d, %%t%d, "
+        "%%t%d = func.call @eddy_rt_entry_%s_push(%%rt, %%t%d, %%t%d, "
         "%%t%d, %%t%d, %%t%d, %%t%d, %%t%d, %%err, %%errlen) : (!llvm.ptr, "
         "!llvm.ptr, i32, !llvm.ptr, i32, i32, !llvm.ptr, !llvm.ptr, "
         "!llvm.ptr, i64) -> !llvm.ptr\n",
-        p, lp, mv, data, dt, rk, dp, e->eflag_ptr);
+        p, lf(e), lp, mv, data, dt, rk, dp, e->eflag_ptr);
   slot_set(e, rs, p);
   cpu_val_new(e, &op->results[0])->buf = rs;
   return NULL;
@@ -486,11 +511,11 @@ static eddy_status_t list_pop(cpu_emit_t *e, eddy_op_t *op) {
   int mv = bool_const(e, moved);
   int p = cpu_fresh(e);
   cpu_p(e,
-        "%%t%d = func.call @eddy_rt_entry_list_pop(%%rt, %%t%d, %%t%d, "
+        "%%t%d = func.call @eddy_rt_entry_%s_pop(%%rt, %%t%d, %%t%d, "
         "%%t%d, %%t%d, %%t%d, %%t%d, %%t%d, %%err, %%errlen) : (!llvm.ptr, "
         "!llvm.ptr, i32, !llvm.ptr, i32, i32, !llvm.ptr, !llvm.ptr, "
         "!llvm.ptr, i64) -> !llvm.ptr\n",
-        p, lp, mv, data, dt, rk, dp, e->eflag_ptr);
+        p, lf(e), lp, mv, data, dt, rk, dp, e->eflag_ptr);
   slot_set(e, rs, p);
   cpu_val_new(e, &op->results[0])->buf = rs;
   return NULL;
@@ -503,10 +528,13 @@ static eddy_status_t list_length(cpu_emit_t *e, eddy_op_t *op) {
   int lp = slot_load(e, cpu_val_get(e, eddy_ir_op_operand(op, 0))->buf);
   int n = cpu_fresh(e);
   cpu_p(e,
-        "%%t%d = func.call @eddy_rt_entry_list_length(%%t%d) : (!llvm.ptr) "
+        "%%t%d = func.call @eddy_rt_entry_%s_length(%%t%d) : (!llvm.ptr) "
         "-> i64\n",
-        n, lp);
+        n, lf(e), lp);
+  // (In the GPU target's forms a one-element kernel stores it.)
+  cpu_loops_open(e, 0, NULL, NULL);
   cpu_store(e, buf, rt, NULL, n);
+  cpu_loops_close(e, 0);
   return NULL;
 }
 

@@ -41,13 +41,13 @@ void cpu_dyn_init(cpu_emit_t *e, cpu_val_t *cv, const eddy_type_t *t,
   int64_t r = t->rank;
   const eddy_type_t *it = eddy_ir_tensor_type_get(e->ctx, EDDY_DT_I64, 1, &r);
   // i64 slots hold the dims (index and i64 are the same width here).
-  cv->dslot = cpu_alloc_buf(e, it);
-  cv->pslot = cpu_alloc_buf(e, i64s(e));
+  cv->dslot = cpu_alloc_slot(e, it);
+  cv->pslot = cpu_alloc_slot(e, i64s(e));
   cpu_zero_i64_in_prologue(e, cv->pslot);
   cv->cslot = -1;
   if (!owned)
     return;
-  cv->cslot = cpu_alloc_buf(e, i64s(e));
+  cv->cslot = cpu_alloc_slot(e, i64s(e));
   cpu_zero_i64_in_prologue(e, cv->cslot);
   // Freed at every exit (cpu_dyn_cleanup).
   cpu_val_t **list = eddy_arena_alloc(
@@ -66,9 +66,9 @@ void cpu_dyn_cleanup(cpu_emit_t *e) {
     int q = cpu_fresh(e);
     cpu_p(e, "%%t%d = llvm.inttoptr %%t%d : i64 to !llvm.ptr\n", q, p);
     cpu_p(e,
-          "func.call @eddy_rt_entry_free(%%rt, %%t%d, %%t%d) : (!llvm.ptr, "
+          "func.call @eddy_rt_entry_%sfree(%%rt, %%t%d, %%t%d) : (!llvm.ptr, "
           "!llvm.ptr, i64) -> ()\n",
-          q, c);
+          e->cuda ? "cuda_" : "", q, c);
   }
 }
 
@@ -103,7 +103,56 @@ static int dim_ssa(cpu_emit_t *e, dimv_t d) {
   return d.c >= 0 ? cpu_index_const(e, d.c) : d.v;
 }
 
+/// ---- host code asked for inside a kernel --------------------------------
+/// A dynamically shaped value's view and dims are read from host slots. In
+/// the GPU target's forms, where a kernel needs them, the reads are emitted
+/// before the kernel (the slots do not change while it runs) and the kernel
+/// uses the results.
+
+typedef struct hoist {
+  bool on;
+  eddy_buf_t body;
+  int depth;
+} hoist_t;
+
+static hoist_t hoist_begin(cpu_emit_t *e) {
+  hoist_t h = {false, {0}, 0};
+  if (!e->par || e->kernel_depth == 0)
+    return h;
+  h.on = true;
+  h.body = e->body;
+  h.depth = e->kernel_depth;
+  eddy_buf_init(&e->body);
+  e->kernel_depth = 0;
+  return h;
+}
+
+static void hoist_end(cpu_emit_t *e, hoist_t *h) {
+  if (!h->on)
+    return;
+  eddy_buf_t text = e->body, out;
+  eddy_buf_init(&out);
+  eddy_buf_append(&out, h->body.data ? h->body.data : "", e->kernel_at);
+  eddy_buf_append(&out, text.data ? text.data : "", text.len);
+  eddy_buf_append(&out, h->body.data ? h->body.data + e->kernel_at : "",
+                  h->body.len - e->kernel_at);
+  e->kernel_at += text.len;
+  eddy_buf_destroy(&text);
+  eddy_buf_destroy(&h->body);
+  e->body = out;
+  e->kernel_depth = h->depth;
+}
+
+static int dyn_view(cpu_emit_t *e, const cpu_val_t *cv, const eddy_type_t *t);
+
 int cpu_dyn_view(cpu_emit_t *e, const cpu_val_t *cv, const eddy_type_t *t) {
+  hoist_t h = hoist_begin(e);
+  int v = dyn_view(e, cv, t);
+  hoist_end(e, &h);
+  return v;
+}
+
+static int dyn_view(cpu_emit_t *e, const cpu_val_t *cv, const eddy_type_t *t) {
   dimv_t dv[EDDY_RT_MAX_RANK];
   int dims[EDDY_RT_MAX_RANK];
   slot_dims(e, cv, t, dv);
@@ -548,19 +597,23 @@ static eddy_status_t vdims(cpu_emit_t *e, eddy_value_t *v, bool check,
 
 eddy_status_t cpu_dims(cpu_emit_t *e, eddy_value_t *v, bool check, int *out) {
   dimv_t d[EDDY_RT_MAX_RANK];
-  EDDY_RETURN_IF_ERROR(vdims(e, v, check, d));
-  for (int32_t i = 0; i < v->type->rank; i++)
+  hoist_t h = hoist_begin(e);
+  eddy_status_t st = vdims(e, v, check, d);
+  for (int32_t i = 0; !st && i < v->type->rank; i++)
     out[i] = dim_ssa(e, d[i]);
-  return NULL;
+  hoist_end(e, &h);
+  return st;
 }
 
 eddy_status_t cpu_result_dims(cpu_emit_t *e, eddy_op_t *op, uint32_t r,
                               bool check, int *out) {
   dimv_t d[EDDY_RT_MAX_RANK];
-  EDDY_RETURN_IF_ERROR(op_dims(e, op, r, check, d));
-  for (int32_t i = 0; i < op->results[r].type->rank; i++)
+  hoist_t h = hoist_begin(e);
+  eddy_status_t st = op_dims(e, op, r, check, d);
+  for (int32_t i = 0; !st && i < op->results[r].type->rank; i++)
     out[i] = dim_ssa(e, d[i]);
-  return NULL;
+  hoist_end(e, &h);
+  return st;
 }
 
 void cpu_dyn_reserve(cpu_emit_t *e, const cpu_val_t *cv, const eddy_type_t *t,
@@ -627,14 +680,16 @@ void cpu_dyn_reserve(cpu_emit_t *e, const cpu_val_t *cv, const eddy_type_t *t,
   int old = cpu_load(e, cv->pslot, i64s(e), NULL);
   int oldp = cpu_fresh(e), np = cpu_fresh(e);
   cpu_p(e, "%%t%d = llvm.inttoptr %%t%d : i64 to !llvm.ptr\n", oldp, old);
+  // (Device memory in the GPU target's CUDA form.)
+  const char *mem = e->cuda ? "cuda_" : "";
   cpu_p(e,
-        "func.call @eddy_rt_entry_free(%%rt, %%t%d, %%t%d) : (!llvm.ptr, "
+        "func.call @eddy_rt_entry_%sfree(%%rt, %%t%d, %%t%d) : (!llvm.ptr, "
         "!llvm.ptr, i64) -> ()\n",
-        oldp, cap);
+        mem, oldp, cap);
   cpu_p(e,
-        "%%t%d = func.call @eddy_rt_entry_alloc(%%rt, %%t%d, %%err, "
+        "%%t%d = func.call @eddy_rt_entry_%salloc(%%rt, %%t%d, %%err, "
         "%%errlen) : (!llvm.ptr, i64, !llvm.ptr, i64) -> !llvm.ptr\n",
-        np, nb);
+        np, mem, nb);
   int ni = cpu_fresh(e), null = cpu_fresh(e), isnull = cpu_fresh(e);
   cpu_p(e, "%%t%d = llvm.ptrtoint %%t%d : !llvm.ptr to i64\n", ni, np);
   cpu_p(e, "%%t%d = llvm.mlir.zero : !llvm.ptr\n", null);
