@@ -1,7 +1,7 @@
 """Re-runs the CPU backend's lit tests for the GPU target.
 
 Usage: as_gpu.py --eddy EDDY --examples DIR --tmp DIR [--arch sm_80 ...]
-                 TEST...
+                 [--target kernels|cuda] TEST...
 
 Each TEST is a lit test of tests/lit/cpu whose RUN lines compare
 `eddy run --mode=compiled` with the evaluator. Its RUN lines are run in order
@@ -15,6 +15,10 @@ A compiled run the GPU target refuses ("not supported by the GPU target") is
 counted as unsupported, and the lines reading its output are skipped. For
 each program that compiles, the CUDA object is built for every --arch
 (`eddy compile --target=cuda`: every kernel through ptxas).
+
+With --target cuda the compiled runs run on the GPU instead (JIT): the
+device tests. Without a device the first such run says "no CUDA device",
+and the script prints "skipped: ..." and exits 77 (ctest's skip code).
 
 Prints one summary line per kind of check; exits 1 when anything failed.
 """
@@ -49,6 +53,7 @@ def main():
     ap.add_argument("--examples", required=True)
     ap.add_argument("--tmp", required=True)
     ap.add_argument("--arch", action="append", default=[])
+    ap.add_argument("--target", default="kernels", choices=["kernels", "cuda"])
     ap.add_argument("tests", nargs="+")
     a = ap.parse_args()
     os.makedirs(a.tmp, exist_ok=True)
@@ -74,9 +79,12 @@ def main():
             compiled = "--mode=compiled" in cmd
             if compiled:
                 cmd = cmd.replace("--mode=compiled",
-                                  "--mode=compiled --target=kernels")
+                                  "--mode=compiled --target=" + a.target)
             r = run(cmd)
             out = r.stdout + r.stderr
+            if compiled and "no CUDA device" in out:
+                print("skipped: " + out.strip().splitlines()[-1])
+                return 77
             if compiled and "not supported by the GPU target" in out:
                 unsupported += 1
                 # The lines that read this run's output are skipped.
@@ -114,8 +122,8 @@ def main():
                           (arch, module, entry, (c.stdout + c.stderr)[-2000:]))
                 else:
                     objects += 1
-    print("kernels: %d compiled runs matched, %d not supported" %
-          (ok, unsupported))
+    print("%s: %d compiled runs matched, %d not supported" %
+          (a.target, ok, unsupported))
     print("cuda: %d objects built (%s)" % (objects, ", ".join(a.arch)))
     print("failed: %d" % failed)
     return 1 if failed else 0
