@@ -187,26 +187,54 @@ static void for_open(cpu_emit_t *e, int32_t rank, const int *dims, int *idx) {
   push_nest(e, rank, rank, false);
 }
 
-void cpu_loops_open_v(cpu_emit_t *e, int32_t rank, const int *dims, int *idx) {
-  if (e->par && e->kernel_depth == 0) {
-    // A kernel: one parallel loop over the element count (the outer index
-    // is the quotient, so no bound check is needed on it).
-    int n = cpu_index_const(e, 1);
-    for (int32_t i = 0; i < rank; i++) {
-      int m = cpu_fresh(e);
-      cpu_p(e, "%%t%d = arith.muli %%t%d, %%t%d : index\n", m, n, dims[i]);
-      n = m;
-    }
-    int lb = cpu_index_const(e, 0), st = cpu_index_const(e, 1);
-    int flat = cpu_fresh(e);
-    e->kernel_at = e->body.len;
-    cpu_p(e, "scf.parallel (%%t%d) = (%%t%d) to (%%t%d) step (%%t%d) {\n",
-          flat, lb, n, st);
-    cpu_unflatten_v(e, flat, rank, dims, idx);
-    push_nest(e, rank, 1, true);
-    return;
+/// Threads per block of a kernel over n elements (n < 0: not known when
+/// compiling): 256, or for fewer elements the next multiple of the warp
+/// size, so a small kernel does not start idle threads.
+static int64_t block_size(int64_t n) {
+  if (n < 0 || n >= 256)
+    return 256;
+  return n <= 32 ? 32 : (n + 31) / 32 * 32;
+}
+
+/// A kernel over the elements of dims (known_n: their count when static,
+/// else -1): blocks of block_size threads, each thread one element (a
+/// bounds check skips the last block's extra threads), its flat index
+/// unflattened into idx. The GPU mapping makes the outer parallel loop the
+/// grid and the inner one the block.
+static void kernel_open(cpu_emit_t *e, int32_t rank, const int *dims,
+                        int *idx, int64_t known_n) {
+  e->kernel_at = e->body.len;
+  int n = cpu_index_const(e, 1);
+  for (int32_t i = 0; i < rank; i++) {
+    int m = cpu_fresh(e);
+    cpu_p(e, "%%t%d = arith.muli %%t%d, %%t%d : index\n", m, n, dims[i]);
+    n = m;
   }
-  for_open(e, rank, dims, idx);
+  int64_t bs = block_size(known_n);
+  int bsv = cpu_index_const(e, bs), bm1 = cpu_index_const(e, bs - 1);
+  int up = cpu_fresh(e), nb = cpu_fresh(e);
+  cpu_p(e, "%%t%d = arith.addi %%t%d, %%t%d : index\n", up, n, bm1);
+  cpu_p(e, "%%t%d = arith.divui %%t%d, %%t%d : index\n", nb, up, bsv);
+  int lb = cpu_index_const(e, 0), st = cpu_index_const(e, 1);
+  int b = cpu_fresh(e), t = cpu_fresh(e);
+  cpu_p(e, "scf.parallel (%%t%d) = (%%t%d) to (%%t%d) step (%%t%d) {\n", b,
+        lb, nb, st);
+  cpu_p(e, "scf.parallel (%%t%d) = (%%t%d) to (%%t%d) step (%%t%d) {\n", t,
+        lb, bsv, st);
+  int base = cpu_fresh(e), flat = cpu_fresh(e), in = cpu_fresh(e);
+  cpu_p(e, "%%t%d = arith.muli %%t%d, %%t%d : index\n", base, b, bsv);
+  cpu_p(e, "%%t%d = arith.addi %%t%d, %%t%d : index\n", flat, base, t);
+  cpu_p(e, "%%t%d = arith.cmpi ult, %%t%d, %%t%d : index\n", in, flat, n);
+  cpu_p(e, "scf.if %%t%d {\n", in);
+  cpu_unflatten_v(e, flat, rank, dims, idx);
+  push_nest(e, rank, 3, true);
+}
+
+void cpu_loops_open_v(cpu_emit_t *e, int32_t rank, const int *dims, int *idx) {
+  if (e->par && e->kernel_depth == 0)
+    kernel_open(e, rank, dims, idx, -1);
+  else
+    for_open(e, rank, dims, idx);
 }
 
 void cpu_host_loops_open(cpu_emit_t *e, int32_t rank, const int64_t *dims,
@@ -220,9 +248,15 @@ void cpu_host_loops_open(cpu_emit_t *e, int32_t rank, const int64_t *dims,
 void cpu_loops_open(cpu_emit_t *e, int32_t rank, const int64_t *dims,
                     int *idx) {
   int d[EDDY_RT_MAX_RANK];
-  for (int32_t i = 0; i < rank; i++)
+  int64_t n = 1; // (static types are checked: the count fits)
+  for (int32_t i = 0; i < rank; i++) {
     d[i] = cpu_index_const(e, dims[i]);
-  cpu_loops_open_v(e, rank, d, idx);
+    n *= dims[i];
+  }
+  if (e->par && e->kernel_depth == 0)
+    kernel_open(e, rank, d, idx, n);
+  else
+    for_open(e, rank, d, idx);
 }
 
 void cpu_loops_close(cpu_emit_t *e, int32_t rank) {

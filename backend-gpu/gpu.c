@@ -25,9 +25,6 @@ extern char **environ;
 /// The architectures ptxas is run for (and that tests check).
 static const char *const k_archs[] = {"sm_80", "sm_90"};
 
-/// Threads per block of every kernel (a multiple of the warp size).
-#define GPU_BLOCK 256
-
 eddy_gpu_opts_t eddy_gpu_opts_default(void) {
   eddy_gpu_opts_t o = {NULL, NULL, NULL, NULL, 3, true, 0};
   return o;
@@ -66,18 +63,17 @@ static eddy_cpu_opts_t cpu_opts(const eddy_gpu_opts_t *o) {
 }
 
 /// The pipeline from the CUDA form to the LLVM dialect with PTX attached to
-/// each gpu.binary. Kernels: each outermost scf.parallel (one element per
-/// iteration) is tiled by GPU_BLOCK, mapped to blocks and threads, outlined
-/// and lowered to NVVM (math functions become libdevice calls, linked from
+/// each gpu.binary. Kernels: each kernel's two nested scf.parallel loops
+/// (blocks, and threads of a size the emitter chose for it) are mapped to
+/// the grid and the block, outlined and lowered to NVVM (math functions become libdevice calls, linked from
 /// the toolkit). Host: backend-cpu's pipeline, with gpu.launch_func lowered
 /// to calls of the GPU runtime ABI (libeddyrt, runtime/cuda.c).
 static void build_pipeline(const eddy_gpu_opts_t *o, eddy_buf_t *out) {
   int lvl = o->opt_level < 0 ? 0 : o->opt_level > 3 ? 3 : o->opt_level;
   eddy_buf_printf(
       out,
-      "builtin.module(func.func(scf-parallel-loop-tiling{"
-      "parallel-loop-tile-sizes=%d no-min-max-bounds=true},"
-      "gpu-map-parallel-loops,convert-parallel-loops-to-gpu),lower-affine,"
+      "builtin.module(func.func(gpu-map-parallel-loops,"
+      "convert-parallel-loops-to-gpu),lower-affine,"
       "gpu-kernel-outlining,nvvm-attach-target{chip=%s O=%d},"
       "gpu.module(convert-scf-to-cf,convert-gpu-to-nvvm,canonicalize,cse,"
       "reconcile-unrealized-casts),"
@@ -86,7 +82,7 @@ static void build_pipeline(const eddy_gpu_opts_t *o, eddy_buf_t *out) {
       "convert-arith-to-llvm,convert-cf-to-llvm,convert-func-to-llvm,"
       "gpu-to-llvm,reconcile-unrealized-casts,"
       "gpu-module-to-binary{format=isa toolkit=%s})",
-      GPU_BLOCK, arch_of(o), lvl, toolkit_of(o));
+      arch_of(o), lvl, toolkit_of(o));
 }
 
 /// ---- child processes -------------------------------------------------------

@@ -177,7 +177,6 @@ int main(void) {
   eddy_rt_ctx_t *rt = NULL;
   if (eddy_rt_ctx_create(&ro, &rt))
     die("runtime context", NULL);
-  printf("| benchmark | result |\n|---|---|\n");
   // chain: 64M floats (256 MB read and 256 MB written per iteration).
   const int64_t n = (int64_t)1 << 26;
   char *text = malloc(1 << 16);
@@ -190,6 +189,7 @@ int main(void) {
   for (int64_t i = 0; i < n; i++)
     ((float *)x.data)[i] = (float)(i % 1000) * 0.001f;
   time_call(jit, rt, &x, 2); // warm-up: module loads, first allocations
+  printf("| benchmark | result |\n|---|---|\n");
   const int64_t iters = 50;
   double t0 = median_call(jit, rt, &x, 0, 5);
   double tn = median_call(jit, rt, &x, iters, 5);
