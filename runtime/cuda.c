@@ -81,10 +81,14 @@ typedef struct cuda_func {
   char name[];
 } cuda_func_t;
 
-/// A loaded module; what mgpuModuleLoad returns.
+/// A loaded module; what mgpuModuleLoad returns. The cache key is the
+/// image's address, size and bytes: a JIT-compiled program's image may come
+/// back at the address of an earlier program's that was freed.
 typedef struct cuda_module {
   struct cuda_module *next;
-  const void *data; // the image it was loaded from (the cache key)
+  const void *data; // the image it was loaded from
+  size_t size;
+  void *copy;       // the image's bytes when loaded (compared on a hit)
   void *module;     // CUmodule
   cuda_func_t *funcs;
 } cuda_module_t;
@@ -520,11 +524,11 @@ int32_t eddy_rt_entry_cuda_end(eddy_rt_ctx_t *rt, char *err, size_t errlen) {
               "has not succeeded on this thread");
     return EDDY_RT_ERR_INTERNAL;
   }
-  if (!t->code) {
-    cu_result r = rt_cu.stream_synchronize(t->stream);
-    if (r != CU_SUCCESS)
-      rt_cuda_record_sync("cuStreamSynchronize", r);
-  }
+  // Also after an error: the caller frees the buffers next, and work still
+  // running may use them.
+  cu_result r = rt_cu.stream_synchronize(t->stream);
+  if (r != CU_SUCCESS && !t->code)
+    rt_cuda_record_sync("cuStreamSynchronize", r);
   // TensorLists: the swap stream's copies, blocks waiting to be freed.
   rt_cuda_list_end(t);
   int32_t code = t->code;
@@ -620,12 +624,12 @@ void eddy_rt_entry_cuda_sgemm(eddy_rt_ctx_t *rt, int32_t trans, int64_t m,
 /// ---- MLIR's GPU runtime ABI ------------------------------------------------
 
 void *mgpuModuleLoad(void *data, size_t gpuBlobSize) {
-  (void)gpuBlobSize;
   if (!rt_cuda_active() || !data)
     return NULL;
   pthread_mutex_lock(&g_modules_lock);
   cuda_module_t *m = g_modules;
-  while (m && m->data != data)
+  while (m && !(m->data == data && m->size == gpuBlobSize &&
+                memcmp(m->copy, data, gpuBlobSize) == 0))
     m = m->next;
   if (!m) {
     void *mod = NULL;
@@ -636,12 +640,17 @@ void *mgpuModuleLoad(void *data, size_t gpuBlobSize) {
       return NULL;
     }
     m = calloc(1, sizeof *m);
-    if (!m) {
+    void *copy = m ? malloc(gpuBlobSize ? gpuBlobSize : 1) : NULL;
+    if (!copy) {
       // The driver's module stays loaded; the next call loads it again.
+      free(m);
       pthread_mutex_unlock(&g_modules_lock);
       rt_cuda_record(EDDY_RT_ERR_RESOURCE, "mgpuModuleLoad: out of memory");
       return NULL;
     }
+    memcpy(copy, data, gpuBlobSize);
+    m->copy = copy;
+    m->size = gpuBlobSize;
     m->data = data;
     m->module = mod;
     m->next = g_modules;

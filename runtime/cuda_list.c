@@ -10,6 +10,11 @@
 /// (copy-on-write of the table, as in runtime/list.c). tl.from_tensor makes
 /// one block for the whole tensor and items that are slices of it.
 ///
+/// Lists nest as runtime/list.c's do: a list of depth d > 0 (the
+/// accumulators of nested loops) holds references to lists of depth d - 1
+/// and has no device memory of its own; dtype and element shape describe
+/// the innermost tensors, which the lists of depth 0 hold in device blocks.
+///
 /// Every copy runs on the calling thread's stream. A list made with swap
 /// (while_v2's swap_memory) keeps its items in pinned host memory: a push
 /// copies the item into a fresh device block on the stream, and a second
@@ -46,11 +51,13 @@ typedef struct cl_item {
 typedef struct cl_list {
   _Atomic int64_t refs;
   int32_t dtype;
+  int32_t depth; // 0: items are tensors; d > 0: lists of depth d - 1
   bool swap;
   eddy_rt_elem_shape_t elem;
   int64_t max_elements; // -1: unbounded
   int64_t size, cap;
-  cl_item_t **items; // NULL: never set
+  cl_item_t **items;      // depth 0 (NULL entry: never set)
+  struct cl_list **lists; // depth > 0, one reference each (NULL: never set)
 } cl_list_t;
 
 /// A swap-out in flight (item set: its device block goes when its event
@@ -422,13 +429,15 @@ static size_t elem_bytes(int32_t dtype, int32_t rank, const int64_t *dims) {
   return n;
 }
 
-static cl_list_t *list_new(int32_t dtype, const eddy_rt_elem_shape_t *elem,
+static cl_list_t *list_new(int32_t depth, int32_t dtype,
+                           const eddy_rt_elem_shape_t *elem,
                            int64_t max_elements, bool swap) {
   cl_list_t *l = calloc(1, sizeof *l);
   if (!l)
     return NULL;
   atomic_init(&l->refs, 1);
   l->dtype = dtype;
+  l->depth = depth;
   l->swap = swap;
   l->elem = *elem;
   l->max_elements = max_elements < 0 ? -1 : max_elements;
@@ -441,22 +450,39 @@ static bool list_grow(cl_list_t *l, int64_t need) {
   int64_t cap = l->cap < 4 ? 4 : l->cap;
   while (cap < need)
     cap = cap > INT64_MAX / 2 ? need : cap * 2;
-  if ((uint64_t)cap > SIZE_MAX / sizeof *l->items)
+  if ((uint64_t)cap > SIZE_MAX / sizeof(void *))
     return false;
-  cl_item_t **a = realloc(l->items, (size_t)cap * sizeof *a);
-  if (!a)
-    return false;
-  l->items = a;
+  if (l->depth > 0) {
+    cl_list_t **a = realloc(l->lists, (size_t)cap * sizeof *a);
+    if (!a)
+      return false;
+    l->lists = a;
+  } else {
+    cl_item_t **a = realloc(l->items, (size_t)cap * sizeof *a);
+    if (!a)
+      return false;
+    l->items = a;
+  }
   l->cap = cap;
   return true;
+}
+
+static void list_retain(cl_list_t *l) {
+  atomic_fetch_add_explicit(&l->refs, 1, memory_order_relaxed);
 }
 
 static void list_release(cl_list_t *l) {
   if (!l || atomic_fetch_sub_explicit(&l->refs, 1, memory_order_acq_rel) != 1)
     return;
-  for (int64_t i = 0; i < l->size; i++)
-    item_release(l->items[i]);
+  // Recursion into item lists is bounded by EDDY_RT_MAX_LIST_DEPTH.
+  for (int64_t i = 0; i < l->size; i++) {
+    if (l->depth > 0)
+      list_release(l->lists[i]);
+    else
+      item_release(l->items[i]);
+  }
   free(l->items);
+  free(l->lists);
   free(l);
 }
 
@@ -468,7 +494,8 @@ static bool make_unique(cl_list_t **lp, const char *op, int32_t *code,
   cl_list_t *l = *lp;
   if (atomic_load_explicit(&l->refs, memory_order_acquire) == 1)
     return true;
-  cl_list_t *c = list_new(l->dtype, &l->elem, l->max_elements, l->swap);
+  cl_list_t *c =
+      list_new(l->depth, l->dtype, &l->elem, l->max_elements, l->swap);
   if (!c || !list_grow(c, l->size)) {
     if (c)
       list_release(c);
@@ -478,14 +505,78 @@ static bool make_unique(cl_list_t **lp, const char *op, int32_t *code,
     return false;
   }
   for (int64_t i = 0; i < l->size; i++) {
-    c->items[i] = l->items[i];
-    if (c->items[i])
-      item_retain(c->items[i]);
+    if (l->depth > 0) {
+      c->lists[i] = l->lists[i];
+      if (c->lists[i])
+        list_retain(c->lists[i]);
+    } else {
+      c->items[i] = l->items[i];
+      if (c->items[i])
+        item_retain(c->items[i]);
+    }
   }
   c->size = l->size;
   list_release(l);
   *lp = c;
   return true;
+}
+
+/// The tensor forms of the item helpers need a list of tensors. False with
+/// the failure stored.
+static bool expect_tensors(const cl_list_t *l, const char *op, int32_t *code,
+                           char *err, size_t errlen) {
+  if (l->depth == 0)
+    return true;
+  fail(code, err, errlen, EDDY_RT_ERR_INVALID_ARGUMENT, op,
+       "the list holds lists (of %s), not tensors",
+       eddy_rt_dtype_name(l->dtype));
+  return false;
+}
+
+/// Two element shapes that could describe the same tensors.
+static bool elem_compatible(const eddy_rt_elem_shape_t *a,
+                            const eddy_rt_elem_shape_t *b) {
+  if (a->rank < 0 || b->rank < 0)
+    return true;
+  if (a->rank != b->rank)
+    return false;
+  for (int32_t i = 0; i < a->rank; i++)
+    if (a->dims[i] >= 0 && b->dims[i] >= 0 && a->dims[i] != b->dims[i])
+      return false;
+  return true;
+}
+
+/// The list forms of the item helpers need a list of lists; the item x
+/// (NULL: none to check) must be a list of one less depth, of the same
+/// dtype and a compatible element shape. False with the failure stored.
+static bool expect_lists(const cl_list_t *l, const char *op, const cl_list_t *x,
+                         int32_t *code, char *err, size_t errlen) {
+  if (l->depth == 0) {
+    fail(code, err, errlen, EDDY_RT_ERR_INVALID_ARGUMENT, op,
+         "the list holds %s tensors, not lists", eddy_rt_dtype_name(l->dtype));
+    return false;
+  }
+  if (!x || (x->depth == l->depth - 1 && x->dtype == l->dtype &&
+             elem_compatible(&x->elem, &l->elem)))
+    return true;
+  char sx[RT_SHAPE_BUF], sl[RT_SHAPE_BUF];
+  fail(code, err, errlen, EDDY_RT_ERR_INVALID_ARGUMENT, op,
+       "item is a list of depth %d of %s%s; the list holds lists of depth %d "
+       "of %s%s",
+       (int)x->depth + 1, eddy_rt_dtype_name(x->dtype), elem_str(&x->elem, sx),
+       (int)l->depth, eddy_rt_dtype_name(l->dtype), elem_str(&l->elem, sl));
+  return false;
+}
+
+/// Room for one more item under max_elements. False with the failure stored.
+static bool check_room(const cl_list_t *l, const char *op, int32_t *code,
+                       char *err, size_t errlen) {
+  if (l->max_elements < 0 || l->size < l->max_elements)
+    return true;
+  fail(code, err, errlen, EDDY_RT_ERR_INVALID_ARGUMENT, op,
+       "the list is full: length %" PRId64 " reached max_elements %" PRId64,
+       l->size, l->max_elements);
+  return false;
 }
 
 /// The caller's item (dtype, rank, dims) at data, checked as the host's
@@ -495,8 +586,13 @@ static bool check_item(const cl_list_t *l, const char *op, void *data,
                        int32_t *code, char *err, size_t errlen) {
   eddy_rt_tensor_t x;
   eddy_rt_status_t st = eddy_rt_tensor_wrap(dtype, rank, dims, data, &x);
-  if (!st)
-    st = eddy_rt_tensor_validate(&x, op, "the item");
+  if (st) {
+    rt_entry_list_fail(st, code, err, errlen);
+    return false;
+  }
+  if (!expect_tensors(l, op, code, err, errlen))
+    return false;
+  st = eddy_rt_tensor_validate(&x, op, "the item");
   if (!st && (x.dtype != l->dtype || !elem_matches(&l->elem, rank, dims))) {
     char sx[RT_SHAPE_BUF], se[RT_SHAPE_BUF];
     st = rt_err(EDDY_RT_ERR_INVALID_ARGUMENT, op,
@@ -549,29 +645,40 @@ static bool check_index(const cl_list_t *l, const char *op, int64_t index,
 
 /// ---- Entry helpers ---------------------------------------------------------
 
-void *eddy_rt_entry_cuda_list_empty(eddy_rt_ctx_t *rt, int32_t dtype,
-                                    int32_t rank, const int64_t *dims,
-                                    int64_t max_elements, int32_t *code,
-                                    char *err, size_t errlen, int32_t swap) {
-  (void)rt;
+/// A new list of `depth` for tl.empty and tl.reserve (after the caller's
+/// own checks), checked as runtime/list.c checks it; NULL with the failure
+/// stored.
+static cl_list_t *checked_list_new(const char *op, int32_t depth, int32_t dtype,
+                                   const eddy_rt_elem_shape_t *shape,
+                                   int64_t max_elements, bool swap,
+                                   int32_t *code, char *err, size_t errlen) {
+  if (dtype < 0 || dtype >= EDDY_RT_DTYPE_COUNT_)
+    return fail(code, err, errlen, EDDY_RT_ERR_INVALID_ARGUMENT, op,
+                "element dtype %d is not a dtype", (int)dtype);
+  if (depth < 0 || depth > EDDY_RT_MAX_LIST_DEPTH)
+    return fail(code, err, errlen, EDDY_RT_ERR_INVALID_ARGUMENT, op,
+                "list nesting depth %d is outside 0..%d", (int)depth,
+                EDDY_RT_MAX_LIST_DEPTH);
+  cl_list_t *l = list_new(depth, dtype, shape, max_elements, swap);
+  return l ? l
+           : fail(code, err, errlen, EDDY_RT_ERR_RESOURCE, op, "out of memory");
+}
+
+static void *empty_list(int32_t depth, int32_t dtype, int32_t rank,
+                        const int64_t *dims, int64_t max_elements, bool swap,
+                        int32_t *code, char *err, size_t errlen) {
   const char *op = "tl.empty";
   eddy_rt_elem_shape_t shape;
   if (!eddy_rt_elem_shape_make(rank, dims, &shape))
     return fail(code, err, errlen, EDDY_RT_ERR_INTERNAL, op,
                 "bad element rank %d", (int)rank);
-  if (dtype < 0 || dtype >= EDDY_RT_DTYPE_COUNT_)
-    return fail(code, err, errlen, EDDY_RT_ERR_INVALID_ARGUMENT, op,
-                "element dtype %d is not a dtype", (int)dtype);
-  cl_list_t *l = list_new(dtype, &shape, max_elements, swap != 0);
-  return l ? l
-           : fail(code, err, errlen, EDDY_RT_ERR_RESOURCE, op, "out of memory");
+  return checked_list_new(op, depth, dtype, &shape, max_elements, swap, code,
+                          err, errlen);
 }
 
-void *eddy_rt_entry_cuda_list_reserve(eddy_rt_ctx_t *rt, int32_t dtype,
-                                      int32_t rank, const int64_t *dims,
-                                      int64_t n, int32_t *code, char *err,
-                                      size_t errlen) {
-  (void)rt;
+static void *reserve_list(int32_t depth, int32_t dtype, int32_t rank,
+                          const int64_t *dims, int64_t n, int32_t *code,
+                          char *err, size_t errlen) {
   const char *op = "tl.reserve";
   eddy_rt_elem_shape_t shape;
   if (!eddy_rt_elem_shape_make(rank, dims, &shape))
@@ -580,19 +687,40 @@ void *eddy_rt_entry_cuda_list_reserve(eddy_rt_ctx_t *rt, int32_t dtype,
   if (n < 0)
     return fail(code, err, errlen, EDDY_RT_ERR_INVALID_ARGUMENT, op,
                 "length is %" PRId64 ", expected >= 0", n);
-  if (dtype < 0 || dtype >= EDDY_RT_DTYPE_COUNT_)
-    return fail(code, err, errlen, EDDY_RT_ERR_INVALID_ARGUMENT, op,
-                "element dtype %d is not a dtype", (int)dtype);
-  cl_list_t *l = list_new(dtype, &shape, -1, false);
-  if (!l || !list_grow(l, n)) {
+  cl_list_t *l =
+      checked_list_new(op, depth, dtype, &shape, -1, false, code, err, errlen);
+  if (!l)
+    return NULL;
+  if (!list_grow(l, n)) {
     list_release(l);
     return fail(code, err, errlen, EDDY_RT_ERR_RESOURCE, op,
                 "out of memory for a list of length %" PRId64, n);
   }
-  for (int64_t i = 0; i < n; i++)
-    l->items[i] = NULL;
+  for (int64_t i = 0; i < n; i++) {
+    if (depth > 0)
+      l->lists[i] = NULL;
+    else
+      l->items[i] = NULL;
+  }
   l->size = n;
   return l;
+}
+
+void *eddy_rt_entry_cuda_list_empty(eddy_rt_ctx_t *rt, int32_t dtype,
+                                    int32_t rank, const int64_t *dims,
+                                    int64_t max_elements, int32_t *code,
+                                    char *err, size_t errlen, int32_t swap) {
+  (void)rt;
+  return empty_list(0, dtype, rank, dims, max_elements, swap != 0, code, err,
+                    errlen);
+}
+
+void *eddy_rt_entry_cuda_list_reserve(eddy_rt_ctx_t *rt, int32_t dtype,
+                                      int32_t rank, const int64_t *dims,
+                                      int64_t n, int32_t *code, char *err,
+                                      size_t errlen) {
+  (void)rt;
+  return reserve_list(0, dtype, rank, dims, n, code, err, errlen);
 }
 
 void *eddy_rt_entry_cuda_list_from_tensor(eddy_rt_ctx_t *rt, void *data,
@@ -617,7 +745,7 @@ void *eddy_rt_entry_cuda_list_from_tensor(eddy_rt_ctx_t *rt, void *data,
   eddy_rt_elem_shape_make(rank - 1, dims + 1, &shape);
   int64_t n = dims[0];
   size_t slab = elem_bytes(dtype, rank - 1, dims + 1);
-  cl_list_t *l = list_new(dtype, &shape, -1, false);
+  cl_list_t *l = list_new(0, dtype, &shape, -1, false);
   if (!l || !list_grow(l, n)) {
     list_release(l);
     return fail(code, err, errlen, EDDY_RT_ERR_RESOURCE, op,
@@ -661,15 +789,10 @@ void *eddy_rt_entry_cuda_list_push(eddy_rt_ctx_t *rt, void *list, int32_t moved,
   if (!l)
     return NULL;
   if (!moved)
-    atomic_fetch_add_explicit(&l->refs, 1, memory_order_relaxed);
+    list_retain(l);
   rt_cuda_thread_t *t = NULL;
-  bool ok = check_item(l, op, data, dtype, rank, dims, code, err, errlen);
-  if (ok && l->max_elements >= 0 && l->size >= l->max_elements) {
-    fail(code, err, errlen, EDDY_RT_ERR_INVALID_ARGUMENT, op,
-         "the list is full: length %" PRId64 " reached max_elements %" PRId64,
-         l->size, l->max_elements);
-    ok = false;
-  }
+  bool ok = check_item(l, op, data, dtype, rank, dims, code, err, errlen) &&
+            check_room(l, op, code, err, errlen);
   if (ok)
     ok = (t = device(op, code, err, errlen)) != NULL;
   if (!ok) {
@@ -703,12 +826,14 @@ void *eddy_rt_entry_cuda_list_pop(eddy_rt_ctx_t *rt, void *list, int32_t moved,
   if (!l)
     return NULL;
   if (!moved)
-    atomic_fetch_add_explicit(&l->refs, 1, memory_order_relaxed);
+    list_retain(l);
   rt_cuda_thread_t *t = NULL;
-  bool ok = l->size > 0;
-  if (!ok)
+  bool ok = expect_tensors(l, op, code, err, errlen);
+  if (ok && l->size == 0) {
     fail(code, err, errlen, EDDY_RT_ERR_INVALID_ARGUMENT, op,
          "cannot pop from an empty list");
+    ok = false;
+  }
   ok = ok &&
        check_read(l, op, l->size - 1, dtype, rank, dims, code, err, errlen);
   ok = ok && (t = device(op, code, err, errlen)) != NULL;
@@ -734,7 +859,8 @@ void eddy_rt_entry_cuda_list_get(eddy_rt_ctx_t *rt, const void *list,
   (void)rt;
   const char *op = "tl.get_item";
   const cl_list_t *l = list;
-  if (!l || !check_index(l, op, index, code, err, errlen) ||
+  if (!l || !expect_tensors(l, op, code, err, errlen) ||
+      !check_index(l, op, index, code, err, errlen) ||
       !check_read(l, op, index, dtype, rank, dims, code, err, errlen))
     return;
   rt_cuda_thread_t *t = device(op, code, err, errlen);
@@ -755,7 +881,7 @@ void *eddy_rt_entry_cuda_list_set(eddy_rt_ctx_t *rt, void *list, int32_t moved,
   if (!l)
     return NULL;
   if (!moved)
-    atomic_fetch_add_explicit(&l->refs, 1, memory_order_relaxed);
+    list_retain(l);
   // The host helper wraps the item before it looks at the index.
   eddy_rt_tensor_t x;
   eddy_rt_status_t st = eddy_rt_tensor_wrap(dtype, rank, dims, data, &x);
@@ -764,7 +890,8 @@ void *eddy_rt_entry_cuda_list_set(eddy_rt_ctx_t *rt, void *list, int32_t moved,
     return rt_entry_list_fail(st, code, err, errlen);
   }
   rt_cuda_thread_t *t = NULL;
-  if (!check_index(l, op, index, code, err, errlen) ||
+  if (!expect_tensors(l, op, code, err, errlen) ||
+      !check_index(l, op, index, code, err, errlen) ||
       !check_item(l, op, data, dtype, rank, dims, code, err, errlen) ||
       !(t = device(op, code, err, errlen))) {
     list_release(l);
@@ -790,6 +917,13 @@ static bool stack_item_shape(const cl_list_t *l, const char *op,
                              int32_t *out_rank, const int64_t **out_dims,
                              int32_t *code, char *err, size_t errlen) {
   char si[RT_SHAPE_BUF], sj[RT_SHAPE_BUF];
+  if (l->depth > 0) {
+    fail(code, err, errlen, EDDY_RT_ERR_INVALID_ARGUMENT, op,
+         "cannot stack a list of lists (nesting depth %d): only a list of "
+         "tensors stacks into a tensor",
+         (int)l->depth + 1);
+    return false;
+  }
   // The item shape: the first set item's, else the element shape.
   const cl_item_t *first = NULL;
   int64_t at = -1;
@@ -887,7 +1021,8 @@ void eddy_rt_entry_cuda_list_dims(eddy_rt_ctx_t *rt, const void *list,
     // Index -1 is the last item (pop_back); an unset item reads as zeros
     // of the element shape.
     int64_t at = index >= 0 ? index : l->size - 1;
-    if (!check_index(l, "tl.get_item", at, code, err, errlen))
+    if (!expect_tensors(l, "tl.get_item", code, err, errlen) ||
+        !check_index(l, "tl.get_item", at, code, err, errlen))
       return;
     const cl_item_t *it = l->items ? l->items[at] : NULL;
     irank = it ? it->rank : l->elem.rank;
@@ -907,11 +1042,161 @@ int64_t eddy_rt_entry_cuda_list_length(const void *list) {
 
 void eddy_rt_entry_cuda_list_retain(void *list) {
   if (list)
-    atomic_fetch_add_explicit(&((cl_list_t *)list)->refs, 1,
-                              memory_order_relaxed);
+    list_retain(list);
 }
 
 void eddy_rt_entry_cuda_list_release(void *list) { list_release(list); }
+
+/// ---- Lists of lists
+/// ---------------------------------------------------------
+
+/// The list the op may consume (a new reference unless moved) for an op
+/// that also takes a list item, or NULL (a moved list released) when either
+/// is NULL: an earlier failure.
+static cl_list_t *owned_with_item(void *list, int32_t moved, const void *item) {
+  cl_list_t *l = list;
+  if (!l)
+    return NULL;
+  if (!moved)
+    list_retain(l);
+  if (!item) {
+    list_release(l);
+    return NULL;
+  }
+  return l;
+}
+
+/// One new reference to the list item i of l; an unset item reads as a new
+/// empty list (the list analogue of zeros). NULL with the failure stored.
+static cl_list_t *item_list(const cl_list_t *l, const char *op, int64_t i,
+                            int32_t *code, char *err, size_t errlen) {
+  cl_list_t *it = l->lists[i];
+  if (it) {
+    list_retain(it);
+    return it;
+  }
+  it = list_new(l->depth - 1, l->dtype, &l->elem, -1, false);
+  return it ? it
+            : fail(code, err, errlen, EDDY_RT_ERR_RESOURCE, op,
+                   "out of memory");
+}
+
+void *eddy_rt_entry_cuda_list_empty_nested(eddy_rt_ctx_t *rt, int32_t depth,
+                                           int32_t dtype, int32_t rank,
+                                           const int64_t *dims,
+                                           int64_t max_elements, int32_t *code,
+                                           char *err, size_t errlen) {
+  (void)rt;
+  return empty_list(depth, dtype, rank, dims, max_elements, false, code, err,
+                    errlen);
+}
+
+void *eddy_rt_entry_cuda_list_reserve_nested(eddy_rt_ctx_t *rt, int32_t depth,
+                                             int32_t dtype, int32_t rank,
+                                             const int64_t *dims, int64_t n,
+                                             int32_t *code, char *err,
+                                             size_t errlen) {
+  (void)rt;
+  return reserve_list(depth, dtype, rank, dims, n, code, err, errlen);
+}
+
+void *eddy_rt_entry_cuda_list_push_list(eddy_rt_ctx_t *rt, void *list,
+                                        int32_t moved, void *item,
+                                        int32_t *code, char *err,
+                                        size_t errlen) {
+  (void)rt;
+  const char *op = "tl.push_back";
+  cl_list_t *l = owned_with_item(list, moved, item), *x = item;
+  if (!l)
+    return NULL;
+  if (!expect_lists(l, op, x, code, err, errlen) ||
+      !check_room(l, op, code, err, errlen)) {
+    list_release(l);
+    return NULL;
+  }
+  // Retained before the copy-on-write check: pushing a list onto itself
+  // then copies, so a list never contains itself.
+  list_retain(x);
+  if (!make_unique(&l, op, code, err, errlen)) {
+    list_release(x);
+    return NULL;
+  }
+  if (!list_grow(l, l->size + 1)) {
+    list_release(x);
+    list_release(l);
+    return fail(code, err, errlen, EDDY_RT_ERR_RESOURCE, op, "out of memory");
+  }
+  l->lists[l->size++] = x;
+  return l;
+}
+
+void *eddy_rt_entry_cuda_list_pop_list(eddy_rt_ctx_t *rt, void *list,
+                                       int32_t moved, void **out_item,
+                                       int32_t *code, char *err,
+                                       size_t errlen) {
+  (void)rt;
+  const char *op = "tl.pop_back";
+  *out_item = NULL;
+  cl_list_t *l = list;
+  if (!l)
+    return NULL;
+  if (!moved)
+    list_retain(l);
+  bool ok = expect_lists(l, op, NULL, code, err, errlen);
+  if (ok && l->size == 0) {
+    fail(code, err, errlen, EDDY_RT_ERR_INVALID_ARGUMENT, op,
+         "cannot pop from an empty list");
+    ok = false;
+  }
+  cl_list_t *it = ok ? item_list(l, op, l->size - 1, code, err, errlen) : NULL;
+  if (!it) {
+    list_release(l);
+    return NULL;
+  }
+  if (!make_unique(&l, op, code, err, errlen)) {
+    list_release(it);
+    return NULL;
+  }
+  list_release(l->lists[--l->size]);
+  *out_item = it;
+  return l;
+}
+
+void *eddy_rt_entry_cuda_list_get_list(eddy_rt_ctx_t *rt, const void *list,
+                                       int64_t index, int32_t *code, char *err,
+                                       size_t errlen) {
+  (void)rt;
+  const char *op = "tl.get_item";
+  const cl_list_t *l = list;
+  if (!l || !expect_lists(l, op, NULL, code, err, errlen) ||
+      !check_index(l, op, index, code, err, errlen))
+    return NULL;
+  return item_list(l, op, index, code, err, errlen);
+}
+
+void *eddy_rt_entry_cuda_list_set_list(eddy_rt_ctx_t *rt, void *list,
+                                       int32_t moved, int64_t index, void *item,
+                                       int32_t *code, char *err,
+                                       size_t errlen) {
+  (void)rt;
+  const char *op = "tl.set_item";
+  cl_list_t *l = owned_with_item(list, moved, item), *x = item;
+  if (!l)
+    return NULL;
+  if (!expect_lists(l, op, x, code, err, errlen) ||
+      !check_index(l, op, index, code, err, errlen)) {
+    list_release(l);
+    return NULL;
+  }
+  list_retain(x); // before copy-on-write, as in push_list
+  if (!make_unique(&l, op, code, err, errlen)) {
+    list_release(x);
+    return NULL;
+  }
+  list_release(l->lists[index]);
+  l->lists[index] = x;
+  return l;
+}
 
 /// ---- Thread hooks (runtime/cuda.c) -----------------------------------------
 

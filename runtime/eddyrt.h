@@ -610,6 +610,39 @@ int64_t eddy_rt_entry_cuda_list_length(const void *list);
 /// after an error).
 void eddy_rt_entry_cuda_list_retain(void *list);
 void eddy_rt_entry_cuda_list_release(void *list);
+/// Lists of lists in device lists: eddy_rt_entry_list_*_nested and
+/// *_list's signatures, conventions and messages. The innermost lists (depth
+/// 0) are device lists as above; a list of depth > 0 holds references to
+/// device lists of one less depth and has no device memory of its own (so
+/// these helpers do not need eddy_rt_entry_cuda_begin). The tensor helpers
+/// above refuse such a list as the host's do; length, retain and release
+/// work on it (release frees the whole tree).
+void *eddy_rt_entry_cuda_list_empty_nested(eddy_rt_ctx_t *rt, int32_t depth,
+                                           int32_t dtype, int32_t rank,
+                                           const int64_t *dims,
+                                           int64_t max_elements, int32_t *code,
+                                           char *err, size_t errlen);
+void *eddy_rt_entry_cuda_list_reserve_nested(eddy_rt_ctx_t *rt, int32_t depth,
+                                             int32_t dtype, int32_t rank,
+                                             const int64_t *dims, int64_t n,
+                                             int32_t *code, char *err,
+                                             size_t errlen);
+void *eddy_rt_entry_cuda_list_push_list(eddy_rt_ctx_t *rt, void *list,
+                                        int32_t moved, void *item,
+                                        int32_t *code, char *err,
+                                        size_t errlen);
+/// Returns the shorter list; the popped item goes to *out_item.
+void *eddy_rt_entry_cuda_list_pop_list(eddy_rt_ctx_t *rt, void *list,
+                                       int32_t moved, void **out_item,
+                                       int32_t *code, char *err,
+                                       size_t errlen);
+void *eddy_rt_entry_cuda_list_get_list(eddy_rt_ctx_t *rt, const void *list,
+                                       int64_t index, int32_t *code, char *err,
+                                       size_t errlen);
+void *eddy_rt_entry_cuda_list_set_list(eddy_rt_ctx_t *rt, void *list,
+                                       int32_t moved, int64_t index,
+                                       void *item, int32_t *code, char *err,
+                                       size_t errlen);
 
 /// MLIR's GPU runtime ABI: the functions that host code lowered by MLIR's
 /// gpu-to-llvm (and LLVM translation of gpu.binary / gpu.launch_func) calls,

@@ -143,6 +143,18 @@ static void test_module_cache(void **state) {
   assert_non_null(f3);
   assert_ptr_not_equal(f3, f1);
   assert_non_null(mgpuModuleGetFunction(m1, "other"));
+  // Another image at the same address (a JIT's memory reused after an
+  // earlier program's was freed) is another module.
+  static char reused[sizeof k_image > sizeof k_image2 ? sizeof k_image
+                                                      : sizeof k_image2];
+  memcpy(reused, k_image, sizeof k_image);
+  void *r1 = mgpuModuleLoad(reused, sizeof k_image);
+  assert_ptr_not_equal(r1, m3);
+  memcpy(reused, k_image2, sizeof k_image2);
+  void *r2 = mgpuModuleLoad(reused, sizeof k_image2);
+  assert_non_null(r2);
+  assert_ptr_not_equal(r2, r1);
+  assert_int_equal(cuda_stat("module_loads"), loads + 4);
   end_ok();
 
   // A missing kernel is recorded and reported by end, naming it.
@@ -156,7 +168,7 @@ static void test_module_cache(void **state) {
   assert_null(mgpuModuleLoad((void *)bad, sizeof bad));
   end_fails(EDDY_RT_ERR_INTERNAL, "cuModuleLoadData: CUDA_ERROR_INVALID_IMAGE "
                                   "(device kernel image is invalid)");
-  assert_int_equal(cuda_stat("module_loads"), loads + 2);
+  assert_int_equal(cuda_stat("module_loads"), loads + 4);
 }
 
 static void test_launch(void **state) {
