@@ -1123,17 +1123,6 @@ static eddy_status_t emit_core_dyn(cpu_emit_t *e, eddy_op_t *op) {
   return st;
 }
 
-/// What the GPU target's kernels forms do not compile yet (docs/gpu.md).
-static eddy_status_t check_par(const eddy_op_t *op) {
-  for (uint32_t i = 0; i < op->num_results; i++) {
-    const eddy_type_t *t = op->results[i].type;
-    if (t->kind == EDDY_TYPE_LIST && t->elem->kind == EDDY_TYPE_LIST)
-      return cpu_unsupported(op, "has a list of TensorLists: not supported "
-                                 "by the GPU target yet");
-  }
-  return NULL;
-}
-
 static eddy_status_t emit_op_static(cpu_emit_t *e, eddy_op_t *op);
 
 static eddy_status_t emit_op_any(cpu_emit_t *e, eddy_op_t *op);
@@ -1147,8 +1136,6 @@ static eddy_status_t emit_op(cpu_emit_t *e, eddy_op_t *op) {
 
 static eddy_status_t emit_op_any(cpu_emit_t *e, eddy_op_t *op) {
   e->cur_op = op;
-  if (e->par)
-    EDDY_RETURN_IF_ERROR(check_par(op));
   if (!e->dyn || eddy_ir_op_is(op, "core.constant"))
     return emit_op_static(e, op);
   if (strncmp(op->name->str, "core.", 5) == 0) {

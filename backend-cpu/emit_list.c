@@ -217,11 +217,11 @@ static void new_list_call(cpu_emit_t *e, const char *fn, int depth, int p,
     int dv = cpu_fresh(e);
     cpu_p(e, "%%t%d = arith.constant %d : i32\n", dv, depth);
     cpu_p(e,
-          "%%t%d = func.call @eddy_rt_entry_list_%s_nested(%%rt, %%t%d, "
+          "%%t%d = func.call @eddy_rt_entry_%s_%s_nested(%%rt, %%t%d, "
           "%%t%d, %%t%d, %%t%d, %%t%d, %%t%d, %%err, %%errlen) : (!llvm.ptr, "
           "i32, i32, i32, !llvm.ptr, i64, !llvm.ptr, !llvm.ptr, i64) -> "
           "!llvm.ptr\n",
-          p, fn, dv, dt, rk, dp, n, e->eflag_ptr);
+          p, lf(e), fn, dv, dt, rk, dp, n, e->eflag_ptr);
   } else {
     cpu_p(e,
           "%%t%d = func.call @eddy_rt_entry_%s_%s(%%rt, %%t%d, %%t%d, "
@@ -336,10 +336,10 @@ static eddy_status_t list_get_list(cpu_emit_t *e, eddy_op_t *op) {
   int lp = slot_load(e, cpu_val_get(e, eddy_ir_op_operand(op, 0))->buf);
   int p = cpu_fresh(e);
   cpu_p(e,
-        "%%t%d = func.call @eddy_rt_entry_list_get_list(%%rt, %%t%d, %%t%d, "
+        "%%t%d = func.call @eddy_rt_entry_%s_get_list(%%rt, %%t%d, %%t%d, "
         "%%t%d, %%err, %%errlen) : (!llvm.ptr, !llvm.ptr, i64, !llvm.ptr, "
         "!llvm.ptr, i64) -> !llvm.ptr\n",
-        p, lp, idx, e->eflag_ptr);
+        p, lf(e), lp, idx, e->eflag_ptr);
   slot_set(e, rs, p);
   cpu_val_new(e, &op->results[0])->buf = rs;
   return NULL;
@@ -361,16 +361,16 @@ static eddy_status_t list_put_list(cpu_emit_t *e, eddy_op_t *op, bool set) {
   int p = cpu_fresh(e);
   if (set)
     cpu_p(e,
-          "%%t%d = func.call @eddy_rt_entry_list_set_list(%%rt, %%t%d, %%t%d, "
+          "%%t%d = func.call @eddy_rt_entry_%s_set_list(%%rt, %%t%d, %%t%d, "
           "%%t%d, %%t%d, %%t%d, %%err, %%errlen) : (!llvm.ptr, !llvm.ptr, "
           "i32, i64, !llvm.ptr, !llvm.ptr, !llvm.ptr, i64) -> !llvm.ptr\n",
-          p, lp, mv, idx, xp, e->eflag_ptr);
+          p, lf(e), lp, mv, idx, xp, e->eflag_ptr);
   else
     cpu_p(e,
-          "%%t%d = func.call @eddy_rt_entry_list_push_list(%%rt, %%t%d, "
+          "%%t%d = func.call @eddy_rt_entry_%s_push_list(%%rt, %%t%d, "
           "%%t%d, %%t%d, %%t%d, %%err, %%errlen) : (!llvm.ptr, !llvm.ptr, "
           "i32, !llvm.ptr, !llvm.ptr, !llvm.ptr, i64) -> !llvm.ptr\n",
-          p, lp, mv, xp, e->eflag_ptr);
+          p, lf(e), lp, mv, xp, e->eflag_ptr);
   slot_set(e, rs, p);
   cpu_val_new(e, &op->results[0])->buf = rs;
   return NULL;
@@ -390,10 +390,10 @@ static eddy_status_t list_pop_list(cpu_emit_t *e, eddy_op_t *op) {
   int mv = bool_const(e, moved);
   int p = cpu_fresh(e);
   cpu_p(e,
-        "%%t%d = func.call @eddy_rt_entry_list_pop_list(%%rt, %%t%d, %%t%d, "
+        "%%t%d = func.call @eddy_rt_entry_%s_pop_list(%%rt, %%t%d, %%t%d, "
         "%%t%d, %%t%d, %%err, %%errlen) : (!llvm.ptr, !llvm.ptr, i32, "
         "!llvm.ptr, !llvm.ptr, !llvm.ptr, i64) -> !llvm.ptr\n",
-        p, lp, mv, ip, e->eflag_ptr);
+        p, lf(e), lp, mv, ip, e->eflag_ptr);
   slot_set(e, rs, p);
   cpu_val_new(e, &op->results[0])->buf = rs;
   cpu_val_new(e, &op->results[1])->buf = is;
