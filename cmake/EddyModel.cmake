@@ -1,11 +1,15 @@
 # eddy_add_model(NAME SOURCE FILE ENTRY FUNC [GRAD_WRT ARG...] [PREFIX P]
-#                [TARGET cpu] [MARCH CPU] [FEEDS name...] [FETCHES name[:i]...])
+#                [TARGET cpu|cuda] [MARCH CPU] [GPU_ARCH sm_80|sm_90]
+#                [FEEDS name...] [FETCHES name[:i]...])
 #
 # Adds a static library NAME built from function FUNC of the model FILE:
 # `eddy compile` writes NAME.o and NAME.h into the build tree, the library
 # holds the object and links libeddyrt, and its users get the header's
 # directory (and eddyrt.h's) on their include path. The entry point is
-# `P_run` (P defaults to NAME); see docs/cpu.md for its interface.
+# `P_run` (P defaults to NAME); see docs/cpu.md for its interface. TARGET
+# cuda compiles for NVIDIA GPUs (GPU_ARCH, default sm_90; docs/gpu.md): the
+# same interface, the kernels embedded in the object, the CUDA driver loaded
+# at run time.
 #
 # FILE is textual eddy IR (.eddy, .mlir) or a TensorFlow GraphDef (.pb): a
 # GraphDef is imported (`eddy import --prune`, with FEEDS / FETCHES as
@@ -24,7 +28,7 @@
 # find_package(eddy), or eddy's own build). The runtime linked is
 # EDDY_MODEL_RUNTIME if set (e.g. eddy::eddyrt_shared), else eddy::eddyrt.
 function(eddy_add_model name)
-  cmake_parse_arguments(A "" "SOURCE;ENTRY;PREFIX;TARGET;MARCH"
+  cmake_parse_arguments(A "" "SOURCE;ENTRY;PREFIX;TARGET;MARCH;GPU_ARCH"
     "FEEDS;FETCHES;GRAD_WRT" ${ARGN})
   if(A_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "eddy_add_model(${name}): unknown arguments: ${A_UNPARSED_ARGUMENTS}")
@@ -36,8 +40,11 @@ function(eddy_add_model name)
   if(NOT A_SOURCE OR NOT A_ENTRY)
     message(FATAL_ERROR "eddy_add_model(${name}): SOURCE and ENTRY are required")
   endif()
-  if(A_TARGET AND NOT A_TARGET STREQUAL "cpu")
-    message(FATAL_ERROR "eddy_add_model(${name}): unknown TARGET '${A_TARGET}' (known: cpu)")
+  if(A_TARGET AND NOT A_TARGET MATCHES "^(cpu|cuda)$")
+    message(FATAL_ERROR "eddy_add_model(${name}): unknown TARGET '${A_TARGET}' (known: cpu, cuda)")
+  endif()
+  if(A_GPU_ARCH AND NOT A_TARGET STREQUAL "cuda")
+    message(FATAL_ERROR "eddy_add_model(${name}): GPU_ARCH needs TARGET cuda")
   endif()
   if(NOT A_PREFIX)
     set(A_PREFIX ${name})
@@ -82,6 +89,12 @@ function(eddy_add_model name)
   set(march)
   if(A_MARCH)
     set(march -march=${A_MARCH})
+  endif()
+  if(A_TARGET STREQUAL "cuda")
+    list(APPEND march --target=cuda)
+    if(A_GPU_ARCH)
+      list(APPEND march --gpu-arch=${A_GPU_ARCH})
+    endif()
   endif()
   set(ir ${src})
   set(import_cmds)

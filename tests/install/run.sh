@@ -47,7 +47,7 @@ echo "== libeddyrt symbols"
 nm -g --defined-only "$prefix/lib/libeddyrt.a" | awk 'NF == 3 {print $3}' |
   sort -u >"$work/static-defined.txt"
 [ -s "$work/static-defined.txt" ] || fail "libeddyrt.a defines nothing"
-if grep -v -E '^(eddy_rt_|rt_|mgpu)' "$work/static-defined.txt"; then
+if grep -v -E '^(eddy_rt_|rt_|mgpu|__odr_asan\.)' "$work/static-defined.txt"; then
   fail "libeddyrt.a defines the symbols above (not eddy_rt_* / rt_* / mgpu*)"
 fi
 grep -qx eddy_rt_entry_check_arg "$work/static-defined.txt" ||
@@ -73,10 +73,19 @@ echo "libeddyrt.a: $(wc -l <"$work/static-defined.txt") globals," \
 echo "== an outside CMake project: find_package(eddy) + eddy_add_model"
 graphdef=$src/tests/fixtures/tf/count_v2/model.pb
 rnn_grad=$src/tests/fixtures/tf/rnn_grad_v2
+# The GPU target's model only where the installed eddy finds a CUDA toolkit.
+mkdir -p "$work/probe"
+if "$prefix/bin/eddy" compile "$here/model.eddy" --entry doubling \
+  --target=cuda -o "$work/probe/doubling.o" >"$work/probe/log" 2>&1; then
+  cuda=ON
+else
+  cuda=OFF
+  echo "(no CUDA toolkit: the cuda model is left out)"
+fi
 "$cmake" -S "$here" -B "$work/project" -G "$generator" \
   -DCMAKE_MAKE_PROGRAM="$make_program" -DCMAKE_C_COMPILER="$cc" \
   -DCMAKE_PREFIX_PATH="$prefix" -DEDDY_TEST_GRAPHDEF="$graphdef" \
-  -DEDDY_TEST_RNN_GRAD_DIR="$rnn_grad" \
+  -DEDDY_TEST_RNN_GRAD_DIR="$rnn_grad" -DEDDY_TEST_CUDA=$cuda \
   >"$work/project-configure.log" 2>&1 ||
   { cat "$work/project-configure.log"; fail "configuring tests/install"; }
 "$cmake" --build "$work/project" >"$work/project-build.log" 2>&1 ||
@@ -85,6 +94,10 @@ for app in app_static app_shared app_grad app_graphdef; do
   "$work/project/$app" || fail "$app"
 done
 "$work/project/app_rnn_grad" "$rnn_grad" || fail "app_rnn_grad"
+if [ "$cuda" = ON ]; then
+  EDDY_CUDA_DRIVER=$work/no-libcuda.so.1 "$work/project/app_cuda" ||
+    fail "app_cuda (the model compiled for the GPU, without a device)"
+fi
 # The static runtime is linked in; the shared one is found through the
 # RUNPATH CMake wrote.
 if ldd "$work/project/app_static" | grep -q libeddyrt; then
