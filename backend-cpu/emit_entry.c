@@ -499,6 +499,20 @@ static void bind_dyn_arg(cpu_emit_t *e, eddy_value_t *arg, uint32_t i,
   cpu_gate_close(e);
 }
 
+/// An error exit's cleanup: lists and dynamically shaped storage released,
+/// buffers freed, the results released.
+static void release_all(cpu_emit_t *e, uint32_t num_outputs) {
+  cpu_list_cleanup(e);
+  cpu_dyn_cleanup(e);
+  eddy_buf_append(&e->body, e->epi.data ? e->epi.data : "", e->epi.len);
+  int n = cpu_fresh(e);
+  cpu_p(e, "%%t%d = arith.constant %u : i64\n", n, num_outputs);
+  cpu_p(e,
+        "func.call @eddy_rt_entry_release_results(%%res, %%t%d) : "
+        "(!llvm.ptr, i64) -> ()\n",
+        n);
+}
+
 static eddy_status_t emit_func(cpu_emit_t *e, eddy_op_t *func,
                                const char *prefix) {
   const eddy_type_t *ft = eddy_ir_func_type(func);
@@ -743,15 +757,8 @@ static eddy_status_t emit_func(cpu_emit_t *e, eddy_op_t *func,
     if (e->cuda) {
       // A CUDA error: everything freed, the results released.
       cpu_p(e, "^cuerr(%%cucode: i32):\n");
-      cpu_list_cleanup(e);
-      cpu_dyn_cleanup(e);
-      eddy_buf_append(&e->body, e->epi.data ? e->epi.data : "", e->epi.len);
-      int n = cpu_fresh(e);
-      cpu_p(e, "%%t%d = arith.constant %u : i64\n", n, ft->num_outputs);
-      cpu_p(e,
-            "func.call @eddy_rt_entry_release_results(%%res, %%t%d) : "
-            "(!llvm.ptr, i64) -> ()\nfunc.return %%cucode : i32\n",
-            n);
+      release_all(e, ft->num_outputs);
+      cpu_p(e, "func.return %%cucode : i32\n");
     }
     if (e->eflag >= 0) {
       const eddy_type_t *i32s = eddy_ir_scalar_type_get(e->ctx, EDDY_DT_I32);
@@ -760,15 +767,7 @@ static eddy_status_t emit_func(cpu_emit_t *e, eddy_op_t *func,
       int site = cpu_load(e, e->eflag, i32s, NULL);
       int idx = cpu_load(e, e->eidx, i64s, NULL);
       int size = cpu_load(e, e->esize, i64s, NULL);
-      cpu_list_cleanup(e);
-      cpu_dyn_cleanup(e);
-      eddy_buf_append(&e->body, e->epi.data ? e->epi.data : "", e->epi.len);
-      int n = cpu_fresh(e);
-      cpu_p(e, "%%t%d = arith.constant %u : i64\n", n, ft->num_outputs);
-      cpu_p(e,
-            "func.call @eddy_rt_entry_release_results(%%res, %%t%d) : "
-            "(!llvm.ptr, i64) -> ()\n",
-            n);
+      release_all(e, ft->num_outputs);
       // A negative slot: a runtime helper failed and wrote the message.
       int z0 = cpu_fresh(e), neg = cpu_fresh(e), nc = cpu_fresh(e);
       cpu_p(e, "%%t%d = arith.constant 0 : i32\n", z0);
@@ -826,16 +825,9 @@ static eddy_status_t emit_func(cpu_emit_t *e, eddy_op_t *func,
       }
     }
     if (e->num_heap) {
-      int n = cpu_fresh(e), code = cpu_fresh(e);
+      int code = cpu_fresh(e);
       cpu_p(e, "^oom:\n");
-      cpu_list_cleanup(e);
-      cpu_dyn_cleanup(e);
-      eddy_buf_append(&e->body, e->epi.data, e->epi.len);
-      cpu_p(e, "%%t%d = arith.constant %u : i64\n", n, ft->num_outputs);
-      cpu_p(e,
-            "func.call @eddy_rt_entry_release_results(%%res, %%t%d) : "
-            "(!llvm.ptr, i64) -> ()\n",
-            n);
+      release_all(e, ft->num_outputs);
       cpu_p(e, "%%t%d = arith.constant %d : i32\nfunc.return %%t%d : i32\n",
             code, (int)EDDY_RT_ERR_RESOURCE, code);
     }

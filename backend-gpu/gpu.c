@@ -51,6 +51,11 @@ static const char *toolkit_of(const eddy_gpu_opts_t *o) {
   return env && *env ? env : EDDY_CUDA_TOOLKIT_DEFAULT;
 }
 
+const char *eddy_gpu_toolkit(const eddy_gpu_opts_t *opts) {
+  eddy_gpu_opts_t dflt = eddy_gpu_opts_default();
+  return toolkit_of(opts ? opts : &dflt);
+}
+
 static eddy_cpu_opts_t cpu_opts(const eddy_gpu_opts_t *o) {
   eddy_cpu_opts_t c = eddy_cpu_opts_default();
   c.prefix = o->prefix;

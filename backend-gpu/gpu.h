@@ -46,6 +46,9 @@ typedef struct eddy_gpu_opts {
 /// prefix NULL, sm_90, the configured toolkit, host CPU, -O3, fusion on.
 eddy_gpu_opts_t eddy_gpu_opts_default(void);
 
+/// The CUDA toolkit's root that opts select (see eddy_gpu_opts_t.toolkit).
+const char *eddy_gpu_toolkit(const eddy_gpu_opts_t *opts);
+
 /// INVALID_ARGUMENT unless arch is an architecture the GPU target knows.
 eddy_status_t eddy_gpu_check_arch(const char *arch);
 

@@ -88,41 +88,6 @@ static void *fail(int32_t *code, char *err, size_t errlen, eddy_rt_code_t c,
                             err, errlen);
 }
 
-/// runtime/list.c's form of an element shape: "[2, ?]", "<unknown rank>".
-static char *elem_str(const eddy_rt_elem_shape_t *s, char *buf) {
-  if (s->rank < 0) {
-    snprintf(buf, RT_SHAPE_BUF, "<unknown rank>");
-    return buf;
-  }
-  size_t pos = (size_t)snprintf(buf, RT_SHAPE_BUF, "[");
-  for (int32_t i = 0; i < s->rank && pos < RT_SHAPE_BUF; i++) {
-    int n = s->dims[i] < 0
-                ? snprintf(buf + pos, RT_SHAPE_BUF - pos, "%s?", i ? ", " : "")
-                : snprintf(buf + pos, RT_SHAPE_BUF - pos, "%s%" PRId64,
-                           i ? ", " : "", s->dims[i]);
-    pos += n > 0 ? (size_t)n : 0;
-  }
-  if (pos < RT_SHAPE_BUF)
-    snprintf(buf + pos, RT_SHAPE_BUF - pos, "]");
-  return buf;
-}
-
-/// runtime/entry.c's form of a type: "f32[4,?]".
-static char *spec_str(int32_t dtype, int32_t rank, const int64_t *dims,
-                      char *buf, size_t size) {
-  size_t n = (size_t)snprintf(buf, size, "%s[", eddy_rt_dtype_name(dtype));
-  for (int32_t i = 0; i < rank && n < size; i++) {
-    if (dims[i] < 0)
-      n += (size_t)snprintf(buf + n, size - n, "%s?", i ? "," : "");
-    else
-      n += (size_t)snprintf(buf + n, size - n, "%s%" PRId64, i ? "," : "",
-                            dims[i]);
-  }
-  if (n < size)
-    snprintf(buf + n, size - n, "]");
-  return buf;
-}
-
 static bool elem_known(const eddy_rt_elem_shape_t *s) {
   if (s->rank < 0)
     return false;
@@ -563,8 +528,8 @@ static bool expect_lists(const cl_list_t *l, const char *op, const cl_list_t *x,
   fail(code, err, errlen, EDDY_RT_ERR_INVALID_ARGUMENT, op,
        "item is a list of depth %d of %s%s; the list holds lists of depth %d "
        "of %s%s",
-       (int)x->depth + 1, eddy_rt_dtype_name(x->dtype), elem_str(&x->elem, sx),
-       (int)l->depth, eddy_rt_dtype_name(l->dtype), elem_str(&l->elem, sl));
+       (int)x->depth + 1, eddy_rt_dtype_name(x->dtype), rt_elem_str(&x->elem, sx),
+       (int)l->depth, eddy_rt_dtype_name(l->dtype), rt_elem_str(&l->elem, sl));
   return false;
 }
 
@@ -597,7 +562,7 @@ static bool check_item(const cl_list_t *l, const char *op, void *data,
     char sx[RT_SHAPE_BUF], se[RT_SHAPE_BUF];
     st = rt_err(EDDY_RT_ERR_INVALID_ARGUMENT, op,
                 "item is %s; the list holds %s%s", rt_type_str(&x, sx),
-                eddy_rt_dtype_name(l->dtype), elem_str(&l->elem, se));
+                eddy_rt_dtype_name(l->dtype), rt_elem_str(&l->elem, se));
   }
   if (st) {
     rt_entry_list_fail(st, code, err, errlen);
@@ -618,15 +583,15 @@ static bool check_read(const cl_list_t *l, const char *op, int64_t i,
     fail(code, err, errlen, EDDY_RT_ERR_INVALID_ARGUMENT, op,
          "item %" PRId64 " was never set and the element shape %s is not "
          "fully known, so it cannot be read as zeros",
-         i, elem_str(&l->elem, a));
+         i, rt_elem_str(&l->elem, a));
     return false;
   }
   int32_t irank = it ? it->rank : l->elem.rank;
   const int64_t *idims = it ? it->dims : l->elem.dims;
   if (dtype != l->dtype || !same_dims(rank, dims, irank, idims)) {
     fail(code, err, errlen, EDDY_RT_ERR_INVALID_ARGUMENT, op,
-         "expected %s, got %s", spec_str(dtype, rank, dims, a, sizeof a),
-         spec_str(l->dtype, irank, idims, b, sizeof b));
+         "expected %s, got %s", rt_spec_str(dtype, rank, dims, a, sizeof a),
+         rt_spec_str(l->dtype, irank, idims, b, sizeof b));
     return false;
   }
   return true;
@@ -941,7 +906,7 @@ static bool stack_item_shape(const cl_list_t *l, const char *op,
       fail(code, err, errlen, EDDY_RT_ERR_INVALID_ARGUMENT, op,
            "items must all have one shape, but item %" PRId64
            " has shape %s and item %" PRId64 " has shape %s",
-           at, elem_str(&a, si), i, elem_str(&b, sj));
+           at, rt_elem_str(&a, si), i, rt_elem_str(&b, sj));
       return false;
     }
   }
@@ -949,7 +914,7 @@ static bool stack_item_shape(const cl_list_t *l, const char *op,
     fail(code, err, errlen, EDDY_RT_ERR_INVALID_ARGUMENT, op,
          "cannot stack a list of length %" PRId64
          " with no set items: the element shape %s is not fully known",
-         l->size, elem_str(&l->elem, si));
+         l->size, rt_elem_str(&l->elem, si));
     return false;
   }
   *out_rank = first ? first->rank : l->elem.rank;
@@ -983,8 +948,8 @@ void eddy_rt_entry_cuda_list_stack(eddy_rt_ctx_t *rt, const void *list,
     memcpy(sdims + 1, idims, (size_t)irank * sizeof(int64_t));
   if (dtype != l->dtype || !same_dims(rank, dims, irank + 1, sdims)) {
     fail(code, err, errlen, EDDY_RT_ERR_INVALID_ARGUMENT, op,
-         "expected %s, got %s", spec_str(dtype, rank, dims, si, sizeof si),
-         spec_str(l->dtype, irank + 1, sdims, sj, sizeof sj));
+         "expected %s, got %s", rt_spec_str(dtype, rank, dims, si, sizeof si),
+         rt_spec_str(l->dtype, irank + 1, sdims, sj, sizeof sj));
     return;
   }
   if (l->size == 0)

@@ -10,9 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/// Appends "f32[4,?]" for an expected shape (dims of -1 print as '?').
-static void fmt_spec(int32_t dtype, int32_t rank, const int64_t *dims,
-                     char *buf, size_t size) {
+char *rt_spec_str(int32_t dtype, int32_t rank, const int64_t *dims, char *buf,
+                  size_t size) {
   size_t n = (size_t)snprintf(buf, size, "%s[", eddy_rt_dtype_name(dtype));
   for (int32_t i = 0; i < rank && n < size; i++) {
     if (dims[i] < 0)
@@ -23,6 +22,7 @@ static void fmt_spec(int32_t dtype, int32_t rank, const int64_t *dims,
   }
   if (n < size)
     snprintf(buf + n, size - n, "]");
+  return buf;
 }
 
 static int32_t entry_err(char *err, size_t errlen, int32_t code,
@@ -66,7 +66,7 @@ int32_t eddy_rt_entry_check_arg(const eddy_rt_tensor_t *args, int64_t index,
                                 const int64_t *dims, char *err, size_t errlen) {
   const eddy_rt_tensor_t *t = &args[index];
   char want[512], got[512];
-  fmt_spec(dtype, rank, dims, want, sizeof want);
+  rt_spec_str(dtype, rank, dims, want, sizeof want);
   if (t->struct_size != sizeof(eddy_rt_tensor_t) ||
       t->version != EDDY_RT_TENSOR_VERSION)
     return entry_err(err, errlen, EDDY_RT_ERR_INVALID_ARGUMENT,
@@ -81,7 +81,7 @@ int32_t eddy_rt_entry_check_arg(const eddy_rt_tensor_t *args, int64_t index,
   for (int32_t i = 0; ok && i < rank; i++)
     ok = t->dims[i] >= 0 && (dims[i] < 0 || dims[i] == t->dims[i]);
   if (!ok) {
-    fmt_spec(t->dtype, t->rank, t->dims, got, sizeof got);
+    rt_spec_str(t->dtype, t->rank, t->dims, got, sizeof got);
     return entry_err(err, errlen, EDDY_RT_ERR_INVALID_ARGUMENT,
                      "argument %lld '%s': expected %s, got %s",
                      (long long)index, name, want, got);
@@ -203,8 +203,8 @@ static bool copy_out(eddy_rt_tensor_t *item, const char *op, void *out_data,
     ok = item->dims[i] == dims[i];
   if (!ok) {
     char want[256], got[256];
-    fmt_spec(dtype, rank, dims, want, sizeof want);
-    fmt_spec(item->dtype, item->rank, item->dims, got, sizeof got);
+    rt_spec_str(dtype, rank, dims, want, sizeof want);
+    rt_spec_str(item->dtype, item->rank, item->dims, got, sizeof got);
     eddy_rt_tensor_release(item);
     rt_entry_list_fail(eddy_rt_status_create(EDDY_RT_ERR_INVALID_ARGUMENT,
                                     "%s: expected %s, got %s", op, want, got),

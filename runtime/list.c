@@ -74,7 +74,7 @@ static bool rt_elem_known(const eddy_rt_elem_shape_t *s) {
   return true;
 }
 
-static char *rt_elem_str(const eddy_rt_elem_shape_t *s, char *buf) {
+char *rt_elem_str(const eddy_rt_elem_shape_t *s, char *buf) {
   if (s->rank < 0) {
     snprintf(buf, RT_SHAPE_BUF, "<unknown rank>");
     return buf;

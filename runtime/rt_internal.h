@@ -32,6 +32,13 @@ eddy_rt_status_t rt_err_dtype(const char *op, const char *what, int32_t dtype,
 char *rt_shape_str(const eddy_rt_tensor_t *t, char *buf);
 /// Formats the tensor's type ("f32[2, 3]") into buf (RT_SHAPE_BUF bytes).
 char *rt_type_str(const eddy_rt_tensor_t *t, char *buf);
+/// Formats a list's element shape ("[2, ?]", "<unknown rank>") into buf
+/// (RT_SHAPE_BUF bytes).
+char *rt_elem_str(const eddy_rt_elem_shape_t *s, char *buf);
+/// Formats an expected type of compiled code ("f32[4,?]") into buf; returns
+/// buf.
+char *rt_spec_str(int32_t dtype, int32_t rank, const int64_t *dims, char *buf,
+                 size_t size);
 
 /// ---- Tensors ------------------------------------------------------------------
 

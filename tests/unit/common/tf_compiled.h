@@ -1,0 +1,50 @@
+/// TensorFlow fixtures compiled (tests of backend-cpu and backend-gpu): the
+/// pipeline of eddy_add_model on a fixture's module, and a JIT-compiled run
+/// of its @main on the fixture's inputs. Include after tf_fixtures.h.
+#ifndef EDDY_TESTS_UNIT_COMMON_TF_COMPILED_H
+#define EDDY_TESTS_UNIT_COMMON_TF_COMPILED_H
+
+#include "backend-cpu/cpu.h"
+#include "ir/passes/passes.h"
+#include "lower/tf/tf_lower.h"
+
+/// functionalize, legalize-tf, shape-infer and canonicalize on r->m (what
+/// eddy_add_model runs on a GraphDef); shape-infer gives TensorFlow's lists
+/// of unknown element shape the element type of what is written into them,
+/// which the backends need.
+static inline eddy_status_t tf_fixture_prepare(tf_fixture_run_t *r) {
+  EDDY_RETURN_IF_ERROR(eddy_tf_functionalize(r->m));
+  EDDY_RETURN_IF_ERROR(eddy_tf_legalize(r->m));
+  eddy_passes_register_all(r->ctx);
+  eddy_pm_opts_t po;
+  eddy_ir_pm_opts_default(&po);
+  po.verify_each = true;
+  eddy_pass_manager_t *pm = eddy_ir_pm_create(r->ctx, &po);
+  if (!pm)
+    return eddy_status_create(EDDY_ERR_RESOURCE, "out of memory");
+  eddy_status_t st = eddy_ir_pm_add_pipeline(pm, "shape-infer,canonicalize");
+  if (!st)
+    st = eddy_ir_pm_run(pm, r->m);
+  eddy_ir_pm_destroy(pm);
+  return st;
+}
+
+/// JIT-compiles @main of r->m with o (prefix "fixture") and runs it on
+/// r->args; the results go to r->res.
+static inline eddy_status_t tf_fixture_run_jit(tf_fixture_run_t *r,
+                                               eddy_cpu_opts_t o) {
+  o.prefix = "fixture";
+  eddy_cpu_jit_t *jit = NULL;
+  EDDY_RETURN_IF_ERROR(eddy_cpu_jit_create(r->m, "main", &o, &jit));
+  size_t nargs = r->mf.num_feeds, nres = r->mf.num_fetches;
+  eddy_rt_tensor_t ts[2 * 64]; // tf_fixture_run_t holds 64 of each
+  for (size_t i = 0; i < nargs; i++)
+    ts[i] = r->args[i].tensor;
+  eddy_status_t st = eddy_cpu_jit_run(jit, r->rt, ts, ts + nargs);
+  for (size_t i = 0; !st && i < nres; i++)
+    r->res[i] = eddy_eval_value_from_tensor(&ts[nargs + i]);
+  eddy_cpu_jit_destroy(jit);
+  return st;
+}
+
+#endif
