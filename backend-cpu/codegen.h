@@ -25,7 +25,8 @@ typedef struct eddy_cpu_codegen {
 /// Emits @entry of m with opts (opts->form chooses the program's form),
 /// lowers it as cg says (NULL: the CPU target), translates and optimizes it
 /// for the host or opts->cpu, then writes an object to obj_path and/or
-/// appends the optimized LLVM IR to out_ir (either may be NULL).
+/// appends the optimized LLVM IR to out_ir (with both NULL it stops after
+/// the hook).
 eddy_status_t eddy_cpu_codegen(const eddy_module_t *m, const char *entry,
                                const eddy_cpu_opts_t *opts,
                                const eddy_cpu_codegen_t *cg,

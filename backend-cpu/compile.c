@@ -208,7 +208,7 @@ eddy_status_t eddy_cpu_codegen(const eddy_module_t *m, const char *entry,
   eddy_status_t st = lower(m, entry, opts, cg ? cg->pipeline : NULL, &s);
   if (!st && cg && cg->hook)
     st = cg->hook(s.module, cg->user);
-  if (st) {
+  if (st || (!obj_path && !out_ir)) {
     mlir_state_destroy(&s);
     return st;
   }

@@ -270,13 +270,13 @@ static eddy_status_t rewrite_binary(gpu_hook_t *h, MlirOperation bin,
 
 static eddy_status_t after_lower(MlirModule module, void *user) {
   gpu_hook_t *h = user;
-  char dir[] = "/tmp/eddy-gpu-XXXXXX";
+  // A scratch directory for ptxas and fatbinary (not needed for PTX).
   const char *tmp = getenv("TMPDIR");
   char tdir[4096];
   snprintf(tdir, sizeof tdir, "%s/eddy-gpu-XXXXXX",
            tmp && *tmp ? tmp : "/tmp");
-  char *d = h->ptx_out ? dir : mkdtemp(tdir);
-  if (!d)
+  char *d = NULL;
+  if (!h->ptx_out && !(d = mkdtemp(tdir)))
     return eddy_status_create(EDDY_ERR_IO,
                               "gpu backend: cannot make a scratch directory "
                               "'%s': %s",
@@ -318,15 +318,10 @@ static eddy_status_t codegen(const eddy_module_t *m, const char *entry,
   gpu_hook_t h = {opts, ptx_out, NULL};
   eddy_cpu_codegen_t cg = {pipe.data, after_lower, &h};
   eddy_status_t st;
-  if (jit) {
+  if (jit)
     st = eddy_cpu_jit_create_with(m, entry, &c, &cg, jit);
-  } else {
-    // (emit_ptx: the host code's LLVM IR is made and dropped.)
-    eddy_buf_t ir;
-    eddy_buf_init(&ir);
-    st = eddy_cpu_codegen(m, entry, &c, &cg, obj_path, ptx_out ? &ir : NULL);
-    eddy_buf_destroy(&ir);
-  }
+  else // (emit_ptx: obj_path NULL, codegen stops after the hook)
+    st = eddy_cpu_codegen(m, entry, &c, &cg, obj_path, NULL);
   eddy_buf_destroy(&pipe);
   return st;
 }

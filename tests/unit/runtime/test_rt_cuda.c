@@ -7,9 +7,8 @@
 /// are in test_rt_cuda_nodev.c (they are remembered per process).
 #define _POSIX_C_SOURCE 200809L // setenv
 
-#include "tests/unit/runtime/rt_test.h"
+#include "tests/unit/runtime/cuda_test.h"
 
-#include <dlfcn.h>
 #include <pthread.h>
 
 // The fakes' test knobs, found with dlsym on the libraries libeddyrt loads.
@@ -23,30 +22,6 @@ static void (*cuda_last_launch)(char *name, size_t namelen, long long *dims6,
 static long (*cublas_stat)(const char *what);
 static void (*cublas_fail)(int status);
 static void *(*cublas_last_stream)(void);
-
-static void knob(void *lib, const char *name, void *slot) {
-  void *p = dlsym(lib, name);
-  if (!p) {
-    fprintf(stderr, "the fake library has no %s\n", name);
-    exit(1);
-  }
-  memcpy(slot, &p, sizeof p);
-}
-
-static char g_err[512];
-
-static void begin_ok(void) {
-  int32_t code = eddy_rt_entry_cuda_begin(NULL, g_err, sizeof g_err);
-  if (code != 0)
-    fail_msg("eddy_rt_entry_cuda_begin: %d %s", code, g_err);
-  assert_string_equal(g_err, "");
-}
-
-static void end_ok(void) {
-  int32_t code = eddy_rt_entry_cuda_end(NULL, g_err, sizeof g_err);
-  if (code != 0)
-    fail_msg("eddy_rt_entry_cuda_end: %d %s", code, g_err);
-}
 
 /// eddy_rt_entry_cuda_end fails with code and a message containing want.
 static void end_fails(int32_t code, const char *want) {
@@ -482,15 +457,8 @@ static void test_threads(void **state) {
 }
 
 int main(void) {
-  setenv("EDDY_CUDA_DRIVER", EDDY_FAKE_CUDA, 1);
-  setenv("EDDY_CUBLAS", EDDY_FAKE_CUBLAS, 1);
-  unsetenv("EDDY_CUDA_DEVICE");
-  void *cuda = dlopen(EDDY_FAKE_CUDA, RTLD_NOW | RTLD_LOCAL);
-  void *cublas = dlopen(EDDY_FAKE_CUBLAS, RTLD_NOW | RTLD_LOCAL);
-  if (!cuda || !cublas) {
-    fprintf(stderr, "cannot load the fakes: %s\n", dlerror());
-    return 1;
-  }
+  void *cuda, *cublas;
+  cuda_test_load_fakes(&cuda, &cublas);
   knob(cuda, "fake_cuda_stat", &cuda_stat);
   knob(cuda, "fake_cuda_fail_launch", &cuda_fail_launch);
   knob(cuda, "fake_cuda_fail_alloc", &cuda_fail_alloc);

@@ -8,14 +8,13 @@
 /// test every device block, pinned block and event is freed.
 #define _POSIX_C_SOURCE 200809L // setenv
 
-#include "tests/unit/runtime/rt_test.h"
+#include "tests/unit/runtime/cuda_test.h"
 
-#include <dlfcn.h>
 #include <pthread.h>
 
 #define F32 EDDY_RT_F32
 #define I32 EDDY_RT_I32
-#define ERRLEN 512
+#define ERRLEN CUDA_TEST_ERRLEN
 
 static long (*cuda_stat)(const char *what);
 static void (*cuda_fail_alloc)(int result);
@@ -24,30 +23,8 @@ static void (*cuda_fail_launch)(int result);
 static void (*cuda_hold_events)(int on);
 static void *(*cuda_last_dtoh_stream)(void);
 
-static void knob(void *lib, const char *name, void *slot) {
-  void *p = dlsym(lib, name);
-  if (!p) {
-    fprintf(stderr, "the fake library has no %s\n", name);
-    exit(1);
-  }
-  memcpy(slot, &p, sizeof p);
-}
-
 static eddy_rt_ctx_t *g_ctx; // for the host helpers
-static char g_err[ERRLEN];
 static long g_allocs, g_host, g_events;
-
-static void begin_ok(void) {
-  int32_t code = eddy_rt_entry_cuda_begin(NULL, g_err, sizeof g_err);
-  if (code != 0)
-    fail_msg("eddy_rt_entry_cuda_begin: %d %s", code, g_err);
-}
-
-static void end_ok(void) {
-  int32_t code = eddy_rt_entry_cuda_end(NULL, g_err, sizeof g_err);
-  if (code != 0)
-    fail_msg("eddy_rt_entry_cuda_end: %d %s", code, g_err);
-}
 
 static int setup(void **state) {
   (void)state;
@@ -1267,14 +1244,8 @@ static void test_not_begun(void **state) {
 }
 
 int main(void) {
-  setenv("EDDY_CUDA_DRIVER", EDDY_FAKE_CUDA, 1);
-  setenv("EDDY_CUBLAS", EDDY_FAKE_CUBLAS, 1);
-  unsetenv("EDDY_CUDA_DEVICE");
-  void *cuda = dlopen(EDDY_FAKE_CUDA, RTLD_NOW | RTLD_LOCAL);
-  if (!cuda) {
-    fprintf(stderr, "cannot load the fake driver: %s\n", dlerror());
-    return 1;
-  }
+  void *cuda, *cublas;
+  cuda_test_load_fakes(&cuda, &cublas);
   knob(cuda, "fake_cuda_stat", &cuda_stat);
   knob(cuda, "fake_cuda_fail_alloc", &cuda_fail_alloc);
   knob(cuda, "fake_cuda_fail_alloc_host", &cuda_fail_alloc_host);
