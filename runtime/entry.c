@@ -213,9 +213,14 @@ static bool copy_out(eddy_rt_tensor_t *item, const char *op, void *out_data,
   }
   int64_t n = eddy_rt_tensor_numel(item);
   size_t size = eddy_rt_dtype_size(dtype);
-  for (int64_t i = 0; i < n; i++)
-    memcpy((char *)out_data + (size_t)i * size,
-           eddy_rt_tensor_elem_ptr(item, i), size);
+  if (eddy_rt_tensor_is_contiguous(item)) {
+    if (n > 0)
+      memcpy(out_data, item->data, (size_t)n * size);
+  } else {
+    for (int64_t i = 0; i < n; i++)
+      memcpy((char *)out_data + (size_t)i * size,
+             eddy_rt_tensor_elem_ptr(item, i), size);
+  }
   eddy_rt_tensor_release(item);
   return true;
 }
