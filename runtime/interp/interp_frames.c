@@ -291,9 +291,11 @@ void interp_enqueue(interp_t *I, uint32_t node, frame_t *f, iter_t *it) {
   }
   I->q[(I->q_head + I->q_len++) % I->q_cap] = (item_t){node, f, it};
   it->outstanding++;
-  // Wake a worker only when one waits and this item is more than the
-  // worker holding the lock takes next anyway.
-  if (I->idle > 0 && I->q_len > 1)
+  // Wake a worker only when one waits, this item is more than the worker
+  // holding the lock takes next anyway, and it is worth a wake-up: cheap ops
+  // (scalars, loop counters, predicates, the df ops) run on the worker that
+  // made them ready, which any one worker can do for the whole graph.
+  if (I->idle > 0 && I->q_len > 1 && I->g->nodes[node].expensive)
     pthread_cond_signal(&I->cv);
 }
 

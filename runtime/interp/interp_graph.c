@@ -72,6 +72,33 @@ static eddy_status_t oom(void) {
   return eddy_status_create(EDDY_ERR_RESOURCE, "out of memory");
 }
 
+/// A tensor of INTERP_EXPENSIVE_ELEMS elements or more, or of unknown size.
+static bool large_type(const eddy_type_t *t) {
+  if (t->kind != EDDY_TYPE_TENSOR)
+    return false;
+  if (t->rank == EDDY_RANK_UNKNOWN)
+    return true;
+  int64_t n = 1;
+  for (int32_t i = 0; i < t->rank; i++) {
+    if (t->dims[i] == EDDY_DIM_DYNAMIC)
+      return true;
+    if (t->dims[i] == 0)
+      return false;
+    n = n > INTERP_EXPENSIVE_ELEMS ? n : n * t->dims[i];
+  }
+  return n >= INTERP_EXPENSIVE_ELEMS;
+}
+
+static bool is_expensive(const eddy_op_t *op) {
+  for (size_t i = 0; i < op->num_operands; i++)
+    if (large_type(op->operands[i].value->type))
+      return true;
+  for (size_t i = 0; i < op->num_results; i++)
+    if (large_type(eddy_ir_op_result((eddy_op_t *)op, i)->type))
+      return true;
+  return false;
+}
+
 /// Classifies one op and checks that the executor can run it.
 static eddy_status_t node_init(interp_graph_t *g, interp_node_t *nd,
                                const eddy_op_t *op, int32_t *vframe) {
@@ -96,6 +123,7 @@ static eddy_status_t node_init(interp_graph_t *g, interp_node_t *nd,
       return graph_error(op, EDDY_ERR_UNSUPPORTED,
                          "the interpreter has no kernel for this op");
   }
+  nd->expensive = nd->kind == IK_NORMAL && is_expensive(op);
   if (nd->kind == IK_RESOURCE) {
     nd->res_op = interp_resource_op_code(op->name->str);
     uint32_t need = interp_resource_op_num_data(nd->res_op);

@@ -39,6 +39,10 @@ typedef struct interp_sframe {
   int64_t parallel;   ///< parallel_iterations of its first enter
 } interp_sframe_t;
 
+/// Elements from which an op's tensor makes it worth another worker's
+/// wake-up (a few microseconds on a loaded machine).
+#define INTERP_EXPENSIVE_ELEMS 1024
+
 typedef struct interp_node {
   const eddy_op_t *op;
   interp_kind_t kind;
@@ -57,6 +61,10 @@ typedef struct interp_node {
   bool is_constant;    ///< IK_ENTER
   int32_t exit_index;  ///< IK_EXIT: ordinal among its frame's exits
   bool has_kernel;     ///< IK_NORMAL, IK_FREE: run by eddy_eval_op_run
+  /// IK_NORMAL with a tensor operand or result of INTERP_EXPENSIVE_ELEMS
+  /// elements or more (or of unknown size): worth waking an idle worker for
+  /// (interp_enqueue). Cheap ops run on the worker that made them ready.
+  bool expensive;
   int32_t res_op;      ///< IK_RESOURCE: interp_resource_op_code
 } interp_node_t;
 
