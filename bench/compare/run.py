@@ -258,6 +258,27 @@ def cell(case, system):
     return text
 
 
+def spread(case, system):
+    r = case["systems"].get(system) or {}
+    t, med = r.get("times_s") or [], r.get("median_s")
+    return "%.0f%% (%d)" % (100 * (max(t) - min(t)) / med, len(t)) if t and med else "-"
+
+
+def system_table(L, title, intro, cases, fn, extra=None):
+    """A table of one row per case and one column per system, fn(case, system) in each
+    cell; extra = (header, fn(case)) adds a last column."""
+    L.append("## %s\n" % title)
+    if intro:
+        L.append(intro + "\n")
+    L.append("| case | " + " | ".join(LABELS[s] for s in SYSTEMS) +
+             (" | %s" % extra[0] if extra else "") + " |")
+    L.append("|---" * (len(SYSTEMS) + (2 if extra else 1)) + "|")
+    for c in cases:
+        L.append("| %s | %s%s |" % (c["case"], " | ".join(fn(c, s) for s in SYSTEMS),
+                                    " | " + extra[1](c) if extra else ""))
+    L.append("")
+
+
 def write_markdown(path, results):
     cases = results["cases"]
     L = []
@@ -277,24 +298,14 @@ def write_markdown(path, results):
     for note in results.get("notes", []):
         L.append("- " + note)
     L.append("")
-    L.append("## Median time per call (ratio to eddy AOT)\n")
-    L.append("| case | " + " | ".join(LABELS[s] for s in SYSTEMS) + " | JAX as |")
-    L.append("|---" * (len(SYSTEMS) + 2) + "|")
-    for c in cases:
-        jax_as = c["manifest"].get("jax_note", "").split(" (")[0]
-        L.append("| %s | %s | %s |" % (c["case"], " | ".join(cell(c, s) for s in SYSTEMS),
-                                       jax_as))
-    L.append("")
-    L.append("## Peak resident memory of each process (MB)\n")
-    L.append("| case | " + " | ".join(LABELS[s] for s in SYSTEMS) + " |")
-    L.append("|---" * (len(SYSTEMS) + 1) + "|")
-    for c in cases:
-        row = []
-        for s in SYSTEMS:
-            r = c["systems"].get(s) or {}
-            row.append("%.0f" % r["peak_rss_mb"] if r.get("peak_rss_mb") else "-")
-        L.append("| %s | %s |" % (c["case"], " | ".join(row)))
-    L.append("")
+    system_table(L, "Median time per call (ratio to eddy AOT)", None, cases, cell,
+                 ("JAX as", lambda c: c["manifest"].get("jax_note", "").split(" (")[0]))
+    system_table(L, "Spread of the timed calls",
+                 "(slowest - fastest) / median of each system's timed calls, and their "
+                 "number: how far one median can be trusted on this machine.", cases, spread)
+    system_table(L, "Peak resident memory of each process (MB)", None, cases,
+                 lambda c, s: "%.0f" % c["systems"][s]["peak_rss_mb"]
+                 if (c["systems"].get(s) or {}).get("peak_rss_mb") else "-")
     L.append("## Compile time\n")
     L.append("eddy CLI: `eddy import` + `eddy opt` (+ `eddy grad`) + `eddy compile` to an object, "
              "wall time of the processes; eddy JIT: `eddy_cpu_jit_create` in the driver; "

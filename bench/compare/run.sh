@@ -4,7 +4,8 @@
 # with tensorflow-cpu, jax[cpu], numpy and matplotlib from PyPI, builds eddy in Release
 # (EDDY_BENCH_BUILD, default build-bench/), then runs bench/compare/run.py with the arguments
 # given (e.g. --only rnn_fwd_100, --small) and writes bench/results.{md,json,png}.
-# A framework that cannot be installed is skipped, and the report says so.
+# TensorFlow is required (the models are exported from it); JAX is skipped, with a note in
+# the report, when it cannot be installed.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -28,12 +29,16 @@ fi
 pip=("$venv/bin/python" -m pip install -q --disable-pip-version-check)
 "${pip[@]}" --upgrade pip >/dev/null
 "${pip[@]}" numpy matplotlib
-for pkg in tensorflow-cpu 'jax[cpu]'; do
-  if ! "${pip[@]}" "$pkg"; then
-    echo "run.sh: could not install $pkg: its rows will say 'failed'" >&2
-    notes+=(--note "$pkg could not be installed from PyPI on this machine; its columns are empty")
-  fi
-done
+# The models are defined and exported in TensorFlow, so without it nothing can run; without
+# JAX its column says 'failed' and the report's header says why.
+if ! "${pip[@]}" tensorflow-cpu; then
+  echo "run.sh: could not install tensorflow-cpu, which exports the models eddy imports" >&2
+  exit 1
+fi
+if ! "${pip[@]}" 'jax[cpu]'; then
+  echo "run.sh: could not install jax[cpu]: its column will say 'failed'" >&2
+  notes+=(--note "jax[cpu] could not be installed from PyPI on this machine; its column is empty")
+fi
 
 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DEDDY_BUILD_TESTS=OFF >/dev/null
 ninja -C "$build" eddy eddy_rt eddy_compare_driver >/dev/null
