@@ -220,6 +220,26 @@ bool eddy_rt_gemm_has_blas(void) {
 #endif
 }
 
+#if defined(EDDY_RT_HAVE_CBLAS)
+/// A product with one row or one column, C = op(A) op(B) with m == 1 or
+/// n == 1, as a matrix-vector product: sgemm would pack the whole matrix
+/// for one vector (a fixed-point loop's W x spent most of its time there).
+static void gemv_blas(bool ta, bool tb, int m, int n, int k, const float *a,
+                      int lda, const float *b, int ldb, float *c, int ldc) {
+  if (n == 1) {
+    // c[:, 0] = op(A) x, x = op(B)'s column: B's column 0 (stride ldb) or
+    // B's row 0 when B is transposed.
+    cblas_sgemv(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, ta ? k : m,
+                ta ? m : k, 1.0f, a, lda, b, tb ? 1 : ldb, 0.0f, c, ldc);
+    return;
+  }
+  // c[0, :] = op(B)^T x, x = op(A)'s row: A's row 0, or A's column 0
+  // (stride lda) when A is transposed.
+  cblas_sgemv(CblasRowMajor, tb ? CblasNoTrans : CblasTrans, tb ? n : k,
+              tb ? k : n, 1.0f, b, ldb, a, ta ? lda : 1, 0.0f, c, 1);
+}
+#endif
+
 int32_t eddy_rt_sgemm(eddy_rt_ctx_t *rt, int32_t impl, int32_t trans,
                       int64_t m, int64_t n, int64_t k, const float *a,
                       int64_t lda, const float *b, int64_t ldb, float *c,
@@ -240,6 +260,11 @@ int32_t eddy_rt_sgemm(eddy_rt_ctx_t *rt, int32_t impl, int32_t trans,
   // CBLAS sizes are int.
   bool fits = m <= INT_MAX && n <= INT_MAX && k <= INT_MAX && lda <= INT_MAX &&
               ldb <= INT_MAX && ldc <= INT_MAX;
+  if (impl != EDDY_RT_GEMM_TILED && fits && (m == 1 || n == 1)) {
+    gemv_blas(ta, tb, (int)m, (int)n, (int)k, a, (int)lda, b, (int)ldb, c,
+              (int)ldc);
+    return EDDY_RT_GEMM_BLAS;
+  }
   if (impl != EDDY_RT_GEMM_TILED && fits) {
     cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans,
                 tb ? CblasTrans : CblasNoTrans, (int)m, (int)n, (int)k, 1.0f, a,
