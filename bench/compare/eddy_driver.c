@@ -195,7 +195,13 @@ static void unload(model_t *m) {
   (void)m;
 }
 
-/// One call: args borrowed, results owned by the caller afterwards.
+static void release_all(eddy_rt_tensor_t *ts, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    eddy_rt_tensor_release(&ts[i]);
+}
+
+/// One call: args borrowed, results owned by the caller afterwards (all
+/// empty when it fails).
 static bool call(model_t *m, eddy_rt_ctx_t *rt, const eddy_rt_tensor_t *args,
                  eddy_rt_tensor_t *results) {
   if (m->fn)
@@ -225,15 +231,12 @@ static bool call(model_t *m, eddy_rt_ctx_t *rt, const eddy_rt_tensor_t *args,
     }
     eddy_eval_value_release(&out[i]);
   }
+  if (!ok)
+    release_all(results, m->num_results);
   return ok;
 #else
   return false;
 #endif
-}
-
-static void release_all(eddy_rt_tensor_t *ts, size_t n) {
-  for (size_t i = 0; i < n; i++)
-    eddy_rt_tensor_release(&ts[i]);
 }
 
 static int cmp_double(const void *a, const void *b) {

@@ -27,16 +27,15 @@ import time
 
 import numpy as np
 
+from diff import SYSTEMS, spread as spread_ratio
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-EDDY_SYSTEMS = ["eddy-aot", "eddy-jit", "eddy-interp"]
-FRAMEWORK_SYSTEMS = ["tf", "xla", "jax"]
-SYSTEMS = EDDY_SYSTEMS + FRAMEWORK_SYSTEMS
 LABELS = {"eddy-aot": "eddy AOT", "eddy-jit": "eddy JIT", "eddy-interp": "eddy interp",
           "tf": "TF graph", "xla": "TF XLA", "jax": "JAX jit"}
 REFERENCE_ORDER = ["tf", "jax", "xla", "eddy-jit", "eddy-aot", "eddy-interp"]
 SYSTEM_TIMEOUT_S = 1800
-# `eddy import` + `eddy opt` turn a GraphDef into eddy IR (docs/tf.md).
+# `eddy import` + `eddy opt` turn a GraphDef into eddy IR (docs/import.md).
 OPT_PASSES = "functionalize,legalize-tf,shape-infer,canonicalize"
 
 
@@ -44,11 +43,11 @@ def log(msg):
     print("[%s] %s" % (time.strftime("%H:%M:%S"), msg), flush=True)
 
 
-def run_cmd(cmd, timeout=SYSTEM_TIMEOUT_S, **kw):
+def run_cmd(cmd, timeout=SYSTEM_TIMEOUT_S):
     """Runs cmd; returns (seconds, error text or None)."""
     t0 = time.perf_counter()
     try:
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, **kw)
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
         return time.perf_counter() - t0, "timed out after %d s: %s" % (timeout, " ".join(cmd))
     dt = time.perf_counter() - t0
@@ -135,11 +134,10 @@ def prepare_eddy(args, case_dir, manifest, work):
           os.path.join(HERE, "eddy_driver.c"), obj,
           os.path.join(args.build, "runtime", "libeddy_rt.a")] + aot_link_flags(args.build) \
         + ["-o", exe]
-    dt, err = run_cmd(cc)
+    _, err = run_cmd(cc)
     if err:
         return {"error": "building the AOT driver: " + err}
-    return {"ir": ir, "entry": entry, "inputs": inputs, "aot": exe, "times": times,
-            "link_s": dt}
+    return {"ir": ir, "entry": entry, "inputs": inputs, "aot": exe, "times": times}
 
 
 def run_eddy(args, system, prep, out):
@@ -210,23 +208,22 @@ def fmt_time(s):
     return "%.1f us" % (s * 1e6)
 
 
-def machine_info():
-    model = "unknown CPU"
+def proc_field(path, key):
+    """The value of the first 'key: value' line of a /proc file, or ''."""
     try:
-        for line in open("/proc/cpuinfo"):
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-        mem = [int(line.split()[1]) for line in open("/proc/meminfo")
-               if line.startswith("MemTotal")][0]
+        for line in open(path):
+            if line.startswith(key):
+                return line.split(":", 1)[1].strip()
     except OSError:
-        mem = 0
-    flags = ""
-    try:
-        cpuflags = [line for line in open("/proc/cpuinfo") if line.startswith("flags")][0].split()
-        flags = ", ".join(f for f in ("avx2", "fma", "avx512f") if f in cpuflags)
-    except (OSError, IndexError):
         pass
+    return ""
+
+
+def machine_info():
+    model = proc_field("/proc/cpuinfo", "model name") or "unknown CPU"
+    cpuflags = proc_field("/proc/cpuinfo", "flags").split()
+    flags = ", ".join(f for f in ("avx2", "fma", "avx512f") if f in cpuflags)
+    mem = int((proc_field("/proc/meminfo", "MemTotal").split() or ["0"])[0])
     return "%s, %d cores (%s), %.0f GiB memory, %s" % (
         model, os.cpu_count() or 0, flags, mem / 2 ** 20, platform.platform())
 
@@ -260,8 +257,8 @@ def cell(case, system):
 
 def spread(case, system):
     r = case["systems"].get(system) or {}
-    t, med = r.get("times_s") or [], r.get("median_s")
-    return "%.0f%% (%d)" % (100 * (max(t) - min(t)) / med, len(t)) if t and med else "-"
+    n = len(r.get("times_s") or [])
+    return "%.0f%% (%d)" % (100 * spread_ratio(r), n) if n and r.get("median_s") else "-"
 
 
 def system_table(L, title, intro, cases, fn, extra=None):
