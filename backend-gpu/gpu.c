@@ -5,6 +5,7 @@
 #include "backend-gpu/gpu.h"
 
 #include "backend-cpu/codegen.h"
+#include "backend-gpu/gpu_internal.h"
 
 #include <mlir-c/BuiltinAttributes.h>
 #include <mlir-c/Dialect/GPU.h>
@@ -281,7 +282,7 @@ static eddy_status_t after_lower(MlirModule module, void *user) {
                               "gpu backend: cannot make a scratch directory "
                               "'%s': %s",
                               tdir, strerror(errno));
-  eddy_status_t st = NULL;
+  eddy_status_t st = gpu_bound_host_stack(module);
   MlirBlock body = mlirModuleGetBody(module);
   for (MlirOperation op = mlirBlockGetFirstOperation(body);
        !st && !mlirOperationIsNull(op); op = mlirOperationGetNextInBlock(op)) {

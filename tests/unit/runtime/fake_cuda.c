@@ -10,6 +10,13 @@
 /// (params[0] points to the pointer, params[1] to n as int64); other kernels
 /// do nothing. Every launch is recorded.
 ///
+/// For running compiled host code (whose images are real fatbins) there are
+/// two more knobs: fake_cuda_accept_any_image makes any other image a module
+/// that has every kernel asked of it, and fake_cuda_script_predicates makes
+/// one-byte device-to-host copies (a loop's predicate) read 1 for a given
+/// number of copies and 0 after that, so a compiled loop runs a chosen
+/// number of iterations although the fake kernels compute nothing.
+///
 /// Device and pinned host blocks carry a tag, so that freeing one with the
 /// other's call fails. Events complete when recorded,
 /// unless fake_cuda_hold_events is on: then they complete only when waited
@@ -19,7 +26,9 @@
 /// Environment, read by cuInit and cuDeviceGetCount: FAKE_CUDA_INIT_RESULT
 /// (cuInit returns it), FAKE_CUDA_DEVICES (the device count, default 1).
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -80,6 +89,8 @@ CUresult cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz,
 long fake_cuda_stat(const char *what);
 /// While on, recorded events stay incomplete until waited for.
 void fake_cuda_hold_events(int on);
+void fake_cuda_accept_any_image(int on);
+void fake_cuda_script_predicates(long true_count);
 /// The stream of the last cuMemcpyDtoHAsync_v2.
 void *fake_cuda_last_dtoh_stream(void);
 /// What the next calls return: launches (until reset to 0), allocations
@@ -110,6 +121,7 @@ typedef struct fake_func {
 typedef struct fake_module {
   struct fake_module *next;
   fake_func_t *funcs;
+  int any; // an image not in the fake format: every kernel name exists
 } fake_module_t;
 
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -119,7 +131,8 @@ static long g_init_calls, g_module_loads, g_live_allocs, g_live_streams,
     g_launches, g_copies, g_dtod, g_htod, g_dtoh, g_memsets, g_live_host,
     g_host_allocs, g_live_events, g_stream_waits;
 static int g_fail_launch, g_fail_alloc, g_fail_alloc_host, g_fail_next_sync;
-static int g_hold_events;
+static int g_hold_events, g_any_image;
+static long g_true_predicates = -1; // < 0: predicate copies are not scripted
 static void *g_last_dtoh_stream;
 
 #define EVENT_MAGIC 0x45564e54U
@@ -525,6 +538,11 @@ CUresult cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t bytes,
     return r;
   memcpy(dst, (const void *)(uintptr_t)src, bytes);
   pthread_mutex_lock(&g_lock);
+  if (bytes == 1 && g_true_predicates >= 0) {
+    *(unsigned char *)dst = g_true_predicates > 0;
+    if (g_true_predicates > 0)
+      g_true_predicates--;
+  }
   g_last_dtoh_stream = stream;
   pthread_mutex_unlock(&g_lock);
   return count_copy(&g_dtoh);
@@ -535,12 +553,17 @@ CUresult cuModuleLoadData(void **module, const void *image) {
   if (r)
     return r;
   const char *s = image;
-  if (strncmp(s, "FAKECUBIN", 9) != 0)
+  pthread_mutex_lock(&g_lock);
+  int any = g_any_image;
+  pthread_mutex_unlock(&g_lock);
+  bool fake = strncmp(s, "FAKECUBIN", 9) == 0;
+  if (!fake && !any)
     return CUDA_ERROR_INVALID_IMAGE;
   fake_module_t *m = calloc(1, sizeof *m);
   if (!m)
     return CUDA_ERROR_OUT_OF_MEMORY;
-  s += 9;
+  m->any = !fake;
+  s = fake ? s + 9 : "";
   while (*s) {
     while (*s == ' ')
       s++;
@@ -579,13 +602,20 @@ CUresult cuModuleGetFunction(void **fn, void *module, const char *name) {
   fake_module_t *m = module;
   if (!m)
     return CUDA_ERROR_INVALID_HANDLE;
-  for (fake_func_t *f = m->funcs; f; f = f->next) {
-    if (strcmp(f->name, name) == 0) {
-      *fn = f;
-      return CUDA_SUCCESS;
-    }
+  pthread_mutex_lock(&g_lock);
+  fake_func_t *f = m->funcs;
+  while (f && strcmp(f->name, name) != 0)
+    f = f->next;
+  if (!f && m->any && (f = calloc(1, sizeof *f))) {
+    snprintf(f->name, sizeof f->name, "%s", name);
+    f->next = m->funcs;
+    m->funcs = f;
   }
-  return CUDA_ERROR_NOT_FOUND;
+  pthread_mutex_unlock(&g_lock);
+  if (!f)
+    return m->any ? CUDA_ERROR_OUT_OF_MEMORY : CUDA_ERROR_NOT_FOUND;
+  *fn = f;
+  return CUDA_SUCCESS;
 }
 
 CUresult cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz,
@@ -673,6 +703,18 @@ void fake_cuda_fail_alloc(int result) {
 void fake_cuda_fail_alloc_host(int result) {
   pthread_mutex_lock(&g_lock);
   g_fail_alloc_host = result;
+  pthread_mutex_unlock(&g_lock);
+}
+
+void fake_cuda_accept_any_image(int on) {
+  pthread_mutex_lock(&g_lock);
+  g_any_image = on;
+  pthread_mutex_unlock(&g_lock);
+}
+
+void fake_cuda_script_predicates(long true_count) {
+  pthread_mutex_lock(&g_lock);
+  g_true_predicates = true_count;
   pthread_mutex_unlock(&g_lock);
 }
 

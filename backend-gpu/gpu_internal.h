@@ -1,0 +1,16 @@
+/// backend-gpu's own declarations, shared by its files.
+#ifndef EDDY_GPU_INTERNAL_H
+#define EDDY_GPU_INTERNAL_H
+
+#include "ir/status.h"
+
+#include <mlir-c/IR.h>
+
+/// Makes the host code of module (in the LLVM dialect, before translation)
+/// use a constant amount of stack whatever its loops' trip counts: moves
+/// constant-size stack slots to their function's entry block and releases
+/// what each kernel launch allocates right after it (host_stack.c). Errors
+/// when a stack allocation of a run-time size sits outside an entry block.
+eddy_status_t gpu_bound_host_stack(MlirModule module);
+
+#endif
