@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# Builds, on a machine with eddy's toolchain, everything a GPU machine without
+# it needs to check and time eddy's CUDA target: executables, their inputs and
+# expected outputs, and the shared libraries they load. The GPU machine then
+# runs bench/gpu/device.sh on the unpacked archive.
+#
+#   bench/gpu/bundle.sh [-o ARCHIVE] [--cases DIR] [--arch sm_90]
+#
+# - every TensorFlow fixture of tests/fixtures/tf (TensorFlow's outputs are
+#   the oracle) compiled AOT for CUDA and linked into bench/compare's driver;
+# - with --cases DIR (exported by `bench/compare/models.py --out DIR`), the
+#   bench/compare cases the same way (gradient cases through `eddy grad`),
+#   with models.py and worker.py so the device can time JAX beside them;
+# - bench/gpu/chain.eddy, the fused-chain micro benchmark;
+# - libopenblas and its Fortran runtime.
+# The build is EDDY_BENCH_BUILD (default build-bench, Release, made if
+# missing). The archive defaults to build-bench/gpu-bundle.tar.xz.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+src=$(cd "$here/../.." && pwd)
+build=${EDDY_BENCH_BUILD:-$src/build-bench}
+archive=$build/gpu-bundle.tar.xz
+cases=""
+arch=sm_90
+while [ $# -gt 0 ]; do
+  case $1 in
+    -o) archive=$2; shift 2 ;;
+    --cases) cases=$2; shift 2 ;;
+    --arch) arch=$2; shift 2 ;;
+    *) echo "bundle.sh: unknown argument '$1'" >&2; exit 2 ;;
+  esac
+done
+
+cmake -S "$src" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+ninja -C "$build" eddy eddy_rt
+eddy=$build/tools/eddy
+rtlib=$build/runtime/libeddy_rt.a
+[ -f "$rtlib" ] || { echo "bundle.sh: no $rtlib" >&2; exit 1; }
+
+stage=$(mktemp -d)
+trap 'rm -rf "$stage"' EXIT
+out=$stage/gpu-bundle
+mkdir -p "$out/lib" "$out/fx" "$out/cases" "$out/micro"
+for l in libopenblas.so.0 libgfortran.so.5 libquadmath.so.0; do
+  p=$(ldconfig -p | awk -v l="$l" '$1 == l && /x86-64/ {print $NF; exit}')
+  [ -n "$p" ] || { echo "bundle.sh: $l not found" >&2; exit 1; }
+  cp -L "$p" "$out/lib/"
+done
+cp "$here/device.sh" "$here/device.py" "$out/"
+
+# The feeds and fetches of a manifest as eddy import flags.
+io_flags() {
+  python3 -c 'import json, sys
+m = json.load(open(sys.argv[1]))
+fetch = [f if isinstance(f, str) else f["name"] for f in m["fetches"]]
+print(" ".join(["--feed " + f["name"] for f in m["feeds"]] + ["--fetch " + f for f in fetch]))' "$1"
+}
+
+# import + functionalize/legalize: DIR/model.pb -> WORK/model.eddy
+import_tf() { # manifest-dir work-dir
+  "$eddy" import "$1/model.pb" --prune $(io_flags "$1/manifest.json") -o "$2/tf.eddy" &&
+    "$eddy" opt "$2/tf.eddy" --passes=functionalize,legalize-tf,shape-infer,canonicalize \
+      -o "$2/model.eddy"
+}
+
+# IR entry work-dir: compiled for CUDA and linked into the AOT driver as WORK/run.
+build_exe() {
+  "$eddy" compile "$1" --entry "$2" --prefix bench_model --target=cuda --gpu-arch="$arch" \
+    --march=x86-64-v3 -o "$3/bench_model.o" --header "$3/bench_model.h" &&
+    cc -O2 -std=c11 -DEDDY_BENCH_AOT -I"$3" -I"$src" -I"$src/runtime" \
+      "$src/bench/compare/eddy_driver.c" "$3/bench_model.o" "$rtlib" \
+      -lm -pthread -lopenblas -ldl -o "$3/run" &&
+    strip -s "$3/run" && rm -f "$3/bench_model.o" "$3/tf.eddy"
+}
+
+built=0 failed=0
+for d in "$src"/tests/fixtures/tf/*/; do
+  n=$(basename "$d"); w=$out/fx/$n; mkdir -p "$w"
+  if import_tf "$d" "$w" 2>"$w/build.log" && build_exe "$w/model.eddy" main "$w" 2>>"$w/build.log"; then
+    cp "$d"/in_*.npy "$d"/out_*.npy "$d/manifest.json" "$w/"
+    built=$((built + 1))
+  else
+    echo "fixture $n: not built: $(tail -n 2 "$w/build.log")"; failed=$((failed + 1))
+  fi
+done
+echo "fixtures: $built built, $failed not"
+
+if [ -n "$cases" ]; then
+  cp "$src/bench/compare/models.py" "$src/bench/compare/worker.py" "$out/"
+  for d in "$cases"/*/; do
+    n=$(basename "$d"); w=$out/cases/$n; mkdir -p "$w"
+    cp "$d/manifest.json" "$w/"
+    wrt=$(python3 -c 'import json, sys; print(",".join(json.load(open(sys.argv[1])).get("wrt", [])))' "$d/manifest.json")
+    ir=$w/model.eddy entry=main ok=1
+    import_tf "$d" "$w" 2>"$w/build.log" || ok=0
+    if [ $ok = 1 ] && [ -n "$wrt" ]; then
+      "$eddy" grad "$ir" --entry main --wrt "$wrt" -o "$w/grad.eddy" 2>>"$w/build.log" || ok=0
+      ir=$w/grad.eddy entry=main_grad
+    fi
+    if [ $ok = 1 ] && build_exe "$ir" "$entry" "$w" 2>>"$w/build.log"; then
+      # A gradient's seed arguments (d(sum of outputs)): ones of their types.
+      python3 "$here/device.py" --write-seeds "$ir" "$entry" "$w"
+    else
+      echo "case $n: not built: $(tail -n 2 "$w/build.log")"
+      rm -rf "$w"
+    fi
+  done
+  echo "cases: $(ls "$out"/cases/*/run 2>/dev/null | wc -l) built"
+fi
+
+mkdir -p "$out/micro/chain"
+build_exe "$here/chain.eddy" main "$out/micro/chain"
+mkdir -p "$(dirname "$archive")"
+tar -C "$stage" -cJf "$archive" gpu-bundle
+echo "bundle: $archive ($(du -h "$archive" | cut -f1))"
