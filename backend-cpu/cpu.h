@@ -55,6 +55,9 @@ typedef struct eddy_cpu_opts {
   int64_t matmul_call_min;
   /// Memory and loop-nest layout (default EDDY_CPU_FORM_HOST).
   eddy_cpu_form_t form;
+  /// EDDY_CPU_FORM_CUDA: cuBLAS products may round their inputs to TF32
+  /// (EDDY_RT_SGEMM_TF32). Default false: FP32 arithmetic.
+  bool matmul_tf32;
 } eddy_cpu_opts_t;
 
 /// prefix NULL, host CPU, -O3, fusion on.

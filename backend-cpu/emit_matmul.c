@@ -235,9 +235,11 @@ static eddy_status_t mm_call(cpu_emit_t *e, eddy_op_t *op) {
   EDDY_RETURN_IF_ERROR(mm_operand_buf(e, op, b, &bbuf));
   int abase = mm_buf_addr(e, abuf, at), bbase = mm_buf_addr(e, bbuf, bt);
   int cbase = mm_buf_addr(e, cbuf, rt);
-  int trans = cpu_fresh(e);
-  cpu_p(e, "%%t%d = arith.constant %d : i32\n", trans,
-        (ta ? 1 : 0) | (tb ? 2 : 0));
+  int flags = cpu_fresh(e);
+  bool tf32 = e->cuda && e->opts->matmul_tf32;
+  cpu_p(e, "%%t%d = arith.constant %d : i32\n", flags,
+        (ta ? EDDY_RT_SGEMM_TRANS_A : 0) | (tb ? EDDY_RT_SGEMM_TRANS_B : 0) |
+            (tf32 ? EDDY_RT_SGEMM_TF32 : 0));
   int m = mm_i64(e, d.m), n = mm_i64(e, d.n), k = mm_i64(e, d.k);
   int lda = mm_i64(e, at->dims[at->rank - 1]);
   int ldb = mm_i64(e, bt->dims[bt->rank - 1]);
@@ -250,7 +252,7 @@ static eddy_status_t mm_call(cpu_emit_t *e, eddy_op_t *op) {
         "func.call @eddy_rt_entry_%ssgemm(%%rt, %%t%d, %%t%d, %%t%d, %%t%d, "
         "%%t%d, %%t%d, %%t%d, %%t%d, %%t%d, %%t%d) : (!llvm.ptr, i32, i64, "
         "i64, i64, !llvm.ptr, i64, !llvm.ptr, i64, !llvm.ptr, i64) -> ()\n",
-        e->cuda ? "cuda_" : "", trans, m, n, k, pa, lda, pb, ldb, pc, n);
+        e->cuda ? "cuda_" : "", flags, m, n, k, pa, lda, pb, ldb, pc, n);
   cpu_loops_close(e, rt->rank - 2);
   return NULL;
 }

@@ -27,7 +27,7 @@ extern char **environ;
 static const char *const k_archs[] = {"sm_80", "sm_90"};
 
 eddy_gpu_opts_t eddy_gpu_opts_default(void) {
-  eddy_gpu_opts_t o = {NULL, NULL, NULL, NULL, 3, true, 0};
+  eddy_gpu_opts_t o = {NULL, NULL, NULL, NULL, 3, true, 0, false};
   return o;
 }
 
@@ -64,6 +64,7 @@ static eddy_cpu_opts_t cpu_opts(const eddy_gpu_opts_t *o) {
   c.opt_level = o->opt_level;
   c.fuse = o->fuse;
   c.matmul_call_min = o->matmul_call_min;
+  c.matmul_tf32 = o->matmul_tf32;
   c.form = EDDY_CPU_FORM_CUDA;
   return c;
 }

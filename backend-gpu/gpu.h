@@ -41,6 +41,10 @@ typedef struct eddy_gpu_opts {
   /// other dtypes, are kernels with one thread per result element. 0: the
   /// CPU target's default threshold.
   int64_t matmul_call_min;
+  /// cuBLAS products may round their inputs to TF32 (tensor cores: faster,
+  /// about 1e-3 relative error). Default false: FP32 arithmetic, as on the
+  /// CPU ("highest" precision).
+  bool matmul_tf32;
 } eddy_gpu_opts_t;
 
 /// prefix NULL, sm_90, the configured toolkit, host CPU, -O3, fusion on.

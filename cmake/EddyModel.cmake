@@ -1,6 +1,6 @@
 # eddy_add_model(NAME SOURCE FILE ENTRY FUNC [GRAD_WRT ARG...] [PREFIX P]
 #                [TARGET cpu|cuda] [MARCH CPU] [GPU_ARCH sm_80|sm_90]
-#                [FEEDS name...] [FETCHES name[:i]...])
+#                [GPU_MATMUL_PRECISION highest|tf32] [FEEDS name...] [FETCHES name[:i]...])
 #
 # Adds a static library NAME built from function FUNC of the model FILE:
 # `eddy compile` writes NAME.o and NAME.h into the build tree, the library
@@ -9,7 +9,8 @@
 # `P_run` (P defaults to NAME); see docs/cpu.md for its interface. TARGET
 # cuda compiles for NVIDIA GPUs (GPU_ARCH, default sm_90; docs/gpu.md): the
 # same interface, the kernels embedded in the object, the CUDA driver loaded
-# at run time.
+# at run time. GPU_MATMUL_PRECISION tf32 lets cuBLAS round matmul inputs to
+# TF32 (default highest: FP32 arithmetic).
 #
 # FILE is textual eddy IR (.eddy, .mlir) or a TensorFlow GraphDef (.pb): a
 # GraphDef is imported (`eddy import --prune`, with FEEDS / FETCHES as
@@ -28,7 +29,8 @@
 # find_package(eddy), or eddy's own build). The runtime linked is
 # EDDY_MODEL_RUNTIME if set (e.g. eddy::eddyrt_shared), else eddy::eddyrt.
 function(eddy_add_model name)
-  cmake_parse_arguments(A "" "SOURCE;ENTRY;PREFIX;TARGET;MARCH;GPU_ARCH"
+  cmake_parse_arguments(A ""
+    "SOURCE;ENTRY;PREFIX;TARGET;MARCH;GPU_ARCH;GPU_MATMUL_PRECISION"
     "FEEDS;FETCHES;GRAD_WRT" ${ARGN})
   if(A_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "eddy_add_model(${name}): unknown arguments: ${A_UNPARSED_ARGUMENTS}")
@@ -43,8 +45,13 @@ function(eddy_add_model name)
   if(A_TARGET AND NOT A_TARGET MATCHES "^(cpu|cuda)$")
     message(FATAL_ERROR "eddy_add_model(${name}): unknown TARGET '${A_TARGET}' (known: cpu, cuda)")
   endif()
-  if(A_GPU_ARCH AND NOT A_TARGET STREQUAL "cuda")
-    message(FATAL_ERROR "eddy_add_model(${name}): GPU_ARCH needs TARGET cuda")
+  if((A_GPU_ARCH OR A_GPU_MATMUL_PRECISION) AND NOT A_TARGET STREQUAL "cuda")
+    message(FATAL_ERROR "eddy_add_model(${name}): GPU_ARCH and "
+      "GPU_MATMUL_PRECISION need TARGET cuda")
+  endif()
+  if(A_GPU_MATMUL_PRECISION AND NOT A_GPU_MATMUL_PRECISION MATCHES "^(highest|tf32)$")
+    message(FATAL_ERROR "eddy_add_model(${name}): unknown GPU_MATMUL_PRECISION "
+      "'${A_GPU_MATMUL_PRECISION}' (known: highest, tf32)")
   endif()
   if(NOT A_PREFIX)
     set(A_PREFIX ${name})
@@ -94,6 +101,9 @@ function(eddy_add_model name)
     list(APPEND march --target=cuda)
     if(A_GPU_ARCH)
       list(APPEND march --gpu-arch=${A_GPU_ARCH})
+    endif()
+    if(A_GPU_MATMUL_PRECISION)
+      list(APPEND march --gpu-matmul-precision=${A_GPU_MATMUL_PRECISION})
     endif()
   endif()
   set(ir ${src})

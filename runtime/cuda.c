@@ -31,6 +31,9 @@ typedef int cublas_status; // cublasStatus_t
 #define CUBLAS_OP_N 0
 #define CUBLAS_OP_T 1
 #define CUBLAS_STATUS_ALLOC_FAILED 3
+// cublasMath_t: FP32 arithmetic, or TF32 tensor-core products.
+#define CUBLAS_DEFAULT_MATH 0
+#define CUBLAS_TF32_TENSOR_OP_MATH 3
 
 rt_cuda_driver_t rt_cu; // declared in runtime/cuda_internal.h
 
@@ -38,6 +41,7 @@ static struct {
   cublas_status (*create)(void **handle);
   cublas_status (*destroy)(void *handle);
   cublas_status (*set_stream)(void *handle, void *stream);
+  cublas_status (*set_math_mode)(void *handle, int mode);
   cublas_status (*sgemm)(void *handle, int transa, int transb, int m, int n,
                          int k, const float *alpha, const float *a, int lda,
                          const float *b, int ldb, const float *beta, float *c,
@@ -376,6 +380,7 @@ static void load_cublas(void) {
       {"cublasCreate_v2", &blas.create},
       {"cublasDestroy_v2", &blas.destroy},
       {"cublasSetStream_v2", &blas.set_stream},
+      {"cublasSetMathMode", &blas.set_math_mode},
       {"cublasSgemm_v2", &blas.sgemm},
   };
   const char *missing = resolve(lib, syms, sizeof syms / sizeof syms[0]);
@@ -568,13 +573,15 @@ static void *thread_cublas(rt_cuda_thread_t *t) {
     return NULL;
   }
   t->blas = h;
+  t->blas_math = CUBLAS_DEFAULT_MATH;
   return h;
 }
 
-void eddy_rt_entry_cuda_sgemm(eddy_rt_ctx_t *rt, int32_t trans, int64_t m,
+void eddy_rt_entry_cuda_sgemm(eddy_rt_ctx_t *rt, int32_t flags, int64_t m,
                               int64_t n, int64_t k, const float *a, int64_t lda,
                               const float *b, int64_t ldb, float *c,
                               int64_t ldc) {
+  int32_t trans = flags & (EDDY_RT_SGEMM_TRANS_A | EDDY_RT_SGEMM_TRANS_B);
   (void)rt;
   rt_cuda_thread_t *t = rt_cuda_active();
   if (!t || m <= 0 || n <= 0)
@@ -599,6 +606,20 @@ void eddy_rt_entry_cuda_sgemm(eddy_rt_ctx_t *rt, int32_t trans, int64_t m,
   void *h = thread_cublas(t);
   if (!h)
     return;
+  int math = (flags & EDDY_RT_SGEMM_TF32) ? CUBLAS_TF32_TENSOR_OP_MATH
+                                          : CUBLAS_DEFAULT_MATH;
+  if (math != t->blas_math) {
+    cublas_status s = blas.set_math_mode(h, math);
+    if (s != 0) {
+      char text[64];
+      rt_cuda_record(EDDY_RT_ERR_INTERNAL, "cublasSetMathMode(%s): %s",
+                     math == CUBLAS_DEFAULT_MATH ? "CUBLAS_DEFAULT_MATH"
+                                                 : "CUBLAS_TF32_TENSOR_OP_MATH",
+                     cublas_status_text(s, text, sizeof text));
+      return;
+    }
+    t->blas_math = math;
+  }
   // Row-major C (m x n, row stride ldc) is the column-major n x m matrix
   // C^T with leading dimension ldc, and likewise for A and B. So compute
   // C^T = op(B)^T op(A)^T in column-major form. A row-major B stored k x n

@@ -74,6 +74,7 @@ typedef struct rt_cuda_pending rt_cuda_pending_t;
 typedef struct rt_cuda_thread {
   void *stream;            // NULL until begin succeeded on this thread
   void *blas;              // cuBLAS handle bound to stream, or NULL
+  int blas_math;           // the handle's cublasMath_t
   int32_t code;            // eddy_rt_code_t of the recorded error; 0: none
   const char *last_kernel; // name of the last launch (for async errors)
   char msg[RT_CUDA_MSG];

@@ -527,12 +527,18 @@ void eddy_rt_entry_cuda_to_host(void *dst, const void *src, int64_t bytes);
 /// EDDY_RT_ERR_UNSUPPORTED when cuBLAS cannot be loaded) with its message in
 /// err. Clears the record.
 int32_t eddy_rt_entry_cuda_end(eddy_rt_ctx_t *rt, char *err, size_t errlen);
-/// eddy_rt_entry_sgemm's contract (row-major, trans & 1: A stored
-/// transposed, trans & 2: B stored transposed, ld* row strides) on device
-/// pointers, through cuBLAS on the thread's stream. cuBLAS is loaded on
-/// first use: env EDDY_CUBLAS if set, else libcublas.so.13, .so.12, .so.11,
-/// .so; each thread gets its own handle. Failures are recorded.
-void eddy_rt_entry_cuda_sgemm(eddy_rt_ctx_t *rt, int32_t trans, int64_t m,
+/// Flags of eddy_rt_entry_cuda_sgemm: A or B stored transposed, and whether
+/// the product may round its inputs to TF32 (tensor cores; 10-bit mantissa).
+#define EDDY_RT_SGEMM_TRANS_A 1
+#define EDDY_RT_SGEMM_TRANS_B 2
+#define EDDY_RT_SGEMM_TF32 4
+/// eddy_rt_entry_sgemm's contract (row-major, flags & EDDY_RT_SGEMM_TRANS_A:
+/// A stored transposed, & EDDY_RT_SGEMM_TRANS_B: B stored transposed, ld*
+/// row strides) on device pointers, through cuBLAS on the thread's stream,
+/// in FP32 arithmetic unless flags has EDDY_RT_SGEMM_TF32. cuBLAS is loaded
+/// on first use: env EDDY_CUBLAS if set, else libcublas.so.13, .so.12,
+/// .so.11, .so; each thread gets its own handle. Failures are recorded.
+void eddy_rt_entry_cuda_sgemm(eddy_rt_ctx_t *rt, int32_t flags, int64_t m,
                               int64_t n, int64_t k, const float *a,
                               int64_t lda, const float *b, int64_t ldb,
                               float *c, int64_t ldc);

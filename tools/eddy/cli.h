@@ -60,6 +60,10 @@ int eddy_cli_report(eddy_status_t st);
 bool eddy_cli_flag_value(int argc, char **argv, int *i, const char *flag,
                          const char **out_value);
 
+/// The value of --gpu-matmul-precision: "highest" (FP32 arithmetic, false)
+/// or "tf32" (true). Returns false for anything else.
+bool eddy_cli_gpu_matmul_tf32(const char *value, bool *out_tf32);
+
 /// Registers every dialect (core, ctl, tl, df, tf) and every pass (generic,
 /// lowering, TensorFlow lowering) in ctx, so that each command reads the same
 /// IR and accepts the same --passes. Idempotent.

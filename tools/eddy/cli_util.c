@@ -33,6 +33,16 @@ int eddy_cli_report(eddy_status_t st) {
   return EDDY_CLI_EXIT_ERROR;
 }
 
+bool eddy_cli_gpu_matmul_tf32(const char *value, bool *out_tf32) {
+  if (value && strcmp(value, "highest") == 0)
+    *out_tf32 = false;
+  else if (value && strcmp(value, "tf32") == 0)
+    *out_tf32 = true;
+  else
+    return false;
+  return true;
+}
+
 bool eddy_cli_flag_value(int argc, char **argv, int *i, const char *flag,
                          const char **out_value) {
   const char *arg = argv[*i];

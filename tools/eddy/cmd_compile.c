@@ -16,6 +16,7 @@ typedef struct compile_args {
   const char *header;
   const char *target; ///< "cpu" (default) or "cuda"
   const char *emit; ///< "mlir", "llvm" or "ptx": print that instead
+  const char *precision; ///< --gpu-matmul-precision, or NULL
   bool help;
   eddy_cpu_opts_t cpu;
   eddy_gpu_opts_t gpu; ///< --target=cuda (prefix, -O, -march from cpu)
@@ -42,6 +43,11 @@ static int print_help(void) {
       "  --target=cpu|cuda      the backend (default cpu; cuda: NVIDIA GPUs,\n"
       "                         docs/gpu.md)\n"
       "  --gpu-arch=sm_80|sm_90 (cuda) the GPU architecture (default sm_90)\n"
+      "  --gpu-matmul-precision=highest|tf32\n"
+      "                         (cuda) cuBLAS products in FP32 arithmetic\n"
+      "                         (highest, the default) or with inputs rounded\n"
+      "                         to TF32 on tensor cores (faster, about 1e-3\n"
+      "                         relative error; docs/gpu.md)\n"
       "  --cuda-toolkit=DIR     (cuda) the CUDA toolkit's root (ptxas,\n"
       "                         fatbinary, libdevice; default: $EDDY_CUDA_TOOLKIT\n"
       "                         or the one found when eddy was built)\n"
@@ -95,6 +101,14 @@ static int parse_args(int argc, char **argv, compile_args_t *a) {
             val ? val : "");
       }
       a->gpu.arch = val;
+    } else if (eddy_cli_flag_value(argc, argv, &i, "--gpu-matmul-precision",
+                                   &val)) {
+      if (!eddy_cli_gpu_matmul_tf32(val, &a->gpu.matmul_tf32))
+        return eddy_cli_usage_error("compile",
+                                    "unknown --gpu-matmul-precision '%s' "
+                                    "(known: highest, tf32)",
+                                    val ? val : "");
+      a->precision = val;
     } else if (eddy_cli_flag_value(argc, argv, &i, "--cuda-toolkit", &val)) {
       if (!val || !*val)
         return eddy_cli_usage_error("compile",
@@ -134,9 +148,10 @@ static int parse_args(int argc, char **argv, compile_args_t *a) {
   if (!a->emit && !a->output)
     return eddy_cli_usage_error("compile", "-o is required");
   bool cuda = a->target && strcmp(a->target, "cuda") == 0;
-  if (!cuda && (a->gpu.arch || a->gpu.toolkit))
-    return eddy_cli_usage_error("compile", "--gpu-arch and --cuda-toolkit "
-                                           "need --target=cuda");
+  if (!cuda && (a->gpu.arch || a->gpu.toolkit || a->precision))
+    return eddy_cli_usage_error("compile", "--gpu-arch, --cuda-toolkit and "
+                                           "--gpu-matmul-precision need "
+                                           "--target=cuda");
   if (a->emit && strcmp(a->emit, "ptx") == 0 && !cuda)
     return eddy_cli_usage_error("compile", "--emit=ptx needs --target=cuda");
   if (a->emit && strcmp(a->emit, "llvm") == 0 && cuda)

@@ -35,6 +35,8 @@ typedef struct run_args {
   const char *entry;    ///< NULL: the module's only function
   const char *mode;     ///< "eval"
   const char *target;   ///< --mode=compiled: "cpu" (default), "kernels", "cuda"
+  const char *precision; ///< --gpu-matmul-precision, or NULL
+  bool matmul_tf32;      ///< --gpu-matmul-precision=tf32
   const char *out_dir;  ///< NULL: write no files
   const char *pipeline; ///< passes to run before evaluating, or NULL
   run_input_t *inputs;
@@ -80,6 +82,9 @@ static int print_help(void) {
       "                         target (needs a CUDA device); kernels: the GPU\n"
       "                         target's program with its kernels run on the\n"
       "                         CPU (docs/gpu.md)\n"
+      "  --gpu-matmul-precision=highest|tf32\n"
+      "                         --target=cuda: cuBLAS products in FP32\n"
+      "                         (default) or TF32 arithmetic (docs/gpu.md)\n"
       "  --output-dir DIR       write result i to DIR/i.npy (DIR is created)\n"
       "  --passes=LIST          run these passes before running F\n"
       "  --max-iterations N     iterations one ctl.while may run before it is\n"
@@ -193,6 +198,14 @@ static int parse_args(int argc, char **argv, run_args_t *a) {
             "run", "unknown target '%s' (known: cpu, cuda, kernels)",
             val ? val : "");
       a->target = val;
+    } else if (eddy_cli_flag_value(argc, argv, &i, "--gpu-matmul-precision",
+                                   &val)) {
+      if (!eddy_cli_gpu_matmul_tf32(val, &a->matmul_tf32))
+        return eddy_cli_usage_error("run",
+                                    "unknown --gpu-matmul-precision '%s' "
+                                    "(known: highest, tf32)",
+                                    val ? val : "");
+      a->precision = val;
     } else if (eddy_cli_flag_value(argc, argv, &i, "--output-dir", &val)) {
       if (!val || !*val)
         return eddy_cli_usage_error("run", "flag '--output-dir' needs a "
@@ -565,6 +578,10 @@ static eddy_status_t run_eval(eddy_ctx_t *ctx, run_args_t *a) {
     return eddy_status_create(EDDY_ERR_INVALID_ARGUMENT,
                               "--target applies to --mode=compiled, not "
                               "--mode=%s", a->mode);
+  if (a->precision && (!a->target || strcmp(a->target, "cuda") != 0))
+    return eddy_status_create(EDDY_ERR_INVALID_ARGUMENT,
+                              "--gpu-matmul-precision needs --mode=compiled "
+                              "--target=cuda");
   if (a->interp.from_v1 && !is_graphdef(a->input))
     return eddy_status_create(EDDY_ERR_INVALID_ARGUMENT,
                               "--from=v1 needs a TensorFlow GraphDef "
@@ -616,8 +633,8 @@ static eddy_status_t run_eval(eddy_ctx_t *ctx, run_args_t *a) {
   if (!st && m_v1)
     st = find_entry(m_v1, a->entry, &v1_func);
   if (!st && strcmp(a->mode, "compiled") == 0)
-    st = eddy_cli_run_compiled(rt, m, func, a->target, vals, nin, vals + nin,
-                               nout);
+    st = eddy_cli_run_compiled(rt, m, func, a->target, a->matmul_tf32, vals,
+                               nin, vals + nin, nout);
   else if (!st && strcmp(a->mode, "eval") != 0)
     st = eddy_cli_run_interp(rt, (eddy_op_t *)func, (eddy_op_t *)v1_func,
                              a->mode, &a->eval,

@@ -9,6 +9,7 @@
 
 eddy_status_t eddy_cli_run_compiled(eddy_rt_ctx_t *rt, const eddy_module_t *m,
                                     const eddy_op_t *func, const char *target,
+                                    bool matmul_tf32,
                                     const eddy_eval_value_t *args,
                                     size_t num_args,
                                     eddy_eval_value_t *out_results,
@@ -27,6 +28,7 @@ eddy_status_t eddy_cli_run_compiled(eddy_rt_ctx_t *rt, const eddy_module_t *m,
   if (target && strcmp(target, "cuda") == 0) {
     eddy_gpu_opts_t g = eddy_gpu_opts_default();
     g.prefix = o.prefix;
+    g.matmul_tf32 = matmul_tf32;
     EDDY_RETURN_IF_ERROR(
         eddy_gpu_jit_create(m, eddy_ir_func_name(func), &g, &jit));
   } else {

@@ -8,9 +8,11 @@
 /// Compiles func of m (a verified module) and runs it on args (borrowed
 /// tensors); writes owned results to out_results[0..num_results). target:
 /// NULL or "cpu"; "kernels", the GPU target's program run on the CPU
-/// (EDDY_CPU_FORM_KERNELS); "cuda", the GPU target (backend-gpu).
+/// (EDDY_CPU_FORM_KERNELS); "cuda", the GPU target (backend-gpu), whose
+/// cuBLAS products use TF32 when matmul_tf32.
 eddy_status_t eddy_cli_run_compiled(eddy_rt_ctx_t *rt, const eddy_module_t *m,
                                     const eddy_op_t *func, const char *target,
+                                    bool matmul_tf32,
                                     const eddy_eval_value_t *args,
                                     size_t num_args,
                                     eddy_eval_value_t *out_results,

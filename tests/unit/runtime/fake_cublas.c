@@ -22,12 +22,14 @@ typedef int cublasStatus_t;
 cublasStatus_t cublasCreate_v2(void **handle);
 cublasStatus_t cublasDestroy_v2(void *handle);
 cublasStatus_t cublasSetStream_v2(void *handle, void *stream);
+cublasStatus_t cublasSetMathMode(void *handle, int mode);
 cublasStatus_t cublasSgemm_v2(void *handle, int transa, int transb, int m,
                               int n, int k, const float *alpha, const float *a,
                               int lda, const float *b, int ldb,
                               const float *beta, float *c, int ldc);
 
-/// "live_handles", "sgemm_calls"; -1 for an unknown name.
+/// "live_handles", "sgemm_calls", "last_math_mode" (the handle's math mode
+/// at the last sgemm); -1 for an unknown name.
 long fake_cublas_stat(const char *what);
 /// What sgemm returns from now on (0 to succeed again).
 void fake_cublas_fail(int status);
@@ -39,10 +41,11 @@ void *fake_cublas_last_stream(void);
 typedef struct fake_handle {
   unsigned magic;
   void *stream;
+  int math_mode;
 } fake_handle_t;
 
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
-static long g_live_handles, g_sgemm_calls;
+static long g_live_handles, g_sgemm_calls, g_last_math_mode = -1;
 static int g_fail;
 static void *g_last_stream;
 
@@ -79,6 +82,18 @@ cublasStatus_t cublasSetStream_v2(void *handle, void *stream) {
 }
 
 /// op(X)(i, j) of a column-major X with leading dimension ld.
+/// cublasMath_t: DEFAULT 0, TENSOR_OP 1, PEDANTIC 2, TF32_TENSOR_OP 3, each
+/// optionally with DISALLOW_REDUCED_PRECISION_REDUCTION (16).
+cublasStatus_t cublasSetMathMode(void *handle, int mode) {
+  fake_handle_t *h = handle;
+  if (!h || h->magic != HANDLE_MAGIC)
+    return CUBLAS_STATUS_NOT_INITIALIZED;
+  if ((mode & ~16) < 0 || (mode & ~16) > 3)
+    return CUBLAS_STATUS_INVALID_VALUE;
+  h->math_mode = mode;
+  return CUBLAS_STATUS_SUCCESS;
+}
+
 static float at(const float *x, int ld, int trans, int i, int j) {
   return trans ? x[(size_t)j + (size_t)i * (size_t)ld]
                : x[(size_t)i + (size_t)j * (size_t)ld];
@@ -97,6 +112,7 @@ cublasStatus_t cublasSgemm_v2(void *handle, int transa, int transb, int m,
   int fail = g_fail;
   g_sgemm_calls++;
   g_last_stream = h->stream;
+  g_last_math_mode = h->math_mode;
   pthread_mutex_unlock(&g_lock);
   if (fail)
     return fail;
@@ -126,6 +142,8 @@ long fake_cublas_stat(const char *what) {
     v = g_live_handles;
   else if (strcmp(what, "sgemm_calls") == 0)
     v = g_sgemm_calls;
+  else if (strcmp(what, "last_math_mode") == 0)
+    v = g_last_math_mode;
   pthread_mutex_unlock(&g_lock);
   return v;
 }

@@ -379,6 +379,31 @@ static void test_sgemm_failure(void **state) {
                                   "CUBLAS_STATUS_EXECUTION_FAILED");
 }
 
+/// EDDY_RT_SGEMM_TF32 switches the thread's handle to TF32 tensor-core math
+/// for that product only; the transposes in the same flags still apply.
+static void test_sgemm_tf32(void **state) {
+  (void)state;
+  begin_ok();
+  float x[4] = {1, 2, 3, 4}, back[4];
+  void *d = eddy_rt_entry_cuda_alloc(NULL, sizeof x, g_err, sizeof g_err);
+  void *c = eddy_rt_entry_cuda_alloc(NULL, sizeof x, g_err, sizeof g_err);
+  assert_non_null(d);
+  assert_non_null(c);
+  eddy_rt_entry_cuda_to_device(d, x, sizeof x);
+  // [[1,2],[3,4]] * [[1,2],[3,4]]^T = [[5,11],[11,25]]
+  eddy_rt_entry_cuda_sgemm(NULL, EDDY_RT_SGEMM_TRANS_B | EDDY_RT_SGEMM_TF32, 2,
+                           2, 2, d, 2, d, 2, c, 2);
+  assert_int_equal(cublas_stat("last_math_mode"), 3); // TF32_TENSOR_OP
+  eddy_rt_entry_cuda_to_host(back, c, sizeof back);
+  assert_true(back[0] == 5.0f && back[1] == 11.0f && back[3] == 25.0f);
+  eddy_rt_entry_cuda_sgemm(NULL, EDDY_RT_SGEMM_TRANS_B, 2, 2, 2, d, 2, d, 2, c,
+                           2);
+  assert_int_equal(cublas_stat("last_math_mode"), 0); // DEFAULT: FP32
+  eddy_rt_entry_cuda_free(NULL, d, sizeof x);
+  eddy_rt_entry_cuda_free(NULL, c, sizeof x);
+  end_ok();
+}
+
 typedef struct thread_result {
   int32_t begin, end;
   void *stream;
@@ -477,6 +502,7 @@ int main(void) {
       cmocka_unit_test(test_async_failure),
       cmocka_unit_test(test_sgemm),
       cmocka_unit_test(test_sgemm_failure),
+      cmocka_unit_test(test_sgemm_tf32),
       cmocka_unit_test(test_threads),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
