@@ -4,13 +4,14 @@
 # expected outputs, and the shared libraries they load. The GPU machine then
 # runs bench/gpu/device.sh on the unpacked archive.
 #
-#   bench/gpu/bundle.sh [-o ARCHIVE] [--cases DIR] [--arch sm_90]
+#   bench/gpu/bundle.sh [-o ARCHIVE] [--cases DIR] [--tf32] [--arch sm_90]
 #
 # - every TensorFlow fixture of tests/fixtures/tf (TensorFlow's outputs are
 #   the oracle) compiled AOT for CUDA and linked into bench/compare's driver;
 # - with --cases DIR (exported by `bench/compare/models.py --out DIR`), the
 #   bench/compare cases the same way (gradient cases through `eddy grad`),
-#   with models.py and worker.py so the device can time JAX beside them;
+#   with models.py and worker.py so the device can time JAX beside them
+#   (with --tf32, each also as run-tf32, built --gpu-matmul-precision=tf32);
 # - bench/gpu/chain.eddy, the fused-chain micro benchmark;
 # - libopenblas and its Fortran runtime.
 # The build is EDDY_BENCH_BUILD (default build-bench, Release, made if
@@ -22,11 +23,13 @@ build=${EDDY_BENCH_BUILD:-$src/build-bench}
 archive=$build/gpu-bundle.tar.xz
 cases=""
 arch=sm_90
+tf32=0
 while [ $# -gt 0 ]; do
   case $1 in
     -o) archive=$2; shift 2 ;;
     --cases) cases=$2; shift 2 ;;
     --arch) arch=$2; shift 2 ;;
+    --tf32) tf32=1; shift ;;
     *) echo "bundle.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
 done
@@ -63,14 +66,18 @@ import_tf() { # manifest-dir work-dir
       -o "$2/model.eddy"
 }
 
-# IR entry work-dir: compiled for CUDA and linked into the AOT driver as WORK/run.
+# IR entry work-dir [name [eddy-compile-flags...]]: compiled for CUDA and linked
+# into the AOT driver as WORK/NAME (default run).
 build_exe() {
-  "$eddy" compile "$1" --entry "$2" --prefix bench_model --target=cuda --gpu-arch="$arch" \
-    --march=x86-64-v3 -o "$3/bench_model.o" --header "$3/bench_model.h" &&
-    cc -O2 -std=c11 -DEDDY_BENCH_AOT -I"$3" -I"$src" -I"$src/runtime" \
-      "$src/bench/compare/eddy_driver.c" "$3/bench_model.o" "$rtlib" \
-      -lm -pthread -lopenblas -ldl -o "$3/run" &&
-    strip -s "$3/run" && rm -f "$3/bench_model.o" "$3/tf.eddy"
+  local ir=$1 entry=$2 w=$3 name=${4:-run}
+  shift $(($# < 4 ? $# : 4))
+  "$eddy" compile "$ir" --entry "$entry" --prefix bench_model --target=cuda \
+    --gpu-arch="$arch" --march=x86-64-v3 "$@" -o "$w/bench_model.o" \
+    --header "$w/bench_model.h" &&
+    cc -O2 -std=c11 -DEDDY_BENCH_AOT -I"$w" -I"$src" -I"$src/runtime" \
+      "$src/bench/compare/eddy_driver.c" "$w/bench_model.o" "$rtlib" \
+      -lm -pthread -lopenblas -ldl -o "$w/$name" &&
+    strip -s "$w/$name" && rm -f "$w/bench_model.o" "$w/tf.eddy"
 }
 
 built=0 failed=0
@@ -96,6 +103,9 @@ if [ -n "$cases" ]; then
     if [ $ok = 1 ] && [ -n "$wrt" ]; then
       "$eddy" grad "$ir" --entry main --wrt "$wrt" -o "$w/grad.eddy" 2>>"$w/build.log" || ok=0
       ir=$w/grad.eddy entry=main_grad
+    fi
+    if [ $ok = 1 ] && [ $tf32 = 1 ] && [[ $n != loop_* ]]; then
+      build_exe "$ir" "$entry" "$w" run-tf32 --gpu-matmul-precision=tf32 2>>"$w/build.log" || ok=0
     fi
     if [ $ok = 1 ] && build_exe "$ir" "$entry" "$w" 2>>"$w/build.log"; then
       # A gradient's seed arguments (d(sum of outputs)): ones of their types.

@@ -57,6 +57,8 @@ import numpy as np  # noqa: E402
 ap = argparse.ArgumentParser()
 ap.add_argument("bundle")
 ap.add_argument("--phases", default="fixtures,loops,cases,chain")
+ap.add_argument("--max-trips", type=int, default=10**6,
+                help="the longest loop of the loops phase")
 ap.add_argument("--out", default=os.environ.get("OUT", "gpu-results"))
 ap.add_argument("--scratch", default="/tmp/eddy-gpu-scratch",
                 help="where inputs and outputs of the runs go (large)")
@@ -175,6 +177,8 @@ def phase_loops():
     m = json.load(open(os.path.join(d, "manifest.json")))
     arrays, _ = case_arrays(d, m)
     for trips, stack_kb in ((10**4, None), (10**5, None), (10**6, None), (10**5, 1024)):
+        if trips > A.max_trips:
+            continue
         arrays[-1] = np.array(trips, arrays[-1].dtype)
         ins = save_inputs(d, arrays)
         t0 = time.time()
@@ -193,10 +197,41 @@ def phase_loops():
         else:
             say("FAIL %8d iterations, %s: %s" % (trips, stack, row["error"]))
     # The cost of one iteration, without the call's fixed costs (copies in and out).
-    a, b = results["loops"][0], results["loops"][1]
+    rows = [r for r in results["loops"] if r["stack_kb"] is None]
+    if len(rows) < 2:
+        return
+    a, b = rows[0], rows[1]
     if a["ok"] and b["ok"]:
         results["loop_iteration_s"] = (b["median_s"] - a["median_s"]) / (b["trips"] - a["trips"])
         say("loop_scalar: %.1f us per iteration" % (1e6 * results["loop_iteration_s"]))
+
+
+def run_jax(d, out, highest):
+    """worker.py's JAX timing of case directory d: at "highest" matmul precision (float32),
+    or at JAX's default (TF32 on Ampere and Hopper)."""
+    env = dict(os.environ)
+    env.pop("JAX_DEFAULT_MATMUL_PRECISION", None)
+    if highest:
+        env["JAX_DEFAULT_MATMUL_PRECISION"] = "highest"
+    os.makedirs(out, exist_ok=True)
+    try:
+        subprocess.run([sys.executable, os.path.join(B, "worker.py"), "--system", "jax",
+                        "--case-dir", d, "--out", out, "--min-runs", "3", "--max-runs", "10",
+                        "--budget-s", "3"], capture_output=True, text=True, timeout=300, env=env)
+        return json.load(open(os.path.join(out, "result.json")))
+    except (OSError, ValueError, subprocess.TimeoutExpired) as ex:
+        return {"error": str(ex)}
+
+
+def max_rel_diff(dir_a, dir_b, count):
+    """The largest |a - b| / max(|b|, 1e-3) over the outputs of two runs."""
+    worst = 0.0
+    for i in range(count):
+        a = np.load(os.path.join(dir_a, "out_%d.npy" % i)).astype(np.float64)
+        b = np.load(os.path.join(dir_b, "out_%d.npy" % i)).astype(np.float64)
+        if a.size:
+            worst = max(worst, float(np.max(np.abs(a - b) / np.maximum(np.abs(b), 1e-3))))
+    return worst
 
 
 def phase_cases():
@@ -204,7 +239,6 @@ def phase_cases():
     if not dirs:
         return
     say("== cases: eddy CUDA beside JAX jit (highest matmul precision), same GPU")
-    env = dict(os.environ, JAX_DEFAULT_MATMUL_PRECISION="highest")
     for d in dirs:
         n = os.path.basename(d)
         m = json.load(open(os.path.join(d, "manifest.json")))
@@ -218,15 +252,7 @@ def phase_cases():
         eo = os.path.join(SCRATCH, "eddy", n)
         e = run_driver(os.path.join(d, "run"), ins, eo, runs=(3, 10), budget=3.0)
         jo = os.path.join(SCRATCH, "jax", n)
-        os.makedirs(jo, exist_ok=True)
-        try:
-            subprocess.run([sys.executable, os.path.join(B, "worker.py"), "--system", "jax",
-                            "--case-dir", d, "--out", jo, "--min-runs", "3", "--max-runs", "10",
-                            "--budget-s", "3"], capture_output=True, text=True, timeout=300,
-                           env=env)
-            j = json.load(open(os.path.join(jo, "result.json")))
-        except (OSError, ValueError, subprocess.TimeoutExpired) as ex:
-            j = {"error": str(ex)}
+        j = run_jax(d, jo, True)
         agree = []
         if "error" not in e and "error" not in j:
             for i, o in enumerate(m["outputs"]):
@@ -242,6 +268,28 @@ def phase_cases():
             "%.2fx" % (em / jm) if em and jm else "-",
             e.get("error") or j.get("error") or
             ("agree" if all(a["ok"] for a in agree) else "DISAGREE " + str(agree))))
+        # TF32 products: eddy --gpu-matmul-precision=tf32 beside JAX's default precision,
+        # each output's largest relative difference from eddy's float32 result.
+        if not os.path.exists(os.path.join(d, "run-tf32")) or "error" in e:
+            continue
+        to, tj = os.path.join(SCRATCH, "eddy-tf32", n), os.path.join(SCRATCH, "jax-tf32", n)
+        e32 = run_driver(os.path.join(d, "run-tf32"), ins, to, runs=(3, 10), budget=3.0)
+        j32 = run_jax(d, tj, False)
+        row = {"eddy": e32, "jax": j32}
+        count = len(m["outputs"])
+        if "error" not in e32:
+            row["eddy_rel_diff"] = max_rel_diff(to, eo, count)
+        if "error" not in j32:
+            row["jax_rel_diff"] = max_rel_diff(tj, eo, count)
+        results["cases"][n]["tf32"] = row
+        em, jm = e32.get("median_s"), j32.get("median_s")
+        say("%-16s tf32: eddy %-12s jax %-12s eddy/jax %-7s rel. diff from float32: "
+            "eddy %s, jax %s" % (
+                n, "%.3f ms" % (1e3 * em) if em else "ERROR",
+                "%.3f ms" % (1e3 * jm) if jm else "ERROR",
+                "%.2fx" % (em / jm) if em and jm else "-",
+                "%.2g" % row["eddy_rel_diff"] if "eddy_rel_diff" in row else "-",
+                "%.2g" % row["jax_rel_diff"] if "jax_rel_diff" in row else "-"))
 
 
 def phase_chain():
@@ -333,6 +381,21 @@ def write_markdown():
                 "agree" if c["agree"] and all(a["ok"] for a in c["agree"]) else
                 "DISAGREE" if c["agree"] else "-"))
         lines.append("")
+        tf32 = {n: c["tf32"] for n, c in results["cases"].items() if "tf32" in c}
+        if tf32:
+            lines += ["TF32 products (eddy `--gpu-matmul-precision=tf32`, JAX's default "
+                      "precision); relative difference from eddy's float32 outputs:", "",
+                      "| case | eddy CUDA tf32 | JAX GPU default | eddy / JAX | eddy diff | "
+                      "JAX diff |", "|---|---|---|---|---|---|"]
+            for n, c in tf32.items():
+                em, jm = c["eddy"].get("median_s"), c["jax"].get("median_s")
+                lines.append("| %s | %s | %s | %s | %s | %s |" % (
+                    n, "%.3g ms" % (1e3 * em) if em else "error",
+                    "%.3g ms" % (1e3 * jm) if jm else "error",
+                    "%.2fx" % (em / jm) if em and jm else "-",
+                    "%.2g" % c["eddy_rel_diff"] if "eddy_rel_diff" in c else "-",
+                    "%.2g" % c["jax_rel_diff"] if "jax_rel_diff" in c else "-"))
+            lines.append("")
     if results["chain"]:
         c = results["chain"]
         lines.append("Chain on 64M f32: %.1f us per iteration, %.0f GB/s%s." % (

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # On the GPU machine, in an unpacked bench/gpu/bundle.sh archive:
-#   ./device.sh [OUTDIR] [PHASES]
+#   ./device.sh [OUTDIR] [PHASES] [device.py options...]
 # finds the device's cuBLAS, points the executables at the bundle's libraries,
 # runs device.py (fixtures, loops, cases, chain; see its head) and then
 # compute-sanitizer's memcheck on a few gradient fixtures. Results go to
@@ -10,6 +10,7 @@ set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 out=${1:-${OUT:-$here/gpu-results}}
 phases=${2:-fixtures,loops,cases,chain}
+shift $(($# < 2 ? $# : 2))
 mkdir -p "$out"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || true
 if [ -z "${EDDY_CUBLAS:-}" ]; then
@@ -20,7 +21,7 @@ echo "cuBLAS: ${EDDY_CUBLAS:-not found}"
 export EDDY_CUBLAS
 export LD_LIBRARY_PATH=$here/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 status=0
-python3 "$here/device.py" "$here" --phases "$phases" --out "$out" || status=$?
+python3 "$here/device.py" "$here" --phases "$phases" --out "$out" "$@" || status=$?
 if command -v compute-sanitizer >/dev/null 2>&1; then
   : >"$out/sanitizer.txt"
   for n in lstm_grad_v2 map_fn_grad_v1 nested_grad_v2 cond_in_while_grad_v1; do
