@@ -171,7 +171,7 @@ static eddy_status_t run_check(const grad_args_t *a, eddy_op_t *f,
   if (!st)
     st = eddy_ad_sample_args(rt, f, a->lo, a->hi, a->dyn_dim, a->int_value,
                              a->seed, args);
-  eddy_ad_check_result_t res;
+  eddy_ad_check_result_t res = {0};
   eddy_ad_check_opts_t o = eddy_ad_check_opts_default();
   o.seed = a->seed;
   if (!st)
@@ -187,6 +187,7 @@ static eddy_status_t run_check(const grad_args_t *a, eddy_op_t *f,
                               "gradient check of @%s failed",
                               eddy_ir_func_name(gf));
   }
+  eddy_ad_check_result_destroy(&res);
   if (args) {
     for (size_t i = 0; i < nin; i++)
       eddy_eval_value_release(&args[i]);

@@ -86,6 +86,8 @@ static eddy_op_t *grad_and_check(fixture_t *f, const char *entry,
             res.vjp, res.max_rel_err);
   assert_true(res.ok);
   assert_true(res.max_rel_err < 1e-6);
+  assert_false(res.promoted); // an f64 program is checked as it is
+  eddy_ad_check_result_destroy(&res);
   return gf;
 }
 
@@ -176,9 +178,12 @@ static void test_checker_catches_mismatch(void **state) {
   expect_ok(eddy_ad_check(f->rt, eddy_ir_module_lookup_func(f->m, "cube"), gsq,
                           wrt, 1, args, NULL, &res));
   assert_false(res.ok);
+  assert_false(res.args[0].ok);
+  eddy_ad_check_result_destroy(&res);
   expect_ok(eddy_ad_check(f->rt, eddy_ir_module_lookup_func(f->m, "sq"), gsq,
                           wrt, 1, args, NULL, &res));
   assert_true(res.ok);
+  eddy_ad_check_result_destroy(&res);
   eddy_eval_value_release(&args[0]);
 }
 
@@ -250,6 +255,7 @@ static void test_optimized_loop(void **state) {
                           eddy_ir_module_lookup_func(f->m, "f_grad"), wrt, 2,
                           args, NULL, &res));
   assert_true(res.ok);
+  eddy_ad_check_result_destroy(&res);
   for (int i = 0; i < 2; i++)
     eddy_eval_value_release(&args[i]);
 }
