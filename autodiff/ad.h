@@ -59,9 +59,11 @@ eddy_status_t eddy_ad_grad(eddy_module_t *m, const char *entry,
                            eddy_ad_stats_t *stats, eddy_op_t **out_func);
 
 /// Parses a --wrt list of func's arguments: comma-separated names of its
-/// arg_names attribute, or positions "arg0", "%arg0" or "0". Writes at most
-/// cap positions to out and the count to *out_n. An unknown name or a
-/// position past the last argument is an error naming it.
+/// arg_names attribute, or positions "arg0", "%arg0" or "0"; or "all", every
+/// float tensor argument (unless an argument is named "all"). Writes at most
+/// cap positions to out and the count to *out_n. An unknown name, a
+/// position past the last argument, or "all" of a function without a float
+/// argument is an error naming them.
 eddy_status_t eddy_ad_parse_wrt(const char *list, const eddy_op_t *func,
                                 size_t *out, size_t cap, size_t *out_n);
 
@@ -153,9 +155,11 @@ eddy_dtype_t eddy_ad_func_float_dtype(const eddy_op_t *func);
 eddy_status_t eddy_ad_promote_f64(const eddy_op_t *func, eddy_module_t *dst,
                                   eddy_op_t **out_func);
 
-/// Samples arguments for func: float tensors uniform in [lo, hi] (dynamic
-/// dims take dyn_dim), integer scalars int_value, i1 false. Each out value is
-/// owned by the caller.
+/// Samples the arguments of func that out_args (one entry per argument)
+/// leaves EDDY_EVAL_NONE: float tensors uniform in [lo, hi] (dynamic dims
+/// take dyn_dim), integers int_value, i1 false. The entries that hold a
+/// value are kept. Each out value is owned by the caller, also after an
+/// error.
 eddy_status_t eddy_ad_sample_args(eddy_rt_ctx_t *rt, const eddy_op_t *func,
                                   double lo, double hi, int64_t dyn_dim,
                                   int64_t int_value, uint64_t seed,

@@ -445,28 +445,26 @@ eddy_status_t eddy_ad_sample_args(eddy_rt_ctx_t *rt, const eddy_op_t *func,
                                   eddy_eval_value_t *out_args) {
   const eddy_type_t *ft = eddy_ir_func_type(func);
   uint64_t rng = (seed ? seed : 1) * 0x9E3779B97F4A7C15ull;
-  for (uint32_t i = 0; i < ft->num_inputs; i++)
-    memset(&out_args[i], 0, sizeof(out_args[i]));
   for (uint32_t i = 0; i < ft->num_inputs; i++) {
     const eddy_type_t *t = ft->inputs[i];
+    if (out_args[i].kind != EDDY_EVAL_NONE)
+      continue; // given
     if (t->kind != EDDY_TYPE_TENSOR || t->rank == EDDY_RANK_UNKNOWN ||
         t->rank > EDDY_RT_MAX_RANK) {
-      release_all(out_args, i);
-      return eddy_status_create(EDDY_ERR_UNSUPPORTED,
-                                "cannot sample argument %u 'arg%u': only "
-                                "ranked tensors are sampled",
-                                i, i);
+      char pos[32];
+      return eddy_status_create(
+          EDDY_ERR_UNSUPPORTED,
+          "cannot sample argument %u '%s' of @%s: only ranked tensors are "
+          "sampled; give it a value",
+          i, eddy_ir_func_arg_label(func, i, pos, sizeof pos),
+          eddy_ir_func_name(func));
     }
     int64_t dims[EDDY_RT_MAX_RANK];
     for (int32_t d = 0; d < t->rank; d++)
       dims[d] = t->dims[d] == EDDY_DIM_DYNAMIC ? dyn_dim : t->dims[d];
     eddy_rt_tensor_t x = eddy_rt_tensor_empty();
-    eddy_status_t st = from_rt(eddy_rt_tensor_create(
-        rt, (int32_t)t->dtype, t->rank, dims, "gradient check", &x));
-    if (st) {
-      release_all(out_args, i);
-      return st;
-    }
+    TRY(from_rt(eddy_rt_tensor_create(rt, (int32_t)t->dtype, t->rank, dims,
+                                      "gradient check", &x)));
     int64_t n = eddy_rt_tensor_numel(&x);
     for (int64_t e = 0; e < n; e++) {
       if (eddy_dtype_is_float(t->dtype))

@@ -282,6 +282,19 @@ static void test_argument_errors(void **state) {
   st = eddy_ad_parse_wrt("arg2", fn, out, 4, &n);
   assert_non_null(st);
   eddy_status_destroy(st);
+  // "all": the float arguments only.
+  expect_ok(eddy_ad_parse_wrt("all", fn, out, 4, &n));
+  assert_int_equal(n, 1);
+  assert_int_equal(out[0], 0);
+  // Sampling fills what is not given and keeps what is.
+  double given = 0.25;
+  eddy_eval_value_t vals[2] = {tensor(f, 0, NULL, &given), {0}};
+  expect_ok(eddy_ad_sample_args(f->rt, fn, 0.5, 1.5, 3, 7, 1, vals));
+  assert_true(eddy_rt_tensor_get_f64(&vals[0].tensor, 0) == 0.25);
+  assert_int_equal(vals[1].kind, EDDY_EVAL_TENSOR);
+  assert_int_equal(eddy_rt_tensor_get_i64(&vals[1].tensor, 0), 7);
+  for (int i = 0; i < 2; i++)
+    eddy_eval_value_release(&vals[i]);
   // Names from arg_names work too.
   const char *names[2] = {"w", "x"};
   eddy_ir_func_set_names(fn, "arg_names", names, 2);
@@ -293,6 +306,12 @@ static void test_argument_errors(void **state) {
   assert_non_null(st);
   assert_non_null(strstr(eddy_status_message(st), "'y' is not an argument"));
   eddy_status_destroy(st);
+  // An argument named "all" is that argument.
+  const char *all_names[2] = {"w", "all"};
+  eddy_ir_func_set_names(fn, "arg_names", all_names, 2);
+  expect_ok(eddy_ad_parse_wrt("all", fn, out, 4, &n));
+  assert_int_equal(n, 1);
+  assert_int_equal(out[0], 1);
   /* f_grad exists once made: a second request is an error */
   wrt[0] = 0;
   expect_ok(eddy_ad_grad(f->m, "f", wrt, 1, NULL, NULL));
