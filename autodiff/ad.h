@@ -75,11 +75,12 @@ void eddy_ad_stats_format(const eddy_ad_stats_t *s, eddy_buf_t *out);
 /// ===========================================================================
 
 typedef struct eddy_ad_check_opts {
-  int32_t num_directions; ///< random seeds, and directions per argument (default 3)
-  uint64_t seed;          ///< random seed (default 1)
-  double step;            ///< finite-difference step (default 1e-3)
-  double rtol;            ///< finite differences: relative tolerance (default 1e-6)
-  double atol;            ///< finite differences: absolute tolerance (default 1e-9)
+  /// Random seeds, each with one random direction per argument (default 3).
+  int32_t num_directions;
+  uint64_t seed; ///< random seed (default 1)
+  double step;   ///< finite-difference step (default 1e-3)
+  /// Finite differences: relative and absolute tolerance (1e-6, 1e-9).
+  double rtol, atol;
   /// F's own gradient against the f64 one, when F computes in a lower
   /// precision: relative (to max |g64|) and absolute tolerance. 0 (the
   /// default) derives them from the machine epsilon of F's least precise

@@ -102,7 +102,7 @@ static const eddy_attr_t *promote_attr(eddy_ctx_t *ctx, const eddy_attr_t *a,
     if (!v)
       return NULL;
     bool same = true;
-    for (size_t i = 0; i < n && v; i++) {
+    for (size_t i = 0; i < n; i++) {
       v[i] = promote_attr(ctx, a->u.array.elems[i], false);
       if (!v[i]) {
         free(v);
@@ -272,8 +272,9 @@ eddy_status_t eddy_ad_promote_f64(const eddy_op_t *func, eddy_module_t *dst,
   if (!st) {
     st = eddy_ir_verify_module(dst);
     if (st)
-      eddy_status_append_note(st, "in the f64 copy of @%s made for the "
-                                  "gradient check",
+      eddy_status_append_note(st,
+                              "in the f64 copy of @%s made for the "
+                              "gradient check",
                               eddy_ir_func_name(func));
   }
   if (st)

@@ -66,6 +66,11 @@ bool eddy_cli_flag_value(int argc, char **argv, int *i, const char *flag,
 /// IR and accepts the same --passes. Idempotent.
 void eddy_cli_register_all(eddy_ctx_t *ctx);
 
+/// Runs the passes of pipeline (a --passes list) on m and verifies the
+/// result; reports of the passes go to stderr.
+eddy_status_t eddy_cli_run_passes(eddy_ctx_t *ctx, eddy_module_t *m,
+                                  const char *pipeline);
+
 /// The body of a command whose result is one text: appends it to out.
 typedef eddy_status_t (*eddy_cli_render_fn_t)(eddy_ctx_t *ctx,
                                               const void *args,

@@ -243,10 +243,11 @@ static void print_report(const eddy_op_t *f, const eddy_op_t *gf,
     }
     const eddy_ad_check_arg_t *r = &res->args[w];
     fprintf(stderr,
-            "finite differences: max abs err %.3g, max rel err %.3g", 
+            "finite differences: max abs err %.3g, max rel err %.3g",
             r->fd_abs_err, r->fd_rel_err);
     if (res->promoted)
-      fprintf(stderr, "; %s gradient vs f64: max abs err %.3g, max rel err %.3g",
+      fprintf(stderr,
+              "; %s gradient vs f64: max abs err %.3g, max rel err %.3g",
               eddy_dtype_name(res->dtype), r->low_abs_err, r->low_rel_err);
     fprintf(stderr, ": %s\n", r->ok ? "ok" : "MISMATCH");
   }
@@ -299,22 +300,6 @@ static eddy_status_t run_check(const grad_args_t *a, eddy_op_t *f,
   return st;
 }
 
-static eddy_status_t run_passes(eddy_ctx_t *ctx, eddy_module_t *m,
-                                const char *pipeline) {
-  eddy_pm_opts_t po;
-  eddy_ir_pm_opts_default(&po);
-  eddy_pass_manager_t *pm = eddy_ir_pm_create(ctx, &po);
-  if (!pm)
-    return eddy_status_create(EDDY_ERR_RESOURCE, "out of memory");
-  eddy_status_t st = eddy_ir_pm_add_pipeline(pm, pipeline);
-  if (!st)
-    st = eddy_ir_pm_run(pm, m);
-  if (!st)
-    st = eddy_ir_verify_module(m);
-  eddy_ir_pm_destroy(pm);
-  return st;
-}
-
 /// FILE.pb is imported (pruned to the fetches), functionalized, legalized
 /// and shape-inferred: autodiff needs the ranks that shape inference finds
 /// for TensorFlow's lists of unknown element shape. Other files are IR text.
@@ -341,7 +326,7 @@ static eddy_status_t load_module(eddy_ctx_t *ctx, const grad_args_t *a,
   if (!st)
     st = eddy_ir_verify_module(*out);
   if (!st)
-    st = run_passes(ctx, *out, "shape-infer,canonicalize");
+    st = eddy_cli_run_passes(ctx, *out, "shape-infer,canonicalize");
   return st;
 }
 
@@ -361,7 +346,7 @@ static eddy_status_t run_grad(eddy_ctx_t *ctx, const grad_args_t *a,
   if (!st)
     st = eddy_ad_grad(m, eddy_ir_func_name(f), wrt, nw, &stats, &gf);
   if (!st && a->pipeline) {
-    st = run_passes(ctx, m, a->pipeline);
+    st = eddy_cli_run_passes(ctx, m, a->pipeline);
     if (!st) {
       char buf[512];
       snprintf(buf, sizeof buf, "%s_grad", eddy_ir_func_name(f));

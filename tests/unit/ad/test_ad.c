@@ -21,53 +21,11 @@
 #include "ir/pass.h"
 #include "ir/passes/passes.h"
 
-typedef struct fixture {
-  eddy_ctx_t *ctx;
-  eddy_rt_ctx_t *rt;
-  eddy_module_t *m;
-} fixture_t;
-
-static int setup(void **state) {
-  fixture_t *f = calloc(1, sizeof(*f));
-  f->ctx = eddy_ir_ctx_create();
-  eddy_dialects_register_all(f->ctx);
-  eddy_passes_register_all(f->ctx);
-  assert_null(eddy_rt_ctx_create(NULL, &f->rt));
-  *state = f;
-  return 0;
-}
-
-static int teardown(void **state) {
-  fixture_t *f = *state;
-  if (f->m)
-    eddy_ir_module_destroy(f->m);
-  eddy_rt_ctx_destroy(f->rt);
-  eddy_ir_ctx_destroy(f->ctx);
-  free(f);
-  return 0;
-}
-
-static void expect_ok(eddy_status_t st) {
-  if (st) {
-    eddy_status_print(st, stderr);
-    eddy_status_destroy(st);
-    fail();
-  }
-}
-
-static void parse(fixture_t *f, const char *text) {
-  expect_ok(eddy_ir_parse_module(f->ctx, "test", text, strlen(text), &f->m));
-  expect_ok(eddy_ir_verify_module(f->m));
-}
+#include "tests/unit/ad/ad_test_util.h"
 
 static eddy_eval_value_t tensor(fixture_t *f, int32_t rank,
                                 const int64_t *dims, const double *v) {
-  eddy_rt_tensor_t t = eddy_rt_tensor_empty();
-  assert_null(eddy_rt_tensor_create(f->rt, EDDY_RT_F64, rank, dims, "test", &t));
-  int64_t n = eddy_rt_tensor_numel(&t);
-  for (int64_t i = 0; i < n; i++)
-    eddy_rt_tensor_set_f64(&t, i, v[i]);
-  return eddy_eval_value_from_tensor(&t);
+  return tensor_of(f, EDDY_RT_F64, rank, dims, v);
 }
 
 /// Differentiates `entry` for wrt and checks it at args.

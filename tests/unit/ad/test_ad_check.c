@@ -21,60 +21,12 @@
 #include "dialects/dialects.h"
 #include "ir/ir.h"
 
-typedef struct fixture {
-  eddy_ctx_t *ctx;
-  eddy_rt_ctx_t *rt;
-  eddy_module_t *m, *m64;
-} fixture_t;
-
-static int setup(void **state) {
-  fixture_t *f = calloc(1, sizeof(*f));
-  f->ctx = eddy_ir_ctx_create();
-  eddy_dialects_register_all(f->ctx);
-  assert_null(eddy_rt_ctx_create(NULL, &f->rt));
-  *state = f;
-  return 0;
-}
-
-static int teardown(void **state) {
-  fixture_t *f = *state;
-  if (f->m)
-    eddy_ir_module_destroy(f->m);
-  if (f->m64)
-    eddy_ir_module_destroy(f->m64);
-  eddy_rt_ctx_destroy(f->rt);
-  eddy_ir_ctx_destroy(f->ctx);
-  free(f);
-  return 0;
-}
-
-static void expect_ok(eddy_status_t st) {
-  if (st) {
-    eddy_status_print(st, stderr);
-    eddy_status_destroy(st);
-    fail();
-  }
-}
-
-static void parse(fixture_t *f, const char *text) {
-  expect_ok(eddy_ir_parse_module(f->ctx, "test", text, strlen(text), &f->m));
-  expect_ok(eddy_ir_verify_module(f->m));
-}
+#include "tests/unit/ad/ad_test_util.h"
 
 static eddy_op_t *func(fixture_t *f, const char *name) {
   eddy_op_t *fn = eddy_ir_module_lookup_func(f->m, name);
   assert_non_null(fn);
   return fn;
-}
-
-static eddy_eval_value_t tensor(fixture_t *f, int32_t dtype, int32_t rank,
-                                const int64_t *dims, const double *v) {
-  eddy_rt_tensor_t t = eddy_rt_tensor_empty();
-  assert_null(eddy_rt_tensor_create(f->rt, dtype, rank, dims, "test", &t));
-  int64_t n = eddy_rt_tensor_numel(&t);
-  for (int64_t i = 0; i < n; i++)
-    eddy_rt_tensor_set_f64(&t, i, v[i]);
-  return eddy_eval_value_from_tensor(&t);
 }
 
 static void release(eddy_eval_value_t *v, size_t n) {
@@ -152,9 +104,9 @@ static const double k_h[3] = {0.5, -0.25, 0.8};
 /// f's arguments in f32 (xs, h, and the integer scale 3).
 static void f_args(fixture_t *f, eddy_eval_value_t *args) {
   double three = 3;
-  args[0] = tensor(f, EDDY_RT_F32, 2, k_xs_dims, k_xs);
-  args[1] = tensor(f, EDDY_RT_F32, 1, k_h_dims, k_h);
-  args[2] = tensor(f, EDDY_RT_I32, 0, NULL, &three);
+  args[0] = tensor_of(f, EDDY_RT_F32, 2, k_xs_dims, k_xs);
+  args[1] = tensor_of(f, EDDY_RT_F32, 1, k_h_dims, k_h);
+  args[2] = tensor_of(f, EDDY_RT_I32, 0, NULL, &three);
 }
 
 static void test_float_dtype(void **state) {
@@ -209,9 +161,9 @@ static void test_promote(void **state) {
   eddy_eval_value_t args[3], args64[3], r[2] = {{0}}, r64[2] = {{0}};
   f_args(f, args);
   double three = 3;
-  args64[0] = tensor(f, EDDY_RT_F64, 2, k_xs_dims, k_xs);
-  args64[1] = tensor(f, EDDY_RT_F64, 1, k_h_dims, k_h);
-  args64[2] = tensor(f, EDDY_RT_I32, 0, NULL, &three);
+  args64[0] = tensor_of(f, EDDY_RT_F64, 2, k_xs_dims, k_xs);
+  args64[1] = tensor_of(f, EDDY_RT_F64, 1, k_h_dims, k_h);
+  args64[2] = tensor_of(f, EDDY_RT_I32, 0, NULL, &three);
   expect_ok(eddy_eval_func(f->rt, func(f, "f"), NULL, args, 3, r, 2));
   expect_ok(eddy_eval_func(f->rt, f64, NULL, args64, 3, r64, 2));
   for (int k = 0; k < 2; k++) {
@@ -282,7 +234,7 @@ static void test_check_f16_inside(void **state) {
   eddy_op_t *gf = NULL;
   expect_ok(eddy_ad_grad(f->m, "half", wrt, 1, NULL, &gf));
   double x[3] = {0.3, -0.9, 1.2};
-  eddy_eval_value_t args[1] = {tensor(f, EDDY_RT_F64, 1, k_h_dims, x)};
+  eddy_eval_value_t args[1] = {tensor_of(f, EDDY_RT_F64, 1, k_h_dims, x)};
   eddy_ad_check_result_t res;
   expect_ok(
       eddy_ad_check(f->rt, func(f, "half"), gf, wrt, 1, args, NULL, &res));
@@ -342,7 +294,7 @@ static void test_wrong_f32_gradient(void **state) {
   expect_ok(eddy_ad_grad(f->m, "off", wrt, 1, NULL, &g_off));
   expect_ok(eddy_ad_grad(f->m, "near", wrt, 1, NULL, &g_near));
   double x[3] = {0.7, -1.1, 0.4};
-  eddy_eval_value_t args[1] = {tensor(f, EDDY_RT_F32, 1, k_h_dims, x)};
+  eddy_eval_value_t args[1] = {tensor_of(f, EDDY_RT_F32, 1, k_h_dims, x)};
   eddy_ad_check_result_t res;
   expect_ok(eddy_ad_check(f->rt, func(f, "g"), g_off, wrt, 1, args, NULL, &res));
   assert_false(res.ok);
@@ -376,8 +328,8 @@ static void test_per_argument(void **state) {
   eddy_op_t *g_off = NULL;
   expect_ok(eddy_ad_grad(f->m, "two_off", wrt, 2, NULL, &g_off));
   double a = 0.8, b = -1.3;
-  eddy_eval_value_t args[2] = {tensor(f, EDDY_RT_F64, 0, NULL, &a),
-                               tensor(f, EDDY_RT_F64, 0, NULL, &b)};
+  eddy_eval_value_t args[2] = {tensor_of(f, EDDY_RT_F64, 0, NULL, &a),
+                               tensor_of(f, EDDY_RT_F64, 0, NULL, &b)};
   eddy_ad_check_result_t res;
   expect_ok(
       eddy_ad_check(f->rt, func(f, "two"), g_off, wrt, 2, args, NULL, &res));
