@@ -892,10 +892,47 @@ eddy_status_t eddy_ad_grad(eddy_module_t *m, const char *entry,
   return NULL;
 }
 
+/// --wrt all: every float tensor argument.
+static eddy_status_t ad_wrt_all(const eddy_op_t *func, size_t *out, size_t cap,
+                                size_t *out_n) {
+  const eddy_type_t *ft = eddy_ir_func_type(func);
+  eddy_buf_t others;
+  eddy_buf_init(&others);
+  for (size_t i = 0; i < ft->num_inputs; i++) {
+    const eddy_type_t *t = ft->inputs[i];
+    if (t->kind == EDDY_TYPE_TENSOR && eddy_dtype_is_float(t->dtype)) {
+      if (*out_n == cap) {
+        eddy_buf_destroy(&others);
+        return eddy_status_create(EDDY_ERR_INVALID_ARGUMENT,
+                                  "--wrt all: too many arguments");
+      }
+      out[(*out_n)++] = i;
+      continue;
+    }
+    char pos[32];
+    eddy_buf_printf(&others, "%s%zu '%s' ", others.len ? ", " : "", i,
+                    eddy_ir_func_arg_label(func, i, pos, sizeof pos));
+    eddy_ir_type_print(t, &others);
+  }
+  eddy_status_t st = NULL;
+  if (*out_n == 0)
+    st = eddy_status_create(EDDY_ERR_INVALID_ARGUMENT,
+                            "--wrt all: @%s has no float tensor argument to "
+                            "differentiate (%s%s)",
+                            eddy_ir_func_name(func),
+                            others.len ? "its arguments: " : "it has none",
+                            others.len ? others.data : "");
+  eddy_buf_destroy(&others);
+  return st;
+}
+
 eddy_status_t eddy_ad_parse_wrt(const char *list, const eddy_op_t *func,
                                 size_t *out, size_t cap, size_t *out_n) {
   *out_n = 0;
-  size_t num_args = eddy_ir_func_type(func)->num_inputs;
+  const eddy_type_t *ft = eddy_ir_func_type(func);
+  size_t num_args = ft->num_inputs;
+  if (strcmp(list, "all") == 0 && eddy_ir_func_arg_index(func, "all", 3) < 0)
+    return ad_wrt_all(func, out, cap, out_n);
   const char *p = list;
   while (*p) {
     const char *e = strchr(p, ',');

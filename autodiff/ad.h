@@ -59,9 +59,11 @@ eddy_status_t eddy_ad_grad(eddy_module_t *m, const char *entry,
                            eddy_ad_stats_t *stats, eddy_op_t **out_func);
 
 /// Parses a --wrt list of func's arguments: comma-separated names of its
-/// arg_names attribute, or positions "arg0", "%arg0" or "0". Writes at most
-/// cap positions to out and the count to *out_n. An unknown name or a
-/// position past the last argument is an error naming it.
+/// arg_names attribute, or positions "arg0", "%arg0" or "0"; or "all", every
+/// float tensor argument (unless an argument is named "all"). Writes at most
+/// cap positions to out and the count to *out_n. An unknown name, a
+/// position past the last argument, or "all" of a function without a float
+/// argument is an error naming them.
 eddy_status_t eddy_ad_parse_wrt(const char *list, const eddy_op_t *func,
                                 size_t *out, size_t cap, size_t *out_n);
 
@@ -73,37 +75,92 @@ void eddy_ad_stats_format(const eddy_ad_stats_t *s, eddy_buf_t *out);
 /// ===========================================================================
 
 typedef struct eddy_ad_check_opts {
-  int32_t num_directions; ///< random directions tried (default 3)
-  uint64_t seed;          ///< random seed (default 1)
-  double step;            ///< finite-difference step (default 1e-3)
-  double rtol;            ///< relative tolerance (default 1e-6)
-  double atol;            ///< absolute tolerance (default 1e-9)
+  /// Random seeds, each with one random direction per argument (default 3).
+  int32_t num_directions;
+  uint64_t seed; ///< random seed (default 1)
+  double step;   ///< finite-difference step (default 1e-3)
+  /// Finite differences: relative and absolute tolerance (1e-6, 1e-9).
+  double rtol, atol;
+  /// F's own gradient against the f64 one, when F computes in a lower
+  /// precision: relative (to max |g64|) and absolute tolerance. 0 (the
+  /// default) derives them from the machine epsilon of F's least precise
+  /// float dtype: sqrt(eps) and eps (3.5e-4 and 1.2e-7 for f32).
+  double low_rtol, low_atol;
 } eddy_ad_check_opts_t;
 
 eddy_ad_check_opts_t eddy_ad_check_opts_default(void);
 
+/// The check of one differentiated argument.
+typedef struct eddy_ad_check_arg {
+  size_t arg; ///< its position in F
+  /// Finite differences of F64 against F64's gradient, over the directions:
+  /// the largest |fd - vjp|, the largest |fd - vjp| / max(|fd|, |vjp|), and
+  /// fd and vjp of the direction with that relative error.
+  double fd_abs_err, fd_rel_err, fd, vjp;
+  /// F's own gradient g against F64's g64 (0 when F is F64), over the
+  /// seeds: the largest max|g - g64|, and the largest ratio of that to
+  /// max|g64| (both maxima over the argument's elements).
+  double low_abs_err, low_rel_err;
+  bool ok; ///< every comparison within its tolerance
+} eddy_ad_check_arg_t;
+
 typedef struct eddy_ad_check_result {
-  double max_rel_err; ///< worst relative error over the directions
-  double fd;          ///< finite difference <t, J v> of the worst direction
-  double vjp;         ///< <J^T t, v> of the worst direction
-  bool ok;            ///< max_rel_err within tolerance
+  /// F's least precise float dtype. F64: F is checked as it is (F64 is F);
+  /// else through a copy promoted to f64 (F64, eddy_ad_promote_f64) and its
+  /// own gradient, and F's gradient is compared with F64's.
+  eddy_dtype_t dtype;
+  bool promoted;
+  double low_rtol, low_atol; ///< the tolerances used for F's own gradient
+  double max_rel_err;        ///< the worst fd_rel_err over the arguments
+  double fd, vjp;            ///< of that argument's worst direction
+  bool ok;                   ///< every argument ok
+  eddy_ad_check_arg_t *args; ///< one per wrt entry, in order (malloc'ed)
+  size_t num_args;
 } eddy_ad_check_result_t;
 
+/// Frees r->args (r itself is the caller's). r may be NULL.
+void eddy_ad_check_result_destroy(eddy_ad_check_result_t *r);
+
 /// Checks grad_func (made by eddy_ad_grad from func for wrt) at the point
-/// args (func's arguments, borrowed): for random directions v (over the wrt
-/// arguments) and random seeds t, compares <t, J v> estimated by central
-/// differences in f64 (Richardson-extrapolated) with <J^T t, v> from
-/// grad_func. Only f64 arguments and results are supported. A mismatch is
-/// not an error: it is reported in *out.
+/// args (func's arguments, borrowed; the wrt ones float tensors of func's
+/// dtypes). For each of num_directions random seeds t (one per result):
+///  - F64's gradient J^T t is compared, for each wrt argument on its own,
+///    with central differences of F64 in f64 (Richardson-extrapolated)
+///    along a random direction v: <t, J v> = <J^T t, v>;
+///  - when F computes in f16, bf16 or f32 anywhere (F64 is then its f64
+///    copy, differentiated too), grad_func's gradient, evaluated in F's own
+///    precision with the same seed, is compared with F64's.
+/// A mismatch is not an error: it is in *out (release with
+/// eddy_ad_check_result_destroy, also after an error). An argument that
+/// cannot be checked is an error naming it.
 eddy_status_t eddy_ad_check(eddy_rt_ctx_t *rt, const eddy_op_t *func,
                             const eddy_op_t *grad_func, const size_t *wrt,
                             size_t num_wrt, const eddy_eval_value_t *args,
                             const eddy_ad_check_opts_t *opts,
                             eddy_ad_check_result_t *out);
 
-/// Samples arguments for func: float tensors uniform in [lo, hi] (dynamic
-/// dims take dyn_dim), integer scalars int_value, i1 false. Each out value is
-/// owned by the caller.
+/// Machine epsilon of a float dtype (0x1p-23 for f32); 0 for the others.
+double eddy_ad_dtype_epsilon(eddy_dtype_t dt);
+
+/// The least precise float dtype among the types of func and of the
+/// functions it calls (arguments, results, values in nested regions, list
+/// elements, cast targets); EDDY_DT_F64 when none is below f64.
+eddy_dtype_t eddy_ad_func_float_dtype(const eddy_op_t *func);
+
+/// Appends to dst (a module of func's context) a copy of func and of every
+/// function it calls, under the same names, in which every f16, bf16 and
+/// f32 type is f64: arguments, results, values in nested ctl.while /
+/// ctl.if regions, TensorList elements, constants (converted exactly) and
+/// the targets of casts. *out_func receives func's copy; the copies are
+/// verified. A name dst already has is an error.
+eddy_status_t eddy_ad_promote_f64(const eddy_op_t *func, eddy_module_t *dst,
+                                  eddy_op_t **out_func);
+
+/// Samples the arguments of func that out_args (one entry per argument)
+/// leaves EDDY_EVAL_NONE: float tensors uniform in [lo, hi] (dynamic dims
+/// take dyn_dim), integers int_value, i1 false. The entries that hold a
+/// value are kept. Each out value is owned by the caller, also after an
+/// error.
 eddy_status_t eddy_ad_sample_args(eddy_rt_ctx_t *rt, const eddy_op_t *func,
                                   double lo, double hi, int64_t dyn_dim,
                                   int64_t int_value, uint64_t seed,

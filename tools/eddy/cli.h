@@ -7,6 +7,7 @@
 #define EDDY_TOOLS_EDDY_CLI_H
 
 #include "ir/ir.h"
+#include "runtime/eval/eval.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -69,6 +70,11 @@ bool eddy_cli_gpu_matmul_tf32(const char *value, bool *out_tf32);
 /// IR and accepts the same --passes. Idempotent.
 void eddy_cli_register_all(eddy_ctx_t *ctx);
 
+/// Runs the passes of pipeline (a --passes list) on m and verifies the
+/// result; reports of the passes go to stderr.
+eddy_status_t eddy_cli_run_passes(eddy_ctx_t *ctx, eddy_module_t *m,
+                                  const char *pipeline);
+
 /// The body of a command whose result is one text: appends it to out.
 typedef eddy_status_t (*eddy_cli_render_fn_t)(eddy_ctx_t *ctx,
                                               const void *args,
@@ -86,5 +92,32 @@ int eddy_cli_render_and_write(const char *output, eddy_cli_render_fn_t render,
 /// place.
 eddy_status_t eddy_cli_write_output(const char *path, const char *data,
                                     size_t len);
+
+/// One `--input NAME=VALUE` flag (cli_inputs.c).
+typedef struct eddy_cli_input {
+  const char *arg;   ///< the whole NAME=VALUE text, for messages
+  const char *name;  ///< points into arg
+  size_t name_len;
+  const char *value; ///< points into arg
+} eddy_cli_input_t;
+
+/// Splits text (borrowed) at its first '='; false when there is none or the
+/// name before it is empty.
+bool eddy_cli_input_parse(const char *text, eddy_cli_input_t *out);
+
+/// Loads func's arguments from inputs[0..num): each names an argument (a
+/// name of its arg_names or its position, arg0, %arg0 or 0) and gives a
+/// scalar of its dtype (5, -1.5, true, inf) or a .npy file. vals has one
+/// entry per argument, zeroed by the caller; it owns what is loaded, also
+/// after an error. An unknown name or an argument given twice is an error;
+/// so is an argument with no input when all_required, else its entry is
+/// left EDDY_EVAL_NONE.
+eddy_status_t eddy_cli_inputs_load(eddy_rt_ctx_t *rt,
+                                   const eddy_cli_input_t *inputs, size_t num,
+                                   const eddy_op_t *func, bool all_required,
+                                   eddy_eval_value_t *vals);
+
+/// PATH names a TensorFlow GraphDef (it ends in .pb).
+bool eddy_cli_is_graphdef(const char *path);
 
 #endif

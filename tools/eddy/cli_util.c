@@ -6,6 +6,7 @@
 
 #include "dialects/dialects.h"
 #include "dialects/tf/tf.h"
+#include "ir/pass.h"
 #include "ir/passes/passes.h"
 #include "lower/lower.h"
 #include "lower/tf/tf_lower.h"
@@ -147,4 +148,22 @@ eddy_status_t eddy_cli_write_output(const char *path, const char *data,
   }
   free(tmp);
   return NULL;
+}
+
+eddy_status_t eddy_cli_run_passes(eddy_ctx_t *ctx, eddy_module_t *m,
+                                  const char *pipeline) {
+  eddy_cli_register_all(ctx);
+  eddy_pm_opts_t po;
+  eddy_ir_pm_opts_default(&po);
+  po.dump = stderr;
+  eddy_pass_manager_t *pm = eddy_ir_pm_create(ctx, &po);
+  if (!pm)
+    return eddy_status_create(EDDY_ERR_RESOURCE, "out of memory");
+  eddy_status_t st = eddy_ir_pm_add_pipeline(pm, pipeline);
+  if (!st)
+    st = eddy_ir_pm_run(pm, m);
+  if (!st)
+    st = eddy_ir_verify_module(m);
+  eddy_ir_pm_destroy(pm);
+  return st;
 }

@@ -1,9 +1,14 @@
 /// `eddy grad`: add the reverse-mode gradient function F_grad of a function
 /// F to a module (autodiff/ad.h), optionally check it against finite
-/// differences on the reference evaluator, and print the module.
+/// differences on the reference evaluator, and print the module. FILE may be
+/// a TensorFlow GraphDef, imported and lowered as `eddy run` does.
+#define _POSIX_C_SOURCE 200809L
+
 #include "autodiff/ad.h"
+#include "dialects/tf/tf.h"
 #include "ir/ir.h"
 #include "ir/pass.h"
+#include "lower/tf/tf_lower.h"
 #include "tools/eddy/cli.h"
 
 #include <stdio.h>
@@ -20,8 +25,12 @@ typedef struct grad_args {
   const char *pipeline;
   bool check, stats, help;
   double lo, hi;
-  int64_t dyn_dim, int_value;
+  int64_t dyn_dim, int_value, directions;
   uint64_t seed;
+  eddy_cli_input_t *inputs; ///< --input: check at these values
+  size_t num_inputs;
+  const char **feeds, **fetches; ///< FILE.pb: --feed, --fetch
+  size_t num_feeds, num_fetches;
 } grad_args_t;
 
 static int print_help(void) {
@@ -34,19 +43,33 @@ static int print_help(void) {
       "module, with F_grad appended, is printed.\n"
       "\n"
       "options:\n"
+      "  FILE.pb                a TensorFlow GraphDef: imported, functionalized,\n"
+      "                         legalized and shape-inferred first\n"
+      "  --feed NAME            (.pb) a Placeholder that becomes an argument\n"
+      "                         (default: every Placeholder the fetches need)\n"
+      "  --fetch NAME[:i]       (.pb) a tensor that becomes a result (default:\n"
+      "                         the sinks)\n"
       "  --entry F              the function (default: the module's only one)\n"
       "  --wrt LIST             arguments to differentiate, by position: the\n"
       "                         text format renames arguments to %%argN, so\n"
       "                         they are named arg0,arg1 (or %%arg0, or 0);\n"
       "                         or by the function's arg_names (an imported\n"
-      "                         graph's Placeholders)\n"
+      "                         graph's Placeholders); 'all': every float\n"
+      "                         argument\n"
       "  -o FILE                write the module to FILE (default: stdout)\n"
       "  --passes=LIST          run these passes after adding F_grad\n"
       "  --stats                print what each loop accumulates per iteration\n"
       "                         (to stderr)\n"
       "  --check                compare F_grad with central differences in f64\n"
-      "                         at sampled inputs (to stderr; exit 1 on a\n"
-      "                         mismatch)\n"
+      "                         at sampled inputs, one line per argument (to\n"
+      "                         stderr; exit 1 on a mismatch). A program that\n"
+      "                         computes in f16, bf16 or f32 is checked through\n"
+      "                         an f64 copy, and its own gradient is compared\n"
+      "                         with the copy's\n"
+      "  --input NAME=VALUE     check at this value of an argument (a scalar or\n"
+      "                         a .npy file); the others are sampled\n"
+      "  --check-directions N   random seeds, each with one random direction\n"
+      "                         per argument (default 3)\n"
       "  --check-range LO,HI    float inputs are sampled in [LO, HI] (default\n"
       "                         0.5,1.5)\n"
       "  --check-int N          value of integer inputs (default 3)\n"
@@ -62,7 +85,15 @@ static int parse_args(int argc, char **argv, grad_args_t *a) {
   a->hi = 1.5;
   a->dyn_dim = 3;
   a->int_value = 3;
+  a->directions = 3;
   a->seed = 1;
+  a->inputs = calloc((size_t)argc + 1, sizeof(*a->inputs));
+  a->feeds = calloc((size_t)argc + 1, sizeof(*a->feeds));
+  a->fetches = calloc((size_t)argc + 1, sizeof(*a->fetches));
+  if (!a->inputs || !a->feeds || !a->fetches) {
+    fprintf(stderr, "eddy grad: out of memory\n");
+    return EDDY_CLI_EXIT_ERROR;
+  }
   for (int i = 1; i < argc; i++) {
     const char *arg = argv[i], *val = NULL;
     if (arg[0] != '-' || strcmp(arg, "-") == 0) {
@@ -109,6 +140,26 @@ static int parse_args(int argc, char **argv, grad_args_t *a) {
       a->dyn_dim = val ? strtoll(val, &end, 10) : 0;
       if (!val || *end || a->dyn_dim < 0)
         return eddy_cli_usage_error("grad", "flag '--check-dim' needs N >= 0");
+    } else if (eddy_cli_flag_value(argc, argv, &i, "--input", &val)) {
+      if (!eddy_cli_input_parse(val, &a->inputs[a->num_inputs++]))
+        return eddy_cli_usage_error(
+            "grad", "flag '--input' needs NAME=VALUE (e.g. x=x.npy), got '%s'",
+            val ? val : "");
+    } else if (eddy_cli_flag_value(argc, argv, &i, "--feed", &val)) {
+      if (!val || !*val)
+        return eddy_cli_usage_error("grad", "flag '--feed' needs a name");
+      a->feeds[a->num_feeds++] = val;
+    } else if (eddy_cli_flag_value(argc, argv, &i, "--fetch", &val)) {
+      if (!val || !*val)
+        return eddy_cli_usage_error("grad", "flag '--fetch' needs a name");
+      a->fetches[a->num_fetches++] = val;
+    } else if (eddy_cli_flag_value(argc, argv, &i, "--check-directions",
+                                   &val)) {
+      char *end = NULL;
+      a->directions = val ? strtoll(val, &end, 10) : 0;
+      if (!val || *end || a->directions < 1 || a->directions > 1000)
+        return eddy_cli_usage_error(
+            "grad", "flag '--check-directions' needs N in 1..1000");
     } else if (eddy_cli_flag_value(argc, argv, &i, "--check-seed", &val)) {
       char *end = NULL;
       a->seed = val ? strtoull(val, &end, 10) : 0;
@@ -155,6 +206,54 @@ static eddy_status_t find_entry(eddy_module_t *m, const char *name,
   return NULL;
 }
 
+/// One line per argument of F: what was checked, and how far off it was.
+static void print_report(const eddy_op_t *f, const eddy_op_t *gf,
+                         const size_t *wrt, size_t nw,
+                         const eddy_ad_check_result_t *res,
+                         const eddy_ad_check_opts_t *o) {
+  if (res->promoted)
+    fprintf(stderr,
+            "gradient check @%s: @%s computes in %s, so it is checked through "
+            "an f64 copy, and its own gradient is compared with the copy's "
+            "(tolerance %.2g of the largest element)\n",
+            eddy_ir_func_name(gf), eddy_ir_func_name(f),
+            eddy_dtype_name(res->dtype), res->low_rtol);
+  fprintf(stderr,
+          "gradient check @%s: %d seeds, each with one random direction per "
+          "argument; central differences in f64 (tolerance %.2g)\n",
+          eddy_ir_func_name(gf), o->num_directions, o->rtol);
+  const eddy_type_t *ft = eddy_ir_func_type(f);
+  eddy_buf_t ty;
+  eddy_buf_init(&ty);
+  for (size_t i = 0; i < ft->num_inputs; i++) {
+    size_t w = 0;
+    while (w < nw && wrt[w] != i)
+      w++;
+    char pos[32];
+    eddy_buf_clear(&ty);
+    eddy_ir_type_print(ft->inputs[i], &ty);
+    fprintf(stderr, "  argument %zu '%s' (%s): ", i,
+            eddy_ir_func_arg_label(f, i, pos, sizeof pos), ty.data);
+    const eddy_type_t *t = ft->inputs[i];
+    if (w == nw) {
+      bool diff = t->kind == EDDY_TYPE_TENSOR && eddy_dtype_is_float(t->dtype);
+      fprintf(stderr, "not checked (%s)\n",
+              diff ? "not in --wrt" : "not a float tensor: no gradient");
+      continue;
+    }
+    const eddy_ad_check_arg_t *r = &res->args[w];
+    fprintf(stderr,
+            "finite differences: max abs err %.3g, max rel err %.3g",
+            r->fd_abs_err, r->fd_rel_err);
+    if (res->promoted)
+      fprintf(stderr,
+              "; %s gradient vs f64: max abs err %.3g, max rel err %.3g",
+              eddy_dtype_name(res->dtype), r->low_abs_err, r->low_rel_err);
+    fprintf(stderr, ": %s\n", r->ok ? "ok" : "MISMATCH");
+  }
+  eddy_buf_destroy(&ty);
+}
+
 static eddy_status_t run_check(const grad_args_t *a, eddy_op_t *f,
                                eddy_op_t *gf, const size_t *wrt, size_t nw) {
   eddy_rt_ctx_t *rt = NULL;
@@ -169,14 +268,18 @@ static eddy_status_t run_check(const grad_args_t *a, eddy_op_t *f,
   if (!args)
     st = eddy_status_create(EDDY_ERR_RESOURCE, "out of memory");
   if (!st)
+    st = eddy_cli_inputs_load(rt, a->inputs, a->num_inputs, f, false, args);
+  if (!st)
     st = eddy_ad_sample_args(rt, f, a->lo, a->hi, a->dyn_dim, a->int_value,
                              a->seed, args);
-  eddy_ad_check_result_t res;
+  eddy_ad_check_result_t res = {0};
   eddy_ad_check_opts_t o = eddy_ad_check_opts_default();
   o.seed = a->seed;
+  o.num_directions = (int32_t)a->directions;
   if (!st)
     st = eddy_ad_check(rt, f, gf, wrt, nw, args, &o, &res);
   if (!st) {
+    print_report(f, gf, wrt, nw, &res, &o);
     fprintf(stderr,
             "gradient check @%s: %s (max relative error %.3g; finite "
             "differences %.17g, vjp %.17g)\n",
@@ -187,6 +290,7 @@ static eddy_status_t run_check(const grad_args_t *a, eddy_op_t *f,
                               "gradient check of @%s failed",
                               eddy_ir_func_name(gf));
   }
+  eddy_ad_check_result_destroy(&res);
   if (args) {
     for (size_t i = 0; i < nin; i++)
       eddy_eval_value_release(&args[i]);
@@ -196,42 +300,56 @@ static eddy_status_t run_check(const grad_args_t *a, eddy_op_t *f,
   return st;
 }
 
+/// FILE.pb is imported (pruned to the fetches), functionalized, legalized
+/// and shape-inferred: autodiff needs the ranks that shape inference finds
+/// for TensorFlow's lists of unknown element shape. Other files are IR text.
+static eddy_status_t load_module(eddy_ctx_t *ctx, const grad_args_t *a,
+                                 eddy_module_t **out) {
+  if (!eddy_cli_is_graphdef(a->input)) {
+    if (a->num_feeds || a->num_fetches)
+      return eddy_status_create(EDDY_ERR_INVALID_ARGUMENT,
+                                "--feed and --fetch need a TensorFlow "
+                                "GraphDef (FILE.pb), got '%s'",
+                                a->input);
+    EDDY_RETURN_IF_ERROR(eddy_ir_parse_file(ctx, a->input, out));
+    return eddy_ir_verify_module(*out);
+  }
+  eddy_tf_import_opts_t io = {.feeds = a->num_feeds ? a->feeds : NULL,
+                              .num_feeds = a->num_feeds,
+                              .fetches = a->num_fetches ? a->fetches : NULL,
+                              .num_fetches = a->num_fetches,
+                              .prune = true};
+  EDDY_RETURN_IF_ERROR(eddy_tf_import_graphdef(ctx, a->input, &io, out));
+  eddy_status_t st = eddy_tf_functionalize(*out);
+  if (!st)
+    st = eddy_tf_legalize(*out);
+  if (!st)
+    st = eddy_ir_verify_module(*out);
+  if (!st)
+    st = eddy_cli_run_passes(ctx, *out, "shape-infer,canonicalize");
+  return st;
+}
+
 static eddy_status_t run_grad(eddy_ctx_t *ctx, const grad_args_t *a,
                               eddy_buf_t *out) {
   eddy_cli_register_all(ctx);
   eddy_module_t *m = NULL;
-  eddy_status_t st = eddy_ir_parse_file(ctx, a->input, &m);
-  if (!st)
-    st = eddy_ir_verify_module(m);
+  eddy_status_t st = load_module(ctx, a, &m);
   eddy_op_t *f = NULL, *gf = NULL;
   if (!st)
     st = find_entry(m, a->entry, &f);
   size_t wrt[GRAD_MAX_WRT], nw = 0;
   if (!st)
-    st = eddy_ad_parse_wrt(a->wrt, f, wrt,
-                           GRAD_MAX_WRT, &nw);
+    st = eddy_ad_parse_wrt(a->wrt, f, wrt, GRAD_MAX_WRT, &nw);
   eddy_ad_stats_t stats;
   eddy_ad_stats_init(&stats);
   if (!st)
     st = eddy_ad_grad(m, eddy_ir_func_name(f), wrt, nw, &stats, &gf);
   if (!st && a->pipeline) {
-    eddy_pm_opts_t po;
-    eddy_ir_pm_opts_default(&po);
-    eddy_pass_manager_t *pm = eddy_ir_pm_create(ctx, &po);
-    if (!pm)
-      st = eddy_status_create(EDDY_ERR_RESOURCE, "out of memory");
-    if (!st)
-      st = eddy_ir_pm_add_pipeline(pm, a->pipeline);
-    if (!st)
-      st = eddy_ir_pm_run(pm, m);
-    if (!st)
-      st = eddy_ir_verify_module(m);
-    eddy_ir_pm_destroy(pm);
+    st = eddy_cli_run_passes(ctx, m, a->pipeline);
     if (!st) {
-      const char *name = eddy_ir_func_name(f);
-      gf = NULL;
       char buf[512];
-      snprintf(buf, sizeof buf, "%s_grad", name);
+      snprintf(buf, sizeof buf, "%s_grad", eddy_ir_func_name(f));
       gf = eddy_ir_module_lookup_func(m, buf);
     }
   }
@@ -263,9 +381,12 @@ static eddy_status_t render(eddy_ctx_t *ctx, const void *args,
 int eddy_cli_grad_main(int argc, char **argv) {
   grad_args_t a;
   int rc = parse_args(argc, argv, &a);
-  if (rc >= 0)
-    return rc;
-  if (a.help)
-    return print_help();
-  return eddy_cli_render_and_write(a.output, render, &a);
+  if (rc < 0 && a.help)
+    rc = print_help();
+  if (rc < 0)
+    rc = eddy_cli_render_and_write(a.output, render, &a);
+  free(a.inputs);
+  free(a.feeds);
+  free(a.fetches);
+  return rc;
 }

@@ -23,13 +23,6 @@
 
 #define RUN_DEFAULT_PREVIEW 8
 
-typedef struct run_input {
-  const char *arg;   ///< the whole NAME=VALUE text, for messages
-  const char *name;  ///< points into arg
-  size_t name_len;
-  const char *value; ///< points into arg
-} run_input_t;
-
 typedef struct run_args {
   const char *input;    ///< the module file, "-" for stdin
   const char *entry;    ///< NULL: the module's only function
@@ -39,7 +32,7 @@ typedef struct run_args {
   bool matmul_tf32;      ///< --gpu-matmul-precision=tf32
   const char *out_dir;  ///< NULL: write no files
   const char *pipeline; ///< passes to run before evaluating, or NULL
-  run_input_t *inputs;
+  eddy_cli_input_t *inputs;
   size_t num_inputs;
   eddy_eval_opts_t eval;
   int64_t memory_limit; ///< bytes; 0 = unlimited
@@ -162,17 +155,11 @@ static int parse_args(int argc, char **argv, run_args_t *a) {
                                            "name");
       a->entry = val[0] == '@' ? val + 1 : val;
     } else if (eddy_cli_flag_value(argc, argv, &i, "--input", &val)) {
-      const char *eq = val ? strchr(val, '=') : NULL;
-      if (!eq || eq == val)
+      if (!eddy_cli_input_parse(val, &a->inputs[a->num_inputs++]))
         return eddy_cli_usage_error(
             "run", "flag '--input' needs NAME=VALUE (e.g. arg0=x.npy), got "
                    "'%s'",
             val ? val : "");
-      run_input_t *in = &a->inputs[a->num_inputs++];
-      in->arg = val;
-      in->name = val;
-      in->name_len = (size_t)(eq - val);
-      in->value = eq + 1;
     } else if (eddy_cli_flag_value(argc, argv, &i, "--feed", &val)) {
       if (!val || !*val)
         return eddy_cli_usage_error("run", "flag '--feed' needs a name");
@@ -252,136 +239,6 @@ static int parse_args(int argc, char **argv, run_args_t *a) {
     return eddy_cli_usage_error(
         "run", "missing input file (use '-' for standard input)");
   return -1;
-}
-
-/// ---- Inputs -------------------------------------------------------------------
-
-/// Numbers (and true/false/inf/nan) are scalars; anything else is a path.
-static bool looks_like_scalar(const char *v) {
-  const char *p = v;
-  if (*p == '+' || *p == '-')
-    p++;
-  if ((*p >= '0' && *p <= '9') || (*p == '.' && p[1] >= '0' && p[1] <= '9'))
-    return true;
-  static const char *const words[] = {"true", "false", "inf", "infinity",
-                                      "nan"};
-  for (size_t i = 0; i < sizeof words / sizeof words[0]; i++) {
-    if (strcmp(p, words[i]) == 0)
-      return true;
-  }
-  return false;
-}
-
-static eddy_status_t input_error(const eddy_op_t *func, int64_t idx,
-                                 eddy_status_t cause) {
-  char pos[32];
-  eddy_status_t st = eddy_status_create(
-      eddy_status_code(cause), "@%s: argument %" PRId64 " '%s': %s",
-      eddy_ir_func_name(func), idx,
-      eddy_ir_func_arg_label(func, (size_t)idx, pos, sizeof pos),
-      eddy_status_message(cause));
-  eddy_status_destroy(cause);
-  return st;
-}
-
-/// Loads one input value for argument idx of type t.
-static eddy_status_t load_input(eddy_rt_ctx_t *rt, const eddy_op_t *fn,
-                                int64_t idx,
-                                const eddy_type_t *t, const char *value,
-                                eddy_eval_value_t *out) {
-  if (t->kind != EDDY_TYPE_TENSOR) {
-    eddy_buf_t ty;
-    eddy_buf_init(&ty);
-    eddy_ir_type_print(t, &ty);
-    eddy_status_t st = input_error(
-        fn, idx,
-        eddy_status_create(EDDY_ERR_UNSUPPORTED,
-                           "only tensors can be given as inputs, the "
-                           "argument is %s",
-                           ty.data));
-    eddy_buf_destroy(&ty);
-    return st;
-  }
-  if (looks_like_scalar(value)) {
-    eddy_status_t st = eddy_eval_scalar_from_text(rt, t->dtype, value, out);
-    return st ? input_error(fn, idx, st) : NULL;
-  }
-  eddy_rt_tensor_t tensor = eddy_rt_tensor_empty();
-  eddy_rt_status_t rs = eddy_rt_npy_read_file(rt, value, &tensor);
-  if (rs) {
-    eddy_status_t cause = eddy_status_create(
-        (eddy_status_code_t)eddy_rt_status_code(rs), "%s",
-        eddy_rt_status_message(rs));
-    eddy_rt_status_destroy(rs);
-    return input_error(fn, idx, cause);
-  }
-  *out = eddy_eval_value_from_tensor(&tensor);
-  return NULL;
-}
-
-/// Fills vals[0..n) (n = func's argument count) from the --input flags.
-static eddy_status_t load_inputs(eddy_rt_ctx_t *rt, const run_args_t *a,
-                                 const eddy_op_t *func, eddy_eval_value_t *vals) {
-  const eddy_type_t *fty = eddy_ir_func_type(func);
-  const char *fn = eddy_ir_func_name(func);
-  size_t n = fty->num_inputs;
-  const run_input_t **given = calloc(n + 1, sizeof(*given));
-  if (!given)
-    return eddy_status_create(EDDY_ERR_RESOURCE, "out of memory");
-  eddy_status_t st = NULL;
-  for (size_t i = 0; i < a->num_inputs && !st; i++) {
-    const run_input_t *in = &a->inputs[i];
-    int64_t idx = eddy_ir_func_arg_index(func, in->name, in->name_len);
-    if (idx < 0 || (uint64_t)idx >= n) {
-      eddy_buf_t names;
-      eddy_buf_init(&names);
-      bool named = n > 0 && eddy_ir_func_arg_name(func, 0);
-      for (size_t k = 0; named && k < n; k++)
-        eddy_buf_printf(&names, "%s%s", k ? ", " : ": ",
-                        eddy_ir_func_arg_name(func, k));
-      if (!named && n == 1)
-        eddy_buf_puts(&names, ": arg0");
-      else if (!named && n > 1)
-        eddy_buf_printf(&names, ": arg0 .. arg%zu", n - 1);
-      st = eddy_status_create(
-          EDDY_ERR_INVALID_ARGUMENT,
-          "--input %s: @%s has no argument '%.*s' (it takes %zu argument%s%s;"
-          " arguments are named by %s)",
-          in->arg, fn, (int)in->name_len, in->name, n, n == 1 ? "" : "s",
-          names.data ? names.data : "",
-          named ? "these names or by position (arg0 ...)" : "position");
-      eddy_buf_destroy(&names);
-    } else if (given[idx]) {
-      char pos[32];
-      st = eddy_status_create(
-          EDDY_ERR_INVALID_ARGUMENT,
-          "argument %" PRId64 " '%s' is given twice (--input %s and --input "
-          "%s)",
-          idx, eddy_ir_func_arg_label(func, (size_t)idx, pos, sizeof pos), given[idx]->arg,
-          in->arg);
-    } else {
-      given[idx] = in;
-    }
-  }
-  for (size_t i = 0; i < n && !st; i++) {
-    if (given[i])
-      continue;
-    eddy_buf_t ty;
-    eddy_buf_init(&ty);
-    eddy_ir_type_print(fty->inputs[i], &ty);
-    char pos[32];
-    const char *label = eddy_ir_func_arg_label(func, i, pos, sizeof pos);
-    st = eddy_status_create(EDDY_ERR_INVALID_ARGUMENT,
-                            "@%s: argument %zu '%s' (%s) has no value; "
-                            "give it with --input %s=VALUE",
-                            fn, i, label, ty.data, label);
-    eddy_buf_destroy(&ty);
-  }
-  for (size_t i = 0; i < n && !st; i++)
-    st = load_input(rt, func, (int64_t)i, fty->inputs[i], given[i]->value,
-                    &vals[i]);
-  free(given);
-  return st;
 }
 
 /// ---- Running ----------------------------------------------------------------------
@@ -486,29 +343,6 @@ static void print_results(const eddy_eval_value_t *vals, size_t n,
   eddy_buf_destroy(&line);
 }
 
-static eddy_status_t run_passes(eddy_ctx_t *ctx, const char *pipeline,
-                                eddy_module_t *m) {
-  eddy_cli_register_all(ctx);
-  eddy_pm_opts_t po;
-  eddy_ir_pm_opts_default(&po);
-  po.dump = stderr;
-  eddy_pass_manager_t *pm = eddy_ir_pm_create(ctx, &po);
-  if (!pm)
-    return eddy_status_create(EDDY_ERR_RESOURCE, "out of memory");
-  eddy_status_t st = eddy_ir_pm_add_pipeline(pm, pipeline);
-  if (!st)
-    st = eddy_ir_pm_run(pm, m);
-  if (!st)
-    st = eddy_ir_verify_module(m);
-  eddy_ir_pm_destroy(pm);
-  return st;
-}
-
-static bool is_graphdef(const char *path) {
-  size_t n = strlen(path);
-  return n > 3 && strcmp(path + n - 3, ".pb") == 0;
-}
-
 /// FILE.pb: imported (feeds: --feed, else the --input names in order),
 /// functionalized and legalized; the --input names become argument indices.
 /// --from=v1: the v1 graph as dataflow instead (interp), or in *out_v1 as
@@ -520,7 +354,7 @@ static eddy_status_t load_graphdef(eddy_ctx_t *ctx, run_args_t *a,
   size_t nf = a->num_feeds;
   if (nf == 0) {
     for (size_t i = 0; i < a->num_inputs; i++) {
-      run_input_t *in = &a->inputs[i];
+      eddy_cli_input_t *in = &a->inputs[i];
       char *name = calloc(in->name_len + 1, 1);
       if (!name)
         return eddy_status_create(EDDY_ERR_RESOURCE, "out of memory");
@@ -540,7 +374,7 @@ static eddy_status_t load_graphdef(eddy_ctx_t *ctx, run_args_t *a,
   if (!st && a->interp.from_v1)
     st = eddy_tf_legalize_dataflow(v1_only ? *out : *out_v1);
   for (size_t i = 0; i < a->num_inputs; i++) {
-    run_input_t *in = &a->inputs[i];
+    eddy_cli_input_t *in = &a->inputs[i];
     size_t k = 0;
     while (k < nf && (strlen(feeds[k]) != in->name_len ||
                       strncmp(feeds[k], in->name, in->name_len) != 0))
@@ -582,11 +416,11 @@ static eddy_status_t run_eval(eddy_ctx_t *ctx, run_args_t *a) {
     return eddy_status_create(EDDY_ERR_INVALID_ARGUMENT,
                               "--gpu-matmul-precision needs --mode=compiled "
                               "--target=cuda");
-  if (a->interp.from_v1 && !is_graphdef(a->input))
+  if (a->interp.from_v1 && !eddy_cli_is_graphdef(a->input))
     return eddy_status_create(EDDY_ERR_INVALID_ARGUMENT,
                               "--from=v1 needs a TensorFlow GraphDef "
                               "(FILE.pb), got '%s'", a->input);
-  if (is_graphdef(a->input)) {
+  if (eddy_cli_is_graphdef(a->input)) {
     eddy_status_t gs = load_graphdef(ctx, a, &m, &m_v1);
     if (!gs && m_v1)
       gs = eddy_ir_verify_module(m_v1);
@@ -602,10 +436,10 @@ static eddy_status_t run_eval(eddy_ctx_t *ctx, run_args_t *a) {
   // Compiled code needs the types that an imported graph leaves open
   // (TensorFlow lists of unknown element shape): the pipeline
   // eddy_add_model runs on a GraphDef (cmake/EddyModel.cmake).
-  if (!st && is_graphdef(a->input) && strcmp(a->mode, "compiled") == 0)
-    st = run_passes(ctx, "shape-infer,canonicalize", m);
+  if (!st && eddy_cli_is_graphdef(a->input) && strcmp(a->mode, "compiled") == 0)
+    st = eddy_cli_run_passes(ctx, m, "shape-infer,canonicalize");
   if (!st && a->pipeline)
-    st = run_passes(ctx, a->pipeline, m);
+    st = eddy_cli_run_passes(ctx, m, a->pipeline);
   const eddy_op_t *func = NULL;
   if (!st)
     st = find_entry(m, a->entry, &func);
@@ -627,7 +461,8 @@ static eddy_status_t run_eval(eddy_ctx_t *ctx, run_args_t *a) {
   if (!st && !vals)
     st = eddy_status_create(EDDY_ERR_RESOURCE, "out of memory");
   if (!st)
-    st = load_inputs(rt, a, func, vals);
+    st = eddy_cli_inputs_load(rt, a->inputs, a->num_inputs, func, true,
+                              vals);
   bool differs = false;
   const eddy_op_t *v1_func = NULL;
   if (!st && m_v1)

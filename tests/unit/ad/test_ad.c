@@ -21,53 +21,11 @@
 #include "ir/pass.h"
 #include "ir/passes/passes.h"
 
-typedef struct fixture {
-  eddy_ctx_t *ctx;
-  eddy_rt_ctx_t *rt;
-  eddy_module_t *m;
-} fixture_t;
-
-static int setup(void **state) {
-  fixture_t *f = calloc(1, sizeof(*f));
-  f->ctx = eddy_ir_ctx_create();
-  eddy_dialects_register_all(f->ctx);
-  eddy_passes_register_all(f->ctx);
-  assert_null(eddy_rt_ctx_create(NULL, &f->rt));
-  *state = f;
-  return 0;
-}
-
-static int teardown(void **state) {
-  fixture_t *f = *state;
-  if (f->m)
-    eddy_ir_module_destroy(f->m);
-  eddy_rt_ctx_destroy(f->rt);
-  eddy_ir_ctx_destroy(f->ctx);
-  free(f);
-  return 0;
-}
-
-static void expect_ok(eddy_status_t st) {
-  if (st) {
-    eddy_status_print(st, stderr);
-    eddy_status_destroy(st);
-    fail();
-  }
-}
-
-static void parse(fixture_t *f, const char *text) {
-  expect_ok(eddy_ir_parse_module(f->ctx, "test", text, strlen(text), &f->m));
-  expect_ok(eddy_ir_verify_module(f->m));
-}
+#include "tests/unit/ad/ad_test_util.h"
 
 static eddy_eval_value_t tensor(fixture_t *f, int32_t rank,
                                 const int64_t *dims, const double *v) {
-  eddy_rt_tensor_t t = eddy_rt_tensor_empty();
-  assert_null(eddy_rt_tensor_create(f->rt, EDDY_RT_F64, rank, dims, "test", &t));
-  int64_t n = eddy_rt_tensor_numel(&t);
-  for (int64_t i = 0; i < n; i++)
-    eddy_rt_tensor_set_f64(&t, i, v[i]);
-  return eddy_eval_value_from_tensor(&t);
+  return tensor_of(f, EDDY_RT_F64, rank, dims, v);
 }
 
 /// Differentiates `entry` for wrt and checks it at args.
@@ -86,6 +44,8 @@ static eddy_op_t *grad_and_check(fixture_t *f, const char *entry,
             res.vjp, res.max_rel_err);
   assert_true(res.ok);
   assert_true(res.max_rel_err < 1e-6);
+  assert_false(res.promoted); // an f64 program is checked as it is
+  eddy_ad_check_result_destroy(&res);
   return gf;
 }
 
@@ -176,9 +136,12 @@ static void test_checker_catches_mismatch(void **state) {
   expect_ok(eddy_ad_check(f->rt, eddy_ir_module_lookup_func(f->m, "cube"), gsq,
                           wrt, 1, args, NULL, &res));
   assert_false(res.ok);
+  assert_false(res.args[0].ok);
+  eddy_ad_check_result_destroy(&res);
   expect_ok(eddy_ad_check(f->rt, eddy_ir_module_lookup_func(f->m, "sq"), gsq,
                           wrt, 1, args, NULL, &res));
   assert_true(res.ok);
+  eddy_ad_check_result_destroy(&res);
   eddy_eval_value_release(&args[0]);
 }
 
@@ -250,6 +213,7 @@ static void test_optimized_loop(void **state) {
                           eddy_ir_module_lookup_func(f->m, "f_grad"), wrt, 2,
                           args, NULL, &res));
   assert_true(res.ok);
+  eddy_ad_check_result_destroy(&res);
   for (int i = 0; i < 2; i++)
     eddy_eval_value_release(&args[i]);
 }
@@ -276,6 +240,19 @@ static void test_argument_errors(void **state) {
   st = eddy_ad_parse_wrt("arg2", fn, out, 4, &n);
   assert_non_null(st);
   eddy_status_destroy(st);
+  // "all": the float arguments only.
+  expect_ok(eddy_ad_parse_wrt("all", fn, out, 4, &n));
+  assert_int_equal(n, 1);
+  assert_int_equal(out[0], 0);
+  // Sampling fills what is not given and keeps what is.
+  double given = 0.25;
+  eddy_eval_value_t vals[2] = {tensor(f, 0, NULL, &given), {0}};
+  expect_ok(eddy_ad_sample_args(f->rt, fn, 0.5, 1.5, 3, 7, 1, vals));
+  assert_true(eddy_rt_tensor_get_f64(&vals[0].tensor, 0) == 0.25);
+  assert_int_equal(vals[1].kind, EDDY_EVAL_TENSOR);
+  assert_int_equal(eddy_rt_tensor_get_i64(&vals[1].tensor, 0), 7);
+  for (int i = 0; i < 2; i++)
+    eddy_eval_value_release(&vals[i]);
   // Names from arg_names work too.
   const char *names[2] = {"w", "x"};
   eddy_ir_func_set_names(fn, "arg_names", names, 2);
@@ -287,6 +264,12 @@ static void test_argument_errors(void **state) {
   assert_non_null(st);
   assert_non_null(strstr(eddy_status_message(st), "'y' is not an argument"));
   eddy_status_destroy(st);
+  // An argument named "all" is that argument.
+  const char *all_names[2] = {"w", "all"};
+  eddy_ir_func_set_names(fn, "arg_names", all_names, 2);
+  expect_ok(eddy_ad_parse_wrt("all", fn, out, 4, &n));
+  assert_int_equal(n, 1);
+  assert_int_equal(out[0], 1);
   /* f_grad exists once made: a second request is an error */
   wrt[0] = 0;
   expect_ok(eddy_ad_grad(f->m, "f", wrt, 1, NULL, NULL));

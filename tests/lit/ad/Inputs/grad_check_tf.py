@@ -1,0 +1,73 @@
+"""Runs `eddy grad MODEL.pb --wrt all --check` on TensorFlow fixtures
+(tests/fixtures/tf/<name>/: model.pb, manifest.json, in_<i>.npy), at the
+fixture's own inputs, and prints one line per checked argument with its
+errors, then a summary. Standard library only. Exit 1 when a fixture fails.
+    python3 grad_check_tf.py EDDY FIXTURES_DIR [--directions N] [NAME...]"""
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+
+ARG = re.compile(r"^  argument (\d+) '([^']*)' \(([^)]*)\): (.*)$")
+FD = re.compile(r"finite differences: max abs err (\S+), max rel err ([^;:]+)")
+LOW = re.compile(r"gradient vs f64: max abs err (\S+), max rel err ([^:]+)")
+
+
+def check(eddy, fixtures, name, directions):
+    d = os.path.join(fixtures, name)
+    with open(os.path.join(d, "manifest.json")) as f:
+        manifest = json.load(f)
+    cmd = [eddy, "grad", os.path.join(d, manifest["graph"]), "--wrt", "all",
+           "--check", "--check-directions", str(directions), "-o", os.devnull]
+    for fetch in manifest["fetches"]:
+        cmd += ["--fetch", fetch["name"]]
+    for i, feed in enumerate(manifest["feeds"]):
+        cmd += ["--input", "%s=%s" % (feed["name"],
+                                      os.path.join(d, "in_%d.npy" % i))]
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    rows = []
+    for line in p.stderr.splitlines():
+        m = ARG.match(line)
+        if not m:
+            continue
+        fd, low = FD.search(m.group(4)), LOW.search(m.group(4))
+        status = m.group(4).rsplit(": ", 1)[-1] if fd else m.group(4)
+        rows.append((m.group(2), m.group(3),
+                     fd.group(2) if fd else "-", low.group(2) if low else "-",
+                     status))
+    return p.returncode, rows, p.stderr
+
+
+def main():
+    args = sys.argv[1:]
+    directions = 3
+    if "--directions" in args:
+        i = args.index("--directions")
+        directions = int(args[i + 1])
+        del args[i:i + 2]
+    eddy, fixtures, names = args[0], args[1], args[2:]
+    if not names:
+        names = sorted(n for n in os.listdir(fixtures)
+                       if os.path.isfile(os.path.join(fixtures, n,
+                                                      "manifest.json")))
+    failed, inputs = [], 0
+    start = time.time()
+    for name in names:
+        rc, rows, err = check(eddy, fixtures, name, directions)
+        checked = [r for r in rows if r[4] in ("ok", "MISMATCH")]
+        inputs += len(checked)
+        if rc != 0 or not checked or any(r[4] != "ok" for r in checked):
+            failed.append(name)
+            sys.stdout.write("%s: FAILED (exit %d)\n%s" % (name, rc, err))
+        for r in rows:
+            print("%-22s %-6s %-22s fd %-9s low %-9s %s" % ((name,) + r))
+    print("%d fixtures, %d arguments checked in %.1f s: %s" %
+          (len(names), inputs, time.time() - start,
+           "all ok" if not failed else "FAILED " + " ".join(failed)))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
