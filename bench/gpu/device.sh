@@ -3,7 +3,8 @@
 #   ./device.sh [OUTDIR] [PHASES] [device.py options...]
 # finds the device's cuBLAS, points the executables at the bundle's libraries,
 # runs device.py (fixtures, loops, cases, chain; see its head) and then
-# compute-sanitizer's memcheck on a few gradient fixtures. Results go to
+# compute-sanitizer's memcheck on a few gradient fixtures (EDDY_GPU_SANITIZE=0
+# skips it). Results go to
 # OUTDIR (default $OUT or ./gpu-results): results.md, results.json, and
 # sanitizer.txt. Exits non-zero when a check failed.
 set -uo pipefail
@@ -22,7 +23,9 @@ export EDDY_CUBLAS
 export LD_LIBRARY_PATH=$here/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 status=0
 python3 "$here/device.py" "$here" --phases "$phases" --out "$out" "$@" || status=$?
-if command -v compute-sanitizer >/dev/null 2>&1; then
+if [ "${EDDY_GPU_SANITIZE:-1}" = 0 ]; then
+  echo "compute-sanitizer: skipped (EDDY_GPU_SANITIZE=0)"
+elif command -v compute-sanitizer >/dev/null 2>&1; then
   : >"$out/sanitizer.txt"
   for n in lstm_grad_v2 map_fn_grad_v1 nested_grad_v2 cond_in_while_grad_v1; do
     d=$here/fx/$n
