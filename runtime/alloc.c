@@ -1,10 +1,39 @@
 /// The runtime context (allocator hook, memory accounting and limit, thread
-/// pool) and reference-counted buffers.
+/// pool, block cache) and reference-counted buffers.
+///
+/// The block cache: a freed block of at least RT_CACHE_MIN_BYTES is kept by
+/// the context instead of going back to the allocator, and an allocation of
+/// the same size takes it again. Compiled code and the interpreter allocate
+/// the same sizes at every call, so in steady state a call touches no fresh
+/// pages (a fresh page costs a fault and a clear). The cache holds at most
+/// as many bytes as the context's peak use, and blocks of other sizes are
+/// given back (least recently cached first) before an allocation would take
+/// the process past that peak: peak memory is what it would be without it.
 #include "runtime/rt_internal.h"
 
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#define RT_POISON(p, n) ASAN_POISON_MEMORY_REGION((p), (size_t)(n))
+#define RT_UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION((p), (size_t)(n))
+#else
+#define RT_POISON(p, n) ((void)(p), (void)(n))
+#define RT_UNPOISON(p, n) ((void)(p), (void)(n))
+#endif
+
+/// Smaller blocks go straight back to the allocator (malloc keeps those).
+#define RT_CACHE_MIN_BYTES (64 * 1024)
+#define RT_CACHE_SLOTS 64
+
+typedef struct rt_cached {
+  void *ptr;
+  int64_t size;
+  uint64_t stamp; // when it was cached: the least recent goes first
+} rt_cached_t;
 
 struct eddy_rt_ctx {
   eddy_rt_allocator_t allocator;
@@ -12,7 +41,100 @@ struct eddy_rt_ctx {
   _Atomic int64_t in_use; // bytes handed out and not yet freed
   _Atomic int64_t peak;
   eddy_rt_pool_t *pool; // NULL when single-threaded
+  pthread_mutex_t cache_lock; // guards the fields below
+  bool cache_on;
+  rt_cached_t cache[RT_CACHE_SLOTS];
+  int num_cached;
+  int64_t cached_bytes;
+  uint64_t clock;
 };
+
+/// Gives cached block i back to the allocator (cache_lock held).
+static void cache_drop(eddy_rt_ctx_t *ctx, int i) {
+  rt_cached_t c = ctx->cache[i];
+  ctx->cache[i] = ctx->cache[--ctx->num_cached];
+  ctx->cached_bytes -= c.size;
+  RT_UNPOISON(c.ptr, c.size);
+  ctx->allocator.free(ctx->allocator.user, c.ptr, (size_t)c.size);
+}
+
+static int cache_oldest(const eddy_rt_ctx_t *ctx) {
+  int o = 0;
+  for (int i = 1; i < ctx->num_cached; i++)
+    if (ctx->cache[i].stamp < ctx->cache[o].stamp)
+      o = i;
+  return o;
+}
+
+/// A cached block of exactly size bytes, or NULL. When there is none, gives
+/// back cached blocks until the bytes in use (in_use, this block included)
+/// and the cached ones together are within the context's peak use: a fresh
+/// block is the only thing that adds to what the context holds (caching or
+/// reusing a block moves bytes between in use and cached).
+static void *cache_take(eddy_rt_ctx_t *ctx, int64_t size, int64_t in_use) {
+  if (size < RT_CACHE_MIN_BYTES)
+    return NULL;
+  pthread_mutex_lock(&ctx->cache_lock);
+  void *p = NULL;
+  int best = -1;
+  for (int i = 0; i < ctx->num_cached; i++)
+    if (ctx->cache[i].size == size &&
+        (best < 0 || ctx->cache[i].stamp > ctx->cache[best].stamp))
+      best = i;
+  if (best >= 0) {
+    p = ctx->cache[best].ptr;
+    ctx->cache[best] = ctx->cache[--ctx->num_cached];
+    ctx->cached_bytes -= size;
+    RT_UNPOISON(p, size);
+  } else {
+    int64_t peak = atomic_load(&ctx->peak);
+    while (ctx->num_cached && in_use + ctx->cached_bytes > peak)
+      cache_drop(ctx, cache_oldest(ctx));
+  }
+  pthread_mutex_unlock(&ctx->cache_lock);
+  return p;
+}
+
+/// Keeps a freed block; false when it goes back to the allocator.
+static bool cache_put(eddy_rt_ctx_t *ctx, void *ptr, int64_t size) {
+  if (size < RT_CACHE_MIN_BYTES)
+    return false;
+  pthread_mutex_lock(&ctx->cache_lock);
+  bool kept = false;
+  if (ctx->cache_on) {
+    if (ctx->num_cached == RT_CACHE_SLOTS)
+      cache_drop(ctx, cache_oldest(ctx));
+    ctx->cache[ctx->num_cached++] = (rt_cached_t){ptr, size, ++ctx->clock};
+    ctx->cached_bytes += size;
+    RT_POISON(ptr, size);
+    kept = true;
+  }
+  pthread_mutex_unlock(&ctx->cache_lock);
+  return kept;
+}
+
+void eddy_rt_ctx_trim(eddy_rt_ctx_t *ctx) {
+  pthread_mutex_lock(&ctx->cache_lock);
+  while (ctx->num_cached)
+    cache_drop(ctx, ctx->num_cached - 1);
+  pthread_mutex_unlock(&ctx->cache_lock);
+}
+
+void eddy_rt_ctx_set_block_cache(eddy_rt_ctx_t *ctx, bool on) {
+  pthread_mutex_lock(&ctx->cache_lock);
+  ctx->cache_on = on;
+  pthread_mutex_unlock(&ctx->cache_lock);
+  if (!on)
+    eddy_rt_ctx_trim(ctx);
+}
+
+int64_t eddy_rt_ctx_cached_bytes(const eddy_rt_ctx_t *ctx) {
+  eddy_rt_ctx_t *c = (eddy_rt_ctx_t *)ctx;
+  pthread_mutex_lock(&c->cache_lock);
+  int64_t n = c->cached_bytes;
+  pthread_mutex_unlock(&c->cache_lock);
+  return n;
+}
 
 // The buffer header sits in front of the data in one allocation, padded so
 // that the data keeps the allocation's alignment.
@@ -80,9 +202,16 @@ eddy_rt_status_t eddy_rt_ctx_create(const eddy_rt_ctx_options_t *opts,
   atomic_init(&ctx->limit, o.memory_limit);
   atomic_init(&ctx->in_use, 0);
   atomic_init(&ctx->peak, 0);
+  if (pthread_mutex_init(&ctx->cache_lock, NULL) != 0) {
+    free(ctx);
+    return rt_err(EDDY_RT_ERR_RESOURCE, "eddy_rt_ctx_create",
+                  "cannot create a mutex");
+  }
+  ctx->cache_on = getenv("EDDY_NO_BLOCK_CACHE") == NULL;
   if (o.num_threads > 1) {
     eddy_rt_status_t st = eddy_rt_pool_create(o.num_threads, &ctx->pool);
     if (st) {
+      pthread_mutex_destroy(&ctx->cache_lock);
       free(ctx);
       return st;
     }
@@ -95,6 +224,8 @@ void eddy_rt_ctx_destroy(eddy_rt_ctx_t *ctx) {
   if (!ctx)
     return;
   eddy_rt_pool_destroy(ctx->pool);
+  eddy_rt_ctx_trim(ctx);
+  pthread_mutex_destroy(&ctx->cache_lock);
   free(ctx);
 }
 
@@ -142,8 +273,10 @@ eddy_rt_status_t eddy_rt_alloc(eddy_rt_ctx_t *ctx, int64_t size,
   int64_t peak = atomic_load(&ctx->peak);
   while (now > peak && !atomic_compare_exchange_weak(&ctx->peak, &peak, now)) {
   }
-  void *p = ctx->allocator.alloc(ctx->allocator.user, (size_t)size,
-                                 EDDY_RT_ALIGN);
+  void *p = cache_take(ctx, size, now);
+  if (!p)
+    p = ctx->allocator.alloc(ctx->allocator.user, (size_t)size,
+                             EDDY_RT_ALIGN);
   if (!p) {
     atomic_fetch_sub(&ctx->in_use, size);
     return rt_err(EDDY_RT_ERR_RESOURCE, op,
@@ -156,7 +289,8 @@ eddy_rt_status_t eddy_rt_alloc(eddy_rt_ctx_t *ctx, int64_t size,
 void eddy_rt_free(eddy_rt_ctx_t *ctx, void *ptr, int64_t size) {
   if (!ptr)
     return;
-  ctx->allocator.free(ctx->allocator.user, ptr, (size_t)size);
+  if (!cache_put(ctx, ptr, size))
+    ctx->allocator.free(ctx->allocator.user, ptr, (size_t)size);
   atomic_fetch_sub(&ctx->in_use, size);
 }
 

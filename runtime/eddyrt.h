@@ -140,6 +140,17 @@ int64_t eddy_rt_ctx_memory_limit(const eddy_rt_ctx_t *ctx);
 int64_t eddy_rt_ctx_bytes_in_use(const eddy_rt_ctx_t *ctx);
 /// Highest bytes_in_use seen.
 int64_t eddy_rt_ctx_peak_bytes(const eddy_rt_ctx_t *ctx);
+/// Freed blocks of 64 KiB or more are kept by the context and reused by
+/// allocations of the same size (no fresh pages in a steady state of
+/// repeated calls). The context never holds more, in use and cached
+/// together, than its peak bytes_in_use. On by default; the environment
+/// variable EDDY_NO_BLOCK_CACHE, read when a context is created, turns it
+/// off. Turning it off gives the cached blocks back.
+void eddy_rt_ctx_set_block_cache(eddy_rt_ctx_t *ctx, bool on);
+/// Gives every cached block back to the allocator.
+void eddy_rt_ctx_trim(eddy_rt_ctx_t *ctx);
+/// Bytes held in the block cache (not counted in bytes_in_use).
+int64_t eddy_rt_ctx_cached_bytes(const eddy_rt_ctx_t *ctx);
 /// Borrowed; NULL when the context runs single-threaded.
 eddy_rt_pool_t *eddy_rt_ctx_pool(eddy_rt_ctx_t *ctx);
 
