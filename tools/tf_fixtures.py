@@ -137,6 +137,32 @@ def m_lstm(x, h0, c0, wx, wh, b):
     return [acc.stack(), c]
 
 
+def m_ta_scalars(x, w):
+    """A while_loop reading the scalar elements of a TensorArray unstacked from a 1-D input,
+    s = s * 0.5 + x[i] * w, plus a read of the last element after the loop."""
+    n = tf.shape(x)[0]
+    ta = tf.TensorArray(tf.float32, size=n, clear_after_read=False).unstack(x)
+
+    def body(i, s):
+        return i + 1, s * 0.5 + ta.read(i) * w
+
+    _, s = tf.while_loop(lambda i, s: i < n, body, [tf.constant(0), tf.zeros([])])
+    return [s + ta.read(n - 1)]
+
+
+def m_ta_rows(x, w):
+    """ta_scalars on the rows of a [4, 3] matrix, with a read of the first row after the
+    loop."""
+    n = tf.shape(x)[0]
+    ta = tf.TensorArray(tf.float32, size=n, clear_after_read=False).unstack(x)
+
+    def body(i, s):
+        return i + 1, s * 0.5 + ta.read(i) * w
+
+    _, s = tf.while_loop(lambda i, s: i < n, body, [tf.constant(0), tf.zeros([3])])
+    return [s + ta.read(0)]
+
+
 def rnd(seed, shape, scale=1.0):
     return (np.random.RandomState(seed).standard_normal(shape) * scale).astype(np.float32)
 
@@ -159,6 +185,8 @@ MODELS = {
                       ("c0", rnd(15, [B, H], 0.5)), ("wx", rnd(16, [D, 4 * H], 0.5)),
                       ("wh", rnd(17, [H, 4 * H], 0.5)), ("b", rnd(18, [4 * H], 0.1))],
              (1e-5, 1e-6)),
+    "ta_scalars": (m_ta_scalars, [("x", rnd(19, [5])), ("w", np.array(0.7, np.float32))], None),
+    "ta_rows": (m_ta_rows, [("x", rnd(20, [4, 3])), ("w", rnd(21, [3]))], None),
 }
 
 # Gradient graphs chain more ops; their sums get a looser relative tolerance.
