@@ -137,6 +137,47 @@ def m_lstm(x, h0, c0, wx, wh, b):
     return [acc.stack(), c]
 
 
+def m_ta_scalars(x, w):
+    """A while_loop reading the scalar elements of a TensorArray unstacked from a 1-D input,
+    s = s * 0.5 + x[i] * w, plus a read of the last element after the loop."""
+    n = tf.shape(x)[0]
+    ta = tf.TensorArray(tf.float32, size=n, clear_after_read=False).unstack(x)
+
+    def body(i, s):
+        return i + 1, s * 0.5 + ta.read(i) * w
+
+    _, s = tf.while_loop(lambda i, s: i < n, body, [tf.constant(0), tf.zeros([])])
+    return [s + ta.read(n - 1)]
+
+
+def m_ta_rows(x, w):
+    """ta_scalars on the rows of a [4, 3] matrix, with a read of the first row after the
+    loop."""
+    n = tf.shape(x)[0]
+    ta = tf.TensorArray(tf.float32, size=n, clear_after_read=False).unstack(x)
+
+    def body(i, s):
+        return i + 1, s * 0.5 + ta.read(i) * w
+
+    _, s = tf.while_loop(lambda i, s: i < n, body, [tf.constant(0), tf.zeros([3])])
+    return [s + ta.read(0)]
+
+
+def m_strided_slice(x):
+    """Python indexing of a [4, 5, 3] tensor (StridedSlice with every mask, negative indices,
+    negative strides, clamped bounds) and tf.slice with size -1."""
+    return [x[-1], x[:, -1], x[..., ::-1], x[1:-1, ::2, tf.newaxis, 0], x[::-2, -2:, 1:],
+            x[3:0:-2, 4:1:-1], x[-10:10, tf.newaxis], x[tf.newaxis, ..., -1],
+            tf.slice(x, [1, 0, 1], [-1, 2, -1])]
+
+
+def m_strided_slice_dyn(x):
+    """strided_slice on a [?, 5, 3] input (a dynamic batch): negative indices into the dynamic
+    dimension, slices of the static ones."""
+    return [x[-1], x[:, -1], x[..., ::-1], x[:, 1:-1:2, 0], x[:2, tf.newaxis, ..., 1],
+            x[-2, ::-2], tf.slice(x, [0, 1, 0], [-1, 2, -1])]
+
+
 def rnd(seed, shape, scale=1.0):
     return (np.random.RandomState(seed).standard_normal(shape) * scale).astype(np.float32)
 
@@ -159,7 +200,19 @@ MODELS = {
                       ("c0", rnd(15, [B, H], 0.5)), ("wx", rnd(16, [D, 4 * H], 0.5)),
                       ("wh", rnd(17, [H, 4 * H], 0.5)), ("b", rnd(18, [4 * H], 0.1))],
              (1e-5, 1e-6)),
+    "ta_scalars": (m_ta_scalars, [("x", rnd(19, [5])), ("w", np.array(0.7, np.float32))], None),
+    "ta_rows": (m_ta_rows, [("x", rnd(20, [4, 3])), ("w", rnd(21, [3]))], None),
+    "strided_slice": (m_strided_slice, [("x", rnd(22, [4, 5, 3]))], None),
+    "strided_slice_dyn": (m_strided_slice_dyn, [("x", rnd(23, [3, 5, 3]))], None),
 }
+
+# Feeds declared with dynamic dimensions (None), by model; the others take their values'
+# shapes.
+FEED_SHAPES = {"strided_slice_dyn": {"x": [None, 5, 3]}}
+
+# Models written without their gradients: the gradient of a slice of a tensor of dynamic shape
+# (StridedSliceGrad of a run-time shape) is not supported.
+FORWARD_ONLY = {"strided_slice_dyn"}
 
 # Gradient graphs chain more ops; their sums get a looser relative tolerance.
 GRAD_TOL = (1e-4, 1e-5)
@@ -230,14 +283,19 @@ def write_fixture(out_dir, name, graph_def, feeds, fetches, results, tol, meta):
         f.write("\n")
 
 
-def build_v1(fn, inputs):
+def feed_shape(shapes, name, value):
+    return shapes.get(name, value.shape)
+
+
+def build_v1(fn, inputs, shapes=None):
     """A compat.v1 graph with v1 control flow; returns (GraphDef, feed names, fetch names,
     results)."""
     tf.compat.v1.disable_control_flow_v2()
     try:
         g = tf.Graph()
         with g.as_default():
-            phs = [tf.compat.v1.placeholder(tf.float32, v.shape, name=n) for n, v in inputs]
+            phs = [tf.compat.v1.placeholder(tf.float32, feed_shape(shapes or {}, n, v), name=n)
+                   for n, v in inputs]
             outs = fn(*phs)
             outs = [tf.identity(o, name="out_%d" % i) for i, o in enumerate(outs)]
             with tf.compat.v1.Session(graph=g) as sess:
@@ -248,9 +306,10 @@ def build_v1(fn, inputs):
         tf.compat.v1.enable_control_flow_v2()
 
 
-def build_v2(fn, inputs):
+def build_v2(fn, inputs, shapes=None):
     """A frozen tf.function with functional control flow."""
-    specs = [tf.TensorSpec(v.shape, tf.float32, name=n) for n, v in inputs]
+    specs = [tf.TensorSpec(feed_shape(shapes or {}, n, v), tf.float32, name=n)
+             for n, v in inputs]
     concrete = tf.function(fn, input_signature=specs, autograph=False).get_concrete_function()
     frozen = convert_to_constants.convert_variables_to_constants_v2(
         concrete, lower_control_flow=False)
@@ -277,17 +336,20 @@ def write_models(out_dir, only):
     os.makedirs(out_dir, exist_ok=True)
     all_ops = {}
     for model, (fn, inputs, tol) in MODELS.items():
+        shapes = FEED_SHAPES.get(model, {})
         for grad in (False, True):
+            if grad and model in FORWARD_ONLY:
+                continue
             for cf in ("v1", "v2"):
                 name = "%s%s_%s" % (model, "_grad" if grad else "", cf)
                 if only and name not in only:
                     continue
                 if cf == "v1":
                     f = with_grads(fn) if grad else fn
-                    gd, feeds, fetches, results = build_v1(f, inputs)
+                    gd, feeds, fetches, results = build_v1(f, inputs, shapes)
                 else:
                     f = with_tape(fn) if grad else fn
-                    gd, feeds, fetches, results = build_v2(f, inputs)
+                    gd, feeds, fetches, results = build_v2(f, inputs, shapes)
                 t = GRAD_TOL if grad else (tol or DEFAULT_TOL)
                 meta = {"model": model, "control_flow": cf, "gradient": grad,
                         "description": (fn.__doc__ or "").strip()}

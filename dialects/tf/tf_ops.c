@@ -168,6 +168,8 @@ static const eddy_tf_op_info_t k_ops[] = {
     OP(OptionalGetValue, opt_get),
     OP(OptionalNone, opt_new),
     OP(Pack, output_T),
+    OP(Pad, output_T),
+    OP(PadV2, output_T),
     OP_CALL(PartitionedCall, call_outs, EDDY_TF_CALL_FUNC),
     OP(Placeholder, output_dtype),
     OP(PlaceholderWithDefault, output_dtype_like0),

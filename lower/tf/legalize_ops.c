@@ -1,5 +1,6 @@
 /// legalize-tf: the rules for math, comparison, gradient, reduction and
-/// TensorList ops. Shape and data-movement ops are in legalize_shape.c.
+/// TensorList ops. Shape and data-movement ops are in legalize_shape.c and
+/// legalize_slice.c.
 #include "lower/tf/tf_lower_internal.h"
 
 #include <string.h>

@@ -15,7 +15,7 @@ static const char *const SHAPE_OPS[] = {
     "Reshape", "Shape", "Size", "Rank", "Fill", "ZerosLike", "OnesLike",
     "Tile", "Pack", "Unpack", "ConcatV2", "Split", "ExpandDims", "Squeeze",
     "StridedSlice", "StridedSliceGrad", "Range", "GatherV2", "Transpose",
-    "Slice", "BroadcastGradientArgs",
+    "Slice", "BroadcastGradientArgs", "Pad", "PadV2",
 };
 
 bool eddy_tfl_is_shape_op(const char *t) {
@@ -416,199 +416,6 @@ static eddy_status_t lower_expand_dims(eddy_tfl_t *z, const eddy_op_t *op) {
   return NULL;
 }
 
-/// A StridedSlice's specification resolved against a static shape.
-typedef struct sslice {
-  int64_t rank;
-  int64_t start[MAXR], limit[MAXR], stride[MAXR];
-  bool shrink[MAXR];
-} sslice_t;
-
-static eddy_status_t resolve_slice(eddy_tfl_t *z, const eddy_op_t *op,
-                                   const int64_t *dims, int64_t rank,
-                                   size_t first, sslice_t *s) {
-  int64_t b[MAXR], e[MAXR], st[MAXR];
-  int64_t nb = eddy_tfl_const_ints(z, in(z, op, first), b, MAXR);
-  int64_t ne = eddy_tfl_const_ints(z, in(z, op, first + 1), e, MAXR);
-  int64_t ns = eddy_tfl_const_ints(z, in(z, op, first + 2), st, MAXR);
-  if (nb < 0 || ne != nb || ns != nb || nb > rank)
-    return eddy_tfl_error(op, "begin, end and strides must be constants of "
-                              "equal length");
-  if (eddy_ir_op_attr_int(op, "ellipsis_mask", 0) ||
-      eddy_ir_op_attr_int(op, "new_axis_mask", 0))
-    return eddy_tfl_error(op, "ellipsis_mask and new_axis_mask are not "
-                              "supported");
-  int64_t bm = eddy_ir_op_attr_int(op, "begin_mask", 0);
-  int64_t em = eddy_ir_op_attr_int(op, "end_mask", 0);
-  int64_t sm = eddy_ir_op_attr_int(op, "shrink_axis_mask", 0);
-  s->rank = rank;
-  for (int64_t i = 0; i < rank; i++) {
-    int64_t d = dims[i];
-    s->shrink[i] = false;
-    s->stride[i] = 1;
-    s->start[i] = 0;
-    s->limit[i] = d;
-    if (i >= nb)
-      continue;
-    if (st[i] <= 0)
-      return eddy_tfl_error(op, "strides <= 0 are not supported");
-    int64_t lo = b[i], hi = e[i];
-    if (lo < 0)
-      lo += d;
-    if (hi < 0)
-      hi += d;
-    if (sm >> i & 1) {
-      if (lo < 0 || lo >= d)
-        return eddy_tfl_error(op, "index %lld is out of range for dimension "
-                                  "%lld of size %lld",
-                              (long long)b[i], (long long)i, (long long)d);
-      hi = lo + 1;
-      s->shrink[i] = true;
-    } else {
-      if (bm >> i & 1)
-        lo = 0;
-      if (em >> i & 1)
-        hi = d;
-    }
-    lo = lo < 0 ? 0 : lo > d ? d : lo;
-    hi = hi < lo ? lo : hi > d ? d : hi;
-    s->start[i] = lo;
-    s->limit[i] = hi;
-    s->stride[i] = st[i];
-  }
-  return NULL;
-}
-
-/// x[i] with a run-time i: begin = [i], end = [i + 1], strides = [1],
-/// shrink_axis_mask = 1 (how TensorFlow indexes loop inputs).
-static bool is_dynamic_index(eddy_tfl_t *z, const eddy_op_t *op,
-                             size_t first) {
-  int64_t st[MAXR];
-  return eddy_ir_op_attr_int(op, "shrink_axis_mask", 0) == 1 &&
-         eddy_ir_op_attr_int(op, "ellipsis_mask", 0) == 0 &&
-         eddy_ir_op_attr_int(op, "new_axis_mask", 0) == 0 &&
-         eddy_tfl_const_ints(z, in(z, op, first + 2), st, MAXR) == 1 &&
-         st[0] == 1;
-}
-
-static eddy_status_t scalar_index(eddy_tfl_t *z, const eddy_op_t *op,
-                                  eddy_value_t *v, eddy_value_t **out) {
-  return eddy_tfl_reshape(z, op, v, NULL, 0, out);
-}
-
-static eddy_status_t lower_strided_slice(eddy_tfl_t *z, const eddy_op_t *op) {
-  eddy_value_t *x = in(z, op, 0), *r = NULL;
-  int64_t dims[MAXR];
-  bool known = eddy_ir_type_is_static(x->type) && x->type->rank <= MAXR &&
-               eddy_tfl_const(z, in(z, op, 1)) != NULL;
-  if (!known && is_dynamic_index(z, op, 1)) {
-    eddy_value_t *idx = NULL, *ops[2];
-    EDDY_RETURN_IF_ERROR(scalar_index(z, op, in(z, op, 1), &idx));
-    ops[0] = x;
-    ops[1] = idx;
-    eddy_named_attr_t a = eddy_ir_named_attr(
-        z->ctx, "axis", eddy_ir_int_attr_get(z->ctx, 0, EDDY_DT_I64));
-    EDDY_RETURN_IF_ERROR(
-        eddy_tfl_build(z, op, "core.gather", ops, 2, &a, 1, &r));
-    out1(z, op, r);
-    return NULL;
-  }
-  if (!eddy_ir_type_is_static(x->type) || x->type->rank > MAXR)
-    return eddy_tfl_error(op, "slicing needs an operand of static shape or "
-                              "a single run-time index");
-  for (int32_t i = 0; i < x->type->rank; i++)
-    dims[i] = x->type->dims[i];
-  sslice_t s;
-  EDDY_RETURN_IF_ERROR(resolve_slice(z, op, dims, x->type->rank, 1, &s));
-  eddy_named_attr_t a[3] = {
-      eddy_ir_named_attr(z->ctx, "start", eddy_ir_i64_array_attr_get(
-                                              z->ctx, s.start, (size_t)s.rank)),
-      eddy_ir_named_attr(z->ctx, "limit", eddy_ir_i64_array_attr_get(
-                                              z->ctx, s.limit, (size_t)s.rank)),
-      eddy_ir_named_attr(
-          z->ctx, "strides",
-          eddy_ir_i64_array_attr_get(z->ctx, s.stride, (size_t)s.rank))};
-  EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "core.slice", &x, 1, a, 3, &r));
-  int64_t kept[MAXR];
-  size_t nk = 0;
-  bool any = false;
-  for (int64_t i = 0; i < s.rank; i++) {
-    if (s.shrink[i])
-      any = true;
-    else
-      kept[nk++] = r->type->dims[i];
-  }
-  if (any)
-    EDDY_RETURN_IF_ERROR(eddy_tfl_reshape(z, op, r, kept, nk, &r));
-  out1(z, op, r);
-  return NULL;
-}
-
-/// StridedSliceGrad(shape, begin, end, strides, dy): dy placed where the
-/// slice was taken, zeros elsewhere.
-static eddy_status_t lower_strided_slice_grad(eddy_tfl_t *z,
-                                              const eddy_op_t *op) {
-  int64_t dims[MAXR];
-  int64_t rank = eddy_tfl_const_ints(z, in(z, op, 0), dims, MAXR);
-  if (rank < 0)
-    return eddy_tfl_error(op, "the shape is not a constant");
-  eddy_value_t *dy = in(z, op, 4), *r = NULL;
-  eddy_dtype_t dt = dy->type->dtype;
-  if (rank >= 1 && eddy_tfl_const(z, in(z, op, 1)) == NULL &&
-      is_dynamic_index(z, op, 1)) {
-    // Row `idx` of zeros(shape) replaced by dy: select(iota == idx, dy, 0).
-    eddy_value_t *idx = NULL, *io = NULL, *mask = NULL, *zero = NULL;
-    EDDY_RETURN_IF_ERROR(scalar_index(z, op, in(z, op, 1), &idx));
-    const eddy_type_t *it =
-        eddy_ir_tensor_type_get(z->ctx, idx->type->dtype, 1, dims);
-    eddy_named_attr_t a = eddy_ir_named_attr(
-        z->ctx, "dimension", eddy_ir_int_attr_get(z->ctx, 0, EDDY_DT_I64));
-    eddy_op_t *o = NULL;
-    EDDY_RETURN_IF_ERROR(
-        eddy_tfl_build_typed(z, op, "core.iota", NULL, 0, &a, 1, &it, 1, &o));
-    io = eddy_ir_op_result(o, 0);
-    eddy_value_t *cmp[2] = {io, idx};
-    EDDY_RETURN_IF_ERROR(
-        eddy_tfl_build(z, op, "core.eq", cmp, 2, NULL, 0, &mask));
-    int64_t md[MAXR], dd[MAXR];
-    for (int64_t i = 0; i < rank; i++) {
-      md[i] = i == 0 ? dims[0] : 1;
-      dd[i] = i == 0 ? 1 : dims[i];
-    }
-    EDDY_RETURN_IF_ERROR(
-        eddy_tfl_reshape(z, op, mask, md, (size_t)rank, &mask));
-    EDDY_RETURN_IF_ERROR(eddy_tfl_reshape(z, op, dy, dd, (size_t)rank, &dy));
-    EDDY_RETURN_IF_ERROR(
-        eddy_tfl_splat(z, dt, (int32_t)rank, dims, 0.0, &zero));
-    eddy_value_t *ops[3] = {mask, dy, zero};
-    EDDY_RETURN_IF_ERROR(
-        eddy_tfl_build(z, op, "core.select", ops, 3, NULL, 0, &r));
-    out1(z, op, r);
-    return NULL;
-  }
-  sslice_t s;
-  EDDY_RETURN_IF_ERROR(resolve_slice(z, op, dims, rank, 1, &s));
-  int64_t full[MAXR], lo[MAXR], hi[MAXR];
-  for (int64_t i = 0; i < rank; i++) {
-    if (s.stride[i] != 1)
-      return eddy_tfl_error(op, "strides other than 1 are not supported");
-    full[i] = s.limit[i] - s.start[i];
-    lo[i] = s.start[i];
-    hi[i] = dims[i] - s.limit[i];
-  }
-  EDDY_RETURN_IF_ERROR(eddy_tfl_reshape(z, op, dy, full, (size_t)rank, &dy));
-  eddy_value_t *zero = NULL;
-  EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, dt, 0, NULL, 0.0, &zero));
-  eddy_value_t *ops[2] = {dy, zero};
-  eddy_named_attr_t a[2] = {
-      eddy_ir_named_attr(z->ctx, "low",
-                         eddy_ir_i64_array_attr_get(z->ctx, lo, (size_t)rank)),
-      eddy_ir_named_attr(z->ctx, "high",
-                         eddy_ir_i64_array_attr_get(z->ctx, hi, (size_t)rank))};
-  EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "core.pad", ops, 2, a, 2, &r));
-  out1(z, op, r);
-  return NULL;
-}
-
 static eddy_status_t lower_range(eddy_tfl_t *z, const eddy_op_t *op) {
   eddy_dtype_t dt = EDDY_DT_I32;
   eddy_tfl_attr_dtype(op, "Tidx", &dt);
@@ -670,32 +477,6 @@ static eddy_status_t lower_transpose(eddy_tfl_t *z, const eddy_op_t *op) {
   eddy_value_t *r = NULL;
   EDDY_RETURN_IF_ERROR(attr_op(z, op, "core.transpose", in(z, op, 0), "perm",
                                perm, (size_t)n, &r));
-  out1(z, op, r);
-  return NULL;
-}
-
-static eddy_status_t lower_slice(eddy_tfl_t *z, const eddy_op_t *op) {
-  eddy_value_t *x = in(z, op, 0), *r = NULL;
-  int64_t b[MAXR], sz[MAXR], lim[MAXR];
-  int64_t nb = eddy_tfl_const_ints(z, in(z, op, 1), b, MAXR);
-  int64_t ns = eddy_tfl_const_ints(z, in(z, op, 2), sz, MAXR);
-  if (nb < 0 || ns != nb)
-    return eddy_tfl_error(op, "begin and size must be constants");
-  for (int64_t i = 0; i < nb; i++) {
-    if (sz[i] < 0) {
-      if (x->type->rank != nb || x->type->dims[i] < 0)
-        return eddy_tfl_error(op, "size -1 needs a static dimension");
-      lim[i] = x->type->dims[i];
-    } else if (!eddy_checked_add_i64(b[i], sz[i], &lim[i])) {
-      return eddy_tfl_error(op, "begin + size overflows");
-    }
-  }
-  eddy_named_attr_t a[2] = {
-      eddy_ir_named_attr(z->ctx, "start",
-                         eddy_ir_i64_array_attr_get(z->ctx, b, (size_t)nb)),
-      eddy_ir_named_attr(z->ctx, "limit",
-                         eddy_ir_i64_array_attr_get(z->ctx, lim, (size_t)nb))};
-  EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "core.slice", &x, 1, a, 2, &r));
   out1(z, op, r);
   return NULL;
 }
@@ -763,9 +544,9 @@ eddy_status_t eddy_tfl_lower_shape_op(eddy_tfl_t *z, const eddy_op_t *op,
   if (strcmp(t, "Squeeze") == 0)
     return lower_squeeze(z, op);
   if (strcmp(t, "StridedSlice") == 0)
-    return lower_strided_slice(z, op);
+    return eddy_tfl_lower_strided_slice(z, op);
   if (strcmp(t, "StridedSliceGrad") == 0)
-    return lower_strided_slice_grad(z, op);
+    return eddy_tfl_lower_strided_slice_grad(z, op);
   if (strcmp(t, "Range") == 0)
     return lower_range(z, op);
   if (strcmp(t, "GatherV2") == 0)
@@ -773,7 +554,9 @@ eddy_status_t eddy_tfl_lower_shape_op(eddy_tfl_t *z, const eddy_op_t *op,
   if (strcmp(t, "Transpose") == 0)
     return lower_transpose(z, op);
   if (strcmp(t, "Slice") == 0)
-    return lower_slice(z, op);
+    return eddy_tfl_lower_slice(z, op);
+  if (strcmp(t, "Pad") == 0 || strcmp(t, "PadV2") == 0)
+    return eddy_tfl_lower_pad(z, op);
   if (strcmp(t, "BroadcastGradientArgs") == 0)
     return lower_bga(z, op);
   *handled = false;

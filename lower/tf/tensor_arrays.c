@@ -12,8 +12,11 @@
 /// 2. Look-ups. TensorArrayGradV3 of an array and `source` that already has
 ///    its gradient array returns that one. When the flow input already
 ///    carries the gradient array (traced back through Identity, df.after,
-///    Enter, Merge, Switch, Exit and writes), the op is a look-up: both its
-///    outputs become its flow input.
+///    Enter, Merge, Switch, Exit, writes and sums of flows), the op is a
+///    look-up: both its outputs become its flow input. The gradients of
+///    several reads make one list each from the forward flow and are joined
+///    by AddN, which legalize-tf adds element by element: TensorFlow's one
+///    array, whose writes to an index add up.
 /// 3. Creations inside a loop. The gradient of a TensorArrayReadV3 in a
 ///    loop makes the gradient array in every iteration of the backward
 ///    loop, writes one element, and sums the write's flow into a float
@@ -101,10 +104,11 @@ static ta_key_t handle_key(eddy_value_t *h) {
   return (ta_key_t){0};
 }
 
-/// The array whose state a flow value carries; {0} when unknown.
-static ta_key_t flow_key(eddy_value_t *f, int depth) {
+/// The array whose state a flow value carries; {0} when unknown. *steps
+/// bounds the ops looked at, over all the operands of sums tried.
+static ta_key_t flow_key_in(eddy_value_t *f, int depth, int *steps) {
   ta_key_t none = {0};
-  for (int i = 0; i < 512 && f && f->def; i++) {
+  for (; f && f->def && *steps > 0; --*steps) {
     eddy_op_t *d = f->def;
     if (is(d, "tf.Identity") || is(d, "df.after") || is(d, "tf.Enter") ||
         is(d, "tf.Exit") || is(d, "tf.Switch") || is(d, "tf.Merge")) {
@@ -122,12 +126,16 @@ static ta_key_t flow_key(eddy_value_t *f, int depth) {
     if ((is(d, "tf.TensorArrayWriteV3") || is(d, "tf.TensorArrayScatterV3")) &&
         arg(d, 0))
       return handle_key(arg(d, 0));
-    // A sum of flows (an accumulator): either side, a few levels deep (each
-    // level tries both).
-    if ((is(d, "tf.AddV2") || is(d, "tf.Add")) && d->num_operands == 2 &&
-        depth < 8) {
-      for (int k = 1; k >= 0; k--) {
-        ta_key_t r = flow_key(arg(d, (uint32_t)k), depth + 1);
+    // A sum of flows: an accumulator (AddV2), or the gradients of several
+    // readers of one flow aggregated by tf.gradients (AddN). Any operand,
+    // newest first, a few levels deep (each level tries them all).
+    if ((is(d, "tf.AddV2") || is(d, "tf.Add") || is(d, "tf.AddN")) &&
+        d->num_operands >= 2 && depth < 8) {
+      for (uint32_t k = d->num_operands; k-- > 0;) {
+        eddy_value_t *o = arg(d, k);
+        ta_key_t r = o->type->kind == EDDY_TYPE_TOKEN
+                         ? none
+                         : flow_key_in(o, depth + 1, steps);
         if (r.ta)
           return r;
       }
@@ -135,6 +143,11 @@ static ta_key_t flow_key(eddy_value_t *f, int depth) {
     return none;
   }
   return none;
+}
+
+static ta_key_t flow_key(eddy_value_t *f) {
+  int steps = 4096;
+  return flow_key_in(f, 0, &steps);
 }
 
 /// Rule 1: df.after(flow_in, ..., token of g, ...) is g's flow output.
@@ -271,7 +284,7 @@ static eddy_status_t check_handles_match_flows(eddy_block_t *b) {
     if (!flow || !arg(op, 0))
       continue;
     ta_key_t h = handle_key(arg(op, 0));
-    ta_key_t f = flow_key(flow, 0);
+    ta_key_t f = flow_key(flow);
     if (!h.ta || !f.ta || (h.ta == f.ta && h.source == f.source))
       continue;
     eddy_buf_t hb, fb;
@@ -305,7 +318,7 @@ static eddy_status_t rewrite_grads(eddy_block_t *b) {
       continue;
     }
     ta_key_t h = handle_key(eddy_ir_op_operand(op, 0));
-    ta_key_t f = flow_key(eddy_ir_op_operand(op, 1), 0);
+    ta_key_t f = flow_key(eddy_ir_op_operand(op, 1));
     ta_key_t want = {h.ta, h.source ? h.source : grad_source(op)};
     if (h.ta && !h.source && key_eq(f, want)) {
       make_lookup(op, eddy_ir_op_operand(op, 1));

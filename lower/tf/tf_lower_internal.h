@@ -1,6 +1,7 @@
 /// Internal interface of legalize-tf: the translation state shared by the
 /// driver (legalize.c: functions, regions, functional control flow) and the
-/// op rules (legalize_ops.c, legalize_shape.c). Not installed.
+/// op rules (legalize_ops.c, legalize_shape.c, legalize_slice.c). Not
+/// installed.
 #ifndef EDDY_LOWER_TF_TF_LOWER_INTERNAL_H
 #define EDDY_LOWER_TF_TF_LOWER_INTERNAL_H
 
@@ -85,10 +86,18 @@ eddy_status_t eddy_tfl_thread_tensor_arrays(eddy_ctx_t *ctx, eddy_block_t *b);
 /// dataflow interpreter to run. Sets *handled to false for any other op.
 eddy_status_t eddy_tfl_keep_dataflow_op(eddy_tfl_t *z, const eddy_op_t *op,
                                         bool *handled);
-/// Rules for shape and data-movement ops (legalize_shape.c).
+/// Rules for shape and data-movement ops (legalize_shape.c; slices and pads
+/// in legalize_slice.c).
 eddy_status_t eddy_tfl_lower_shape_op(eddy_tfl_t *z, const eddy_op_t *op,
                                       bool *handled);
 bool eddy_tfl_is_shape_op(const char *t);
+/// StridedSlice, StridedSliceGrad, Slice, Pad and PadV2 (legalize_slice.c),
+/// called by eddy_tfl_lower_shape_op.
+eddy_status_t eddy_tfl_lower_strided_slice(eddy_tfl_t *z, const eddy_op_t *op);
+eddy_status_t eddy_tfl_lower_strided_slice_grad(eddy_tfl_t *z,
+                                                const eddy_op_t *op);
+eddy_status_t eddy_tfl_lower_slice(eddy_tfl_t *z, const eddy_op_t *op);
+eddy_status_t eddy_tfl_lower_pad(eddy_tfl_t *z, const eddy_op_t *op);
 /// True when legalize-tf lowers the op named `name` (without "tf.").
 bool eddy_tfl_is_supported(const char *name);
 

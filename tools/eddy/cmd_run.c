@@ -78,7 +78,8 @@ static int print_help(void) {
       "  --gpu-matmul-precision=highest|tf32\n"
       "                         --target=cuda: cuBLAS products in FP32\n"
       "                         (default) or TF32 arithmetic (docs/gpu.md)\n"
-      "  --output-dir DIR       write result i to DIR/i.npy (DIR is created)\n"
+      "  --output-dir DIR       write result i to DIR/i.npy (DIR and its missing\n"
+      "                         parents are created)\n"
       "  --passes=LIST          run these passes before running F\n"
       "  --max-iterations N     iterations one ctl.while may run before it is\n"
       "                         an error (default %" PRId64 ")\n"
@@ -277,21 +278,50 @@ static eddy_status_t find_entry(const eddy_module_t *m, const char *entry,
   return st;
 }
 
-/// Creates DIR when missing (one level).
-static eddy_status_t ensure_dir(const char *dir) {
+/// Makes sure `path`, a prefix of --output-dir `dir`, is a directory,
+/// creating it when missing.
+static eddy_status_t ensure_one_dir(const char *path, const char *dir) {
   struct stat sb;
-  if (stat(dir, &sb) == 0) {
-    if (S_ISDIR(sb.st_mode))
+  if (stat(path, &sb) != 0) {
+    if (mkdir(path, 0777) == 0)
       return NULL;
-    return eddy_status_create(EDDY_ERR_IO,
-                              "--output-dir '%s' exists and is not a "
-                              "directory",
-                              dir);
+    // Another process may have made it in between; then it is checked below.
+    if (errno != EEXIST || stat(path, &sb) != 0)
+      return eddy_status_create(EDDY_ERR_IO,
+                                "cannot create --output-dir '%s': cannot "
+                                "create directory '%s': %s",
+                                dir, path, strerror(errno));
   }
-  if (mkdir(dir, 0777) != 0 && errno != EEXIST)
-    return eddy_status_create(EDDY_ERR_IO, "cannot create directory '%s': %s",
-                              dir, strerror(errno));
-  return NULL;
+  if (S_ISDIR(sb.st_mode))
+    return NULL;
+  return eddy_status_create(EDDY_ERR_IO,
+                            "cannot create --output-dir '%s': '%s' exists "
+                            "and is not a directory",
+                            dir, path);
+}
+
+/// Creates DIR and any of its parents that are missing, as `mkdir -p`.
+static eddy_status_t ensure_dir(const char *dir) {
+  size_t n = strlen(dir);
+  if (n == 0)
+    return eddy_status_create(EDDY_ERR_INVALID_ARGUMENT,
+                              "--output-dir is empty");
+  char *path = strdup(dir);
+  if (!path)
+    return eddy_status_create(EDDY_ERR_RESOURCE, "out of memory");
+  eddy_status_t st = NULL;
+  // Each prefix that ends a component: before a '/' that follows a name
+  // (not the root, not a repeated or trailing '/'), and the whole path.
+  for (size_t i = 1; i <= n && !st; i++) {
+    if ((i < n && path[i] != '/') || path[i - 1] == '/')
+      continue;
+    char c = path[i];
+    path[i] = 0;
+    st = ensure_one_dir(path, dir);
+    path[i] = c;
+  }
+  free(path);
+  return st;
 }
 
 static eddy_status_t write_results(const char *dir,

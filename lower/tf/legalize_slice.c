@@ -1,0 +1,674 @@
+/// legalize-tf: StridedSlice, StridedSliceGrad, Slice and Pad.
+///
+/// A StridedSlice is resolved the way TensorFlow's own kernels resolve it
+/// (the "sparse" specification of begin, end, strides and the five masks is
+/// made "dense", one entry per dimension of the operand, and each entry is
+/// made canonical against the dimension's size):
+///
+/// - an ellipsis stands for as many whole dimensions as the operand has
+///   left; without one, an ellipsis is implied after the last entry;
+/// - a new axis inserts a dimension of size 1 into the result and takes no
+///   dimension of the operand;
+/// - a shrink takes the single index `begin` (counted from the end when
+///   negative) and drops the dimension;
+/// - otherwise begin and end count from the end when negative and are then
+///   clamped to the dimension (to [0, size] for a positive stride, to
+///   [-1, size - 1] for a negative one); a masked begin or end is the first
+///   or last element in the stride's direction. The length is
+///   ceil((end - begin) / stride), 0 for an empty interval.
+///
+/// Each dimension is then whole, one index, or a list of positions. With
+/// a static operand and no negative stride the result is one core.slice
+/// (and a reshape for shrinks and new axes); otherwise each dimension
+/// taking positions is a core.gather of them, each index a core.gather of
+/// a scalar (which drops the dimension), and new axes a reshape.
+///
+/// A dimension of dynamic size can be whole, indexed (a negative index adds
+/// the size read at run time) or sliced with bounds >= 0 (the gather checks
+/// them at run time, where TensorFlow would clamp an end past the size).
+/// Slices whose bounds depend on the dynamic size (x[1:], x[-2:], x[::-1])
+/// are reported, naming the node.
+#include "lower/tf/tf_lower_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAXR 64
+/// The most positions one dimension of a dynamic size may take.
+#define MAX_POSITIONS ((int64_t)1 << 24)
+
+static eddy_value_t *in(eddy_tfl_t *z, const eddy_op_t *op, size_t i) {
+  return eddy_tfl_get(z, eddy_ir_op_operand(op, i));
+}
+
+/// What one dimension of the operand becomes.
+typedef enum ss_kind {
+  SS_WHOLE, ///< all of it, in order
+  SS_INDEX, ///< one index; the dimension is dropped
+  SS_RANGE, ///< `size` positions begin, begin + stride, ...
+} ss_kind_t;
+
+typedef struct ss_dim {
+  ss_kind_t kind;
+  int64_t dim;          ///< the operand's size, EDDY_DIM_DYNAMIC when unknown
+  int64_t begin;        ///< INDEX, RANGE: the first position (INDEX on a
+                        ///< dynamic dim: may be < 0, from the end)
+  int64_t stride, size; ///< RANGE
+} ss_dim_t;
+
+/// A resolved slice: one entry per dimension of the operand, and the
+/// result's dimensions in order, each the operand's dimension it comes
+/// from or SS_NEW_AXIS (shrunk dimensions do not appear).
+typedef struct ss_spec {
+  int64_t rank;
+  ss_dim_t d[MAXR];
+  int64_t nout;
+  int64_t out[MAXR];
+} ss_spec_t;
+
+#define SS_NEW_AXIS (-1)
+
+static bool bit(int64_t mask, int64_t i) {
+  return i < 63 && ((mask >> i) & 1) != 0;
+}
+
+/// The masks of a StridedSlice or StridedSliceGrad.
+typedef struct ss_masks {
+  int64_t begin, end, ellipsis, new_axis, shrink;
+} ss_masks_t;
+
+static ss_masks_t masks_of(const eddy_op_t *op) {
+  ss_masks_t m = {eddy_ir_op_attr_int(op, "begin_mask", 0),
+                  eddy_ir_op_attr_int(op, "end_mask", 0),
+                  eddy_ir_op_attr_int(op, "ellipsis_mask", 0),
+                  eddy_ir_op_attr_int(op, "new_axis_mask", 0),
+                  eddy_ir_op_attr_int(op, "shrink_axis_mask", 0)};
+  return m;
+}
+
+/// One dense entry (begin b, end e, stride st, its masks) against a
+/// dimension of size d (EDDY_DIM_DYNAMIC when unknown), as TensorFlow makes
+/// it canonical.
+static eddy_status_t resolve_dim(const eddy_op_t *op, int64_t axis, int64_t d,
+                                 int64_t b, int64_t e, int64_t st, bool bm,
+                                 bool em, bool shrink, ss_dim_t *out) {
+  *out = (ss_dim_t){.kind = SS_WHOLE, .dim = d, .stride = 1};
+  if (st == 0)
+    return eddy_tfl_error(op, "the stride of dimension %lld is 0",
+                          (long long)axis);
+  // Bounds this large are not indices of any tensor eddy can hold; keeping
+  // them out keeps the arithmetic below from overflowing.
+  const int64_t big = (int64_t)1 << 48;
+  if (b < -big || b > big || e < -big || e > big || st < -big || st > big)
+    return eddy_tfl_error(op, "begin, end or stride of dimension %lld is "
+                              "beyond 2^48",
+                          (long long)axis);
+  if (shrink) {
+    if (st < 0)
+      return eddy_tfl_error(op, "dimension %lld takes one index with a "
+                                "negative stride",
+                            (long long)axis);
+    out->kind = SS_INDEX;
+    out->begin = b;
+    if (d == EDDY_DIM_DYNAMIC)
+      return NULL;
+    out->begin = b < 0 ? b + d : b;
+    if (out->begin < 0 || out->begin >= d)
+      return eddy_tfl_error(op, "index %lld is out of range for dimension "
+                                "%lld of size %lld",
+                            (long long)b, (long long)axis, (long long)d);
+    return NULL;
+  }
+  int64_t lo, hi;
+  if (d != EDDY_DIM_DYNAMIC) {
+    // Valid positions: [0, d] going up, [-1, d - 1] going down (one past
+    // each end, so that a clamped interval can be empty).
+    int64_t vmin = st > 0 ? 0 : -1, vmax = st > 0 ? d : d - 1;
+    if (bm) {
+      lo = st > 0 ? vmin : vmax;
+    } else {
+      lo = b < 0 ? b + d : b;
+      lo = lo < vmin ? vmin : lo > vmax ? vmax : lo;
+    }
+    if (em) {
+      hi = st > 0 ? vmax : vmin;
+    } else {
+      hi = e < 0 ? e + d : e;
+      hi = hi < vmin ? vmin : hi > vmax ? vmax : hi;
+    }
+  } else {
+    // Only bounds that do not depend on the size: a whole dimension, or
+    // bounds >= 0 (a masked begin going up is 0).
+    if (em && st == 1 && (bm || b == 0))
+      return NULL;
+    lo = bm && st > 0 ? 0 : b;
+    hi = e;
+    if ((bm && st < 0) || em || lo < 0 || hi < 0) {
+      char bs[32], es[32];
+      snprintf(bs, sizeof bs, bm ? "masked" : "%lld", (long long)b);
+      snprintf(es, sizeof es, em ? "masked" : "%lld", (long long)e);
+      return eddy_tfl_error(
+          op,
+          "dimension %lld has a dynamic size and this slice of it (begin "
+          "%s, end %s, stride %lld) depends on that size; on a dynamic "
+          "dimension only whole ranges, single indices and bounds >= 0 are "
+          "supported",
+          (long long)axis, bs, es, (long long)st);
+    }
+  }
+  int64_t len = hi - lo, size = 0;
+  if (len != 0 && (len < 0) == (st < 0))
+    size = len / st + (len % st != 0);
+  if (d == EDDY_DIM_DYNAMIC && size > MAX_POSITIONS)
+    return eddy_tfl_error(op, "dimension %lld: the slice takes %lld "
+                              "positions, more than eddy makes a constant of",
+                          (long long)axis, (long long)size);
+  if (d != EDDY_DIM_DYNAMIC && st == 1 && lo == 0 && size == d)
+    return NULL; // the whole dimension
+  out->kind = SS_RANGE;
+  out->begin = lo;
+  out->stride = st;
+  out->size = size;
+  return NULL;
+}
+
+/// Builds the dense specification of a StridedSlice from its operands
+/// begin, end and strides (operands first .. first + 2, constants) and
+/// masks, against an operand of `rank` dims.
+static eddy_status_t resolve(eddy_tfl_t *z, const eddy_op_t *op,
+                             const int64_t *dims, int64_t rank, size_t first,
+                             ss_spec_t *s) {
+  int64_t b[MAXR], e[MAXR], st[MAXR];
+  int64_t n = eddy_tfl_const_ints(z, in(z, op, first), b, MAXR);
+  int64_t ne = eddy_tfl_const_ints(z, in(z, op, first + 1), e, MAXR);
+  int64_t ns = eddy_tfl_const_ints(z, in(z, op, first + 2), st, MAXR);
+  if (n < 0 || ne != n || ns != n)
+    return eddy_tfl_error(op, "begin, end and strides must be constants of "
+                              "equal length");
+  if (n > 62)
+    return eddy_tfl_error(op, "the slice has %lld entries (at most 62)",
+                          (long long)n);
+  ss_masks_t m = masks_of(op);
+  if (m.ellipsis & (m.ellipsis - 1))
+    return eddy_tfl_error(op, "the slice has more than one ellipsis");
+  // New axes after the ellipsis, which it must leave room for.
+  int64_t new_after = 0;
+  bool seen = false;
+  for (int64_t i = 0; i < n; i++) {
+    if (seen && bit(m.new_axis, i))
+      new_after++;
+    if (bit(m.ellipsis, i))
+      seen = true;
+  }
+  int64_t sparse = n, ellipsis = m.ellipsis;
+  if (!seen) { // an ellipsis is implied after the last entry
+    ellipsis |= (int64_t)1 << n;
+    sparse = n + 1;
+  }
+  s->rank = rank;
+  s->nout = 0;
+  int64_t full = 0;
+  for (int64_t i = 0; i < sparse; i++) {
+    if (bit(ellipsis, i)) {
+      int64_t next = rank - (sparse - i) + 1 + new_after;
+      if (next > rank)
+        next = rank;
+      for (; full < next; full++) {
+        s->d[full] = (ss_dim_t){.kind = SS_WHOLE, .dim = dims[full],
+                                .stride = 1};
+        s->out[s->nout++] = full;
+      }
+    } else if (bit(m.new_axis, i)) {
+      if (s->nout == MAXR)
+        return eddy_tfl_error(op, "the result has more than %d dimensions",
+                              MAXR);
+      s->out[s->nout++] = SS_NEW_AXIS;
+    } else {
+      if (full >= rank)
+        return eddy_tfl_error(op, "the slice indexes more dimensions than "
+                                  "the operand's %lld",
+                              (long long)rank);
+      bool shrink = bit(m.shrink, i);
+      EDDY_RETURN_IF_ERROR(resolve_dim(op, full, dims[full], b[i], e[i],
+                                       st[i], bit(m.begin, i), bit(m.end, i),
+                                       shrink, &s->d[full]));
+      if (!shrink)
+        s->out[s->nout++] = full;
+      full++;
+    }
+  }
+  if (full != rank) // the ellipsis covers the rest, so this cannot happen
+    return eddy_tfl_error(op, "the slice does not cover the operand");
+  return NULL;
+}
+
+/// A constant i64 vector, or a scalar when rank is 0.
+static eddy_status_t const_index(eddy_tfl_t *z, const int64_t *v, int64_t n,
+                                 int32_t rank, eddy_value_t **out) {
+  const eddy_type_t *t = eddy_ir_tensor_type_get(z->ctx, EDDY_DT_I64, rank,
+                                                 rank ? &n : NULL);
+  const eddy_attr_t *a =
+      n == 0 ? eddy_ir_dense_attr_get(z->ctx, t, v, 0)
+             : eddy_ir_dense_attr_from_i64(z->ctx, t, v, (size_t)n);
+  return eddy_ir_build_constant(&z->b, a, out);
+}
+
+static eddy_status_t gather(eddy_tfl_t *z, const eddy_op_t *op,
+                            eddy_value_t *x, eddy_value_t *idx, int64_t axis,
+                            eddy_value_t **out) {
+  eddy_value_t *ops[2] = {x, idx};
+  eddy_named_attr_t a = eddy_ir_named_attr(
+      z->ctx, "axis", eddy_ir_int_attr_get(z->ctx, axis, EDDY_DT_I64));
+  return eddy_tfl_build(z, op, "core.gather", ops, 2, &a, 1, out);
+}
+
+/// A scalar index i into dimension `axis` of x, as a value: i itself, or
+/// when it is a negative index into a dimension of dynamic size, that size
+/// (read at run time) + i.
+static eddy_status_t index_value(eddy_tfl_t *z, const eddy_op_t *op,
+                                 eddy_value_t *x, int64_t axis, int64_t i,
+                                 eddy_value_t **out) {
+  EDDY_RETURN_IF_ERROR(const_index(z, &i, 1, 0, out));
+  if (i >= 0)
+    return NULL;
+  eddy_value_t *d = NULL, *ops[2];
+  eddy_named_attr_t a = eddy_ir_named_attr(
+      z->ctx, "index", eddy_ir_int_attr_get(z->ctx, axis, EDDY_DT_I64));
+  EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "core.dim", &x, 1, &a, 1, &d));
+  ops[0] = d;
+  ops[1] = *out;
+  return eddy_tfl_build(z, op, "core.add", ops, 2, NULL, 0, out);
+}
+
+/// One core.slice for the whole spec, then a reshape to the result's
+/// dimensions; possible when every dimension is static and no stride is
+/// negative.
+static bool slice_fits(const ss_spec_t *s) {
+  for (int64_t i = 0; i < s->rank; i++)
+    if (s->d[i].dim == EDDY_DIM_DYNAMIC ||
+        (s->d[i].kind == SS_RANGE && s->d[i].stride < 0))
+      return false;
+  return true;
+}
+
+static eddy_status_t apply_slice(eddy_tfl_t *z, const eddy_op_t *op,
+                                 eddy_value_t *x, const ss_spec_t *s,
+                                 eddy_value_t **out) {
+  int64_t lo[MAXR], hi[MAXR], st[MAXR], dims[MAXR];
+  bool same;
+  for (int64_t i = 0; i < s->rank; i++) {
+    const ss_dim_t *d = &s->d[i];
+    lo[i] = 0;
+    hi[i] = d->dim;
+    st[i] = 1;
+    if (d->kind == SS_INDEX) {
+      lo[i] = d->begin;
+      hi[i] = d->begin + 1;
+    } else if (d->kind == SS_RANGE) {
+      lo[i] = d->size ? d->begin : 0;
+      hi[i] = d->size ? d->begin + (d->size - 1) * d->stride + 1 : 0;
+      st[i] = d->stride;
+    }
+  }
+  eddy_named_attr_t a[3] = {
+      eddy_ir_named_attr(z->ctx, "start", eddy_ir_i64_array_attr_get(
+                                              z->ctx, lo, (size_t)s->rank)),
+      eddy_ir_named_attr(z->ctx, "limit", eddy_ir_i64_array_attr_get(
+                                              z->ctx, hi, (size_t)s->rank)),
+      eddy_ir_named_attr(z->ctx, "strides", eddy_ir_i64_array_attr_get(
+                                                z->ctx, st, (size_t)s->rank))};
+  eddy_value_t *r = NULL;
+  EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "core.slice", &x, 1, a, 3, &r));
+  same = s->nout == s->rank;
+  for (int64_t k = 0; k < s->nout; k++) {
+    int64_t src = s->out[k];
+    dims[k] = src == SS_NEW_AXIS ? 1 : r->type->dims[src];
+    same = same && dims[k] == r->type->dims[k];
+  }
+  if (!same)
+    EDDY_RETURN_IF_ERROR(eddy_tfl_reshape(z, op, r, dims, (size_t)s->nout, &r));
+  *out = r;
+  return NULL;
+}
+
+/// The general form: a gather per dimension that takes positions, one per
+/// index (last dimension first, each drops its dimension), a reshape for
+/// new axes.
+static eddy_status_t apply_gathers(eddy_tfl_t *z, const eddy_op_t *op,
+                                   eddy_value_t *x, const ss_spec_t *s,
+                                   eddy_value_t **out) {
+  eddy_value_t *r = x;
+  for (int64_t i = 0; i < s->rank; i++) {
+    const ss_dim_t *d = &s->d[i];
+    if (d->kind != SS_RANGE)
+      continue;
+    int64_t *pos = malloc((size_t)(d->size ? d->size : 1) * sizeof *pos);
+    if (!pos)
+      return eddy_status_create(EDDY_ERR_RESOURCE, "out of memory");
+    for (int64_t j = 0; j < d->size; j++)
+      pos[j] = d->begin + j * d->stride;
+    eddy_value_t *idx = NULL;
+    eddy_status_t st = const_index(z, pos, d->size, 1, &idx);
+    free(pos);
+    EDDY_RETURN_IF_ERROR(st);
+    EDDY_RETURN_IF_ERROR(gather(z, op, r, idx, i, &r));
+  }
+  for (int64_t i = s->rank; i-- > 0;) {
+    const ss_dim_t *d = &s->d[i];
+    if (d->kind != SS_INDEX)
+      continue;
+    eddy_value_t *idx = NULL;
+    EDDY_RETURN_IF_ERROR(index_value(z, op, x, i, d->begin, &idx));
+    EDDY_RETURN_IF_ERROR(gather(z, op, r, idx, i, &r));
+  }
+  bool any_new = false;
+  for (int64_t k = 0; k < s->nout; k++)
+    any_new = any_new || s->out[k] == SS_NEW_AXIS;
+  if (any_new) {
+    // r has the kept dimensions in order; the new axes go between them.
+    int64_t dims[MAXR], j = 0;
+    int ndyn = 0;
+    for (int64_t k = 0; k < s->nout; k++) {
+      dims[k] = s->out[k] == SS_NEW_AXIS ? 1 : r->type->dims[j++];
+      if (dims[k] == EDDY_DIM_DYNAMIC) {
+        dims[k] = -1;
+        ndyn++;
+      }
+    }
+    if (ndyn > 1)
+      return eddy_tfl_error(op, "a new axis in a result with more than one "
+                                "dynamic dimension is not supported");
+    EDDY_RETURN_IF_ERROR(eddy_tfl_reshape(z, op, r, dims, (size_t)s->nout, &r));
+  }
+  *out = r;
+  return NULL;
+}
+
+static eddy_status_t apply(eddy_tfl_t *z, const eddy_op_t *op, eddy_value_t *x,
+                           const ss_spec_t *s, eddy_value_t **out) {
+  return slice_fits(s) ? apply_slice(z, op, x, s, out)
+                       : apply_gathers(z, op, x, s, out);
+}
+
+/// x[i] with a run-time i: begin = [i], end = [i + 1], strides = [1],
+/// shrink_axis_mask = 1 (how TensorFlow indexes loop inputs).
+static bool is_run_time_index(eddy_tfl_t *z, const eddy_op_t *op,
+                              size_t first) {
+  int64_t st[MAXR];
+  ss_masks_t m = masks_of(op);
+  return m.shrink == 1 && m.ellipsis == 0 && m.new_axis == 0 &&
+         eddy_tfl_const_ints(z, in(z, op, first + 2), st, MAXR) == 1 &&
+         st[0] == 1;
+}
+
+/// The scalar index of x[i] with a run-time i into dimension 0 of size d
+/// (a value of x's dimension 0 when d is NULL): a negative i counts from
+/// the end, select(i < 0, i + d, i).
+static eddy_status_t run_time_index(eddy_tfl_t *z, const eddy_op_t *op,
+                                    eddy_value_t *x, const int64_t *d,
+                                    eddy_value_t **out) {
+  eddy_value_t *i = NULL, *size = NULL, *zero = NULL, *neg = NULL,
+               *wrapped = NULL, *ops[3];
+  EDDY_RETURN_IF_ERROR(eddy_tfl_reshape(z, op, in(z, op, 1), NULL, 0, &i));
+  EDDY_RETURN_IF_ERROR(eddy_tfl_cast(z, op, i, EDDY_DT_I64, &i));
+  if (d) {
+    EDDY_RETURN_IF_ERROR(const_index(z, d, 1, 0, &size));
+  } else {
+    eddy_named_attr_t a = eddy_ir_named_attr(
+        z->ctx, "index", eddy_ir_int_attr_get(z->ctx, 0, EDDY_DT_I64));
+    EDDY_RETURN_IF_ERROR(
+        eddy_tfl_build(z, op, "core.dim", &x, 1, &a, 1, &size));
+  }
+  int64_t z0 = 0;
+  EDDY_RETURN_IF_ERROR(const_index(z, &z0, 1, 0, &zero));
+  ops[0] = i;
+  ops[1] = zero;
+  EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "core.lt", ops, 2, NULL, 0, &neg));
+  ops[1] = size;
+  EDDY_RETURN_IF_ERROR(
+      eddy_tfl_build(z, op, "core.add", ops, 2, NULL, 0, &wrapped));
+  ops[0] = neg;
+  ops[1] = wrapped;
+  ops[2] = i;
+  return eddy_tfl_build(z, op, "core.select", ops, 3, NULL, 0, out);
+}
+
+static bool dims_of(const eddy_type_t *t, int64_t *dims) {
+  if (t->kind != EDDY_TYPE_TENSOR || t->rank == EDDY_RANK_UNKNOWN ||
+      t->rank > MAXR)
+    return false;
+  for (int32_t i = 0; i < t->rank; i++)
+    dims[i] = t->dims[i];
+  return true;
+}
+
+eddy_status_t eddy_tfl_lower_strided_slice(eddy_tfl_t *z,
+                                           const eddy_op_t *op) {
+  eddy_value_t *x = in(z, op, 0), *r = NULL;
+  int64_t dims[MAXR];
+  bool ranked = dims_of(x->type, dims);
+  if (eddy_tfl_const(z, in(z, op, 1)) == NULL && is_run_time_index(z, op, 1)) {
+    if (ranked && x->type->rank < 1)
+      return eddy_tfl_error(op, "the operand is a scalar");
+    bool d0 = ranked && dims[0] != EDDY_DIM_DYNAMIC;
+    eddy_value_t *idx = NULL;
+    EDDY_RETURN_IF_ERROR(run_time_index(z, op, x, d0 ? &dims[0] : NULL, &idx));
+    EDDY_RETURN_IF_ERROR(gather(z, op, x, idx, 0, &r));
+    eddy_tfl_set(z, &op->results[0], r);
+    return NULL;
+  }
+  if (!ranked)
+    return eddy_tfl_error(op, "the operand's rank is unknown");
+  ss_spec_t s;
+  EDDY_RETURN_IF_ERROR(resolve(z, op, dims, x->type->rank, 1, &s));
+  EDDY_RETURN_IF_ERROR(apply(z, op, x, &s, &r));
+  eddy_tfl_set(z, &op->results[0], r);
+  return NULL;
+}
+
+/// Gradient of x[i] with a run-time i: row i of zeros(dims) replaced by
+/// dy, select(iota == i, dy, 0).
+static eddy_status_t grad_run_time_index(eddy_tfl_t *z, const eddy_op_t *op,
+                                         const int64_t *dims, int64_t rank,
+                                         eddy_value_t **out) {
+  eddy_value_t *dy = in(z, op, 4), *idx = NULL, *mask = NULL, *zero = NULL;
+  EDDY_RETURN_IF_ERROR(run_time_index(z, op, NULL, &dims[0], &idx));
+  const eddy_type_t *it = eddy_ir_tensor_type_get(z->ctx, EDDY_DT_I64, 1, dims);
+  eddy_named_attr_t a = eddy_ir_named_attr(
+      z->ctx, "dimension", eddy_ir_int_attr_get(z->ctx, 0, EDDY_DT_I64));
+  eddy_op_t *o = NULL;
+  EDDY_RETURN_IF_ERROR(
+      eddy_tfl_build_typed(z, op, "core.iota", NULL, 0, &a, 1, &it, 1, &o));
+  eddy_value_t *cmp[2] = {eddy_ir_op_result(o, 0), idx};
+  EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "core.eq", cmp, 2, NULL, 0, &mask));
+  int64_t md[MAXR], dd[MAXR];
+  for (int64_t i = 0; i < rank; i++) {
+    md[i] = i == 0 ? dims[0] : 1;
+    dd[i] = i == 0 ? 1 : dims[i];
+  }
+  EDDY_RETURN_IF_ERROR(eddy_tfl_reshape(z, op, mask, md, (size_t)rank, &mask));
+  EDDY_RETURN_IF_ERROR(eddy_tfl_reshape(z, op, dy, dd, (size_t)rank, &dy));
+  EDDY_RETURN_IF_ERROR(
+      eddy_tfl_splat(z, dy->type->dtype, (int32_t)rank, dims, 0.0, &zero));
+  eddy_value_t *ops[3] = {mask, dy, zero};
+  return eddy_tfl_build(z, op, "core.select", ops, 3, NULL, 0, out);
+}
+
+/// Dimension `axis` of v (of static type, `k` long there) spread to the
+/// `d` positions of the operand: position pos[j] gets element j, the others
+/// 0. v gets one slice of zeros appended and is gathered by the inverse of
+/// pos (k, the zeros, where no element goes).
+static eddy_status_t scatter_dim(eddy_tfl_t *z, const eddy_op_t *op,
+                                 eddy_value_t *v, int64_t axis,
+                                 const ss_dim_t *d, eddy_value_t **out) {
+  int64_t dims[MAXR];
+  int32_t rank = v->type->rank;
+  for (int32_t i = 0; i < rank; i++)
+    dims[i] = v->type->dims[i];
+  dims[axis] = 1;
+  eddy_value_t *zero = NULL, *ext = NULL, *idx = NULL;
+  EDDY_RETURN_IF_ERROR(
+      eddy_tfl_splat(z, v->type->dtype, rank, dims, 0.0, &zero));
+  eddy_value_t *parts[2] = {v, zero};
+  eddy_named_attr_t a = eddy_ir_named_attr(
+      z->ctx, "axis", eddy_ir_int_attr_get(z->ctx, axis, EDDY_DT_I64));
+  EDDY_RETURN_IF_ERROR(
+      eddy_tfl_build(z, op, "core.concat", parts, 2, &a, 1, &ext));
+  int64_t *inv = malloc((size_t)(d->dim ? d->dim : 1) * sizeof *inv);
+  if (!inv)
+    return eddy_status_create(EDDY_ERR_RESOURCE, "out of memory");
+  for (int64_t p = 0; p < d->dim; p++)
+    inv[p] = d->size;
+  for (int64_t j = 0; j < d->size; j++)
+    inv[d->begin + j * d->stride] = j;
+  eddy_status_t st = const_index(z, inv, d->dim, 1, &idx);
+  free(inv);
+  EDDY_RETURN_IF_ERROR(st);
+  return gather(z, op, ext, idx, axis, out);
+}
+
+/// StridedSliceGrad(shape, begin, end, strides, dy): dy placed where the
+/// slice was taken, zeros elsewhere. shape must be a constant.
+eddy_status_t eddy_tfl_lower_strided_slice_grad(eddy_tfl_t *z,
+                                                const eddy_op_t *op) {
+  int64_t dims[MAXR];
+  int64_t rank = eddy_tfl_const_ints(z, in(z, op, 0), dims, MAXR);
+  if (rank < 0)
+    return eddy_tfl_error(op, "the shape of the sliced operand is not a "
+                              "constant (a gradient of a slice of a tensor "
+                              "of dynamic shape)");
+  for (int64_t i = 0; i < rank; i++)
+    if (dims[i] < 0)
+      return eddy_tfl_error(op, "dimension %lld of the shape is %lld",
+                            (long long)i, (long long)dims[i]);
+  eddy_value_t *r = NULL;
+  if (rank >= 1 && eddy_tfl_const(z, in(z, op, 1)) == NULL &&
+      is_run_time_index(z, op, 1)) {
+    EDDY_RETURN_IF_ERROR(grad_run_time_index(z, op, dims, rank, &r));
+    eddy_tfl_set(z, &op->results[0], r);
+    return NULL;
+  }
+  ss_spec_t s;
+  EDDY_RETURN_IF_ERROR(resolve(z, op, dims, rank, 1, &s));
+  // dy with one dimension per dimension of the operand (new axes gone,
+  // shrunk dimensions back as 1).
+  int64_t sd[MAXR];
+  for (int64_t i = 0; i < rank; i++)
+    sd[i] = s.d[i].kind == SS_WHOLE   ? dims[i]
+            : s.d[i].kind == SS_INDEX ? 1
+                                      : s.d[i].size;
+  EDDY_RETURN_IF_ERROR(
+      eddy_tfl_reshape(z, op, in(z, op, 4), sd, (size_t)rank, &r));
+  // Contiguous pieces are padded (all at once); strided or reversed ones
+  // are scattered first.
+  int64_t lo[MAXR], hi[MAXR];
+  bool pad = false;
+  for (int64_t i = 0; i < rank; i++) {
+    const ss_dim_t *d = &s.d[i];
+    lo[i] = hi[i] = 0;
+    if (d->kind == SS_WHOLE)
+      continue;
+    if (d->kind == SS_RANGE && d->size > 1 && d->stride != 1) {
+      EDDY_RETURN_IF_ERROR(scatter_dim(z, op, r, i, d, &r));
+      continue;
+    }
+    int64_t n = d->kind == SS_INDEX ? 1 : d->size;
+    lo[i] = n ? d->begin : 0;
+    hi[i] = dims[i] - lo[i] - n;
+    pad = pad || lo[i] || hi[i];
+  }
+  if (pad) {
+    eddy_value_t *zero = NULL;
+    EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, r->type->dtype, 0, NULL, 0.0, &zero));
+    eddy_value_t *ops[2] = {r, zero};
+    eddy_named_attr_t a[2] = {
+        eddy_ir_named_attr(z->ctx, "low", eddy_ir_i64_array_attr_get(
+                                              z->ctx, lo, (size_t)rank)),
+        eddy_ir_named_attr(z->ctx, "high", eddy_ir_i64_array_attr_get(
+                                               z->ctx, hi, (size_t)rank))};
+    EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "core.pad", ops, 2, a, 2, &r));
+  }
+  eddy_tfl_set(z, &op->results[0], r);
+  return NULL;
+}
+
+/// Slice(x, begin, size): size -1 takes the rest of the dimension.
+eddy_status_t eddy_tfl_lower_slice(eddy_tfl_t *z, const eddy_op_t *op) {
+  eddy_value_t *x = in(z, op, 0), *r = NULL;
+  int64_t dims[MAXR], b[MAXR], sz[MAXR];
+  int64_t nb = eddy_tfl_const_ints(z, in(z, op, 1), b, MAXR);
+  int64_t ns = eddy_tfl_const_ints(z, in(z, op, 2), sz, MAXR);
+  if (nb < 0 || ns != nb)
+    return eddy_tfl_error(op, "begin and size must be constants of equal "
+                              "length");
+  if (!dims_of(x->type, dims) || x->type->rank != nb)
+    return eddy_tfl_error(op, "begin and size have %lld entries for an "
+                              "operand of %s rank",
+                          (long long)nb,
+                          x->type->rank == EDDY_RANK_UNKNOWN ? "unknown"
+                                                              : "another");
+  ss_spec_t s = {.rank = nb, .nout = nb};
+  for (int64_t i = 0; i < nb; i++) {
+    int64_t d = dims[i], n = sz[i];
+    s.out[i] = i;
+    s.d[i] = (ss_dim_t){.kind = SS_WHOLE, .dim = d, .stride = 1};
+    if (b[i] < 0 || n < -1 || (d != EDDY_DIM_DYNAMIC && b[i] > d))
+      return eddy_tfl_error(op, "dimension %lld: begin %lld and size %lld "
+                                "are out of range",
+                            (long long)i, (long long)b[i], (long long)n);
+    if (n == -1) {
+      if (b[i] == 0)
+        continue; // the whole dimension
+      if (d == EDDY_DIM_DYNAMIC)
+        return eddy_tfl_error(op, "dimension %lld has a dynamic size, so "
+                                  "size -1 from begin %lld is not supported",
+                              (long long)i, (long long)b[i]);
+      n = d - b[i];
+    }
+    if (d != EDDY_DIM_DYNAMIC && n > d - b[i])
+      return eddy_tfl_error(op, "dimension %lld: begin %lld + size %lld is "
+                                "past its size %lld",
+                            (long long)i, (long long)b[i], (long long)n,
+                            (long long)d);
+    if (d == EDDY_DIM_DYNAMIC && n > MAX_POSITIONS)
+      return eddy_tfl_error(op, "dimension %lld: size %lld is too large",
+                            (long long)i, (long long)n);
+    if (b[i] == 0 && n == d)
+      continue;
+    s.d[i] = (ss_dim_t){.kind = SS_RANGE, .dim = d, .begin = b[i],
+                        .stride = 1, .size = n};
+  }
+  EDDY_RETURN_IF_ERROR(apply(z, op, x, &s, &r));
+  eddy_tfl_set(z, &op->results[0], r);
+  return NULL;
+}
+
+/// Pad(x, paddings) and PadV2(x, paddings, value), paddings a constant
+/// [rank, 2].
+eddy_status_t eddy_tfl_lower_pad(eddy_tfl_t *z, const eddy_op_t *op) {
+  eddy_value_t *x = in(z, op, 0), *v = NULL, *r = NULL;
+  int64_t p[2 * MAXR], lo[MAXR], hi[MAXR];
+  int64_t n = eddy_tfl_const_ints(z, in(z, op, 1), p, 2 * MAXR);
+  if (n < 0 || n % 2)
+    return eddy_tfl_error(op, "the paddings are not a constant [rank, 2]");
+  for (int64_t i = 0; i < n / 2; i++) {
+    lo[i] = p[2 * i];
+    hi[i] = p[2 * i + 1];
+  }
+  if (op->num_operands == 3 &&
+      eddy_ir_op_operand(op, 2)->type->kind == EDDY_TYPE_TENSOR)
+    EDDY_RETURN_IF_ERROR(eddy_tfl_reshape(z, op, in(z, op, 2), NULL, 0, &v));
+  else
+    EDDY_RETURN_IF_ERROR(
+        eddy_tfl_splat(z, x->type->dtype, 0, NULL, 0.0, &v));
+  eddy_value_t *ops[2] = {x, v};
+  eddy_named_attr_t a[2] = {
+      eddy_ir_named_attr(z->ctx, "low", eddy_ir_i64_array_attr_get(
+                                            z->ctx, lo, (size_t)(n / 2))),
+      eddy_ir_named_attr(z->ctx, "high", eddy_ir_i64_array_attr_get(
+                                             z->ctx, hi, (size_t)(n / 2)))};
+  EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "core.pad", ops, 2, a, 2, &r));
+  eddy_tfl_set(z, &op->results[0], r);
+  return NULL;
+}
