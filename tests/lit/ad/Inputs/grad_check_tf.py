@@ -2,7 +2,11 @@
 (tests/fixtures/tf/<name>/: model.pb, manifest.json, in_<i>.npy), at the
 fixture's own inputs, and prints one line per checked argument with its
 errors, then a summary. Standard library only. Exit 1 when a fixture fails.
-    python3 grad_check_tf.py EDDY FIXTURES_DIR [--directions N] [NAME...]"""
+--refused NAME=TEXT names a fixture whose gradient eddy refuses today, with
+TEXT in the error: it must still be refused that way (a fixture that starts
+to pass fails the run too, so that the list shrinks as support grows).
+    python3 grad_check_tf.py EDDY FIXTURES_DIR [--directions N]
+                             [--refused NAME=TEXT]... [NAME...]"""
 import json
 import os
 import re
@@ -47,15 +51,30 @@ def main():
         i = args.index("--directions")
         directions = int(args[i + 1])
         del args[i:i + 2]
+    refused = {}
+    while "--refused" in args:
+        i = args.index("--refused")
+        name, text = args[i + 1].split("=", 1)
+        refused[name] = text
+        del args[i:i + 2]
     eddy, fixtures, names = args[0], args[1], args[2:]
     if not names:
         names = sorted(n for n in os.listdir(fixtures)
                        if os.path.isfile(os.path.join(fixtures, n,
                                                       "manifest.json")))
-    failed, inputs = [], 0
+    failed, inputs, known = [], 0, 0
     start = time.time()
     for name in names:
         rc, rows, err = check(eddy, fixtures, name, directions)
+        if name in refused:
+            if rc != 0 and refused[name] in err:
+                known += 1
+                print("%-22s refused, as expected: %s" % (name, refused[name]))
+            else:
+                failed.append(name)
+                sys.stdout.write("%s: expected a refusal with '%s', got exit "
+                                 "%d\n%s" % (name, refused[name], rc, err))
+            continue
         checked = [r for r in rows if r[4] in ("ok", "MISMATCH")]
         inputs += len(checked)
         if rc != 0 or not checked or any(r[4] != "ok" for r in checked):
@@ -63,8 +82,9 @@ def main():
             sys.stdout.write("%s: FAILED (exit %d)\n%s" % (name, rc, err))
         for r in rows:
             print("%-22s %-6s %-22s fd %-9s low %-9s %s" % ((name,) + r))
-    print("%d fixtures, %d arguments checked in %.1f s: %s" %
-          (len(names), inputs, time.time() - start,
+    print("%d fixtures, %d arguments checked in %.1f s, %d refused as "
+          "expected: %s" %
+          (len(names), inputs, time.time() - start, known,
            "all ok" if not failed else "FAILED " + " ".join(failed)))
     return 1 if failed else 0
 
