@@ -16,22 +16,6 @@ static const char *calc_type(eddy_dtype_t dt) {
   return is_half(dt) ? "f32" : cpu_reg_type(dt);
 }
 
-static int to_calc(cpu_emit_t *e, eddy_dtype_t dt, int v) {
-  if (!is_half(dt))
-    return v;
-  int t = cpu_fresh(e);
-  cpu_p(e, "%%t%d = arith.extf %%t%d : %s to f32\n", t, v, cpu_reg_type(dt));
-  return t;
-}
-
-static int from_calc(cpu_emit_t *e, eddy_dtype_t dt, int v) {
-  if (!is_half(dt))
-    return v;
-  int t = cpu_fresh(e);
-  cpu_p(e, "%%t%d = arith.truncf %%t%d : f32 to %s\n", t, v, cpu_reg_type(dt));
-  return t;
-}
-
 /// A float constant in type ty ("f32"/"f64") from a double.
 static int fconst(cpu_emit_t *e, const char *ty, double v) {
   int t = cpu_fresh(e);
@@ -81,6 +65,67 @@ static int sel(cpu_emit_t *e, int c, int a, int b, const char *ty) {
   int t = cpu_fresh(e);
   cpu_p(e, "%%t%d = arith.select %%t%d, %%t%d, %%t%d : %s\n", t, c, a, b, ty);
   return t;
+}
+
+int cpu_float_widen(cpu_emit_t *e, eddy_dtype_t from, const char *to, int v) {
+  const char *cur = cpu_reg_type(from);
+  if (is_half(from)) {
+    int t = cpu_fresh(e);
+    cpu_p(e, "%%t%d = arith.extf %%t%d : %s to f32\n", t, v, cur);
+    v = t;
+    cur = "f32";
+  }
+  if (strcmp(cur, to) == 0)
+    return v;
+  int t = cpu_fresh(e);
+  cpu_p(e, "%%t%d = arith.extf %%t%d : %s to %s\n", t, v, cur, to);
+  return t;
+}
+
+/// An f32 value rounded to bf16 as scalar/scalar.h does it, with integer
+/// ops: arith.truncf to bf16 becomes x86's vcvtneps2bf16 on hosts that have
+/// it, which flushes subnormals to zero.
+static int narrow_bf16(cpu_emit_t *e, int v) {
+  int b = cpu_fresh(e);
+  cpu_p(e, "%%t%d = arith.bitcast %%t%d : f32 to i32\n", b, v);
+  int c16 = iconst(e, "i32", 16);
+  int hi = op2(e, "arith.shrui", b, c16, "i32");
+  int lsb = op2(e, "arith.andi", hi, iconst(e, "i32", 1), "i32");
+  int bias = op2(e, "arith.addi", lsb, iconst(e, "i32", 0x7fff), "i32");
+  int r =
+      op2(e, "arith.shrui", op2(e, "arith.addi", b, bias, "i32"), c16, "i32");
+  int qnan = op2(e, "arith.ori", hi, iconst(e, "i32", 0x40), "i32");
+  int nan = cmp(e, "arith.cmpf", "uno", v, v, "f32");
+  int bits = sel(e, nan, qnan, r, "i32");
+  int h = cpu_fresh(e), t = cpu_fresh(e);
+  cpu_p(e, "%%t%d = arith.trunci %%t%d : i32 to i16\n", h, bits);
+  cpu_p(e, "%%t%d = arith.bitcast %%t%d : i16 to bf16\n", t, h);
+  return t;
+}
+
+int cpu_float_narrow(cpu_emit_t *e, const char *from, eddy_dtype_t to, int v) {
+  if (to == EDDY_DT_F64 || strcmp(from, cpu_reg_type(to)) == 0)
+    return v;
+  if (strcmp(from, "f64") == 0) {
+    int t = cpu_fresh(e);
+    cpu_p(e, "%%t%d = arith.truncf %%t%d : f64 to f32\n", t, v);
+    v = t;
+  }
+  if (to == EDDY_DT_F32)
+    return v;
+  if (to == EDDY_DT_BF16)
+    return narrow_bf16(e, v);
+  int t = cpu_fresh(e);
+  cpu_p(e, "%%t%d = arith.truncf %%t%d : f32 to f16\n", t, v);
+  return t;
+}
+
+static int to_calc(cpu_emit_t *e, eddy_dtype_t dt, int v) {
+  return is_half(dt) ? cpu_float_widen(e, dt, "f32", v) : v;
+}
+
+static int from_calc(cpu_emit_t *e, eddy_dtype_t dt, int v) {
+  return is_half(dt) ? cpu_float_narrow(e, "f32", dt, v) : v;
 }
 
 int cpu_splat_const(cpu_emit_t *e, const eddy_attr_t *a) {
@@ -169,26 +214,11 @@ static int emit_cast(cpu_emit_t *e, eddy_dtype_t from, eddy_dtype_t to, int v) {
     return cmp(e, "arith.cmpi", "ne", v, z, ft);
   }
   if (eddy_dtype_is_float(from) && eddy_dtype_is_float(to)) {
-    // Widen to f64, then narrow f64 -> f32 -> f16 (the contract's rounding).
-    int x = to_calc(e, from, v);
-    const char *cur = is_half(from) ? "f32" : ft;
-    if (to == EDDY_DT_F64) {
-      if (strcmp(cur, "f64") == 0)
-        return x;
-      int t = cpu_fresh(e);
-      cpu_p(e, "%%t%d = arith.extf %%t%d : %s to f64\n", t, x, cur);
-      return t;
-    }
-    if (strcmp(cur, "f64") == 0) {
-      int t = cpu_fresh(e);
-      cpu_p(e, "%%t%d = arith.truncf %%t%d : f64 to f32\n", t, x);
-      x = t;
-    }
-    if (to == EDDY_DT_F32)
-      return x;
-    int t = cpu_fresh(e);
-    cpu_p(e, "%%t%d = arith.truncf %%t%d : f32 to %s\n", t, x, tt);
-    return t;
+    // Widening is exact; narrowing goes f64 -> f32 -> f16 (the contract's
+    // rounding).
+    if (to == EDDY_DT_F64)
+      return cpu_float_widen(e, from, "f64", v);
+    return cpu_float_narrow(e, calc_type(from), to, to_calc(e, from, v));
   }
   if (from == EDDY_DT_I1) { // 0 or 1
     int t = cpu_fresh(e);
@@ -214,12 +244,7 @@ static int emit_cast(cpu_emit_t *e, eddy_dtype_t from, eddy_dtype_t to, int v) {
   }
   // float -> int: truncate toward zero, saturate, NaN -> 0. Compute in f64
   // so that the bounds 2^(w-1) are exact.
-  int x = to_calc(e, from, v);
-  if (strcmp(calc_type(from), "f64") != 0) {
-    int t = cpu_fresh(e);
-    cpu_p(e, "%%t%d = arith.extf %%t%d : %s to f64\n", t, x, calc_type(from));
-    x = t;
-  }
+  int x = cpu_float_widen(e, from, "f64", v);
   int w = int_width(to);
   double hi = 1.0;
   for (int i = 0; i < w - 1; i++)
@@ -573,12 +598,8 @@ static eddy_status_t kernel_reduce(cpu_emit_t *e, eddy_op_t *op) {
   int x;
   EDDY_RETURN_IF_ERROR(cpu_expr(e, in, iidx, &x));
   int cur = acc[nr], nx;
-  if (fl && strcmp(acc_t, cpu_reg_type(dt)) != 0) {
-    int t = cpu_fresh(e);
-    cpu_p(e, "%%t%d = arith.extf %%t%d : %s to %s\n", t, x, cpu_reg_type(dt),
-          acc_t);
-    x = t;
-  }
+  if (fl)
+    x = cpu_float_widen(e, dt, acc_t, x);
   if (strcmp(kind, "prod") == 0)
     nx = op2(e, fl ? "arith.mulf" : "arith.muli", cur, x, acc_t);
   else if (strcmp(kind, "max") == 0)
@@ -627,17 +648,8 @@ static eddy_status_t kernel_reduce(cpu_emit_t *e, eddy_op_t *op) {
       r = count ? op2(e, "arith.divsi", r, c, acc_t) : iconst(e, acc_t, 0);
     }
   }
-  if (fl && strcmp(acc_t, cpu_reg_type(dt)) != 0) {
-    int t = cpu_fresh(e);
-    if (is_half(dt) && strcmp(acc_t, "f64") == 0) {
-      cpu_p(e, "%%t%d = arith.truncf %%t%d : f64 to f32\n", t, r);
-      r = from_calc(e, dt, t);
-    } else {
-      cpu_p(e, "%%t%d = arith.truncf %%t%d : %s to %s\n", t, r, acc_t,
-            cpu_reg_type(dt));
-      r = t;
-    }
-  }
+  if (fl)
+    r = cpu_float_narrow(e, acc_t, dt, r);
   cpu_store(e, rv->buf, rt, oidx, r);
   cpu_loops_close(e, rt->rank);
   return NULL;

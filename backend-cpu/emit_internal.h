@@ -295,6 +295,13 @@ void cpu_store(cpu_emit_t *e, int buf, const eddy_type_t *t, const int *idx,
                int val);
 /// A splat constant's element as an arith.constant in register type.
 int cpu_splat_const(cpu_emit_t *e, const eddy_attr_t *a);
+/// Float value v of dtype from widened to "f32" or "f64" (exact; f16 and
+/// bf16 through f32).
+int cpu_float_widen(cpu_emit_t *e, eddy_dtype_t from, const char *to, int v);
+/// Float value v of register type from ("f32" or "f64") rounded to dtype to:
+/// f64 -> f32 -> f16/bf16, to nearest even, as scalar/scalar.h rounds
+/// (tests/unit/scalar/test_scalar.c holds the emitted code to it).
+int cpu_float_narrow(cpu_emit_t *e, const char *from, eddy_dtype_t to, int v);
 
 /// The value v at index idx (v's rank entries): a load, an inline constant,
 /// or the fused computation of its defining op.

@@ -801,7 +801,6 @@ eddy_status_t cpu_matmul_dyn(cpu_emit_t *e, eddy_op_t *op) {
   int k = ta ? ad[ar - 2] : ad[ar - 1];
   eddy_dtype_t dt = rt->dtype;
   bool fl = eddy_dtype_is_float(dt);
-  bool half = dt == EDDY_DT_F16 || dt == EDDY_DT_BF16;
   // Floats accumulate in f64 in the order k = 0..K-1 (the contract), ints
   // wrap in their own type: results are those of the evaluator.
   const char *acc_t = fl ? "f64" : cpu_reg_type(dt);
@@ -826,37 +825,15 @@ eddy_status_t cpu_matmul_dyn(cpu_emit_t *e, eddy_op_t *op) {
   EDDY_RETURN_IF_ERROR(cpu_expr(e, a, aidx, &x));
   EDDY_RETURN_IF_ERROR(cpu_expr(e, b, bidx, &y));
   if (fl && dt != EDDY_DT_F64) {
-    const char *from = cpu_reg_type(dt);
-    int vals[2] = {x, y};
-    for (int i = 0; i < 2; i++) {
-      int v = vals[i];
-      if (half) {
-        int t = cpu_fresh(e);
-        cpu_p(e, "%%t%d = arith.extf %%t%d : %s to f32\n", t, v, from);
-        v = t;
-      }
-      int t = cpu_fresh(e);
-      cpu_p(e, "%%t%d = arith.extf %%t%d : f32 to f64\n", t, v);
-      vals[i] = t;
-    }
-    x = vals[0];
-    y = vals[1];
+    x = cpu_float_widen(e, dt, "f64", x);
+    y = cpu_float_widen(e, dt, "f64", y);
   }
   int p = ibin(e, fl ? "arith.mulf" : "arith.muli", x, y, acc_t);
   int s = ibin(e, fl ? "arith.addf" : "arith.addi", acc, p, acc_t);
   cpu_p(e, "scf.yield %%t%d : %s\n}\n", s, acc_t);
   int v = res;
-  if (fl && dt != EDDY_DT_F64) {
-    int t = cpu_fresh(e);
-    cpu_p(e, "%%t%d = arith.truncf %%t%d : f64 to f32\n", t, v);
-    v = t;
-    if (half) {
-      t = cpu_fresh(e);
-      cpu_p(e, "%%t%d = arith.truncf %%t%d : f32 to %s\n", t, v,
-            cpu_reg_type(dt));
-      v = t;
-    }
-  }
+  if (fl)
+    v = cpu_float_narrow(e, "f64", dt, v);
   cpu_store(e, cpu_val_get(e, &op->results[0])->buf, rt, oidx, v);
   cpu_loops_close(e, r);
   return NULL;
