@@ -12,7 +12,7 @@
 #include <string.h>
 
 #define TRY EDDY_RETURN_IF_ERROR
-#define MAXR 64
+#define MAXR EDDY_CORE_MAX_RANK
 
 static eddy_value_t *operand(eddy_op_t *op, size_t i) {
   return eddy_ir_op_operand(op, i);

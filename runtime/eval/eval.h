@@ -13,6 +13,7 @@
 
 #include "ir/ir.h"
 #include "runtime/eddyrt.h"
+#include "runtime/rt_ir.h"
 
 #ifdef __cplusplus
 extern "C" {
