@@ -628,18 +628,12 @@ eddy_status_t ad_reverse_block(ad_scope_t *s) {
     }
     eddy_status_t st = NULL;
     if (any) {
-      if (eddy_ir_op_is(op, "ctl.if")) {
-        st = ad_if_grad(s, op, g);
-      } else if (eddy_ir_op_is(op, "ctl.while")) {
-        st = ad_while_grad(s, op, g);
-      } else {
-        bool known = false;
-        ad_rule_fn fn = ad_rule_lookup(op, &known);
-        if (fn)
-          st = fn(s, op, g);
-        else if (!known)
-          st = eddy_ir_op_error(op, "has no gradient rule (autodiff)");
-      }
+      bool known = false;
+      ad_rule_fn fn = ad_rule_lookup(op, &known);
+      if (fn)
+        st = fn(s, op, g);
+      else if (!known)
+        st = eddy_ir_op_error(op, "has no gradient rule (autodiff)");
     }
     if (g != small)
       free(g);

@@ -12,6 +12,7 @@
 #ifndef EDDY_AUTODIFF_AD_H
 #define EDDY_AUTODIFF_AD_H
 
+#include "dialects/dialects.h"
 #include "ir/ir.h"
 #include "runtime/eval/eval.h"
 
@@ -69,6 +70,13 @@ eddy_status_t eddy_ad_parse_wrt(const char *list, const eddy_op_t *func,
 
 /// Appends a human-readable report of stats (one line per loop).
 void eddy_ad_stats_format(const eddy_ad_stats_t *s, eddy_buf_t *out);
+
+/// True when autodiff has a gradient rule for ops of opcode code; when it
+/// has none, *out_reason (out_reason may be NULL) says why (the op passes no
+/// gradient, or the reverse walk never meets it), or is NULL when the rule
+/// table has no entry for code (a gap that tests/unit/ad/test_ad_table.c
+/// reports).
+bool eddy_ad_opcode_has_rule(eddy_opcode_t code, const char **out_reason);
 
 /// ===========================================================================
 /// Gradient checker

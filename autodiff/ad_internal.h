@@ -144,8 +144,9 @@ eddy_status_t ad_reverse_block(ad_scope_t *s);
 /// The gradient rule of one op; g[i] is the adjoint of result i or NULL.
 typedef eddy_status_t (*ad_rule_fn)(ad_scope_t *s, eddy_op_t *op,
                                     eddy_value_t **g);
-/// NULL with *known true: the op has no gradient (integer, comparison...).
-/// NULL with *known false: no rule.
+/// op's rule, from the table indexed by opcode (rules.c; ctl.if and
+/// ctl.while included). NULL with *known true: the op passes no gradient
+/// (integer, comparison...). NULL with *known false: no rule.
 ad_rule_fn ad_rule_lookup(const eddy_op_t *op, bool *known);
 
 eddy_status_t ad_if_grad(ad_scope_t *s, eddy_op_t *op, eddy_value_t **g);

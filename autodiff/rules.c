@@ -1,18 +1,20 @@
-/// The gradient rule table: one entry per core (and tl) op. A rule gets the
-/// adjoints of the op's results (NULL where none) and adds contributions to
-/// the adjoints of its operands with ad_adj_add / ad_adj_add_reduced (the
-/// latter sums over broadcast axes). Forward values a rule needs are made
-/// visible with ad_fwd. Ops listed with a NULL rule have no gradient.
+/// The gradient rule table: one entry per opcode (core, tl, ctl). A rule
+/// gets the adjoints of the op's results (NULL where none) and adds
+/// contributions to the adjoints of its operands with ad_adj_add /
+/// ad_adj_add_reduced (the latter sums over broadcast axes). Forward values
+/// a rule needs are made visible with ad_fwd. An op without a rule says why:
+/// it passes no gradient, or the reverse walk never meets it.
 #include "autodiff/ad_internal.h"
 
 #include "dialects/core/core.h"
+#include "dialects/dialects.h"
 #include "dialects/tl/tl.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #define TRY EDDY_RETURN_IF_ERROR
-#define MAXR 64
+#define MAXR EDDY_CORE_MAX_RANK
 
 static eddy_value_t *operand(eddy_op_t *op, size_t i) {
   return eddy_ir_op_operand(op, i);
@@ -921,85 +923,108 @@ static eddy_status_t r_set_item(ad_scope_t *s, eddy_op_t *op,
 
 /* ---- The table ------------------------------------------------------------------ */
 
+/// One entry per opcode: the rule, or why there is none. `zero`: the op
+/// passes no gradient to its operands (its results are not differentiable,
+/// or do not depend on the operands' values); `elsewhere`: the reverse walk
+/// never reaches it here (a terminator, a call inlined before), so meeting
+/// it is an error like an op with no entry.
 typedef struct ad_rule {
-  const char *name;
-  ad_rule_fn fn; ///< NULL: no gradient
+  ad_rule_fn fn;
+  const char *zero;
+  const char *elsewhere;
 } ad_rule_t;
 
-static const ad_rule_t k_rules[] = {
+#define ZERO_PIECEWISE "piecewise constant: zero almost everywhere"
+#define ZERO_BOOL "a boolean result"
+#define ZERO_NO_OPERAND "no operands"
+#define ZERO_SHAPE "an integer result that depends on shapes only"
+#define TERMINATOR "a terminator: the rule of the op holding it reads it"
+
+static const ad_rule_t k_rules[EDDY_OP_COUNT_] = {
     /* unary */
-    {"core.neg", r_neg},
-    {"core.abs", r_abs},
-    {"core.exp", r_exp},
-    {"core.log", r_log},
-    {"core.log1p", r_log1p},
-    {"core.tanh", r_tanh},
-    {"core.sigmoid", r_sigmoid},
-    {"core.relu", r_relu},
-    {"core.sqrt", r_sqrt},
-    {"core.rsqrt", r_rsqrt},
-    {"core.square", r_square},
-    {"core.floor", NULL},
-    {"core.sign", NULL},
+    [EDDY_OP_CORE_NEG] = {r_neg},
+    [EDDY_OP_CORE_ABS] = {r_abs},
+    [EDDY_OP_CORE_EXP] = {r_exp},
+    [EDDY_OP_CORE_LOG] = {r_log},
+    [EDDY_OP_CORE_LOG1P] = {r_log1p},
+    [EDDY_OP_CORE_TANH] = {r_tanh},
+    [EDDY_OP_CORE_SIGMOID] = {r_sigmoid},
+    [EDDY_OP_CORE_RELU] = {r_relu},
+    [EDDY_OP_CORE_SQRT] = {r_sqrt},
+    [EDDY_OP_CORE_RSQRT] = {r_rsqrt},
+    [EDDY_OP_CORE_SQUARE] = {r_square},
+    [EDDY_OP_CORE_FLOOR] = {.zero = ZERO_PIECEWISE},
+    [EDDY_OP_CORE_SIGN] = {.zero = ZERO_PIECEWISE},
     /* binary */
-    {"core.add", r_add},
-    {"core.sub", r_sub},
-    {"core.mul", r_mul},
-    {"core.div", r_div},
-    {"core.pow", r_pow},
-    {"core.maximum", r_maximum},
-    {"core.minimum", r_minimum},
+    [EDDY_OP_CORE_ADD] = {r_add},
+    [EDDY_OP_CORE_SUB] = {r_sub},
+    [EDDY_OP_CORE_MUL] = {r_mul},
+    [EDDY_OP_CORE_DIV] = {r_div},
+    [EDDY_OP_CORE_POW] = {r_pow},
+    [EDDY_OP_CORE_MAXIMUM] = {r_maximum},
+    [EDDY_OP_CORE_MINIMUM] = {r_minimum},
     /* compare and logical */
-    {"core.eq", NULL},
-    {"core.ne", NULL},
-    {"core.lt", NULL},
-    {"core.le", NULL},
-    {"core.gt", NULL},
-    {"core.ge", NULL},
-    {"core.and", NULL},
-    {"core.or", NULL},
-    {"core.not", NULL},
-    {"core.select", r_select},
-    {"core.cast", r_cast},
-    {"core.matmul", r_matmul},
+    [EDDY_OP_CORE_EQ] = {.zero = ZERO_BOOL},
+    [EDDY_OP_CORE_NE] = {.zero = ZERO_BOOL},
+    [EDDY_OP_CORE_LT] = {.zero = ZERO_BOOL},
+    [EDDY_OP_CORE_LE] = {.zero = ZERO_BOOL},
+    [EDDY_OP_CORE_GT] = {.zero = ZERO_BOOL},
+    [EDDY_OP_CORE_GE] = {.zero = ZERO_BOOL},
+    [EDDY_OP_CORE_AND] = {.zero = ZERO_BOOL},
+    [EDDY_OP_CORE_OR] = {.zero = ZERO_BOOL},
+    [EDDY_OP_CORE_NOT] = {.zero = ZERO_BOOL},
+    [EDDY_OP_CORE_SELECT] = {r_select},
+    [EDDY_OP_CORE_CAST] = {r_cast},
+    [EDDY_OP_CORE_MATMUL] = {r_matmul},
     /* reductions */
-    {"core.reduce_sum", r_reduce_sum},
-    {"core.reduce_mean", r_reduce_mean},
-    {"core.reduce_max", r_reduce_extremum},
-    {"core.reduce_min", r_reduce_extremum},
-    {"core.reduce_prod", r_reduce_prod},
+    [EDDY_OP_CORE_REDUCE_SUM] = {r_reduce_sum},
+    [EDDY_OP_CORE_REDUCE_MEAN] = {r_reduce_mean},
+    [EDDY_OP_CORE_REDUCE_MAX] = {r_reduce_extremum},
+    [EDDY_OP_CORE_REDUCE_MIN] = {r_reduce_extremum},
+    [EDDY_OP_CORE_REDUCE_PROD] = {r_reduce_prod},
     /* data movement */
-    {"core.reshape", r_reshape},
-    {"core.transpose", r_transpose},
-    {"core.broadcast_to", r_broadcast_to},
-    {"core.concat", r_concat},
-    {"core.split", r_split},
-    {"core.slice", r_slice},
-    {"core.gather", r_gather},
-    {"core.pad", r_pad},
+    [EDDY_OP_CORE_RESHAPE] = {r_reshape},
+    [EDDY_OP_CORE_TRANSPOSE] = {r_transpose},
+    [EDDY_OP_CORE_BROADCAST_TO] = {r_broadcast_to},
+    [EDDY_OP_CORE_CONCAT] = {r_concat},
+    [EDDY_OP_CORE_SPLIT] = {r_split},
+    [EDDY_OP_CORE_SLICE] = {r_slice},
+    [EDDY_OP_CORE_GATHER] = {r_gather},
+    [EDDY_OP_CORE_PAD] = {r_pad},
     /* no operands or integer results */
-    {"core.constant", NULL},
-    {"core.iota", NULL},
-    {"core.shape", NULL},
-    {"core.dim", NULL},
+    [EDDY_OP_CORE_CONSTANT] = {.zero = ZERO_NO_OPERAND},
+    [EDDY_OP_CORE_IOTA] = {.zero = ZERO_NO_OPERAND},
+    [EDDY_OP_CORE_SHAPE] = {.zero = ZERO_SHAPE},
+    [EDDY_OP_CORE_DIM] = {.zero = ZERO_SHAPE},
     /* lists */
-    {"tl.empty", NULL},
-    {"tl.reserve", NULL},
-    {"tl.length", NULL},
-    {"tl.push_back", r_push_back},
-    {"tl.pop_back", r_pop_back},
-    {"tl.stack", r_stack},
-    {"tl.from_tensor", r_from_tensor},
-    {"tl.get_item", r_get_item},
-    {"tl.set_item", r_set_item},
+    [EDDY_OP_TL_EMPTY] = {.zero = ZERO_NO_OPERAND},
+    [EDDY_OP_TL_RESERVE] = {.zero = "its operand is a length"},
+    [EDDY_OP_TL_LENGTH] = {.zero = ZERO_SHAPE},
+    [EDDY_OP_TL_PUSH_BACK] = {r_push_back},
+    [EDDY_OP_TL_POP_BACK] = {r_pop_back},
+    [EDDY_OP_TL_STACK] = {r_stack},
+    [EDDY_OP_TL_FROM_TENSOR] = {r_from_tensor},
+    [EDDY_OP_TL_GET_ITEM] = {r_get_item},
+    [EDDY_OP_TL_SET_ITEM] = {r_set_item},
+    /* control flow */
+    [EDDY_OP_CTL_IF] = {ad_if_grad},
+    [EDDY_OP_CTL_WHILE] = {ad_while_grad},
+    [EDDY_OP_CTL_CALL] = {.elsewhere = "inlined before the reverse walk "
+                                       "(ad_inline_calls)"},
+    [EDDY_OP_CTL_YIELD] = {.elsewhere = TERMINATOR},
+    [EDDY_OP_CTL_CONDITION] = {.elsewhere = TERMINATOR},
 };
 
 ad_rule_fn ad_rule_lookup(const eddy_op_t *op, bool *known) {
-  for (size_t i = 0; i < sizeof k_rules / sizeof k_rules[0]; i++)
-    if (strcmp(op->name->str, k_rules[i].name) == 0) {
-      *known = true;
-      return k_rules[i].fn;
-    }
-  *known = false;
-  return NULL;
+  const ad_rule_t *r = &k_rules[eddy_dialects_opcode(op)];
+  *known = r->fn || r->zero;
+  return r->fn;
+}
+
+bool eddy_ad_opcode_has_rule(eddy_opcode_t code, const char **out_reason) {
+  const ad_rule_t *r =
+      code > EDDY_OP_NONE && code < EDDY_OP_COUNT_ ? &k_rules[code] : NULL;
+  if (out_reason)
+    *out_reason = !r || r->fn ? NULL : r->zero ? r->zero : r->elsewhere;
+  return r && r->fn;
 }

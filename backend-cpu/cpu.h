@@ -13,8 +13,10 @@
 #ifndef EDDY_BACKEND_CPU_CPU_H
 #define EDDY_BACKEND_CPU_CPU_H
 
+#include "dialects/dialects.h"
 #include "ir/ir.h"
 #include "runtime/eddyrt.h"
+#include "runtime/rt_ir.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -106,6 +108,12 @@ eddy_cpu_entry_fn_t eddy_cpu_jit_entry(const eddy_cpu_jit_t *jit);
 eddy_status_t eddy_cpu_jit_run(const eddy_cpu_jit_t *jit, eddy_rt_ctx_t *rt,
                                const eddy_rt_tensor_t *args,
                                eddy_rt_tensor_t *results);
+
+/// True when the CPU backend emits ops of opcode code (the GPU target
+/// shares its emitter); when it does not, *out_reason (out_reason may be
+/// NULL) says why, or is NULL when the backend's op table has no entry for
+/// code (a gap that tests/unit/cpu/test_cpu_table.c reports).
+bool eddy_cpu_opcode_supported(eddy_opcode_t code, const char **out_reason);
 
 #ifdef __cplusplus
 }

@@ -1129,16 +1129,17 @@ static eddy_status_t emit_op_any(cpu_emit_t *e, eddy_op_t *op);
 
 static eddy_status_t emit_op(cpu_emit_t *e, eddy_op_t *op) {
   eddy_status_t st = emit_op_any(e, op);
-  if (!st && e->par && eddy_ir_op_is(op, "core.gather"))
+  if (!st && e->par && eddy_dialects_opcode(op) == EDDY_OP_CORE_GATHER)
     cpu_sync_kernel_error(e);
   return st;
 }
 
 static eddy_status_t emit_op_any(cpu_emit_t *e, eddy_op_t *op) {
   e->cur_op = op;
-  if (!e->dyn || eddy_ir_op_is(op, "core.constant"))
+  cpu_op_class_t cls = cpu_op_info(op)->cls;
+  if (!e->dyn || cls == CPU_OP_CONSTANT)
     return emit_op_static(e, op);
-  if (strncmp(op->name->str, "core.", 5) == 0) {
+  if (cls == CPU_OP_POINTWISE || cls == CPU_OP_KERNEL) {
     for (uint32_t i = 0; i < op->num_results; i++)
       EDDY_RETURN_IF_ERROR(cpu_check_type(op, op->results[i].type));
     if (cpu_op_is_pointwise(op) && op->num_results == 1 && can_fuse(e, op)) {
@@ -1155,24 +1156,31 @@ static eddy_status_t emit_op_any(cpu_emit_t *e, eddy_op_t *op) {
 }
 
 static eddy_status_t emit_op_static(cpu_emit_t *e, eddy_op_t *op) {
-  if (strncmp(op->name->str, "tl.", 3) == 0)
+  cpu_op_class_t cls = cpu_op_info(op)->cls;
+  if (cls == CPU_OP_LIST)
     return cpu_list_op(e, op);
   for (uint32_t i = 0; i < op->num_results; i++)
     EDDY_RETURN_IF_ERROR(cpu_check_list_type(op, op->results[i].type));
-  if (!eddy_ir_op_is(op, "ctl.while") && !eddy_ir_op_is(op, "ctl.if"))
+  if (cls != CPU_OP_WHILE && cls != CPU_OP_IF)
     for (uint32_t i = 0; i < op->num_results; i++)
       EDDY_RETURN_IF_ERROR(cpu_check_type(op, op->results[i].type));
-  if (eddy_ir_op_is(op, "ctl.while"))
+  switch (cls) {
+  case CPU_OP_WHILE:
     return emit_while(e, op);
-  if (eddy_ir_op_is(op, "ctl.if"))
+  case CPU_OP_IF:
     return emit_if(e, op);
-  if (eddy_ir_op_is(op, "ctl.call"))
+  case CPU_OP_CALL:
     return emit_call(e, op);
-  if (strncmp(op->name->str, "core.", 5) != 0)
-    return cpu_unsupported(op, "is not supported by the CPU backend yet");
-  if (eddy_ir_op_is(op, "core.constant"))
+  case CPU_OP_CONSTANT:
     return emit_constant(e, op);
-  if (cpu_op_is_pointwise(op) && op->num_results == 1) {
+  case CPU_OP_POINTWISE:
+  case CPU_OP_KERNEL:
+    break;
+  case CPU_OP_NONE:
+  case CPU_OP_LIST:
+    return cpu_unsupported(op, "is not supported by the CPU backend yet");
+  }
+  if (cls == CPU_OP_POINTWISE && op->num_results == 1) {
     cpu_val_t *cv = cpu_val_new(e, &op->results[0]);
     if (can_fuse(e, op)) {
       cv->fused = true;

@@ -34,8 +34,7 @@ static int site_message(cpu_emit_t *e, int site) {
 }
 
 static eddy_walk_result_t find_fallible(eddy_op_t *op, void *user) {
-  if (eddy_ir_op_is(op, "core.gather") ||
-      strncmp(op->name->str, "tl.", 3) == 0) {
+  if (cpu_op_info(op)->fallible) {
     *(bool *)user = true;
     return EDDY_WALK_INTERRUPT;
   }
@@ -367,7 +366,7 @@ static eddy_walk_result_t find_dynamic(eddy_op_t *op, void *user) {
     for (eddy_block_t *b = op->regions[r].first; b; b = b->next)
       for (uint32_t i = 0; i < b->num_args; i++)
         s->found = s->found || type_dyn(b->args[i]->type);
-  if (eddy_ir_op_is(op, "ctl.call") && s->depth < CPU_MAX_INLINE_DEPTH) {
+  if (cpu_op_info(op)->cls == CPU_OP_CALL && s->depth < CPU_MAX_INLINE_DEPTH) {
     const eddy_attr_t *c = eddy_ir_op_attr(op, "callee");
     eddy_op_t *callee =
         c ? eddy_ir_module_lookup_func(s->m, c->u.str.data) : NULL;
@@ -659,8 +658,8 @@ static eddy_status_t emit_func(cpu_emit_t *e, eddy_op_t *func,
       if (j != i && eddy_ir_op_operand(ret, j) == v)
         once = false;
     if (once && outs[i] >= 0 && !e->cuda && v->def && v->def->block == entry &&
-        strncmp(v->def->name->str, "core.", 5) == 0 &&
-        !eddy_ir_op_is(v->def, "core.constant")) {
+        (cpu_op_info(v->def)->cls == CPU_OP_POINTWISE ||
+         cpu_op_info(v->def)->cls == CPU_OP_KERNEL)) {
       eddy_ptrmap_put(&e->direct, v, &outs[i]);
       direct[i] = true;
     }

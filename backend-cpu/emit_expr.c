@@ -16,22 +16,6 @@ static const char *calc_type(eddy_dtype_t dt) {
   return is_half(dt) ? "f32" : cpu_reg_type(dt);
 }
 
-static int to_calc(cpu_emit_t *e, eddy_dtype_t dt, int v) {
-  if (!is_half(dt))
-    return v;
-  int t = cpu_fresh(e);
-  cpu_p(e, "%%t%d = arith.extf %%t%d : %s to f32\n", t, v, cpu_reg_type(dt));
-  return t;
-}
-
-static int from_calc(cpu_emit_t *e, eddy_dtype_t dt, int v) {
-  if (!is_half(dt))
-    return v;
-  int t = cpu_fresh(e);
-  cpu_p(e, "%%t%d = arith.truncf %%t%d : f32 to %s\n", t, v, cpu_reg_type(dt));
-  return t;
-}
-
 /// A float constant in type ty ("f32"/"f64") from a double.
 static int fconst(cpu_emit_t *e, const char *ty, double v) {
   int t = cpu_fresh(e);
@@ -81,6 +65,67 @@ static int sel(cpu_emit_t *e, int c, int a, int b, const char *ty) {
   int t = cpu_fresh(e);
   cpu_p(e, "%%t%d = arith.select %%t%d, %%t%d, %%t%d : %s\n", t, c, a, b, ty);
   return t;
+}
+
+int cpu_float_widen(cpu_emit_t *e, eddy_dtype_t from, const char *to, int v) {
+  const char *cur = cpu_reg_type(from);
+  if (is_half(from)) {
+    int t = cpu_fresh(e);
+    cpu_p(e, "%%t%d = arith.extf %%t%d : %s to f32\n", t, v, cur);
+    v = t;
+    cur = "f32";
+  }
+  if (strcmp(cur, to) == 0)
+    return v;
+  int t = cpu_fresh(e);
+  cpu_p(e, "%%t%d = arith.extf %%t%d : %s to %s\n", t, v, cur, to);
+  return t;
+}
+
+/// An f32 value rounded to bf16 as scalar/scalar.h does it, with integer
+/// ops: arith.truncf to bf16 becomes x86's vcvtneps2bf16 on hosts that have
+/// it, which flushes subnormals to zero.
+static int narrow_bf16(cpu_emit_t *e, int v) {
+  int b = cpu_fresh(e);
+  cpu_p(e, "%%t%d = arith.bitcast %%t%d : f32 to i32\n", b, v);
+  int c16 = iconst(e, "i32", 16);
+  int hi = op2(e, "arith.shrui", b, c16, "i32");
+  int lsb = op2(e, "arith.andi", hi, iconst(e, "i32", 1), "i32");
+  int bias = op2(e, "arith.addi", lsb, iconst(e, "i32", 0x7fff), "i32");
+  int r =
+      op2(e, "arith.shrui", op2(e, "arith.addi", b, bias, "i32"), c16, "i32");
+  int qnan = op2(e, "arith.ori", hi, iconst(e, "i32", 0x40), "i32");
+  int nan = cmp(e, "arith.cmpf", "uno", v, v, "f32");
+  int bits = sel(e, nan, qnan, r, "i32");
+  int h = cpu_fresh(e), t = cpu_fresh(e);
+  cpu_p(e, "%%t%d = arith.trunci %%t%d : i32 to i16\n", h, bits);
+  cpu_p(e, "%%t%d = arith.bitcast %%t%d : i16 to bf16\n", t, h);
+  return t;
+}
+
+int cpu_float_narrow(cpu_emit_t *e, const char *from, eddy_dtype_t to, int v) {
+  if (to == EDDY_DT_F64 || strcmp(from, cpu_reg_type(to)) == 0)
+    return v;
+  if (strcmp(from, "f64") == 0) {
+    int t = cpu_fresh(e);
+    cpu_p(e, "%%t%d = arith.truncf %%t%d : f64 to f32\n", t, v);
+    v = t;
+  }
+  if (to == EDDY_DT_F32)
+    return v;
+  if (to == EDDY_DT_BF16)
+    return narrow_bf16(e, v);
+  int t = cpu_fresh(e);
+  cpu_p(e, "%%t%d = arith.truncf %%t%d : f32 to f16\n", t, v);
+  return t;
+}
+
+static int to_calc(cpu_emit_t *e, eddy_dtype_t dt, int v) {
+  return is_half(dt) ? cpu_float_widen(e, dt, "f32", v) : v;
+}
+
+static int from_calc(cpu_emit_t *e, eddy_dtype_t dt, int v) {
+  return is_half(dt) ? cpu_float_narrow(e, "f32", dt, v) : v;
 }
 
 int cpu_splat_const(cpu_emit_t *e, const eddy_attr_t *a) {
@@ -169,26 +214,11 @@ static int emit_cast(cpu_emit_t *e, eddy_dtype_t from, eddy_dtype_t to, int v) {
     return cmp(e, "arith.cmpi", "ne", v, z, ft);
   }
   if (eddy_dtype_is_float(from) && eddy_dtype_is_float(to)) {
-    // Widen to f64, then narrow f64 -> f32 -> f16 (the contract's rounding).
-    int x = to_calc(e, from, v);
-    const char *cur = is_half(from) ? "f32" : ft;
-    if (to == EDDY_DT_F64) {
-      if (strcmp(cur, "f64") == 0)
-        return x;
-      int t = cpu_fresh(e);
-      cpu_p(e, "%%t%d = arith.extf %%t%d : %s to f64\n", t, x, cur);
-      return t;
-    }
-    if (strcmp(cur, "f64") == 0) {
-      int t = cpu_fresh(e);
-      cpu_p(e, "%%t%d = arith.truncf %%t%d : f64 to f32\n", t, x);
-      x = t;
-    }
-    if (to == EDDY_DT_F32)
-      return x;
-    int t = cpu_fresh(e);
-    cpu_p(e, "%%t%d = arith.truncf %%t%d : f32 to %s\n", t, x, tt);
-    return t;
+    // Widening is exact; narrowing goes f64 -> f32 -> f16 (the contract's
+    // rounding).
+    if (to == EDDY_DT_F64)
+      return cpu_float_widen(e, from, "f64", v);
+    return cpu_float_narrow(e, calc_type(from), to, to_calc(e, from, v));
   }
   if (from == EDDY_DT_I1) { // 0 or 1
     int t = cpu_fresh(e);
@@ -214,12 +244,7 @@ static int emit_cast(cpu_emit_t *e, eddy_dtype_t from, eddy_dtype_t to, int v) {
   }
   // float -> int: truncate toward zero, saturate, NaN -> 0. Compute in f64
   // so that the bounds 2^(w-1) are exact.
-  int x = to_calc(e, from, v);
-  if (strcmp(calc_type(from), "f64") != 0) {
-    int t = cpu_fresh(e);
-    cpu_p(e, "%%t%d = arith.extf %%t%d : %s to f64\n", t, x, calc_type(from));
-    x = t;
-  }
+  int x = cpu_float_widen(e, from, "f64", v);
   int w = int_width(to);
   double hi = 1.0;
   for (int i = 0; i < w - 1; i++)
@@ -243,155 +268,188 @@ static int emit_cast(cpu_emit_t *e, eddy_dtype_t from, eddy_dtype_t to, int v) {
   return sel(e, nan, zero, r, tt);
 }
 
-static const char *unary_math(const char *n) {
-  static const char *const map[][2] = {
-      {"exp", "math.exp"},     {"log", "math.log"},   {"log1p", "math.log1p"},
-      {"tanh", "math.tanh"},   {"sqrt", "math.sqrt"}, {"rsqrt", "math.rsqrt"},
-      {"floor", "math.floor"},
-  };
-  for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
-    if (strcmp(map[i][0], n) == 0)
-      return map[i][1];
+/// ---- One element of a pointwise op
+
+/// The signature of cpu_op_info_t.elem: x holds the operands' elements at
+/// the result's index idx, dt is operand 0's dtype (the result's for iota).
+#define ELEM_ARGS                                                              \
+  cpu_emit_t *e, const eddy_op_t *op, const cpu_op_info_t *info,               \
+      eddy_dtype_t dt, const int *x, const int *idx, int *out
+
+static eddy_status_t no_dtype(const eddy_op_t *op, eddy_dtype_t dt) {
+  return cpu_unsupported(op, "is not supported for %s by the CPU backend",
+                         eddy_dtype_name(dt));
+}
+
+/// info->f on floats (computed in f32 for f16/bf16), info->i on integers
+/// and i1: one operand (a math function) or two.
+static eddy_status_t elem_arith(ELEM_ARGS) {
+  (void)idx;
+  bool one = op->num_operands == 1;
+  if (eddy_dtype_is_float(dt) && info->f) {
+    const char *ct = calc_type(dt);
+    int a = to_calc(e, dt, x[0]);
+    int r = one ? op1(e, info->f, a, ct)
+                : op2(e, info->f, a, to_calc(e, dt, x[1]), ct);
+    *out = from_calc(e, dt, r);
+    return NULL;
+  }
+  if (eddy_dtype_is_float(dt) || !info->i || one)
+    return no_dtype(op, dt);
+  *out = op2(e, info->i, x[0], x[1], cpu_reg_type(dt));
   return NULL;
 }
 
-static eddy_status_t unary(cpu_emit_t *e, const eddy_op_t *op, const char *n,
-                           eddy_dtype_t dt, int a, int *out) {
+/// Comparisons: info->f is the float predicate, info->i the signed integer
+/// one (i1 compares unsigned: false < true).
+static eddy_status_t elem_compare(ELEM_ARGS) {
+  (void)idx;
+  if (eddy_dtype_is_float(dt)) {
+    *out = cmp(e, "arith.cmpf", info->f, to_calc(e, dt, x[0]),
+               to_calc(e, dt, x[1]), calc_type(dt));
+    return NULL;
+  }
+  char pred[4];
+  snprintf(pred, sizeof pred, "%s", info->i);
+  if (dt == EDDY_DT_I1 && pred[0] == 's')
+    pred[0] = 'u';
+  *out = cmp(e, "arith.cmpi", pred, x[0], x[1], cpu_reg_type(dt));
+  return NULL;
+}
+
+/// Integer negation wraps (MIN stays MIN), as scalar/scalar.h's ints do.
+static eddy_status_t elem_neg(ELEM_ARGS) {
+  if (eddy_dtype_is_float(dt))
+    return elem_arith(e, op, info, dt, x, idx, out);
   const char *rt = cpu_reg_type(dt);
-  bool fl = eddy_dtype_is_float(dt);
+  *out = op2(e, "arith.subi", iconst(e, rt, 0), x[0], rt);
+  return NULL;
+}
+
+static eddy_status_t elem_abs(ELEM_ARGS) {
+  if (eddy_dtype_is_float(dt))
+    return elem_arith(e, op, info, dt, x, idx, out);
+  const char *rt = cpu_reg_type(dt);
+  int zero = iconst(e, rt, 0);
+  *out = sel(e, cmp(e, "arith.cmpi", "slt", x[0], zero, rt),
+             op2(e, "arith.subi", zero, x[0], rt), x[0], rt);
+  return NULL;
+}
+
+static eddy_status_t elem_square(ELEM_ARGS) {
+  (void)info, (void)idx;
+  if (!eddy_dtype_is_float(dt)) {
+    *out = op2(e, "arith.muli", x[0], x[0], cpu_reg_type(dt));
+    return NULL;
+  }
+  int a = to_calc(e, dt, x[0]);
+  *out = from_calc(e, dt, op2(e, "arith.mulf", a, a, calc_type(dt)));
+  return NULL;
+}
+
+static eddy_status_t elem_sigmoid(ELEM_ARGS) {
+  (void)info, (void)idx;
+  if (!eddy_dtype_is_float(dt))
+    return no_dtype(op, dt);
   const char *ct = calc_type(dt);
-  if (strcmp(n, "not") == 0) {
-    *out = op2(e, "arith.xori", a, iconst(e, "i1", 1), "i1");
+  int a = to_calc(e, dt, x[0]), one = fconst(e, ct, 1.0);
+  int ex = op1(e, "math.exp", op1(e, "arith.negf", a, ct), ct);
+  *out = from_calc(
+      e, dt, op2(e, "arith.divf", one, op2(e, "arith.addf", one, ex, ct), ct));
+  return NULL;
+}
+
+/// scalar/scalar.h's relu: x if x > 0 or NaN ("ugt"), else +0.0.
+static eddy_status_t elem_relu(ELEM_ARGS) {
+  (void)info, (void)idx;
+  if (!eddy_dtype_is_float(dt)) {
+    const char *rt = cpu_reg_type(dt);
+    *out = op2(e, "arith.maxsi", x[0], iconst(e, rt, 0), rt);
     return NULL;
   }
-  if (!fl) {
+  const char *ct = calc_type(dt);
+  int a = to_calc(e, dt, x[0]), zero = fconst(e, ct, 0.0);
+  *out = from_calc(
+      e, dt, sel(e, cmp(e, "arith.cmpf", "ugt", a, zero, ct), a, zero, ct));
+  return NULL;
+}
+
+/// scalar/scalar.h's sign: sign(+-0) = +0, sign(NaN) = NaN.
+static eddy_status_t elem_sign(ELEM_ARGS) {
+  (void)info, (void)idx;
+  if (!eddy_dtype_is_float(dt)) {
+    const char *rt = cpu_reg_type(dt);
     int zero = iconst(e, rt, 0);
-    if (strcmp(n, "neg") == 0)
-      *out = op2(e, "arith.subi", zero, a, rt);
-    else if (strcmp(n, "abs") == 0)
-      *out = sel(e, cmp(e, "arith.cmpi", "slt", a, zero, rt),
-                 op2(e, "arith.subi", zero, a, rt), a, rt);
-    else if (strcmp(n, "relu") == 0)
-      *out = op2(e, "arith.maxsi", a, zero, rt);
-    else if (strcmp(n, "square") == 0)
-      *out = op2(e, "arith.muli", a, a, rt);
-    else if (strcmp(n, "sign") == 0)
-      *out = sel(e, cmp(e, "arith.cmpi", "sgt", a, zero, rt), iconst(e, rt, 1),
-                 sel(e, cmp(e, "arith.cmpi", "slt", a, zero, rt),
-                     iconst(e, rt, -1), zero, rt),
-                 rt);
-    else
-      return cpu_unsupported(op, "is not supported for %s by the CPU backend",
-                             eddy_dtype_name(dt));
+    *out = sel(e, cmp(e, "arith.cmpi", "sgt", x[0], zero, rt), iconst(e, rt, 1),
+               sel(e, cmp(e, "arith.cmpi", "slt", x[0], zero, rt),
+                   iconst(e, rt, -1), zero, rt),
+               rt);
     return NULL;
   }
-  int x = to_calc(e, dt, a), r;
-  const char *m = unary_math(n);
-  if (m) {
-    r = op1(e, m, x, ct);
-  } else if (strcmp(n, "neg") == 0) {
-    r = op1(e, "arith.negf", x, ct);
-  } else if (strcmp(n, "abs") == 0) {
-    r = op1(e, "math.absf", x, ct);
-  } else if (strcmp(n, "square") == 0) {
-    r = op2(e, "arith.mulf", x, x, ct);
-  } else if (strcmp(n, "sigmoid") == 0) {
-    int one = fconst(e, ct, 1.0);
-    int ex = op1(e, "math.exp", op1(e, "arith.negf", x, ct), ct);
-    r = op2(e, "arith.divf", one, op2(e, "arith.addf", one, ex, ct), ct);
-  } else if (strcmp(n, "relu") == 0) {
-    // x if x > 0 or NaN ("ugt"), else +0.0.
-    int zero = fconst(e, ct, 0.0);
-    r = sel(e, cmp(e, "arith.cmpf", "ugt", x, zero, ct), x, zero, ct);
-  } else if (strcmp(n, "sign") == 0) {
-    int zero = fconst(e, ct, 0.0);
-    int nan = cmp(e, "arith.cmpf", "uno", x, x, ct);
-    int r0 = sel(e, nan, x, zero, ct);
-    int r1 = sel(e, cmp(e, "arith.cmpf", "olt", x, zero, ct),
-                 fconst(e, ct, -1.0), r0, ct);
-    r = sel(e, cmp(e, "arith.cmpf", "ogt", x, zero, ct), fconst(e, ct, 1.0), r1,
-            ct);
-  } else {
-    return cpu_unsupported(op, "is not supported by the CPU backend yet");
-  }
+  const char *ct = calc_type(dt);
+  int a = to_calc(e, dt, x[0]), zero = fconst(e, ct, 0.0);
+  int nan = cmp(e, "arith.cmpf", "uno", a, a, ct);
+  int r0 = sel(e, nan, a, zero, ct);
+  int r1 = sel(e, cmp(e, "arith.cmpf", "olt", a, zero, ct), fconst(e, ct, -1.0),
+               r0, ct);
+  int r = sel(e, cmp(e, "arith.cmpf", "ogt", a, zero, ct), fconst(e, ct, 1.0),
+              r1, ct);
   *out = from_calc(e, dt, r);
   return NULL;
 }
 
-static eddy_status_t binary(cpu_emit_t *e, const eddy_op_t *op, const char *n,
-                            eddy_dtype_t dt, int a, int b, int *out) {
-  const char *rt = cpu_reg_type(dt);
-  static const char *const cmps[][3] = {
-      // name, float predicate, signed int predicate (i1 uses unsigned)
-      {"eq", "oeq", "eq"},  {"ne", "une", "ne"},  {"lt", "olt", "slt"},
-      {"le", "ole", "sle"}, {"gt", "ogt", "sgt"}, {"ge", "oge", "sge"},
-  };
-  for (size_t i = 0; i < sizeof cmps / sizeof cmps[0]; i++) {
-    if (strcmp(n, cmps[i][0]) != 0)
-      continue;
-    if (eddy_dtype_is_float(dt)) {
-      *out = cmp(e, "arith.cmpf", cmps[i][1], to_calc(e, dt, a),
-                 to_calc(e, dt, b), calc_type(dt));
-    } else {
-      char pred[4];
-      snprintf(pred, sizeof pred, "%s", cmps[i][2]);
-      if (dt == EDDY_DT_I1 && pred[0] == 's')
-        pred[0] = 'u'; // false < true
-      *out = cmp(e, "arith.cmpi", pred, a, b, rt);
-    }
-    return NULL;
-  }
-  if (strcmp(n, "and") == 0 || strcmp(n, "or") == 0) {
-    *out = op2(e, n[0] == 'a' ? "arith.andi" : "arith.ori", a, b, "i1");
-    return NULL;
-  }
-  if (eddy_dtype_is_float(dt)) {
-    const char *ct = calc_type(dt);
-    int x = to_calc(e, dt, a), y = to_calc(e, dt, b), r;
-    if (strcmp(n, "add") == 0)
-      r = op2(e, "arith.addf", x, y, ct);
-    else if (strcmp(n, "sub") == 0)
-      r = op2(e, "arith.subf", x, y, ct);
-    else if (strcmp(n, "mul") == 0)
-      r = op2(e, "arith.mulf", x, y, ct);
-    else if (strcmp(n, "div") == 0)
-      r = op2(e, "arith.divf", x, y, ct);
-    else if (strcmp(n, "maximum") == 0)
-      r = op2(e, "arith.maximumf", x, y, ct);
-    else if (strcmp(n, "minimum") == 0)
-      r = op2(e, "arith.minimumf", x, y, ct);
-    else if (strcmp(n, "pow") == 0) {
-      // C pow in double, rounded once (the contract).
-      if (strcmp(ct, "f64") != 0) {
-        int xd = cpu_fresh(e), yd = cpu_fresh(e);
-        cpu_p(e, "%%t%d = arith.extf %%t%d : f32 to f64\n", xd, x);
-        cpu_p(e, "%%t%d = arith.extf %%t%d : f32 to f64\n", yd, y);
-        int pd = op2(e, "math.powf", xd, yd, "f64");
-        r = cpu_fresh(e);
-        cpu_p(e, "%%t%d = arith.truncf %%t%d : f64 to f32\n", r, pd);
-      } else {
-        r = op2(e, "math.powf", x, y, ct);
-      }
-    } else
-      return cpu_unsupported(op, "is not supported by the CPU backend yet");
-    *out = from_calc(e, dt, r);
-    return NULL;
-  }
-  if (strcmp(n, "add") == 0)
-    *out = op2(e, "arith.addi", a, b, rt);
-  else if (strcmp(n, "sub") == 0)
-    *out = op2(e, "arith.subi", a, b, rt);
-  else if (strcmp(n, "mul") == 0)
-    *out = op2(e, "arith.muli", a, b, rt);
-  else if (strcmp(n, "div") == 0)
-    *out = int_floordiv(e, rt, a, b);
-  else if (strcmp(n, "maximum") == 0)
-    *out = op2(e, "arith.maxsi", a, b, rt);
-  else if (strcmp(n, "minimum") == 0)
-    *out = op2(e, "arith.minsi", a, b, rt);
-  else
-    return cpu_unsupported(op, "is not supported for %s by the CPU backend",
-                           eddy_dtype_name(dt));
+static eddy_status_t elem_not(ELEM_ARGS) {
+  (void)op, (void)info, (void)dt, (void)idx;
+  *out = op2(e, "arith.xori", x[0], iconst(e, "i1", 1), "i1");
+  return NULL;
+}
+
+/// Floats divide (IEEE); integers floor-divide (int_floordiv).
+static eddy_status_t elem_div(ELEM_ARGS) {
+  if (eddy_dtype_is_float(dt))
+    return elem_arith(e, op, info, dt, x, idx, out);
+  *out = int_floordiv(e, cpu_reg_type(dt), x[0], x[1]);
+  return NULL;
+}
+
+/// C pow in double, rounded once (the contract).
+static eddy_status_t elem_pow(ELEM_ARGS) {
+  (void)info, (void)idx;
+  if (!eddy_dtype_is_float(dt))
+    return no_dtype(op, dt);
+  int a = cpu_float_widen(e, dt, "f64", x[0]);
+  int b = cpu_float_widen(e, dt, "f64", x[1]);
+  *out = cpu_float_narrow(e, "f64", dt, op2(e, "math.powf", a, b, "f64"));
+  return NULL;
+}
+
+static eddy_status_t elem_select(ELEM_ARGS) {
+  (void)info, (void)dt, (void)idx;
+  *out = sel(e, x[0], x[1], x[2], cpu_reg_type(op->results[0].type->dtype));
+  return NULL;
+}
+
+static eddy_status_t elem_cast(ELEM_ARGS) {
+  (void)info, (void)idx;
+  *out = emit_cast(e, dt, op->results[0].type->dtype, x[0]);
+  return NULL;
+}
+
+static eddy_status_t elem_broadcast_to(ELEM_ARGS) {
+  (void)e, (void)op, (void)info, (void)dt, (void)idx;
+  *out = x[0];
+  return NULL;
+}
+
+static eddy_status_t elem_iota(ELEM_ARGS) {
+  (void)info, (void)dt, (void)x;
+  const eddy_type_t *rt = op->results[0].type;
+  int64_t d = eddy_ir_op_attr_int(op, "dimension", 0);
+  if (d < 0)
+    d += rt->rank;
+  int i64v = cpu_fresh(e);
+  cpu_p(e, "%%t%d = arith.index_cast %%t%d : index to i64\n", i64v, idx[d]);
+  *out = emit_cast(e, EDDY_DT_I64, rt->dtype, i64v);
   return NULL;
 }
 
@@ -422,62 +480,30 @@ static eddy_status_t bcast_index(cpu_emit_t *e, const eddy_type_t *rt,
 }
 
 bool cpu_op_is_pointwise(const eddy_op_t *op) {
-  return eddy_ir_op_has_trait(op, EDDY_TRAIT_ELEMENTWISE) ||
-         eddy_ir_op_is(op, "core.broadcast_to") ||
-         eddy_ir_op_is(op, "core.iota");
+  return cpu_op_info(op)->cls == CPU_OP_POINTWISE;
 }
 
 bool cpu_op_can_consume_fused(const eddy_op_t *op) {
-  const char *n = op->name->str;
-  // Each of these reads every operand element at most once.
-  return cpu_op_is_pointwise(op) || strncmp(n, "core.reduce_", 12) == 0 ||
-         eddy_ir_op_is(op, "core.reshape") ||
-         eddy_ir_op_is(op, "core.transpose") ||
-         eddy_ir_op_is(op, "core.slice") || eddy_ir_op_is(op, "core.pad") ||
-         eddy_ir_op_is(op, "core.concat") || eddy_ir_op_is(op, "core.split");
+  const cpu_op_info_t *info = cpu_op_info(op);
+  return info->cls == CPU_OP_POINTWISE || info->reads_once;
 }
 
 eddy_status_t cpu_pointwise(cpu_emit_t *e, eddy_op_t *op, const int *idx,
                             int *out) {
+  const cpu_op_info_t *info = cpu_op_info(op);
   const eddy_type_t *rt = op->results[0].type;
-  if (eddy_ir_op_is(op, "core.iota")) {
-    int64_t d = eddy_ir_op_attr_int(op, "dimension", 0);
-    if (d < 0)
-      d += rt->rank;
-    int i64v = cpu_fresh(e);
-    cpu_p(e, "%%t%d = arith.index_cast %%t%d : index to i64\n", i64v, idx[d]);
-    *out = emit_cast(e, EDDY_DT_I64, rt->dtype, i64v);
-    return NULL;
-  }
   int vals[3];
-  if (op->num_operands > 3)
-    return cpu_unsupported(op, "has too many operands for the CPU backend");
+  if (info->cls != CPU_OP_POINTWISE || op->num_operands > 3)
+    return cpu_unsupported(op, "is not supported by the CPU backend yet");
   for (uint32_t i = 0; i < op->num_operands; i++) {
     eddy_value_t *v = eddy_ir_op_operand(op, i);
     int oidx[EDDY_RT_MAX_RANK];
     EDDY_RETURN_IF_ERROR(bcast_index(e, rt, v, idx, oidx));
     EDDY_RETURN_IF_ERROR(cpu_expr(e, v, oidx, &vals[i]));
   }
-  const char *n = op->name->str + 5; // after "core."
   eddy_dtype_t odt =
       op->num_operands ? eddy_ir_op_operand(op, 0)->type->dtype : rt->dtype;
-  if (eddy_ir_op_is(op, "core.broadcast_to")) {
-    *out = vals[0];
-    return NULL;
-  }
-  if (eddy_ir_op_is(op, "core.cast")) {
-    *out = emit_cast(e, odt, rt->dtype, vals[0]);
-    return NULL;
-  }
-  if (eddy_ir_op_is(op, "core.select")) {
-    *out = sel(e, vals[0], vals[1], vals[2], cpu_reg_type(rt->dtype));
-    return NULL;
-  }
-  if (op->num_operands == 1)
-    return unary(e, op, n, odt, vals[0], out);
-  if (op->num_operands == 2)
-    return binary(e, op, n, odt, vals[0], vals[1], out);
-  return cpu_unsupported(op, "is not supported by the CPU backend yet");
+  return info->elem(e, op, info, odt, vals, idx, out);
 }
 
 /// ---- kernels
@@ -486,7 +512,11 @@ static eddy_status_t kernel_reduce(cpu_emit_t *e, eddy_op_t *op) {
   eddy_value_t *in = eddy_ir_op_operand(op, 0);
   const eddy_type_t *it = in->type, *rt = op->results[0].type;
   cpu_val_t *rv = cpu_val_get(e, &op->results[0]);
-  const char *kind = op->name->str + strlen("core.reduce_");
+  const cpu_op_info_t *info = cpu_op_info(op);
+  eddy_opcode_t k = eddy_dialects_opcode(op);
+  bool prod = k == EDDY_OP_CORE_REDUCE_PROD,
+       mean = k == EDDY_OP_CORE_REDUCE_MEAN;
+  bool mx = k == EDDY_OP_CORE_REDUCE_MAX, mn = k == EDDY_OP_CORE_REDUCE_MIN;
   bool keep = eddy_ir_op_attr_bool(op, "keepdims", false);
   bool red[EDDY_RT_MAX_RANK] = {false};
   int64_t axes[EDDY_RT_MAX_RANK];
@@ -519,8 +549,7 @@ static eddy_status_t kernel_reduce(cpu_emit_t *e, eddy_op_t *op) {
   }
   eddy_dtype_t dt = it->dtype;
   bool fl = eddy_dtype_is_float(dt);
-  bool sum_like = strcmp(kind, "sum") == 0 || strcmp(kind, "mean") == 0 ||
-                  strcmp(kind, "prod") == 0;
+  bool sum_like = !mx && !mn;
   // Float sums, products and means accumulate in f64 (the contract).
   const char *acc_t =
       fl ? (sum_like ? "f64" : calc_type(dt)) : cpu_reg_type(dt);
@@ -530,10 +559,9 @@ static eddy_status_t kernel_reduce(cpu_emit_t *e, eddy_op_t *op) {
   else
     cpu_loops_open(e, rt->rank, rt->dims, oidx);
   int init;
-  if (strcmp(kind, "prod") == 0)
+  if (prod)
     init = fl ? fconst(e, acc_t, 1.0) : iconst(e, acc_t, 1);
-  else if (strcmp(kind, "max") == 0 || strcmp(kind, "min") == 0) {
-    bool mx = kind[1] == 'a';
+  else if (mx || mn) {
     if (fl) {
       init = fconst(e, acc_t, mx ? -__builtin_inf() : __builtin_inf());
     } else {
@@ -573,20 +601,9 @@ static eddy_status_t kernel_reduce(cpu_emit_t *e, eddy_op_t *op) {
   int x;
   EDDY_RETURN_IF_ERROR(cpu_expr(e, in, iidx, &x));
   int cur = acc[nr], nx;
-  if (fl && strcmp(acc_t, cpu_reg_type(dt)) != 0) {
-    int t = cpu_fresh(e);
-    cpu_p(e, "%%t%d = arith.extf %%t%d : %s to %s\n", t, x, cpu_reg_type(dt),
-          acc_t);
-    x = t;
-  }
-  if (strcmp(kind, "prod") == 0)
-    nx = op2(e, fl ? "arith.mulf" : "arith.muli", cur, x, acc_t);
-  else if (strcmp(kind, "max") == 0)
-    nx = op2(e, fl ? "arith.maximumf" : "arith.maxsi", cur, x, acc_t);
-  else if (strcmp(kind, "min") == 0)
-    nx = op2(e, fl ? "arith.minimumf" : "arith.minsi", cur, x, acc_t);
-  else
-    nx = op2(e, fl ? "arith.addf" : "arith.addi", cur, x, acc_t);
+  if (fl)
+    x = cpu_float_widen(e, dt, acc_t, x);
+  nx = op2(e, fl ? info->f : info->i, cur, x, acc_t);
   if (nr > 0)
     cpu_p(e, "scf.yield %%t%d : %s\n", nx, acc_t);
   for (int32_t j = nr - 1; j >= 0; j--) {
@@ -596,7 +613,7 @@ static eddy_status_t kernel_reduce(cpu_emit_t *e, eddy_op_t *op) {
   }
   // No reduced axes: each result element is init (op) x.
   int r = nr ? res[0] : nx;
-  if (strcmp(kind, "mean") == 0 && dyn) {
+  if (mean && dyn) {
     // count = product of the reduced run-time dims; integer mean of
     // nothing is 0 (the contract), float mean of nothing is NaN (0/0).
     int c = cpu_index_const(e, 1);
@@ -619,7 +636,7 @@ static eddy_status_t kernel_reduce(cpu_emit_t *e, eddy_op_t *op) {
       int safe = sel(e, isz, one, cw, acc_t);
       r = sel(e, isz, z, op2(e, "arith.divsi", r, safe, acc_t), acc_t);
     }
-  } else if (strcmp(kind, "mean") == 0) {
+  } else if (mean) {
     if (fl) {
       r = op2(e, "arith.divf", r, fconst(e, "f64", (double)count), "f64");
     } else {
@@ -627,17 +644,8 @@ static eddy_status_t kernel_reduce(cpu_emit_t *e, eddy_op_t *op) {
       r = count ? op2(e, "arith.divsi", r, c, acc_t) : iconst(e, acc_t, 0);
     }
   }
-  if (fl && strcmp(acc_t, cpu_reg_type(dt)) != 0) {
-    int t = cpu_fresh(e);
-    if (is_half(dt) && strcmp(acc_t, "f64") == 0) {
-      cpu_p(e, "%%t%d = arith.truncf %%t%d : f64 to f32\n", t, r);
-      r = from_calc(e, dt, t);
-    } else {
-      cpu_p(e, "%%t%d = arith.truncf %%t%d : %s to %s\n", t, r, acc_t,
-            cpu_reg_type(dt));
-      r = t;
-    }
-  }
+  if (fl)
+    r = cpu_float_narrow(e, acc_t, dt, r);
   cpu_store(e, rv->buf, rt, oidx, r);
   cpu_loops_close(e, rt->rank);
   return NULL;
@@ -748,7 +756,7 @@ static void shape_stores(cpu_emit_t *e, eddy_op_t *op, const eddy_type_t *it,
     if (one < 0)
       one += it->rank;
     for (int32_t k = 0; k < it->rank; k++) {
-      bool dim = eddy_ir_op_is(op, "core.dim");
+      bool dim = eddy_dialects_opcode(op) == EDDY_OP_CORE_DIM;
       if (dim && k != one)
         continue;
       int v = cpu_fresh(e);
@@ -758,7 +766,7 @@ static void shape_stores(cpu_emit_t *e, eddy_op_t *op, const eddy_type_t *it,
     }
     return;
   }
-  if (eddy_ir_op_is(op, "core.dim")) {
+  if (eddy_dialects_opcode(op) == EDDY_OP_CORE_DIM) {
     int64_t k = eddy_ir_op_attr_int(op, "index", 0);
     if (k < 0)
       k += it->rank;
@@ -990,31 +998,131 @@ static eddy_status_t kernel_gather(cpu_emit_t *e, eddy_op_t *op) {
   return NULL;
 }
 
+static eddy_status_t kernel_matmul(cpu_emit_t *e, eddy_op_t *op) {
+  return cpu_type_is_dynamic(op->results[0].type) ||
+                 cpu_type_is_dynamic(eddy_ir_op_operand(op, 0)->type) ||
+                 cpu_type_is_dynamic(eddy_ir_op_operand(op, 1)->type)
+             ? cpu_matmul_dyn(e, op)
+             : cpu_matmul(e, op);
+}
+
 eddy_status_t cpu_kernel(cpu_emit_t *e, eddy_op_t *op) {
-  if (eddy_ir_op_is(op, "core.gather"))
-    return kernel_gather(e, op);
-  if (eddy_ir_op_is(op, "core.slice"))
-    return kernel_slice(e, op);
-  if (eddy_ir_op_is(op, "core.pad"))
-    return kernel_pad(e, op);
-  if (eddy_ir_op_is(op, "core.concat"))
-    return kernel_concat(e, op);
-  if (eddy_ir_op_is(op, "core.split"))
-    return kernel_split(e, op);
-  const char *n = op->name->str;
-  if (strncmp(n, "core.reduce_", 12) == 0)
-    return kernel_reduce(e, op);
-  if (eddy_ir_op_is(op, "core.matmul"))
-    return cpu_type_is_dynamic(op->results[0].type) ||
-                   cpu_type_is_dynamic(eddy_ir_op_operand(op, 0)->type) ||
-                   cpu_type_is_dynamic(eddy_ir_op_operand(op, 1)->type)
-               ? cpu_matmul_dyn(e, op)
-               : cpu_matmul(e, op);
-  if (eddy_ir_op_is(op, "core.reshape"))
-    return kernel_reshape(e, op);
-  if (eddy_ir_op_is(op, "core.transpose"))
-    return kernel_transpose(e, op);
-  if (eddy_ir_op_is(op, "core.shape") || eddy_ir_op_is(op, "core.dim"))
-    return kernel_shape(e, op);
-  return cpu_unsupported(op, "is not supported by the CPU backend yet");
+  const cpu_op_info_t *info = cpu_op_info(op);
+  if (info->cls != CPU_OP_KERNEL)
+    return cpu_unsupported(op, "is not supported by the CPU backend yet");
+  return info->kernel(e, op);
+}
+
+/// ---- The op table
+
+/// Indexed by opcode: how the CPU backend emits each core, ctl and tl op
+/// (and the GPU target, which shares this emitter), or why it does not
+/// emit it on its own. tests/unit/cpu/test_cpu_table.c holds every opcode
+/// to one or the other.
+#define PW(E, FN, F, I)                                                        \
+  [EDDY_OP_CORE_##E] = {.cls = CPU_OP_POINTWISE, .elem = FN, .f = F, .i = I}
+#define KERNEL(E, FN, ONCE)                                                    \
+  [EDDY_OP_CORE_##E] = {.cls = CPU_OP_KERNEL, .kernel = FN, .reads_once = ONCE}
+#define REDUCE(E, F, I)                                                        \
+  [EDDY_OP_CORE_REDUCE_##E] = {.cls = CPU_OP_KERNEL,                           \
+                               .kernel = kernel_reduce,                        \
+                               .f = F,                                         \
+                               .i = I,                                         \
+                               .reads_once = true}
+#define LIST(E, FN)                                                            \
+  [EDDY_OP_TL_##E] = {.cls = CPU_OP_LIST, .kernel = FN, .fallible = true}
+#define TERMINATOR "a terminator: the op holding its region emits it"
+
+static const cpu_op_info_t k_ops[EDDY_OP_COUNT_] = {
+    [EDDY_OP_CORE_CONSTANT] = {.cls = CPU_OP_CONSTANT},
+    PW(IOTA, elem_iota, NULL, NULL),
+    PW(NEG, elem_neg, "arith.negf", NULL),
+    PW(ABS, elem_abs, "math.absf", NULL),
+    PW(EXP, elem_arith, "math.exp", NULL),
+    PW(LOG, elem_arith, "math.log", NULL),
+    PW(LOG1P, elem_arith, "math.log1p", NULL),
+    PW(TANH, elem_arith, "math.tanh", NULL),
+    PW(SIGMOID, elem_sigmoid, NULL, NULL),
+    PW(RELU, elem_relu, NULL, NULL),
+    PW(SQRT, elem_arith, "math.sqrt", NULL),
+    PW(RSQRT, elem_arith, "math.rsqrt", NULL),
+    PW(SQUARE, elem_square, NULL, NULL),
+    PW(FLOOR, elem_arith, "math.floor", NULL),
+    PW(SIGN, elem_sign, NULL, NULL),
+    PW(ADD, elem_arith, "arith.addf", "arith.addi"),
+    PW(SUB, elem_arith, "arith.subf", "arith.subi"),
+    PW(MUL, elem_arith, "arith.mulf", "arith.muli"),
+    PW(DIV, elem_div, "arith.divf", NULL),
+    PW(POW, elem_pow, NULL, NULL),
+    // arith's maximumf/minimumf: NaN wins, -0 < +0 (scalar/scalar.h).
+    PW(MAXIMUM, elem_arith, "arith.maximumf", "arith.maxsi"),
+    PW(MINIMUM, elem_arith, "arith.minimumf", "arith.minsi"),
+    PW(EQ, elem_compare, "oeq", "eq"),
+    PW(NE, elem_compare, "une", "ne"),
+    PW(LT, elem_compare, "olt", "slt"),
+    PW(LE, elem_compare, "ole", "sle"),
+    PW(GT, elem_compare, "ogt", "sgt"),
+    PW(GE, elem_compare, "oge", "sge"),
+    PW(AND, elem_arith, NULL, "arith.andi"),
+    PW(OR, elem_arith, NULL, "arith.ori"),
+    PW(NOT, elem_not, NULL, NULL),
+    PW(SELECT, elem_select, NULL, NULL),
+    PW(CAST, elem_cast, NULL, NULL),
+    KERNEL(MATMUL, kernel_matmul, false),
+    // Float sums, means and products accumulate in f64 (the contract).
+    REDUCE(SUM, "arith.addf", "arith.addi"),
+    REDUCE(MEAN, "arith.addf", "arith.addi"),
+    REDUCE(MAX, "arith.maximumf", "arith.maxsi"),
+    REDUCE(MIN, "arith.minimumf", "arith.minsi"),
+    REDUCE(PROD, "arith.mulf", "arith.muli"),
+    KERNEL(RESHAPE, kernel_reshape, true),
+    KERNEL(TRANSPOSE, kernel_transpose, true),
+    PW(BROADCAST_TO, elem_broadcast_to, NULL, NULL),
+    KERNEL(CONCAT, kernel_concat, true),
+    KERNEL(SPLIT, kernel_split, true),
+    KERNEL(SLICE, kernel_slice, true),
+    [EDDY_OP_CORE_GATHER] = {.cls = CPU_OP_KERNEL,
+                             .kernel = kernel_gather,
+                             .fallible = true},
+    KERNEL(PAD, kernel_pad, true),
+    KERNEL(SHAPE, kernel_shape, false),
+    KERNEL(DIM, kernel_shape, false),
+    [EDDY_OP_CTL_WHILE] = {.cls = CPU_OP_WHILE},
+    [EDDY_OP_CTL_IF] = {.cls = CPU_OP_IF},
+    [EDDY_OP_CTL_CALL] = {.cls = CPU_OP_CALL},
+    [EDDY_OP_CTL_YIELD] = {.none = TERMINATOR},
+    [EDDY_OP_CTL_CONDITION] = {.none = TERMINATOR},
+    LIST(EMPTY, cpu_list_empty),
+    LIST(RESERVE, cpu_list_reserve),
+    LIST(PUSH_BACK, cpu_list_push_back),
+    LIST(POP_BACK, cpu_list_pop_back),
+    LIST(GET_ITEM, cpu_list_get_item),
+    LIST(SET_ITEM, cpu_list_set_item),
+    LIST(LENGTH, cpu_list_length),
+    LIST(STACK, cpu_list_stack),
+    LIST(FROM_TENSOR, cpu_list_from_tensor),
+};
+
+const cpu_op_info_t *cpu_op_info(const eddy_op_t *op) {
+  return &k_ops[eddy_dialects_opcode(op)];
+}
+
+bool eddy_cpu_opcode_supported(eddy_opcode_t code, const char **out_reason) {
+  const cpu_op_info_t *info =
+      code > EDDY_OP_NONE && code < EDDY_OP_COUNT_ ? &k_ops[code] : NULL;
+  bool ok = info && info->cls != CPU_OP_NONE;
+  if (out_reason)
+    *out_reason = info && !ok ? info->none : NULL;
+  if (!ok)
+    return false;
+  // What each class needs from its entry.
+  switch (info->cls) {
+  case CPU_OP_POINTWISE:
+    return info->elem != NULL;
+  case CPU_OP_KERNEL:
+  case CPU_OP_LIST:
+    return info->kernel != NULL;
+  default:
+    return true;
+  }
 }

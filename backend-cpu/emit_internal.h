@@ -211,8 +211,19 @@ void cpu_list_assign(cpu_emit_t *e, eddy_value_t *v, const eddy_op_t *user,
                      int dst);
 /// dst slot = a new reference to the list in slot src.
 void cpu_list_copy_slot(cpu_emit_t *e, int src, int dst);
-/// Emits a tl op (all of them; stack needs a static result type).
+/// Emits a tl op (all of them; stack needs a static result type): the
+/// checks and error site every list op needs, then its entry in the op
+/// table, one of the cpu_list_<op> below.
 eddy_status_t cpu_list_op(cpu_emit_t *e, eddy_op_t *op);
+eddy_status_t cpu_list_empty(cpu_emit_t *e, eddy_op_t *op);
+eddy_status_t cpu_list_reserve(cpu_emit_t *e, eddy_op_t *op);
+eddy_status_t cpu_list_push_back(cpu_emit_t *e, eddy_op_t *op);
+eddy_status_t cpu_list_pop_back(cpu_emit_t *e, eddy_op_t *op);
+eddy_status_t cpu_list_get_item(cpu_emit_t *e, eddy_op_t *op);
+eddy_status_t cpu_list_set_item(cpu_emit_t *e, eddy_op_t *op);
+eddy_status_t cpu_list_length(cpu_emit_t *e, eddy_op_t *op);
+eddy_status_t cpu_list_stack(cpu_emit_t *e, eddy_op_t *op);
+eddy_status_t cpu_list_from_tensor(cpu_emit_t *e, eddy_op_t *op);
 /// Releases every list slot (emitted fresh at each exit of the entry).
 void cpu_list_cleanup(cpu_emit_t *e);
 
@@ -295,6 +306,57 @@ void cpu_store(cpu_emit_t *e, int buf, const eddy_type_t *t, const int *idx,
                int val);
 /// A splat constant's element as an arith.constant in register type.
 int cpu_splat_const(cpu_emit_t *e, const eddy_attr_t *a);
+/// Float value v of dtype from widened to "f32" or "f64" (exact; f16 and
+/// bf16 through f32).
+int cpu_float_widen(cpu_emit_t *e, eddy_dtype_t from, const char *to, int v);
+/// Float value v of register type from ("f32" or "f64") rounded to dtype to:
+/// f64 -> f32 -> f16/bf16, to nearest even, as scalar/scalar.h rounds
+/// (tests/unit/scalar/test_scalar.c holds the emitted code to it).
+int cpu_float_narrow(cpu_emit_t *e, const char *from, eddy_dtype_t to, int v);
+
+/// ---- The op table (emit_expr.c) ----
+
+/// How an op is emitted.
+typedef enum cpu_op_class {
+  CPU_OP_NONE = 0,  ///< not on its own (cpu_op_info_t.none says why)
+  CPU_OP_CONSTANT,  ///< core.constant (emit.c)
+  CPU_OP_POINTWISE, ///< elem computes one result element: fusable
+  CPU_OP_KERNEL,    ///< kernel writes the result buffers
+  CPU_OP_LIST,      ///< a TensorList op: kernel, after cpu_list_op's checks
+  CPU_OP_WHILE,     ///< control flow (emit.c)
+  CPU_OP_IF,
+  CPU_OP_CALL,
+} cpu_op_class_t;
+
+typedef struct cpu_op_info cpu_op_info_t;
+
+/// One element of a pointwise op: x holds the operands' elements at the
+/// result index idx, dt is operand 0's dtype (the result's without
+/// operands).
+typedef eddy_status_t (*cpu_elem_fn)(cpu_emit_t *e, const eddy_op_t *op,
+                                     const cpu_op_info_t *info, eddy_dtype_t dt,
+                                     const int *x, const int *idx, int *out);
+typedef eddy_status_t (*cpu_kernel_fn)(cpu_emit_t *e, eddy_op_t *op);
+
+/// The CPU backend's entry for one opcode.
+struct cpu_op_info {
+  cpu_op_class_t cls;
+  cpu_elem_fn elem;     ///< POINTWISE
+  cpu_kernel_fn kernel; ///< KERNEL, LIST
+  /// The arith/math op (or comparison predicate) for floats and for
+  /// integers, where elem or kernel takes it from the table; NULL: none.
+  const char *f, *i;
+  /// A KERNEL that reads each operand element at most once per result
+  /// element it writes, so a fused producer may be recomputed there.
+  bool reads_once;
+  /// May record a run-time error (bad index, list misuse): the function
+  /// gets the error channel.
+  bool fallible;
+  const char *none; ///< NONE: why
+};
+
+/// op's entry (all zero, class NONE, for ops without an opcode).
+const cpu_op_info_t *cpu_op_info(const eddy_op_t *op);
 
 /// The value v at index idx (v's rank entries): a load, an inline constant,
 /// or the fused computation of its defining op.

@@ -237,7 +237,7 @@ static void new_list_call(cpu_emit_t *e, const char *fn, int depth, int p,
   slot_set(e, rs, p);
 }
 
-static eddy_status_t list_empty(cpu_emit_t *e, eddy_op_t *op) {
+eddy_status_t cpu_list_empty(cpu_emit_t *e, eddy_op_t *op) {
   int depth;
   const eddy_type_t *elem = innermost(op->results[0].type->elem, &depth);
   int rs = cpu_list_slot(e);
@@ -253,7 +253,7 @@ static eddy_status_t list_empty(cpu_emit_t *e, eddy_op_t *op) {
   if (e->cuda) {
     bool sw = false;
     for (eddy_use_t *u = op->results[0].uses; u; u = u->next)
-      sw = sw || (eddy_ir_op_is(u->owner, "ctl.while") &&
+      sw = sw || (cpu_op_info(u->owner)->cls == CPU_OP_WHILE &&
                   eddy_ir_op_attr_bool(u->owner, "swap_memory", false));
     swap = cpu_fresh(e);
     cpu_p(e, "%%t%d = arith.constant %d : i32\n", swap, sw ? 1 : 0);
@@ -295,7 +295,7 @@ static eddy_status_t index_i64(cpu_emit_t *e, eddy_value_t *v, int *out) {
   return NULL;
 }
 
-static eddy_status_t list_reserve(cpu_emit_t *e, eddy_op_t *op) {
+eddy_status_t cpu_list_reserve(cpu_emit_t *e, eddy_op_t *op) {
   int depth;
   const eddy_type_t *elem = innermost(op->results[0].type->elem, &depth);
   int n;
@@ -309,7 +309,7 @@ static eddy_status_t list_reserve(cpu_emit_t *e, eddy_op_t *op) {
   return NULL;
 }
 
-static eddy_status_t list_from_tensor(cpu_emit_t *e, eddy_op_t *op) {
+eddy_status_t cpu_list_from_tensor(cpu_emit_t *e, eddy_op_t *op) {
   eddy_value_t *x = eddy_ir_op_operand(op, 0);
   int data;
   EDDY_RETURN_IF_ERROR(operand_ptr(e, op, x, &data));
@@ -521,7 +521,7 @@ static eddy_status_t list_pop(cpu_emit_t *e, eddy_op_t *op) {
   return NULL;
 }
 
-static eddy_status_t list_length(cpu_emit_t *e, eddy_op_t *op) {
+eddy_status_t cpu_list_length(cpu_emit_t *e, eddy_op_t *op) {
   const eddy_type_t *rt = op->results[0].type;
   int buf = cpu_result_buf(e, &op->results[0]);
   cpu_val_new(e, &op->results[0])->buf = buf;
@@ -557,33 +557,34 @@ eddy_status_t cpu_list_op(cpu_emit_t *e, eddy_op_t *op) {
     cpu_store(e, e->elist, i32s, NULL, c);
     cpu_gate_close(e);
   }
-  if (eddy_ir_op_is(op, "tl.push_back") &&
-      is_list_type(eddy_ir_op_operand(op, 1)->type))
-    return list_put_list(e, op, false);
-  if (eddy_ir_op_is(op, "tl.set_item") &&
-      is_list_type(eddy_ir_op_operand(op, 2)->type))
-    return list_put_list(e, op, true);
-  if (eddy_ir_op_is(op, "tl.pop_back") && is_list_type(op->results[1].type))
-    return list_pop_list(e, op);
-  if (eddy_ir_op_is(op, "tl.get_item") && is_list_type(op->results[0].type))
-    return list_get_list(e, op);
-  if (eddy_ir_op_is(op, "tl.empty"))
-    return list_empty(e, op);
-  if (eddy_ir_op_is(op, "tl.push_back"))
-    return list_push(e, op);
-  if (eddy_ir_op_is(op, "tl.pop_back"))
-    return list_pop(e, op);
-  if (eddy_ir_op_is(op, "tl.length"))
-    return list_length(e, op);
-  if (eddy_ir_op_is(op, "tl.reserve"))
-    return list_reserve(e, op);
-  if (eddy_ir_op_is(op, "tl.from_tensor"))
-    return list_from_tensor(e, op);
-  if (eddy_ir_op_is(op, "tl.get_item"))
-    return list_read(e, op, false);
-  if (eddy_ir_op_is(op, "tl.stack"))
-    return list_read(e, op, true);
-  if (eddy_ir_op_is(op, "tl.set_item"))
-    return list_set(e, op);
-  return cpu_unsupported(op, "is not supported by the CPU backend yet");
+  return cpu_op_info(op)->kernel(e, op);
+}
+
+/// The tl ops that take or give an item read it as a tensor or, in a list
+/// of lists, as a list.
+
+eddy_status_t cpu_list_push_back(cpu_emit_t *e, eddy_op_t *op) {
+  return is_list_type(eddy_ir_op_operand(op, 1)->type)
+             ? list_put_list(e, op, false)
+             : list_push(e, op);
+}
+
+eddy_status_t cpu_list_set_item(cpu_emit_t *e, eddy_op_t *op) {
+  return is_list_type(eddy_ir_op_operand(op, 2)->type)
+             ? list_put_list(e, op, true)
+             : list_set(e, op);
+}
+
+eddy_status_t cpu_list_pop_back(cpu_emit_t *e, eddy_op_t *op) {
+  return is_list_type(op->results[1].type) ? list_pop_list(e, op)
+                                           : list_pop(e, op);
+}
+
+eddy_status_t cpu_list_get_item(cpu_emit_t *e, eddy_op_t *op) {
+  return is_list_type(op->results[0].type) ? list_get_list(e, op)
+                                           : list_read(e, op, false);
+}
+
+eddy_status_t cpu_list_stack(cpu_emit_t *e, eddy_op_t *op) {
+  return list_read(e, op, true);
 }

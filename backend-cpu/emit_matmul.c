@@ -18,22 +18,6 @@
 
 #include <string.h>
 
-static bool mm_is_half(eddy_dtype_t dt) {
-  return dt == EDDY_DT_F16 || dt == EDDY_DT_BF16;
-}
-
-/// f16/bf16 elements widen to f32 (their calculation type) first.
-static int mm_widen(cpu_emit_t *e, eddy_dtype_t dt, int v, const char *to) {
-  int t = cpu_fresh(e);
-  if (mm_is_half(dt)) {
-    cpu_p(e, "%%t%d = arith.extf %%t%d : %s to f32\n", t, v, cpu_reg_type(dt));
-    v = t;
-    t = cpu_fresh(e);
-  }
-  cpu_p(e, "%%t%d = arith.extf %%t%d : f32 to %s\n", t, v, to);
-  return t;
-}
-
 static int mm_op2(cpu_emit_t *e, const char *name, int a, int b,
                   const char *ty) {
   int t = cpu_fresh(e);
@@ -139,7 +123,7 @@ static eddy_status_t mm_inline(cpu_emit_t *e, eddy_op_t *op) {
            aidx);
   EDDY_RETURN_IF_ERROR(cpu_expr(e, a, aidx, &x));
   if (fl && dt != EDDY_DT_F64)
-    x = mm_widen(e, dt, x, "f64");
+    x = cpu_float_widen(e, dt, "f64", x);
   cpu_loops_open(e, 1, &n, j);
   mm_index(e, bty, rt, oidx, kv[0], j[0], bidx);
   if (tb)
@@ -147,7 +131,7 @@ static eddy_status_t mm_inline(cpu_emit_t *e, eddy_op_t *op) {
   else
     EDDY_RETURN_IF_ERROR(cpu_expr(e, b, bidx, &y));
   if (fl && dt != EDDY_DT_F64)
-    y = mm_widen(e, dt, y, "f64");
+    y = cpu_float_widen(e, dt, "f64", y);
   int cur = cpu_load(e, acc, acc_ty, j);
   int p = mm_op2(e, fl ? "arith.mulf" : "arith.muli", x, y, acc_t);
   cpu_store(e, acc, acc_ty, j,
@@ -155,17 +139,8 @@ static eddy_status_t mm_inline(cpu_emit_t *e, eddy_op_t *op) {
   cpu_loops_close(e, 2);
   cpu_loops_open(e, 1, &n, j);
   int v = cpu_load(e, acc, acc_ty, j);
-  if (fl && dt != EDDY_DT_F64) {
-    int t = cpu_fresh(e);
-    cpu_p(e, "%%t%d = arith.truncf %%t%d : f64 to f32\n", t, v);
-    v = t;
-    if (mm_is_half(dt)) {
-      t = cpu_fresh(e);
-      cpu_p(e, "%%t%d = arith.truncf %%t%d : f32 to %s\n", t, v,
-            cpu_reg_type(dt));
-      v = t;
-    }
-  }
+  if (fl)
+    v = cpu_float_narrow(e, "f64", dt, v);
   oidx[r - 1] = j[0];
   cpu_store(e, rv->buf, rt, oidx, v);
   cpu_loops_close(e, 1 + (r - 1));

@@ -289,6 +289,19 @@ static int64_t norm_axis(int64_t a, int32_t rank) {
   return a < 0 ? a + rank : a;
 }
 
+static bool is_reduce(eddy_opcode_t code) {
+  switch (code) {
+  case EDDY_OP_CORE_REDUCE_SUM:
+  case EDDY_OP_CORE_REDUCE_MEAN:
+  case EDDY_OP_CORE_REDUCE_MAX:
+  case EDDY_OP_CORE_REDUCE_MIN:
+  case EDDY_OP_CORE_REDUCE_PROD:
+    return true;
+  default:
+    return false;
+  }
+}
+
 /// The inferred dims of result r of op (before its declared type is
 /// applied).
 static eddy_status_t infer_dims(cpu_emit_t *e, eddy_op_t *op, uint32_t r,
@@ -298,7 +311,8 @@ static eddy_status_t infer_dims(cpu_emit_t *e, eddy_op_t *op, uint32_t r,
   dimv_t id[EDDY_RT_MAX_RANK];
   if (in && eddy_ir_type_is_tensor(in->type))
     EDDY_RETURN_IF_ERROR(vdims(e, in, check, id));
-  if (eddy_ir_op_is(op, "core.broadcast_to")) {
+  eddy_opcode_t code = eddy_dialects_opcode(op);
+  if (code == EDDY_OP_CORE_BROADCAST_TO) {
     int32_t off = rt->rank - in->type->rank;
     for (int32_t d = 0; d < rt->rank; d++)
       out[d] = (dimv_t){-1, rt->dims[d]};
@@ -317,8 +331,7 @@ static eddy_status_t infer_dims(cpu_emit_t *e, eddy_op_t *op, uint32_t r,
   }
   if (eddy_ir_op_has_trait(op, EDDY_TRAIT_ELEMENTWISE))
     return bcast_dims(e, op, rt->rank, check, out);
-  const char *n = op->name->str;
-  if (strncmp(n, "core.reduce_", 12) == 0) {
+  if (is_reduce(code)) {
     bool keep = eddy_ir_op_attr_bool(op, "keepdims", false);
     bool red[EDDY_RT_MAX_RANK] = {false};
     int64_t axes[EDDY_RT_MAX_RANK];
@@ -335,7 +348,7 @@ static eddy_status_t infer_dims(cpu_emit_t *e, eddy_op_t *op, uint32_t r,
     }
     return NULL;
   }
-  if (eddy_ir_op_is(op, "core.transpose")) {
+  if (code == EDDY_OP_CORE_TRANSPOSE) {
     int64_t perm[EDDY_RT_MAX_RANK];
     const eddy_attr_t *pa = eddy_ir_op_attr(op, "perm");
     if (!pa ||
@@ -345,7 +358,7 @@ static eddy_status_t infer_dims(cpu_emit_t *e, eddy_op_t *op, uint32_t r,
       out[d] = id[norm_axis(perm[d], rt->rank)];
     return NULL;
   }
-  if (eddy_ir_op_is(op, "core.reshape")) {
+  if (code == EDDY_OP_CORE_RESHAPE) {
     int64_t shape[EDDY_RT_MAX_RANK];
     const eddy_attr_t *sa = eddy_ir_op_attr(op, "shape");
     if (!sa ||
@@ -390,7 +403,7 @@ static eddy_status_t infer_dims(cpu_emit_t *e, eddy_op_t *op, uint32_t r,
     out[infer] = (dimv_t){q, -1};
     return NULL;
   }
-  if (eddy_ir_op_is(op, "core.matmul")) {
+  if (code == EDDY_OP_CORE_MATMUL) {
     eddy_value_t *b = eddy_ir_op_operand(op, 1);
     dimv_t bd[EDDY_RT_MAX_RANK];
     EDDY_RETURN_IF_ERROR(vdims(e, b, check, bd));
@@ -415,7 +428,7 @@ static eddy_status_t infer_dims(cpu_emit_t *e, eddy_op_t *op, uint32_t r,
     out[R - 1] = nn;
     return NULL;
   }
-  if (eddy_ir_op_is(op, "core.slice")) {
+  if (code == EDDY_OP_CORE_SLICE) {
     int64_t start[EDDY_RT_MAX_RANK], limit[EDDY_RT_MAX_RANK];
     int32_t k = in->type->rank;
     const eddy_attr_t *sa = eddy_ir_op_attr(op, "start");
@@ -438,7 +451,7 @@ static eddy_status_t infer_dims(cpu_emit_t *e, eddy_op_t *op, uint32_t r,
     }
     return NULL;
   }
-  if (eddy_ir_op_is(op, "core.pad")) {
+  if (code == EDDY_OP_CORE_PAD) {
     int64_t low[EDDY_RT_MAX_RANK], high[EDDY_RT_MAX_RANK];
     int32_t k = in->type->rank;
     const eddy_attr_t *lo = eddy_ir_op_attr(op, "low");
@@ -450,7 +463,7 @@ static eddy_status_t infer_dims(cpu_emit_t *e, eddy_op_t *op, uint32_t r,
       out[d] = dadd(e, id[d], (dimv_t){-1, low[d] + high[d]});
     return NULL;
   }
-  if (eddy_ir_op_is(op, "core.concat")) {
+  if (code == EDDY_OP_CORE_CONCAT) {
     int64_t axis = norm_axis(eddy_ir_op_attr_int(op, "axis", 0), rt->rank);
     for (int32_t d = 0; d < rt->rank; d++)
       out[d] = id[d];
@@ -472,7 +485,7 @@ static eddy_status_t infer_dims(cpu_emit_t *e, eddy_op_t *op, uint32_t r,
     }
     return NULL;
   }
-  if (eddy_ir_op_is(op, "core.split")) {
+  if (code == EDDY_OP_CORE_SPLIT) {
     int64_t axis =
         norm_axis(eddy_ir_op_attr_int(op, "axis", 0), in->type->rank);
     int64_t parts = eddy_ir_op_attr_int(op, "num_splits", 1);
@@ -495,7 +508,7 @@ static eddy_status_t infer_dims(cpu_emit_t *e, eddy_op_t *op, uint32_t r,
     out[axis] = (dimv_t){ibin(e, "arith.divui", id[axis].v, pv, "index"), -1};
     return NULL;
   }
-  if (eddy_ir_op_is(op, "core.gather")) {
+  if (code == EDDY_OP_CORE_GATHER) {
     eddy_value_t *ix = eddy_ir_op_operand(op, 1);
     dimv_t xd[EDDY_RT_MAX_RANK];
     EDDY_RETURN_IF_ERROR(vdims(e, ix, check, xd));
@@ -518,7 +531,7 @@ static eddy_status_t infer_dims(cpu_emit_t *e, eddy_op_t *op, uint32_t r,
     if (rt->dims[d] < 0)
       return eddy_status_create(EDDY_ERR_INTERNAL,
                                 "cpu backend: no run-time shape rule for '%s'",
-                                n);
+                                op->name->str);
     out[d] = (dimv_t){-1, rt->dims[d]};
   }
   return NULL;
@@ -801,7 +814,6 @@ eddy_status_t cpu_matmul_dyn(cpu_emit_t *e, eddy_op_t *op) {
   int k = ta ? ad[ar - 2] : ad[ar - 1];
   eddy_dtype_t dt = rt->dtype;
   bool fl = eddy_dtype_is_float(dt);
-  bool half = dt == EDDY_DT_F16 || dt == EDDY_DT_BF16;
   // Floats accumulate in f64 in the order k = 0..K-1 (the contract), ints
   // wrap in their own type: results are those of the evaluator.
   const char *acc_t = fl ? "f64" : cpu_reg_type(dt);
@@ -826,37 +838,15 @@ eddy_status_t cpu_matmul_dyn(cpu_emit_t *e, eddy_op_t *op) {
   EDDY_RETURN_IF_ERROR(cpu_expr(e, a, aidx, &x));
   EDDY_RETURN_IF_ERROR(cpu_expr(e, b, bidx, &y));
   if (fl && dt != EDDY_DT_F64) {
-    const char *from = cpu_reg_type(dt);
-    int vals[2] = {x, y};
-    for (int i = 0; i < 2; i++) {
-      int v = vals[i];
-      if (half) {
-        int t = cpu_fresh(e);
-        cpu_p(e, "%%t%d = arith.extf %%t%d : %s to f32\n", t, v, from);
-        v = t;
-      }
-      int t = cpu_fresh(e);
-      cpu_p(e, "%%t%d = arith.extf %%t%d : f32 to f64\n", t, v);
-      vals[i] = t;
-    }
-    x = vals[0];
-    y = vals[1];
+    x = cpu_float_widen(e, dt, "f64", x);
+    y = cpu_float_widen(e, dt, "f64", y);
   }
   int p = ibin(e, fl ? "arith.mulf" : "arith.muli", x, y, acc_t);
   int s = ibin(e, fl ? "arith.addf" : "arith.addi", acc, p, acc_t);
   cpu_p(e, "scf.yield %%t%d : %s\n}\n", s, acc_t);
   int v = res;
-  if (fl && dt != EDDY_DT_F64) {
-    int t = cpu_fresh(e);
-    cpu_p(e, "%%t%d = arith.truncf %%t%d : f64 to f32\n", t, v);
-    v = t;
-    if (half) {
-      t = cpu_fresh(e);
-      cpu_p(e, "%%t%d = arith.truncf %%t%d : f32 to %s\n", t, v,
-            cpu_reg_type(dt));
-      v = t;
-    }
-  }
+  if (fl)
+    v = cpu_float_narrow(e, "f64", dt, v);
   cpu_store(e, cpu_val_get(e, &op->results[0])->buf, rt, oidx, v);
   cpu_loops_close(e, r);
   return NULL;

@@ -12,6 +12,24 @@ void eddy_dialects_register_all(eddy_ctx_t *ctx) {
   eddy_ir_ctx_register_dialect(ctx, &eddy_df_dialect);
 }
 
+static const char *const eddy_dialects_opcode_names[EDDY_OP_COUNT_] = {
+#define EDDY_OPCODE_CORE(e, n) [EDDY_OP_CORE_##e] = "core." n,
+    EDDY_CORE_OP_LIST(EDDY_OPCODE_CORE)
+#undef EDDY_OPCODE_CORE
+#define EDDY_OPCODE_CTL(e, n) [EDDY_OP_CTL_##e] = "ctl." n,
+    EDDY_CTL_OP_LIST(EDDY_OPCODE_CTL)
+#undef EDDY_OPCODE_CTL
+#define EDDY_OPCODE_TL(e, n) [EDDY_OP_TL_##e] = "tl." n,
+    EDDY_TL_OP_LIST(EDDY_OPCODE_TL)
+#undef EDDY_OPCODE_TL
+};
+
+const char *eddy_dialects_opcode_name(eddy_opcode_t code) {
+  return code > EDDY_OP_NONE && code < EDDY_OP_COUNT_
+             ? eddy_dialects_opcode_names[code]
+             : "?";
+}
+
 const char *eddy_tt(eddy_tt_t *tt, const eddy_type_t *t) {
   if (!t)
     return "<null type>";

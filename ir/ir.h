@@ -358,6 +358,10 @@ struct eddy_op_def {
   /// Constant folding / simplification; true when it produced results.
   /// May be NULL.
   bool (*fold)(eddy_fold_ctx_t *fc);
+  /// A number the dialect library gives its ops, by which the parts of eddy
+  /// that handle ops one by one index their tables (eddy_opcode_t in
+  /// dialects/dialects.h); 0 for an op without one.
+  uint16_t opcode;
   const eddy_dialect_t *dialect; ///< set at registration
 };
 

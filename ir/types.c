@@ -1,5 +1,6 @@
 /// dtypes, half-precision conversions and interned types.
 #include "ir/ir_internal.h"
+#include "scalar/scalar.h"
 
 #include <assert.h>
 #include <stdio.h>
@@ -51,80 +52,15 @@ bool eddy_dtype_is_int(eddy_dtype_t dt) {
 
 /* ---- Half precision ------------------------------------------------------- */
 
-static uint32_t eddy_f32_bits(float f) {
-  uint32_t u;
-  memcpy(&u, &f, sizeof(u));
-  return u;
-}
+/* The rounding rules are the numeric contract's, in scalar/scalar.h. */
 
-static float eddy_f32_from_bits(uint32_t u) {
-  float f;
-  memcpy(&f, &u, sizeof(f));
-  return f;
-}
+float eddy_f16_to_f32(uint16_t h) { return eddy_scalar_f16_to_f32(h); }
 
-float eddy_f16_to_f32(uint16_t h) {
-  uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
-  uint32_t exp = (h >> 10) & 0x1fu;
-  uint32_t mant = h & 0x3ffu;
-  if (exp == 0) {
-    /* zero or subnormal: mant * 2^-24, exact in f32 */
-    float v = (float)mant * 0x1p-24f;
-    return eddy_f32_from_bits(eddy_f32_bits(v) | sign);
-  }
-  if (exp == 31)
-    return eddy_f32_from_bits(sign | 0x7f800000u | (mant << 13));
-  return eddy_f32_from_bits(sign | ((exp + 112) << 23) | (mant << 13));
-}
+uint16_t eddy_f32_to_f16(float f) { return eddy_scalar_f32_to_f16(f); }
 
-/// Shifts m right by `shift` bits rounding to nearest, ties to even.
-static uint32_t eddy_shift_rne(uint32_t m, unsigned shift) {
-  uint32_t q = m >> shift;
-  uint32_t rem = m & ((1u << shift) - 1);
-  uint32_t half = 1u << (shift - 1);
-  if (rem > half || (rem == half && (q & 1)))
-    q++;
-  return q;
-}
+float eddy_bf16_to_f32(uint16_t h) { return eddy_scalar_bf16_to_f32(h); }
 
-uint16_t eddy_f32_to_f16(float f) {
-  uint32_t x = eddy_f32_bits(f);
-  uint16_t sign = (uint16_t)((x >> 16) & 0x8000u);
-  uint32_t ax = x & 0x7fffffffu;
-  if (ax > 0x7f800000u) /* NaN: keep the top payload bits, stay quiet */
-    return (uint16_t)(sign | 0x7e00u | ((ax >> 13) & 0x3ffu));
-  if (ax == 0x7f800000u)
-    return (uint16_t)(sign | 0x7c00u);
-  int exp = (int)(ax >> 23) - 127 + 15; /* biased f16 exponent */
-  if (exp >= 31)
-    return (uint16_t)(sign | 0x7c00u);
-  if (exp <= 0) {
-    /* f16 subnormal: value / 2^-24 = m >> (14 - exp); below half the
-       smallest subnormal everything rounds to zero. */
-    if (exp < -10)
-      return sign;
-    uint32_t m = (ax & 0x7fffffu) | 0x800000u;
-    return (uint16_t)(sign | eddy_shift_rne(m, (unsigned)(14 - exp)));
-  }
-  /* The carry of rounding may ripple into the exponent, up to infinity,
-     which is the right answer. */
-  uint32_t h = ((uint32_t)exp << 23 | (ax & 0x7fffffu));
-  return (uint16_t)(sign | eddy_shift_rne(h, 13));
-}
-
-float eddy_bf16_to_f32(uint16_t h) {
-  return eddy_f32_from_bits((uint32_t)h << 16);
-}
-
-uint16_t eddy_f32_to_bf16(float f) {
-  uint32_t x = eddy_f32_bits(f);
-  if ((x & 0x7fffffffu) > 0x7f800000u)
-    return (uint16_t)((x >> 16) | 0x40u); /* quiet NaN, payload nonzero */
-  /* adding 0x7fff plus the lsb of the kept part rounds ties to even; a
-     carry into the exponent is correct (up to infinity). */
-  x += 0x7fffu + ((x >> 16) & 1u);
-  return (uint16_t)(x >> 16);
-}
+uint16_t eddy_f32_to_bf16(float f) { return eddy_scalar_f32_to_bf16(f); }
 
 /* ---- Types ---------------------------------------------------------------- */
 

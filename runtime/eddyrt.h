@@ -34,7 +34,8 @@ uint32_t eddy_rt_abi_version(void);
 /// Dtypes
 /// ===========================================================================
 
-/// Same order as the IR's eddy_dtype_t, so a conversion is a cast.
+/// Same order as the IR's eddy_dtype_t, so a conversion is a cast (held
+/// together by runtime/rt_ir.h).
 typedef enum eddy_rt_dtype {
   EDDY_RT_F16,
   EDDY_RT_BF16,
@@ -66,7 +67,7 @@ uint16_t eddy_rt_f32_to_bf16(float f);
 /// ===========================================================================
 
 /// The same numbering as the IR's eddy_status_code_t, so a conversion is a
-/// cast.
+/// cast (held together by runtime/rt_ir.h).
 typedef enum eddy_rt_code {
   EDDY_RT_OK = 0,
   EDDY_RT_ERR_INVALID_ARGUMENT = 1, ///< bad input: shape, dtype, index, file

@@ -5,22 +5,22 @@
 
 /// Loads give each source dtype its natural C type; the RT_TO_* macros
 /// convert from any natural type with the cast rules of rt_internal.h.
-#define RT_LD_F16(v) rt_f16_to_f32(v)
-#define RT_LD_BF16(v) rt_bf16_to_f32(v)
+#define RT_LD_F16(v) eddy_scalar_f16_to_f32(v)
+#define RT_LD_BF16(v) eddy_scalar_bf16_to_f32(v)
 #define RT_LD_ID(v) (v)
 #define RT_LD_I1(v) ((uint8_t)((v) != 0))
 
-#define RT_TO_F16(v) rt_f32_to_f16((float)(v))
-#define RT_TO_BF16(v) rt_f32_to_bf16((float)(v))
+#define RT_TO_F16(v) eddy_scalar_f32_to_f16((float)(v))
+#define RT_TO_BF16(v) eddy_scalar_f32_to_bf16((float)(v))
 #define RT_TO_F32(v) ((float)(v))
 #define RT_TO_F64(v) ((double)(v))
 #define RT_TO_I1(v) ((uint8_t)((v) != 0))
 #define RT_TO_INT(v, SAT, WRAP)                                                \
   _Generic((v), float: SAT((double)(v)), double: SAT((double)(v)),             \
            default: WRAP((uint64_t)(int64_t)(v)))
-#define RT_TO_I8(v) RT_TO_INT(v, rt_sat_i8, rt_wrap_i8)
-#define RT_TO_I32(v) RT_TO_INT(v, rt_sat_i32, rt_wrap_i32)
-#define RT_TO_I64(v) RT_TO_INT(v, rt_sat_i64, rt_wrap_i64)
+#define RT_TO_I8(v) RT_TO_INT(v, eddy_scalar_sat_i8, eddy_scalar_wrap_i8)
+#define RT_TO_I32(v) RT_TO_INT(v, eddy_scalar_sat_i32, eddy_scalar_wrap_i32)
+#define RT_TO_I64(v) RT_TO_INT(v, eddy_scalar_sat_i64, eddy_scalar_wrap_i64)
 
 #define RT_CAST_DEF(NAME, ST, LOAD, DT, TO)                                    \
   static void NAME(char *o_, const char *a_, int64_t sa, int64_t n) {          \

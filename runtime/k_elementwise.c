@@ -76,21 +76,21 @@ typedef void (*rt_bin_fn)(char *o, const char *a, int64_t sa, const char *b,
 
 /// Instantiates a same-dtype-out op for the float dtypes / the int dtypes.
 #define RT_FLOATS(DEF, OP, EXPR)                                               \
-  DEF(OP##_f16, uint16_t, uint16_t, float, unsigned, rt_f16_to_f32,            \
-      rt_f32_to_f16, EXPR)                                                     \
-  DEF(OP##_bf16, uint16_t, uint16_t, float, unsigned, rt_bf16_to_f32,          \
-      rt_f32_to_bf16, EXPR)                                                    \
+  DEF(OP##_f16, uint16_t, uint16_t, float, unsigned, eddy_scalar_f16_to_f32,   \
+      eddy_scalar_f32_to_f16, EXPR)                                            \
+  DEF(OP##_bf16, uint16_t, uint16_t, float, unsigned, eddy_scalar_bf16_to_f32, \
+      eddy_scalar_f32_to_bf16, EXPR)                                           \
   DEF(OP##_f32, float, float, float, unsigned, RT_ID, RT_ID, EXPR)             \
   DEF(OP##_f64, double, double, double, unsigned, RT_ID, RT_ID, EXPR)
 /// Floats computed in f64 (the math functions).
-#define RT_D_TO_F16(d) rt_f32_to_f16((float)(d))
-#define RT_D_TO_BF16(d) rt_f32_to_bf16((float)(d))
+#define RT_D_TO_F16(d) eddy_scalar_f32_to_f16((float)(d))
+#define RT_D_TO_BF16(d) eddy_scalar_f32_to_bf16((float)(d))
 #define RT_D_TO_F32(d) ((float)(d))
 #define RT_FLOATS_D(DEF, OP, EXPR)                                             \
-  DEF(OP##_f16, uint16_t, uint16_t, double, unsigned, rt_f16_to_f32,           \
+  DEF(OP##_f16, uint16_t, uint16_t, double, unsigned, eddy_scalar_f16_to_f32,  \
       RT_D_TO_F16, EXPR)                                                       \
-  DEF(OP##_bf16, uint16_t, uint16_t, double, unsigned, rt_bf16_to_f32,         \
-      RT_D_TO_BF16, EXPR)                                                      \
+  DEF(OP##_bf16, uint16_t, uint16_t, double, unsigned,                         \
+      eddy_scalar_bf16_to_f32, RT_D_TO_BF16, EXPR)                             \
   DEF(OP##_f32, float, float, double, unsigned, RT_ID, RT_D_TO_F32, EXPR)      \
   DEF(OP##_f64, double, double, double, unsigned, RT_ID, RT_ID, EXPR)
 #define RT_INTS(DEF, OP, EXPR)                                                 \
@@ -99,10 +99,10 @@ typedef void (*rt_bin_fn)(char *o, const char *a, int64_t sa, const char *b,
   DEF(OP##_i64, int64_t, int64_t, int64_t, uint64_t, RT_ID, RT_ID, EXPR)
 /// Instantiates a comparison (output i1) for every dtype.
 #define RT_ALL_TO_I1(DEF, OP, EXPR)                                            \
-  DEF(OP##_f16, uint16_t, uint8_t, float, unsigned, rt_f16_to_f32, RT_ID,      \
-      EXPR)                                                                    \
-  DEF(OP##_bf16, uint16_t, uint8_t, float, unsigned, rt_bf16_to_f32, RT_ID,    \
-      EXPR)                                                                    \
+  DEF(OP##_f16, uint16_t, uint8_t, float, unsigned, eddy_scalar_f16_to_f32,    \
+      RT_ID, EXPR)                                                             \
+  DEF(OP##_bf16, uint16_t, uint8_t, float, unsigned, eddy_scalar_bf16_to_f32,  \
+      RT_ID, EXPR)                                                             \
   DEF(OP##_f32, float, uint8_t, float, unsigned, RT_ID, RT_ID, EXPR)           \
   DEF(OP##_f64, double, uint8_t, double, unsigned, RT_ID, RT_ID, EXPR)         \
   DEF(OP##_i1, uint8_t, uint8_t, uint8_t, unsigned, RT_LOAD_I1, RT_ID, EXPR)   \
@@ -118,26 +118,22 @@ typedef void (*rt_bin_fn)(char *o, const char *a, int64_t sa, const char *b,
 #define RT_ROW_ALL(OP)                                                         \
   RT_ROW_FLOATS(OP), RT_ROW_INTS(OP), [EDDY_RT_I1] = OP##_i1
 
-/// ---- Integer helpers --------------------------------
+/// ---- Scalar semantics ---------------------------------------------------
 
-// numpy floor division; by zero gives 0; MIN / -1 wraps to MIN.
-#define RT_INT_HELPERS(T, UT)                                                  \
-  static inline T rt_floordiv_##T(T x, T y) {                                  \
-    if (y == 0)                                                                \
-      return 0;                                                                \
-    if (y == -1)                                                               \
-      return (T)(UT)(0u - (UT)x);                                              \
-    T q = (T)(x / y);                                                          \
-    if ((T)(x % y) != 0 && ((x < 0) != (y < 0)))                               \
-      q--;                                                                     \
-    return q;                                                                  \
-  }
-RT_INT_HELPERS(int8_t, uint8_t)
-RT_INT_HELPERS(int32_t, uint32_t)
-RT_INT_HELPERS(int64_t, uint64_t)
+/// Floor division, maximum, minimum, relu and sign of scalar/scalar.h, for
+/// the natural type of each dtype.
 #define RT_FLOORDIV(x, y)                                                      \
-  _Generic((x), int8_t: rt_floordiv_int8_t, int32_t: rt_floordiv_int32_t,      \
-           int64_t: rt_floordiv_int64_t)(x, y)
+  _Generic((x), int8_t: eddy_scalar_floordiv_i8,                               \
+           int32_t: eddy_scalar_floordiv_i32,                                  \
+           int64_t: eddy_scalar_floordiv_i64)(x, y)
+#define RT_MAX(x, y)                                                           \
+  _Generic((x), float: eddy_scalar_max_f32, double: eddy_scalar_max_f64)(x, y)
+#define RT_MIN(x, y)                                                           \
+  _Generic((x), float: eddy_scalar_min_f32, double: eddy_scalar_min_f64)(x, y)
+#define RT_RELU(x)                                                             \
+  _Generic((x), float: eddy_scalar_relu_f32, double: eddy_scalar_relu_f64)(x)
+#define RT_SIGN(x)                                                             \
+  _Generic((x), float: eddy_scalar_sign_f32, double: eddy_scalar_sign_f64)(x)
 
 /// ---- Unary ops -----------------------------------------------------------------------
 
@@ -151,17 +147,14 @@ RT_FLOATS_D(RT_UN_DEF, rt_un_log1p, log1p(x))
 RT_FLOATS_D(RT_UN_DEF, rt_un_tanh, tanh(x))
 // In f64, exp(-x) overflowing to inf gives the right limit 0.
 RT_FLOATS_D(RT_UN_DEF, rt_un_sigmoid, 1.0 / (1.0 + exp(-x)))
-// NaN passes through; relu(-0) = +0.
-RT_FLOATS(RT_UN_DEF, rt_un_relu, (x > 0 || x != x) ? x : (ct_t)0)
+RT_FLOATS(RT_UN_DEF, rt_un_relu, RT_RELU(x))
 RT_INTS(RT_UN_DEF, rt_un_relu, x > 0 ? x : (ct_t)0)
 RT_FLOATS_D(RT_UN_DEF, rt_un_sqrt, sqrt(x))
 RT_FLOATS_D(RT_UN_DEF, rt_un_rsqrt, 1.0 / sqrt(x))
 RT_FLOATS(RT_UN_DEF, rt_un_square, x *x)
 RT_INTS(RT_UN_DEF, rt_un_square, (ct_t)(ut_t)((ut_t)x * (ut_t)x))
 RT_FLOATS(RT_UN_DEF, rt_un_floor, floor(x))
-// sign(+-0) = +0, sign(NaN) = NaN.
-RT_FLOATS(RT_UN_DEF, rt_un_sign,
-          x > 0 ? (ct_t)1 : (x < 0 ? (ct_t)-1 : (x == 0 ? (ct_t)0 : x)))
+RT_FLOATS(RT_UN_DEF, rt_un_sign, RT_SIGN(x))
 RT_INTS(RT_UN_DEF, rt_un_sign, (ct_t)((x > 0) - (x < 0)))
 
 static const rt_un_fn rt_un_table[EDDY_RT_UNARY_COUNT_][EDDY_RT_DTYPE_COUNT_] =
@@ -200,17 +193,9 @@ RT_INTS(RT_BIN_DEF, rt_bin_mul, (ct_t)(ut_t)((ut_t)x * (ut_t)y))
 RT_FLOATS(RT_BIN_DEF, rt_bin_div, x / y)
 RT_INTS(RT_BIN_DEF, rt_bin_div, RT_FLOORDIV(x, y))
 RT_FLOATS_D(RT_BIN_DEF, rt_bin_pow, pow(x, y))
-// NaN wins (the first one when both are); +0 counts as above -0, so the
-// result does not depend on the operand order.
-RT_FLOATS(RT_BIN_DEF, rt_bin_max,
-          x != x ? x
-                 : (y != y ? y
-                           : (x == y ? (signbit(x) ? y : x) : (x > y ? x : y))))
+RT_FLOATS(RT_BIN_DEF, rt_bin_max, RT_MAX(x, y))
 RT_INTS(RT_BIN_DEF, rt_bin_max, x >= y ? x : y)
-RT_FLOATS(RT_BIN_DEF, rt_bin_min,
-          x != x ? x
-                 : (y != y ? y
-                           : (x == y ? (signbit(x) ? x : y) : (x < y ? x : y))))
+RT_FLOATS(RT_BIN_DEF, rt_bin_min, RT_MIN(x, y))
 RT_INTS(RT_BIN_DEF, rt_bin_min, x <= y ? x : y)
 
 static const rt_bin_fn

@@ -81,16 +81,16 @@ typedef void (*rt_mm_block_fn)(const rt_mm_t *r, const char *a, const char *b,
     }                                                                          \
   }
 
-#define RT_MM_TO_F16(d) rt_f32_to_f16((float)(d))
-#define RT_MM_TO_BF16(d) rt_f32_to_bf16((float)(d))
+#define RT_MM_TO_F16(d) eddy_scalar_f32_to_f16((float)(d))
+#define RT_MM_TO_BF16(d) eddy_scalar_f32_to_bf16((float)(d))
 #define RT_MM_TO_F32(d) ((float)(d))
-RT_MM_DEF(f16, uint16_t, double, rt_f16_to_f32, RT_MM_TO_F16)
-RT_MM_DEF(bf16, uint16_t, double, rt_bf16_to_f32, RT_MM_TO_BF16)
+RT_MM_DEF(f16, uint16_t, double, eddy_scalar_f16_to_f32, RT_MM_TO_F16)
+RT_MM_DEF(bf16, uint16_t, double, eddy_scalar_bf16_to_f32, RT_MM_TO_BF16)
 RT_MM_DEF(f32, float, double, RT_MM_ID, RT_MM_TO_F32)
 RT_MM_DEF(f64, double, double, RT_MM_ID, RT_MM_ID)
-RT_MM_DEF(i8, int8_t, uint64_t, RT_MM_LD_INT, rt_wrap_i8)
-RT_MM_DEF(i32, int32_t, uint64_t, RT_MM_LD_INT, rt_wrap_i32)
-RT_MM_DEF(i64, int64_t, uint64_t, RT_MM_LD_INT, rt_wrap_i64)
+RT_MM_DEF(i8, int8_t, uint64_t, RT_MM_LD_INT, eddy_scalar_wrap_i8)
+RT_MM_DEF(i32, int32_t, uint64_t, RT_MM_LD_INT, eddy_scalar_wrap_i32)
+RT_MM_DEF(i64, int64_t, uint64_t, RT_MM_LD_INT, eddy_scalar_wrap_i64)
 
 static const rt_mm_block_fn rt_mm_table[EDDY_RT_DTYPE_COUNT_] = {
     [EDDY_RT_F16] = rt_mm_block_f16, [EDDY_RT_BF16] = rt_mm_block_bf16,

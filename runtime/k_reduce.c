@@ -46,8 +46,8 @@ typedef void (*rt_red_row_fn)(rt_acc_t *acc, const char *p, int64_t s,
 #define RT_STEP_IMIN                                                           \
   if (x < a)                                                                   \
   a = x
-#define RT_STEP_ISUM a = rt_wrap_i64((uint64_t)a + (uint64_t)x)
-#define RT_STEP_IPROD a = rt_wrap_i64((uint64_t)a * (uint64_t)x)
+#define RT_STEP_ISUM a = eddy_scalar_wrap_i64((uint64_t)a + (uint64_t)x)
+#define RT_STEP_IPROD a = eddy_scalar_wrap_i64((uint64_t)a * (uint64_t)x)
 
 #define RT_RED_FLOAT(SUF, T, LOAD)                                             \
   RT_RED_ROW(rt_red_sum_##SUF, T, LOAD, double, d, RT_STEP_SUM)                \
@@ -60,8 +60,8 @@ typedef void (*rt_red_row_fn)(rt_acc_t *acc, const char *p, int64_t s,
   RT_RED_ROW(rt_red_max_##SUF, T, RT_LD, int64_t, i, RT_STEP_IMAX)             \
   RT_RED_ROW(rt_red_min_##SUF, T, RT_LD, int64_t, i, RT_STEP_IMIN)
 
-RT_RED_FLOAT(f16, uint16_t, rt_f16_to_f32)
-RT_RED_FLOAT(bf16, uint16_t, rt_bf16_to_f32)
+RT_RED_FLOAT(f16, uint16_t, eddy_scalar_f16_to_f32)
+RT_RED_FLOAT(bf16, uint16_t, eddy_scalar_bf16_to_f32)
 RT_RED_FLOAT(f32, float, RT_LD)
 RT_RED_FLOAT(f64, double, RT_LD)
 RT_RED_INT(i8, int8_t)
@@ -112,9 +112,9 @@ static int64_t rt_int_max(int32_t dt) {
 static int64_t rt_wrap_to(int32_t dt, int64_t v) {
   switch (dt) {
   case EDDY_RT_I8:
-    return rt_wrap_i8((uint64_t)v);
+    return eddy_scalar_wrap_i8((uint64_t)v);
   case EDDY_RT_I32:
-    return rt_wrap_i32((uint64_t)v);
+    return eddy_scalar_wrap_i32((uint64_t)v);
   default:
     return v;
   }

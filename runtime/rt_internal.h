@@ -1,11 +1,12 @@
 /// libeddyrt internals shared by the runtime's .c files: error helpers,
-/// output allocation, f16/bf16 and cast conversions, and the strided
-/// elementwise iteration engine every kernel is built on.
+/// output allocation, element loads and stores with the cast rules, and the
+/// strided elementwise iteration engine every kernel is built on.
 #ifndef EDDY_RUNTIME_RT_INTERNAL_H
 #define EDDY_RUNTIME_RT_INTERNAL_H
 
 #include "runtime/eddyrt.h"
 #include "runtime/kernels.h"
+#include "scalar/scalar.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -69,118 +70,13 @@ eddy_rt_status_t rt_check_operand(const eddy_rt_tensor_t *t, const char *op,
 eddy_rt_status_t rt_read_index(const eddy_rt_tensor_t *t, const char *op,
                                const char *what, int64_t *out_v);
 
-/// ---- f16 / bf16 ---------------------------------------------------------------
+/// ---- Cast conversions -----------------------------------------------------
 
-static inline float rt_f16_to_f32(uint16_t h) {
-  uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
-  uint32_t exp = (h >> 10) & 0x1fu;
-  uint32_t mant = h & 0x3ffu;
-  uint32_t bits;
-  if (exp == 0) {
-    // Zero or subnormal: mant * 2^-24 is exact in f32.
-    float v = (float)mant * 0x1p-24f;
-    memcpy(&bits, &v, 4);
-    bits |= sign;
-  } else if (exp == 31) {
-    bits = sign | 0x7f800000u | (mant << 13);
-  } else {
-    bits = sign | ((exp + 112u) << 23) | (mant << 13);
-  }
-  float f;
-  memcpy(&f, &bits, 4);
-  return f;
-}
-
-static inline uint16_t rt_f32_to_f16(float f) {
-  uint32_t x;
-  memcpy(&x, &f, 4);
-  uint16_t sign = (uint16_t)((x >> 16) & 0x8000u);
-  uint32_t ax = x & 0x7fffffffu;
-  if (ax > 0x7f800000u) // NaN: keep it quiet and keep the top payload bits
-    return (uint16_t)(sign | 0x7e00u | ((ax >> 13) & 0x1ffu));
-  if (ax >= 0x47800000u) // >= 65536 (and inf): inf
-    return (uint16_t)(sign | 0x7c00u);
-  if (ax >= 0x38800000u) { // normal in f16 (rounding may carry up to inf)
-    uint32_t r = ax - (112u << 23);
-    uint32_t h = r >> 13, rem = r & 0x1fffu;
-    if (rem > 0x1000u || (rem == 0x1000u && (h & 1u)))
-      h++;
-    return (uint16_t)(sign | h);
-  }
-  if (ax < 0x33000000u) // below 2^-25: rounds to zero
-    return sign;
-  // Subnormal: round(m * 2^(e - 126)) with m the 24-bit significand.
-  uint32_t e = ax >> 23, m = (ax & 0x7fffffu) | 0x800000u;
-  uint32_t s = 126u - e; // 14..24
-  uint32_t q = m >> s, rem = m & ((1u << s) - 1u), half = 1u << (s - 1u);
-  if (rem > half || (rem == half && (q & 1u)))
-    q++;
-  return (uint16_t)(sign | q);
-}
-
-static inline float rt_bf16_to_f32(uint16_t h) {
-  uint32_t bits = (uint32_t)h << 16;
-  float f;
-  memcpy(&f, &bits, 4);
-  return f;
-}
-
-static inline uint16_t rt_f32_to_bf16(float f) {
-  uint32_t x;
-  memcpy(&x, &f, 4);
-  if ((x & 0x7fffffffu) > 0x7f800000u)
-    return (uint16_t)((x >> 16) | 0x40u);
-  x += 0x7fffu + ((x >> 16) & 1u);
-  return (uint16_t)(x >> 16);
-}
-
-/// ---- Cast conversions -----------------------------------------------------------
 /// Float to integer: NaN gives 0, values truncate toward zero and saturate
 /// at the type's range. Integer to integer wraps (two's complement).
 /// Anything to i1: nonzero (NaN included) gives 1. f64 to f16/bf16 goes
-/// through f32 (as the constant folder does).
-
-static inline int64_t rt_sat_i64(double v) {
-  if (v != v)
-    return 0;
-  if (v >= 9223372036854775808.0)
-    return INT64_MAX;
-  if (v <= -9223372036854775808.0)
-    return INT64_MIN;
-  return (int64_t)v;
-}
-static inline int32_t rt_sat_i32(double v) {
-  if (v != v)
-    return 0;
-  if (v >= 2147483647.0)
-    return INT32_MAX;
-  if (v <= -2147483648.0)
-    return INT32_MIN;
-  return (int32_t)v;
-}
-static inline int8_t rt_sat_i8(double v) {
-  if (v != v)
-    return 0;
-  if (v >= 127.0)
-    return INT8_MAX;
-  if (v <= -128.0)
-    return INT8_MIN;
-  return (int8_t)v;
-}
-/// Two's complement wrap without implementation-defined conversions.
-static inline int8_t rt_wrap_i8(uint64_t u) {
-  uint8_t b = (uint8_t)u;
-  return b < 0x80u ? (int8_t)b : (int8_t)((int)b - 256);
-}
-static inline int32_t rt_wrap_i32(uint64_t u) {
-  uint32_t w = (uint32_t)u;
-  return w < 0x80000000u ? (int32_t)w : (int32_t)(w - 0x80000000u) + INT32_MIN;
-}
-static inline int64_t rt_wrap_i64(uint64_t u) {
-  return u < 0x8000000000000000ull ? (int64_t)u
-                                   : (int64_t)(u - 0x8000000000000000ull) +
-                                         INT64_MIN;
-}
+/// through f32 (as the constant folder does). The element conversions are
+/// those of scalar/scalar.h.
 
 /// Reads element p of dtype as double (ints exactly up to 2^53).
 double rt_load_f64(int32_t dtype, const void *p);

@@ -30,10 +30,10 @@ bool eddy_rt_dtype_is_int(int32_t dtype) {
   return dtype == EDDY_RT_I8 || dtype == EDDY_RT_I32 || dtype == EDDY_RT_I64;
 }
 
-float eddy_rt_f16_to_f32(uint16_t h) { return rt_f16_to_f32(h); }
-uint16_t eddy_rt_f32_to_f16(float f) { return rt_f32_to_f16(f); }
-float eddy_rt_bf16_to_f32(uint16_t h) { return rt_bf16_to_f32(h); }
-uint16_t eddy_rt_f32_to_bf16(float f) { return rt_f32_to_bf16(f); }
+float eddy_rt_f16_to_f32(uint16_t h) { return eddy_scalar_f16_to_f32(h); }
+uint16_t eddy_rt_f32_to_f16(float f) { return eddy_scalar_f32_to_f16(f); }
+float eddy_rt_bf16_to_f32(uint16_t h) { return eddy_scalar_bf16_to_f32(h); }
+uint16_t eddy_rt_f32_to_bf16(float f) { return eddy_scalar_f32_to_bf16(f); }
 
 /// ---- Element conversions --------------------------------------------------------
 
@@ -42,12 +42,12 @@ double rt_load_f64(int32_t dtype, const void *p) {
   case EDDY_RT_F16: {
     uint16_t h;
     memcpy(&h, p, 2);
-    return rt_f16_to_f32(h);
+    return eddy_scalar_f16_to_f32(h);
   }
   case EDDY_RT_BF16: {
     uint16_t h;
     memcpy(&h, p, 2);
-    return rt_bf16_to_f32(h);
+    return eddy_scalar_bf16_to_f32(h);
   }
   case EDDY_RT_F32: {
     float f;
@@ -81,19 +81,19 @@ int64_t rt_load_i64(int32_t dtype, const void *p) {
     return v;
   }
   default:
-    return rt_sat_i64(rt_load_f64(dtype, p));
+    return eddy_scalar_sat_i64(rt_load_f64(dtype, p));
   }
 }
 
 void rt_store_f64(int32_t dtype, void *p, double v) {
   switch (dtype) {
   case EDDY_RT_F16: {
-    uint16_t h = rt_f32_to_f16((float)v);
+    uint16_t h = eddy_scalar_f32_to_f16((float)v);
     memcpy(p, &h, 2);
     break;
   }
   case EDDY_RT_BF16: {
-    uint16_t h = rt_f32_to_bf16((float)v);
+    uint16_t h = eddy_scalar_f32_to_bf16((float)v);
     memcpy(p, &h, 2);
     break;
   }
@@ -109,15 +109,15 @@ void rt_store_f64(int32_t dtype, void *p, double v) {
     *(uint8_t *)p = v != 0;
     break;
   case EDDY_RT_I8:
-    *(int8_t *)p = rt_sat_i8(v);
+    *(int8_t *)p = eddy_scalar_sat_i8(v);
     break;
   case EDDY_RT_I32: {
-    int32_t x = rt_sat_i32(v);
+    int32_t x = eddy_scalar_sat_i32(v);
     memcpy(p, &x, 4);
     break;
   }
   case EDDY_RT_I64: {
-    int64_t x = rt_sat_i64(v);
+    int64_t x = eddy_scalar_sat_i64(v);
     memcpy(p, &x, 8);
     break;
   }
@@ -132,10 +132,10 @@ void rt_store_i64(int32_t dtype, void *p, int64_t v) {
     *(uint8_t *)p = v != 0;
     break;
   case EDDY_RT_I8:
-    *(int8_t *)p = rt_wrap_i8((uint64_t)v);
+    *(int8_t *)p = eddy_scalar_wrap_i8((uint64_t)v);
     break;
   case EDDY_RT_I32: {
-    int32_t x = rt_wrap_i32((uint64_t)v);
+    int32_t x = eddy_scalar_wrap_i32((uint64_t)v);
     memcpy(p, &x, 4);
     break;
   }

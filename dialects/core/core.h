@@ -1,6 +1,7 @@
-/// Public helpers of the core dialect (tensor math): numpy broadcasting and
-/// axis normalization, shared by the shape functions, lowerings and autodiff.
-/// The op table itself is `eddy_core_dialect` in dialects/dialects.h.
+/// Public helpers of the core dialect (tensor math): its op list, numpy
+/// broadcasting and axis normalization, shared by the shape functions,
+/// lowerings and autodiff. The op table itself is `eddy_core_dialect` in
+/// dialects/dialects.h.
 #ifndef EDDY_DIALECTS_CORE_CORE_H
 #define EDDY_DIALECTS_CORE_CORE_H
 
@@ -12,6 +13,60 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/// Every core op, in table order: X(ENUM_SUFFIX, "name without core."). It
+/// numbers the table (eddy_core_op_kind_t) and the core ops' opcodes
+/// (eddy_opcode_t in dialects/dialects.h).
+#define EDDY_CORE_OP_LIST(X)                                                   \
+  X(CONSTANT, "constant")                                                      \
+  X(IOTA, "iota")                                                              \
+  X(NEG, "neg")                                                                \
+  X(ABS, "abs")                                                                \
+  X(EXP, "exp")                                                                \
+  X(LOG, "log")                                                                \
+  X(LOG1P, "log1p")                                                            \
+  X(TANH, "tanh")                                                              \
+  X(SIGMOID, "sigmoid")                                                        \
+  X(RELU, "relu")                                                              \
+  X(SQRT, "sqrt")                                                              \
+  X(RSQRT, "rsqrt")                                                            \
+  X(SQUARE, "square")                                                          \
+  X(FLOOR, "floor")                                                            \
+  X(SIGN, "sign")                                                              \
+  X(ADD, "add")                                                                \
+  X(SUB, "sub")                                                                \
+  X(MUL, "mul")                                                                \
+  X(DIV, "div")                                                                \
+  X(POW, "pow")                                                                \
+  X(MAXIMUM, "maximum")                                                        \
+  X(MINIMUM, "minimum")                                                        \
+  X(EQ, "eq")                                                                  \
+  X(NE, "ne")                                                                  \
+  X(LT, "lt")                                                                  \
+  X(LE, "le")                                                                  \
+  X(GT, "gt")                                                                  \
+  X(GE, "ge")                                                                  \
+  X(AND, "and")                                                                \
+  X(OR, "or")                                                                  \
+  X(NOT, "not")                                                                \
+  X(SELECT, "select")                                                          \
+  X(CAST, "cast")                                                              \
+  X(MATMUL, "matmul")                                                          \
+  X(REDUCE_SUM, "reduce_sum")                                                  \
+  X(REDUCE_MEAN, "reduce_mean")                                                \
+  X(REDUCE_MAX, "reduce_max")                                                  \
+  X(REDUCE_MIN, "reduce_min")                                                  \
+  X(REDUCE_PROD, "reduce_prod")                                                \
+  X(RESHAPE, "reshape")                                                        \
+  X(TRANSPOSE, "transpose")                                                    \
+  X(BROADCAST_TO, "broadcast_to")                                              \
+  X(CONCAT, "concat")                                                          \
+  X(SPLIT, "split")                                                            \
+  X(SLICE, "slice")                                                            \
+  X(GATHER, "gather")                                                          \
+  X(PAD, "pad")                                                                \
+  X(SHAPE, "shape")                                                            \
+  X(DIM, "dim")
 
 /// Largest rank the core shape functions and folders accept; higher ranks
 /// are reported as errors.

@@ -1,8 +1,10 @@
 /// Folders of the core dialect, part 1: shared helpers, elementwise ops
 /// (unary, binary, compare, logical, select, cast) and their algebraic
-/// simplifications. The numeric semantics here are the reference the
-/// runtime kernels must match; docs/dialects/core.md spells them out.
+/// simplifications. The numeric semantics are docs/dialects/core.md's; the
+/// scalar rules that are not plain C come from scalar/scalar.h, which the
+/// runtime kernels share.
 #include "dialects/core/core_internal.h"
+#include "scalar/scalar.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -75,24 +77,16 @@ const eddy_type_t *eddy_core_fold_result_type(const eddy_fold_ctx_t *fc,
 }
 
 int64_t eddy_core_wrap(int64_t v, eddy_dtype_t dt) {
-  unsigned bits;
   switch (dt) {
   case EDDY_DT_I1:
     return v & 1;
   case EDDY_DT_I8:
-    bits = 8;
-    break;
+    return eddy_scalar_wrap_i8((uint64_t)v);
   case EDDY_DT_I32:
-    bits = 32;
-    break;
+    return eddy_scalar_wrap_i32((uint64_t)v);
   default:
     return v;
   }
-  uint64_t mask = ((uint64_t)1 << bits) - 1;
-  uint64_t u = (uint64_t)v & mask;
-  if (u >> (bits - 1))
-    u |= ~mask; /* sign-extend */
-  return (int64_t)u;
 }
 
 double eddy_core_elem_f64(const eddy_attr_t *a, int64_t i) {
@@ -263,40 +257,9 @@ static void core_out_free(core_out_t *o) {
 
 /// ---- Scalar semantics ------------------------------------------------------
 
-/// numpy maximum/minimum: NaN if either is NaN; +0 counts as larger than -0
-/// so that the result does not depend on operand order.
-static double core_max_f(double a, double b) {
-  if (isnan(a))
-    return a;
-  if (isnan(b))
-    return b;
-  if (a == b)
-    return signbit(a) ? b : a;
-  return a > b ? a : b;
-}
-
-static double core_min_f(double a, double b) {
-  if (isnan(a))
-    return a;
-  if (isnan(b))
-    return b;
-  if (a == b)
-    return signbit(a) ? a : b;
-  return a < b ? a : b;
-}
-
-/// numpy floor division; x // 0 is 0; INT_MIN // -1 wraps (done by the
-/// caller's wrap to the dtype width, or here for i64).
-static int64_t core_floordiv(int64_t a, int64_t b) {
-  if (b == 0)
-    return 0;
-  if (b == -1)
-    return (int64_t)(0 - (uint64_t)a);
-  int64_t q = a / b;
-  if (a % b != 0 && ((a < 0) != (b < 0)))
-    q--;
-  return q;
-}
+/* Computed in double and int64: the rounding to the result dtype and the
+   wraparound to its width come after. What is not plain C (floor division,
+   NaN and signed zeros, float-to-int casts) is scalar/scalar.h's. */
 
 static double core_unary_f(eddy_core_op_kind_t k, double x) {
   switch (k) {
@@ -315,7 +278,7 @@ static double core_unary_f(eddy_core_op_kind_t k, double x) {
   case EDDY_CORE_OP_SIGMOID:
     return 1.0 / (1.0 + exp(-x));
   case EDDY_CORE_OP_RELU:
-    return (x > 0 || isnan(x)) ? x : 0.0;
+    return eddy_scalar_relu_f64(x);
   case EDDY_CORE_OP_SQRT:
     return sqrt(x);
   case EDDY_CORE_OP_RSQRT:
@@ -325,7 +288,7 @@ static double core_unary_f(eddy_core_op_kind_t k, double x) {
   case EDDY_CORE_OP_FLOOR:
     return floor(x);
   case EDDY_CORE_OP_SIGN:
-    return x > 0 ? 1.0 : x < 0 ? -1.0 : x == 0 ? 0.0 : x;
+    return eddy_scalar_sign_f64(x);
   default:
     return NAN;
   }
@@ -373,9 +336,9 @@ static double core_binary_f(eddy_core_op_kind_t k, double a, double b) {
   case EDDY_CORE_OP_POW:
     return pow(a, b);
   case EDDY_CORE_OP_MAXIMUM:
-    return core_max_f(a, b);
+    return eddy_scalar_max_f64(a, b);
   case EDDY_CORE_OP_MINIMUM:
-    return core_min_f(a, b);
+    return eddy_scalar_min_f64(a, b);
   default:
     return NAN;
   }
@@ -390,7 +353,7 @@ static int64_t core_binary_i(eddy_core_op_kind_t k, int64_t a, int64_t b) {
   case EDDY_CORE_OP_MUL:
     return (int64_t)((uint64_t)a * (uint64_t)b);
   case EDDY_CORE_OP_DIV:
-    return core_floordiv(a, b);
+    return eddy_scalar_floordiv_i64(a, b);
   case EDDY_CORE_OP_MAXIMUM:
     return a > b ? a : b;
   case EDDY_CORE_OP_MINIMUM:
@@ -428,32 +391,16 @@ static bool core_compare(eddy_core_op_kind_t k, double fa, double fb,
 /// Float to integer dtype: truncate toward zero, saturate at the dtype's
 /// range, NaN gives 0; to i1: nonzero (NaN included) is true.
 static int64_t core_f64_to_int(double x, eddy_dtype_t dt) {
-  if (dt == EDDY_DT_I1)
-    return x != 0;
-  if (isnan(x))
-    return 0;
-  double lo, hi;
-  int64_t ilo, ihi;
   switch (dt) {
+  case EDDY_DT_I1:
+    return x != 0;
   case EDDY_DT_I8:
-    lo = -128.0, hi = 127.0, ilo = INT8_MIN, ihi = INT8_MAX;
-    break;
+    return eddy_scalar_sat_i8(x);
   case EDDY_DT_I32:
-    lo = -2147483648.0, hi = 2147483647.0, ilo = INT32_MIN, ihi = INT32_MAX;
-    break;
+    return eddy_scalar_sat_i32(x);
   default:
-    /* 2^63 is exact in double; INT64_MAX is not. */
-    if (x >= 9223372036854775808.0)
-      return INT64_MAX;
-    if (x <= -9223372036854775808.0)
-      return INT64_MIN;
-    return (int64_t)x;
+    return eddy_scalar_sat_i64(x);
   }
-  if (x <= lo)
-    return ilo;
-  if (x >= hi)
-    return ihi;
-  return (int64_t)x;
 }
 
 /// Integer (or i1) to a float dtype, rounded once to f32 for the narrow

@@ -6,58 +6,6 @@
 #include "dialects/core/core.h"
 #include "dialects/dialects.h"
 
-/// Every core op, in table order: X(ENUM_SUFFIX, "name without core.").
-#define EDDY_CORE_OP_LIST(X)                                                   \
-  X(CONSTANT, "constant")                                                      \
-  X(IOTA, "iota")                                                              \
-  X(NEG, "neg")                                                                \
-  X(ABS, "abs")                                                                \
-  X(EXP, "exp")                                                                \
-  X(LOG, "log")                                                                \
-  X(LOG1P, "log1p")                                                            \
-  X(TANH, "tanh")                                                              \
-  X(SIGMOID, "sigmoid")                                                        \
-  X(RELU, "relu")                                                              \
-  X(SQRT, "sqrt")                                                              \
-  X(RSQRT, "rsqrt")                                                            \
-  X(SQUARE, "square")                                                          \
-  X(FLOOR, "floor")                                                            \
-  X(SIGN, "sign")                                                              \
-  X(ADD, "add")                                                                \
-  X(SUB, "sub")                                                                \
-  X(MUL, "mul")                                                                \
-  X(DIV, "div")                                                                \
-  X(POW, "pow")                                                                \
-  X(MAXIMUM, "maximum")                                                        \
-  X(MINIMUM, "minimum")                                                        \
-  X(EQ, "eq")                                                                  \
-  X(NE, "ne")                                                                  \
-  X(LT, "lt")                                                                  \
-  X(LE, "le")                                                                  \
-  X(GT, "gt")                                                                  \
-  X(GE, "ge")                                                                  \
-  X(AND, "and")                                                                \
-  X(OR, "or")                                                                  \
-  X(NOT, "not")                                                                \
-  X(SELECT, "select")                                                          \
-  X(CAST, "cast")                                                              \
-  X(MATMUL, "matmul")                                                          \
-  X(REDUCE_SUM, "reduce_sum")                                                  \
-  X(REDUCE_MEAN, "reduce_mean")                                                \
-  X(REDUCE_MAX, "reduce_max")                                                  \
-  X(REDUCE_MIN, "reduce_min")                                                  \
-  X(REDUCE_PROD, "reduce_prod")                                                \
-  X(RESHAPE, "reshape")                                                        \
-  X(TRANSPOSE, "transpose")                                                    \
-  X(BROADCAST_TO, "broadcast_to")                                              \
-  X(CONCAT, "concat")                                                          \
-  X(SPLIT, "split")                                                            \
-  X(SLICE, "slice")                                                            \
-  X(GATHER, "gather")                                                          \
-  X(PAD, "pad")                                                                \
-  X(SHAPE, "shape")                                                            \
-  X(DIM, "dim")
-
 typedef enum eddy_core_op_kind {
 #define EDDY_CORE_X(e, n) EDDY_CORE_OP_##e,
   EDDY_CORE_OP_LIST(EDDY_CORE_X)
@@ -68,9 +16,9 @@ typedef enum eddy_core_op_kind {
 /// The table, indexed by eddy_core_op_kind_t.
 extern const eddy_op_def_t eddy_core_op_defs[EDDY_CORE_OP_COUNT_];
 
-/// Which core op a definition describes (the context registers copies of
-/// the table entries, so this compares names). EDDY_CORE_OP_COUNT_ when the
-/// definition is not a core op.
+/// Which core op a definition describes (from its opcode: the core opcodes
+/// are numbered in the same order). EDDY_CORE_OP_COUNT_ when the definition
+/// is not a core op.
 eddy_core_op_kind_t eddy_core_op_kind(const eddy_op_def_t *def);
 
 /// Folding gives up on results with more elements than this, so that

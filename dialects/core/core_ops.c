@@ -3,8 +3,6 @@
 /// docs/dialects/core.md.
 #include "dialects/core/core_internal.h"
 
-#include <string.h>
-
 #define PURE EDDY_TRAIT_PURE
 #define ELEM EDDY_TRAIT_ELEMENTWISE
 #define BCAST EDDY_TRAIT_BROADCAST
@@ -58,6 +56,7 @@ static const eddy_attr_spec_t attrs_dim[] = {{"index", EDDY_ATTR_INT, false},
       .verify = (ver),                                                         \
       .infer = (inf),                                                          \
       .fold = (fld),                                                           \
+      .opcode = EDDY_OP_CORE_##e,                                              \
   }
 #define UNARY_F(e, nm)                                                         \
   OP(e, nm, 1, PURE | ELEM, NULL, NULL, eddy_core_infer_unary_float,           \
@@ -134,6 +133,7 @@ const eddy_op_def_t eddy_core_op_defs[EDDY_CORE_OP_COUNT_] = {
             .attrs = attrs_axis,
             .infer = eddy_core_infer_concat,
             .fold = eddy_core_fold_concat,
+            .opcode = EDDY_OP_CORE_CONCAT,
         },
     [EDDY_CORE_OP_SPLIT] =
         {
@@ -144,6 +144,7 @@ const eddy_op_def_t eddy_core_op_defs[EDDY_CORE_OP_COUNT_] = {
             .attrs = attrs_split,
             .infer = eddy_core_infer_split,
             .fold = eddy_core_fold_split,
+            .opcode = EDDY_OP_CORE_SPLIT,
         },
     OP(SLICE, "slice", 1, PURE, attrs_slice, NULL, eddy_core_infer_slice,
        eddy_core_fold_slice),
@@ -164,21 +165,12 @@ const eddy_dialect_t eddy_core_dialect = {
     .allow_unknown_ops = false,
 };
 
-/// The short names, in table order, to check the table against the list.
-static const char *const core_op_names[EDDY_CORE_OP_COUNT_] = {
-#define EDDY_CORE_X(e, n) [EDDY_CORE_OP_##e] = "core." n,
-    EDDY_CORE_OP_LIST(EDDY_CORE_X)
-#undef EDDY_CORE_X
-};
+/* Both number the core ops in the order of EDDY_CORE_OP_LIST. */
+_Static_assert(EDDY_OP_CORE_DIM - EDDY_OP_CORE_CONSTANT == EDDY_CORE_OP_DIM,
+               "core opcodes and table indices differ");
 
 eddy_core_op_kind_t eddy_core_op_kind(const eddy_op_def_t *def) {
-  /* Registered copies keep the table's name pointers: compare those first,
-     and fall back to the text for definitions built elsewhere. */
-  for (int k = 0; k < EDDY_CORE_OP_COUNT_; k++)
-    if (def->name == eddy_core_op_defs[k].name)
-      return (eddy_core_op_kind_t)k;
-  for (int k = 0; k < EDDY_CORE_OP_COUNT_; k++)
-    if (strcmp(def->name, core_op_names[k]) == 0)
-      return (eddy_core_op_kind_t)k;
-  return EDDY_CORE_OP_COUNT_;
+  int k = (int)def->opcode - (int)EDDY_OP_CORE_CONSTANT;
+  return k >= 0 && k < EDDY_CORE_OP_COUNT_ ? (eddy_core_op_kind_t)k
+                                           : EDDY_CORE_OP_COUNT_;
 }

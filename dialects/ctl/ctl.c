@@ -3,6 +3,7 @@
 /// None of these ops is PURE: their regions (or callees) may hold ops with
 /// effects, so passes that move or drop ops look into them explicitly.
 #include "dialects/ctl/ctl.h"
+#include "dialects/dialects.h"
 
 #include "dialects/dialects_internal.h"
 
@@ -262,6 +263,7 @@ static const eddy_attr_spec_t call_attrs[] = {
 static const eddy_op_def_t ctl_ops[] = {
     {
         .name = "ctl.while",
+        .opcode = EDDY_OP_CTL_WHILE,
         .num_operands = EDDY_VARIADIC,
         .min_operands = 0,
         .num_results = EDDY_VARIADIC,
@@ -272,6 +274,7 @@ static const eddy_op_def_t ctl_ops[] = {
     },
     {
         .name = "ctl.if",
+        .opcode = EDDY_OP_CTL_IF,
         .num_operands = 1,
         .num_results = EDDY_VARIADIC,
         .num_regions = 2,
@@ -280,6 +283,7 @@ static const eddy_op_def_t ctl_ops[] = {
     },
     {
         .name = "ctl.call",
+        .opcode = EDDY_OP_CTL_CALL,
         .num_operands = EDDY_VARIADIC,
         .min_operands = 0,
         .num_results = EDDY_VARIADIC,
@@ -289,6 +293,7 @@ static const eddy_op_def_t ctl_ops[] = {
     },
     {
         .name = "ctl.yield",
+        .opcode = EDDY_OP_CTL_YIELD,
         .num_operands = EDDY_VARIADIC,
         .min_operands = 0,
         .num_results = 0,
@@ -298,6 +303,7 @@ static const eddy_op_def_t ctl_ops[] = {
     },
     {
         .name = "ctl.condition",
+        .opcode = EDDY_OP_CTL_CONDITION,
         .num_operands = 1,
         .num_results = 0,
         .num_regions = 0,

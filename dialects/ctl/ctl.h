@@ -12,6 +12,15 @@
 extern "C" {
 #endif
 
+/// Every ctl op, in table order: X(ENUM_SUFFIX, "name without ctl."); it
+/// numbers their opcodes (eddy_opcode_t in dialects/dialects.h).
+#define EDDY_CTL_OP_LIST(X)                                                    \
+  X(WHILE, "while")                                                            \
+  X(IF, "if")                                                                  \
+  X(CALL, "call")                                                              \
+  X(YIELD, "yield")                                                            \
+  X(CONDITION, "condition")
+
 extern const eddy_dialect_t eddy_ctl_dialect;
 
 /// Creates "ctl.while"(inits...) at the builder's insertion point, with

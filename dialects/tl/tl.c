@@ -2,6 +2,7 @@
 /// an op that "modifies" a list returns a new one and leaves its operand
 /// as it was.
 #include "dialects/tl/tl.h"
+#include "dialects/dialects.h"
 
 #include "dialects/dialects_internal.h"
 
@@ -222,10 +223,11 @@ static const eddy_attr_spec_t empty_attrs[] = {
     {NULL, EDDY_ATTR_INT, false},
 };
 
-#define TL_OP(NAME, NOPS, NRES, VERIFY, INFER)                                 \
+#define TL_OP(E, NAME, NOPS, NRES, VERIFY, INFER)                              \
   {                                                                            \
-    .name = NAME, .num_operands = NOPS, .num_results = NRES, .num_regions = 0, \
-    .traits = EDDY_TRAIT_PURE, .verify = VERIFY, .infer = INFER,               \
+    .name = "tl." NAME, .num_operands = NOPS, .num_results = NRES,             \
+    .num_regions = 0, .traits = EDDY_TRAIT_PURE, .verify = VERIFY,             \
+    .infer = INFER, .opcode = EDDY_OP_TL_##E,                                  \
   }
 
 static const eddy_op_def_t tl_ops[] = {
@@ -237,15 +239,16 @@ static const eddy_op_def_t tl_ops[] = {
         .traits = EDDY_TRAIT_PURE,
         .attrs = empty_attrs,
         .verify = verify_empty,
+        .opcode = EDDY_OP_TL_EMPTY,
     },
-    TL_OP("tl.reserve", 1, 1, verify_reserve, NULL),
-    TL_OP("tl.push_back", 2, 1, verify_push_back, infer_same_list),
-    TL_OP("tl.pop_back", 1, 2, verify_list_only, infer_pop_back),
-    TL_OP("tl.get_item", 2, 1, verify_get_item, infer_get_item),
-    TL_OP("tl.set_item", 3, 1, verify_set_item, infer_same_list),
-    TL_OP("tl.length", 1, 1, verify_list_only, infer_length),
-    TL_OP("tl.stack", 1, 1, verify_list_only, infer_stack),
-    TL_OP("tl.from_tensor", 1, 1, NULL, infer_from_tensor),
+    TL_OP(RESERVE, "reserve", 1, 1, verify_reserve, NULL),
+    TL_OP(PUSH_BACK, "push_back", 2, 1, verify_push_back, infer_same_list),
+    TL_OP(POP_BACK, "pop_back", 1, 2, verify_list_only, infer_pop_back),
+    TL_OP(GET_ITEM, "get_item", 2, 1, verify_get_item, infer_get_item),
+    TL_OP(SET_ITEM, "set_item", 3, 1, verify_set_item, infer_same_list),
+    TL_OP(LENGTH, "length", 1, 1, verify_list_only, infer_length),
+    TL_OP(STACK, "stack", 1, 1, verify_list_only, infer_stack),
+    TL_OP(FROM_TENSOR, "from_tensor", 1, 1, NULL, infer_from_tensor),
 };
 
 const eddy_dialect_t eddy_tl_dialect = {

@@ -9,6 +9,19 @@
 extern "C" {
 #endif
 
+/// Every tl op, in table order: X(ENUM_SUFFIX, "name without tl."); it
+/// numbers their opcodes (eddy_opcode_t in dialects/dialects.h).
+#define EDDY_TL_OP_LIST(X)                                                     \
+  X(EMPTY, "empty")                                                            \
+  X(RESERVE, "reserve")                                                        \
+  X(PUSH_BACK, "push_back")                                                    \
+  X(POP_BACK, "pop_back")                                                      \
+  X(GET_ITEM, "get_item")                                                      \
+  X(SET_ITEM, "set_item")                                                      \
+  X(LENGTH, "length")                                                          \
+  X(STACK, "stack")                                                            \
+  X(FROM_TENSOR, "from_tensor")
+
 extern const eddy_dialect_t eddy_tl_dialect;
 
 /// The type tl.stack gives for a list of element type elem:

@@ -274,21 +274,6 @@ eddy_status_t eddy_eval_take_list(eval_state_t *s, eval_frame_t *f,
 
 /// ---- Ops ------------------------------------------------------------------
 
-static const eval_handler_t *find_handler(eval_state_t *s, const eddy_op_t *op) {
-  const eval_handler_t *h = eddy_ptrmap_get(&s->handlers, op->def);
-  if (h)
-    return h;
-  for (size_t i = 0; i < eddy_eval_num_handlers; i++) {
-    if (strcmp(eddy_eval_handlers[i].name, op->name->str) == 0) {
-      h = &eddy_eval_handlers[i];
-      break;
-    }
-  }
-  if (h && op->def)
-    eddy_ptrmap_put(&s->handlers, op->def, (void *)h);
-  return h;
-}
-
 EVAL_COLD static eddy_status_t no_handler(const eddy_op_t *op) {
   const char *dialect =
       op->def && op->def->dialect ? op->def->dialect->name : "";
@@ -396,7 +381,7 @@ EVAL_COLD static eddy_status_t result_mismatch(const eddy_op_t *op,
 
 static eddy_status_t eval_op(eval_state_t *s, eval_frame_t *f,
                              const eddy_op_t *op) {
-  const eval_handler_t *h = find_handler(s, op);
+  const eval_handler_t *h = eddy_eval_handler(op);
   if (!h)
     return no_handler(op);
   uint32_t nin = op->num_operands, nout = op->num_results;
@@ -823,7 +808,6 @@ void eddy_eval_state_destroy(eval_state_t *s) {
     free(t);
   }
   eddy_ptrmap_destroy(&s->consts);
-  eddy_ptrmap_destroy(&s->handlers);
   eddy_ptrmap_destroy(&s->takes);
   free(s->calls);
 }
@@ -853,7 +837,6 @@ eddy_status_t eddy_eval_func(eddy_rt_ctx_t *rt, const eddy_op_t *func,
                               s.opts.max_iterations, s.opts.max_call_depth);
   s.entry = func;
   s.stack_base = (uintptr_t)__builtin_frame_address(0);
-  eddy_ptrmap_init(&s.handlers);
   eddy_ptrmap_init(&s.consts);
   eddy_ptrmap_init(&s.takes);
 

@@ -11,8 +11,10 @@
 #ifndef EDDY_RUNTIME_EVAL_EVAL_H
 #define EDDY_RUNTIME_EVAL_EVAL_H
 
+#include "dialects/dialects.h"
 #include "ir/ir.h"
 #include "runtime/eddyrt.h"
+#include "runtime/rt_ir.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -125,8 +127,8 @@ eddy_status_t eddy_eval_func(eddy_rt_ctx_t *rt, const eddy_op_t *func,
 /// Evaluator state for running single ops, one at a time, outside
 /// eddy_eval_func: the dataflow interpreter runs every ordinary op of its
 /// graph through one of these per worker thread, so that no op has a
-/// second implementation. It caches per-op data (constants, handler
-/// lookups); not thread-safe: one per thread.
+/// second implementation. It caches per-op data (constants, which operands
+/// an op may consume); not thread-safe: one per thread.
 typedef struct eddy_eval_op_runner eddy_eval_op_runner_t;
 
 /// Creates a runner allocating through rt. func is the function the ops
@@ -137,9 +139,14 @@ eddy_eval_op_runner_t *eddy_eval_op_runner_create(eddy_rt_ctx_t *rt,
 /// Frees the runner and what it cached. r may be NULL.
 void eddy_eval_op_runner_destroy(eddy_eval_op_runner_t *r);
 
-/// True when the evaluator has a kernel for op (by name; regions are not
-/// looked at).
+/// True when the evaluator has a kernel for op (by its opcode; regions are
+/// not looked at).
 bool eddy_eval_op_is_supported(const eddy_op_t *op);
+/// True when the evaluator runs ops of opcode code; when it does not,
+/// *out_reason (out_reason may be NULL) says why, or is NULL when its table
+/// has no entry for code (a gap that tests/unit/eval/test_eval_table.c
+/// reports).
+bool eddy_eval_opcode_supported(eddy_opcode_t code, const char **out_reason);
 
 /// Runs op on operands[0..op->num_operands) (borrowed; none is changed:
 /// list operands are copied on write) and writes its results to

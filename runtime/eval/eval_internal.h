@@ -31,9 +31,9 @@ typedef eddy_status_t (*eval_handler_fn)(eval_state_t *s, eval_frame_t *f,
                                          eddy_eval_value_t *results);
 
 struct eval_handler {
-  const char *name; ///< "core.add"
-  eval_handler_fn fn;
-  int code; ///< the kernel family's op enum, for shared handlers
+  eval_handler_fn fn; ///< NULL: the evaluator does not run the op
+  int code;           ///< the kernel family's op enum, for shared handlers
+  const char *none;   ///< without fn: why
 };
 
 struct eval_state {
@@ -44,7 +44,6 @@ struct eval_state {
   const eddy_op_t **calls; ///< the ctl.call ops on the stack, call_depth of them
   const eddy_op_t *entry;  ///< the function eddy_eval_func runs
   uintptr_t stack_base;    ///< frame address of eddy_eval_func
-  eddy_ptrmap_t handlers;  ///< op def -> const eval_handler_t*
   eddy_ptrmap_t consts;    ///< core.constant op -> eddy_rt_tensor_t* (owned)
   eddy_ptrmap_t takes;     ///< op -> bit mask + 1 of operands it may consume
 };
@@ -53,9 +52,9 @@ struct eval_state {
 /// (eval.c; also for the op runner of eval_op.c).
 void eddy_eval_state_destroy(eval_state_t *s);
 
-/// The handler table (eval_ops.c).
-extern const eval_handler_t eddy_eval_handlers[];
-extern const size_t eddy_eval_num_handlers;
+/// op's handler, from the table indexed by opcode (eval_ops.c); NULL when
+/// the evaluator does not run op.
+const eval_handler_t *eddy_eval_handler(const eddy_op_t *op);
 
 /// Handlers of the ctl ops (eval.c).
 eddy_status_t eddy_eval_ctl_while(eval_state_t *s, eval_frame_t *f,

@@ -9,15 +9,8 @@ struct eddy_eval_op_runner {
   eval_state_t s;
 };
 
-static const eval_handler_t *lookup(const eddy_op_t *op) {
-  for (size_t i = 0; i < eddy_eval_num_handlers; i++)
-    if (strcmp(eddy_eval_handlers[i].name, op->name->str) == 0)
-      return &eddy_eval_handlers[i];
-  return NULL;
-}
-
 bool eddy_eval_op_is_supported(const eddy_op_t *op) {
-  return lookup(op) != NULL;
+  return eddy_eval_handler(op) != NULL;
 }
 
 eddy_eval_op_runner_t *eddy_eval_op_runner_create(eddy_rt_ctx_t *rt,
@@ -28,7 +21,6 @@ eddy_eval_op_runner_t *eddy_eval_op_runner_create(eddy_rt_ctx_t *rt,
   r->s.rt = rt;
   r->s.opts = eddy_eval_opts_default();
   r->s.entry = func;
-  eddy_ptrmap_init(&r->s.handlers);
   eddy_ptrmap_init(&r->s.consts);
   eddy_ptrmap_init(&r->s.takes);
   return r;
@@ -61,16 +53,10 @@ eddy_status_t eddy_eval_op_run(eddy_eval_op_runner_t *r, const eddy_op_t *op,
                                 "handle, which only the tf.Stack* and "
                                 "tf.TensorArray* ops take",
                                 k);
-  const eval_handler_t *h = op->def ? eddy_ptrmap_get(&s->handlers, op->def)
-                                    : NULL;
-  if (!h) {
-    h = lookup(op);
-    if (!h)
-      return eddy_eval_op_error(op, EDDY_ERR_UNSUPPORTED,
-                                "the evaluator has no kernel for this op");
-    if (op->def)
-      eddy_ptrmap_put(&s->handlers, op->def, (void *)h);
-  }
+  const eval_handler_t *h = eddy_eval_handler(op);
+  if (!h)
+    return eddy_eval_op_error(op, EDDY_ERR_UNSUPPORTED,
+                              "the evaluator has no kernel for this op");
   // The evaluator bounds its recursion (ctl.call) by the stack used since
   // this call.
   s->stack_base = (uintptr_t)__builtin_frame_address(0);

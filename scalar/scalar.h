@@ -1,0 +1,199 @@
+/// The scalar semantics of eddy's numeric contract (docs/dialects/core.md),
+/// written once: f16/bf16 conversions, integer floor division and
+/// wraparound, float-to-integer casts, and the NaN and signed-zero rules of
+/// maximum, minimum, relu and sign. The IR (f16/bf16 attributes), the
+/// constant folder (dialects/core) and the runtime kernels (runtime/) call
+/// these; the CPU backend, which writes the same operations as arith/math
+/// text, is tested against them (tests/unit/scalar/test_scalar.c).
+///
+/// Header only and dependency-free (C standard headers; signbit is a macro,
+/// so not even libm), so that the IR, which does not depend on libeddyrt, and
+/// libeddyrt, which does not depend on the IR, can both include it. Nothing
+/// here is part of the runtime's ABI (runtime/eddyrt.h).
+#ifndef EDDY_SCALAR_SCALAR_H
+#define EDDY_SCALAR_SCALAR_H
+
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/// ---- f16 and bf16 ----------------------------------------------------------
+
+/// Widening is exact. Narrowing rounds to nearest, ties to even; a rounding
+/// carry may reach infinity; a NaN stays a quiet NaN that keeps the top
+/// payload bits. Values computed in double reach f16/bf16 through f32 (the
+/// contract), so they are rounded twice: eddy_scalar_f32_to_f16((float)d).
+
+static inline uint32_t eddy_scalar_f32_bits(float f) {
+  uint32_t u;
+  memcpy(&u, &f, sizeof u);
+  return u;
+}
+
+static inline float eddy_scalar_f32_from_bits(uint32_t u) {
+  float f;
+  memcpy(&f, &u, sizeof f);
+  return f;
+}
+
+static inline float eddy_scalar_f16_to_f32(uint16_t h) {
+  uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
+  uint32_t exp = (h >> 10) & 0x1fu;
+  uint32_t mant = h & 0x3ffu;
+  if (exp == 0) {
+    // Zero or subnormal: mant * 2^-24 is exact in f32.
+    float v = (float)mant * 0x1p-24f;
+    return eddy_scalar_f32_from_bits(eddy_scalar_f32_bits(v) | sign);
+  }
+  if (exp == 31)
+    return eddy_scalar_f32_from_bits(sign | 0x7f800000u | (mant << 13));
+  return eddy_scalar_f32_from_bits(sign | ((exp + 112u) << 23) | (mant << 13));
+}
+
+/// m >> shift (1 <= shift <= 31), rounded to nearest, ties to even.
+static inline uint32_t eddy_scalar_shift_rne(uint32_t m, uint32_t shift) {
+  uint32_t q = m >> shift;
+  uint32_t rem = m & ((1u << shift) - 1u), half = 1u << (shift - 1u);
+  if (rem > half || (rem == half && (q & 1u)))
+    q++;
+  return q;
+}
+
+static inline uint16_t eddy_scalar_f32_to_f16(float f) {
+  uint32_t x = eddy_scalar_f32_bits(f);
+  uint16_t sign = (uint16_t)((x >> 16) & 0x8000u);
+  uint32_t ax = x & 0x7fffffffu;
+  if (ax > 0x7f800000u) // NaN
+    return (uint16_t)(sign | 0x7e00u | ((ax >> 13) & 0x1ffu));
+  if (ax >= 0x47800000u) // >= 2^16 (and inf): past the largest f16, 65504
+    return (uint16_t)(sign | 0x7c00u);
+  if (ax >= 0x38800000u) // >= 2^-14: normal in f16; the carry may reach inf
+    return (uint16_t)(sign | eddy_scalar_shift_rne(ax - (112u << 23), 13));
+  if (ax < 0x33000000u) // < 2^-25: below half the smallest subnormal
+    return sign;
+  // Subnormal: the 24-bit significand m times 2^(e - 150) in units of 2^-24.
+  uint32_t e = ax >> 23, m = (ax & 0x7fffffu) | 0x800000u;
+  return (uint16_t)(sign | eddy_scalar_shift_rne(m, 126u - e));
+}
+
+static inline float eddy_scalar_bf16_to_f32(uint16_t h) {
+  return eddy_scalar_f32_from_bits((uint32_t)h << 16);
+}
+
+static inline uint16_t eddy_scalar_f32_to_bf16(float f) {
+  uint32_t x = eddy_scalar_f32_bits(f);
+  if ((x & 0x7fffffffu) > 0x7f800000u) // NaN
+    return (uint16_t)((x >> 16) | 0x40u);
+  // Adding 0x7fff plus the kept part's lowest bit rounds ties to even.
+  x += 0x7fffu + ((x >> 16) & 1u);
+  return (uint16_t)(x >> 16);
+}
+
+/// ---- Integers --------------------------------------------------------------
+
+/// Integers wrap around in two's complement of their width. The conversions
+/// below avoid C's implementation-defined narrowing of signed values.
+
+static inline int8_t eddy_scalar_wrap_i8(uint64_t u) {
+  uint8_t b = (uint8_t)u;
+  return b < 0x80u ? (int8_t)b : (int8_t)((int)b - 256);
+}
+
+static inline int32_t eddy_scalar_wrap_i32(uint64_t u) {
+  uint32_t w = (uint32_t)u;
+  return w < 0x80000000u ? (int32_t)w : (int32_t)(w - 0x80000000u) + INT32_MIN;
+}
+
+static inline int64_t eddy_scalar_wrap_i64(uint64_t u) {
+  return u < 0x8000000000000000ull
+             ? (int64_t)u
+             : (int64_t)(u - 0x8000000000000000ull) + INT64_MIN;
+}
+
+/// Floor division (numpy's //): the quotient rounded toward -inf. x // 0 is
+/// 0, and MIN // -1 wraps to MIN.
+#define EDDY_SCALAR_FLOORDIV_DEF(NAME, T, UT, WRAP)                            \
+  static inline T NAME(T x, T y) {                                             \
+    if (y == 0)                                                                \
+      return 0;                                                                \
+    if (y == -1)                                                               \
+      return WRAP((uint64_t)(UT)(0u - (UT)x));                                 \
+    T q = (T)(x / y);                                                          \
+    if ((T)(x % y) != 0 && ((x < 0) != (y < 0)))                               \
+      q--;                                                                     \
+    return q;                                                                  \
+  }
+EDDY_SCALAR_FLOORDIV_DEF(eddy_scalar_floordiv_i8, int8_t, uint8_t,
+                         eddy_scalar_wrap_i8)
+EDDY_SCALAR_FLOORDIV_DEF(eddy_scalar_floordiv_i32, int32_t, uint32_t,
+                         eddy_scalar_wrap_i32)
+EDDY_SCALAR_FLOORDIV_DEF(eddy_scalar_floordiv_i64, int64_t, uint64_t,
+                         eddy_scalar_wrap_i64)
+#undef EDDY_SCALAR_FLOORDIV_DEF
+
+/// Float to integer (core.cast): truncated toward zero, saturated at the
+/// dtype's range; NaN gives 0.
+#define EDDY_SCALAR_SAT_DEF(NAME, T, LO, HI, TMIN, TMAX)                       \
+  static inline T NAME(double v) {                                             \
+    if (v != v)                                                                \
+      return 0;                                                                \
+    if (v >= (HI))                                                             \
+      return TMAX;                                                             \
+    if (v <= (LO))                                                             \
+      return TMIN;                                                             \
+    return (T)v;                                                               \
+  }
+EDDY_SCALAR_SAT_DEF(eddy_scalar_sat_i8, int8_t, -128.0, 127.0, INT8_MIN,
+                    INT8_MAX)
+EDDY_SCALAR_SAT_DEF(eddy_scalar_sat_i32, int32_t, -2147483648.0, 2147483647.0,
+                    INT32_MIN, INT32_MAX)
+// 2^63 is exact in double; INT64_MAX is not.
+EDDY_SCALAR_SAT_DEF(eddy_scalar_sat_i64, int64_t, -9223372036854775808.0,
+                    9223372036854775808.0, INT64_MIN, INT64_MAX)
+#undef EDDY_SCALAR_SAT_DEF
+
+/// ---- NaN and signed zeros --------------------------------------------------
+
+/// maximum/minimum: a NaN operand wins (the first when both are); +0 counts as
+/// above -0, so that the result does not depend on the operand order.
+/// relu: NaN passes through, relu(-0) = +0. sign: sign(+-0) = +0, sign(NaN)
+/// = NaN. Each comes for float and double, so that f32 kernels compute in f32
+/// (the same bits: these are exact).
+
+#define EDDY_SCALAR_FLOAT_DEFS(SUF, T)                                         \
+  static inline T eddy_scalar_max_##SUF(T x, T y) {                            \
+    if (x != x)                                                                \
+      return x;                                                                \
+    if (y != y)                                                                \
+      return y;                                                                \
+    if (x == y)                                                                \
+      return signbit(x) ? y : x;                                               \
+    return x > y ? x : y;                                                      \
+  }                                                                            \
+  static inline T eddy_scalar_min_##SUF(T x, T y) {                            \
+    if (x != x)                                                                \
+      return x;                                                                \
+    if (y != y)                                                                \
+      return y;                                                                \
+    if (x == y)                                                                \
+      return signbit(x) ? x : y;                                               \
+    return x < y ? x : y;                                                      \
+  }                                                                            \
+  static inline T eddy_scalar_relu_##SUF(T x) {                                \
+    return (x > 0 || x != x) ? x : (T)0;                                       \
+  }                                                                            \
+  static inline T eddy_scalar_sign_##SUF(T x) {                                \
+    return x > 0 ? (T)1 : x < 0 ? (T)-1 : x == 0 ? (T)0 : x;                   \
+  }
+EDDY_SCALAR_FLOAT_DEFS(f32, float)
+EDDY_SCALAR_FLOAT_DEFS(f64, double)
+#undef EDDY_SCALAR_FLOAT_DEFS
+
+#ifdef __cplusplus
+}
+#endif
+#endif
