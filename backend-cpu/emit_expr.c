@@ -82,7 +82,7 @@ int cpu_float_widen(cpu_emit_t *e, eddy_dtype_t from, const char *to, int v) {
   return t;
 }
 
-/// An f32 value rounded to bf16 as scalar/scalar.h does it, with integer
+/// An f32 value rounded to bf16 as runtime/scalar.h does it, with integer
 /// ops: arith.truncf to bf16 becomes x86's vcvtneps2bf16 on hosts that have
 /// it, which flushes subnormals to zero.
 static int narrow_bf16(cpu_emit_t *e, int v) {
@@ -317,7 +317,7 @@ static eddy_status_t elem_compare(ELEM_ARGS) {
   return NULL;
 }
 
-/// Integer negation wraps (MIN stays MIN), as scalar/scalar.h's ints do.
+/// Integer negation wraps (MIN stays MIN), as runtime/scalar.h's ints do.
 static eddy_status_t elem_neg(ELEM_ARGS) {
   if (eddy_dtype_is_float(dt))
     return elem_arith(e, op, info, dt, x, idx, out);
@@ -359,7 +359,7 @@ static eddy_status_t elem_sigmoid(ELEM_ARGS) {
   return NULL;
 }
 
-/// scalar/scalar.h's relu: x if x > 0 or NaN ("ugt"), else +0.0.
+/// runtime/scalar.h's relu: x if x > 0 or NaN ("ugt"), else +0.0.
 static eddy_status_t elem_relu(ELEM_ARGS) {
   (void)info, (void)idx;
   if (!eddy_dtype_is_float(dt)) {
@@ -374,7 +374,7 @@ static eddy_status_t elem_relu(ELEM_ARGS) {
   return NULL;
 }
 
-/// scalar/scalar.h's sign: sign(+-0) = +0, sign(NaN) = NaN.
+/// runtime/scalar.h's sign: sign(+-0) = +0, sign(NaN) = NaN.
 static eddy_status_t elem_sign(ELEM_ARGS) {
   (void)info, (void)idx;
   if (!eddy_dtype_is_float(dt)) {
@@ -1054,7 +1054,7 @@ static const cpu_op_info_t k_ops[EDDY_OP_COUNT_] = {
     PW(MUL, elem_arith, "arith.mulf", "arith.muli"),
     PW(DIV, elem_div, "arith.divf", NULL),
     PW(POW, elem_pow, NULL, NULL),
-    // arith's maximumf/minimumf: NaN wins, -0 < +0 (scalar/scalar.h).
+    // arith's maximumf/minimumf: NaN wins, -0 < +0 (runtime/scalar.h).
     PW(MAXIMUM, elem_arith, "arith.maximumf", "arith.maxsi"),
     PW(MINIMUM, elem_arith, "arith.minimumf", "arith.minsi"),
     PW(EQ, elem_compare, "oeq", "eq"),

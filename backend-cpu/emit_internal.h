@@ -310,8 +310,8 @@ int cpu_splat_const(cpu_emit_t *e, const eddy_attr_t *a);
 /// bf16 through f32).
 int cpu_float_widen(cpu_emit_t *e, eddy_dtype_t from, const char *to, int v);
 /// Float value v of register type from ("f32" or "f64") rounded to dtype to:
-/// f64 -> f32 -> f16/bf16, to nearest even, as scalar/scalar.h rounds
-/// (tests/unit/scalar/test_scalar.c holds the emitted code to it).
+/// f64 -> f32 -> f16/bf16, to nearest even, as runtime/scalar.h rounds
+/// (tests/unit/runtime/test_scalar.c holds the emitted code to it).
 int cpu_float_narrow(cpu_emit_t *e, const char *from, eddy_dtype_t to, int v);
 
 /// ---- The op table (emit_expr.c) ----

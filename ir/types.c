@@ -1,6 +1,6 @@
 /// dtypes, half-precision conversions and interned types.
 #include "ir/ir_internal.h"
-#include "scalar/scalar.h"
+#include "runtime/scalar.h"
 
 #include <assert.h>
 #include <stdio.h>
@@ -52,7 +52,7 @@ bool eddy_dtype_is_int(eddy_dtype_t dt) {
 
 /* ---- Half precision ------------------------------------------------------- */
 
-/* The rounding rules are the numeric contract's, in scalar/scalar.h. */
+/* The rounding rules are the numeric contract's, in runtime/scalar.h. */
 
 float eddy_f16_to_f32(uint16_t h) { return eddy_scalar_f16_to_f32(h); }
 

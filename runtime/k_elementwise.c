@@ -120,7 +120,7 @@ typedef void (*rt_bin_fn)(char *o, const char *a, int64_t sa, const char *b,
 
 /// ---- Scalar semantics ---------------------------------------------------
 
-/// Floor division, maximum, minimum, relu and sign of scalar/scalar.h, for
+/// Floor division, maximum, minimum, relu and sign of runtime/scalar.h, for
 /// the natural type of each dtype.
 #define RT_FLOORDIV(x, y)                                                      \
   _Generic((x), int8_t: eddy_scalar_floordiv_i8,                               \

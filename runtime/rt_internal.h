@@ -6,7 +6,7 @@
 
 #include "runtime/eddyrt.h"
 #include "runtime/kernels.h"
-#include "scalar/scalar.h"
+#include "runtime/scalar.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -76,7 +76,7 @@ eddy_rt_status_t rt_read_index(const eddy_rt_tensor_t *t, const char *op,
 /// at the type's range. Integer to integer wraps (two's complement).
 /// Anything to i1: nonzero (NaN included) gives 1. f64 to f16/bf16 goes
 /// through f32 (as the constant folder does). The element conversions are
-/// those of scalar/scalar.h.
+/// those of runtime/scalar.h.
 
 /// Reads element p of dtype as double (ints exactly up to 2^53).
 double rt_load_f64(int32_t dtype, const void *p);

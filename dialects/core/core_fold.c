@@ -1,10 +1,10 @@
 /// Folders of the core dialect, part 1: shared helpers, elementwise ops
 /// (unary, binary, compare, logical, select, cast) and their algebraic
 /// simplifications. The numeric semantics are docs/dialects/core.md's; the
-/// scalar rules that are not plain C come from scalar/scalar.h, which the
+/// scalar rules that are not plain C come from runtime/scalar.h, which the
 /// runtime kernels share.
 #include "dialects/core/core_internal.h"
-#include "scalar/scalar.h"
+#include "runtime/scalar.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -259,7 +259,7 @@ static void core_out_free(core_out_t *o) {
 
 /* Computed in double and int64: the rounding to the result dtype and the
    wraparound to its width come after. What is not plain C (floor division,
-   NaN and signed zeros, float-to-int casts) is scalar/scalar.h's. */
+   NaN and signed zeros, float-to-int casts) is runtime/scalar.h's. */
 
 static double core_unary_f(eddy_core_op_kind_t k, double x) {
   switch (k) {

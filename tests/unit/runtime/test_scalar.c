@@ -1,4 +1,4 @@
-/// The scalar semantics of scalar/scalar.h. First against definitions of
+/// The scalar semantics of runtime/scalar.h. First against definitions of
 /// their own (exhaustively for f16, bf16 and i8 floor division), then
 /// against each place that computes them: the constant folder, the runtime
 /// kernels (through the evaluator) and the CPU backend's arith/math text
@@ -11,7 +11,7 @@
 #include "dialects/dialects.h"
 #include "ir/ir.h"
 #include "runtime/eval/eval.h"
-#include "scalar/scalar.h"
+#include "runtime/scalar.h"
 
 #include <math.h>
 #include <setjmp.h>

@@ -4,14 +4,15 @@
 /// maximum, minimum, relu and sign. The IR (f16/bf16 attributes), the
 /// constant folder (dialects/core) and the runtime kernels (runtime/) call
 /// these; the CPU backend, which writes the same operations as arith/math
-/// text, is tested against them (tests/unit/scalar/test_scalar.c).
+/// text, is tested against them (tests/unit/runtime/test_scalar.c).
 ///
 /// Header only and dependency-free (C standard headers; signbit is a macro,
 /// so not even libm), so that the IR, which does not depend on libeddyrt, and
-/// libeddyrt, which does not depend on the IR, can both include it. Nothing
-/// here is part of the runtime's ABI (runtime/eddyrt.h).
-#ifndef EDDY_SCALAR_SCALAR_H
-#define EDDY_SCALAR_SCALAR_H
+/// libeddyrt, which does not depend on the IR, can both include it. It lives
+/// in runtime/ because the runtime is the one part every other depends on at
+/// run time; nothing here is part of the runtime's ABI (runtime/eddyrt.h).
+#ifndef EDDY_RUNTIME_SCALAR_H
+#define EDDY_RUNTIME_SCALAR_H
 
 #include <math.h>
 #include <stdint.h>
