@@ -134,6 +134,7 @@ static void test_loop_host_code_uses_constant_stack(void **state) {
   eddy_rt_tensor_release(&r.args[0]);
   eddy_rt_ctx_destroy(r.rt);
   eddy_cpu_jit_destroy(jit);
+  eddy_ir_module_destroy(m);
   eddy_ir_ctx_destroy(ctx);
   dlclose(cuda);
   dlclose(cublas);
