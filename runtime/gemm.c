@@ -77,10 +77,28 @@ static void pack_a(bool ta, const float *a, int64_t lda, int64_t i0,
 static void pack_b(bool tb, const float *b, int64_t ldb, int64_t p0,
                    int64_t j0, int64_t kc, int64_t nc, int64_t nr,
                    float *out) {
+  if (tb) {
+    // B stored transposed: each column of op(B) is a contiguous row of B,
+    // read once and written down the strip (a strip of KC x NR floats stays
+    // in L1), rather than one strided read per element.
+    for (int64_t s = 0; s < nc; s += nr) {
+      int64_t cols = nc - s < nr ? nc - s : nr;
+      for (int64_t q = 0; q < cols; q++) {
+        const float *src = b + (j0 + s + q) * ldb + p0;
+        for (int64_t p = 0; p < kc; p++)
+          out[p * nr + q] = src[p];
+      }
+      for (int64_t p = 0; p < kc; p++)
+        for (int64_t q = cols; q < nr; q++)
+          out[p * nr + q] = 0.0f;
+      out += kc * nr;
+    }
+    return;
+  }
   for (int64_t s = 0; s < nc; s += nr) {
     int64_t cols = nc - s < nr ? nc - s : nr;
     for (int64_t p = 0; p < kc; p++) {
-      if (!tb && cols == nr) {
+      if (cols == nr) {
         memcpy(out, b + (p0 + p) * ldb + j0 + s, sizeof(float) * (size_t)nr);
       } else {
         for (int64_t q = 0; q < cols; q++)
