@@ -99,7 +99,12 @@ static void pack_b(bool tb, const float *b, int64_t ldb, int64_t p0,
     int64_t cols = nc - s < nr ? nc - s : nr;
     for (int64_t p = 0; p < kc; p++) {
       if (cols == nr) {
-        memcpy(out, b + (p0 + p) * ldb + j0 + s, sizeof(float) * (size_t)nr);
+        // Eight floats at a time (nr is a multiple of 8): a memcpy of a
+        // size known only at run time became `rep movsq`, slow for 32-128
+        // bytes.
+        const float *src = b + (p0 + p) * ldb + j0 + s;
+        for (int64_t q = 0; q < nr; q += 8)
+          memcpy(out + q, src + q, 8 * sizeof(float));
       } else {
         for (int64_t q = 0; q < cols; q++)
           out[q] = at_b(b, ldb, tb, p0 + p, j0 + s + q);
