@@ -12,7 +12,7 @@
 ///   classes n^3 matmuls for small n, inline loop nest vs runtime call (the
 ///           size-class threshold)
 ///   gemm    eddy_rt_sgemm's size classes (the RNN's 32x256x256 and
-///           256x256x32 up to 1024^3): eddy's tiled kernel per micro-kernel,
+///           256x256x32, the LSTM's, up to 1024^3): eddy's tiled kernel per micro-kernel,
 ///           OpenBLAS on one thread and on all, and AUTO, interleaved;
 ///           medians (not in the default set: run `eddy_cpu_bench gemm`)
 /// Prints Markdown tables of ratios (bench/README.md keeps the latest).
@@ -326,10 +326,15 @@ static void bench_matmul(bench_t *b, int64_t n) {
     if (t < best)
       best = t;
   }
+  // What the compiled matmul's call of eddy_rt_sgemm (AUTO) runs.
+  eddy_rt_gemm_plan_t plan;
+  eddy_rt_gemm_plan_get(&plan);
+  bool auto_blas = n * n * n > plan.small_work &&
+                   plan.large == EDDY_RT_GEMM_BLAS;
   printf("| matmul %lld^3 f32, 1 thread (compiled: %s) | %.2f ms (%.0f "
          "GFLOP/s) | OpenBLAS: %.2f ms (%.0f GFLOP/s) | %.2fx of OpenBLAS "
          "(target >= 0.8x) | %.0f ms | |\n",
-         (long long)n, eddy_rt_gemm_has_blas() ? "OpenBLAS call" : "tiled",
+         (long long)n, auto_blas ? "OpenBLAS call" : "tiled kernel call",
          tc * 1e3, flops / tc * 1e-9, best * 1e3, flops / best * 1e-9,
          best / tc, ct * 1e3);
   printf("| same, eddy's tiled kernel (runtime/gemm.c, direct) | %.2f ms (%.0f "
@@ -442,7 +447,9 @@ static void bench_gemm(bench_t *b) {
       {32, 256, 256, 0, "RNN step: x W, h U"},
       {256, 256, 32, 1, "RNN gradient: x^T dy"},
       {32, 256, 256, 2, "RNN gradient: dy U^T"},
-      {32, 1024, 512, 0, "LSTM step: [x h] W"},
+      {32, 1024, 256, 0, "LSTM step: x W, h U"},
+      {256, 1024, 32, 1, "LSTM gradient: x^T dz"},
+      {32, 1024, 512, 0, "[x h] W in one product"},
       {64, 64, 64, 0, "map_fn item"},
       {256, 256, 256, 0, "cpu_bench target"},
       {1024, 1024, 1024, 0, "cpu_bench target"},

@@ -270,8 +270,10 @@ void rt_sgemm_tiled(eddy_rt_ctx_t *rt, int32_t isa, int32_t trans, int64_t m,
 // AUTO's rule", has the measurements).
 
 /// Products up to this many multiply-adds (m * n * k) run eddy's kernel on
-/// the calling thread (the default of EDDY_RT_GEMM_SMALL).
-#define RT_GEMM_SMALL_WORK ((int64_t)32 * 256 * 256)
+/// the calling thread (the default of EDDY_RT_GEMM_SMALL): 2^23, the LSTM's
+/// 32x1024x256 and the RNN's 32x256x256 products, but not 256^3, where
+/// OpenBLAS's threads pay off on an idle machine.
+#define RT_GEMM_SMALL_WORK ((int64_t)32 * 1024 * 256)
 
 const char *eddy_rt_isa_name(int32_t isa) {
   switch (isa) {

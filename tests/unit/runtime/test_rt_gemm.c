@@ -235,7 +235,7 @@ static void test_plan_rule(void **state) {
     assert_int_equal(p.tiled_isa, rows[i].tiled);
     // Matrix-vector products stay with the BLAS whenever there is one.
     assert_int_equal(p.vec, rows[i].blas ? B : T);
-    assert_true(p.small_work == (int64_t)32 * 256 * 256);
+    assert_true(p.small_work == (int64_t)32 * 1024 * 256);
     assert_int_equal(p.blas_isa, rows[i].blas
                                      ? eddy_rt_gemm_core_isa(rows[i].core)
                                      : EDDY_RT_ISA_UNKNOWN);
@@ -275,7 +275,7 @@ static void test_plan_env(void **state) {
                            &p);
   assert_int_equal(p.large, EDDY_RT_GEMM_BLAS);
   assert_int_equal(p.tiled_isa, avx512);
-  assert_true(p.small_work == (int64_t)32 * 256 * 256);
+  assert_true(p.small_work == (int64_t)32 * 1024 * 256);
   assert_non_null(strstr(p.reason, "EDDY_RT_GEMM ignored"));
   assert_non_null(strstr(p.reason, "EDDY_RT_GEMM_ISA ignored"));
   assert_non_null(strstr(p.reason, "EDDY_RT_GEMM_SMALL ignored"));
@@ -288,7 +288,7 @@ static void test_auto_small(void **state) {
   eddy_rt_gemm_plan_t p;
   eddy_rt_gemm_plan_get(&p);
   eddy_rt_ctx_t *ctx = rtt_ctx(1);
-  gemm_case_t rnn = {32, 256, 256, 2, 0}, big = {200, 200, 300, 0, 0};
+  gemm_case_t rnn = {32, 256, 256, 2, 0}, big = {256, 256, 257, 0, 0};
   assert_int_equal(check_case(ctx, EDDY_RT_GEMM_AUTO, &rnn), auto_impl(&rnn));
   assert_int_equal(check_case(ctx, EDDY_RT_GEMM_AUTO, &big), p.large);
   if (p.small_work >= 32 * 256 * 256)
