@@ -329,8 +329,9 @@ static void bench_matmul(bench_t *b, int64_t n) {
   // What the compiled matmul's call of eddy_rt_sgemm (AUTO) runs.
   eddy_rt_gemm_plan_t plan;
   eddy_rt_gemm_plan_get(&plan);
-  bool auto_blas = n * n * n > plan.small_work &&
-                   plan.large == EDDY_RT_GEMM_BLAS;
+  bool auto_blas =
+      (n * n * n <= plan.tiny_work || n * n * n > plan.small_work) &&
+      plan.large == EDDY_RT_GEMM_BLAS;
   printf("| matmul %lld^3 f32, 1 thread (compiled: %s) | %.2f ms (%.0f "
          "GFLOP/s) | OpenBLAS: %.2f ms (%.0f GFLOP/s) | %.2fx of OpenBLAS "
          "(target >= 0.8x) | %.0f ms | |\n",

@@ -477,9 +477,11 @@ typedef struct eddy_rt_gemm_plan {
   int32_t tiled_isa;  ///< the level of the micro-kernel TILED runs
   int32_t blas_isa;   ///< the level of the BLAS's kernels (UNKNOWN: none)
   char blas_core[32]; ///< the BLAS's name for the CPU ("" without a BLAS)
-  int32_t large;      ///< AUTO's implementation past small_work: BLAS or TILED
+  int32_t large;      ///< AUTO's implementation outside (tiny_work,
+                      ///< small_work]: BLAS or TILED
   int32_t vec;        ///< AUTO's implementation for m == 1 or n == 1
-  int64_t small_work; ///< AUTO runs TILED when m * n * k <= small_work
+  int64_t tiny_work;  ///< AUTO runs TILED when tiny_work < m * n * k
+  int64_t small_work; ///< ... <= small_work
   char reason[192];   ///< why, in one line
 } eddy_rt_gemm_plan_t;
 

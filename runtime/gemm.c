@@ -265,15 +265,21 @@ void rt_sgemm_tiled(eddy_rt_ctx_t *rt, int32_t isa, int32_t trans, int64_t m,
 // feature flags are read here, OpenBLAS's core name is mapped to the level
 // of the kernels it runs, and when those have no FMA (SSE or AVX) while
 // eddy's have, eddy's are used. Small products run eddy's kernel on the
-// calling thread whatever OpenBLAS's core: OpenBLAS wakes its threads for
+// calling thread whatever OpenBLAS's core (all but the tiniest, which
+// OpenBLAS itself keeps on one thread): OpenBLAS wakes its threads for
 // them, which costs more than the product (bench/README.md, "f32 matmul:
 // AUTO's rule", has the measurements).
 
 /// Products up to this many multiply-adds (m * n * k) run eddy's kernel on
 /// the calling thread (the default of EDDY_RT_GEMM_SMALL): 2^23, the LSTM's
 /// 32x1024x256 and the RNN's 32x256x256 products, but not 256^3, where
-/// OpenBLAS's threads pay off on an idle machine.
+/// OpenBLAS's threads may pay off on an idle machine (not measured).
 #define RT_GEMM_SMALL_WORK ((int64_t)32 * 1024 * 256)
+/// ... and above this many: OpenBLAS computes products up to 2^18
+/// multiply-adds on the calling thread by its own rule (65536 times its
+/// GEMM_MULTITHREAD_THRESHOLD, 4), and there it was faster than the tiled
+/// kernel (64^3: 4.6 us against 7.0 us).
+#define RT_GEMM_TINY_WORK ((int64_t)1 << 18)
 
 const char *eddy_rt_isa_name(int32_t isa) {
   switch (isa) {
@@ -369,6 +375,7 @@ void eddy_rt_gemm_plan_decide(int32_t cpu, bool has_blas,
     else if (cap < p->tiled_isa)
       p->tiled_isa = cap;
   }
+  p->tiny_work = RT_GEMM_TINY_WORK;
   p->small_work = RT_GEMM_SMALL_WORK;
   if (env_small) {
     char *end;
@@ -419,10 +426,10 @@ void eddy_rt_gemm_plan_decide(int32_t cpu, bool has_blas,
   } else {
     p->large = p->vec = EDDY_RT_GEMM_BLAS;
     snprintf(p->reason, sizeof p->reason,
-             "OpenBLAS (core %s) past %lld multiply-adds, eddy's %s kernel "
-             "up to them%s",
-             p->blas_core[0] ? p->blas_core : "unknown",
-             (long long)p->small_work, tiled, ignored);
+             "OpenBLAS (core %s), but eddy's %s kernel from %lld to %lld "
+             "multiply-adds%s",
+             p->blas_core[0] ? p->blas_core : "unknown", tiled,
+             (long long)p->tiny_work + 1, (long long)p->small_work, ignored);
   }
 }
 
@@ -490,7 +497,8 @@ int32_t eddy_rt_sgemm(eddy_rt_ctx_t *rt, int32_t impl, int32_t trans,
   if (impl == EDDY_RT_GEMM_AUTO) {
     if (m == 1 || n == 1)
       impl = plan->vec;
-    else if ((double)m * (double)n * (double)k <= (double)plan->small_work)
+    else if ((double)m * (double)n * (double)k > (double)plan->tiny_work &&
+             (double)m * (double)n * (double)k <= (double)plan->small_work)
       impl = EDDY_RT_GEMM_TILED;
     else
       impl = plan->large;

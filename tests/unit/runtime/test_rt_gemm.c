@@ -107,7 +107,8 @@ static int32_t auto_impl(const gemm_case_t *c) {
   eddy_rt_gemm_plan_get(&p);
   if (c->m == 1 || c->n == 1)
     return p.vec;
-  if (c->m * c->n * c->k <= p.small_work)
+  int64_t work = c->m * c->n * c->k;
+  if (work > p.tiny_work && work <= p.small_work)
     return EDDY_RT_GEMM_TILED;
   return p.large;
 }
@@ -236,6 +237,7 @@ static void test_plan_rule(void **state) {
     // Matrix-vector products stay with the BLAS whenever there is one.
     assert_int_equal(p.vec, rows[i].blas ? B : T);
     assert_true(p.small_work == (int64_t)32 * 1024 * 256);
+    assert_true(p.tiny_work == (int64_t)64 * 64 * 64);
     assert_int_equal(p.blas_isa, rows[i].blas
                                      ? eddy_rt_gemm_core_isa(rows[i].core)
                                      : EDDY_RT_ISA_UNKNOWN);
@@ -282,16 +284,18 @@ static void test_plan_env(void **state) {
 }
 
 /// AUTO follows the process's plan: small products on the tiled kernel,
-/// the rest as the plan says.
+/// tiny and large ones as the plan says.
 static void test_auto_small(void **state) {
   (void)state;
   eddy_rt_gemm_plan_t p;
   eddy_rt_gemm_plan_get(&p);
   eddy_rt_ctx_t *ctx = rtt_ctx(1);
-  gemm_case_t rnn = {32, 256, 256, 2, 0}, big = {256, 256, 257, 0, 0};
+  gemm_case_t rnn = {32, 256, 256, 2, 0}, big = {256, 256, 257, 0, 0},
+              tiny = {64, 64, 64, 1, 0};
   assert_int_equal(check_case(ctx, EDDY_RT_GEMM_AUTO, &rnn), auto_impl(&rnn));
   assert_int_equal(check_case(ctx, EDDY_RT_GEMM_AUTO, &big), p.large);
-  if (p.small_work >= 32 * 256 * 256)
+  assert_int_equal(check_case(ctx, EDDY_RT_GEMM_AUTO, &tiny), p.large);
+  if (p.tiny_work < 32 * 256 * 256 && p.small_work >= 32 * 256 * 256)
     assert_int_equal(auto_impl(&rnn), EDDY_RT_GEMM_TILED);
   eddy_rt_ctx_destroy(ctx);
 }
