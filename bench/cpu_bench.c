@@ -11,6 +11,10 @@
 ///   lstm    the same for an LSTM (hidden 256, batch 32, 100 steps)
 ///   classes n^3 matmuls for small n, inline loop nest vs runtime call (the
 ///           size-class threshold)
+///   gemm    eddy_rt_sgemm's size classes (the RNN's 32x256x256 and
+///           256x256x32, the LSTM's, up to 1024^3): eddy's tiled kernel per micro-kernel,
+///           OpenBLAS on one thread and on all, and AUTO, interleaved;
+///           medians (not in the default set: run `eddy_cpu_bench gemm`)
 /// Prints Markdown tables of ratios (bench/README.md keeps the latest).
 /// Not a test: run `ninja eddy_cpu_bench && ./bench/eddy_cpu_bench [NAME...]`.
 #define _POSIX_C_SOURCE 200809L
@@ -19,6 +23,7 @@
 #include "dialects/dialects.h"
 #include "ir/ir.h"
 #include "runtime/eval/eval.h"
+#include "runtime/rt_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +35,7 @@ void cblas_sgemm(int order, int ta, int tb, int m, int n, int k, float alpha,
                  const float *a, int lda, const float *b, int ldb, float beta,
                  float *c, int ldc);
 void openblas_set_num_threads(int n);
+int openblas_get_num_procs(void);
 #endif
 
 static double now(void) {
@@ -320,10 +326,16 @@ static void bench_matmul(bench_t *b, int64_t n) {
     if (t < best)
       best = t;
   }
+  // What the compiled matmul's call of eddy_rt_sgemm (AUTO) runs.
+  eddy_rt_gemm_plan_t plan;
+  eddy_rt_gemm_plan_get(&plan);
+  bool auto_blas =
+      (n * n * n <= plan.tiny_work || n * n * n > plan.small_work) &&
+      plan.large == EDDY_RT_GEMM_BLAS;
   printf("| matmul %lld^3 f32, 1 thread (compiled: %s) | %.2f ms (%.0f "
          "GFLOP/s) | OpenBLAS: %.2f ms (%.0f GFLOP/s) | %.2fx of OpenBLAS "
          "(target >= 0.8x) | %.0f ms | |\n",
-         (long long)n, eddy_rt_gemm_has_blas() ? "OpenBLAS call" : "tiled",
+         (long long)n, auto_blas ? "OpenBLAS call" : "tiled kernel call",
          tc * 1e3, flops / tc * 1e-9, best * 1e3, flops / best * 1e-9,
          best / tc, ct * 1e3);
   printf("| same, eddy's tiled kernel (runtime/gemm.c, direct) | %.2f ms (%.0f "
@@ -377,6 +389,131 @@ static void bench_matmul_classes(bench_t *b) {
     free(bb);
     eddy_cpu_jit_destroy(ji);
     eddy_cpu_jit_destroy(jc);
+  }
+}
+
+/// One product of bench_gemm: C = op(A) op(B), m x n x k.
+typedef struct gemm_shape {
+  int64_t m, n, k;
+  int32_t trans;
+  const char *where; ///< where it comes from
+} gemm_shape_t;
+
+enum { GEMM_TILED512, GEMM_TILED2, GEMM_BLAS1, GEMM_BLASN, GEMM_AUTO, GEMM_N };
+
+static int cmp_double(const void *x, const void *y) {
+  double a = *(const double *)x, b = *(const double *)y;
+  return a < b ? -1 : a > b;
+}
+
+/// Mean time of one product over `calls` calls of implementation which.
+static double gemm_sample(bench_t *b, int which, const gemm_shape_t *g,
+                          int calls, const float *a, const float *bb,
+                          float *c) {
+  bool ta = g->trans & 1, tb = g->trans & 2;
+  int64_t lda = ta ? g->m : g->k, ldb = tb ? g->k : g->n;
+  double t0 = now();
+  for (int i = 0; i < calls; i++) {
+    switch (which) {
+    case GEMM_TILED512:
+    case GEMM_TILED2:
+      rt_sgemm_tiled(b->rt,
+                     which == GEMM_TILED512 ? EDDY_RT_ISA_AVX512
+                                            : EDDY_RT_ISA_AVX2,
+                     g->trans, g->m, g->n, g->k, a, lda, bb, ldb, c, g->n);
+      break;
+    case GEMM_AUTO:
+      eddy_rt_sgemm(b->rt, EDDY_RT_GEMM_AUTO, g->trans, g->m, g->n, g->k, a,
+                    lda, bb, ldb, c, g->n);
+      break;
+    default:
+#ifdef EDDY_BENCH_CBLAS
+      cblas_sgemm(101 /* row major */, ta ? 112 : 111, tb ? 112 : 111,
+                  (int)g->m, (int)g->n, (int)g->k, 1.0f, a, (int)lda, bb,
+                  (int)ldb, 0.0f, c, (int)g->n);
+#endif
+      break;
+    }
+  }
+  return (now() - t0) / calls;
+}
+
+/// eddy_rt_sgemm's size classes: every implementation on the same operands,
+/// interleaved sample by sample (so load from other processes falls on all
+/// of them alike); the median per implementation and, in parentheses, the
+/// spread: interquartile range / median (on a shared machine the slowest
+/// samples are other processes' time slices).
+static void bench_gemm(bench_t *b) {
+  static const gemm_shape_t shapes[] = {
+      {32, 256, 256, 0, "RNN step: x W, h U"},
+      {256, 256, 32, 1, "RNN gradient: x^T dy"},
+      {32, 256, 256, 2, "RNN gradient: dy U^T"},
+      {32, 1024, 256, 0, "LSTM step: x W, h U"},
+      {256, 1024, 32, 1, "LSTM gradient: x^T dz"},
+      {32, 1024, 512, 0, "[x h] W in one product"},
+      {64, 64, 64, 0, "map_fn item"},
+      {256, 256, 256, 0, "cpu_bench target"},
+      {1024, 1024, 1024, 0, "cpu_bench target"},
+  };
+  eddy_rt_gemm_plan_t plan;
+  eddy_rt_gemm_plan_get(&plan);
+  bool has512 = plan.cpu_isa >= EDDY_RT_ISA_AVX512;
+  bool has2 = plan.cpu_isa >= EDDY_RT_ISA_AVX2;
+  int procs = 1;
+#ifdef EDDY_BENCH_CBLAS
+  procs = openblas_get_num_procs();
+#endif
+  printf("\n| m x n x k (trans) | from | tiled avx512 | tiled avx2 | OpenBLAS "
+         "1 thread | OpenBLAS %d threads | AUTO | AUTO ran |\n"
+         "|---|---|---|---|---|---|---|---|\n",
+         procs);
+  for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+    const gemm_shape_t *g = &shapes[s];
+    size_t asz = (size_t)(g->m * g->k), bsz = (size_t)(g->k * g->n);
+    float *a = malloc(asz * 4), *bb = malloc(bsz * 4);
+    float *c = malloc((size_t)(g->m * g->n) * 4);
+    for (size_t i = 0; i < asz; i++)
+      a[i] = (float)((i * 7) % 13) * 0.1f - 0.6f;
+    for (size_t i = 0; i < bsz; i++)
+      bb[i] = (float)((i * 5) % 11) * 0.1f - 0.5f;
+    double work = (double)g->m * (double)g->n * (double)g->k;
+    // About 1 ms a sample, at least one call.
+    int calls = (int)(1e-3 * 20e9 / work);
+    calls = calls < 1 ? 1 : calls;
+    int samples = work > 1e8 ? 7 : 41;
+    double t[GEMM_N][41];
+    int32_t ran = eddy_rt_sgemm(b->rt, EDDY_RT_GEMM_AUTO, g->trans, g->m, g->n,
+                                g->k, a, g->trans & 1 ? g->m : g->k, bb,
+                                g->trans & 2 ? g->k : g->n, c, g->n);
+    for (int r = 0; r < samples; r++) {
+      for (int w = 0; w < GEMM_N; w++) {
+        if ((w == GEMM_TILED512 && !has512) || (w == GEMM_TILED2 && !has2))
+          continue;
+#ifdef EDDY_BENCH_CBLAS
+        openblas_set_num_threads(w == GEMM_BLAS1 ? 1 : procs);
+#endif
+        t[w][r] = gemm_sample(b, w, g, calls, a, bb, c);
+      }
+    }
+#ifdef EDDY_BENCH_CBLAS
+    openblas_set_num_threads(1);
+#endif
+    printf("| %lldx%lldx%lld (%d) | %s |", (long long)g->m, (long long)g->n,
+           (long long)g->k, g->trans, g->where);
+    for (int w = 0; w < GEMM_N; w++) {
+      if ((w == GEMM_TILED512 && !has512) || (w == GEMM_TILED2 && !has2)) {
+        printf(" - |");
+        continue;
+      }
+      qsort(t[w], (size_t)samples, sizeof(double), cmp_double);
+      double med = t[w][samples / 2];
+      printf(" %.1f us (%.0f%%) |", med * 1e6,
+             (t[w][samples * 3 / 4] - t[w][samples / 4]) / med * 100);
+    }
+    printf(" %s |\n", ran == EDDY_RT_GEMM_BLAS ? "OpenBLAS" : "tiled");
+    free(a);
+    free(bb);
+    free(c);
   }
 }
 
@@ -601,6 +738,12 @@ int main(int argc, char **argv) {
     fprintf(stderr, "cannot create the runtime context\n");
     return 1;
   }
+  eddy_rt_gemm_plan_t plan;
+  eddy_rt_gemm_plan_get(&plan);
+  printf("f32 matmul: CPU %s, tiled kernel %s, OpenBLAS core %s (%s); %s\n\n",
+         eddy_rt_isa_name(plan.cpu_isa), eddy_rt_isa_name(plan.tiled_isa),
+         plan.blas_core[0] ? plan.blas_core : "-",
+         eddy_rt_isa_name(plan.blas_isa), plan.reason);
   printf("| benchmark | compiled | reference | ratio | JIT compile | note |\n");
   printf("|---|---|---|---|---|---|\n");
   if (wanted(argc, argv, "loop"))
@@ -617,6 +760,8 @@ int main(int argc, char **argv) {
     bench_recurrent(&b, "LSTM 256x32, 100 steps", k_lstm, "lstm");
   if (wanted(argc, argv, "classes"))
     bench_matmul_classes(&b);
+  if (argc >= 2 && wanted(argc, argv, "gemm"))
+    bench_gemm(&b);
   eddy_rt_ctx_destroy(b.rt);
   for (int i = 0; i < 8; i++)
     free(b.cache.ptr[i]);

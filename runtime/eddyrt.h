@@ -461,7 +461,7 @@ void *eddy_rt_entry_list_set_list(eddy_rt_ctx_t *rt, void *list, int32_t moved,
 /// ===========================================================================
 /// Which implementation eddy_rt_sgemm uses (and which one it used).
 typedef enum eddy_rt_gemm_impl {
-  EDDY_RT_GEMM_AUTO = 0,  ///< the CBLAS when built with one, else TILED
+  EDDY_RT_GEMM_AUTO = 0,  ///< by eddy_rt_gemm_plan_get's rule: BLAS or TILED
   EDDY_RT_GEMM_BLAS = 1,  ///< cblas_sgemm (OpenBLAS); TILED when not built
   EDDY_RT_GEMM_TILED = 2, ///< eddy's own blocked, vectorized kernel
   EDDY_RT_GEMM_PLAIN = 3, ///< a plain triple loop (reference, tests)
@@ -469,6 +469,51 @@ typedef enum eddy_rt_gemm_impl {
 
 /// True when this libeddyrt calls a CBLAS (OpenBLAS) for large matmuls.
 bool eddy_rt_gemm_has_blas(void);
+
+/// Instruction-set levels of x86-64 f32 matmul kernels, ordered: a kernel of
+/// one level runs on a CPU of that level or above.
+typedef enum eddy_rt_isa {
+  EDDY_RT_ISA_UNKNOWN = -1, ///< not known (no BLAS, or a core name not known)
+  EDDY_RT_ISA_SSE = 0,      ///< baseline x86-64: SSE2/SSE3, 4 floats a vector
+  EDDY_RT_ISA_AVX = 1,      ///< AVX without AVX2 and FMA (8 floats)
+  EDDY_RT_ISA_AVX2 = 2,     ///< AVX2 and FMA (8 floats)
+  EDDY_RT_ISA_AVX512 = 3,   ///< AVX-512 F and VL (16 floats)
+} eddy_rt_isa_t;
+
+/// How EDDY_RT_GEMM_AUTO picks an implementation (docs/runtime.md, "f32
+/// matmul for compiled code"). Decided once per process, at the first
+/// product, from the CPU's feature flags, the BLAS's core and the
+/// environment (EDDY_RT_GEMM, EDDY_RT_GEMM_ISA, EDDY_RT_GEMM_SMALL).
+typedef struct eddy_rt_gemm_plan {
+  int32_t cpu_isa;    ///< the widest level this CPU and OS run
+  int32_t tiled_isa;  ///< the level of the micro-kernel TILED runs
+  int32_t blas_isa;   ///< the level of the BLAS's kernels (UNKNOWN: none)
+  char blas_core[32]; ///< the BLAS's name for the CPU ("" without a BLAS)
+  int32_t large;      ///< AUTO's implementation outside (tiny_work,
+                      ///< small_work]: BLAS or TILED
+  int32_t vec;        ///< AUTO's implementation for m == 1 or n == 1
+  int64_t tiny_work;  ///< AUTO runs TILED when tiny_work < m * n * k
+  int64_t small_work; ///< ... <= small_work
+  char reason[192];   ///< why, in one line
+} eddy_rt_gemm_plan_t;
+
+/// The process's plan (computed at the first call; thread-safe).
+void eddy_rt_gemm_plan_get(eddy_rt_gemm_plan_t *out_plan);
+/// The rule itself, for given inputs: cpu_isa the CPU's level, has_blas
+/// whether a BLAS is linked, blas_core its core name (NULL: unknown), and
+/// the values of EDDY_RT_GEMM ("auto", "blas", "tiled"), EDDY_RT_GEMM_ISA
+/// ("sse", "avx2", "avx512": a cap on the tiled kernel's level) and
+/// EDDY_RT_GEMM_SMALL (a number), each NULL when unset. Values not
+/// understood are ignored and named in the reason.
+void eddy_rt_gemm_plan_decide(int32_t cpu_isa, bool has_blas,
+                              const char *blas_core, const char *env_impl,
+                              const char *env_isa, const char *env_small,
+                              eddy_rt_gemm_plan_t *out_plan);
+/// The level of the f32 kernels OpenBLAS runs for a core name that
+/// openblas_get_corename() gives (any case); UNKNOWN for a name not known.
+int32_t eddy_rt_gemm_core_isa(const char *core);
+/// "sse", "avx", "avx2", "avx512" or "unknown".
+const char *eddy_rt_isa_name(int32_t isa);
 /// C = op(A) op(B) in f32, row-major: op(A) is m x k (A is stored k x m and
 /// read transposed when trans & 1), op(B) is k x n (stored n x k when
 /// trans & 2); lda, ldb, ldc are row strides in elements. C must not overlap
@@ -477,7 +522,8 @@ bool eddy_rt_gemm_has_blas(void);
 /// u = 2^-24. Never fails: when rt's allocator refuses the packing buffers
 /// the product is computed without them. Returns the implementation used.
 /// OpenBLAS uses its own threads (OPENBLAS_NUM_THREADS, default: every
-/// core); eddy's kernel runs on the calling thread.
+/// core); eddy's kernel runs on the calling thread. impl TILED runs the
+/// plan's tiled_isa micro-kernel.
 int32_t eddy_rt_sgemm(eddy_rt_ctx_t *rt, int32_t impl, int32_t trans,
                       int64_t m, int64_t n, int64_t k, const float *a,
                       int64_t lda, const float *b, int64_t ldb, float *c,

@@ -1,7 +1,8 @@
 /// f32 matrix multiplication for compiled code (core.matmul above the size
 /// that backend-cpu emits inline): a CBLAS (OpenBLAS) when libeddyrt is
-/// built with one (EDDY_RT_HAVE_CBLAS), else, and on request, a tiled kernel
-/// of our own.
+/// built with one (EDDY_RT_HAVE_CBLAS), or a tiled kernel of our own; AUTO
+/// picks between them by a rule decided once per process from the CPU's
+/// feature flags and OpenBLAS's core (eddy_rt_gemm_plan_decide).
 ///
 /// The tiled kernel is the usual three-level blocking: C is computed in
 /// panels of NC columns; for each block of KC of the inner dimension, B's
@@ -10,15 +11,19 @@
 /// computes each MR x NR tile of C with its accumulators in registers, from
 /// the two packed strips read contiguously. The micro-kernel is written with
 /// GCC vector types and compiled for AVX-512 (NR = 32), AVX2+FMA (NR = 16)
-/// and baseline x86-64, picked at run time from the CPU's features. Packing
-/// buffers come from the runtime context's allocator; when that fails the
-/// product is computed by a plain loop that needs no memory.
+/// and baseline x86-64; the widest the CPU runs is used (EDDY_RT_GEMM_ISA
+/// caps it). Packing buffers come from the runtime context's allocator;
+/// when that fails the product is computed by a plain loop that needs no
+/// memory.
 ///
 /// Accumulation is in f32 and its order is unspecified, as the numeric
 /// contract of compiled f32 matmul allows (docs/dialects/core.md).
-#include "runtime/eddyrt.h"
+#include "runtime/rt_internal.h"
 
 #include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #if defined(EDDY_RT_HAVE_CBLAS)
@@ -72,11 +77,34 @@ static void pack_a(bool ta, const float *a, int64_t lda, int64_t i0,
 static void pack_b(bool tb, const float *b, int64_t ldb, int64_t p0,
                    int64_t j0, int64_t kc, int64_t nc, int64_t nr,
                    float *out) {
+  if (tb) {
+    // B stored transposed: each column of op(B) is a contiguous row of B,
+    // read once and written down the strip (a strip of KC x NR floats stays
+    // in L1), rather than one strided read per element.
+    for (int64_t s = 0; s < nc; s += nr) {
+      int64_t cols = nc - s < nr ? nc - s : nr;
+      for (int64_t q = 0; q < cols; q++) {
+        const float *src = b + (j0 + s + q) * ldb + p0;
+        for (int64_t p = 0; p < kc; p++)
+          out[p * nr + q] = src[p];
+      }
+      for (int64_t p = 0; p < kc; p++)
+        for (int64_t q = cols; q < nr; q++)
+          out[p * nr + q] = 0.0f;
+      out += kc * nr;
+    }
+    return;
+  }
   for (int64_t s = 0; s < nc; s += nr) {
     int64_t cols = nc - s < nr ? nc - s : nr;
     for (int64_t p = 0; p < kc; p++) {
-      if (!tb && cols == nr) {
-        memcpy(out, b + (p0 + p) * ldb + j0 + s, sizeof(float) * (size_t)nr);
+      if (cols == nr) {
+        // Eight floats at a time (nr is a multiple of 8): a memcpy of a
+        // size known only at run time became `rep movsq`, slow for 32-128
+        // bytes.
+        const float *src = b + (p0 + p) * ldb + j0 + s;
+        for (int64_t q = 0; q < nr; q += 8)
+          memcpy(out + q, src + q, 8 * sizeof(float));
       } else {
         for (int64_t q = 0; q < cols; q++)
           out[q] = at_b(b, ldb, tb, p0 + p, j0 + s + q);
@@ -155,28 +183,30 @@ EDDY_RT_GEMM_MACRO(macro_avx512,
 typedef void (*rt_macro_fn)(int64_t, int64_t, int64_t, const float *,
                             const float *, float *, int64_t, bool);
 
-/// The widest micro-kernel this CPU runs, and its NR.
-static rt_macro_fn pick_macro(int64_t *nr) {
+/// The micro-kernel of level isa (which the CPU runs), and its NR.
+static rt_macro_fn pick_macro(int32_t isa, int64_t *nr) {
 #if defined(EDDY_RT_GEMM_X86)
-  __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx512f")) {
+  if (isa >= EDDY_RT_ISA_AVX512) {
     *nr = 32;
     return macro_avx512;
   }
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+  if (isa >= EDDY_RT_ISA_AVX2) {
     *nr = 16;
     return macro_avx2;
   }
+#else
+  (void)isa;
 #endif
   *nr = 8;
   return macro_base;
 }
 
-static void gemm_tiled(eddy_rt_ctx_t *rt, bool ta, bool tb, int64_t m,
-                       int64_t n, int64_t k, const float *a, int64_t lda,
-                       const float *b, int64_t ldb, float *c, int64_t ldc) {
+static void gemm_tiled(eddy_rt_ctx_t *rt, int32_t isa, bool ta, bool tb,
+                       int64_t m, int64_t n, int64_t k, const float *a,
+                       int64_t lda, const float *b, int64_t ldb, float *c,
+                       int64_t ldc) {
   int64_t nr;
-  rt_macro_fn macro = pick_macro(&nr);
+  rt_macro_fn macro = pick_macro(isa, &nr);
   int64_t kcap = k < KC ? k : KC;
   int64_t mcap = m < MC ? m : MC;
   int64_t ncap = n < NC ? n : NC;
@@ -220,6 +250,213 @@ bool eddy_rt_gemm_has_blas(void) {
 #endif
 }
 
+void rt_sgemm_tiled(eddy_rt_ctx_t *rt, int32_t isa, int32_t trans, int64_t m,
+                    int64_t n, int64_t k, const float *a, int64_t lda,
+                    const float *b, int64_t ldb, float *c, int64_t ldc) {
+  gemm_tiled(rt, isa, (trans & 1) != 0, (trans & 2) != 0, m, n, k, a, lda, b,
+             ldb, c, ldc);
+}
+
+// ---- Which implementation AUTO runs ----------------------------------------
+//
+// OpenBLAS picks its kernels from the CPU's model, and a virtual machine
+// that masks the model makes it fall back to old ones (Debian's 0.3.21
+// says "Prescott" and runs SSE3 kernels on AVX-512 CPUs). So the CPU's
+// feature flags are read here, OpenBLAS's core name is mapped to the level
+// of the kernels it runs, and when those have no FMA (SSE or AVX) while
+// eddy's have, eddy's are used. Small products run eddy's kernel on the
+// calling thread whatever OpenBLAS's core (all but the tiniest, which
+// OpenBLAS itself keeps on one thread): OpenBLAS wakes its threads for
+// them, which costs more than the product (bench/README.md, "f32 matmul:
+// AUTO's rule", has the measurements).
+
+/// Products up to this many multiply-adds (m * n * k) run eddy's kernel on
+/// the calling thread (the default of EDDY_RT_GEMM_SMALL): 2^23, the LSTM's
+/// 32x1024x256 and the RNN's 32x256x256 products, but not 256^3, where
+/// OpenBLAS's threads may pay off on an idle machine (not measured).
+#define RT_GEMM_SMALL_WORK ((int64_t)32 * 1024 * 256)
+/// ... and above this many: OpenBLAS computes products up to 2^18
+/// multiply-adds on the calling thread by its own rule (65536 times its
+/// GEMM_MULTITHREAD_THRESHOLD, 4), and there it was faster than the tiled
+/// kernel (64^3: 4.6 us against 7.0 us).
+#define RT_GEMM_TINY_WORK ((int64_t)1 << 18)
+
+const char *eddy_rt_isa_name(int32_t isa) {
+  switch (isa) {
+  case EDDY_RT_ISA_SSE:
+    return "sse";
+  case EDDY_RT_ISA_AVX:
+    return "avx";
+  case EDDY_RT_ISA_AVX2:
+    return "avx2";
+  case EDDY_RT_ISA_AVX512:
+    return "avx512";
+  default:
+    return "unknown";
+  }
+}
+
+/// ASCII case-insensitive equality.
+static bool same_name(const char *x, const char *y) {
+  for (; *x && *y; x++, y++) {
+    char cx = *x >= 'A' && *x <= 'Z' ? (char)(*x - 'A' + 'a') : *x;
+    char cy = *y >= 'A' && *y <= 'Z' ? (char)(*y - 'A' + 'a') : *y;
+    if (cx != cy)
+      return false;
+  }
+  return *x == *y;
+}
+
+/// OpenBLAS's x86-64 core names (openblas_get_corename) and the level of
+/// the sgemm kernels each runs: the AMD cores up to Excavator have AVX
+/// (and FMA4 or FMA3) kernels but no AVX2; Zen runs Haswell's.
+static const struct {
+  const char *name;
+  int32_t isa;
+} k_cores[] = {
+    {"katmai", EDDY_RT_ISA_SSE},        {"coppermine", EDDY_RT_ISA_SSE},
+    {"northwood", EDDY_RT_ISA_SSE},     {"prescott", EDDY_RT_ISA_SSE},
+    {"banias", EDDY_RT_ISA_SSE},        {"atom", EDDY_RT_ISA_SSE},
+    {"core2", EDDY_RT_ISA_SSE},         {"penryn", EDDY_RT_ISA_SSE},
+    {"dunnington", EDDY_RT_ISA_SSE},    {"nehalem", EDDY_RT_ISA_SSE},
+    {"athlon", EDDY_RT_ISA_SSE},        {"opteron", EDDY_RT_ISA_SSE},
+    {"opteron_sse3", EDDY_RT_ISA_SSE},  {"barcelona", EDDY_RT_ISA_SSE},
+    {"nano", EDDY_RT_ISA_SSE},          {"bobcat", EDDY_RT_ISA_SSE},
+    {"sandybridge", EDDY_RT_ISA_AVX},   {"bulldozer", EDDY_RT_ISA_AVX},
+    {"piledriver", EDDY_RT_ISA_AVX},    {"steamroller", EDDY_RT_ISA_AVX},
+    {"excavator", EDDY_RT_ISA_AVX},     {"haswell", EDDY_RT_ISA_AVX2},
+    {"zen", EDDY_RT_ISA_AVX2},          {"skylakex", EDDY_RT_ISA_AVX512},
+    {"cooperlake", EDDY_RT_ISA_AVX512}, {"sapphirerapids", EDDY_RT_ISA_AVX512},
+};
+
+int32_t eddy_rt_gemm_core_isa(const char *core) {
+  if (!core)
+    return EDDY_RT_ISA_UNKNOWN;
+  for (size_t i = 0; i < sizeof k_cores / sizeof k_cores[0]; i++)
+    if (same_name(core, k_cores[i].name))
+      return k_cores[i].isa;
+  return EDDY_RT_ISA_UNKNOWN;
+}
+
+/// The widest level this CPU and its OS run (GCC's checks include the OS's
+/// saving of the AVX and AVX-512 registers).
+static int32_t cpu_isa(void) {
+#if defined(EDDY_RT_GEMM_X86)
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl"))
+    return EDDY_RT_ISA_AVX512;
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+    return EDDY_RT_ISA_AVX2;
+  if (__builtin_cpu_supports("avx"))
+    return EDDY_RT_ISA_AVX;
+#endif
+  return EDDY_RT_ISA_SSE;
+}
+
+void eddy_rt_gemm_plan_decide(int32_t cpu, bool has_blas,
+                              const char *blas_core, const char *env_impl,
+                              const char *env_isa, const char *env_small,
+                              eddy_rt_gemm_plan_t *out_plan) {
+  eddy_rt_gemm_plan_t *p = out_plan;
+  memset(p, 0, sizeof *p);
+  p->cpu_isa = cpu;
+  // eddy's micro-kernels: AVX-512, AVX2+FMA, and the baseline one.
+  p->tiled_isa = cpu >= EDDY_RT_ISA_AVX512 ? EDDY_RT_ISA_AVX512
+                 : cpu >= EDDY_RT_ISA_AVX2 ? EDDY_RT_ISA_AVX2
+                                           : EDDY_RT_ISA_SSE;
+  char ignored[96] = "";
+  if (env_isa) {
+    int32_t cap = same_name(env_isa, "sse")      ? EDDY_RT_ISA_SSE
+                  : same_name(env_isa, "avx2")   ? EDDY_RT_ISA_AVX2
+                  : same_name(env_isa, "avx512") ? EDDY_RT_ISA_AVX512
+                                                 : EDDY_RT_ISA_UNKNOWN;
+    if (cap == EDDY_RT_ISA_UNKNOWN)
+      snprintf(ignored, sizeof ignored, "; EDDY_RT_GEMM_ISA ignored");
+    else if (cap < p->tiled_isa)
+      p->tiled_isa = cap;
+  }
+  p->tiny_work = RT_GEMM_TINY_WORK;
+  p->small_work = RT_GEMM_SMALL_WORK;
+  if (env_small) {
+    char *end;
+    long long v = strtoll(env_small, &end, 10);
+    if (end != env_small && *end == '\0' && v >= 0)
+      p->small_work = v;
+    else
+      snprintf(ignored + strlen(ignored), sizeof ignored - strlen(ignored),
+               "; EDDY_RT_GEMM_SMALL ignored");
+  }
+  p->blas_isa =
+      has_blas ? eddy_rt_gemm_core_isa(blas_core) : EDDY_RT_ISA_UNKNOWN;
+  if (has_blas && blas_core)
+    snprintf(p->blas_core, sizeof p->blas_core, "%s", blas_core);
+  bool want_blas = env_impl && same_name(env_impl, "blas");
+  bool want_tiled = env_impl && same_name(env_impl, "tiled");
+  if (env_impl && !want_blas && !want_tiled && !same_name(env_impl, "auto"))
+    snprintf(ignored + strlen(ignored), sizeof ignored - strlen(ignored),
+             "; EDDY_RT_GEMM ignored");
+  const char *tiled = eddy_rt_isa_name(p->tiled_isa);
+  if (!has_blas) {
+    p->large = p->vec = EDDY_RT_GEMM_TILED;
+    snprintf(p->reason, sizeof p->reason, "no BLAS linked: eddy's %s kernel%s",
+             tiled, ignored);
+  } else if (want_blas) {
+    p->large = p->vec = EDDY_RT_GEMM_BLAS;
+    p->small_work = 0;
+    snprintf(p->reason, sizeof p->reason, "EDDY_RT_GEMM=blas: OpenBLAS%s",
+             ignored);
+  } else if (want_tiled) {
+    p->large = p->vec = EDDY_RT_GEMM_TILED;
+    snprintf(p->reason, sizeof p->reason,
+             "EDDY_RT_GEMM=tiled: eddy's %s kernel%s", tiled, ignored);
+  } else if (p->blas_isa != EDDY_RT_ISA_UNKNOWN && p->blas_isa < p->tiled_isa &&
+             p->blas_isa < EDDY_RT_ISA_AVX2) {
+    // Only kernels without FMA are replaced: OpenBLAS's AVX2 (Haswell)
+    // kernels beat eddy's AVX-512 one on the AVX-512 CPU measured
+    // (bench/README.md), so an AVX2 core on an AVX-512 CPU keeps them.
+    // OpenBLAS's matrix-vector products stay: they are bound by memory, and
+    // the tiled kernel would pack the whole matrix for one vector.
+    p->large = EDDY_RT_GEMM_TILED;
+    p->vec = EDDY_RT_GEMM_BLAS;
+    snprintf(p->reason, sizeof p->reason,
+             "OpenBLAS runs %s kernels (core %s) on a %s CPU: eddy's %s "
+             "kernel%s",
+             eddy_rt_isa_name(p->blas_isa), p->blas_core,
+             eddy_rt_isa_name(cpu), tiled, ignored);
+  } else {
+    p->large = p->vec = EDDY_RT_GEMM_BLAS;
+    snprintf(p->reason, sizeof p->reason,
+             "OpenBLAS (core %s), but eddy's %s kernel from %lld to %lld "
+             "multiply-adds%s",
+             p->blas_core[0] ? p->blas_core : "unknown", tiled,
+             (long long)p->tiny_work + 1, (long long)p->small_work, ignored);
+  }
+}
+
+// Computed once per process: the CPU, the BLAS linked and the environment
+// do not change while it runs.
+static pthread_once_t g_plan_once = PTHREAD_ONCE_INIT;
+static eddy_rt_gemm_plan_t g_plan;
+
+static void plan_init(void) {
+  const char *core = NULL;
+#if defined(EDDY_RT_HAVE_CBLAS)
+  core = openblas_get_corename();
+#endif
+  eddy_rt_gemm_plan_decide(cpu_isa(), eddy_rt_gemm_has_blas(), core,
+                           getenv("EDDY_RT_GEMM"), getenv("EDDY_RT_GEMM_ISA"),
+                           getenv("EDDY_RT_GEMM_SMALL"), &g_plan);
+}
+
+static const eddy_rt_gemm_plan_t *plan_get(void) {
+  pthread_once(&g_plan_once, plan_init);
+  return &g_plan;
+}
+
+void eddy_rt_gemm_plan_get(eddy_rt_gemm_plan_t *out_plan) {
+  *out_plan = *plan_get();
+}
+
 #if defined(EDDY_RT_HAVE_CBLAS)
 /// A product with one row or one column, C = op(A) op(B) with m == 1 or
 /// n == 1, as a matrix-vector product: sgemm would pack the whole matrix
@@ -256,23 +493,33 @@ int32_t eddy_rt_sgemm(eddy_rt_ctx_t *rt, int32_t impl, int32_t trans,
     gemm_plain(ta, tb, m, n, k, a, lda, b, ldb, c, ldc);
     return EDDY_RT_GEMM_PLAIN;
   }
+  const eddy_rt_gemm_plan_t *plan = plan_get();
+  if (impl == EDDY_RT_GEMM_AUTO) {
+    if (m == 1 || n == 1)
+      impl = plan->vec;
+    else if ((double)m * (double)n * (double)k > (double)plan->tiny_work &&
+             (double)m * (double)n * (double)k <= (double)plan->small_work)
+      impl = EDDY_RT_GEMM_TILED;
+    else
+      impl = plan->large;
+  }
 #if defined(EDDY_RT_HAVE_CBLAS)
   // CBLAS sizes are int.
   bool fits = m <= INT_MAX && n <= INT_MAX && k <= INT_MAX && lda <= INT_MAX &&
               ldb <= INT_MAX && ldc <= INT_MAX;
-  if (impl != EDDY_RT_GEMM_TILED && fits && (m == 1 || n == 1)) {
+  if (impl == EDDY_RT_GEMM_BLAS && fits && (m == 1 || n == 1)) {
     gemv_blas(ta, tb, (int)m, (int)n, (int)k, a, (int)lda, b, (int)ldb, c,
               (int)ldc);
     return EDDY_RT_GEMM_BLAS;
   }
-  if (impl != EDDY_RT_GEMM_TILED && fits) {
+  if (impl == EDDY_RT_GEMM_BLAS && fits) {
     cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans,
                 tb ? CblasTrans : CblasNoTrans, (int)m, (int)n, (int)k, 1.0f, a,
                 (int)lda, b, (int)ldb, 0.0f, c, (int)ldc);
     return EDDY_RT_GEMM_BLAS;
   }
 #endif
-  gemm_tiled(rt, ta, tb, m, n, k, a, lda, b, ldb, c, ldc);
+  gemm_tiled(rt, plan->tiled_isa, ta, tb, m, n, k, a, lda, b, ldb, c, ldc);
   return EDDY_RT_GEMM_TILED;
 }
 

@@ -20,6 +20,16 @@
 /// Elements per parallel task (fixed: chunking never depends on threads).
 #define RT_PAR_CHUNK ((int64_t)1 << 14)
 
+/// ---- f32 matmul (gemm.c) ---------------------------------------------------
+
+/// eddy_rt_sgemm's tiled kernel with the micro-kernel of the given level
+/// (EDDY_RT_ISA_SSE, _AVX2 or _AVX512; the caller checks the CPU runs it),
+/// so tests reach every micro-kernel this CPU has. Same contract as
+/// eddy_rt_sgemm; m, n, k > 0.
+void rt_sgemm_tiled(eddy_rt_ctx_t *rt, int32_t isa, int32_t trans, int64_t m,
+                    int64_t n, int64_t k, const float *a, int64_t lda,
+                    const float *b, int64_t ldb, float *c, int64_t ldc);
+
 /// ---- Errors -----------------------------------------------------------------
 
 /// "OP: " + the formatted message.

@@ -4,7 +4,13 @@
 /// transposes and row strides wider than the matrix, against an f64
 /// reference with the contract's bound
 ///   |c - exact| <= gamma_K * sum_k |a_ik| |b_kj|,  gamma_K = K u / (1 - K u).
+/// Each micro-kernel this CPU runs (AVX-512, AVX2+FMA, baseline) on sizes
+/// at and around its tile, block and panel edges; and AUTO's rule
+/// (eddy_rt_gemm_plan_decide) with injected CPUs, BLAS cores and
+/// environments.
 #include "tests/unit/runtime/rt_test.h"
+
+#include "runtime/rt_internal.h"
 
 /// A reproducible value in [-1, 1).
 static float rnd(uint64_t *s) {
@@ -17,6 +23,10 @@ typedef struct gemm_case {
   int32_t trans;
   int64_t pad; ///< extra elements at the end of each stored row
 } gemm_case_t;
+
+/// impl for check_case: the tiled kernel with the micro-kernel of level
+/// impl - TILED_ISA (rt_sgemm_tiled).
+enum { TILED_ISA = 100 };
 
 /// Runs one case through impl; fails the test when an element is outside
 /// the bound. Returns the implementation eddy_rt_sgemm reported.
@@ -41,8 +51,13 @@ static int32_t check_case(eddy_rt_ctx_t *ctx, int32_t impl,
   // Row padding of C must be left alone.
   for (int64_t i = 0; i < c->m * ldc; i++)
     out[i] = 12345.0f;
-  int32_t used = eddy_rt_sgemm(ctx, impl, c->trans, c->m, c->n, c->k, a, lda,
-                               b, ldb, out, ldc);
+  int32_t used = impl;
+  if (impl >= TILED_ISA)
+    rt_sgemm_tiled(ctx, impl - TILED_ISA, c->trans, c->m, c->n, c->k, a, lda,
+                   b, ldb, out, ldc);
+  else
+    used = eddy_rt_sgemm(ctx, impl, c->trans, c->m, c->n, c->k, a, lda, b,
+                         ldb, out, ldc);
   const double u = ldexp(1.0, -24);
   double gamma = (double)c->k * u / (1.0 - (double)c->k * u);
   for (int64_t i = 0; i < c->m; i++) {
@@ -86,10 +101,24 @@ static const gemm_case_t k_cases[] = {
     {1, 1, 700, 3, 1},
 };
 
+/// What AUTO runs for c by the process's plan.
+static int32_t auto_impl(const gemm_case_t *c) {
+  eddy_rt_gemm_plan_t p;
+  eddy_rt_gemm_plan_get(&p);
+  if (c->m == 1 || c->n == 1)
+    return p.vec;
+  int64_t work = c->m * c->n * c->k;
+  if (work > p.tiny_work && work <= p.small_work)
+    return EDDY_RT_GEMM_TILED;
+  return p.large;
+}
+
+/// expect < 0: what the plan says AUTO runs.
 static void run_all(int32_t impl, int32_t expect) {
   eddy_rt_ctx_t *ctx = rtt_ctx(1);
   for (size_t i = 0; i < sizeof k_cases / sizeof k_cases[0]; i++)
-    assert_int_equal(check_case(ctx, impl, &k_cases[i]), expect);
+    assert_int_equal(check_case(ctx, impl, &k_cases[i]),
+                     expect < 0 ? auto_impl(&k_cases[i]) : expect);
   // Everything the kernel allocated was given back.
   assert_int_equal(eddy_rt_ctx_bytes_in_use(ctx), 0);
   eddy_rt_ctx_destroy(ctx);
@@ -105,12 +134,170 @@ static void test_plain(void **state) {
   run_all(EDDY_RT_GEMM_PLAIN, EDDY_RT_GEMM_PLAIN);
 }
 
-/// The BLAS when libeddyrt was built with one; AUTO picks it.
+/// The BLAS when libeddyrt was built with one; AUTO by its plan.
 static void test_blas(void **state) {
   (void)state;
   int32_t want = eddy_rt_gemm_has_blas() ? EDDY_RT_GEMM_BLAS : EDDY_RT_GEMM_TILED;
   run_all(EDDY_RT_GEMM_BLAS, want);
-  run_all(EDDY_RT_GEMM_AUTO, want);
+  run_all(EDDY_RT_GEMM_AUTO, -1);
+}
+
+/// Every micro-kernel this CPU runs, on sizes around its edges: rows around
+/// MR (6) and MC (96), columns around each NR (8, 16, 32) and NC (4096),
+/// depths around KC (256); every transpose, padded rows.
+static void test_micro_kernels(void **state) {
+  (void)state;
+  eddy_rt_gemm_plan_t p;
+  eddy_rt_gemm_plan_get(&p);
+  static const int64_t ms[] = {1, 2, 5, 6, 7, 12, 95, 96, 97, 193};
+  static const int64_t ns[] = {1, 7, 8, 9, 15, 16, 17, 31, 32, 33, 65};
+  static const int64_t ks[] = {1, 3, 255, 256, 257, 513};
+  static const int32_t isas[] = {EDDY_RT_ISA_SSE, EDDY_RT_ISA_AVX2,
+                                 EDDY_RT_ISA_AVX512};
+  eddy_rt_ctx_t *ctx = rtt_ctx(1);
+  int ran = 0;
+  for (size_t v = 0; v < sizeof isas / sizeof isas[0]; v++) {
+    if (isas[v] > p.cpu_isa) {
+      print_message("skipping the %s micro-kernel: this CPU runs up to %s\n",
+                    eddy_rt_isa_name(isas[v]), eddy_rt_isa_name(p.cpu_isa));
+      continue;
+    }
+    // Every m and n, with a depth, transpose and padding that vary with
+    // them (all six depths and all four transposes are reached).
+    size_t q = 0;
+    for (size_t i = 0; i < sizeof ms / sizeof ms[0]; i++)
+      for (size_t j = 0; j < sizeof ns / sizeof ns[0]; j++, q++) {
+        gemm_case_t c = {ms[i], ns[j], ks[q % 6], (int32_t)(q % 4),
+                         (int64_t)(q % 3)};
+        check_case(ctx, TILED_ISA + isas[v], &c);
+        ran++;
+      }
+    // Past one panel of NC columns, and a wide block of rows.
+    gemm_case_t wide = {7, 4097, 19, 2, 1}, tall = {300, 40, 300, 1, 0};
+    check_case(ctx, TILED_ISA + isas[v], &wide);
+    check_case(ctx, TILED_ISA + isas[v], &tall);
+  }
+  assert_true(ran >= 110);
+  assert_int_equal(eddy_rt_ctx_bytes_in_use(ctx), 0);
+  eddy_rt_ctx_destroy(ctx);
+}
+
+/// OpenBLAS's core names map to the level of their kernels, in any case.
+static void test_core_isa(void **state) {
+  (void)state;
+  assert_int_equal(eddy_rt_gemm_core_isa("Prescott"), EDDY_RT_ISA_SSE);
+  assert_int_equal(eddy_rt_gemm_core_isa("NEHALEM"), EDDY_RT_ISA_SSE);
+  assert_int_equal(eddy_rt_gemm_core_isa("Sandybridge"), EDDY_RT_ISA_AVX);
+  assert_int_equal(eddy_rt_gemm_core_isa("haswell"), EDDY_RT_ISA_AVX2);
+  assert_int_equal(eddy_rt_gemm_core_isa("Zen"), EDDY_RT_ISA_AVX2);
+  assert_int_equal(eddy_rt_gemm_core_isa("SkylakeX"), EDDY_RT_ISA_AVX512);
+  assert_int_equal(eddy_rt_gemm_core_isa("Cooperlake"), EDDY_RT_ISA_AVX512);
+  assert_int_equal(eddy_rt_gemm_core_isa("Zen5"), EDDY_RT_ISA_UNKNOWN);
+  assert_int_equal(eddy_rt_gemm_core_isa("Unknown"), EDDY_RT_ISA_UNKNOWN);
+  assert_int_equal(eddy_rt_gemm_core_isa(NULL), EDDY_RT_ISA_UNKNOWN);
+  assert_string_equal(eddy_rt_isa_name(EDDY_RT_ISA_AVX512), "avx512");
+}
+
+/// The rule with no environment: (CPU level, core) -> large, tiled level.
+static void test_plan_rule(void **state) {
+  (void)state;
+  enum { B = EDDY_RT_GEMM_BLAS, T = EDDY_RT_GEMM_TILED };
+  static const struct {
+    int32_t cpu;
+    bool blas;
+    const char *core;
+    int32_t large, tiled;
+  } rows[] = {
+      // A masked CPU model: old kernels on a new CPU.
+      {EDDY_RT_ISA_AVX512, true, "Prescott", T, EDDY_RT_ISA_AVX512},
+      {EDDY_RT_ISA_AVX2, true, "Core2", T, EDDY_RT_ISA_AVX2},
+      {EDDY_RT_ISA_AVX2, true, "Sandybridge", T, EDDY_RT_ISA_AVX2},
+      // OpenBLAS's kernels as wide as eddy's, or with FMA (AVX2 kernels
+      // beat eddy's AVX-512 one where measured).
+      {EDDY_RT_ISA_AVX512, true, "Haswell", B, EDDY_RT_ISA_AVX512},
+      {EDDY_RT_ISA_AVX512, true, "Cooperlake", B, EDDY_RT_ISA_AVX512},
+      {EDDY_RT_ISA_AVX2, true, "Zen", B, EDDY_RT_ISA_AVX2},
+      {EDDY_RT_ISA_AVX, true, "Sandybridge", B, EDDY_RT_ISA_SSE},
+      {EDDY_RT_ISA_SSE, true, "Prescott", B, EDDY_RT_ISA_SSE},
+      // A core not known: OpenBLAS is trusted.
+      {EDDY_RT_ISA_AVX512, true, "Zen5", B, EDDY_RT_ISA_AVX512},
+      {EDDY_RT_ISA_AVX512, true, NULL, B, EDDY_RT_ISA_AVX512},
+      // No BLAS.
+      {EDDY_RT_ISA_AVX2, false, NULL, T, EDDY_RT_ISA_AVX2},
+  };
+  for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+    eddy_rt_gemm_plan_t p;
+    eddy_rt_gemm_plan_decide(rows[i].cpu, rows[i].blas, rows[i].core, NULL,
+                             NULL, NULL, &p);
+    print_message("%s on %s: %s\n", rows[i].core ? rows[i].core : "(none)",
+                  eddy_rt_isa_name(rows[i].cpu), p.reason);
+    assert_int_equal(p.cpu_isa, rows[i].cpu);
+    assert_int_equal(p.large, rows[i].large);
+    assert_int_equal(p.tiled_isa, rows[i].tiled);
+    // Matrix-vector products stay with the BLAS whenever there is one.
+    assert_int_equal(p.vec, rows[i].blas ? B : T);
+    assert_true(p.small_work == (int64_t)32 * 1024 * 256);
+    assert_true(p.tiny_work == (int64_t)64 * 64 * 64);
+    assert_int_equal(p.blas_isa, rows[i].blas
+                                     ? eddy_rt_gemm_core_isa(rows[i].core)
+                                     : EDDY_RT_ISA_UNKNOWN);
+  }
+}
+
+/// EDDY_RT_GEMM, EDDY_RT_GEMM_ISA and EDDY_RT_GEMM_SMALL override the rule;
+/// values not understood are ignored and said so.
+static void test_plan_env(void **state) {
+  (void)state;
+  eddy_rt_gemm_plan_t p;
+  const int32_t avx512 = EDDY_RT_ISA_AVX512;
+  eddy_rt_gemm_plan_decide(avx512, true, "Cooperlake", "tiled", NULL, NULL, &p);
+  assert_int_equal(p.large, EDDY_RT_GEMM_TILED);
+  assert_int_equal(p.vec, EDDY_RT_GEMM_TILED);
+  eddy_rt_gemm_plan_decide(avx512, true, "Prescott", "BLAS", NULL, NULL, &p);
+  assert_int_equal(p.large, EDDY_RT_GEMM_BLAS);
+  assert_int_equal(p.vec, EDDY_RT_GEMM_BLAS);
+  assert_true(p.small_work == 0);
+  eddy_rt_gemm_plan_decide(avx512, false, NULL, "blas", NULL, NULL, &p);
+  assert_int_equal(p.large, EDDY_RT_GEMM_TILED);
+  eddy_rt_gemm_plan_decide(avx512, true, "Prescott", "auto", "avx2", "1000",
+                           &p);
+  assert_int_equal(p.large, EDDY_RT_GEMM_TILED);
+  assert_int_equal(p.tiled_isa, EDDY_RT_ISA_AVX2);
+  assert_true(p.small_work == 1000);
+  // A cap above the CPU changes nothing.
+  eddy_rt_gemm_plan_decide(EDDY_RT_ISA_AVX2, true, "Haswell", NULL, "avx512",
+                           NULL, &p);
+  assert_int_equal(p.tiled_isa, EDDY_RT_ISA_AVX2);
+  assert_int_equal(p.large, EDDY_RT_GEMM_BLAS);
+  // Capped at sse, the tiled kernel is no wider than Sandybridge's.
+  eddy_rt_gemm_plan_decide(avx512, true, "Sandybridge", NULL, "sse", NULL, &p);
+  assert_int_equal(p.tiled_isa, EDDY_RT_ISA_SSE);
+  assert_int_equal(p.large, EDDY_RT_GEMM_BLAS);
+  eddy_rt_gemm_plan_decide(avx512, true, "Cooperlake", "fast", "avx3", "-4",
+                           &p);
+  assert_int_equal(p.large, EDDY_RT_GEMM_BLAS);
+  assert_int_equal(p.tiled_isa, avx512);
+  assert_true(p.small_work == (int64_t)32 * 1024 * 256);
+  assert_non_null(strstr(p.reason, "EDDY_RT_GEMM ignored"));
+  assert_non_null(strstr(p.reason, "EDDY_RT_GEMM_ISA ignored"));
+  assert_non_null(strstr(p.reason, "EDDY_RT_GEMM_SMALL ignored"));
+}
+
+/// AUTO follows the process's plan: small products on the tiled kernel,
+/// tiny and large ones as the plan says.
+static void test_auto_small(void **state) {
+  (void)state;
+  eddy_rt_gemm_plan_t p;
+  eddy_rt_gemm_plan_get(&p);
+  eddy_rt_ctx_t *ctx = rtt_ctx(1);
+  gemm_case_t rnn = {32, 256, 256, 2, 0}, big = {256, 256, 257, 0, 0},
+              tiny = {64, 64, 64, 1, 0};
+  assert_int_equal(check_case(ctx, EDDY_RT_GEMM_AUTO, &rnn), auto_impl(&rnn));
+  assert_int_equal(check_case(ctx, EDDY_RT_GEMM_AUTO, &big), p.large);
+  assert_int_equal(check_case(ctx, EDDY_RT_GEMM_AUTO, &tiny), p.large);
+  if (p.tiny_work < 32 * 256 * 256 && p.small_work >= 32 * 256 * 256)
+    assert_int_equal(auto_impl(&rnn), EDDY_RT_GEMM_TILED);
+  eddy_rt_ctx_destroy(ctx);
 }
 
 /// K = 0 gives zeros; M or N = 0 touches nothing.
@@ -142,9 +329,16 @@ static void test_memory_limit(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_tiled),  cmocka_unit_test(test_plain),
-      cmocka_unit_test(test_blas),   cmocka_unit_test(test_empty),
+      cmocka_unit_test(test_tiled),
+      cmocka_unit_test(test_plain),
+      cmocka_unit_test(test_blas),
+      cmocka_unit_test(test_empty),
       cmocka_unit_test(test_memory_limit),
+      cmocka_unit_test(test_micro_kernels),
+      cmocka_unit_test(test_core_isa),
+      cmocka_unit_test(test_plan_rule),
+      cmocka_unit_test(test_plan_env),
+      cmocka_unit_test(test_auto_small),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
