@@ -187,3 +187,19 @@ eddy_status_t eddy_passes_rebuild_op(eddy_op_t *op, const bool *keep_results,
   *out_op = nop;
   return NULL;
 }
+
+eddy_value_t *eddy_passes_loop_invariant_source(const eddy_op_t *loop,
+                                                eddy_value_t *v) {
+  if (eddy_passes_value_defined_outside(v, loop))
+    return v;
+  if (v->def || !v->block || eddy_ir_block_parent_op(v->block) != loop)
+    return NULL;
+  eddy_block_t *body = eddy_ir_region_entry(&loop->regions[1]);
+  eddy_op_t *yield = body ? eddy_ir_block_terminator(body) : NULL;
+  uint32_t i = v->index;
+  if (!yield || i >= yield->num_operands || i >= body->num_args ||
+      i >= loop->num_operands ||
+      yield->operands[i].value != body->args[i])
+    return NULL;
+  return loop->operands[i].value;
+}

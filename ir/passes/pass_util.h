@@ -52,6 +52,15 @@ eddy_status_t eddy_passes_rebuild_op(eddy_op_t *op, const bool *keep_results,
                                      const bool *keep_args,
                                      eddy_op_t **out_op);
 
+/// The value that v holds in every iteration of the ctl.while `loop`, as a
+/// value defined outside it: v itself when it is defined outside the loop;
+/// loop operand i when v is argument i of the cond or body block and the
+/// body yields its argument i unchanged (a pass-through loop value, as
+/// TensorFlow's functional While carries its captured tensors). NULL when v
+/// may change between iterations.
+eddy_value_t *eddy_passes_loop_invariant_source(const eddy_op_t *loop,
+                                                eddy_value_t *v);
+
 /// shape-infer's list step (list_types.c): gives every web of list values
 /// in func (lists derived from one another through tl ops, ctl.while and
 /// ctl.if) the element type that covers all items written into it, when

@@ -1,4 +1,5 @@
-/// The generic IR passes: canonicalize, cse, dce, shape-infer, licm.
+/// The generic IR passes: canonicalize, cse, dce, shape-infer, licm,
+/// gemm-hoist.
 #ifndef EDDY_IR_PASSES_PASSES_H
 #define EDDY_IR_PASSES_PASSES_H
 
@@ -13,6 +14,7 @@ extern const eddy_pass_t eddy_pass_cse;
 extern const eddy_pass_t eddy_pass_dce;
 extern const eddy_pass_t eddy_pass_shape_infer;
 extern const eddy_pass_t eddy_pass_licm;
+extern const eddy_pass_t eddy_pass_gemm_hoist;
 
 /// Registers every pass above in ctx.
 void eddy_passes_register_all(eddy_ctx_t *ctx);
