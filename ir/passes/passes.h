@@ -16,6 +16,12 @@ extern const eddy_pass_t eddy_pass_shape_infer;
 extern const eddy_pass_t eddy_pass_licm;
 extern const eddy_pass_t eddy_pass_gemm_hoist;
 
+/// The passes a backend's input gets after import, differentiation and the
+/// user's pipeline (`eddy compile` runs them unless --passes says
+/// otherwise; eddy_add_model and the benchmarks compile through it):
+/// target-independent rewrites that pay on every backend (docs/passes.md).
+#define EDDY_PASSES_COMPILE_PIPELINE "gemm-hoist"
+
 /// Registers every pass above in ctx.
 void eddy_passes_register_all(eddy_ctx_t *ctx);
 

@@ -65,6 +65,12 @@ bool eddy_cli_flag_value(int argc, char **argv, int *i, const char *flag,
 /// IR and accepts the same --passes. Idempotent.
 void eddy_cli_register_all(eddy_ctx_t *ctx);
 
+/// Runs the comma-separated pipeline on m (names as eddy_cli_register_all
+/// registers them) and verifies the result; a pipeline with no pass name
+/// does nothing.
+eddy_status_t eddy_cli_run_pipeline(eddy_ctx_t *ctx, const char *pipeline,
+                                    eddy_module_t *m);
+
 /// The body of a command whose result is one text: appends it to out.
 typedef eddy_status_t (*eddy_cli_render_fn_t)(eddy_ctx_t *ctx,
                                               const void *args,

@@ -62,6 +62,24 @@ void eddy_cli_register_all(eddy_ctx_t *ctx) {
   eddy_tf_lower_passes_register(ctx);
 }
 
+eddy_status_t eddy_cli_run_pipeline(eddy_ctx_t *ctx, const char *pipeline,
+                                    eddy_module_t *m) {
+  eddy_cli_register_all(ctx);
+  eddy_pm_opts_t po;
+  eddy_ir_pm_opts_default(&po);
+  po.dump = stderr;
+  eddy_pass_manager_t *pm = eddy_ir_pm_create(ctx, &po);
+  if (!pm)
+    return eddy_status_create(EDDY_ERR_RESOURCE, "out of memory");
+  eddy_status_t st = eddy_ir_pm_add_pipeline(pm, pipeline);
+  if (!st)
+    st = eddy_ir_pm_run(pm, m);
+  if (!st)
+    st = eddy_ir_verify_module(m);
+  eddy_ir_pm_destroy(pm);
+  return st;
+}
+
 int eddy_cli_render_and_write(const char *output, eddy_cli_render_fn_t render,
                               const void *args) {
   eddy_ctx_t *ctx = eddy_ir_ctx_create();

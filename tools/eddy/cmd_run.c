@@ -473,24 +473,6 @@ static void print_results(const eddy_eval_value_t *vals, size_t n,
   eddy_buf_destroy(&line);
 }
 
-static eddy_status_t run_passes(eddy_ctx_t *ctx, const char *pipeline,
-                                eddy_module_t *m) {
-  eddy_cli_register_all(ctx);
-  eddy_pm_opts_t po;
-  eddy_ir_pm_opts_default(&po);
-  po.dump = stderr;
-  eddy_pass_manager_t *pm = eddy_ir_pm_create(ctx, &po);
-  if (!pm)
-    return eddy_status_create(EDDY_ERR_RESOURCE, "out of memory");
-  eddy_status_t st = eddy_ir_pm_add_pipeline(pm, pipeline);
-  if (!st)
-    st = eddy_ir_pm_run(pm, m);
-  if (!st)
-    st = eddy_ir_verify_module(m);
-  eddy_ir_pm_destroy(pm);
-  return st;
-}
-
 static bool is_graphdef(const char *path) {
   size_t n = strlen(path);
   return n > 3 && strcmp(path + n - 3, ".pb") == 0;
@@ -586,9 +568,9 @@ static eddy_status_t run_eval(eddy_ctx_t *ctx, run_args_t *a) {
   // (TensorFlow lists of unknown element shape): the pipeline
   // eddy_add_model runs on a GraphDef (cmake/EddyModel.cmake).
   if (!st && is_graphdef(a->input) && strcmp(a->mode, "compiled") == 0)
-    st = run_passes(ctx, "shape-infer,canonicalize", m);
+    st = eddy_cli_run_pipeline(ctx, "shape-infer,canonicalize", m);
   if (!st && a->pipeline)
-    st = run_passes(ctx, a->pipeline, m);
+    st = eddy_cli_run_pipeline(ctx, a->pipeline, m);
   const eddy_op_t *func = NULL;
   if (!st)
     st = find_entry(m, a->entry, &func);
