@@ -203,3 +203,66 @@ eddy_value_t *eddy_passes_loop_invariant_source(const eddy_op_t *loop,
     return NULL;
   return loop->operands[i].value;
 }
+
+eddy_status_t eddy_passes_while_add_values(eddy_op_t *loop,
+                                           eddy_value_t *const *inits,
+                                           size_t n, eddy_op_t **out_loop) {
+  size_t old = loop->num_operands, total = old + n;
+  eddy_value_t **operands = calloc(total ? total : 1, sizeof *operands);
+  const eddy_type_t **types = calloc(total ? total : 1, sizeof *types);
+  if (!operands || !types) {
+    free(operands);
+    free(types);
+    return eddy_status_create(EDDY_ERR_RESOURCE, "out of memory");
+  }
+  for (size_t i = 0; i < old; i++) {
+    operands[i] = eddy_ir_op_operand(loop, i);
+    types[i] = loop->results[i].type;
+  }
+  for (size_t i = 0; i < n; i++) {
+    operands[old + i] = inits[i];
+    types[old + i] = inits[i]->type;
+  }
+  eddy_op_state_t st = {
+      .name = loop->name->str,
+      .operands = operands,
+      .num_operands = total,
+      .attrs = loop->attrs,
+      .num_attrs = loop->num_attrs,
+      .result_types = types,
+      .num_results = total,
+      .num_regions = loop->num_regions,
+      .loc = loop->loc,
+  };
+  eddy_op_t *nop = NULL;
+  eddy_status_t s = eddy_ir_op_create(loop->ctx, &st, &nop);
+  free(operands);
+  if (s) {
+    free(types);
+    return s;
+  }
+  eddy_ir_op_insert_before(nop, loop);
+  for (uint32_t r = 0; r < loop->num_regions; r++) {
+    eddy_block_t *ob = eddy_ir_region_entry(&loop->regions[r]);
+    if (!ob)
+      continue;
+    assert(ob->next == NULL && "ctl.while regions have one block");
+    eddy_block_t *nb = eddy_ir_region_add_block(&nop->regions[r]);
+    for (uint32_t i = 0; i < ob->num_args; i++)
+      eddy_ir_value_replace_all_uses(ob->args[i],
+                                     eddy_ir_block_add_arg(nb, ob->args[i]->type));
+    for (size_t i = 0; i < n; i++)
+      eddy_ir_block_add_arg(nb, types[old + i]);
+    while (ob->first) {
+      eddy_op_t *o = ob->first;
+      eddy_ir_op_remove(o);
+      eddy_ir_op_append(o, nb);
+    }
+  }
+  free(types);
+  for (size_t i = 0; i < old; i++)
+    eddy_ir_value_replace_all_uses(&loop->results[i], &nop->results[i]);
+  eddy_ir_op_erase(loop);
+  *out_loop = nop;
+  return NULL;
+}

@@ -61,6 +61,16 @@ eddy_status_t eddy_passes_rebuild_op(eddy_op_t *op, const bool *keep_results,
 eddy_value_t *eddy_passes_loop_invariant_source(const eddy_op_t *loop,
                                                 eddy_value_t *v);
 
+/// Replaces the ctl.while `loop` by one with n more loop values, whose
+/// initial values are inits (their types become the new result and block
+/// argument types); both regions get the new block arguments last, the
+/// regions' ops move over and the old results are RAUW'ed. The body's
+/// yield is left as it was: the caller appends one operand per new loop
+/// value. Returns the new loop in *out_loop.
+eddy_status_t eddy_passes_while_add_values(eddy_op_t *loop,
+                                           eddy_value_t *const *inits,
+                                           size_t n, eddy_op_t **out_loop);
+
 /// shape-infer's list step (list_types.c): gives every web of list values
 /// in func (lists derived from one another through tl ops, ctl.while and
 /// ctl.if) the element type that covers all items written into it, when

@@ -1,5 +1,5 @@
 /// The generic IR passes: canonicalize, cse, dce, shape-infer, licm,
-/// gemm-hoist.
+/// gemm-hoist, gemm-sink.
 #ifndef EDDY_IR_PASSES_PASSES_H
 #define EDDY_IR_PASSES_PASSES_H
 
@@ -15,6 +15,7 @@ extern const eddy_pass_t eddy_pass_dce;
 extern const eddy_pass_t eddy_pass_shape_infer;
 extern const eddy_pass_t eddy_pass_licm;
 extern const eddy_pass_t eddy_pass_gemm_hoist;
+extern const eddy_pass_t eddy_pass_gemm_sink;
 
 /// The passes a backend's input gets after import, differentiation and the
 /// user's pipeline (`eddy compile` runs them unless --passes says
