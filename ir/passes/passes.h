@@ -21,7 +21,9 @@ extern const eddy_pass_t eddy_pass_gemm_sink;
 /// user's pipeline (`eddy compile` runs them unless --passes says
 /// otherwise; eddy_add_model and the benchmarks compile through it):
 /// target-independent rewrites that pay on every backend (docs/passes.md).
-#define EDDY_PASSES_COMPILE_PIPELINE "gemm-hoist"
+/// dce drops the loop values that gemm-hoist leaves unused (a pass-through
+/// input the loop no longer reads would still be copied in).
+#define EDDY_PASSES_COMPILE_PIPELINE "gemm-hoist,dce"
 
 /// Registers every pass above in ctx.
 void eddy_passes_register_all(eddy_ctx_t *ctx);
