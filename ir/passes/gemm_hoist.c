@@ -28,30 +28,6 @@
 
 #include <stdlib.h>
 
-typedef struct gh_loops {
-  eddy_op_t **loops;
-  size_t len, cap;
-  bool oom;
-} gh_loops_t;
-
-static eddy_walk_result_t gh_collect(eddy_op_t *op, void *user) {
-  gh_loops_t *s = user;
-  if (!eddy_ir_op_is(op, "ctl.while"))
-    return EDDY_WALK_ADVANCE;
-  if (s->len == s->cap) {
-    size_t cap = s->cap ? s->cap * 2 : 16;
-    eddy_op_t **l = realloc(s->loops, cap * sizeof *l);
-    if (!l) {
-      s->oom = true;
-      return EDDY_WALK_INTERRUPT;
-    }
-    s->loops = l;
-    s->cap = cap;
-  }
-  s->loops[s->len++] = op;
-  return EDDY_WALK_ADVANCE;
-}
-
 /// One matched `matmul(read(rows, index), w)` in a loop body.
 typedef struct gh_match {
   eddy_op_t *mm;       ///< the matmul
@@ -269,20 +245,16 @@ static eddy_status_t gh_loop(eddy_op_t *loop, int64_t *hoisted) {
 }
 
 static eddy_status_t gh_run(eddy_pass_ctx_t *pc, eddy_module_t *m) {
-  gh_loops_t s = {0};
-  // Post-order: an inner loop's product lands in the outer body, where
-  // licm may take it further out.
-  for (eddy_op_t *f = eddy_ir_module_body(m)->first; f && !s.oom; f = f->next)
-    eddy_ir_walk_post(f, gh_collect, &s);
-  if (s.oom) {
-    free(s.loops);
-    return eddy_status_create(EDDY_ERR_RESOURCE, "out of memory");
-  }
+  // Inner loops first: an inner loop's product lands in the outer body,
+  // where licm may take it further out.
+  eddy_op_t **loops = NULL;
+  size_t n = 0;
+  EDDY_RETURN_IF_ERROR(eddy_passes_collect_loops(m, &loops, &n));
   int64_t hoisted = 0;
   eddy_status_t st = NULL;
-  for (size_t i = 0; i < s.len && !st; i++)
-    st = gh_loop(s.loops[i], &hoisted);
-  free(s.loops);
+  for (size_t i = 0; i < n && !st; i++)
+    st = gh_loop(loops[i], &hoisted);
+  free(loops);
   if (hoisted) {
     eddy_ir_pass_stat_add(pc, "hoisted-matmuls", hoisted);
     eddy_ir_pass_mark_changed(pc);

@@ -26,30 +26,6 @@
 
 #include <stdlib.h>
 
-typedef struct gs_loops {
-  eddy_op_t **loops;
-  size_t len, cap;
-  bool oom;
-} gs_loops_t;
-
-static eddy_walk_result_t gs_collect(eddy_op_t *op, void *user) {
-  gs_loops_t *s = user;
-  if (!eddy_ir_op_is(op, "ctl.while"))
-    return EDDY_WALK_ADVANCE;
-  if (s->len == s->cap) {
-    size_t cap = s->cap ? s->cap * 2 : 16;
-    eddy_op_t **l = realloc(s->loops, cap * sizeof *l);
-    if (!l) {
-      s->oom = true;
-      return EDDY_WALK_INTERRUPT;
-    }
-    s->loops = l;
-    s->cap = cap;
-  }
-  s->loops[s->len++] = op;
-  return EDDY_WALK_ADVANCE;
-}
-
 /// One matched accumulation: loop value `value` is summed by `add` of the
 /// product `mm` of a and b (the pushed values number ia and ib).
 typedef struct gs_match {
@@ -253,18 +229,15 @@ static eddy_status_t gs_loop(eddy_op_t *loop, int64_t *sunk) {
 }
 
 static eddy_status_t gs_run(eddy_pass_ctx_t *pc, eddy_module_t *m) {
-  gs_loops_t s = {0};
-  for (eddy_op_t *f = eddy_ir_module_body(m)->first; f && !s.oom; f = f->next)
-    eddy_ir_walk_post(f, gs_collect, &s);
-  if (s.oom) {
-    free(s.loops);
-    return eddy_status_create(EDDY_ERR_RESOURCE, "out of memory");
-  }
+  // Inner loops first: a loop replaced here is never looked at again.
+  eddy_op_t **loops = NULL;
+  size_t n = 0;
+  EDDY_RETURN_IF_ERROR(eddy_passes_collect_loops(m, &loops, &n));
   int64_t sunk = 0;
   eddy_status_t st = NULL;
-  for (size_t i = 0; i < s.len && !st; i++)
-    st = gs_loop(s.loops[i], &sunk);
-  free(s.loops);
+  for (size_t i = 0; i < n && !st; i++)
+    st = gs_loop(loops[i], &sunk);
+  free(loops);
   if (sunk) {
     eddy_ir_pass_stat_add(pc, "sunk-matmuls", sunk);
     eddy_ir_pass_mark_changed(pc);

@@ -204,6 +204,45 @@ eddy_value_t *eddy_passes_loop_invariant_source(const eddy_op_t *loop,
   return loop->operands[i].value;
 }
 
+typedef struct loop_list {
+  eddy_op_t **loops;
+  size_t len, cap;
+  bool oom;
+} loop_list_t;
+
+static eddy_walk_result_t collect_loop(eddy_op_t *op, void *user) {
+  loop_list_t *s = user;
+  if (!eddy_ir_op_is(op, "ctl.while"))
+    return EDDY_WALK_ADVANCE;
+  if (s->len == s->cap) {
+    size_t cap = s->cap ? s->cap * 2 : 16;
+    eddy_op_t **l = realloc(s->loops, cap * sizeof *l);
+    if (!l) {
+      s->oom = true;
+      return EDDY_WALK_INTERRUPT;
+    }
+    s->loops = l;
+    s->cap = cap;
+  }
+  s->loops[s->len++] = op;
+  return EDDY_WALK_ADVANCE;
+}
+
+eddy_status_t eddy_passes_collect_loops(eddy_module_t *m,
+                                        eddy_op_t ***out_loops,
+                                        size_t *out_n) {
+  loop_list_t s = {0};
+  for (eddy_op_t *f = eddy_ir_module_body(m)->first; f && !s.oom; f = f->next)
+    eddy_ir_walk_post(f, collect_loop, &s);
+  if (s.oom) {
+    free(s.loops);
+    return eddy_status_create(EDDY_ERR_RESOURCE, "out of memory");
+  }
+  *out_loops = s.loops;
+  *out_n = s.len;
+  return NULL;
+}
+
 eddy_status_t eddy_passes_while_add_values(eddy_op_t *loop,
                                            eddy_value_t *const *inits,
                                            size_t n, eddy_op_t **out_loop) {

@@ -61,6 +61,13 @@ eddy_status_t eddy_passes_rebuild_op(eddy_op_t *op, const bool *keep_results,
 eddy_value_t *eddy_passes_loop_invariant_source(const eddy_op_t *loop,
                                                 eddy_value_t *v);
 
+/// Every ctl.while of m's functions, inner loops before the loops that
+/// contain them (post-order), in *out_loops (malloc'ed; the caller frees
+/// it), *out_n of them.
+eddy_status_t eddy_passes_collect_loops(eddy_module_t *m,
+                                        eddy_op_t ***out_loops,
+                                        size_t *out_n);
+
 /// Replaces the ctl.while `loop` by one with n more loop values, whose
 /// initial values are inits (their types become the new result and block
 /// argument types); both regions get the new block arguments last, the
