@@ -384,5 +384,13 @@ int64_t cpu_matmul_call_min(const eddy_cpu_opts_t *opts);
 /// Emits core.matmul into its result buffer: an inline loop nest, or for
 /// large f32 ones calls of eddy_rt_entry_sgemm.
 eddy_status_t cpu_matmul(cpu_emit_t *e, eddy_op_t *op);
+/// For an f32 core.matmul with `?` dims in host code (two matrices, or a
+/// batch of A against one matrix B) whose operands and result are in
+/// memory: opens `scf.if M*N*K >= threshold { sgemm call } else {` from the
+/// run-time dims ad, bd, od (of a, b and the result) and returns true; the
+/// caller emits the loop nest and closes the `}`. False (nothing opened)
+/// otherwise.
+bool cpu_matmul_dyn_call_open(cpu_emit_t *e, eddy_op_t *op, const int *ad,
+                              const int *bd, const int *od);
 
 #endif

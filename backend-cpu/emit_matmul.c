@@ -4,16 +4,20 @@
 ///   gets acc[j] += a[i,k] * b[k,j] for k = 0..K-1, the loop over j
 ///   vectorized by LLVM; floats accumulate in f64 in order, so the result is
 ///   the evaluator's, bit for bit (ints wrap).
-/// - large f32 (M*N*K at least eddy_cpu_opts_t.matmul_call_min): one call of
-///   eddy_rt_entry_sgemm per matrix of the batch (runtime/gemm.c: OpenBLAS
-///   when libeddyrt has it, else eddy's tiled kernel), which accumulates in
-///   f32 in an unspecified order, as the relaxed contract for f32 matmul
-///   allows (docs/dialects/core.md).
+/// - large f32 (M*N*K of a call at least eddy_cpu_opts_t.matmul_call_min):
+///   one call of eddy_rt_entry_sgemm per matrix of the batch, or one for the
+///   whole batch when B is one matrix and A not transposed (runtime/gemm.c:
+///   OpenBLAS when libeddyrt has it, else eddy's tiled kernel), which
+///   accumulates in f32 in an unspecified order, as the relaxed contract for
+///   f32 matmul allows (docs/dialects/core.md).
 ///
 /// Both classes here take static sizes (mm_dims); a matmul with `?` dims is
-/// always an inline loop nest over its run-time sizes (cpu_matmul_dyn,
-/// emit_shape.c), and so is a small matmul in the GPU target's kernels forms
-/// (one accumulator per element; large f32 ones call cuBLAS there).
+/// an inline loop nest over its run-time sizes (cpu_matmul_dyn,
+/// emit_shape.c), which in host code, for f32, is the else branch of a
+/// run-time test that calls sgemm above the same threshold
+/// (cpu_matmul_dyn_call_open); so is a small matmul in the GPU target's
+/// kernels forms (one accumulator per element; large f32 ones call cuBLAS
+/// there).
 #include "backend-cpu/emit_internal.h"
 
 #include <string.h>
@@ -56,6 +60,24 @@ static void mm_dims(const eddy_op_t *op, mm_dims_t *d) {
   d->batch = 1;
   for (int32_t i = 0; i < rt->rank - 2; i++)
     d->batch *= rt->dims[i];
+}
+
+/// One matrix B for the whole batch (its batch dims, if any, all 1) and A
+/// not transposed, with A's batch dims those of the result: A's matrices
+/// are the consecutive row blocks of one [batch*M, K] matrix and C's those
+/// of one [batch*M, N], so one product does the whole batch (gemm-hoist
+/// makes such matmuls: docs/passes.md).
+static bool mm_rows_fold(const eddy_op_t *op) {
+  const eddy_type_t *at = eddy_ir_op_operand(op, 0)->type;
+  const eddy_type_t *bt = eddy_ir_op_operand(op, 1)->type;
+  const eddy_type_t *rt = op->results[0].type;
+  if (rt->rank <= 2 || at->rank != rt->rank ||
+      eddy_ir_op_attr_bool(op, "transpose_a", false))
+    return false;
+  for (int32_t i = 0; i < bt->rank - 2; i++)
+    if (bt->dims[i] != 1)
+      return false;
+  return true;
 }
 
 /// Index of a matmul operand from the result's batch index (numpy
@@ -172,6 +194,13 @@ static eddy_status_t mm_operand_buf(cpu_emit_t *e, const eddy_op_t *op,
   return NULL;
 }
 
+/// !llvm.ptr from an i64 address.
+static int mm_ptr(cpu_emit_t *e, int addr) {
+  int p = cpu_fresh(e);
+  cpu_p(e, "%%t%d = llvm.inttoptr %%t%d : i64 to !llvm.ptr\n", p, addr);
+  return p;
+}
+
 /// !llvm.ptr to the matrix of operand type ot at the result's batch index
 /// oidx (broadcast batch dims read matrix 0), from the i64 base address.
 static int mm_matrix_ptr(cpu_emit_t *e, int base, const eddy_type_t *ot,
@@ -189,14 +218,13 @@ static int mm_matrix_ptr(cpu_emit_t *e, int base, const eddy_type_t *ot,
     }
     stride *= ot->dims[j];
   }
-  int addr = off < 0 ? base : mm_op2(e, "arith.addi", base, off, "i64");
-  int p = cpu_fresh(e);
-  cpu_p(e, "%%t%d = llvm.inttoptr %%t%d : i64 to !llvm.ptr\n", p, addr);
-  return p;
+  return mm_ptr(e, off < 0 ? base
+                          : mm_op2(e, "arith.addi", base, off, "i64"));
 }
 
 /// The runtime call (large f32): eddy_rt_entry_sgemm once per matrix of the
-/// result's batch, transposes passed on as flags.
+/// result's batch (once in all when mm_rows_fold), transposes passed on as
+/// flags.
 static eddy_status_t mm_call(cpu_emit_t *e, eddy_op_t *op) {
   eddy_value_t *a = eddy_ir_op_operand(op, 0), *b = eddy_ir_op_operand(op, 1);
   const eddy_type_t *at = a->type, *bt = b->type, *rt = op->results[0].type;
@@ -215,21 +243,86 @@ static eddy_status_t mm_call(cpu_emit_t *e, eddy_op_t *op) {
   cpu_p(e, "%%t%d = arith.constant %d : i32\n", flags,
         (ta ? EDDY_RT_SGEMM_TRANS_A : 0) | (tb ? EDDY_RT_SGEMM_TRANS_B : 0) |
             (tf32 ? EDDY_RT_SGEMM_TF32 : 0));
-  int m = mm_i64(e, d.m), n = mm_i64(e, d.n), k = mm_i64(e, d.k);
+  bool fold = mm_rows_fold(op);
+  int m = mm_i64(e, fold ? d.batch * d.m : d.m), n = mm_i64(e, d.n),
+      k = mm_i64(e, d.k);
   int lda = mm_i64(e, at->dims[at->rank - 1]);
   int ldb = mm_i64(e, bt->dims[bt->rank - 1]);
+  int32_t loops = fold ? 0 : rt->rank - 2;
   int oidx[EDDY_RT_MAX_RANK];
-  cpu_host_loops_open(e, rt->rank - 2, rt->dims, oidx);
-  int pa = mm_matrix_ptr(e, abase, at, rt, oidx);
-  int pb = mm_matrix_ptr(e, bbase, bt, rt, oidx);
-  int pc = mm_matrix_ptr(e, cbase, rt, rt, oidx);
+  cpu_host_loops_open(e, loops, rt->dims, oidx);
+  int pa = fold ? mm_ptr(e, abase) : mm_matrix_ptr(e, abase, at, rt, oidx);
+  int pb = fold ? mm_ptr(e, bbase) : mm_matrix_ptr(e, bbase, bt, rt, oidx);
+  int pc = fold ? mm_ptr(e, cbase) : mm_matrix_ptr(e, cbase, rt, rt, oidx);
   cpu_p(e,
         "func.call @eddy_rt_entry_%ssgemm(%%rt, %%t%d, %%t%d, %%t%d, %%t%d, "
         "%%t%d, %%t%d, %%t%d, %%t%d, %%t%d, %%t%d) : (!llvm.ptr, i32, i64, "
         "i64, i64, !llvm.ptr, i64, !llvm.ptr, i64, !llvm.ptr, i64) -> ()\n",
         e->cuda ? "cuda_" : "", flags, m, n, k, pa, lda, pb, ldb, pc, n);
-  cpu_loops_close(e, rt->rank - 2);
+  cpu_loops_close(e, loops);
   return NULL;
+}
+
+/// The data address (an i64) of a matmul operand or result with `?` dims
+/// (or static) that is in memory, or -1 when it is computed inline.
+static int mm_dyn_addr(cpu_emit_t *e, const eddy_value_t *v) {
+  const cpu_val_t *cv = cpu_val_get(e, v);
+  if (!cv || cv->fused || cv->splat)
+    return -1;
+  if (cv->buf >= 0)
+    return mm_buf_addr(e, cv->buf, v->type);
+  if (cv->pslot < 0)
+    return -1;
+  int p = cpu_fresh(e);
+  cpu_p(e, "%%t%d = memref.load %%t%d[] : memref<i64>\n", p, cv->pslot);
+  return p;
+}
+
+/// The index value %t<v> as an i64.
+static int mm_index_i64(cpu_emit_t *e, int v) {
+  int t = cpu_fresh(e);
+  cpu_p(e, "%%t%d = arith.index_cast %%t%d : index to i64\n", t, v);
+  return t;
+}
+
+bool cpu_matmul_dyn_call_open(cpu_emit_t *e, eddy_op_t *op, const int *ad,
+                              const int *bd, const int *od) {
+  eddy_value_t *a = eddy_ir_op_operand(op, 0), *b = eddy_ir_op_operand(op, 1);
+  const eddy_type_t *at = a->type, *bt = b->type, *rt = op->results[0].type;
+  if (e->par || e->cuda || rt->dtype != EDDY_DT_F32 ||
+      !((at->rank == 2 && bt->rank == 2) || mm_rows_fold(op)))
+    return false;
+  int pa = mm_dyn_addr(e, a), pb = mm_dyn_addr(e, b),
+      pc = mm_dyn_addr(e, &op->results[0]);
+  if (pa < 0 || pb < 0 || pc < 0)
+    return false;
+  bool ta = eddy_ir_op_attr_bool(op, "transpose_a", false);
+  bool tb = eddy_ir_op_attr_bool(op, "transpose_b", false);
+  int32_t r = rt->rank;
+  int m = od[r - 2];
+  for (int32_t i = 0; i < r - 2; i++) // mm_rows_fold: the batch is rows
+    m = mm_op2(e, "arith.muli", m, od[i], "index");
+  int m64 = mm_index_i64(e, m), n64 = mm_index_i64(e, od[r - 1]);
+  int k64 = mm_index_i64(e, ta ? ad[at->rank - 2] : ad[at->rank - 1]);
+  int work = mm_op2(e, "arith.muli", mm_op2(e, "arith.muli", m64, n64, "i64"),
+                    k64, "i64");
+  int big = cpu_fresh(e);
+  cpu_p(e, "%%t%d = arith.cmpi sge, %%t%d, %%t%d : i64\n", big, work,
+        mm_i64(e, cpu_matmul_call_min(e->opts)));
+  cpu_p(e, "scf.if %%t%d {\n", big);
+  int trans = cpu_fresh(e);
+  cpu_p(e, "%%t%d = arith.constant %d : i32\n", trans,
+        (ta ? 1 : 0) | (tb ? 2 : 0));
+  int lda = mm_index_i64(e, ad[at->rank - 1]);
+  int ldb = mm_index_i64(e, bd[bt->rank - 1]);
+  cpu_p(e,
+        "func.call @eddy_rt_entry_sgemm(%%rt, %%t%d, %%t%d, %%t%d, %%t%d, "
+        "%%t%d, %%t%d, %%t%d, %%t%d, %%t%d, %%t%d) : (!llvm.ptr, i32, i64, "
+        "i64, i64, !llvm.ptr, i64, !llvm.ptr, i64, !llvm.ptr, i64) -> ()\n",
+        trans, m64, n64, k64, mm_ptr(e, pa), lda, mm_ptr(e, pb), ldb,
+        mm_ptr(e, pc), n64);
+  cpu_p(e, "} else {\n");
+  return true;
 }
 
 int64_t cpu_matmul_call_min(const eddy_cpu_opts_t *opts) {
@@ -240,8 +333,11 @@ int64_t cpu_matmul_call_min(const eddy_cpu_opts_t *opts) {
 eddy_status_t cpu_matmul(cpu_emit_t *e, eddy_op_t *op) {
   mm_dims_t d;
   mm_dims(op, &d);
-  // M*N*K, saturated (the sizes are checked static tensor dims).
+  // M*N*K of one call, saturated (the sizes are checked static tensor
+  // dims).
   int64_t work = d.m;
+  if (mm_rows_fold(op))
+    work = d.batch && work > INT64_MAX / d.batch ? INT64_MAX : work * d.batch;
   if (d.n && work > INT64_MAX / d.n)
     work = INT64_MAX;
   else

@@ -810,6 +810,7 @@ eddy_status_t cpu_matmul_dyn(cpu_emit_t *e, eddy_op_t *op) {
   EDDY_RETURN_IF_ERROR(cpu_dims(e, a, false, ad));
   EDDY_RETURN_IF_ERROR(cpu_dims(e, b, false, bd));
   EDDY_RETURN_IF_ERROR(cpu_dims(e, &op->results[0], false, od));
+  bool call = cpu_matmul_dyn_call_open(e, op, ad, bd, od);
   int32_t ar = a->type->rank, r = rt->rank;
   int k = ta ? ad[ar - 2] : ad[ar - 1];
   eddy_dtype_t dt = rt->dtype;
@@ -849,5 +850,7 @@ eddy_status_t cpu_matmul_dyn(cpu_emit_t *e, eddy_op_t *op) {
     v = cpu_float_narrow(e, "f64", dt, v);
   cpu_store(e, cpu_val_get(e, &op->results[0])->buf, rt, oidx, v);
   cpu_loops_close(e, r);
+  if (call)
+    cpu_p(e, "}\n");
   return NULL;
 }

@@ -86,6 +86,16 @@ def aot_link_flags(build):
     return (m.group(1).split() if m else []) + ["-lm", "-pthread", "-ldl"]
 
 
+def build_aot_driver(build, work, obj, exe):
+    """Links the object `eddy compile --prefix bench_model` wrote (its header in work) with
+    eddy_driver.c and build's runtime into exe; returns the error text or None."""
+    cc = [os.environ.get("CC", "cc"), "-O2", "-std=c11", "-DEDDY_BENCH_AOT", "-I" + work,
+          "-I" + ROOT, "-I" + os.path.join(ROOT, "runtime"),
+          os.path.join(HERE, "eddy_driver.c"), obj,
+          os.path.join(build, "runtime", "libeddy_rt.a")] + aot_link_flags(build) + ["-o", exe]
+    return run_cmd(cc)[1]
+
+
 def prepare_eddy(args, case_dir, manifest, work):
     """Imports, differentiates and compiles the case; returns a dict with the IR, its entry,
     the driver inputs, the AOT binary and the compile times (or an "error")."""
@@ -129,12 +139,7 @@ def prepare_eddy(args, case_dir, manifest, work):
             np.save(path, np.ones(parsed[0], parsed[1]))
             inputs.append(path)
     exe = os.path.join(work, "eddy_compare_aot")
-    cc = [os.environ.get("CC", "cc"), "-O2", "-std=c11", "-DEDDY_BENCH_AOT", "-I" + work,
-          "-I" + ROOT, "-I" + os.path.join(ROOT, "runtime"),
-          os.path.join(HERE, "eddy_driver.c"), obj,
-          os.path.join(args.build, "runtime", "libeddy_rt.a")] + aot_link_flags(args.build) \
-        + ["-o", exe]
-    _, err = run_cmd(cc)
+    err = build_aot_driver(args.build, work, obj, exe)
     if err:
         return {"error": "building the AOT driver: " + err}
     return {"ir": ir, "entry": entry, "inputs": inputs, "aot": exe, "times": times}

@@ -11,30 +11,6 @@
 
 #include <stdlib.h>
 
-typedef struct licm_state {
-  eddy_op_t **loops;
-  size_t len, cap;
-  bool oom;
-} licm_state_t;
-
-static eddy_walk_result_t collect_loop(eddy_op_t *op, void *user) {
-  licm_state_t *s = user;
-  if (!eddy_ir_op_is(op, "ctl.while"))
-    return EDDY_WALK_ADVANCE;
-  if (s->len == s->cap) {
-    size_t cap = s->cap ? s->cap * 2 : 16;
-    eddy_op_t **l = realloc(s->loops, cap * sizeof *l);
-    if (!l) {
-      s->oom = true;
-      return EDDY_WALK_INTERRUPT;
-    }
-    s->loops = l;
-    s->cap = cap;
-  }
-  s->loops[s->len++] = op;
-  return EDDY_WALK_ADVANCE;
-}
-
 /// `speculative`: the op's block may not run at all (the body of a loop
 /// that may run zero times). Hoisting an op that can fail out of it would
 /// turn a working program into a failing one, so those stay. The cond
@@ -66,18 +42,14 @@ static int64_t hoist_from(eddy_op_t *loop) {
 }
 
 static eddy_status_t licm_run(eddy_pass_ctx_t *pc, eddy_module_t *m) {
-  licm_state_t s = {0};
   // Post-order puts inner loops before the loops that contain them.
-  for (eddy_op_t *f = eddy_ir_module_body(m)->first; f && !s.oom; f = f->next)
-    eddy_ir_walk_post(f, collect_loop, &s);
-  if (s.oom) {
-    free(s.loops);
-    return eddy_status_create(EDDY_ERR_RESOURCE, "out of memory");
-  }
+  eddy_op_t **loops = NULL;
+  size_t n = 0;
+  EDDY_RETURN_IF_ERROR(eddy_passes_collect_loops(m, &loops, &n));
   int64_t moved = 0;
-  for (size_t i = 0; i < s.len; i++)
-    moved += hoist_from(s.loops[i]);
-  free(s.loops);
+  for (size_t i = 0; i < n; i++)
+    moved += hoist_from(loops[i]);
+  free(loops);
   if (moved) {
     eddy_ir_pass_stat_add(pc, "hoisted-ops", moved);
     eddy_ir_pass_mark_changed(pc);

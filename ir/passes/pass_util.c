@@ -187,3 +187,121 @@ eddy_status_t eddy_passes_rebuild_op(eddy_op_t *op, const bool *keep_results,
   *out_op = nop;
   return NULL;
 }
+
+eddy_value_t *eddy_passes_loop_invariant_source(const eddy_op_t *loop,
+                                                eddy_value_t *v) {
+  if (eddy_passes_value_defined_outside(v, loop))
+    return v;
+  if (v->def || !v->block || eddy_ir_block_parent_op(v->block) != loop)
+    return NULL;
+  eddy_block_t *body = eddy_ir_region_entry(&loop->regions[1]);
+  eddy_op_t *yield = body ? eddy_ir_block_terminator(body) : NULL;
+  uint32_t i = v->index;
+  if (!yield || i >= yield->num_operands || i >= body->num_args ||
+      i >= loop->num_operands ||
+      yield->operands[i].value != body->args[i])
+    return NULL;
+  return loop->operands[i].value;
+}
+
+typedef struct loop_list {
+  eddy_op_t **loops;
+  size_t len, cap;
+  bool oom;
+} loop_list_t;
+
+static eddy_walk_result_t collect_loop(eddy_op_t *op, void *user) {
+  loop_list_t *s = user;
+  if (!eddy_ir_op_is(op, "ctl.while"))
+    return EDDY_WALK_ADVANCE;
+  if (s->len == s->cap) {
+    size_t cap = s->cap ? s->cap * 2 : 16;
+    eddy_op_t **l = realloc(s->loops, cap * sizeof *l);
+    if (!l) {
+      s->oom = true;
+      return EDDY_WALK_INTERRUPT;
+    }
+    s->loops = l;
+    s->cap = cap;
+  }
+  s->loops[s->len++] = op;
+  return EDDY_WALK_ADVANCE;
+}
+
+eddy_status_t eddy_passes_collect_loops(eddy_module_t *m,
+                                        eddy_op_t ***out_loops,
+                                        size_t *out_n) {
+  loop_list_t s = {0};
+  for (eddy_op_t *f = eddy_ir_module_body(m)->first; f && !s.oom; f = f->next)
+    eddy_ir_walk_post(f, collect_loop, &s);
+  if (s.oom) {
+    free(s.loops);
+    return eddy_status_create(EDDY_ERR_RESOURCE, "out of memory");
+  }
+  *out_loops = s.loops;
+  *out_n = s.len;
+  return NULL;
+}
+
+eddy_status_t eddy_passes_while_add_values(eddy_op_t *loop,
+                                           eddy_value_t *const *inits,
+                                           size_t n, eddy_op_t **out_loop) {
+  size_t old = loop->num_operands, total = old + n;
+  eddy_value_t **operands = calloc(total ? total : 1, sizeof *operands);
+  const eddy_type_t **types = calloc(total ? total : 1, sizeof *types);
+  if (!operands || !types) {
+    free(operands);
+    free(types);
+    return eddy_status_create(EDDY_ERR_RESOURCE, "out of memory");
+  }
+  for (size_t i = 0; i < old; i++) {
+    operands[i] = eddy_ir_op_operand(loop, i);
+    types[i] = loop->results[i].type;
+  }
+  for (size_t i = 0; i < n; i++) {
+    operands[old + i] = inits[i];
+    types[old + i] = inits[i]->type;
+  }
+  eddy_op_state_t st = {
+      .name = loop->name->str,
+      .operands = operands,
+      .num_operands = total,
+      .attrs = loop->attrs,
+      .num_attrs = loop->num_attrs,
+      .result_types = types,
+      .num_results = total,
+      .num_regions = loop->num_regions,
+      .loc = loop->loc,
+  };
+  eddy_op_t *nop = NULL;
+  eddy_status_t s = eddy_ir_op_create(loop->ctx, &st, &nop);
+  free(operands);
+  if (s) {
+    free(types);
+    return s;
+  }
+  eddy_ir_op_insert_before(nop, loop);
+  for (uint32_t r = 0; r < loop->num_regions; r++) {
+    eddy_block_t *ob = eddy_ir_region_entry(&loop->regions[r]);
+    if (!ob)
+      continue;
+    assert(ob->next == NULL && "ctl.while regions have one block");
+    eddy_block_t *nb = eddy_ir_region_add_block(&nop->regions[r]);
+    for (uint32_t i = 0; i < ob->num_args; i++)
+      eddy_ir_value_replace_all_uses(ob->args[i],
+                                     eddy_ir_block_add_arg(nb, ob->args[i]->type));
+    for (size_t i = 0; i < n; i++)
+      eddy_ir_block_add_arg(nb, types[old + i]);
+    while (ob->first) {
+      eddy_op_t *o = ob->first;
+      eddy_ir_op_remove(o);
+      eddy_ir_op_append(o, nb);
+    }
+  }
+  free(types);
+  for (size_t i = 0; i < old; i++)
+    eddy_ir_value_replace_all_uses(&loop->results[i], &nop->results[i]);
+  eddy_ir_op_erase(loop);
+  *out_loop = nop;
+  return NULL;
+}

@@ -52,6 +52,32 @@ eddy_status_t eddy_passes_rebuild_op(eddy_op_t *op, const bool *keep_results,
                                      const bool *keep_args,
                                      eddy_op_t **out_op);
 
+/// The value that v holds in every iteration of the ctl.while `loop`, as a
+/// value defined outside it: v itself when it is defined outside the loop;
+/// loop operand i when v is argument i of the cond or body block and the
+/// body yields its argument i unchanged (a pass-through loop value, as
+/// TensorFlow's functional While carries its captured tensors). NULL when v
+/// may change between iterations.
+eddy_value_t *eddy_passes_loop_invariant_source(const eddy_op_t *loop,
+                                                eddy_value_t *v);
+
+/// Every ctl.while of m's functions, inner loops before the loops that
+/// contain them (post-order), in *out_loops (malloc'ed; the caller frees
+/// it), *out_n of them.
+eddy_status_t eddy_passes_collect_loops(eddy_module_t *m,
+                                        eddy_op_t ***out_loops,
+                                        size_t *out_n);
+
+/// Replaces the ctl.while `loop` by one with n more loop values, whose
+/// initial values are inits (their types become the new result and block
+/// argument types); both regions get the new block arguments last, the
+/// regions' ops move over and the old results are RAUW'ed. The body's
+/// yield is left as it was: the caller appends one operand per new loop
+/// value. Returns the new loop in *out_loop.
+eddy_status_t eddy_passes_while_add_values(eddy_op_t *loop,
+                                           eddy_value_t *const *inits,
+                                           size_t n, eddy_op_t **out_loop);
+
 /// shape-infer's list step (list_types.c): gives every web of list values
 /// in func (lists derived from one another through tl ops, ctl.while and
 /// ctl.if) the element type that covers all items written into it, when

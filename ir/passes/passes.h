@@ -1,4 +1,5 @@
-/// The generic IR passes: canonicalize, cse, dce, shape-infer, licm.
+/// The generic IR passes: canonicalize, cse, dce, shape-infer, licm,
+/// gemm-hoist, gemm-sink.
 #ifndef EDDY_IR_PASSES_PASSES_H
 #define EDDY_IR_PASSES_PASSES_H
 
@@ -13,6 +14,16 @@ extern const eddy_pass_t eddy_pass_cse;
 extern const eddy_pass_t eddy_pass_dce;
 extern const eddy_pass_t eddy_pass_shape_infer;
 extern const eddy_pass_t eddy_pass_licm;
+extern const eddy_pass_t eddy_pass_gemm_hoist;
+extern const eddy_pass_t eddy_pass_gemm_sink;
+
+/// The passes a backend's input gets after import, differentiation and the
+/// user's pipeline (`eddy compile` runs them unless --passes says
+/// otherwise; eddy_add_model and the benchmarks compile through it):
+/// target-independent rewrites that pay on every backend (docs/passes.md).
+/// dce drops the loop values that gemm-hoist leaves unused (a pass-through
+/// input the loop no longer reads would still be copied in).
+#define EDDY_PASSES_COMPILE_PIPELINE "gemm-hoist,dce"
 
 /// Registers every pass above in ctx.
 void eddy_passes_register_all(eddy_ctx_t *ctx);

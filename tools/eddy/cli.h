@@ -70,8 +70,10 @@ bool eddy_cli_gpu_matmul_tf32(const char *value, bool *out_tf32);
 /// IR and accepts the same --passes. Idempotent.
 void eddy_cli_register_all(eddy_ctx_t *ctx);
 
-/// Runs the passes of pipeline (a --passes list) on m and verifies the
-/// result; reports of the passes go to stderr.
+/// Runs the passes of pipeline (a --passes list, names as
+/// eddy_cli_register_all registers them) on m and verifies the result;
+/// reports of the passes go to stderr. A pipeline with no pass name does
+/// nothing.
 eddy_status_t eddy_cli_run_passes(eddy_ctx_t *ctx, eddy_module_t *m,
                                   const char *pipeline);
 

@@ -3,6 +3,7 @@
 #include "backend-cpu/cpu.h"
 #include "backend-gpu/gpu.h"
 #include "ir/ir.h"
+#include "ir/passes/passes.h"
 #include "tools/eddy/cli.h"
 
 #include <stdio.h>
@@ -17,6 +18,7 @@ typedef struct compile_args {
   const char *target; ///< "cpu" (default) or "cuda"
   const char *emit; ///< "mlir", "llvm" or "ptx": print that instead
   const char *precision; ///< --gpu-matmul-precision, or NULL
+  const char *pipeline; ///< IR passes run before compiling
   bool help;
   eddy_cpu_opts_t cpu;
   eddy_gpu_opts_t gpu; ///< --target=cuda (prefix, -O, -march from cpu)
@@ -53,6 +55,9 @@ static int print_help(void) {
       "                         or the one found when eddy was built)\n"
       "  -march=CPU, --march=CPU  LLVM CPU name (default: the host CPU)\n"
       "  -O0 .. -O3             LLVM optimization level (default -O3)\n"
+      "  --passes=LIST          IR passes to run first (default: "
+      EDDY_PASSES_COMPILE_PIPELINE ";\n"
+      "                         --passes= runs none; docs/passes.md)\n"
       "  --no-fuse              one loop nest per op (for debugging)\n"
       "  --emit=mlir|llvm|ptx   print the emitted MLIR, the optimized LLVM\n"
       "                         IR (cpu) or the kernels' PTX (cuda), to -o\n"
@@ -65,6 +70,7 @@ static int parse_args(int argc, char **argv, compile_args_t *a) {
   memset(a, 0, sizeof *a);
   a->cpu = eddy_cpu_opts_default();
   a->gpu = eddy_gpu_opts_default();
+  a->pipeline = EDDY_PASSES_COMPILE_PIPELINE;
   for (int i = 1; i < argc; i++) {
     const char *arg = argv[i], *val = NULL;
     if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0) {
@@ -126,6 +132,10 @@ static int parse_args(int argc, char **argv, compile_args_t *a) {
             "compile", "unknown --emit '%s' (known: mlir, llvm, ptx)",
             val ? val : "");
       a->emit = val;
+    } else if (eddy_cli_flag_value(argc, argv, &i, "--passes", &val)) {
+      if (!val)
+        return eddy_cli_usage_error("compile", "flag '--passes' needs a value");
+      a->pipeline = val;
     } else if (strcmp(arg, "--no-fuse") == 0) {
       a->cpu.fuse = false;
     } else if (arg[0] == '-' && arg[1] == 'O' && arg[2] >= '0' &&
@@ -169,6 +179,8 @@ static eddy_status_t run(eddy_ctx_t *ctx, const compile_args_t *a) {
   eddy_module_t *m = NULL;
   EDDY_RETURN_IF_ERROR(eddy_ir_parse_file(ctx, a->input, &m));
   eddy_status_t st = eddy_ir_verify_module(m);
+  if (!st)
+    st = eddy_cli_run_passes(ctx, m, a->pipeline);
   eddy_buf_t out;
   eddy_buf_init(&out);
   bool cuda = a->target && strcmp(a->target, "cuda") == 0;

@@ -9,24 +9,34 @@
 #include "lower/tf/tf_lower.h"
 
 /// functionalize, legalize-tf, shape-infer and canonicalize on r->m (what
-/// eddy_add_model runs on a GraphDef); shape-infer gives TensorFlow's lists
-/// of unknown element shape the element type of what is written into them,
-/// which the backends need.
-static inline eddy_status_t tf_fixture_prepare(tf_fixture_run_t *r) {
+/// eddy_add_model runs on a GraphDef), then the passes `eddy compile` runs
+/// (EDDY_PASSES_COMPILE_PIPELINE); shape-infer gives TensorFlow's lists of
+/// unknown element shape the element type of what is written into them,
+/// which the backends need. The passes' statistics go to stats when it is
+/// not NULL.
+static inline eddy_status_t tf_fixture_prepare_stats(tf_fixture_run_t *r,
+                                                     FILE *stats) {
   EDDY_RETURN_IF_ERROR(eddy_tf_functionalize(r->m));
   EDDY_RETURN_IF_ERROR(eddy_tf_legalize(r->m));
   eddy_passes_register_all(r->ctx);
   eddy_pm_opts_t po;
   eddy_ir_pm_opts_default(&po);
   po.verify_each = true;
+  po.stats = stats != NULL;
+  po.dump = stats;
   eddy_pass_manager_t *pm = eddy_ir_pm_create(r->ctx, &po);
   if (!pm)
     return eddy_status_create(EDDY_ERR_RESOURCE, "out of memory");
-  eddy_status_t st = eddy_ir_pm_add_pipeline(pm, "shape-infer,canonicalize");
+  eddy_status_t st = eddy_ir_pm_add_pipeline(
+      pm, "shape-infer,canonicalize," EDDY_PASSES_COMPILE_PIPELINE);
   if (!st)
     st = eddy_ir_pm_run(pm, r->m);
   eddy_ir_pm_destroy(pm);
   return st;
+}
+
+static inline eddy_status_t tf_fixture_prepare(tf_fixture_run_t *r) {
+  return tf_fixture_prepare_stats(r, NULL);
 }
 
 /// JIT-compiles @main of r->m with o (prefix "fixture") and runs it on

@@ -749,9 +749,94 @@ static eddy_value_t *gen_if(gen_t *g, const ty_t *t, int depth) {
   return &op->results[0];
 }
 
+/// A recurrent read that a loop body multiplies by a matrix,
+/// matmul(xs[t], W), planned before the loop is built (gemm-hoist's
+/// pattern), with the variations the pass must refuse: W computed in the
+/// body, xs carried as a loop value that the body changes, an index that
+/// is not the counter.
+typedef struct gen_rec {
+  int value;        ///< the loop value it feeds, or -1 for none
+  int xs_arg;       ///< the loop value carrying xs (else captured), or -1
+  eddy_value_t *xs, *list, *w;
+  bool w_inside, transpose_b, reshape_index, const_index, modify_xs;
+  ty_t xt, wt;
+} gen_rec_t;
+
+/// Plans rec for loop value `value` of type t (rank 2, not i1): xs of
+/// type [rows, M, K] and W [K, N] (or [N, K], transposed) built here,
+/// before the loop; xs as a new pass-through loop value when there is room
+/// (*n < 4), or as a list made from it.
+static void plan_recurrent(gen_t *g, gen_rec_t *rec, int value, ty_t *types,
+                           size_t *n, eddy_value_t **inits,
+                           const eddy_type_t **rt, int64_t rows, int depth) {
+  const ty_t *t = &types[value];
+  int64_t k = 1 + rng_below(&g->rng, 3);
+  rec->value = value;
+  rec->xt = (ty_t){.dt = t->dt, .rank = 2, .dims = {t->dims[0], k}};
+  rec->transpose_b = rng_chance(&g->rng, 30);
+  rec->wt = (ty_t){.dt = t->dt, .rank = 2};
+  rec->wt.dims[0] = rec->transpose_b ? t->dims[1] : k;
+  rec->wt.dims[1] = rec->transpose_b ? k : t->dims[1];
+  rec->w_inside = rng_chance(&g->rng, 10);
+  rec->const_index = rng_chance(&g->rng, 10);
+  rec->reshape_index = rng_chance(&g->rng, 30);
+  ty_t xs = {.dt = t->dt, .rank = 3, .dims = {rows, t->dims[0], k}};
+  rec->xs = gen_value(g, &xs, depth + 1);
+  if (!rec->w_inside)
+    rec->w = gen_value(g, &rec->wt, depth + 1);
+  int how = rng_below(&g->rng, 3);
+  if (how == 1 && *n < 4) {
+    rec->xs_arg = (int)*n;
+    rec->modify_xs = rng_chance(&g->rng, 15);
+    types[*n] = xs;
+    rt[*n] = ty_get(g, &xs);
+    inits[*n] = rec->xs;
+    (*n)++;
+  } else if (how == 2) {
+    check_ok(eddy_ir_build_simple(&g->b, "tl.from_tensor", &rec->xs, 1, NULL,
+                                  0, &rec->list),
+             "tl.from_tensor");
+  }
+}
+
+/// The loop value rec feeds, in the body whose block arguments are args.
+static eddy_value_t *gen_recurrent(gen_t *g, const gen_rec_t *rec,
+                                   eddy_value_t **args, const ty_t *t,
+                                   int depth) {
+  eddy_value_t *idx = rec->const_index ? const_i32(g, 0) : args[0];
+  if (rec->reshape_index && !rec->const_index) {
+    int64_t one = 1;
+    eddy_named_attr_t a1 = nints(g, "shape", &one, 1);
+    idx = build(g, "core.reshape", &idx, 1, &a1, 1, NULL);
+    eddy_named_attr_t a0 = nints(g, "shape", NULL, 0);
+    idx = build(g, "core.reshape", &idx, 1, &a0, 1, NULL);
+  }
+  eddy_value_t *x;
+  if (rec->list) {
+    eddy_value_t *ops[2] = {rec->list, idx};
+    x = build(g, "tl.get_item", ops, 2, NULL, 0, &rec->xt);
+  } else {
+    eddy_value_t *ops[2] = {rec->xs_arg >= 0 ? args[rec->xs_arg] : rec->xs,
+                            idx};
+    eddy_named_attr_t a = nint(g, "axis", 0);
+    x = build(g, "core.gather", ops, 2, &a, 1, &rec->xt);
+  }
+  eddy_value_t *ops[2] = {
+      x, rec->w_inside ? gen_value(g, &rec->wt, depth + 2) : rec->w};
+  eddy_named_attr_t tb =
+      nattr(g, "transpose_b", eddy_ir_bool_attr_get(g->ctx, true));
+  eddy_value_t *y = build(g, "core.matmul", ops, 2, &tb,
+                          rec->transpose_b ? 1 : 0, t);
+  if (rng_chance(&g->rng, 50))
+    return y;
+  eddy_value_t *sum[2] = {y, gen_value(g, t, depth + 2)};
+  return build(g, "core.add", sum, 2, NULL, 0, t);
+}
+
 /// while (counter < bound [&& extra]) { counter += 1; values = f(values) }
 /// with 0..4 trips, the wanted type as a loop value and other loop values
-/// that may be unused.
+/// that may be unused; now and then one of them a recurrent read
+/// (gen_rec_t).
 static eddy_value_t *gen_while(gen_t *g, const ty_t *t, int depth) {
   if (g->loop_depth >= 2 || g->region_depth >= 3)
     return NULL;
@@ -769,6 +854,15 @@ static eddy_value_t *gen_while(gen_t *g, const ty_t *t, int depth) {
     inits[i] = gen_value(g, &types[i], depth + 1);
     rt[i] = ty_get(g, &types[i]);
   }
+  gen_rec_t rec = {.value = -1, .xs_arg = -1};
+  for (size_t i = 1; i < n; i++)
+    if (types[i].rank == 2 && types[i].dt != EDDY_DT_I1 &&
+        rng_chance(&g->rng, 30)) {
+      // Rows enough for every trip, or one short now and then.
+      plan_recurrent(g, &rec, (int)i, types, &n, inits, rt,
+                     bound + rng_below(&g->rng, 2), depth);
+      break;
+    }
   eddy_named_attr_t at[1];
   size_t nat = 0;
   if (rng_chance(&g->rng, 15))
@@ -844,9 +938,15 @@ static eddy_value_t *gen_while(gen_t *g, const ty_t *t, int depth) {
       eddy_named_attr_t a = nint(g, "axis", 0);
       build(g, "core.gather", ops, 2, &a, 1, NULL);
     }
-    for (size_t i = 1; i < n; i++)
-      next[i] = rng_chance(&g->rng, 10) ? args[i]
-                                        : gen_value(g, &types[i], depth + 2);
+    for (size_t i = 1; i < n; i++) {
+      if ((int)i == rec.value)
+        next[i] = gen_recurrent(g, &rec, args, &types[i], depth);
+      else if ((int)i == rec.xs_arg && !rec.modify_xs)
+        next[i] = args[i];
+      else
+        next[i] = rng_chance(&g->rng, 10) ? args[i]
+                                          : gen_value(g, &types[i], depth + 2);
+    }
     build_terminator(g, "ctl.yield", next, n);
     leave_block(g, sp);
   }

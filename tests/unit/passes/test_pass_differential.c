@@ -6,7 +6,8 @@
 /// (now and then f16/bf16/i8/i64, empty dims) with broadcasting, most core
 /// ops, constants with special values (-0.0, NaN, inf, rounding edges,
 /// extreme ints), ctl.if with captured values, bounded ctl.while loops (zero
-/// trips included, nested, loop values whose shape grows), ctl.call,
+/// trips included, nested, loop values whose shape grows, matmuls of rows
+/// read at the counter: gemm-hoist's pattern and near misses), ctl.call,
 /// duplicate and loop-invariant subexpressions, dead values, ops that fail
 /// at run time in loops that never run, and types made dynamic afterwards
 /// so that shape-infer has work. Each program is evaluated on fixed random inputs, then every pass
@@ -47,6 +48,7 @@ typedef struct diff_env {
   eddy_rt_ctx_t *rt;
   bool keep_going;
   int failures;
+  int hoisted; ///< checked programs that gemm-hoist changed
 } diff_env_t;
 
 enum { NUM_INPUT_SETS = 2, MAX_RESULTS = 3 };
@@ -206,8 +208,10 @@ static const char *const k_pipelines[] = {
     "shape-infer,canonicalize,licm,cse,dce",
     "cse,licm,dce,canonicalize,shape-infer,licm",
     "dce,licm,cse,shape-infer,canonicalize,cse",
+    "gemm-hoist",
+    "shape-infer,canonicalize,gemm-hoist,licm,cse,dce",
 };
-enum { NUM_PIPELINES = 8 };
+enum { NUM_PIPELINES = 10 };
 #define FULL_PIPELINE "shape-infer,canonicalize,licm,cse,dce"
 
 static uint64_t env_u64(const char *name, uint64_t dflt) {
@@ -282,6 +286,8 @@ static bool check_program(diff_env_t *env, uint64_t seed, int index) {
     eddy_module_t *c = parse_text(env, text);
     char *err = run_pipeline(env, c, k_pipelines[p]);
     char *after = module_text(c);
+    if (strcmp(k_pipelines[p], "gemm-hoist") == 0 && strcmp(text, after) != 0)
+      env->hoisted++;
     if (err) {
       report(env, seed, index, k_pipelines[p], text, after, err);
       free(err);
@@ -364,16 +370,175 @@ static void test_differential(void **state) {
     eddy_ir_ctx_destroy(env.ctx);
   }
   fprintf(stderr, "differential: seed %llu, %d programs, %d skipped, %d "
-                  "mismatches\n",
-          (unsigned long long)seed, count, skipped, env.failures);
-  // The generator must mostly produce programs that run.
+                  "mismatches, %d changed by gemm-hoist\n",
+          (unsigned long long)seed, count, skipped, env.failures,
+          env.hoisted);
+  // The generator must mostly produce programs that run, and some that
+  // gemm-hoist rewrites (its pattern is planted in loops).
   assert_true(skipped * 4 < count);
+  assert_true(only >= 0 || count < 100 || env.hoisted * 50 >= count);
   assert_int_equal(env.failures, 0);
+}
+
+/// ---- gemm-sink --------------------------------------------------------------
+///
+/// gemm-sink reassociates sums, so it cannot be held to bitwise equality on
+/// the programs above. Here it gets programs of its own pattern on inputs
+/// that are small integers: every product and partial sum is an integer
+/// that the dtype holds exactly (f32, f16 up to 2048, bf16 up to 256), so
+/// any summation order gives the same bits. Random sizes, dtypes, trip
+/// counts (zero included), operand order of the add, and two sums sharing
+/// a factor; the loop's other values change between iterations.
+
+/// The program: @f(xs [L,R,P], ys [L,R,Q], acc0 [P,Q], h0 [R,Q]) ->
+/// (acc1, acc2, h) with acc1 += x_t^T (y_t - h), acc2 += (x_t x_t)^T
+/// (y_t - h) or (x_t x_t)^T h (a loop value as a factor), h += y_t, for t
+/// from start while t < bound.
+static char *sink_program(rng_t *r, const char **out_dt, int64_t *dims) {
+  static const char *const dts[] = {"f32", "f32", "f16", "bf16"};
+  const char *dt = dts[rng_below(r, 4)];
+  int64_t start = rng_below(r, 3), bound = rng_below(r, 5);
+  int64_t R = 1 + rng_below(r, 3), P = 1 + rng_below(r, 3),
+          Q = 1 + rng_below(r, 3), L = bound > 1 ? bound : 1;
+  bool swap = rng_chance(r, 50), harg = rng_chance(r, 50);
+  char xs[64], ys[64], pq[64], rq[64], rp[64];
+  snprintf(xs, sizeof xs, "tensor<%lldx%lldx%lldx%s>", (long long)L,
+           (long long)R, (long long)P, dt);
+  snprintf(ys, sizeof ys, "tensor<%lldx%lldx%lldx%s>", (long long)L,
+           (long long)R, (long long)Q, dt);
+  snprintf(pq, sizeof pq, "tensor<%lldx%lldx%s>", (long long)P, (long long)Q,
+           dt);
+  snprintf(rq, sizeof rq, "tensor<%lldx%lldx%s>", (long long)R, (long long)Q,
+           dt);
+  snprintf(rp, sizeof rp, "tensor<%lldx%lldx%s>", (long long)R, (long long)P,
+           dt);
+  eddy_buf_t b;
+  eddy_buf_init(&b);
+  eddy_buf_printf(
+      &b,
+      "func.func @f(%%xs: %s, %%ys: %s, %%acc0: %s, %%h0: %s) -> (%s, %s, %s) "
+      "{\n"
+      "  %%z = \"core.constant\"() {value = dense<%lld> : tensor<i32>} : () -> "
+      "tensor<i32>\n"
+      "  %%r:4 = \"ctl.while\"(%%z, %%acc0, %%acc0, %%h0) ({\n"
+      "  ^bb0(%%t: tensor<i32>, %%a1: %s, %%a2: %s, %%h: %s):\n"
+      "    %%n = \"core.constant\"() {value = dense<%lld> : tensor<i32>} : () "
+      "-> tensor<i32>\n"
+      "    %%more = \"core.lt\"(%%t, %%n) : (tensor<i32>, tensor<i32>) -> "
+      "tensor<i1>\n"
+      "    \"ctl.condition\"(%%more) : (tensor<i1>) -> ()\n"
+      "  }, {\n"
+      "  ^bb0(%%t: tensor<i32>, %%a1: %s, %%a2: %s, %%h: %s):\n"
+      "    %%one = \"core.constant\"() {value = dense<1> : tensor<i32>} : () -> "
+      "tensor<i32>\n"
+      "    %%next = \"core.add\"(%%t, %%one) : (tensor<i32>, tensor<i32>) -> "
+      "tensor<i32>\n"
+      "    %%x = \"core.gather\"(%%xs, %%t) {axis = 0} : (%s, tensor<i32>) -> "
+      "%s\n"
+      "    %%y = \"core.gather\"(%%ys, %%t) {axis = 0} : (%s, tensor<i32>) -> "
+      "%s\n"
+      "    %%b = \"core.sub\"(%%y, %%h) : (%s, %s) -> %s\n"
+      "    %%xx = \"core.mul\"(%%x, %%x) : (%s, %s) -> %s\n"
+      "    %%m1 = \"core.matmul\"(%%x, %%b) {transpose_a = true} : (%s, %s) -> "
+      "%s\n"
+      "    %%m2 = \"core.matmul\"(%%xx, %s) {transpose_a = true} : (%s, %s) "
+      "-> %s\n"
+      "    %%s1 = \"core.add\"(%s, %s) : (%s, %s) -> %s\n"
+      "    %%s2 = \"core.add\"(%%a2, %%m2) : (%s, %s) -> %s\n"
+      "    %%h2 = \"core.add\"(%%h, %%y) : (%s, %s) -> %s\n"
+      "    \"ctl.yield\"(%%next, %%s1, %%s2, %%h2) : (tensor<i32>, %s, %s, %s) "
+      "-> ()\n"
+      "  }) : (tensor<i32>, %s, %s, %s) -> (tensor<i32>, %s, %s, %s)\n"
+      "  \"func.return\"(%%r#1, %%r#2, %%r#3) : (%s, %s, %s) -> ()\n"
+      "}\n",
+      xs, ys, pq, rq, pq, pq, rq, (long long)start, pq, pq, rq,
+      (long long)bound, pq, pq, rq, xs, rp, ys, rq, rq, rq, rq, rp, rp, rp, rp,
+      rq, pq, harg ? "%h" : "%b", rp, rq, pq, swap ? "%m1" : "%a1", swap ? "%a1" : "%m1", pq, pq,
+      pq, pq, pq, pq, rq, rq, rq, pq, pq, rq, pq, pq, rq, pq, pq, rq, pq, pq,
+      rq);
+  *out_dt = dt;
+  int64_t d[] = {L, R, P, Q};
+  memcpy(dims, d, sizeof d);
+  return eddy_buf_take(&b);
+}
+
+static void test_gemm_sink_exact(void **state) {
+  (void)state;
+  uint64_t seed = env_u64("EDDY_DIFF_SEED", 1);
+  int count = (int)env_u64("EDDY_DIFF_COUNT", 400) / 4;
+  int changed = 0, failures = 0;
+  for (int i = 0; i < count; i++) {
+    rng_t r = {seed * 0x2545f4914f6cdd1dull + (uint64_t)i * 0x9e3779b97f4a7c15ull};
+    diff_env_t env = {.keep_going = true};
+    env.ctx = eddy_ir_ctx_create();
+    eddy_dialects_register_all(env.ctx);
+    eddy_passes_register_all(env.ctx);
+    assert_null(eddy_rt_ctx_create(NULL, &env.rt));
+    const char *dt = NULL;
+    int64_t d[4]; // L, R, P, Q
+    char *text = sink_program(&r, &dt, d);
+    eddy_dtype_t dtype;
+    assert_true(eddy_dtype_from_name(dt, strlen(dt), &dtype));
+    // bf16 holds integers exactly only up to 256: smaller inputs there.
+    int span = dtype == EDDY_DT_BF16 ? 1 : 2;
+    int64_t shapes[4][3] = {{d[0], d[1], d[2]}, {d[0], d[1], d[3]},
+                            {d[2], d[3]}, {d[1], d[3]}};
+    int32_t ranks[4] = {3, 3, 2, 2};
+    eddy_eval_value_t args[4], ref[3], out[3];
+    memset(ref, 0, sizeof ref);
+    memset(out, 0, sizeof out);
+    for (int a = 0; a < 4; a++) {
+      eddy_rt_tensor_t x;
+      assert_null(eddy_rt_tensor_create(env.rt, (int32_t)dtype, ranks[a],
+                                        shapes[a], "input", &x));
+      for (int64_t k = 0; k < eddy_rt_tensor_numel(&x); k++)
+        eddy_rt_tensor_set_f64(&x, k, rng_below(&r, 2 * span + 1) - span);
+      args[a] = eddy_eval_value_from_tensor(&x);
+    }
+    eddy_module_t *m = parse_text(&env, text);
+    eddy_buf_t why;
+    eddy_buf_init(&why);
+    assert_true(eval_f(&env, m, args, 4, ref, 3, &why));
+    const char *pipeline = i % 2 ? "gemm-sink" : "gemm-hoist,gemm-sink,licm,cse,dce";
+    char *err = run_pipeline(&env, m, pipeline);
+    char *after = module_text(m);
+    changed += strstr(after, "tl.push_back") != NULL;
+    if (err || !eval_f(&env, m, args, 4, out, 3, &why)) {
+      report(&env, seed, i, pipeline, text, after, err ? err : why.data);
+    } else {
+      for (int k = 0; k < 3; k++) {
+        eddy_buf_clear(&why);
+        if (!same_value(&ref[k], &out[k], &why)) {
+          report(&env, seed, i, pipeline, text, after, why.data);
+          break;
+        }
+      }
+    }
+    failures += env.failures;
+    free(err);
+    free(after);
+    free(text);
+    eddy_buf_destroy(&why);
+    for (int k = 0; k < 4; k++)
+      eddy_eval_value_release(&args[k]);
+    for (int k = 0; k < 3; k++) {
+      eddy_eval_value_release(&ref[k]);
+      eddy_eval_value_release(&out[k]);
+    }
+    eddy_ir_module_destroy(m);
+    eddy_rt_ctx_destroy(env.rt);
+    eddy_ir_ctx_destroy(env.ctx);
+  }
+  fprintf(stderr, "gemm-sink: %d programs, %d rewritten, %d mismatches\n",
+          count, changed, failures);
+  assert_int_equal(changed, count); // every program has the pattern
+  assert_int_equal(failures, 0);
 }
 
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_differential),
+      cmocka_unit_test(test_gemm_sink_exact),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
