@@ -31,6 +31,7 @@ typedef struct run_args {
   const char *precision; ///< --gpu-matmul-precision, or NULL
   bool matmul_tf32;      ///< --gpu-matmul-precision=tf32
   const char *out_dir;  ///< NULL: write no files
+  const char *inputs_dir; ///< --write-inputs: the arguments as .npy, or NULL
   const char *pipeline; ///< passes to run before evaluating, or NULL
   eddy_cli_input_t *inputs;
   size_t num_inputs;
@@ -79,6 +80,8 @@ static int print_help(void) {
       "                         --target=cuda: cuBLAS products in FP32\n"
       "                         (default) or TF32 arithmetic (docs/gpu.md)\n"
       "  --output-dir DIR       write result i to DIR/i.npy (DIR is created)\n"
+      "  --write-inputs DIR     write argument i, as F receives it, to\n"
+      "                         DIR/argi.npy before running (DIR is created)\n"
       "  --passes=LIST          run these passes before running F\n"
       "  --max-iterations N     iterations one ctl.while may run before it is\n"
       "                         an error (default %" PRId64 ")\n"
@@ -198,6 +201,11 @@ static int parse_args(int argc, char **argv, run_args_t *a) {
         return eddy_cli_usage_error("run", "flag '--output-dir' needs a "
                                            "directory");
       a->out_dir = val;
+    } else if (eddy_cli_flag_value(argc, argv, &i, "--write-inputs", &val)) {
+      if (!val || !*val)
+        return eddy_cli_usage_error("run", "flag '--write-inputs' needs a "
+                                           "directory");
+      a->inputs_dir = val;
     } else if (eddy_cli_flag_value(argc, argv, &i, "--passes", &val)) {
       if (!val)
         return eddy_cli_usage_error("run", "flag '--passes' needs a value");
@@ -277,16 +285,15 @@ static eddy_status_t find_entry(const eddy_module_t *m, const char *entry,
   return st;
 }
 
-/// Creates DIR when missing (one level).
-static eddy_status_t ensure_dir(const char *dir) {
+/// Creates DIR (the value of `flag`) when missing (one level).
+static eddy_status_t ensure_dir(const char *flag, const char *dir) {
   struct stat sb;
   if (stat(dir, &sb) == 0) {
     if (S_ISDIR(sb.st_mode))
       return NULL;
     return eddy_status_create(EDDY_ERR_IO,
-                              "--output-dir '%s' exists and is not a "
-                              "directory",
-                              dir);
+                              "%s '%s' exists and is not a directory",
+                              flag, dir);
   }
   if (mkdir(dir, 0777) != 0 && errno != EEXIST)
     return eddy_status_create(EDDY_ERR_IO, "cannot create directory '%s': %s",
@@ -294,27 +301,31 @@ static eddy_status_t ensure_dir(const char *dir) {
   return NULL;
 }
 
-static eddy_status_t write_results(const char *dir,
-                                   const eddy_eval_value_t *vals, size_t n) {
-  EDDY_RETURN_IF_ERROR(ensure_dir(dir));
+/// Writes vals[i] to DIR/<file_prefix>i.npy: the results (--output-dir,
+/// "result", no prefix) or the arguments (--write-inputs, "argument",
+/// "arg").
+static eddy_status_t write_values(const char *flag, const char *dir,
+                                  const char *what, const char *file_prefix,
+                                  const eddy_eval_value_t *vals, size_t n) {
+  EDDY_RETURN_IF_ERROR(ensure_dir(flag, dir));
   for (size_t i = 0; i < n; i++) {
     if (vals[i].kind != EDDY_EVAL_TENSOR) {
       fprintf(stderr,
-              "eddy run: note: result %zu is a TensorList; no .npy file is "
+              "eddy run: note: %s %zu is a TensorList; no .npy file is "
               "written for it\n",
-              i);
+              what, i);
       continue;
     }
-    size_t len = strlen(dir) + 32;
+    size_t len = strlen(dir) + strlen(file_prefix) + 32;
     char *path = malloc(len);
     if (!path)
       return eddy_status_create(EDDY_ERR_RESOURCE, "out of memory");
-    snprintf(path, len, "%s/%zu.npy", dir, i);
+    snprintf(path, len, "%s/%s%zu.npy", dir, file_prefix, i);
     eddy_rt_status_t rs = eddy_rt_npy_write_file(path, &vals[i].tensor, 0);
     if (rs) {
       eddy_status_t st = eddy_status_create(
           (eddy_status_code_t)eddy_rt_status_code(rs),
-          "cannot write result %zu to '%s': %s", i, path,
+          "cannot write %s %zu to '%s': %s", what, i, path,
           eddy_rt_status_message(rs));
       eddy_rt_status_destroy(rs);
       free(path);
@@ -463,6 +474,9 @@ static eddy_status_t run_eval(eddy_ctx_t *ctx, run_args_t *a) {
   if (!st)
     st = eddy_cli_inputs_load(rt, a->inputs, a->num_inputs, func, true,
                               vals);
+  if (!st && a->inputs_dir)
+    st = write_values("--write-inputs", a->inputs_dir, "argument", "arg", vals,
+                      nin);
   bool differs = false;
   const eddy_op_t *v1_func = NULL;
   if (!st && m_v1)
@@ -480,7 +494,8 @@ static eddy_status_t run_eval(eddy_ctx_t *ctx, run_args_t *a) {
   if (!st) {
     print_results(vals + nin, nout, a->preview);
     if (a->out_dir)
-      st = write_results(a->out_dir, vals + nin, nout);
+      st = write_values("--output-dir", a->out_dir, "result", "", vals + nin,
+                        nout);
   }
   if (!st && differs)
     st = eddy_status_create(EDDY_ERR_INVALID_ARGUMENT,
