@@ -1,11 +1,16 @@
 #!/usr/bin/env python3
 """eddy's CUDA target on a GPU machine, from an unpacked bench/gpu/bundle.sh archive.
 
-  device.py BUNDLE [--phases fixtures,loops,cases,chain] [--out DIR]
+  device.py BUNDLE [--phases fixtures,lit,loops,cases,chain] [--out DIR]
 
 Phases (each skipped when the bundle lacks what it needs):
   fixtures  every TensorFlow fixture, compiled for CUDA, against TensorFlow's outputs
             with the fixture's tolerance;
+  lit       the lit programs (tests/lit/gpu/programs.test's compiled runs), each run
+            against the evaluator's results: floats within rtol 1e-5 (atol 1e-6),
+            integers and bools equal; a run the evaluator fails must fail with the CPU
+            target's message (file paths aside; for a gather, the index may be another
+            out-of-range one);
   loops     loop_scalar's compiled program at 10^4, 10^5 and 10^6 iterations, and at
             10^5 iterations on a 1 MB stack: the host code's stack must not grow with the
             trip count (it did, and loops crashed); time per iteration and peak memory;
@@ -16,7 +21,7 @@ Phases (each skipped when the bundle lacks what it needs):
 
 Writes DIR/results.json and DIR/results.md (tables for bench/README.md); DIR defaults to
 $OUT or ./gpu-results. The runs' inputs and outputs go to --scratch (/tmp/eddy-gpu-scratch). Needs numpy; JAX and torch only for their columns. Exits 1 when a
-fixture or a loop check fails.
+fixture, a lit run or a loop check fails.
 
 bundle.sh also calls it, without numpy, as
   device.py --write-seeds IR ENTRY DIR
@@ -56,7 +61,7 @@ import numpy as np  # noqa: E402
 
 ap = argparse.ArgumentParser()
 ap.add_argument("bundle")
-ap.add_argument("--phases", default="fixtures,loops,cases,chain")
+ap.add_argument("--phases", default="fixtures,lit,loops,cases,chain")
 ap.add_argument("--max-trips", type=int, default=10**6,
                 help="the longest loop of the loops phase")
 ap.add_argument("--out", default=os.environ.get("OUT", "gpu-results"))
@@ -67,7 +72,7 @@ B = os.path.abspath(A.bundle)
 PHASES = A.phases.split(",")
 os.makedirs(A.out, exist_ok=True)
 SCRATCH = A.scratch
-results = {"device": "", "fixtures": {}, "loops": [], "cases": {}, "chain": {}}
+results = {"device": "", "fixtures": {}, "lit": {}, "loops": [], "cases": {}, "chain": {}}
 failures = 0
 
 
@@ -105,9 +110,14 @@ def compare(got, ref, rtol, atol):
         ok = np.array_equal(got, ref)
         return ok, "equal" if ok else "integers differ"
     g, r = got.astype(np.float64), ref.astype(np.float64)
-    err = np.abs(g - r)
-    bad = ~(err <= atol + rtol * np.abs(r))
-    worst = float(np.nanmax(err)) if err.size else 0.0
+    # Equal values (infinities included) and NaN against NaN agree; other
+    # non-finite values differ (an infinite error).
+    same = (g == r) | (np.isnan(g) & np.isnan(r))
+    fin = np.isfinite(g) & np.isfinite(r)
+    with np.errstate(invalid="ignore"):
+        err = np.where(same, 0.0, np.where(fin, np.abs(g - r), np.inf))
+    bad = ~(same | (fin & (err <= atol + rtol * np.abs(r))))
+    worst = float(np.max(err)) if err.size else 0.0
     if bad.any():
         return False, "max error %.3g, %d of %d elements out of tolerance" % (
             worst, int(bad.sum()), err.size)
@@ -144,6 +154,87 @@ def phase_fixtures():
         results["fixtures"][n] = {"ok": ok, "detail": why}
         say("%s %-28s %s" % ("ok  " if ok else "FAIL", n, why))
     say("fixtures: %d of %d match TensorFlow" % (passed, len(dirs)))
+
+
+def error_text(msg):
+    """An error message without the reporter's prefix and with file names for paths."""
+    msg = msg.strip().splitlines()[0] if msg.strip() else ""
+    for prefix in ("eddy_compare_driver: ", "error: "):
+        if msg.startswith(prefix):
+            msg = msg[len(prefix):]
+    return re.sub(r"\S*/([^/\s]+:\d+:\d+)", r"\1", msg)
+
+
+def same_error(got, want):
+    """(matches, how): the messages equal, or differ only in a gather's index (on a
+    device, any out-of-range index of the kernel may be reported; docs/gpu.md)."""
+    g, w = error_text(got), error_text(want)
+    if g == w:
+        return True, "same error"
+    if "'core.gather'" in w:
+        mask = lambda t: re.sub(r"index -?\d+", "index N", t)  # noqa: E731
+        if mask(g) == mask(w):
+            return True, "same error, another index"
+    return False, "error %r, expected %r" % (g, w)
+
+
+def phase_lit():
+    global failures
+    progs = sorted(glob.glob(os.path.join(B, "lit", "*", "program.json")))
+    if not progs:
+        return
+    say("== lit: the lit programs compiled, against the evaluator")
+    rtol, atol = 1e-5, 1e-6
+    passed = total = 0
+    worst = 0.0
+    for pj in progs:
+        d = os.path.dirname(pj)
+        p = json.load(open(pj))
+        for run in p["runs"]:
+            n = "%s/%s" % (os.path.basename(d), run)
+            c = json.load(open(os.path.join(d, run, "case.json")))
+            out = os.path.join(SCRATCH, "lit", n)
+            r = run_driver(os.path.join(d, "run"),
+                           [os.path.join(d, run, i) for i in c["inputs"]], out,
+                           timeout=120)
+            total += 1
+            if "no CUDA device" in r.get("error", ""):
+                # Nothing runs without a device: one line, not one per run.
+                failures += 1
+                results["lit"]["no device"] = {"ok": False, "detail": error_text(r["error"])}
+                say("lit: not run: %s" % error_text(r["error"]))
+                return
+            if "error" in c:
+                if "error" in r:
+                    ok, why = same_error(r["error"], c["error"])
+                else:
+                    ok, why = False, "ran, expected the error %r" % error_text(c["error"])
+            elif "error" in r:
+                ok, why = False, r["error"]
+            else:
+                checks = []
+                for i in range(c["outputs"]):
+                    got = np.load(os.path.join(out, "out_%d.npy" % i))
+                    ref = np.load(os.path.join(d, run, "expected", "%d.npy" % i))
+                    if got.dtype != ref.dtype:
+                        checks.append((False, "result %d is %s, expected %s" % (
+                            i, got.dtype, ref.dtype)))
+                        continue
+                    checks.append(compare(got, ref, rtol, atol))
+                    if checks[-1][0] and got.dtype.kind in "fc" and got.size:
+                        g, e = got.astype(np.float64), ref.astype(np.float64)
+                        fin = np.isfinite(e) & np.isfinite(g)
+                        if fin.any():
+                            worst = max(worst, float(np.max(np.abs(g - e)[fin])))
+                ok = all(k[0] for k in checks)
+                why = "; ".join(k[1] for k in checks) or "no results"
+            passed += ok
+            failures += not ok
+            results["lit"][n] = {"ok": ok, "detail": why, "command": c["command"]}
+            say("%s %-40s %s" % ("ok  " if ok else "FAIL", n, why))
+    results["lit_max_error"] = worst
+    say("lit programs: %d of %d match the evaluator (largest error %.3g)" % (
+        passed, total, worst))
 
 
 def case_arrays(d, m):
@@ -356,6 +447,17 @@ def write_markdown():
             sum(v["ok"] for v in fx.values()), len(fx))]
         lines += ["- %s: %s" % (k, v["detail"]) for k, v in fx.items() if not v["ok"]]
         lines.append("")
+    lit = results["lit"]
+    if "no device" in lit:
+        lines += ["Lit programs: not run: %s" % lit["no device"]["detail"], ""]
+    elif lit:
+        lines += ["Lit programs compiled for CUDA: %d of %d match the evaluator (largest "
+                  "error %.3g; a run the evaluator fails must fail as on the CPU)." % (
+                      sum(v["ok"] for v in lit.values()), len(lit),
+                      results.get("lit_max_error", 0.0))]
+        lines += ["- %s: %s (`%s`)" % (k, v["detail"], v["command"])
+                  for k, v in lit.items() if not v["ok"]]
+        lines.append("")
     if results["loops"]:
         lines += ["| loop_scalar iterations | stack | result | time of a call | peak RSS |",
                   "|---|---|---|---|---|"]
@@ -413,8 +515,8 @@ try:
 except OSError:
     results["device"] = "unknown (no nvidia-smi)"
 say("device:", results["device"])
-for name, fn in (("fixtures", phase_fixtures), ("loops", phase_loops), ("cases", phase_cases),
-                 ("chain", phase_chain)):
+for name, fn in (("fixtures", phase_fixtures), ("lit", phase_lit), ("loops", phase_loops),
+                 ("cases", phase_cases), ("chain", phase_chain)):
     if name in PHASES:
         fn()
 json.dump(results, open(os.path.join(A.out, "results.json"), "w"), indent=1, default=str)

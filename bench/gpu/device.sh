@@ -2,7 +2,7 @@
 # On the GPU machine, in an unpacked bench/gpu/bundle.sh archive:
 #   ./device.sh [OUTDIR] [PHASES] [device.py options...]
 # finds the device's cuBLAS, points the executables at the bundle's libraries,
-# runs device.py (fixtures, loops, cases, chain; see its head) and then
+# runs device.py (fixtures, lit, loops, cases, chain; see its head) and then
 # compute-sanitizer's memcheck on a few gradient fixtures (EDDY_GPU_SANITIZE=0
 # skips it). Results go to
 # OUTDIR (default $OUT or ./gpu-results): results.md, results.json, and
@@ -10,7 +10,7 @@
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 out=${1:-${OUT:-$here/gpu-results}}
-phases=${2:-fixtures,loops,cases,chain}
+phases=${2:-fixtures,lit,loops,cases,chain}
 shift $(($# < 2 ? $# : 2))
 mkdir -p "$out"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || true

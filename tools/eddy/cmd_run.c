@@ -31,6 +31,7 @@ typedef struct run_args {
   const char *precision; ///< --gpu-matmul-precision, or NULL
   bool matmul_tf32;      ///< --gpu-matmul-precision=tf32
   const char *out_dir;  ///< NULL: write no files
+  const char *inputs_dir; ///< --write-inputs: the arguments as .npy, or NULL
   const char *pipeline; ///< passes to run before evaluating, or NULL
   eddy_cli_input_t *inputs;
   size_t num_inputs;
@@ -80,6 +81,8 @@ static int print_help(void) {
       "                         (default) or TF32 arithmetic (docs/gpu.md)\n"
       "  --output-dir DIR       write result i to DIR/i.npy (DIR and its missing\n"
       "                         parents are created)\n"
+      "  --write-inputs DIR     write argument i, as F receives it, to\n"
+      "                         DIR/argi.npy before running (DIR is created)\n"
       "  --passes=LIST          run these passes before running F\n"
       "  --max-iterations N     iterations one ctl.while may run before it is\n"
       "                         an error (default %" PRId64 ")\n"
@@ -199,6 +202,11 @@ static int parse_args(int argc, char **argv, run_args_t *a) {
         return eddy_cli_usage_error("run", "flag '--output-dir' needs a "
                                            "directory");
       a->out_dir = val;
+    } else if (eddy_cli_flag_value(argc, argv, &i, "--write-inputs", &val)) {
+      if (!val || !*val)
+        return eddy_cli_usage_error("run", "flag '--write-inputs' needs a "
+                                           "directory");
+      a->inputs_dir = val;
     } else if (eddy_cli_flag_value(argc, argv, &i, "--passes", &val)) {
       if (!val)
         return eddy_cli_usage_error("run", "flag '--passes' needs a value");
@@ -278,9 +286,10 @@ static eddy_status_t find_entry(const eddy_module_t *m, const char *entry,
   return st;
 }
 
-/// Makes sure `path`, a prefix of --output-dir `dir`, is a directory,
-/// creating it when missing.
-static eddy_status_t ensure_one_dir(const char *path, const char *dir) {
+/// Makes sure `path`, a prefix of the directory `dir` given to `flag`, is a
+/// directory, creating it when missing.
+static eddy_status_t ensure_one_dir(const char *path, const char *flag,
+                                    const char *dir) {
   struct stat sb;
   if (stat(path, &sb) != 0) {
     if (mkdir(path, 0777) == 0)
@@ -288,24 +297,24 @@ static eddy_status_t ensure_one_dir(const char *path, const char *dir) {
     // Another process may have made it in between; then it is checked below.
     if (errno != EEXIST || stat(path, &sb) != 0)
       return eddy_status_create(EDDY_ERR_IO,
-                                "cannot create --output-dir '%s': cannot "
-                                "create directory '%s': %s",
-                                dir, path, strerror(errno));
+                                "cannot create %s '%s': cannot create "
+                                "directory '%s': %s",
+                                flag, dir, path, strerror(errno));
   }
   if (S_ISDIR(sb.st_mode))
     return NULL;
   return eddy_status_create(EDDY_ERR_IO,
-                            "cannot create --output-dir '%s': '%s' exists "
-                            "and is not a directory",
-                            dir, path);
+                            "cannot create %s '%s': '%s' exists and is not a "
+                            "directory",
+                            flag, dir, path);
 }
 
-/// Creates DIR and any of its parents that are missing, as `mkdir -p`.
-static eddy_status_t ensure_dir(const char *dir) {
+/// Creates DIR (the value of `flag`) and any of its parents that are
+/// missing, as `mkdir -p`.
+static eddy_status_t ensure_dir(const char *flag, const char *dir) {
   size_t n = strlen(dir);
   if (n == 0)
-    return eddy_status_create(EDDY_ERR_INVALID_ARGUMENT,
-                              "--output-dir is empty");
+    return eddy_status_create(EDDY_ERR_INVALID_ARGUMENT, "%s is empty", flag);
   char *path = strdup(dir);
   if (!path)
     return eddy_status_create(EDDY_ERR_RESOURCE, "out of memory");
@@ -317,34 +326,38 @@ static eddy_status_t ensure_dir(const char *dir) {
       continue;
     char c = path[i];
     path[i] = 0;
-    st = ensure_one_dir(path, dir);
+    st = ensure_one_dir(path, flag, dir);
     path[i] = c;
   }
   free(path);
   return st;
 }
 
-static eddy_status_t write_results(const char *dir,
-                                   const eddy_eval_value_t *vals, size_t n) {
-  EDDY_RETURN_IF_ERROR(ensure_dir(dir));
+/// Writes vals[i] to DIR/<file_prefix>i.npy: the results (--output-dir,
+/// "result", no prefix) or the arguments (--write-inputs, "argument",
+/// "arg").
+static eddy_status_t write_values(const char *flag, const char *dir,
+                                  const char *what, const char *file_prefix,
+                                  const eddy_eval_value_t *vals, size_t n) {
+  EDDY_RETURN_IF_ERROR(ensure_dir(flag, dir));
   for (size_t i = 0; i < n; i++) {
     if (vals[i].kind != EDDY_EVAL_TENSOR) {
       fprintf(stderr,
-              "eddy run: note: result %zu is a TensorList; no .npy file is "
+              "eddy run: note: %s %zu is a TensorList; no .npy file is "
               "written for it\n",
-              i);
+              what, i);
       continue;
     }
-    size_t len = strlen(dir) + 32;
+    size_t len = strlen(dir) + strlen(file_prefix) + 32;
     char *path = malloc(len);
     if (!path)
       return eddy_status_create(EDDY_ERR_RESOURCE, "out of memory");
-    snprintf(path, len, "%s/%zu.npy", dir, i);
+    snprintf(path, len, "%s/%s%zu.npy", dir, file_prefix, i);
     eddy_rt_status_t rs = eddy_rt_npy_write_file(path, &vals[i].tensor, 0);
     if (rs) {
       eddy_status_t st = eddy_status_create(
           (eddy_status_code_t)eddy_rt_status_code(rs),
-          "cannot write result %zu to '%s': %s", i, path,
+          "cannot write %s %zu to '%s': %s", what, i, path,
           eddy_rt_status_message(rs));
       eddy_rt_status_destroy(rs);
       free(path);
@@ -493,6 +506,9 @@ static eddy_status_t run_eval(eddy_ctx_t *ctx, run_args_t *a) {
   if (!st)
     st = eddy_cli_inputs_load(rt, a->inputs, a->num_inputs, func, true,
                               vals);
+  if (!st && a->inputs_dir)
+    st = write_values("--write-inputs", a->inputs_dir, "argument", "arg", vals,
+                      nin);
   bool differs = false;
   const eddy_op_t *v1_func = NULL;
   if (!st && m_v1)
@@ -510,7 +526,8 @@ static eddy_status_t run_eval(eddy_ctx_t *ctx, run_args_t *a) {
   if (!st) {
     print_results(vals + nin, nout, a->preview);
     if (a->out_dir)
-      st = write_results(a->out_dir, vals + nin, nout);
+      st = write_values("--output-dir", a->out_dir, "result", "", vals + nin,
+                        nout);
   }
   if (!st && differs)
     st = eddy_status_create(EDDY_ERR_INVALID_ARGUMENT,
