@@ -519,6 +519,8 @@ for name, fn in (("fixtures", phase_fixtures), ("lit", phase_lit), ("loops", pha
                  ("cases", phase_cases), ("chain", phase_chain)):
     if name in PHASES:
         fn()
-json.dump(results, open(os.path.join(A.out, "results.json"), "w"), indent=1, default=str)
-write_markdown()
+        # Written after every phase, so that a run cut short keeps what it measured.
+        json.dump(results, open(os.path.join(A.out, "results.json"), "w"), indent=1,
+                  default=str)
+        write_markdown()
 sys.exit(1 if failures else 0)
