@@ -120,8 +120,7 @@ static void test_fixtures(void **state) {
     free(names[i]);
   }
   free(dir);
-  // tools/tf_fixtures.py writes 9 models x {forward, gradient} x {v1, v2}.
-  assert_int_equal(n, 36);
+  assert_int_equal(n, TF_FIXTURES_COUNT);
   assert_int_equal(failed, 0);
 }
 
