@@ -93,7 +93,7 @@ def m_cond_with_loop(x):
         return v
 
     s = tf.reduce_sum(x)
-    y = tf.cond(s < 0.0, lambda: loop(x), lambda: x * x)
+    y = tf.cond(s < 0.0, lambda: loop(x), lambda: tf.tanh(x) * x)
     z = tf.cond(s > 0.0, lambda: loop(y), lambda: tf.tanh(y) * x)
     return [y, z]
 

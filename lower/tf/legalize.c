@@ -977,7 +977,9 @@ static eddy_status_t legalize_module(eddy_module_t *m, bool keep_dataflow) {
   eddy_ptrmap_init(&z.map);
   eddy_ptrmap_init(&z.callees);
   z.none.type = eddy_ir_token_type_get(z.ctx);
-  eddy_status_t st = check_supported(m, &z.callees);
+  eddy_status_t st = eddy_tfl_split_optionals(m);
+  if (!st)
+    st = check_supported(m, &z.callees);
   size_t nfuncs = 0;
   for (eddy_op_t *op = eddy_ir_module_body(m)->first; op; op = op->next)
     nfuncs++;

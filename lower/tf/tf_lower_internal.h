@@ -85,6 +85,11 @@ void eddy_tfl_block_sort(eddy_block_t *b);
 /// uses of its token are dropped in turn (up to depth 16), a df.after
 /// becomes its value (functionalize.c).
 void eddy_tfl_drop_token_use(eddy_op_t *op, uint32_t index, int depth);
+/// legalize-tf's first step (optionals.c): an Optional output of an If
+/// whose branches return Optionals of different types (cond_v2 shares the
+/// slot between the branches' intermediates) becomes two outputs, one per
+/// branch, and the gradient If on the same predicate passes both.
+eddy_status_t eddy_tfl_split_optionals(eddy_module_t *m);
 /// functionalize (cond_stages.c): the switches sws[0..*nsw) on pred, whose
 /// then and else outputs reach the ops of tset and eset (Merges included,
 /// not gone through), may open several conds one after the other, the
