@@ -100,10 +100,9 @@ static eddy_status_t zero_of(eddy_ctx_t *ctx, eddy_builder_t *bb,
                              const eddy_type_t *t, const eddy_loc_t *loc,
                              eddy_value_t **out) {
   if (t->kind == EDDY_TYPE_LIST) {
-    eddy_op_state_t st = {
-        .name = "tl.empty", .result_types = &t, .num_results = 1, .loc = loc};
     eddy_op_t *op = NULL;
-    EDDY_RETURN_IF_ERROR(eddy_ir_build(bb, &st, &op));
+    EDDY_RETURN_IF_ERROR(
+        eddy_tfl_make(bb, "tl.empty", NULL, 0, NULL, 0, &t, 1, loc, &op));
     *out = eddy_ir_op_result(op, 0);
     return NULL;
   }
@@ -140,45 +139,22 @@ static eddy_status_t export_value(eddy_ctx_t *ctx, stages_t *s,
   eddy_value_t *zero = NULL, *other = &sw0->results[1 - side];
   EDDY_RETURN_IF_ERROR(zero_of(ctx, &bb, v->type, loc, &zero));
   const eddy_type_t *tt = eddy_ir_token_type_get(ctx);
-  eddy_op_state_t cst = {.name = "df.control",
-                         .operands = &other,
-                         .num_operands = 1,
-                         .result_types = &tt,
-                         .num_results = 1,
-                         .loc = loc};
   eddy_op_t *tok = NULL, *after = NULL, *m = NULL, *sw = NULL;
-  EDDY_RETURN_IF_ERROR(eddy_ir_build(&bb, &cst, &tok));
+  EDDY_RETURN_IF_ERROR(
+      eddy_tfl_make(&bb, "df.control", &other, 1, NULL, 0, &tt, 1, loc, &tok));
   eddy_value_t *aops[2] = {zero, eddy_ir_op_result(tok, 0)};
-  eddy_op_state_t ast = {.name = "df.after",
-                         .operands = aops,
-                         .num_operands = 2,
-                         .result_types = &zero->type,
-                         .num_results = 1,
-                         .loc = loc};
-  EDDY_RETURN_IF_ERROR(eddy_ir_build(&bb, &ast, &after));
-  eddy_value_t *mops[2] = {eddy_ir_op_result(after, 0), v};
-  if (side == 0) {
-    mops[0] = v;
-    mops[1] = eddy_ir_op_result(after, 0);
-  }
+  EDDY_RETURN_IF_ERROR(eddy_tfl_make(&bb, "df.after", aops, 2, NULL, 0,
+                                     &zero->type, 1, loc, &after));
+  eddy_value_t *z = eddy_ir_op_result(after, 0);
+  eddy_value_t *mops[2] = {side ? z : v, side ? v : z};
   const eddy_type_t *mt[2] = {v->type,
                               eddy_ir_scalar_type_get(ctx, EDDY_DT_I32)};
-  eddy_op_state_t mst = {.name = "tf.Merge",
-                         .operands = mops,
-                         .num_operands = 2,
-                         .result_types = mt,
-                         .num_results = 2,
-                         .loc = loc};
-  EDDY_RETURN_IF_ERROR(eddy_ir_build(&bb, &mst, &m));
+  EDDY_RETURN_IF_ERROR(
+      eddy_tfl_make(&bb, "tf.Merge", mops, 2, NULL, 0, mt, 2, loc, &m));
   eddy_value_t *sops[2] = {eddy_ir_op_result(m, 0), pred};
   const eddy_type_t *st[2] = {v->type, v->type};
-  eddy_op_state_t sst = {.name = "tf.Switch",
-                         .operands = sops,
-                         .num_operands = 2,
-                         .result_types = st,
-                         .num_results = 2,
-                         .loc = loc};
-  EDDY_RETURN_IF_ERROR(eddy_ir_build(&bb, &sst, &sw));
+  EDDY_RETURN_IF_ERROR(
+      eddy_tfl_make(&bb, "tf.Switch", sops, 2, NULL, 0, st, 2, loc, &sw));
   eddy_ptrmap_t *zset = side ? s->eset : s->tset;
   eddy_ptrmap_put(zset, tok, tok);
   eddy_ptrmap_put(zset, after, after);

@@ -94,12 +94,9 @@ static eddy_status_t none_of(eddy_ctx_t *ctx, eddy_op_t *func,
   eddy_builder_t bb;
   eddy_ir_builder_init(&bb, ctx);
   eddy_ir_builder_set_before(&bb, ret);
-  eddy_op_state_t st = {.name = "tf.OptionalNone",
-                        .result_types = &t,
-                        .num_results = 1,
-                        .loc = ret->loc};
   eddy_op_t *op = NULL;
-  EDDY_RETURN_IF_ERROR(eddy_ir_build(&bb, &st, &op));
+  EDDY_RETURN_IF_ERROR(eddy_tfl_make(&bb, "tf.OptionalNone", NULL, 0, NULL, 0,
+                                     &t, 1, ret->loc, &op));
   *out = eddy_ir_op_result(op, 0);
   return NULL;
 }

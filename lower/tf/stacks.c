@@ -56,11 +56,11 @@ static eddy_op_t *frame_loopcond(eddy_block_t *b, const eddy_attr_t *frame) {
   return NULL;
 }
 
-static eddy_status_t make(eddy_builder_t *bb, const char *name,
-                          eddy_value_t **ops, size_t n,
-                          const eddy_named_attr_t *attrs, size_t na,
-                          const eddy_type_t **types, size_t nt,
-                          const eddy_loc_t *loc, eddy_op_t **out) {
+eddy_status_t eddy_tfl_make(eddy_builder_t *bb, const char *name,
+                            eddy_value_t *const *ops, size_t n,
+                            const eddy_named_attr_t *attrs, size_t na,
+                            const eddy_type_t *const *types, size_t nt,
+                            const eddy_loc_t *loc, eddy_op_t **out) {
   eddy_op_state_t st = {.name = name,
                         .operands = ops,
                         .num_operands = n,
@@ -92,7 +92,7 @@ static eddy_status_t thread_frame(eddy_ctx_t *ctx, eddy_block_t *b,
                          eddy_ir_bool_attr_get(ctx, false))};
   eddy_op_t *e = NULL, *m = NULL, *sw = NULL, *nx = NULL, *x = NULL;
   EDDY_RETURN_IF_ERROR(
-      make(&bb, "tf.Enter", &init, 1, ea, 2, &lt, 1, enter->loc, &e));
+      eddy_tfl_make(&bb, "tf.Enter", &init, 1, ea, 2, &lt, 1, enter->loc, &e));
   // The Merge must come after the LoopCond's Switches' inputs; putting it
   // right before the LoopCond's first Switch user keeps the order valid.
   eddy_op_t *at = lc->next ? lc->next : lc;
@@ -100,21 +100,21 @@ static eddy_status_t thread_frame(eddy_ctx_t *ctx, eddy_block_t *b,
   eddy_value_t *mops[2] = {eddy_ir_op_result(e, 0), eddy_ir_op_result(e, 0)};
   const eddy_type_t *mt[2] = {lt, eddy_ir_scalar_type_get(ctx, EDDY_DT_I32)};
   EDDY_RETURN_IF_ERROR(
-      make(&bb, "tf.Merge", mops, 2, NULL, 0, mt, 2, enter->loc, &m));
+      eddy_tfl_make(&bb, "tf.Merge", mops, 2, NULL, 0, mt, 2, enter->loc, &m));
   eddy_value_t *sops[2] = {eddy_ir_op_result(m, 0), eddy_ir_op_result(lc, 0)};
   const eddy_type_t *st[2] = {lt, lt};
-  EDDY_RETURN_IF_ERROR(
-      make(&bb, "tf.Switch", sops, 2, NULL, 0, st, 2, enter->loc, &sw));
+  EDDY_RETURN_IF_ERROR(eddy_tfl_make(&bb, "tf.Switch", sops, 2, NULL, 0, st, 2,
+                                     enter->loc, &sw));
   eddy_value_t *f = eddy_ir_op_result(sw, 0);
   EDDY_RETURN_IF_ERROR(
-      make(&bb, "tf.Exit", &f, 1, NULL, 0, &lt, 1, enter->loc, &x));
+      eddy_tfl_make(&bb, "tf.Exit", &f, 1, NULL, 0, &lt, 1, enter->loc, &x));
   // The NextIteration goes at the end of the block; its operand is set by
   // the caller once the push or pop exists.
   eddy_op_t *last = eddy_ir_block_terminator(b);
   eddy_ir_builder_set_before(&bb, last);
   eddy_value_t *t = eddy_ir_op_result(sw, 1);
-  EDDY_RETURN_IF_ERROR(
-      make(&bb, "tf.NextIteration", &t, 1, NULL, 0, &lt, 1, enter->loc, &nx));
+  EDDY_RETURN_IF_ERROR(eddy_tfl_make(&bb, "tf.NextIteration", &t, 1, NULL, 0,
+                                     &lt, 1, enter->loc, &nx));
   eddy_ir_op_set_operand(m, 1, eddy_ir_op_result(nx, 0));
   *cur = eddy_ir_op_result(sw, 1);
   *next_op = nx;
@@ -285,8 +285,8 @@ static eddy_status_t descend(eddy_ctx_t *ctx, eddy_block_t *b, level_t *lv,
       eddy_ir_builder_set_before(&bb, eddy_ir_block_terminator(b));
       eddy_value_t *ops[2] = {v, lv[i].pred};
       const eddy_type_t *st[2] = {v->type, v->type};
-      EDDY_RETURN_IF_ERROR(
-          make(&bb, "tf.Switch", ops, 2, NULL, 0, st, 2, loc, &lv[i].op));
+      EDDY_RETURN_IF_ERROR(eddy_tfl_make(&bb, "tf.Switch", ops, 2, NULL, 0, st,
+                                         2, loc, &lv[i].op));
     }
     if (is(lv[i].op, "tf.Switch")) {
       eddy_ir_op_set_operand(lv[i].op, 0, v);
@@ -322,7 +322,7 @@ static eddy_status_t ascend(eddy_ctx_t *ctx, level_t *lv, size_t n,
     const eddy_type_t *mt[2] = {out->type,
                                 eddy_ir_scalar_type_get(ctx, EDDY_DT_I32)};
     EDDY_RETURN_IF_ERROR(
-        make(&bb, "tf.Merge", ins, 2, NULL, 0, mt, 2, sw->loc, &m));
+        eddy_tfl_make(&bb, "tf.Merge", ins, 2, NULL, 0, mt, 2, sw->loc, &m));
     after = m;
     out = &m->results[0];
   }
@@ -434,8 +434,8 @@ static eddy_status_t thread_stack(eddy_ctx_t *ctx, eddy_block_t *b,
   eddy_named_attr_t da = eddy_ir_named_attr(
       ctx, "element_dtype", eddy_ir_op_attr(stack, "elem_type"));
   eddy_op_t *np_op = NULL;
-  EDDY_RETURN_IF_ERROR(make(&bb, "tf.TensorListPushBack", pops, 2, &da, 1, &lt,
-                            1, push->loc, &np_op));
+  EDDY_RETURN_IF_ERROR(eddy_tfl_make(&bb, "tf.TensorListPushBack", pops, 2, &da,
+                                     1, &lt, 1, push->loc, &np_op));
   EDDY_RETURN_IF_ERROR(
       ascend(ctx, pl, np, eddy_ir_op_result(np_op, 0), np_op, &fwd_exit));
   // The push's result is the pushed value.
@@ -450,12 +450,12 @@ static eddy_status_t thread_stack(eddy_ctx_t *ctx, eddy_block_t *b,
   eddy_named_attr_t ca = eddy_ir_named_attr(
       ctx, "value", eddy_ir_dense_attr_get(ctx, it, &m1, sizeof m1));
   EDDY_RETURN_IF_ERROR(
-      make(&bb, "tf.Const", NULL, 0, &ca, 1, &it, 1, pop->loc, &c));
+      eddy_tfl_make(&bb, "tf.Const", NULL, 0, &ca, 1, &it, 1, pop->loc, &c));
   eddy_value_t *qops[2] = {cur, eddy_ir_op_result(c, 0)};
   const eddy_type_t *qt[2] = {lt, pop->results[0].type};
   eddy_op_t *nq_op = NULL;
-  EDDY_RETURN_IF_ERROR(make(&bb, "tf.TensorListPopBack", qops, 2, &da, 1, qt, 2,
-                            pop->loc, &nq_op));
+  EDDY_RETURN_IF_ERROR(eddy_tfl_make(&bb, "tf.TensorListPopBack", qops, 2, &da,
+                                     1, qt, 2, pop->loc, &nq_op));
   EDDY_RETURN_IF_ERROR(
       ascend(ctx, ql, nq, eddy_ir_op_result(nq_op, 0), nq_op, &bwd_exit));
   (void)bwd_exit;

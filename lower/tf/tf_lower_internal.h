@@ -80,6 +80,13 @@ eddy_status_t eddy_tfl_thread_stacks(eddy_ctx_t *ctx, eddy_block_t *b);
 /// Merge back edges of v1 loops excepted; ops already in order stay in
 /// order (functionalize.c). A block with another cycle is left as it is.
 void eddy_tfl_block_sort(eddy_block_t *b);
+/// Builds op `name` at bb with explicit result types (stacks.c); *out is
+/// the op.
+eddy_status_t eddy_tfl_make(eddy_builder_t *bb, const char *name,
+                            eddy_value_t *const *ops, size_t n,
+                            const eddy_named_attr_t *attrs, size_t na,
+                            const eddy_type_t *const *types, size_t nt,
+                            const eddy_loc_t *loc, eddy_op_t **out);
 /// Drops operand `index` of a consumer of control (df.control, df.after,
 /// ControlTrigger, NoOp); one left with nothing to wait on goes too: the
 /// uses of its token are dropped in turn (up to depth 16), a df.after
