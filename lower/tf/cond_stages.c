@@ -71,8 +71,12 @@ static size_t depth_in(const stages_t *s, eddy_value_t *v) {
 
 static eddy_walk_result_t depth_walk(eddy_op_t *op, void *user) {
   stages_t *s = user;
+  bool merge = is(op, "tf.Merge");
   for (uint32_t k = 0; k < op->num_operands; k++) {
-    size_t d = depth_in(s, eddy_ir_op_operand(op, k));
+    eddy_value_t *v = eddy_ir_op_operand(op, k);
+    if (merge && v->def && is(v->def, "tf.NextIteration"))
+      continue; // the back edge of a loop not raised yet
+    size_t d = depth_in(s, v);
     if (d > s->d)
       s->d = d;
   }
@@ -265,38 +269,77 @@ eddy_status_t eddy_tfl_cond_first_stage(eddy_ctx_t *ctx, eddy_block_t *b,
   for (eddy_op_t *op = b->first; op; op = op->next)
     if (reached(&s, op) && is(op, "tf.Merge"))
       eddy_ptrmap_put(&s.merges, op, op);
-  // Depths, in block order (the back edges of loops not raised yet count
-  // as nothing).
+  // Depths, then stages, each to a fixed point: raising earlier constructs
+  // may have left a definition after its use (captured values are moved
+  // before the op that captures them, Merges are not).
   bool deeper = false;
-  for (eddy_op_t *op = b->first; op; op = op->next) {
-    s.d = 0;
-    eddy_ir_walk_pre(op, depth_walk, &s);
-    num_put(&s.depth, op, s.d);
-    deeper =
-        deeper || (s.d > 0 && (reached(&s, op) || eddy_ptrmap_has(&is_sw, op)));
+  for (int pass = 0, changed = 1; changed && pass < 64; pass++) {
+    changed = 0;
+    for (eddy_op_t *op = b->first; op; op = op->next) {
+      s.d = 0;
+      eddy_ir_walk_pre(op, depth_walk, &s);
+      changed |= num_get(&s.depth, op, 0) != s.d;
+      num_put(&s.depth, op, s.d);
+    }
   }
+  for (eddy_op_t *op = b->first; op; op = op->next)
+    deeper = deeper || (num_get(&s.depth, op, 0) > 0 &&
+                        (reached(&s, op) || eddy_ptrmap_has(&is_sw, op)));
   if (!deeper)
     goto done; // one cond
-  // Stages, users first.
+  // A Merge's stage is the depth of its inputs; an other op's the least
+  // stage of its users, but not less than its depth.
   size_t first = SIZE_MAX;
-  for (eddy_op_t *op = b->last; op; op = op->prev) {
-    bool sw = eddy_ptrmap_has(&is_sw, op);
-    if (!sw && !reached(&s, op))
-      continue;
-    size_t depth = num_get(&s.depth, op, 0), stage = depth;
-    if (eddy_ptrmap_has(&s.merges, op)) {
-      for (uint32_t k = 0; k < op->num_operands; k++) {
-        size_t d = depth_in(&s, eddy_ir_op_operand(op, k));
-        if (d > stage)
-          stage = d;
+  for (int pass = 0, changed = 1; changed && pass < 64; pass++) {
+    changed = 0;
+    first = SIZE_MAX;
+    for (eddy_op_t *op = b->last; op; op = op->prev) {
+      bool sw = eddy_ptrmap_has(&is_sw, op);
+      if (!sw && !reached(&s, op))
+        continue;
+      size_t depth = num_get(&s.depth, op, 0), stage = depth;
+      if (eddy_ptrmap_has(&s.merges, op)) {
+        for (uint32_t k = 0; k < op->num_operands; k++) {
+          size_t d = depth_in(&s, eddy_ir_op_operand(op, k));
+          if (d > stage)
+            stage = d;
+        }
+      } else {
+        size_t least = least_user_stage(&s, op, depth);
+        stage = least > depth ? least : depth;
       }
-    } else {
-      size_t least = least_user_stage(&s, op, depth);
-      stage = least > depth ? least : depth;
+      changed |= num_get(&s.stage, op, SIZE_MAX) != stage;
+      num_put(&s.stage, op, stage);
+      if (stage < first)
+        first = stage;
     }
-    num_put(&s.stage, op, stage);
-    if (stage < first)
-      first = stage;
+  }
+  // The first cond closes with Merges of its own; without one, its ops
+  // only feed later conds, and the conds on pred are not one after the
+  // other (a cond on another predicate holds parts of two of them).
+  eddy_op_t *merge0 = NULL, *op0 = NULL;
+  for (eddy_op_t *op = b->first; op && !merge0; op = op->next) {
+    bool in0 = reached(&s, op) && num_get(&s.stage, op, first) == first;
+    if (in0 && !op0)
+      op0 = op;
+    if (in0 && eddy_ptrmap_has(&s.merges, op))
+      merge0 = op;
+  }
+  if (!merge0 && op0) {
+    char msg[512];
+    snprintf(msg, sizeof msg,
+             "the conds on '%s' cannot be raised one after the other: "
+             "node '%s' of the first reaches only later ones",
+             pred->def && pred->def->loc && pred->def->loc->file
+                 ? pred->def->loc->file->str
+                 : "?",
+             op0->loc && op0->loc->file ? op0->loc->file->str : "?");
+    eddy_buf_t loc;
+    eddy_buf_init(&loc);
+    eddy_ir_loc_format(op0->loc, &loc);
+    st = eddy_status_create_at(EDDY_ERR_UNSUPPORTED, loc.data, "%s", msg);
+    eddy_buf_destroy(&loc);
+    goto done;
   }
   // A switch of the first stage, for the zeros' pivots.
   eddy_op_t *sw0 = NULL;

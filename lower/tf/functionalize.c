@@ -347,8 +347,11 @@ static eddy_status_t erase_all(oplist_t *ops) {
           return err_at(ops->v[i], "internal: '%s' is still used by '%s'",
                         node(ops->v[i]), node(u->owner));
       }
+  // The ops with regions go last to first: a region may use the results
+  // of an earlier op with regions (the list is in block order).
   for (int pass = 0; pass < 2; pass++)
-    for (size_t i = 0; i < ops->n; i++) {
+    for (size_t k = 0; k < ops->n; k++) {
+      size_t i = pass == 0 ? ops->n - 1 - k : k;
       if (!ops->v[i] || (pass == 0) != (ops->v[i]->num_regions > 0))
         continue;
       eddy_ir_op_erase(ops->v[i]);

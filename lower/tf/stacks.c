@@ -412,13 +412,15 @@ static eddy_status_t thread_stack(eddy_ctx_t *ctx, eddy_block_t *b,
   ng += ngp;
   for (size_t i = 0; i < np; i++)
     *placed_anywhere = *placed_anywhere || !pl[i].op;
-  if (pl[0].op && pl[0].op == ql[0].op) {
-    // Both reach the stack through one Switch into a branch: the pop side
-    // switches the list the forward cond joins with a Switch of its own.
-    if (!is(ql[0].op, "tf.Switch"))
+  // Push and pop may reach the stack through the same Switches into
+  // branches (a loop in a cond, in a cond...): the pop side switches the
+  // list the forward conds join with Switches of its own.
+  for (size_t i = 0; i < np && i < nq && pl[i].op && pl[i].op == ql[i].op;
+       i++) {
+    if (!is(ql[i].op, "tf.Switch"))
       return NULL;
-    ql[0].pred = eddy_ir_op_operand(ql[0].op, 1);
-    ql[0].op = NULL;
+    ql[i].pred = eddy_ir_op_operand(ql[i].op, 1);
+    ql[i].op = NULL;
   }
   for (size_t i = 0; i < nq; i++)
     *placed_anywhere = *placed_anywhere || !ql[i].op;

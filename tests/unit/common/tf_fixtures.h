@@ -94,7 +94,7 @@ static inline char *tf_fixtures_list(const char *file, const char *tail,
 
 /// How many fixtures tests/fixtures/tf holds: a test that finds another
 /// number fails (a fixture lost, or one added without updating this).
-#define TF_FIXTURES_COUNT 44
+#define TF_FIXTURES_COUNT 52
 
 /// Runs run(dir, name) on every fixture, printing "name  label  ok|FAIL";
 /// asserts that all TF_FIXTURES_COUNT fixtures were found and that every
