@@ -82,6 +82,69 @@ def m_nested(x):
     return [v]
 
 
+def m_cond_with_loop(x):
+    """Two tf.conds whose true branches run a while_loop: the first is taken, the second not."""
+
+    def loop(v0):
+        def body(i, v):
+            return i + 1, tf.tanh(v) * 1.5 + 0.25
+
+        _, v = tf.while_loop(lambda i, v: i < 3, body, [tf.constant(0), v0])
+        return v
+
+    s = tf.reduce_sum(x)
+    y = tf.cond(s < 0.0, lambda: loop(x), lambda: tf.tanh(x) * x)
+    z = tf.cond(s > 0.0, lambda: loop(y), lambda: tf.tanh(y) * x)
+    return [y, z]
+
+
+def m_while_cond_loop(x):
+    """A while_loop whose body holds a tf.cond whose true branch runs another while_loop."""
+
+    def outer(i, v):
+        def inner():
+            def body(j, w):
+                return j + 1, tf.tanh(w) * 1.2 + 0.1
+
+            _, w = tf.while_loop(lambda j, w: j < 2, body, [tf.constant(0), v])
+            return w
+
+        v = tf.cond(tf.reduce_sum(v) < 0.5, inner, lambda: v * 0.5)
+        return i + 1, v
+
+    _, v = tf.while_loop(lambda i, v: i < 4, outer, [tf.constant(0), x])
+    return [v]
+
+
+def tanh_loop(v0, n):
+    """n iterations of v = tanh(v) * 1.5 + 0.25 (a loop for the models below to nest)."""
+    _, v = tf.while_loop(lambda i, v: i < n, lambda i, v: (i + 1, tf.tanh(v) * 1.5 + 0.25),
+                         [tf.constant(0), v0])
+    return v
+
+
+def m_while_two_conds(x):
+    """A while_loop whose body holds two tf.conds, each with a while_loop in one branch."""
+
+    def body(i, v):
+        v = tf.cond(tf.reduce_sum(v) < 0.5, lambda: tanh_loop(v, 2), lambda: v * 0.5)
+        v = tf.cond(v[0] > 0.3, lambda: v * 1.1, lambda: tanh_loop(v * 0.9, 1))
+        return i + 1, v
+
+    _, v = tf.while_loop(lambda i, v: i < 3, body, [tf.constant(0), x])
+    return [v]
+
+
+def m_cond_in_cond(x):
+    """A tf.cond whose true branch holds a tf.cond whose true branch runs a while_loop."""
+    s = tf.reduce_sum(x)
+
+    def outer_true():
+        return tf.cond(x[0] > 0.0, lambda: tanh_loop(x, 3) * 2.0, lambda: tf.tanh(x))
+
+    return [tf.cond(s < 0.0, outer_true, lambda: x * x)]
+
+
 def m_map_fn(x):
     """tf.map_fn over the rows of a [4, 3] matrix."""
     return [tf.map_fn(lambda r: tf.reduce_sum(tf.tanh(r) * r), x)]
@@ -196,6 +259,10 @@ MODELS = {
     "rnn": (m_rnn, [("x", rnd(8, [T, B, D])), ("h0", rnd(9, [B, H], 0.5)),
                     ("w", rnd(10, [D, H], 0.5)), ("u", rnd(11, [H, H], 0.5)),
                     ("b", rnd(12, [H], 0.1))], (1e-5, 1e-6)),
+    "cond_with_loop": (m_cond_with_loop, [("x", rnd(19, [3]))], None),
+    "while_cond_loop": (m_while_cond_loop, [("x", rnd(19, [3]))], None),
+    "while_two_conds": (m_while_two_conds, [("x", rnd(19, [3]))], None),
+    "cond_in_cond": (m_cond_in_cond, [("x", rnd(19, [3]))], None),
     "lstm": (m_lstm, [("x", rnd(13, [T, B, D])), ("h0", rnd(14, [B, H], 0.5)),
                       ("c0", rnd(15, [B, H], 0.5)), ("wx", rnd(16, [D, 4 * H], 0.5)),
                       ("wh", rnd(17, [H, 4 * H], 0.5)), ("b", rnd(18, [4 * H], 0.1))],

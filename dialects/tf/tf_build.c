@@ -34,13 +34,11 @@ static eddy_status_t type_for(tf_body_t *bd, const tf_node_t *nd, int tf_dt,
       *out = like;
       return NULL;
     }
-    // An Optional is a list of at most one element (tf_variant.c).
-    const eddy_type_t *opt = base == DT(VARIANT) &&
-                                     strncmp(nd->def->op, "Optional", 8) == 0
-                                 ? tf_optional_type(bd->im)
-                                 : NULL;
-    if (opt) {
-      *out = opt;
+    // Optionals and lists of lists, from the graph (tf_variant.c).
+    const eddy_type_t *vt =
+        base == DT(VARIANT) ? tf_variant_type(bd, nd, j) : NULL;
+    if (vt) {
+      *out = vt;
       return NULL;
     }
     return tf_error(bd, nd, EDDY_ERR_UNSUPPORTED,
@@ -92,11 +90,16 @@ static eddy_status_t table_types(tf_body_t *bd, const tf_node_t *nd,
       if (s->like < 0 && hints)
         like = hints[j];
       // The element of a list of lists (TensorListPopBack's tensor,
-      // TensorListGetItem's item) is an inner list.
+      // TensorListGetItem's item) is an inner list; the value of an
+      // Optional is its element.
       const eddy_type_t *l0 = operand_type(ops, nops, 0);
       if (!like && s->kind == EDDY_TF_OUT_ATTR &&
           strncmp(nd->def->op, "TensorList", 10) == 0 && l0 &&
           l0->kind == EDDY_TYPE_LIST && l0->elem->kind == EDDY_TYPE_LIST)
+        like = l0->elem;
+      if (!like && s->kind == EDDY_TF_OUT_TYPES &&
+          strcmp(nd->def->op, "OptionalGetValue") == 0 && l0 &&
+          l0->kind == EDDY_TYPE_LIST)
         like = l0->elem;
       int tdt = 0;
       switch (s->kind) {
@@ -126,15 +129,14 @@ static eddy_status_t table_types(tf_body_t *bd, const tf_node_t *nd,
             types[j] = like;
             break;
           }
-          const eddy_type_t *elem = tf_variant_list_elem(bd->im);
-          if (!elem)
+          const eddy_type_t *lt = tf_variant_type(bd, nd, j);
+          if (!lt)
             return tf_error(bd, nd, EDDY_ERR_UNSUPPORTED,
                             "a TensorList of TensorLists or optionals "
-                            "(%s = variant) cannot be typed: the items the "
-                            "graph pushes onto such lists do not say one "
-                            "element type",
+                            "(%s = variant) cannot be typed: no item the "
+                            "graph pushes or sets onto it says its type",
                             s->attr);
-          types[j] = eddy_ir_list_type_get(ctx, elem);
+          types[j] = lt;
           break;
         }
         if (!eddy_tf_dtype_to_eddy(tdt, &dt))

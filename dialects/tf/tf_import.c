@@ -678,6 +678,7 @@ eddy_status_t eddy_tf_import_graphdef_bytes(eddy_ctx_t *ctx, const char *name,
     return eddy_status_create(EDDY_ERR_RESOURCE, "out of memory");
   }
   eddy_ptrmap_init(&im.func_by_name);
+  eddy_ptrmap_init(&im.variant_types);
   tf_body_t bd;
   tf_body_init(&bd, &im, NULL, gd->node, gd->n_node);
   eddy_status_t st = NULL;
@@ -706,6 +707,7 @@ eddy_status_t eddy_tf_import_graphdef_bytes(eddy_ctx_t *ctx, const char *name,
     st = eddy_ir_verify_module(im.module);
   tf_body_destroy(&bd);
   eddy_ptrmap_destroy(&im.func_by_name);
+  eddy_ptrmap_destroy(&im.variant_types);
   eddy_arena_destroy(im.arena);
   eddy_tf_graphdef_free(gd);
   if (st) {

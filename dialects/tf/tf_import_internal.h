@@ -28,12 +28,9 @@ typedef struct tf_importer {
   size_t num_funcs;
   eddy_ptrmap_t func_by_name; ///< interned name -> tf_func_t
   int depth; ///< functions being imported inside each other
-  /// tf_variant.c, computed on first use: the element type of a TensorList
-  /// of element_dtype variant and the type of an Optional (NULL when the
-  /// graph does not say).
-  bool variant_scanned;
-  const eddy_type_t *variant_elem;
-  const eddy_type_t *optional_type;
+  /// tf_variant.c: the variant types found so far, by NodeDef output or
+  /// function argument (a key being traced maps to itself).
+  eddy_ptrmap_t variant_types;
 } tf_importer_t;
 
 /// An input of a node, resolved.
@@ -137,15 +134,15 @@ eddy_status_t tf_error_wrap(const tf_body_t *bd, const tf_node_t *nd,
 
 /// ---- tf_variant.c ----
 
-/// The element type of a TensorList whose element_dtype is variant: a list
-/// of lists (nested while_loops) or of Optionals. TensorFlow's graph does
-/// not record it, so it is found from the items the graph pushes; NULL
-/// when they do not agree on one type.
-const eddy_type_t *tf_variant_list_elem(tf_importer_t *im);
-/// The type of an Optional of one tensor: a list of at most one element
-/// (`!tl.list<tensor<*xT>>`), T from the graph's OptionalFromValue and
-/// OptionalGetValue nodes; NULL when they do not agree on one dtype.
-const eddy_type_t *tf_optional_type(tf_importer_t *im);
+/// The type of output `out` of node nd of body bd, whose dtype is variant,
+/// as the graph says it (TensorFlow does not record it): an Optional (a
+/// list of at most one element) of what OptionalFromValue wraps, or of
+/// what the other branch of the If returns for an OptionalNone; a list of
+/// element_dtype variant of the items pushed onto it (lists of lists,
+/// lists of Optionals); through While, If, Identity, list updates and
+/// calls. NULL when the graph does not say.
+const eddy_type_t *tf_variant_type(tf_body_t *bd, const tf_node_t *nd,
+                                   uint32_t out);
 
 /// ---- tf_import.c ----
 

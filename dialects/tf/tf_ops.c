@@ -92,6 +92,8 @@ static const eddy_tf_out_spec_t opt_new[] = {
     O_FIXED("optional", VARIANT, -1)};
 static const eddy_tf_out_spec_t opt_get[] = {
     O_TYPES("components", "output_types", -1)};
+static const eddy_tf_out_spec_t opt_has[] = {
+    O_FIXED("has_value", BOOL, -1)};
 
 /// v1 stacks and TensorArrays (v1 gradients and map_fn/scan/foldl): their
 /// resource handles are typed as the list they hold.
@@ -166,6 +168,7 @@ static const eddy_tf_op_info_t k_ops[] = {
     OP(OnesLike, y_T_like0),
     OP(OptionalFromValue, opt_new),
     OP(OptionalGetValue, opt_get),
+    OP(OptionalHasValue, opt_has),
     OP(OptionalNone, opt_new),
     OP(Pack, output_T),
     OP(Pad, output_T),

@@ -1,41 +1,56 @@
 /// Types of TensorFlow's variant values that eddy can represent: a
-/// TensorList of TensorLists (the accumulators of nested while_loops, seed
-/// 000) and an Optional of one tensor (a cond inside a while_loop keeps its
-/// intermediates in Optionals for the gradient).
+/// TensorList of TensorLists (the accumulators of nested while_loops, the
+/// "Functional while_loop" RFC) and an Optional of one value (cond_v2 keeps
+/// a branch's intermediates in Optionals for the gradient: a tensor, a
+/// loop's trip count, or the accumulator list of a loop in the branch).
 ///
-/// The GraphDef types both as "variant", so the types are found from the
-/// graph itself: an Optional's dtype from its OptionalFromValue /
-/// OptionalGetValue nodes, and the element of a variant list from the items
-/// pushed onto it: the output j of a While whose input j is an
-/// EmptyTensorList / TensorListReserve of a known element dtype (an inner
-/// loop's accumulator), or an Optional (through an If or directly). When the
-/// graph disagrees with itself (two dtypes), nothing is guessed and the
-/// importer reports the list as untyped.
+/// The GraphDef types both as "variant", so each one's type is found from
+/// the graph, value by value, by following its definition:
+/// - OptionalFromValue(x) is an Optional of x's type: `Toutput_types` for a
+///   tensor, x's own variant type (traced the same way) for a list;
+/// - OptionalNone is an Optional of what the other branch of its If returns
+///   at the same output (cond_v2 makes both branches return the same
+///   types, an OptionalNone where the branch has no such intermediate);
+/// - a TensorList whose element_dtype is variant holds what the graph
+///   pushes or sets onto it: directly, or as a While's loop value, in the
+///   While's body;
+/// - outputs of While, If, Identity, list updates and calls are what their
+///   inputs or the called function's results are, and a function's
+///   argument is what its callers pass (a gradient of a gradient wraps the
+///   first gradient's values, which came in as arguments, again).
+/// An Optional is a list of at most one element (`!tl.list<T>`). Tensor
+/// shapes are left unknown, so that both branches of an If agree. When the
+/// trace ends anywhere else (a function argument, a deeper nesting),
+/// nothing is guessed: the caller reports the value as untyped.
 #include "dialects/tf/tf_import_internal.h"
 
 #define DT(x) TENSORFLOW__DATA_TYPE__DT_##x
 
-typedef struct tf_scan {
-  int dtype; ///< the one DT seen so far, 0 none, -1 conflicting
-} tf_scan_t;
+enum { MAX_DEPTH = 32 };
 
-static void scan_note(tf_scan_t *sc, int dt) {
-  if (sc->dtype == 0)
-    sc->dtype = dt;
-  else if (sc->dtype != dt)
-    sc->dtype = -1;
+/// The nodes of one graph body: the GraphDef's (fdef NULL) or a function's.
+typedef struct vscope {
+  Tensorflow__NodeDef *const *defs;
+  size_t n;
+  const Tensorflow__FunctionDef *fdef;
+} vscope_t;
+
+static const eddy_type_t *vt_ref(tf_importer_t *im, vscope_t sc,
+                                 const char *ref, int depth);
+
+static bool op_is(const Tensorflow__NodeDef *n, const char *op) {
+  return n && n->op && strcmp(n->op, op) == 0;
 }
 
-static const Tensorflow__AttrValue *
-node_attr(const Tensorflow__NodeDef *n, const char *name) {
+static const Tensorflow__AttrValue *node_attr(const Tensorflow__NodeDef *n,
+                                              const char *name) {
   return eddy_tf_attr_find(n->attr, n->n_attr, name);
 }
 
 static int attr_type(const Tensorflow__NodeDef *n, const char *name) {
   const Tensorflow__AttrValue *v = node_attr(n, name);
-  return v && v->value_case == TENSORFLOW__ATTR_VALUE__VALUE_TYPE
-             ? (int)v->type
-             : 0;
+  return v && v->value_case == TENSORFLOW__ATTR_VALUE__VALUE_TYPE ? (int)v->type
+                                                                  : 0;
 }
 
 /// The single dtype of a list(type) attribute; 0 otherwise.
@@ -47,120 +62,295 @@ static int attr_one_type(const Tensorflow__NodeDef *n, const char *name) {
   return (int)v->list->type[0];
 }
 
-/// The node of defs[0..n) that ref ("node", "node:i", "node:out:i") names;
-/// *out_index is the last numeric component (0 when none).
-static const Tensorflow__NodeDef *find_ref(Tensorflow__NodeDef *const *defs,
-                                           size_t n, const char *ref,
-                                           uint32_t *out_index) {
-  if (!ref || ref[0] == '^')
+static vscope_t graph_scope(const tf_importer_t *im) {
+  return (vscope_t){im->gd->node, im->gd->n_node, NULL};
+}
+
+static vscope_t func_scope(const Tensorflow__FunctionDef *f) {
+  return (vscope_t){f->node_def, f->n_node_def, f};
+}
+
+/// The function a func-valued attribute of n names, or NULL.
+static const Tensorflow__FunctionDef *
+attr_func(tf_importer_t *im, const Tensorflow__NodeDef *n, const char *name) {
+  const Tensorflow__AttrValue *v = node_attr(n, name);
+  if (!v || v->value_case != TENSORFLOW__ATTR_VALUE__VALUE_FUNC ||
+      !v->func->name)
     return NULL;
-  const char *colon = strchr(ref, ':');
-  size_t len = colon ? (size_t)(colon - ref) : strlen(ref);
-  const char *last = strrchr(ref, ':');
-  *out_index = 0;
-  if (last) {
-    uint32_t v = 0;
-    for (const char *p = last + 1; *p >= '0' && *p <= '9'; p++)
-      v = v * 10 + (uint32_t)(*p - '0');
-    *out_index = v;
+  tf_func_t *fn = tf_importer_find_func(im, v->func->name);
+  return fn ? fn->fdef : NULL;
+}
+
+/// A reference "node", "node:i" (the graph) or "node:out_arg:i" (a
+/// function), split: the node (NULL for a function argument or an unknown
+/// name), the output argument (NULL when not named) and the index.
+typedef struct vref {
+  const Tensorflow__NodeDef *node;
+  const char *arg;
+  size_t arg_len;
+  uint32_t index;
+} vref_t;
+
+static vref_t resolve(vscope_t sc, const char *ref) {
+  vref_t r = {0};
+  if (!ref || ref[0] == '^')
+    return r;
+  const char *c1 = strchr(ref, ':');
+  const char *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+  size_t len = c1 ? (size_t)(c1 - ref) : strlen(ref);
+  const char *num = c2 ? c2 + 1 : c1 ? c1 + 1 : NULL;
+  for (const char *p = num; p && *p >= '0' && *p <= '9'; p++)
+    r.index = r.index * 10 + (uint32_t)(*p - '0');
+  if (c2) {
+    r.arg = c1 + 1;
+    r.arg_len = (size_t)(c2 - c1 - 1);
   }
-  for (size_t i = 0; i < n; i++) {
-    const char *name = defs[i]->name;
-    if (name && strlen(name) == len && strncmp(name, ref, len) == 0)
-      return defs[i];
+  for (size_t i = 0; i < sc.n; i++) {
+    const char *name = sc.defs[i]->name;
+    if (name && strlen(name) == len && strncmp(name, ref, len) == 0) {
+      r.node = sc.defs[i];
+      break;
+    }
+  }
+  return r;
+}
+
+static bool arg_is(const vref_t *r, const char *name) {
+  return r->arg && strlen(name) == r->arg_len &&
+         strncmp(r->arg, name, r->arg_len) == 0;
+}
+
+/// True when ref names output 0 of node n, or (n NULL) the function
+/// argument `arg`.
+static bool ref_is(vscope_t sc, const char *ref, const Tensorflow__NodeDef *n,
+                   const char *arg) {
+  if (!ref || ref[0] == '^')
+    return false;
+  if (!n)
+    return strcmp(ref, arg) == 0;
+  vref_t r = resolve(sc, ref);
+  return r.node == n && r.index == 0;
+}
+
+/// The type of a tensor of TensorFlow dtype dt, shape unknown; NULL for a
+/// dtype eddy does not have.
+static const eddy_type_t *tensor_of(tf_importer_t *im, int dt) {
+  eddy_dtype_t e;
+  if (!eddy_tf_dtype_to_eddy(dt, &e))
+    return NULL;
+  return eddy_ir_tensor_type_get(im->ctx, e, EDDY_RANK_UNKNOWN, NULL);
+}
+
+static const eddy_type_t *list_of(tf_importer_t *im, const eddy_type_t *t) {
+  return t ? eddy_ir_list_type_get(im->ctx, t) : NULL;
+}
+
+static const eddy_type_t *elem_of(const eddy_type_t *t) {
+  return t && t->kind == EDDY_TYPE_LIST ? t->elem : NULL;
+}
+
+/// What function f returns at output r.
+static const eddy_type_t *vt_result(tf_importer_t *im,
+                                    const Tensorflow__FunctionDef *f,
+                                    uint32_t r, int depth) {
+  if (!f || !f->signature || r >= f->signature->n_output_arg)
+    return NULL;
+  const char *name = f->signature->output_arg[r]->name;
+  for (size_t k = f->n_ret; k-- > 0;)
+    if (strcmp(f->ret[k]->key, name) == 0)
+      return vt_ref(im, func_scope(f), f->ret[k]->value, depth + 1);
+  return NULL;
+}
+
+/// The items pushed or set onto the list `l` (output 0 of node n of sc, or
+/// the function argument arg when n is NULL), looking through Identity and
+/// into the bodies of the While loops that carry it.
+static const eddy_type_t *vt_pushed(tf_importer_t *im, vscope_t sc,
+                                    const Tensorflow__NodeDef *n,
+                                    const char *arg, int depth) {
+  if (depth > MAX_DEPTH)
+    return NULL;
+  for (size_t i = 0; i < sc.n; i++) {
+    const Tensorflow__NodeDef *u = sc.defs[i];
+    const eddy_type_t *t = NULL;
+    if ((op_is(u, "TensorListPushBack") || op_is(u, "TensorListSetItem")) &&
+        u->n_input > 1 && ref_is(sc, u->input[0], n, arg)) {
+      size_t item = op_is(u, "TensorListPushBack") ? 1 : 2;
+      if (u->n_input > item)
+        t = vt_ref(im, sc, u->input[item], depth + 1);
+      // The list it makes holds the same items.
+      if (!t)
+        t = vt_pushed(im, sc, u, NULL, depth + 1);
+    } else if (op_is(u, "Identity") && u->n_input > 0 &&
+               ref_is(sc, u->input[0], n, arg)) {
+      t = vt_pushed(im, sc, u, NULL, depth + 1);
+    } else if (op_is(u, "While") || op_is(u, "StatelessWhile")) {
+      const Tensorflow__FunctionDef *body = attr_func(im, u, "body");
+      for (size_t j = 0; j < u->n_input && !t && body; j++)
+        if (ref_is(sc, u->input[j], n, arg) && j < body->signature->n_input_arg)
+          t = vt_pushed(im, func_scope(body), NULL,
+                        body->signature->input_arg[j]->name, depth + 1);
+    }
+    if (t)
+      return t;
   }
   return NULL;
 }
 
-static bool op_is(const Tensorflow__NodeDef *n, const char *op) {
-  return n && n->op && strcmp(n->op, op) == 0;
-}
-
-/// Optionals: what their producers and consumers say.
-static void scan_optionals(Tensorflow__NodeDef *const *defs, size_t n,
-                           tf_scan_t *sc) {
-  for (size_t i = 0; i < n; i++) {
-    const Tensorflow__NodeDef *d = defs[i];
-    if (op_is(d, "OptionalFromValue")) {
-      int dt = attr_one_type(d, "Toutput_types");
-      scan_note(sc, dt ? dt : -1);
-    } else if (op_is(d, "OptionalGetValue")) {
-      int dt = attr_one_type(d, "output_types");
-      scan_note(sc, dt ? dt : -1);
-    }
-  }
-}
-
-/// Variant lists: the items pushed or set. kind: 1 = a list of lists
-/// (dtype of the inner list), 2 = a list of Optionals.
-static void scan_items(Tensorflow__NodeDef *const *defs, size_t n,
-                       tf_scan_t *lists, int *kinds) {
-  for (size_t i = 0; i < n; i++) {
-    const Tensorflow__NodeDef *d = defs[i];
-    size_t item;
-    if (op_is(d, "TensorListPushBack"))
-      item = 1;
-    else if (op_is(d, "TensorListSetItem"))
-      item = 2;
-    else
+/// The Optional an OptionalNone (node n of function sc) stands for: what
+/// the other branch of an If that calls sc returns at the same output.
+static const eddy_type_t *vt_none(tf_importer_t *im, vscope_t sc,
+                                  const Tensorflow__NodeDef *n, int depth) {
+  const Tensorflow__FunctionDef *f = sc.fdef;
+  if (!f || !f->signature || !f->signature->name)
+    return NULL;
+  for (uint32_t r = 0; r < f->signature->n_output_arg; r++) {
+    const char *name = f->signature->output_arg[r]->name;
+    bool returned = false;
+    for (size_t k = 0; k < f->n_ret && !returned; k++)
+      returned = strcmp(f->ret[k]->key, name) == 0 &&
+                 ref_is(sc, f->ret[k]->value, n, NULL);
+    if (!returned)
       continue;
-    if (attr_type(d, "element_dtype") != DT(VARIANT) || d->n_input <= item)
-      continue;
-    uint32_t j = 0;
-    const Tensorflow__NodeDef *p = find_ref(defs, n, d->input[item], &j);
-    if (op_is(p, "While") || op_is(p, "StatelessWhile")) {
-      uint32_t k = 0;
-      const Tensorflow__NodeDef *q =
-          j < p->n_input ? find_ref(defs, n, p->input[j], &k) : NULL;
-      int dt = op_is(q, "EmptyTensorList") || op_is(q, "TensorListReserve")
-                   ? attr_type(q, "element_dtype")
-                   : 0;
-      if (dt && dt != DT(VARIANT)) {
-        scan_note(lists, dt);
-        *kinds |= 1;
-      } else {
-        lists->dtype = -1; // deeper nesting, or not traceable
+    // Every If of the graph and the library that has f as a branch.
+    for (size_t s = 0; s <= im->num_funcs; s++) {
+      vscope_t cs =
+          s < im->num_funcs ? func_scope(im->funcs[s].fdef) : graph_scope(im);
+      for (size_t i = 0; i < cs.n; i++) {
+        const Tensorflow__NodeDef *u = cs.defs[i];
+        if (!op_is(u, "If") && !op_is(u, "StatelessIf"))
+          continue;
+        const Tensorflow__FunctionDef *t = attr_func(im, u, "then_branch");
+        const Tensorflow__FunctionDef *e = attr_func(im, u, "else_branch");
+        const Tensorflow__FunctionDef *other = t == f ? e : e == f ? t : NULL;
+        const eddy_type_t *ty =
+            other && other != f ? vt_result(im, other, r, depth) : NULL;
+        if (ty)
+          return ty;
       }
-    } else if (op_is(p, "If") || op_is(p, "StatelessIf") ||
-               op_is(p, "OptionalFromValue") || op_is(p, "OptionalNone")) {
-      *kinds |= 2;
-    } else {
-      lists->dtype = -1;
     }
   }
+  return NULL;
 }
 
-static void tf_variant_scan(tf_importer_t *im) {
-  if (im->variant_scanned)
-    return;
-  im->variant_scanned = true;
-  const Tensorflow__GraphDef *gd = im->gd;
-  tf_scan_t opt = {0}, lists = {0};
-  int kinds = 0;
-  scan_optionals(gd->node, gd->n_node, &opt);
-  scan_items(gd->node, gd->n_node, &lists, &kinds);
-  for (size_t f = 0; f < im->num_funcs; f++) {
-    const Tensorflow__FunctionDef *fd = im->funcs[f].fdef;
-    scan_optionals(fd->node_def, fd->n_node_def, &opt);
-    scan_items(fd->node_def, fd->n_node_def, &lists, &kinds);
+/// The type of output `out` of node n of sc when it is a variant.
+static const eddy_type_t *vt_out(tf_importer_t *im, vscope_t sc,
+                                 const Tensorflow__NodeDef *n, uint32_t out,
+                                 int depth) {
+  if (depth > MAX_DEPTH || !n)
+    return NULL;
+  if (op_is(n, "OptionalFromValue")) {
+    int dt = attr_one_type(n, "Toutput_types");
+    if (!dt || n->n_input < 1)
+      return NULL; // no component, or several
+    return list_of(im, eddy_tf_dtype_base(dt) == DT(VARIANT)
+                           ? vt_ref(im, sc, n->input[0], depth + 1)
+                           : tensor_of(im, dt));
   }
-  eddy_dtype_t dt;
-  if (opt.dtype > 0 && eddy_tf_dtype_to_eddy(opt.dtype, &dt))
-    im->optional_type = eddy_ir_list_type_get(
-        im->ctx, eddy_ir_tensor_type_get(im->ctx, dt, EDDY_RANK_UNKNOWN, NULL));
-  if (kinds == 1 && lists.dtype > 0 && eddy_tf_dtype_to_eddy(lists.dtype, &dt))
-    im->variant_elem = eddy_ir_list_type_get(
-        im->ctx, eddy_ir_tensor_type_get(im->ctx, dt, EDDY_RANK_UNKNOWN, NULL));
-  else if (kinds == 2 && lists.dtype == 0)
-    im->variant_elem = im->optional_type;
+  if (op_is(n, "OptionalNone"))
+    return vt_none(im, sc, n, depth);
+  if (op_is(n, "EmptyTensorList") || op_is(n, "TensorListReserve") ||
+      op_is(n, "TensorListFromTensor")) {
+    int dt = attr_type(n, "element_dtype");
+    if (eddy_tf_dtype_base(dt) != DT(VARIANT))
+      return list_of(im, tensor_of(im, dt));
+    return list_of(im, vt_pushed(im, sc, n, NULL, depth + 1));
+  }
+  if (op_is(n, "TensorListPopBack") || op_is(n, "TensorListGetItem") ||
+      op_is(n, "OptionalGetValue")) {
+    const eddy_type_t *l =
+        n->n_input ? vt_ref(im, sc, n->input[0], depth + 1) : NULL;
+    // PopBack's output 0 is the list, output 1 the element.
+    return op_is(n, "TensorListPopBack") && out == 0 ? l : elem_of(l);
+  }
+  if (op_is(n, "TensorListPushBack") || op_is(n, "TensorListSetItem") ||
+      op_is(n, "Identity") || op_is(n, "Enter") || op_is(n, "Exit") ||
+      op_is(n, "NextIteration") || op_is(n, "Switch"))
+    return n->n_input ? vt_ref(im, sc, n->input[0], depth + 1) : NULL;
+  if (op_is(n, "IdentityN") || op_is(n, "While") || op_is(n, "StatelessWhile"))
+    return out < n->n_input ? vt_ref(im, sc, n->input[out], depth + 1) : NULL;
+  if (op_is(n, "If") || op_is(n, "StatelessIf")) {
+    const eddy_type_t *t =
+        vt_result(im, attr_func(im, n, "then_branch"), out, depth);
+    return t ? t : vt_result(im, attr_func(im, n, "else_branch"), out, depth);
+  }
+  if (op_is(n, "PartitionedCall") || op_is(n, "StatefulPartitionedCall"))
+    return vt_result(im, attr_func(im, n, "f"), out, depth);
+  return NULL;
 }
 
-const eddy_type_t *tf_variant_list_elem(tf_importer_t *im) {
-  tf_variant_scan(im);
-  return im->variant_elem;
+/// What the callers of function sc pass as its argument j: operand j of a
+/// While, a call, or (after the predicate) an If.
+static const eddy_type_t *vt_arg(tf_importer_t *im, vscope_t sc, size_t j,
+                                 int depth) {
+  const char *fname = sc.fdef->signature->name;
+  for (size_t s = 0; s <= im->num_funcs; s++) {
+    vscope_t cs =
+        s < im->num_funcs ? func_scope(im->funcs[s].fdef) : graph_scope(im);
+    for (size_t i = 0; i < cs.n; i++) {
+      const Tensorflow__NodeDef *u = cs.defs[i];
+      size_t off = 0;
+      bool calls = false;
+      if (op_is(u, "If") || op_is(u, "StatelessIf")) {
+        off = 1;
+        calls = attr_func(im, u, "then_branch") == sc.fdef ||
+                attr_func(im, u, "else_branch") == sc.fdef;
+      } else if (op_is(u, "While") || op_is(u, "StatelessWhile")) {
+        calls = attr_func(im, u, "body") == sc.fdef ||
+                attr_func(im, u, "cond") == sc.fdef;
+      } else if (op_is(u, "PartitionedCall") ||
+                 op_is(u, "StatefulPartitionedCall")) {
+        calls = attr_func(im, u, "f") == sc.fdef;
+      } else {
+        calls = fname && u->op && strcmp(u->op, fname) == 0;
+      }
+      const eddy_type_t *t = calls && off + j < u->n_input
+                                 ? vt_ref(im, cs, u->input[off + j], depth + 1)
+                                 : NULL;
+      if (t)
+        return t;
+    }
+  }
+  return NULL;
 }
 
-const eddy_type_t *tf_optional_type(tf_importer_t *im) {
-  tf_variant_scan(im);
-  return im->optional_type;
+static const eddy_type_t *vt_ref(tf_importer_t *im, vscope_t sc,
+                                 const char *ref, int depth) {
+  if (depth > MAX_DEPTH)
+    return NULL;
+  vref_t r = resolve(sc, ref);
+  const void *key = NULL;
+  size_t arg = 0;
+  if (r.node) {
+    uint32_t out = r.index;
+    if (op_is(r.node, "TensorListPopBack") && arg_is(&r, "tensor"))
+      out = 1; // the element, after the list
+    // One key per output: outputs are few, NodeDefs much larger.
+    key = (const char *)r.node + out;
+    r.index = out;
+  } else if (sc.fdef && ref && !strchr(ref, ':')) {
+    const Tensorflow__OpDef *sig = sc.fdef->signature;
+    for (arg = 0; arg < sig->n_input_arg; arg++)
+      if (strcmp(sig->input_arg[arg]->name, ref) == 0)
+        break;
+    if (arg < sig->n_input_arg)
+      key = sig->input_arg[arg];
+  }
+  if (!key)
+    return NULL;
+  void *known = eddy_ptrmap_get(&im->variant_types, key);
+  if (known)
+    return known == key ? NULL : known; // key: being traced, or untyped
+  eddy_ptrmap_put(&im->variant_types, key, (void *)key);
+  const eddy_type_t *t = r.node ? vt_out(im, sc, r.node, r.index, depth)
+                                : vt_arg(im, sc, arg, depth);
+  if (t)
+    eddy_ptrmap_put(&im->variant_types, key, (void *)t);
+  return t;
+}
+
+const eddy_type_t *tf_variant_type(tf_body_t *bd, const tf_node_t *nd,
+                                   uint32_t out) {
+  vscope_t sc = bd->fn ? func_scope(bd->fn->fdef) : graph_scope(bd->im);
+  return vt_out(bd->im, sc, nd->def, out, 0);
 }

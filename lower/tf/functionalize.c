@@ -2,17 +2,19 @@
 ///
 /// The v1 gradients' resources get SSA form first: TensorArray gradient
 /// flows carry their lists (tensor_arrays.c), stacks become values threaded
-/// through the frames and conds they are used in (stacks.c). Then
-/// Switch/Merge diamonds, innermost first: the switches that share a
-/// predicate (not a LoopCond) open a diamond; the ops reachable from their
-/// true outputs up to the Merges form the then branch, from the false
-/// outputs the else branch; each Merge becomes a result of a ctl.if whose
-/// regions capture the switched values. Then loop frames, innermost first:
-/// the ops reachable from a frame's Enters up to its Exits form the frame;
-/// each Merge/Switch/NextIteration/Exit chain is one loop value; the ops
-/// the LoopCond depends on are cloned into the cond region, all other ops
-/// of the frame into the body; Enters with is_constant become captured
-/// values. Control tokens inside a frame are cloned with it; a token of a
+/// through the frames and conds they are used in (stacks.c). Then diamonds
+/// and frames, the innermost construct of either kind first (a loop may sit
+/// in a branch, a cond in a loop body). Switch/Merge diamonds: the switches
+/// that share a predicate (not a LoopCond) open a diamond; the ops
+/// reachable from their true outputs up to the Merges form the then branch,
+/// from the false outputs the else branch; each Merge becomes a result of a
+/// ctl.if whose regions capture the switched values. A cond and the
+/// gradient cond on its predicate are told apart first (cond_stages.c).
+/// Loop frames: the ops reachable from a frame's Enters up to its Exits
+/// form the frame; each Merge/Switch/NextIteration/Exit chain is one loop
+/// value; the ops the LoopCond depends on are cloned into the cond region,
+/// all other ops of the frame into the body; Enters with is_constant become
+/// captured values. Control tokens inside a frame are cloned with it; a token of a
 /// frame used outside becomes the df.control of the loop's results.
 ///
 /// The same code raises df frames (to-dataflow's output) through a table of
@@ -98,6 +100,174 @@ static bool op_after(const eddy_op_t *point, const eddy_op_t *op) {
   return false;
 }
 
+/// ---- Block order -------------------------------------------------------------
+
+typedef struct sort_deps {
+  eddy_block_t *b;
+  eddy_ptrmap_t *index; ///< op -> position + 1
+  size_t *edges;        ///< pairs (from, to)
+  size_t n, cap;
+  size_t to;
+  bool oom;
+} sort_deps_t;
+
+static eddy_walk_result_t sort_walk(eddy_op_t *op, void *user) {
+  sort_deps_t *sd = user;
+  bool merge = is(op, "tf.Merge") || is(op, "df.merge");
+  for (uint32_t k = 0; k < op->num_operands; k++) {
+    eddy_op_t *d = eddy_ir_op_operand(op, k)->def;
+    d = d ? in_block(d, sd->b) : NULL;
+    if (!d ||
+        (merge && (is(d, "tf.NextIteration") || is(d, "df.next_iteration"))))
+      continue; // a back edge
+    size_t from = (size_t)(uintptr_t)eddy_ptrmap_get(sd->index, d) - 1;
+    if (from == sd->to)
+      continue; // a value of a region of the op itself
+    if (sd->n == sd->cap) {
+      size_t nc = sd->cap ? sd->cap * 2 : 256;
+      size_t *ne = realloc(sd->edges, nc * 2 * sizeof(*ne));
+      if (!ne) {
+        sd->oom = true;
+        return EDDY_WALK_INTERRUPT;
+      }
+      sd->edges = ne;
+      sd->cap = nc;
+    }
+    sd->edges[2 * sd->n] = from;
+    sd->edges[2 * sd->n + 1] = sd->to;
+    sd->n++;
+  }
+  return EDDY_WALK_ADVANCE;
+}
+
+/// Min-heap of positions.
+static void heap_push(size_t *h, size_t *n, size_t v) {
+  size_t i = (*n)++;
+  for (; i > 0 && h[(i - 1) / 2] > v; i = (i - 1) / 2)
+    h[i] = h[(i - 1) / 2];
+  h[i] = v;
+}
+
+static size_t heap_pop(size_t *h, size_t *n) {
+  size_t top = h[0], v = h[--*n], i = 0;
+  for (;;) {
+    size_t c = 2 * i + 1;
+    if (c >= *n)
+      break;
+    if (c + 1 < *n && h[c + 1] < h[c])
+      c++;
+    if (h[c] >= v)
+      break;
+    h[i] = h[c];
+    i = c;
+  }
+  h[i] = v;
+  return top;
+}
+
+void eddy_tfl_block_sort(eddy_block_t *b) {
+  eddy_op_t *term = eddy_ir_block_terminator(b);
+  size_t n = 0;
+  for (eddy_op_t *op = b->first; op && op != term; op = op->next)
+    n++;
+  if (n < 2)
+    return;
+  eddy_ptrmap_t index;
+  eddy_ptrmap_init(&index);
+  sort_deps_t sd = {.b = b, .index = &index};
+  eddy_op_t **ops = malloc(n * sizeof(*ops));
+  size_t *indeg = calloc(n, sizeof(*indeg)),
+         *start = calloc(n + 1, sizeof(*start));
+  size_t *succ = NULL, *placed = NULL, *heap = malloc(n * sizeof(*heap));
+  size_t i = 0, nh = 0, emitted = 0;
+  if (!ops || !indeg || !start || !heap)
+    goto out;
+  for (eddy_op_t *op = b->first; op != term; op = op->next, i++) {
+    ops[i] = op;
+    eddy_ptrmap_put(&index, op, (void *)(uintptr_t)(i + 1));
+  }
+  for (i = 0; i < n && !sd.oom; i++) {
+    sd.to = i;
+    eddy_ir_walk_pre(ops[i], sort_walk, &sd);
+  }
+  succ = malloc((sd.n + 1) * sizeof(*succ));
+  if (sd.oom || !succ)
+    goto out;
+  for (size_t e = 0; e < sd.n; e++) {
+    start[sd.edges[2 * e] + 1]++;
+    indeg[sd.edges[2 * e + 1]]++;
+  }
+  for (i = 0; i < n; i++)
+    start[i + 1] += start[i];
+  placed = malloc(n * sizeof(*placed));
+  if (!placed)
+    goto out;
+  for (i = 0; i < n; i++) // placed[] is the fill cursor per op here
+    placed[i] = start[i];
+  for (size_t e = 0; e < sd.n; e++)
+    succ[placed[sd.edges[2 * e]]++] = sd.edges[2 * e + 1];
+  for (i = 0; i < n; i++)
+    if (!indeg[i])
+      heap_push(heap, &nh, i);
+  // Of the ops whose operands are placed, the first by position goes next.
+  while (nh) {
+    size_t v = heap_pop(heap, &nh);
+    placed[emitted++] = v;
+    for (size_t e = start[v]; e < start[v + 1]; e++)
+      if (--indeg[succ[e]] == 0)
+        heap_push(heap, &nh, succ[e]);
+  }
+  if (emitted == n) {
+    eddy_op_t **sorted = malloc(n * sizeof(*sorted));
+    if (sorted) {
+      for (i = 0; i < n; i++)
+        sorted[i] = ops[placed[i]];
+      for (i = 0; i < n; i++) {
+        eddy_ir_op_remove(sorted[i]);
+        if (term)
+          eddy_ir_op_insert_before(sorted[i], term);
+        else
+          eddy_ir_op_append(sorted[i], b);
+      }
+      free(sorted);
+    }
+  }
+out:
+  free(placed);
+  free(ops);
+  free(indeg);
+  free(start);
+  free(succ);
+  free(heap);
+  free(sd.edges);
+  eddy_ptrmap_destroy(&index);
+}
+
+void eddy_tfl_drop_token_use(eddy_op_t *op, uint32_t index, int depth) {
+  bool after = is(op, "df.after");
+  uint32_t left = op->num_operands - 1;
+  if (after && left == 1 && index == 1) {
+    eddy_ir_value_replace_all_uses(&op->results[0], eddy_ir_op_operand(op, 0));
+    eddy_ir_op_erase(op);
+    return;
+  }
+  if (!after && left == 0 && op->num_results == 1 && depth <= 16) {
+    eddy_value_t *t = &op->results[0];
+    while (t->uses)
+      eddy_tfl_drop_token_use(t->uses->owner, t->uses->index, depth + 1);
+    eddy_ir_op_erase(op);
+    return;
+  }
+  eddy_value_t **keep = malloc((left + 1) * sizeof(*keep));
+  if (!keep)
+    abort(); // like the arena: the IR cannot go on without memory
+  for (uint32_t i = 0, n = 0; i < op->num_operands; i++)
+    if (i != index)
+      keep[n++] = eddy_ir_op_operand(op, i);
+  eddy_ir_op_set_operands(op, keep, left);
+  free(keep);
+}
+
 /// Forward closure from the results of the seed ops (not included unless
 /// they are reached), within block b; ops for which stop() is true are
 /// included but not gone through.
@@ -177,8 +347,11 @@ static eddy_status_t erase_all(oplist_t *ops) {
           return err_at(ops->v[i], "internal: '%s' is still used by '%s'",
                         node(ops->v[i]), node(u->owner));
       }
+  // The ops with regions go last to first: a region may use the results
+  // of an earlier op with regions (the list is in block order).
   for (int pass = 0; pass < 2; pass++)
-    for (size_t i = 0; i < ops->n; i++) {
+    for (size_t k = 0; k < ops->n; k++) {
+      size_t i = pass == 0 ? ops->n - 1 - k : k;
       if (!ops->v[i] || (pass == 0) != (ops->v[i]->num_regions > 0))
         continue;
       eddy_ir_op_erase(ops->v[i]);
@@ -363,6 +536,19 @@ static eddy_status_t raise_diamond(eddy_ctx_t *ctx, const cf_names_t *nm,
     reach_from_value(&sws.v[i]->results[0], b, &eset, &work);
     close_forward(b, &eset, &work, stop_at_merge, nm);
   }
+  // An inner diamond, or a loop inside a branch, is raised first.
+  for (eddy_op_t *op = b->first; op; op = op->next)
+    if ((eddy_ptrmap_has(&tset, op) || eddy_ptrmap_has(&eset, op)) &&
+        ((is(op, nm->sw) && !is_loop_switch(nm, op) &&
+          switch_pred(nm, op) != pred) ||
+         is(op, nm->enter)))
+      goto done;
+  // tf: a cond and the gradient cond on the same predicate are two.
+  if (!nm->df) {
+    st = eddy_tfl_cond_first_stage(ctx, b, pred, sws.v, &sws.n, &tset, &eset);
+    if (st)
+      goto done;
+  }
   // The merges reached from either side close the diamond.
   for (eddy_op_t *op = b->first; op; op = op->next) {
     bool t = eddy_ptrmap_has(&tset, op), e = eddy_ptrmap_has(&eset, op);
@@ -372,11 +558,6 @@ static eddy_status_t raise_diamond(eddy_ctx_t *ctx, const cf_names_t *nm,
       ol_push(&merges, op);
       continue;
     }
-    if (is(op, nm->sw) && !is_loop_switch(nm, op) &&
-        switch_pred(nm, op) != pred)
-      goto done; // an inner diamond: raise it first
-    if (nm->df && is(op, nm->enter))
-      goto done; // df: a loop inside a branch is raised first
     if (op == eddy_ir_block_terminator(b)) {
       st = err_at(op, "a branch of the cond on '%s' reaches the end of the "
                       "function without a Merge%s",
@@ -618,8 +799,8 @@ static eddy_status_t raise_frame(eddy_ctx_t *ctx, const cf_names_t *nm,
     eddy_op_t *op = ops.v[i];
     if (is(op, nm->enter) && !same_frame(op, frame, flen))
       goto done; // an inner frame: raise it first
-    if (nm->df && is(op, nm->sw) && !is_loop_switch(nm, op))
-      goto done; // df: an if inside the loop is raised first
+    if (is(op, nm->sw) && !is_loop_switch(nm, op))
+      goto done; // an if inside the loop is raised first
     if (is(op, nm->loop_cond)) {
       if (loopcond) {
         st = err_at(op, "the frame has two LoopConds ('%s' and '%s')",
@@ -952,16 +1133,18 @@ static eddy_status_t raise_frames(eddy_ctx_t *ctx, const cf_names_t *nm,
   return NULL;
 }
 
-/// df: ifs and loops may nest either way (to-dataflow lowers innermost
-/// first), so the innermost construct of either kind goes first.
-static eddy_status_t raise_df(eddy_ctx_t *ctx, eddy_block_t *b) {
-  const cf_names_t *nm = &df_names;
+/// Conds and loops nest either way (a loop in a branch, a cond in a loop
+/// body), so the innermost construct of either kind goes first. df: each if
+/// starts at its own predicate switch (to-dataflow lowers innermost first).
+static eddy_status_t raise_nested(eddy_ctx_t *ctx, const cf_names_t *nm,
+                                  eddy_block_t *b) {
   for (;;) {
     bool progress = false;
     for (eddy_op_t *op = b->first; op && !progress; op = op->next)
-      if (is_pred_switch(nm, op))
-        EDDY_RETURN_IF_ERROR(
-            raise_diamond(ctx, nm, b, switch_pred(nm, op), op, &progress));
+      if (nm->df ? is_pred_switch(nm, op)
+                 : is(op, nm->sw) && !is_loop_switch(nm, op))
+        EDDY_RETURN_IF_ERROR(raise_diamond(ctx, nm, b, switch_pred(nm, op),
+                                           nm->df ? op : NULL, &progress));
     for (eddy_op_t *op = b->first; op && !progress; op = op->next)
       if (is(op, nm->enter)) {
         size_t len = 0;
@@ -993,11 +1176,10 @@ eddy_status_t eddy_tf_functionalize(eddy_module_t *m) {
       continue;
     EDDY_RETURN_IF_ERROR(eddy_tfl_thread_tensor_arrays(m->ctx, b));
     EDDY_RETURN_IF_ERROR(eddy_tfl_thread_stacks(m->ctx, b));
-    EDDY_RETURN_IF_ERROR(raise_diamonds(m->ctx, &tf_names, b));
-    EDDY_RETURN_IF_ERROR(raise_frames(m->ctx, &tf_names, b));
+    EDDY_RETURN_IF_ERROR(raise_nested(m->ctx, &tf_names, b));
     if (!has_df_frames(b))
       continue;
-    EDDY_RETURN_IF_ERROR(raise_df(m->ctx, b));
+    EDDY_RETURN_IF_ERROR(raise_nested(m->ctx, &df_names, b));
     EDDY_RETURN_IF_ERROR(eddy_tfl_df_unpivot(f));
   }
   return NULL;

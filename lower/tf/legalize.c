@@ -939,18 +939,23 @@ static eddy_status_t legalize_func(eddy_tfl_t *z, eddy_op_t *func) {
     // erase.
     for (eddy_op_t *op = first_old; op; op = op->next)
       eddy_ir_op_set_operands(op, NULL, 0);
-    // Ops with regions first: their nested ops may use the others.
-    for (int pass = 0; pass < 2; pass++) {
-      eddy_op_t *op = first_old;
-      while (op) {
-        eddy_op_t *next = op->next;
-        if ((pass == 0) == (op->num_regions > 0)) {
-          if (op == first_old)
-            first_old = next;
-          eddy_ir_op_erase(op);
-        }
-        op = next;
+    // Ops with regions first, the last first: their nested ops may use the
+    // others, and the results of earlier ops with regions.
+    eddy_op_t *last_old = first_old;
+    while (last_old && last_old->next)
+      last_old = last_old->next;
+    for (eddy_op_t *op = last_old, *prev; op; op = prev) {
+      prev = op == first_old ? NULL : op->prev;
+      if (op->num_regions > 0) {
+        if (op == first_old)
+          first_old = op->next;
+        eddy_ir_op_erase(op);
       }
+    }
+    while (first_old) {
+      eddy_op_t *next = first_old->next;
+      eddy_ir_op_erase(first_old);
+      first_old = next;
     }
     const eddy_type_t *fty = eddy_ir_func_type(func);
     eddy_ir_func_set_type(func,
@@ -972,7 +977,9 @@ static eddy_status_t legalize_module(eddy_module_t *m, bool keep_dataflow) {
   eddy_ptrmap_init(&z.map);
   eddy_ptrmap_init(&z.callees);
   z.none.type = eddy_ir_token_type_get(z.ctx);
-  eddy_status_t st = check_supported(m, &z.callees);
+  eddy_status_t st = eddy_tfl_split_optionals(m);
+  if (!st)
+    st = check_supported(m, &z.callees);
   size_t nfuncs = 0;
   for (eddy_op_t *op = eddy_ir_module_body(m)->first; op; op = op->next)
     nfuncs++;

@@ -45,6 +45,7 @@ static const char *const OTHER[] = {
     "TensorArrayWriteV3", "TensorArrayReadV3", "TensorArrayGatherV3",
     "TensorArrayScatterV3", "TensorArraySizeV3", "TensorArrayCloseV3", "TensorArrayGradV3",
     "OptionalFromValue", "OptionalNone", "OptionalGetValue",
+    "OptionalHasValue",
     // Functional ops, handled by the driver.
     "While", "StatelessWhile", "If", "StatelessIf", "Case", "StatelessCase",
     "PartitionedCall", "StatefulPartitionedCall", "LegacyCall",
@@ -301,6 +302,16 @@ static eddy_status_t lower_list(eddy_tfl_t *z, const eddy_op_t *op,
     EDDY_RETURN_IF_ERROR(eddy_ir_build_constant(
         &z->b, eddy_ir_dense_attr_from_i64(z->ctx, i64, &zero, 1), &ops[1]));
     return list_op(z, op, "tl.get_item", ops, 2, rt0);
+  }
+  if (strcmp(t, "OptionalHasValue") == 0) {
+    eddy_value_t *o = in(z, op, 0), *ops[2] = {NULL, NULL};
+    EDDY_RETURN_IF_ERROR(
+        eddy_tfl_build(z, op, "tl.length", &o, 1, NULL, 0, &ops[0]));
+    EDDY_RETURN_IF_ERROR(
+        eddy_tfl_splat(z, ops[0]->type->dtype, 0, NULL, 0, &ops[1]));
+    EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "core.gt", ops, 2, NULL, 0, &r));
+    out1(z, op, r);
+    return NULL;
   }
   if (strcmp(t, "EmptyTensorList") == 0 || strcmp(t, "StackV2") == 0) {
     if (!has_dt)

@@ -76,6 +76,41 @@ eddy_status_t eddy_tfl_lower_op(eddy_tfl_t *z, const eddy_op_t *op,
 /// frame and popped in another (through nested frames and conds) becomes a
 /// loop value of every frame and a value of every cond on the way.
 eddy_status_t eddy_tfl_thread_stacks(eddy_ctx_t *ctx, eddy_block_t *b);
+/// Reorders block b so that each op comes after the ops of b that define
+/// its operands (and those of the ops nested in it), the NextIteration ->
+/// Merge back edges of v1 loops excepted; ops already in order stay in
+/// order (functionalize.c). A block with another cycle is left as it is.
+void eddy_tfl_block_sort(eddy_block_t *b);
+/// Builds op `name` at bb with explicit result types (stacks.c); *out is
+/// the op.
+eddy_status_t eddy_tfl_make(eddy_builder_t *bb, const char *name,
+                            eddy_value_t *const *ops, size_t n,
+                            const eddy_named_attr_t *attrs, size_t na,
+                            const eddy_type_t *const *types, size_t nt,
+                            const eddy_loc_t *loc, eddy_op_t **out);
+/// Drops operand `index` of a consumer of control (df.control, df.after,
+/// ControlTrigger, NoOp); one left with nothing to wait on goes too: the
+/// uses of its token are dropped in turn (up to depth 16), a df.after
+/// becomes its value (functionalize.c).
+void eddy_tfl_drop_token_use(eddy_op_t *op, uint32_t index, int depth);
+/// legalize-tf's first step (optionals.c): an Optional output of an If
+/// whose branches return Optionals of different types (cond_v2 shares the
+/// slot between the branches' intermediates) becomes two outputs, one per
+/// branch, and the gradient If on the same predicate passes both.
+eddy_status_t eddy_tfl_split_optionals(eddy_module_t *m);
+/// functionalize (cond_stages.c): the switches sws[0..*nsw) on pred, whose
+/// then and else outputs reach the ops of tset and eset (Merges included,
+/// not gone through), may open several conds one after the other, the
+/// later reading the Merges of the earlier (a cond and its gradient cond,
+/// on the same predicate). Only the first cond is then kept in the sets
+/// and in sws: a value of its branch that a later cond reads leaves it
+/// through a new Merge, whose other input is a zero of its type, and
+/// comes back through a new Switch on pred; a switch both read is copied
+/// for the later ones; a control edge between them is dropped.
+eddy_status_t eddy_tfl_cond_first_stage(eddy_ctx_t *ctx, eddy_block_t *b,
+                                        eddy_value_t *pred, eddy_op_t **sws,
+                                        size_t *nsw, eddy_ptrmap_t *tset,
+                                        eddy_ptrmap_t *eset);
 /// functionalize's first step (tensor_arrays.c): the flows of v1
 /// TensorArray gradients are made to carry their lists (gradient arrays
 /// found again are look-ups, ones made in a loop are made before it), and
