@@ -347,7 +347,7 @@ static eddy_status_t ad_export_while(ad_scope_t *s, eddy_value_t *v,
   }
   /* A list (an inner loop's accumulator, a TensorArray) is pushed as it
      is: the accumulator becomes a list of lists, so its elements keep
-     their dynamic shapes (seed 000: nested loops accumulate into nested
+     their dynamic shapes (the "Functional while_loop" RFC: nested loops accumulate into nested
      lists). */
   const eddy_type_t *elem = v->type;
   if (elem->kind != EDDY_TYPE_TENSOR && elem->kind != EDDY_TYPE_LIST)

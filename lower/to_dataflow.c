@@ -1,4 +1,4 @@
-/// to-dataflow: ctl.while / ctl.if -> the df primitives, exactly as seed 004
+/// to-dataflow: ctl.while / ctl.if -> the df primitives, exactly as the "Implementation of Control Flow in TensorFlow" note
 /// compiles tf.while_loop and tf.cond.
 ///
 /// while (n loop values, frame F):

@@ -1,6 +1,6 @@
 /// The dataflow interpreter: runs a func.func whose body is a df graph (the
 /// output of lower/to-dataflow, or an imported TensorFlow v1 graph) by the
-/// executor rules of seed 004. Every value at run time is (value, is_dead,
+/// executor rules of the "Implementation of Control Flow in TensorFlow" note. Every value at run time is (value, is_dead,
 /// tag), the tag being a frame instance and an iteration. Ready ops run on a
 /// thread pool; ordinary ops call the runtime kernels through the reference
 /// evaluator's one-op entry point (eddy_eval_op_run), so no op has a second

@@ -1,6 +1,6 @@
 /// The executor's bookkeeping: frame instances, iterations, values
 /// arriving in slots, nodes becoming ready, and what each df op does with
-/// its outputs (seed 004's rules; interp.c describes the model). Every
+/// its outputs (the "Implementation of Control Flow in TensorFlow" note's rules; interp.c describes the model). Every
 /// function here runs with interp_t.mu held.
 #define _POSIX_C_SOURCE 200809L
 #include "runtime/interp/interp_internal.h"

@@ -1,4 +1,4 @@
-/// Unit tests of the dataflow interpreter: seed 004's evaluation rules one
+/// Unit tests of the dataflow interpreter: the "Implementation of Control Flow in TensorFlow" note's evaluation rules one
 /// by one on small hand-written df graphs (switch with dead data, merge of
 /// two dead inputs, exit from a nested frame, next_iteration over 10^5
 /// iterations in bounded memory), deadlock and limit errors, and results
