@@ -4,10 +4,10 @@
 /// and a vector-Jacobian product: it takes F's arguments plus one seed (the
 /// gradient of each result) and returns F's results followed by the
 /// gradients of the chosen arguments. Control flow is differentiated the
-/// while_v2 way (the "Functional while_loop" RFC, docs/autodiff.md): a ctl.if gets a gradient if on
-/// the same predicate, a ctl.while gets a trip counter and TensorList
-/// accumulators in its forward body and a reverse gradient loop that pops
-/// them. The result is ordinary IR: it verifies, optimizes and can be
+/// while_v2 way (the "Functional while_loop" RFC, docs/autodiff.md): a ctl.if
+/// gets a gradient if on the same predicate, a ctl.while gets a trip counter
+/// and TensorList accumulators in its forward body and a reverse gradient loop
+/// that pops them. The result is ordinary IR: it verifies, optimizes and can be
 /// differentiated again.
 #ifndef EDDY_AUTODIFF_AD_H
 #define EDDY_AUTODIFF_AD_H

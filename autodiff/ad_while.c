@@ -1,4 +1,5 @@
-/// The gradient of ctl.while (the "Functional while_loop" RFC, the while_v2 design).
+/// The gradient of ctl.while (the "Functional while_loop" RFC, the while_v2
+/// design).
 ///
 /// The forward loop is rebuilt with a trip counter as its first loop value
 /// and one TensorList per forward value the gradient body needs; its body

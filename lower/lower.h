@@ -1,7 +1,8 @@
 /// Lowerings between levels of the IR. For now: to-dataflow, which turns
 /// the structured control flow of ctl (ctl.while, ctl.if) into the dataflow
 /// primitives of df exactly as TensorFlow compiles tf.while_loop and tf.cond
-/// (the "Implementation of Control Flow in TensorFlow" note). docs/lowering.md describes the mapping.
+/// (the "Implementation of Control Flow in TensorFlow" note). docs/lowering.md
+/// describes the mapping.
 #ifndef EDDY_LOWER_LOWER_H
 #define EDDY_LOWER_LOWER_H
 

@@ -1,5 +1,6 @@
-/// to-dataflow: ctl.while / ctl.if -> the df primitives, exactly as the "Implementation of Control Flow in TensorFlow" note
-/// compiles tf.while_loop and tf.cond.
+/// to-dataflow: ctl.while / ctl.if -> the df primitives, exactly as the
+/// "Implementation of Control Flow in TensorFlow" note compiles tf.while_loop
+/// and tf.cond.
 ///
 /// while (n loop values, frame F):
 ///   enter_i = df.enter(init_i) {frame_name = F}     one per loop value

@@ -1,9 +1,10 @@
 /// The df dialect: switch, merge, enter, exit, next_iteration, loop_cond,
 /// control, after.
 ///
-/// No df op is PURE: every df value may be dead (the "Implementation of Control Flow in TensorFlow" note's (value,
-/// is_dead, tag) tensors), and where an op sits in the graph decides its
-/// frame and iteration, so passes must not CSE, hoist or drop them.
+/// No df op is PURE: every df value may be dead (the "Implementation of Control
+/// Flow in TensorFlow" note's (value, is_dead, tag) tensors), and where an op
+/// sits in the graph decides its frame and iteration, so passes must not CSE,
+/// hoist or drop them.
 #include "dialects/df/df.h"
 
 #include "dialects/dialects_internal.h"

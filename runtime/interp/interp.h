@@ -1,10 +1,11 @@
 /// The dataflow interpreter: runs a func.func whose body is a df graph (the
 /// output of lower/to-dataflow, or an imported TensorFlow v1 graph) by the
-/// executor rules of the "Implementation of Control Flow in TensorFlow" note. Every value at run time is (value, is_dead,
-/// tag), the tag being a frame instance and an iteration. Ready ops run on a
-/// thread pool; ordinary ops call the runtime kernels through the reference
-/// evaluator's one-op entry point (eddy_eval_op_run), so no op has a second
-/// implementation. docs/interpreter.md describes the rules in prose.
+/// executor rules of the "Implementation of Control Flow in TensorFlow" note.
+/// Every value at run time is (value, is_dead, tag), the tag being a frame
+/// instance and an iteration. Ready ops run on a thread pool; ordinary ops call
+/// the runtime kernels through the reference evaluator's one-op entry point
+/// (eddy_eval_op_run), so no op has a second implementation.
+/// docs/interpreter.md describes the rules in prose.
 ///
 /// The IR must be verified and is only read. Structured control flow
 /// (ctl.while / ctl.if) must be lowered first (eddy_lower_to_dataflow_func);

@@ -1,7 +1,8 @@
 /// The executor's bookkeeping: frame instances, iterations, values
 /// arriving in slots, nodes becoming ready, and what each df op does with
-/// its outputs (the "Implementation of Control Flow in TensorFlow" note's rules; interp.c describes the model). Every
-/// function here runs with interp_t.mu held.
+/// its outputs (the "Implementation of Control Flow in TensorFlow" note's
+/// rules; interp.c describes the model). Every function here runs with
+/// interp_t.mu held.
 #define _POSIX_C_SOURCE 200809L
 #include "runtime/interp/interp_internal.h"
 

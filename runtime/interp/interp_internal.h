@@ -9,7 +9,8 @@
 #include <pthread.h>
 #include <time.h>
 
-/// How the executor treats an op (the "Implementation of Control Flow in TensorFlow" note's rules).
+/// How the executor treats an op (the "Implementation of Control Flow in
+/// TensorFlow" note's rules).
 typedef enum interp_kind {
   IK_NORMAL,   ///< a kernel through eddy_eval_op_run; dead in, dead out
   IK_FREE,     ///< no operands: computed once, visible in every frame

@@ -1,8 +1,8 @@
-/// Unit tests of the dataflow interpreter: the "Implementation of Control Flow in TensorFlow" note's evaluation rules one
-/// by one on small hand-written df graphs (switch with dead data, merge of
-/// two dead inputs, exit from a nested frame, next_iteration over 10^5
-/// iterations in bounded memory), deadlock and limit errors, and results
-/// that do not depend on the number of workers.
+/// Unit tests of the dataflow interpreter: the "Implementation of Control Flow
+/// in TensorFlow" note's evaluation rules one by one on small hand-written df
+/// graphs (switch with dead data, merge of two dead inputs, exit from a nested
+/// frame, next_iteration over 10^5 iterations in bounded memory), deadlock and
+/// limit errors, and results that do not depend on the number of workers.
 #include "dialects/dialects.h"
 #include "ir/ir.h"
 #include "lower/lower.h"
