@@ -200,24 +200,21 @@ typedef struct gpu_hook {
   eddy_status_t st;
 } gpu_hook_t;
 
-static MlirStringRef sref(const char *s) {
-  return mlirStringRefCreate(s, strlen(s));
-}
-
 /// The numeric format of a fatbin object (MLIR's gpu::CompilationTarget),
 /// read off a parsed attribute rather than hard-coded.
 static uint32_t fatbin_format(MlirContext ctx) {
   MlirAttribute a =
-      mlirAttributeParseGet(ctx, sref("#gpu.object<#nvvm.target, \"\">"));
+      mlirAttributeParseGet(ctx, gpu_sref("#gpu.object<#nvvm.target, \"\">"));
   return mlirAttributeIsNull(a) ? 0 : mlirGPUObjectAttrGetFormat(a);
 }
 
 /// Replaces the PTX objects of one gpu.binary by fatbins.
 static eddy_status_t rewrite_binary(gpu_hook_t *h, MlirOperation bin,
                                     const char *dir) {
-  MlirAttribute objs = mlirOperationGetAttributeByName(bin, sref("objects"));
+  MlirAttribute objs =
+      mlirOperationGetAttributeByName(bin, gpu_sref("objects"));
   MlirAttribute sym =
-      mlirOperationGetAttributeByName(bin, sref("sym_name"));
+      mlirOperationGetAttributeByName(bin, gpu_sref("sym_name"));
   char name[256] = "?";
   if (!mlirAttributeIsNull(sym) && mlirAttributeIsAString(sym)) {
     MlirStringRef s = mlirStringAttrGetValue(sym);
@@ -264,7 +261,7 @@ static eddy_status_t rewrite_binary(gpu_hook_t *h, MlirOperation bin,
     eddy_buf_destroy(&fb);
   }
   if (!st)
-    mlirOperationSetAttributeByName(bin, sref("objects"),
+    mlirOperationSetAttributeByName(bin, gpu_sref("objects"),
                                     mlirArrayAttrGet(ctx, n, fresh));
   free(fresh);
   return st;
@@ -287,9 +284,7 @@ static eddy_status_t after_lower(MlirModule module, void *user) {
   MlirBlock body = mlirModuleGetBody(module);
   for (MlirOperation op = mlirBlockGetFirstOperation(body);
        !st && !mlirOperationIsNull(op); op = mlirOperationGetNextInBlock(op)) {
-    MlirIdentifier id = mlirOperationGetName(op);
-    MlirStringRef nm = mlirIdentifierStr(id);
-    if (nm.length == 10 && memcmp(nm.data, "gpu.binary", 10) == 0)
+    if (gpu_op_is(op, "gpu.binary"))
       st = rewrite_binary(h, op, d);
   }
   if (!h->ptx_out) {

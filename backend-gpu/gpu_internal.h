@@ -6,6 +6,19 @@
 
 #include <mlir-c/IR.h>
 
+#include <stdbool.h>
+#include <string.h>
+
+static inline MlirStringRef gpu_sref(const char *s) {
+  return mlirStringRefCreate(s, strlen(s));
+}
+
+/// op's name is `name` ("gpu.binary").
+static inline bool gpu_op_is(MlirOperation op, const char *name) {
+  MlirStringRef n = mlirIdentifierStr(mlirOperationGetName(op));
+  return n.length == strlen(name) && memcmp(n.data, name, n.length) == 0;
+}
+
 /// Makes the host code of module (in the LLVM dialect, before translation)
 /// use a constant amount of stack whatever its loops' trip counts: moves
 /// constant-size stack slots to their function's entry block and releases

@@ -40,15 +40,6 @@ typedef struct {
   op_list_t allocas, launches;
 } stack_walk_t;
 
-static MlirStringRef sref(const char *s) {
-  return mlirStringRefCreate(s, strlen(s));
-}
-
-static bool op_is(MlirOperation op, const char *name) {
-  MlirStringRef n = mlirIdentifierStr(mlirOperationGetName(op));
-  return n.length == strlen(name) && memcmp(n.data, name, n.length) == 0;
-}
-
 static void list_push(op_list_t *l, MlirOperation op) {
   if (l->len == l->cap) {
     size_t cap = l->cap ? 2 * l->cap : 64;
@@ -66,11 +57,11 @@ static void list_push(op_list_t *l, MlirOperation op) {
 static MlirWalkResult collect(MlirOperation op, void *user) {
   stack_walk_t *w = user;
   // Kernels run on the device: their code is not the host's.
-  if (op_is(op, "gpu.module") || op_is(op, "gpu.binary"))
+  if (gpu_op_is(op, "gpu.module") || gpu_op_is(op, "gpu.binary"))
     return MlirWalkResultSkip;
-  if (op_is(op, "llvm.alloca"))
+  if (gpu_op_is(op, "llvm.alloca"))
     list_push(&w->allocas, op);
-  else if (op_is(op, "gpu.launch_func"))
+  else if (gpu_op_is(op, "gpu.launch_func"))
     list_push(&w->launches, op);
   return MlirWalkResultAdvance;
 }
@@ -79,7 +70,7 @@ static MlirWalkResult collect(MlirOperation op, void *user) {
 static MlirOperation enclosing_func(MlirOperation op) {
   for (MlirOperation p = mlirOperationGetParentOperation(op);
        !mlirOperationIsNull(p); p = mlirOperationGetParentOperation(p))
-    if (op_is(p, "llvm.func"))
+    if (gpu_op_is(p, "llvm.func"))
       return p;
   return (MlirOperation){NULL};
 }
@@ -95,7 +86,7 @@ static eddy_status_t hoist_alloca(MlirOperation alloca) {
   MlirOperation def = mlirValueIsAOpResult(size)
                           ? mlirOpResultGetOwner(size)
                           : (MlirOperation){NULL};
-  if (mlirOperationIsNull(def) || !op_is(def, "llvm.mlir.constant"))
+  if (mlirOperationIsNull(def) || !gpu_op_is(def, "llvm.mlir.constant"))
     return eddy_status_create(EDDY_ERR_UNSUPPORTED,
                               "gpu backend: the host code allocates stack "
                               "memory of a run-time size inside a loop or "
@@ -112,14 +103,14 @@ static eddy_status_t hoist_alloca(MlirOperation alloca) {
 static void bracket_launch(MlirOperation launch, MlirType ptr) {
   MlirLocation loc = mlirOperationGetLocation(launch);
   MlirOperationState ss =
-      mlirOperationStateGet(sref("llvm.intr.stacksave"), loc);
+      mlirOperationStateGet(gpu_sref("llvm.intr.stacksave"), loc);
   mlirOperationStateAddResults(&ss, 1, &ptr);
   MlirOperation save = mlirOperationCreate(&ss);
   MlirBlock b = mlirOperationGetBlock(launch);
   mlirBlockInsertOwnedOperationBefore(b, launch, save);
   MlirValue saved = mlirOperationGetResult(save, 0);
   MlirOperationState rs =
-      mlirOperationStateGet(sref("llvm.intr.stackrestore"), loc);
+      mlirOperationStateGet(gpu_sref("llvm.intr.stackrestore"), loc);
   mlirOperationStateAddOperands(&rs, 1, &saved);
   mlirBlockInsertOwnedOperationAfter(b, launch, mlirOperationCreate(&rs));
 }
@@ -135,7 +126,7 @@ eddy_status_t gpu_bound_host_stack(MlirModule module) {
     st = hoist_alloca(w.allocas.ops[i]);
   if (!st && w.launches.len) {
     MlirType ptr =
-        mlirTypeParseGet(mlirOperationGetContext(top), sref("!llvm.ptr"));
+        mlirTypeParseGet(mlirOperationGetContext(top), gpu_sref("!llvm.ptr"));
     for (size_t i = 0; i < w.launches.len; i++)
       bracket_launch(w.launches.ops[i], ptr);
   }
