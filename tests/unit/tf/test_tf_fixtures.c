@@ -110,9 +110,9 @@ static bool check_fixture(const char *dir, const char *name) {
 
 static void test_fixtures(void **state) {
   (void)state;
-  char *names[256];
+  char *names[512];
   size_t n;
-  char *dir = tf_fixtures_list(__FILE__, THIS_FILE, names, 256, &n);
+  char *dir = tf_fixtures_list(__FILE__, THIS_FILE, names, 512, &n);
   size_t failed = 0;
   for (size_t i = 0; i < n; i++) {
     if (!check_fixture(dir, names[i]))

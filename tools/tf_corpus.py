@@ -1,0 +1,290 @@
+#!/usr/bin/env python3
+"""Writes the model corpus of tests/fixtures/tf/: programs built the way a user builds them,
+from Keras' own layers and TensorFlow's library functions, frozen, with TensorFlow's outputs.
+
+Where tools/tf_fixtures.py writes one small program per control-flow pattern, this corpus holds
+whole models: Keras LSTM, GRU and SimpleRNN layers (sequences and states), a Bidirectional
+LSTM, stacked layers, a masked LSTM, an attention decoder step, a greedy decoder and a small
+beam search whose trip counts depend on the data, a tf.scan model, and one SGD step of an LSTM
+regressor with its gradients. Each is written as <model>_v2 (a frozen tf.function) and, where
+TensorFlow can build it, <model>_v1 (a compat.v1 graph with v1 control flow, its variables
+frozen into constants); the fixtures' layout is tools/tf_fixtures.py's.
+
+Needs `pip install tensorflow-cpu numpy` (Keras 3 comes with TensorFlow); neither the build
+nor the tests need it.
+
+usage: tools/tf_corpus.py [--out DIR] [--only NAME]...
+"""
+
+import argparse
+import os
+import sys
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "0")
+
+import numpy as np  # noqa: E402
+import tensorflow as tf  # noqa: E402
+import keras  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import tf_fixtures as tff  # noqa: E402
+
+T, B, D, H, V = 5, 2, 4, 3, 7
+
+# Whole models chain many ops: results match within these (relative, absolute) tolerances.
+TOL = (1e-4, 1e-5)
+
+
+def rnd(seed, shape, scale=1.0):
+    return tff.rnd(seed, shape, scale)
+
+
+# ---- Models -----------------------------------------------------------------------------
+# Each maker returns a fresh function of float32 tensors (the layers' weights are created with
+# a fixed seed, so every call builds the same model).
+
+
+def layer_model(doc, make_layer, seed):
+    """A Keras layer applied to the input, its weights constants of the graph (through
+    stateless_call, so that gradients of the frozen graph do not read variables)."""
+
+    def make():
+        keras.utils.set_random_seed(seed)
+        layer = make_layer()
+        layer.build((B, T, D))
+        ws = [v.numpy() for v in layer.trainable_variables]
+        fixed = [v.numpy() for v in layer.non_trainable_variables]
+
+        def fn(x):
+            out, _ = layer.stateless_call([tf.constant(w) for w in ws],
+                                          [tf.constant(w) for w in fixed], x)
+            return list(out) if isinstance(out, (list, tuple)) else [out]
+
+        return fn
+
+    make.__doc__ = doc
+    return make
+
+
+def m_masked_lstm():
+    """A Masking layer in front of an LSTM: masked steps keep the previous state."""
+    keras.utils.set_random_seed(6)
+    mask = keras.layers.Masking(0.0)
+    lstm = keras.layers.LSTM(H, return_sequences=True, return_state=True)
+
+    def fn(x):
+        return list(lstm(mask(x)))
+
+    return fn
+
+
+def m_attention_step():
+    """One step of an attention decoder: dot-product attention over the encoder states, an
+    LSTM cell on [query, context], log-probabilities over the vocabulary."""
+    keras.utils.set_random_seed(7)
+    att = keras.layers.Attention()
+    cell = keras.layers.LSTMCell(D)
+    dense = keras.layers.Dense(V)
+
+    def fn(q, enc, h, c):
+        ctx = att([q, enc])
+        inp = tf.concat([q[:, 0, :], ctx[:, 0, :]], axis=-1)
+        out, (h2, c2) = cell(inp, [h, c])
+        return [tf.nn.log_softmax(dense(out)), h2, c2]
+
+    return fn
+
+
+def m_greedy_decoder():
+    """Greedy decoding with a GRU cell until every sequence has emitted token 0 (at most 12
+    steps): a trip count that depends on the data, tokens in a dynamic-size TensorArray."""
+    keras.utils.set_random_seed(8)
+    emb = keras.layers.Embedding(V, D)
+    cell = keras.layers.GRUCell(D)
+    dense = keras.layers.Dense(V)
+
+    def fn(h0):
+        b = tf.shape(h0)[0]
+        tok0 = tf.fill([b], 1)
+        done0 = tf.zeros([b], tf.bool)
+        ta = tf.TensorArray(tf.int32, size=0, dynamic_size=True)
+
+        def cond(t, tok, h, done, ta):
+            return tf.logical_and(t < 12, tf.logical_not(tf.reduce_all(done)))
+
+        def body(t, tok, h, done, ta):
+            o, hs = cell(emb(tok), [h])
+            nxt = tf.argmax(dense(o), axis=-1, output_type=tf.int32)
+            nxt = tf.where(done, tf.zeros_like(nxt), nxt)
+            return (t + 1, nxt, hs[0], tf.logical_or(done, tf.equal(nxt, 0)),
+                    ta.write(t, nxt))
+
+        t, _, h, _, ta = tf.while_loop(cond, body, [0, tok0, h0, done0, ta])
+        return [tf.cast(ta.stack(), tf.float32), h, tf.cast(t, tf.float32)]
+
+    return fn
+
+
+def m_beam_search():
+    """Four steps of a beam search of width 3: top-k over beam x vocabulary, the surviving
+    beams' states gathered with GatherNd."""
+    keras.utils.set_random_seed(9)
+    emb = keras.layers.Embedding(V, D)
+    dense = keras.layers.Dense(V)
+    k = 3
+
+    def fn(h0):
+        h = tf.tile(h0, [k, 1])
+        scores0 = tf.constant([0.0] + [-1e9] * (k - 1))
+        tok0 = tf.ones([k], tf.int32)
+
+        def body(t, tok, scores, h):
+            h2 = tf.tanh(h + emb(tok))
+            lp = tf.nn.log_softmax(dense(h2))
+            top, idx = tf.math.top_k(tf.reshape(scores[:, None] + lp, [-1]), k)
+            h3 = tf.gather_nd(h2, (idx // V)[:, None])
+            return t + 1, idx % V, top, h3
+
+        _, tok, scores, h = tf.while_loop(lambda t, *_: t < 4, body, [0, tok0, scores0, h])
+        return [tf.cast(tok, tf.float32), scores, h]
+
+    return fn
+
+
+def m_scan_cumulative():
+    """A tf.scan recurrence acc' = tanh(acc * w + x_t)."""
+
+    def fn(x, w):
+        return [tf.scan(lambda acc, xt: tf.tanh(acc * w + xt), x,
+                        initializer=tf.zeros_like(x[0]))]
+
+    return fn
+
+
+def train_step_weights():
+    keras.utils.set_random_seed(10)
+    model = keras.Sequential([keras.Input((T, D)), keras.layers.LSTM(H), keras.layers.Dense(1)])
+    return model
+
+
+def m_lstm_train_step():
+    """One SGD step (rate 0.1) of an LSTM + Dense regressor on a mean squared error: the loss,
+    then every weight updated. The weights are inputs (Keras' stateless_call), so the graph
+    holds the forward pass, the loss, the gradients through the loop and the update."""
+    model = train_step_weights()
+    fixed_np = [v.numpy() for v in model.non_trainable_variables]
+
+    def fn(x, y, *ws):
+        ws = list(ws)
+        fixed = [tf.constant(w) for w in fixed_np]
+        with tf.GradientTape() as tape:
+            tape.watch(ws)
+            p, _ = model.stateless_call(ws, fixed, x)
+            loss = tf.reduce_mean(tf.square(p - y))
+        gs = tape.gradient(loss, ws)
+        return [loss] + [w - 0.1 * g for w, g in zip(ws, gs)]
+
+    return fn
+
+
+def train_step_inputs():
+    ws = [v.numpy() for v in train_step_weights().trainable_variables]
+    return ([("x", rnd(40, [B, T, D])), ("y", rnd(41, [B, 1]))]
+            + [("w%d" % i, w) for i, w in enumerate(ws)])
+
+
+def masked_input():
+    x = rnd(33, [B, T, D])
+    x[0, 3:] = 0.0
+    x[1, 1:3] = 0.0
+    return x
+
+
+# name -> (maker, inputs, control-flow forms, with a gradient variant)
+MODELS = {
+    "keras_lstm": (layer_model("keras.layers.LSTM, all h and the final h and c.", lambda: keras.layers.LSTM(
+        H, return_sequences=True, return_state=True), 1),
+        lambda: [("x", rnd(30, [B, T, D]))], ("v1", "v2"), True),
+    "keras_gru": (layer_model("keras.layers.GRU, all h and the final h.", lambda: keras.layers.GRU(
+        H, return_sequences=True, return_state=True), 2),
+        lambda: [("x", rnd(31, [B, T, D]))], ("v1", "v2"), True),
+    "keras_simple_rnn": (layer_model("keras.layers.SimpleRNN, all h.", lambda: keras.layers.SimpleRNN(
+        H, return_sequences=True), 3),
+        lambda: [("x", rnd(32, [B, T, D]))], ("v1", "v2"), False),
+    "keras_bilstm": (layer_model("A Bidirectional LSTM (the backward pass reverses the sequence).", lambda: keras.layers.Bidirectional(
+        keras.layers.LSTM(H, return_sequences=True)), 4),
+        lambda: [("x", rnd(34, [B, T, D]))], ("v1", "v2"), True),
+    "keras_stacked": (layer_model("Stacked LSTM, GRU and Dense layers.", lambda: keras.Sequential([
+        keras.layers.LSTM(H, return_sequences=True),
+        keras.layers.GRU(H, return_sequences=True), keras.layers.Dense(2)]), 5),
+        lambda: [("x", rnd(35, [B, T, D]))], ("v1", "v2"), False),
+    "keras_masked_lstm": (m_masked_lstm, lambda: [("x", masked_input())], ("v1", "v2"), False),
+    "attention_step": (m_attention_step,
+                       lambda: [("q", rnd(36, [B, 1, D])), ("enc", rnd(37, [B, T, D])),
+                                ("h", rnd(38, [B, D])), ("c", rnd(39, [B, D]))],
+                       ("v1", "v2"), False),
+    "greedy_decoder": (m_greedy_decoder, lambda: [("h0", rnd(42, [B, D]))], ("v1", "v2"),
+                       False),
+    "beam_search": (m_beam_search, lambda: [("h0", rnd(43, [1, D]))], ("v1", "v2"), False),
+    "scan_cumulative": (m_scan_cumulative, lambda: [("x", rnd(44, [T, D])),
+                                                    ("w", rnd(45, [D]))], ("v1", "v2"), False),
+    # TensorFlow's v1 TensorArray gradient of Keras' loop fails to run in TensorFlow itself.
+    "lstm_train_step": (m_lstm_train_step, train_step_inputs, ("v2",), False),
+}
+
+
+def build_v1(fn, inputs):
+    """Like tf_fixtures.build_v1, and the graph's variables are initialized, then frozen."""
+    tf.compat.v1.disable_control_flow_v2()
+    try:
+        g = tf.Graph()
+        with g.as_default():
+            phs = [tf.compat.v1.placeholder(tf.float32, v.shape, name=n) for n, v in inputs]
+            outs = [tf.identity(o, name="out_%d" % i) for i, o in enumerate(fn(*phs))]
+            with tf.compat.v1.Session(graph=g) as sess:
+                sess.run(tf.compat.v1.global_variables_initializer())
+                results = sess.run(outs, {p: v for p, (_, v) in zip(phs, inputs)})
+                gd = tf.compat.v1.graph_util.convert_variables_to_constants(
+                    sess, g.as_graph_def(add_shapes=True), [o.op.name for o in outs])
+        return gd, [n for n, _ in inputs], [o.name for o in outs], results
+    finally:
+        tf.compat.v1.enable_control_flow_v2()
+
+
+def write_models(out_dir, only):
+    os.makedirs(out_dir, exist_ok=True)
+    for model, (make, inputs, forms, grad_too) in MODELS.items():
+        values = inputs()
+        for grad in (False, True) if grad_too else (False,):
+            for cf in forms:
+                name = "%s%s_%s" % (model, "_grad" if grad else "", cf)
+                if only and name not in only:
+                    continue
+                fn = make()
+                if cf == "v1":
+                    gd, feeds, fetches, results = build_v1(
+                        tff.with_grads(fn) if grad else fn, values)
+                else:
+                    gd, feeds, fetches, results = tff.build_v2(
+                        tff.with_tape(fn) if grad else fn, values)
+                meta = {"model": model, "control_flow": cf, "gradient": grad,
+                        "description": (make.__doc__ or fn.__doc__ or "").strip()}
+                tff.write_fixture(out_dir, name, gd, list(zip(feeds, [v for _, v in values])),
+                                  fetches, results, TOL, meta)
+                print("%-26s %6d bytes, %3d nodes, %2d functions" % (
+                    name, gd.ByteSize(), len(gd.node), len(gd.library.function)))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--out", default=os.path.join(tff.ROOT, "tests", "fixtures", "tf"))
+    ap.add_argument("--only", action="append", default=[],
+                    help="write only this fixture (e.g. keras_lstm_v2); repeatable")
+    args = ap.parse_args()
+    write_models(args.out, set(args.only))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
