@@ -506,6 +506,52 @@ static bool is_pred_switch(const cf_names_t *nm, const eddy_op_t *op) {
   return false;
 }
 
+/// Every use of a becomes a use of b and the other way round.
+static void swap_result_uses(eddy_value_t *a, eddy_value_t *b) {
+  size_t na = eddy_ir_value_num_uses(a), nb = eddy_ir_value_num_uses(b);
+  eddy_use_t **ua = calloc(na + nb + 1, sizeof(*ua));
+  if (!ua)
+    return;
+  size_t n = 0;
+  for (eddy_use_t *u = a->uses; u; u = u->next)
+    ua[n++] = u;
+  for (eddy_use_t *u = b->uses; u; u = u->next)
+    ua[n++] = u;
+  for (size_t i = 0; i < n; i++) {
+    eddy_op_t *o = ua[i]->owner;
+    uint32_t k = ua[i]->index;
+    eddy_ir_op_set_operand(o, k, i < na ? b : a);
+  }
+  free(ua);
+}
+
+/// The value_index of cond Merge m, raised to ifop: pred ? (index of the
+/// then input) : (index of the else input), as tf ops after ifop.
+static eddy_status_t merge_value_index(eddy_ctx_t *ctx, eddy_op_t *ifop,
+                                       eddy_value_t *pred, eddy_op_t *m,
+                                       eddy_value_t *then_in) {
+  int32_t k_then = eddy_ir_op_operand(m, 0) == then_in ? 0 : 1;
+  int32_t idx[2] = {k_then, 1 - k_then};
+  const eddy_type_t *it = eddy_ir_scalar_type_get(ctx, EDDY_DT_I32);
+  eddy_builder_t bb;
+  eddy_ir_builder_init(&bb, ctx);
+  eddy_ir_builder_set_after(&bb, ifop);
+  eddy_value_t *sel[3] = {pred, NULL, NULL};
+  for (int i = 0; i < 2; i++) {
+    eddy_named_attr_t ca = eddy_ir_named_attr(
+        ctx, "value", eddy_ir_dense_attr_get(ctx, it, &idx[i], sizeof idx[i]));
+    eddy_op_t *c = NULL;
+    EDDY_RETURN_IF_ERROR(
+        eddy_tfl_make(&bb, "tf.Const", NULL, 0, &ca, 1, &it, 1, m->loc, &c));
+    sel[1 + i] = eddy_ir_op_result(c, 0);
+  }
+  eddy_op_t *s = NULL;
+  EDDY_RETURN_IF_ERROR(
+      eddy_tfl_make(&bb, "tf.SelectV2", sel, 3, NULL, 0, &it, 1, m->loc, &s));
+  eddy_ir_value_replace_all_uses(&m->results[1], eddy_ir_op_result(s, 0));
+  return NULL;
+}
+
 /// Raises the diamond of the switches on predicate `pred` in block b;
 /// *raised false when it is not innermost (another diamond's switch is
 /// inside it).
@@ -619,7 +665,7 @@ static eddy_status_t raise_diamond(eddy_ctx_t *ctx, const cf_names_t *nm,
       types[i] = eddy_ir_type_generalize(ctx, tv[i]->type, ev[i]->type);
     if (!st && !types[i])
       types[i] = m->results[0].type;
-    if (!st && eddy_ir_value_has_uses(&m->results[1]))
+    if (!st && nm->df && eddy_ir_value_has_uses(&m->results[1]))
       st = err_at(m, "the value_index of the Merge '%s' is used%s", node(m),
                   "");
   }
@@ -669,6 +715,11 @@ static eddy_status_t raise_diamond(eddy_ctx_t *ctx, const cf_names_t *nm,
       free(ys);
       eddy_ptrmap_destroy(&map);
     }
+    // A Merge's value_index (second-order gradients of a cond read it): the
+    // index of the input the taken branch reached it by.
+    for (size_t i = 0; i < merges.n && !st; i++)
+      if (eddy_ir_value_has_uses(&merges.v[i]->results[1]))
+        st = merge_value_index(ctx, ifop, pred, merges.v[i], tv[i]);
     if (!st) {
       hoist_ctx_t hc = {nm, ifop};
       eddy_ir_walk_pre(ifop, hoist_walk, &hc);
@@ -1167,6 +1218,73 @@ static bool has_df_frames(eddy_block_t *b) {
   return false;
 }
 
+/// The branch (0: else, 1: then) and predicate a value of a cond belongs
+/// to: the first Switch output found walking back from v; false when none
+/// is found within a few hundred ops.
+static bool branch_of(eddy_value_t *v, eddy_value_t **out_pred,
+                      int *out_branch) {
+  eddy_value_t *work[512];
+  size_t n = 0, seen = 0;
+  work[n++] = v;
+  while (seen < n) {
+    eddy_value_t *x = work[seen++];
+    eddy_op_t *d = x->def;
+    if (!d || is(d, "tf.Merge") || is(d, "tf.Enter"))
+      continue;
+    if (is(d, "tf.Switch") && !is_loop_switch(&tf_names, d)) {
+      *out_pred = switch_pred(&tf_names, d);
+      *out_branch = (int)x->index;
+      return true;
+    }
+    for (uint32_t i = 0; i < d->num_operands && n < 512; i++)
+      work[n++] = eddy_ir_op_operand(d, i);
+  }
+  return false;
+}
+
+/// TensorFlow's gradient of a cond's Merge (second-order gradients of a
+/// cond build one) switches on Equal(value_index, k) for each input k: that
+/// is the cond's own predicate (k = the then input) or its negation.
+/// Switching on the predicate itself, the outputs swapped for the negation,
+/// makes these switches one more cond on that predicate, which the raising
+/// of the conds on one predicate handles (cond_stages.c).
+static void switch_on_merge_preds(eddy_block_t *b) {
+  for (eddy_op_t *m = b->first; m; m = m->next) {
+    if (!is(m, "tf.Merge") || m->num_operands != 2 ||
+        !eddy_ir_value_has_uses(&m->results[1]))
+      continue;
+    eddy_value_t *pred = NULL;
+    int br = 0;
+    if (!branch_of(eddy_ir_op_operand(m, 0), &pred, &br))
+      continue;
+    int64_t k_then = br == 1 ? 0 : 1; // the input that comes from "then"
+    for (eddy_use_t *u = m->results[1].uses; u; u = u->next) {
+      eddy_op_t *eq = u->owner;
+      if (!is(eq, "tf.Equal") || eq->num_operands != 2)
+        continue;
+      eddy_value_t *other = eddy_ir_op_operand(eq, 1 - u->index);
+      const eddy_attr_t *cv =
+          is(other->def, "tf.Const") ? eddy_ir_op_attr(other->def, "value")
+                                     : NULL;
+      int64_t k = cv && cv->kind == EDDY_ATTR_DENSE &&
+                          eddy_ir_type_num_elements(cv->type) == 1
+                      ? eddy_ir_dense_attr_i64(cv, 0)
+                      : -1;
+      if (k != 0 && k != 1)
+        continue;
+      for (eddy_use_t *w = eq->results[0].uses, *wn; w; w = wn) {
+        wn = w->next;
+        eddy_op_t *sw = w->owner;
+        if (!is(sw, "tf.Switch") || w->index != 1)
+          continue;
+        eddy_ir_op_set_operand(sw, 1, pred);
+        if (k != k_then)
+          swap_result_uses(&sw->results[0], &sw->results[1]);
+      }
+    }
+  }
+}
+
 eddy_status_t eddy_tf_functionalize(eddy_module_t *m) {
   for (eddy_op_t *f = eddy_ir_module_body(m)->first; f; f = f->next) {
     if (!eddy_ir_op_is(f, "func.func"))
@@ -1176,6 +1294,7 @@ eddy_status_t eddy_tf_functionalize(eddy_module_t *m) {
       continue;
     EDDY_RETURN_IF_ERROR(eddy_tfl_thread_tensor_arrays(m->ctx, b));
     EDDY_RETURN_IF_ERROR(eddy_tfl_thread_stacks(m->ctx, b));
+    switch_on_merge_preds(b);
     EDDY_RETURN_IF_ERROR(raise_nested(m->ctx, &tf_names, b));
     if (!has_df_frames(b))
       continue;
