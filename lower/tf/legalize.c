@@ -896,6 +896,45 @@ static eddy_status_t check_supported(eddy_module_t *m,
   return st;
 }
 
+typedef struct names {
+  const char **v;
+  size_t n, cap;
+} names_t;
+
+static void add_name(const char *name, void *user) {
+  names_t *s = user;
+  if (s->n == s->cap) {
+    size_t nc = s->cap ? 2 * s->cap : 256;
+    const char **nv = realloc(s->v, nc * sizeof(*nv));
+    if (!nv)
+      return;
+    s->v = nv;
+    s->cap = nc;
+  }
+  s->v[s->n++] = name;
+}
+
+static int cmp_name(const void *a, const void *b) {
+  return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+void eddy_tf_supported_ops_each(void (*fn)(const char *name, void *user),
+                                void *user) {
+  // Ops the importer and functionalize consume before legalize-tf runs.
+  static const char *const RAISED[] = {"Placeholder", "Enter",  "Exit",
+                                       "LoopCond",    "Merge",  "Switch",
+                                       "NextIteration"};
+  names_t s = {0};
+  for (size_t i = 0; i < sizeof RAISED / sizeof RAISED[0]; i++)
+    add_name(RAISED[i], &s);
+  eddy_tfl_supported_each(add_name, &s);
+  qsort(s.v, s.n, sizeof(*s.v), cmp_name);
+  for (size_t i = 0; i < s.n; i++)
+    if (i == 0 || strcmp(s.v[i], s.v[i - 1]) != 0)
+      fn(s.v[i], user);
+  free(s.v);
+}
+
 /// Translates one function in place: the new ops are built before the old
 /// ones, which are then erased; the function type takes the new result
 /// types.

@@ -51,14 +51,34 @@ static const char *const OTHER[] = {
     "PartitionedCall", "StatefulPartitionedCall", "LegacyCall",
 };
 
-bool eddy_tfl_is_supported(const char *t) {
+/// The tables of the other legalize files, NULL-terminated.
+static const char *const *const TABLES[] = {eddy_tfl_shape_ops};
+
+void eddy_tfl_supported_each(void (*fn)(const char *name, void *user),
+                             void *user) {
   for (size_t i = 0; i < sizeof SIMPLE / sizeof SIMPLE[0]; i++)
-    if (strcmp(t, SIMPLE[i].tf) == 0)
-      return true;
+    fn(SIMPLE[i].tf, user);
   for (size_t i = 0; i < sizeof OTHER / sizeof OTHER[0]; i++)
-    if (strcmp(t, OTHER[i]) == 0)
-      return true;
-  return eddy_tfl_is_shape_op(t);
+    fn(OTHER[i], user);
+  for (size_t k = 0; k < sizeof TABLES / sizeof TABLES[0]; k++)
+    for (const char *const *t = TABLES[k]; *t; t++)
+      fn(*t, user);
+}
+
+typedef struct find {
+  const char *name;
+  bool found;
+} find_t;
+
+static void find_name(const char *name, void *user) {
+  find_t *f = user;
+  f->found = f->found || strcmp(name, f->name) == 0;
+}
+
+bool eddy_tfl_is_supported(const char *t) {
+  find_t f = {t, false};
+  eddy_tfl_supported_each(find_name, &f);
+  return f.found;
 }
 
 static eddy_value_t *in(eddy_tfl_t *z, const eddy_op_t *op, size_t i) {

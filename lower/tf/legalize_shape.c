@@ -11,19 +11,12 @@
 
 #define MAXR 64
 
-static const char *const SHAPE_OPS[] = {
+const char *const eddy_tfl_shape_ops[] = {
     "Reshape", "Shape", "Size", "Rank", "Fill", "ZerosLike", "OnesLike",
     "Tile", "Pack", "Unpack", "ConcatV2", "Split", "ExpandDims", "Squeeze",
     "StridedSlice", "StridedSliceGrad", "Range", "GatherV2", "Transpose",
-    "Slice", "BroadcastGradientArgs", "Pad", "PadV2",
+    "Slice", "BroadcastGradientArgs", "Pad", "PadV2", NULL,
 };
-
-bool eddy_tfl_is_shape_op(const char *t) {
-  for (size_t i = 0; i < sizeof SHAPE_OPS / sizeof SHAPE_OPS[0]; i++)
-    if (strcmp(t, SHAPE_OPS[i]) == 0)
-      return true;
-  return false;
-}
 
 static eddy_value_t *in(eddy_tfl_t *z, const eddy_op_t *op, size_t i) {
   return eddy_tfl_get(z, eddy_ir_op_operand(op, i));

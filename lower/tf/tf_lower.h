@@ -40,6 +40,14 @@ eddy_status_t eddy_tf_v1_to_dataflow(eddy_module_t *m);
 /// to-dataflow).
 eddy_status_t eddy_tf_legalize_dataflow(eddy_module_t *m);
 
+/// Calls fn(name, user) for every TensorFlow op eddy imports and lowers
+/// (names without "tf."), sorted, each once: Placeholder, the v1 control
+/// flow that functionalize raises, and every op legalize-tf lowers
+/// (functional control flow and calls included). docs/import.md lists them
+/// (`eddy import --list-ops`).
+void eddy_tf_supported_ops_each(void (*fn)(const char *name, void *user),
+                                void *user);
+
 /// The passes "legalize-tf" and "functionalize".
 extern const eddy_pass_t eddy_tf_pass_legalize;
 extern const eddy_pass_t eddy_tf_pass_functionalize;

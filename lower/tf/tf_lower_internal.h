@@ -125,7 +125,7 @@ eddy_status_t eddy_tfl_keep_dataflow_op(eddy_tfl_t *z, const eddy_op_t *op,
 /// in legalize_slice.c).
 eddy_status_t eddy_tfl_lower_shape_op(eddy_tfl_t *z, const eddy_op_t *op,
                                       bool *handled);
-bool eddy_tfl_is_shape_op(const char *t);
+extern const char *const eddy_tfl_shape_ops[]; ///< NULL-terminated
 /// StridedSlice, StridedSliceGrad, Slice, Pad and PadV2 (legalize_slice.c),
 /// called by eddy_tfl_lower_shape_op.
 eddy_status_t eddy_tfl_lower_strided_slice(eddy_tfl_t *z, const eddy_op_t *op);
@@ -135,6 +135,10 @@ eddy_status_t eddy_tfl_lower_slice(eddy_tfl_t *z, const eddy_op_t *op);
 eddy_status_t eddy_tfl_lower_pad(eddy_tfl_t *z, const eddy_op_t *op);
 /// True when legalize-tf lowers the op named `name` (without "tf.").
 bool eddy_tfl_is_supported(const char *name);
+/// Calls fn for every op legalize-tf lowers (names without "tf."), each
+/// table's in its order; a name may come more than once.
+void eddy_tfl_supported_each(void (*fn)(const char *name, void *user),
+                             void *user);
 
 /// functionalize of df frames (functionalize_df.c). True when the loop
 /// value (enter, merge, sw, next, exit) of the frame whose df.loop_cond is

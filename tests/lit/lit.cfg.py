@@ -16,6 +16,7 @@ for var in ("ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS"):
         config.environment[var] = os.environ[var]
 config.substitutions.append(("%eddy", os.path.join(config.eddy_tools_dir, "eddy")))
 config.substitutions.append(("%examples", os.path.join(config.eddy_src_root, "examples")))
+config.substitutions.append(("%docs", os.path.join(config.eddy_src_root, "docs")))
 
 # %cc-eddyrt: the system C compiler with the flags to build a program that
 # links a compiled model against this build's libeddyrt (sanitizer flags

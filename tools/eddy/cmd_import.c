@@ -1,6 +1,7 @@
 /// `eddy import`: read a TensorFlow GraphDef and print it as tf-dialect IR.
 #include "dialects/tf/tf.h"
 #include "ir/ir.h"
+#include "lower/tf/tf_lower.h"
 #include "tools/eddy/cli.h"
 
 #include <stdio.h>
@@ -17,6 +18,7 @@ typedef struct import_args {
   const char *func_name;
   bool prune;
   bool print_locations;
+  bool list_ops;
   bool help;
 } import_args_t;
 
@@ -39,6 +41,8 @@ static int print_help(void) {
          "  --prune                import only the nodes the fetches need\n"
          "  -o FILE, --output=FILE write the IR to FILE (default: stdout)\n"
          "  --print-locations      print loc(\"node name\") after every op\n"
+         "  --list-ops             print the TensorFlow ops eddy imports and\n"
+         "                         lowers, one per line, and exit\n"
          "  -h, --help             show this help\n");
   return EDDY_CLI_EXIT_OK;
 }
@@ -96,11 +100,13 @@ static int parse_args(int argc, char **argv, import_args_t *a) {
       a->prune = true;
     } else if (strcmp(arg, "--print-locations") == 0) {
       a->print_locations = true;
+    } else if (strcmp(arg, "--list-ops") == 0) {
+      a->list_ops = true;
     } else {
       return eddy_cli_usage_error("import", "unknown flag '%s'", arg);
     }
   }
-  if (!a->help && !a->input)
+  if (!a->help && !a->list_ops && !a->input)
     return eddy_cli_usage_error("import", "missing input file (MODEL.pb)");
   return -1;
 }
@@ -129,11 +135,20 @@ static eddy_status_t render(eddy_ctx_t *ctx, const void *args,
   return run_import(ctx, (const import_args_t *)args, out);
 }
 
+static void print_op(const char *name, void *user) {
+  (void)user;
+  printf("%s\n", name);
+}
+
 int eddy_cli_import_main(int argc, char **argv) {
   import_args_t a = {0};
   int rc = parse_args(argc, argv, &a);
   if (rc < 0 && a.help)
     rc = print_help();
+  if (rc < 0 && a.list_ops) {
+    eddy_tf_supported_ops_each(print_op, NULL);
+    rc = EDDY_CLI_EXIT_OK;
+  }
   if (rc >= 0) {
     free(a.feeds);
     free(a.fetches);
