@@ -399,26 +399,60 @@ def op_histogram(gd):
     return ops
 
 
+# Models also written with second-order gradients (`_grad2`: the outputs' sum y, then
+# d(sum of dy/dx_i squared)/dx_i for each input), in these control-flow versions. TensorFlow
+# refuses second-order gradients of v1 while_loops; eddy does not yet type the variants that
+# cond_v2's second-order gradient passes through its functions, nor lists of lists of them.
+SECOND_ORDER = {"cond_in_cond": ("v1",), "count": ("v2",), "map_fn": ("v2",),
+                "scan": ("v2",)}
+
+
+def second_order(fn, v2):
+    def run(*args):
+        args = list(args)
+        if v2:
+            with tf.GradientTape() as t2:
+                t2.watch(args)
+                with tf.GradientTape() as t1:
+                    t1.watch(args)
+                    y = tf.add_n([tf.reduce_sum(o) for o in fn(*args)])
+                gs = t1.gradient(y, args)
+                s = tf.add_n([tf.reduce_sum(g * g) for g in gs if g is not None])
+            g2 = t2.gradient(s, args)
+        else:
+            y = tf.add_n([tf.reduce_sum(o) for o in fn(*args)])
+            gs = tf.gradients(y, args)
+            s = tf.add_n([tf.reduce_sum(g * g) for g in gs if g is not None])
+            g2 = tf.gradients(s, args)
+        return [y] + [g if g is not None else tf.zeros_like(a) for g, a in zip(g2, args)]
+
+    return run
+
+
 def write_models(out_dir, only):
     os.makedirs(out_dir, exist_ok=True)
     all_ops = {}
     for model, (fn, inputs, tol) in MODELS.items():
         shapes = FEED_SHAPES.get(model, {})
-        for grad in (False, True):
-            if grad and model in FORWARD_ONLY:
+        for grad in (0, 1, 2):
+            if grad == 1 and model in FORWARD_ONLY:
                 continue
             for cf in ("v1", "v2"):
-                name = "%s%s_%s" % (model, "_grad" if grad else "", cf)
+                if grad == 2 and cf not in SECOND_ORDER.get(model, ()):
+                    continue
+                name = "%s%s_%s" % (model, ("", "_grad", "_grad2")[grad], cf)
                 if only and name not in only:
                     continue
-                if cf == "v1":
+                if grad == 2:
+                    f = second_order(fn, cf == "v2")
+                elif cf == "v1":
                     f = with_grads(fn) if grad else fn
-                    gd, feeds, fetches, results = build_v1(f, inputs, shapes)
                 else:
                     f = with_tape(fn) if grad else fn
-                    gd, feeds, fetches, results = build_v2(f, inputs, shapes)
+                build = build_v1 if cf == "v1" else build_v2
+                gd, feeds, fetches, results = build(f, inputs, shapes)
                 t = GRAD_TOL if grad else (tol or DEFAULT_TOL)
-                meta = {"model": model, "control_flow": cf, "gradient": grad,
+                meta = {"model": model, "control_flow": cf, "gradient": grad > 0,
                         "description": (fn.__doc__ or "").strip()}
                 write_fixture(out_dir, name, gd, list(zip(feeds, [v for _, v in inputs])),
                               fetches, results, t, meta)

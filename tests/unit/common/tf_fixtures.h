@@ -25,10 +25,11 @@
 
 /// How many fixtures tests/fixtures/tf holds: those tools/tf_fixtures.py
 /// writes (17 models x {forward, gradient} x {v1, v2}, less the gradients of
-/// its one forward-only model) and those of tools/tf_corpus.py (11). A test
+/// its one forward-only model, and 4 second-order gradients) and those of
+/// tools/tf_corpus.py (11). A test
 /// that finds another number fails (a fixture lost, or one added without
 /// updating this).
-#define TF_FIXTURES_COUNT 77
+#define TF_FIXTURES_COUNT 81
 
 /// A fixture that is expected to fail, and why.
 typedef struct tf_known_failure {
