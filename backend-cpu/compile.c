@@ -368,6 +368,12 @@ eddy_status_t eddy_cpu_jit_create_with(const eddy_module_t *m,
                                     (void *)eddy_rt_entry_prefix_error);
   mlirExecutionEngineRegisterSymbol(ee, sref("eddy_rt_entry_dims_error"),
                                     (void *)eddy_rt_entry_dims_error);
+  mlirExecutionEngineRegisterSymbol(ee, sref("eddy_rt_entry_max_iterations"),
+                                    (void *)eddy_rt_entry_max_iterations);
+  mlirExecutionEngineRegisterSymbol(ee, sref("eddy_rt_entry_deadline"),
+                                    (void *)eddy_rt_entry_deadline);
+  mlirExecutionEngineRegisterSymbol(ee, sref("eddy_rt_entry_loop_check"),
+                                    (void *)eddy_rt_entry_loop_check);
   mlirExecutionEngineRegisterSymbol(ee, sref("eddy_rt_entry_list_dims"),
                                     (void *)eddy_rt_entry_list_dims);
   // The TensorList helpers.

@@ -562,7 +562,8 @@ void cpu_put_mlir_string(eddy_buf_t *out, const char *s) {
   }
 }
 
-int cpu_error_site(cpu_emit_t *e, const eddy_op_t *op) {
+/// A global @__eddy_siteN holding "LOC: 'op.name' op"; returns N.
+static int op_where_global(cpu_emit_t *e, const eddy_op_t *op) {
   int g = e->next_global++;
   eddy_buf_t loc;
   eddy_buf_init(&loc);
@@ -573,6 +574,11 @@ int cpu_error_site(cpu_emit_t *e, const eddy_op_t *op) {
   eddy_buf_printf(&e->globals, ": '%s' op\\00\") {addr_space = 0 : i32}\n",
                   op->name->str);
   eddy_buf_destroy(&loc);
+  return g;
+}
+
+int cpu_error_site(cpu_emit_t *e, const eddy_op_t *op) {
+  int g = op_where_global(e, op);
   int *sites =
       eddy_arena_alloc(e->arena, sizeof(int) * (size_t)(e->num_sites + 1));
   if (e->num_sites)
@@ -759,6 +765,68 @@ static eddy_status_t assign(cpu_emit_t *e, eddy_value_t *v,
   return cpu_copy_checked(e, v, user, dst, t);
 }
 
+/// In the prologue, once per function: the call's loop budgets, read into
+/// e->loop_limit and e->loop_deadline.
+static void read_loop_budgets(cpu_emit_t *e) {
+  if (e->loop_limit >= 0)
+    return;
+  const eddy_type_t *i64s = eddy_ir_scalar_type_get(e->ctx, EDDY_DT_I64);
+  e->loop_limit = cpu_alloc_slot(e, i64s);
+  e->loop_deadline = cpu_alloc_slot(e, i64s);
+  eddy_buf_t body = e->body;
+  e->body = e->pro;
+  int l = cpu_fresh(e), d = cpu_fresh(e);
+  cpu_p(e,
+        "%%t%d = func.call @eddy_rt_entry_max_iterations(%%rt) : "
+        "(!llvm.ptr) -> i64\n",
+        l);
+  cpu_p(e,
+        "%%t%d = func.call @eddy_rt_entry_deadline(%%rt) : (!llvm.ptr) -> "
+        "i64\n",
+        d);
+  cpu_store(e, e->loop_limit, i64s, NULL, l);
+  cpu_store(e, e->loop_deadline, i64s, NULL, d);
+  e->pro = e->body;
+  e->body = body;
+}
+
+/// Where loop op decides to run its body again (p) after `count` runs: the
+/// call's budgets (docs/runtime.md): past the iteration limit, and every 64
+/// iterations cancelled or past the deadline, the runtime records an error,
+/// which stops every loop. Returns p && no error.
+static int check_loop_budgets(cpu_emit_t *e, const eddy_op_t *op, int p,
+                              int count) {
+  if (e->eflag < 0)
+    return p;
+  read_loop_budgets(e);
+  const eddy_type_t *i64s = eddy_ir_scalar_type_get(e->ctx, EDDY_DT_I64);
+  int lim = cpu_load(e, e->loop_limit, i64s, NULL);
+  int dl = cpu_load(e, e->loop_deadline, i64s, NULL);
+  int over = cpu_fresh(e), one = cpu_fresh(e), next = cpu_fresh(e),
+      mask = cpu_fresh(e), low = cpu_fresh(e), zero = cpu_fresh(e),
+      tick = cpu_fresh(e), any = cpu_fresh(e), need = cpu_fresh(e);
+  cpu_p(e, "%%t%d = arith.cmpi sge, %%t%d, %%t%d : i64\n", over, count, lim);
+  cpu_p(e, "%%t%d = arith.constant 1 : i64\n", one);
+  cpu_p(e, "%%t%d = arith.addi %%t%d, %%t%d : i64\n", next, count, one);
+  cpu_p(e, "%%t%d = arith.constant 63 : i64\n", mask);
+  cpu_p(e, "%%t%d = arith.andi %%t%d, %%t%d : i64\n", low, next, mask);
+  cpu_p(e, "%%t%d = arith.constant 0 : i64\n", zero);
+  cpu_p(e, "%%t%d = arith.cmpi eq, %%t%d, %%t%d : i64\n", tick, low, zero);
+  cpu_p(e, "%%t%d = arith.ori %%t%d, %%t%d : i1\n", any, over, tick);
+  cpu_p(e, "%%t%d = arith.andi %%t%d, %%t%d : i1\n", need, p, any);
+  cpu_p(e, "scf.if %%t%d {\n", need);
+  int where = cpu_fresh(e);
+  cpu_p(e, "%%t%d = llvm.mlir.addressof @__eddy_site%d : !llvm.ptr\n", where,
+        op_where_global(e, op));
+  cpu_p(e,
+        "func.call @eddy_rt_entry_loop_check(%%rt, %%t%d, %%t%d, %%t%d, "
+        "%%t%d, %%t%d, %%err, %%errlen) : (!llvm.ptr, i64, i64, i64, "
+        "!llvm.ptr, !llvm.ptr, !llvm.ptr, i64) -> ()\n",
+        count, lim, dl, where, e->eflag_ptr);
+  cpu_p(e, "}\n");
+  return cpu_and_no_error(e, p);
+}
+
 static eddy_status_t emit_while(cpu_emit_t *e, eddy_op_t *op) {
   uint32_t n = op->num_results;
   eddy_block_t *cb = eddy_ir_region_entry(&op->regions[0]);
@@ -787,33 +855,31 @@ static eddy_status_t emit_while(cpu_emit_t *e, eddy_op_t *op) {
   for (uint32_t k = 0; k < n; k++)
     EDDY_RETURN_IF_ERROR(assign(e, eddy_ir_op_operand(op, k), op, bufs[k],
                                 dyn[k], op->results[k].type));
-  // maximum_iterations stops the loop (TensorFlow semantics): a counter.
+  // Iterations run so far: for maximum_iterations, which stops the loop
+  // (TensorFlow semantics), and for the call's loop budgets.
   int64_t max_it = eddy_ir_op_attr_int(op, "maximum_iterations", -1);
-  int counter = -1;
   const eddy_type_t *i64s = eddy_ir_scalar_type_get(e->ctx, EDDY_DT_I64);
-  if (max_it >= 0) {
-    counter = cpu_alloc_slot(e, i64s);
-    int z = cpu_fresh(e);
-    cpu_p(e, "%%t%d = arith.constant 0 : i64\n", z);
-    cpu_store(e, counter, i64s, NULL, z);
-  }
+  int counter = cpu_alloc_slot(e, i64s);
+  int z = cpu_fresh(e);
+  cpu_p(e, "%%t%d = arith.constant 0 : i64\n", z);
+  cpu_store(e, counter, i64s, NULL, z);
   cpu_p(e, "scf.while : () -> () {\n");
   EDDY_RETURN_IF_ERROR(cpu_emit_block(e, cb));
   eddy_op_t *cond = eddy_ir_block_terminator(cb);
   int p;
   EDDY_RETURN_IF_ERROR(
       cpu_host_scalar(e, eddy_ir_op_operand(cond, 0), &p));
-  if (counter >= 0) {
-    int c = cpu_load(e, counter, i64s, NULL);
+  int count = cpu_load(e, counter, i64s, NULL);
+  if (max_it >= 0) {
     int m = cpu_fresh(e), lt = cpu_fresh(e), both = cpu_fresh(e);
     cpu_p(e, "%%t%d = arith.constant %lld : i64\n", m, (long long)max_it);
-    cpu_p(e, "%%t%d = arith.cmpi slt, %%t%d, %%t%d : i64\n", lt, c, m);
+    cpu_p(e, "%%t%d = arith.cmpi slt, %%t%d, %%t%d : i64\n", lt, count, m);
     cpu_p(e, "%%t%d = arith.andi %%t%d, %%t%d : i1\n", both, p, lt);
     p = both;
   }
-  p = cpu_and_no_error(e, p);
+  p = check_loop_budgets(e, op, p, count);
   cpu_p(e, "scf.condition(%%t%d)\n} do {\n", p);
-  if (counter >= 0) {
+  {
     int c = cpu_load(e, counter, i64s, NULL);
     int one = cpu_fresh(e), s = cpu_fresh(e);
     cpu_p(e, "%%t%d = arith.constant 1 : i64\n", one);

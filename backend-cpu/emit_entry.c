@@ -33,14 +33,6 @@ static int site_message(cpu_emit_t *e, int site) {
   return msg;
 }
 
-static eddy_walk_result_t find_fallible(eddy_op_t *op, void *user) {
-  if (cpu_op_info(op)->fallible) {
-    *(bool *)user = true;
-    return EDDY_WALK_INTERRUPT;
-  }
-  return EDDY_WALK_ADVANCE;
-}
-
 static const char *dims_global(cpu_emit_t *e, const eddy_type_t *t) {
   if (t->rank == 0)
     return NULL;
@@ -251,6 +243,10 @@ static const char *k_decls =
     "i64, i32, !llvm.ptr, !llvm.ptr, !llvm.ptr, i64)\n"
     "func.func private @eddy_rt_entry_index_error(!llvm.ptr, i64, !llvm.ptr, "
     "i64, i64) -> i32\n"
+    "func.func private @eddy_rt_entry_max_iterations(!llvm.ptr) -> i64\n"
+    "func.func private @eddy_rt_entry_deadline(!llvm.ptr) -> i64\n"
+    "func.func private @eddy_rt_entry_loop_check(!llvm.ptr, i64, i64, i64, "
+    "!llvm.ptr, !llvm.ptr, !llvm.ptr, i64)\n"
     "func.func private @eddy_rt_entry_prefix_error(!llvm.ptr, i64, "
     "!llvm.ptr)\n"
     "func.func private @eddy_rt_entry_list_empty(!llvm.ptr, i32, i32, "
@@ -373,6 +369,25 @@ static eddy_walk_result_t find_dynamic(eddy_op_t *op, void *user) {
     if (callee) {
       s->depth++;
       eddy_ir_walk_pre(callee, find_dynamic, s);
+      s->depth--;
+    }
+  }
+  return s->found ? EDDY_WALK_INTERRUPT : EDDY_WALK_ADVANCE;
+}
+
+/// Finds ops that can fail at run time in op, its regions and (inlined)
+/// callees.
+static eddy_walk_result_t find_fallible(eddy_op_t *op, void *user) {
+  dyn_scan_t *s = user;
+  s->found = s->found || cpu_op_info(op)->fallible;
+  if (!s->found && cpu_op_info(op)->cls == CPU_OP_CALL &&
+      s->depth < CPU_MAX_INLINE_DEPTH) {
+    const eddy_attr_t *c = eddy_ir_op_attr(op, "callee");
+    eddy_op_t *callee =
+        c ? eddy_ir_module_lookup_func(s->m, c->u.str.data) : NULL;
+    if (callee) {
+      s->depth++;
+      eddy_ir_walk_pre(callee, find_fallible, s);
       s->depth--;
     }
   }
@@ -522,6 +537,8 @@ static eddy_status_t emit_func(cpu_emit_t *e, eddy_op_t *func,
     EDDY_RETURN_IF_ERROR(cpu_check_type(func, ft->outputs[i]));
   e->eflag = -1;
   e->elist = -1;
+  e->loop_limit = -1;
+  e->loop_deadline = -1;
   e->krec = -1;
   dyn_scan_t scan = {e->module, 0, false};
   for (uint32_t i = 0; i < ft->num_inputs; i++)
@@ -531,9 +548,9 @@ static eddy_status_t emit_func(cpu_emit_t *e, eddy_op_t *func,
   if (!scan.found)
     eddy_ir_walk_pre(func, find_dynamic, &scan);
   e->dyn = scan.found;
-  bool fallible = e->dyn;
-  eddy_ir_walk_pre(func, find_fallible, &fallible);
-  if (fallible) {
+  dyn_scan_t fscan = {e->module, 0, e->dyn};
+  eddy_ir_walk_pre(func, find_fallible, &fscan);
+  if (fscan.found) {
     const eddy_type_t *i32s = eddy_ir_scalar_type_get(e->ctx, EDDY_DT_I32);
     const eddy_type_t *i64s = eddy_ir_scalar_type_get(e->ctx, EDDY_DT_I64);
     e->eflag = cpu_alloc_slot(e, i32s);

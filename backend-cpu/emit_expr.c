@@ -1087,7 +1087,7 @@ static const cpu_op_info_t k_ops[EDDY_OP_COUNT_] = {
     KERNEL(PAD, kernel_pad, true),
     KERNEL(SHAPE, kernel_shape, false),
     KERNEL(DIM, kernel_shape, false),
-    [EDDY_OP_CTL_WHILE] = {.cls = CPU_OP_WHILE},
+    [EDDY_OP_CTL_WHILE] = {.cls = CPU_OP_WHILE, .fallible = true},
     [EDDY_OP_CTL_IF] = {.cls = CPU_OP_IF},
     [EDDY_OP_CTL_CALL] = {.cls = CPU_OP_CALL},
     [EDDY_OP_CTL_YIELD] = {.none = TERMINATOR},

@@ -74,6 +74,10 @@ typedef struct cpu_emit {
   /// memref<i32>: the site of the tl op that ran last before an error (0 =
   /// none), whose location prefixes a list helper's message.
   int elist;
+  /// memref<i64>s holding the call's loop budgets (the iteration limit and
+  /// the deadline, eddy_rt_entry_max_iterations / _deadline), read in the
+  /// prologue when the first loop is emitted; -1 before.
+  int loop_limit, loop_deadline;
   int num_sites;
   int *site_globals; ///< global number of each site's "LOC: 'op' op" text
   bool *site_dims;   ///< per site: a shape check (else an index check)

@@ -148,6 +148,8 @@ const char *eddy_status_code_name(eddy_status_code_t code) {
     return "resource exhausted";
   case EDDY_ERR_INTERNAL:
     return "internal error";
+  case EDDY_ERR_CANCELLED:
+    return "cancelled";
   }
   return "unknown";
 }

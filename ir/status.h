@@ -23,6 +23,7 @@ typedef enum eddy_status_code {
   EDDY_ERR_IO,               ///< file system failure
   EDDY_ERR_RESOURCE,         ///< out of memory or past a limit
   EDDY_ERR_INTERNAL,         ///< a bug in eddy
+  EDDY_ERR_CANCELLED,        ///< cancelled, or past its time limit
 } eddy_status_code_t;
 
 typedef struct eddy_status_s *eddy_status_t;

@@ -40,6 +40,9 @@ struct eddy_rt_ctx {
   _Atomic int64_t limit;  // 0 = unlimited
   _Atomic int64_t in_use; // bytes handed out and not yet freed
   _Atomic int64_t peak;
+  _Atomic int64_t max_iterations; // per loop and call; 0 = unlimited
+  _Atomic int64_t timeout_ms;     // per call; 0 = unlimited
+  _Atomic int cancelled;
   eddy_rt_pool_t *pool; // NULL when single-threaded
   pthread_mutex_t cache_lock; // guards the fields below
   bool cache_on;
@@ -235,6 +238,34 @@ void eddy_rt_ctx_set_memory_limit(eddy_rt_ctx_t *ctx, int64_t bytes) {
 
 int64_t eddy_rt_ctx_memory_limit(const eddy_rt_ctx_t *ctx) {
   return atomic_load(&((eddy_rt_ctx_t *)ctx)->limit);
+}
+
+void eddy_rt_ctx_set_max_iterations(eddy_rt_ctx_t *ctx, int64_t n) {
+  atomic_store(&ctx->max_iterations, n < 0 ? 0 : n);
+}
+
+int64_t eddy_rt_ctx_max_iterations(const eddy_rt_ctx_t *ctx) {
+  return atomic_load(&((eddy_rt_ctx_t *)ctx)->max_iterations);
+}
+
+void eddy_rt_ctx_set_timeout_ms(eddy_rt_ctx_t *ctx, int64_t ms) {
+  atomic_store(&ctx->timeout_ms, ms < 0 ? 0 : ms);
+}
+
+int64_t eddy_rt_ctx_timeout_ms(const eddy_rt_ctx_t *ctx) {
+  return atomic_load(&((eddy_rt_ctx_t *)ctx)->timeout_ms);
+}
+
+void eddy_rt_ctx_cancel(eddy_rt_ctx_t *ctx) {
+  atomic_store(&ctx->cancelled, 1);
+}
+
+void eddy_rt_ctx_clear_cancel(eddy_rt_ctx_t *ctx) {
+  atomic_store(&ctx->cancelled, 0);
+}
+
+bool eddy_rt_ctx_is_cancelled(const eddy_rt_ctx_t *ctx) {
+  return atomic_load(&((eddy_rt_ctx_t *)ctx)->cancelled) != 0;
 }
 
 int64_t eddy_rt_ctx_bytes_in_use(const eddy_rt_ctx_t *ctx) {

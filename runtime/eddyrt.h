@@ -76,6 +76,7 @@ typedef enum eddy_rt_code {
   EDDY_RT_ERR_IO = 6,               ///< file system failure
   EDDY_RT_ERR_RESOURCE = 7,         ///< out of memory, past the limit, too big
   EDDY_RT_ERR_INTERNAL = 8,         ///< a bug in eddy
+  EDDY_RT_ERR_CANCELLED = 9,        ///< cancelled, or past its time limit
 } eddy_rt_code_t;
 
 /// NULL means success; anything else is an owned error with a code and a
@@ -139,6 +140,25 @@ void eddy_rt_ctx_set_memory_limit(eddy_rt_ctx_t *ctx, int64_t bytes);
 int64_t eddy_rt_ctx_memory_limit(const eddy_rt_ctx_t *ctx);
 /// Bytes currently allocated through ctx (tensor data, list storage).
 int64_t eddy_rt_ctx_bytes_in_use(const eddy_rt_ctx_t *ctx);
+/// Budgets of compiled code called with ctx; each is checked where a loop
+/// (ctl.while) decides whether to run its body again, so straight-line code
+/// runs to its end. max_iterations: how many times one loop may run its body
+/// in one call before the call fails with EDDY_RT_ERR_RESOURCE ("did not
+/// finish within N iterations"), as the evaluator's limit; timeout_ms: the
+/// wall-clock time one call may take, from its start, before it fails with
+/// EDDY_RT_ERR_CANCELLED (read every 64 iterations of each loop). 0 (the
+/// default) is unlimited; a negative value counts as 0. Thread-safe.
+void eddy_rt_ctx_set_max_iterations(eddy_rt_ctx_t *ctx, int64_t n);
+int64_t eddy_rt_ctx_max_iterations(const eddy_rt_ctx_t *ctx);
+void eddy_rt_ctx_set_timeout_ms(eddy_rt_ctx_t *ctx, int64_t ms);
+int64_t eddy_rt_ctx_timeout_ms(const eddy_rt_ctx_t *ctx);
+/// Makes every call of compiled code on ctx, running or to come, fail with
+/// EDDY_RT_ERR_CANCELLED at its next loop check (every 64 iterations of each
+/// loop), until eddy_rt_ctx_clear_cancel. Thread-safe and async-signal-safe:
+/// another thread or a signal handler may call it while ctx is in use.
+void eddy_rt_ctx_cancel(eddy_rt_ctx_t *ctx);
+void eddy_rt_ctx_clear_cancel(eddy_rt_ctx_t *ctx);
+bool eddy_rt_ctx_is_cancelled(const eddy_rt_ctx_t *ctx);
 /// Highest bytes_in_use seen.
 int64_t eddy_rt_ctx_peak_bytes(const eddy_rt_ctx_t *ctx);
 /// Freed blocks of 64 KiB or more are kept by the context and reused by
@@ -354,6 +374,22 @@ void *eddy_rt_entry_alloc(eddy_rt_ctx_t *rt, int64_t bytes, char *err,
                           size_t errlen);
 /// Frees what eddy_rt_entry_alloc returned (ptr may be NULL).
 void eddy_rt_entry_free(eddy_rt_ctx_t *rt, void *ptr, int64_t bytes);
+/// The loop budgets of one call (eddy_rt_ctx_set_max_iterations,
+/// eddy_rt_ctx_set_timeout_ms), read when it starts: the iteration limit,
+/// INT64_MAX for none; the monotonic-clock deadline in ns, INT64_MAX for
+/// none. rt may be NULL (no budgets).
+int64_t eddy_rt_entry_max_iterations(eddy_rt_ctx_t *rt);
+int64_t eddy_rt_entry_deadline(eddy_rt_ctx_t *rt);
+/// Called by a loop of compiled code, where it decides to run its body again
+/// after `iterations` runs, when iterations reached limit or is a multiple of
+/// 64: records the first of "past the iteration limit", "cancelled" and
+/// "past the deadline" that holds, as for the list helpers (*code = -CODE,
+/// the message in err, prefixed with where, "LOC: 'ctl.while' op"). Does
+/// nothing when *code is already set.
+void eddy_rt_entry_loop_check(eddy_rt_ctx_t *rt, int64_t iterations,
+                              int64_t limit, int64_t deadline,
+                              const char *where, int32_t *code, char *err,
+                              size_t errlen);
 /// Prefixes err's message with "WHERE: " (truncated to errlen); where is
 /// "LOC: 'tl.get_item' op". Nothing happens when where is NULL.
 void eddy_rt_entry_prefix_error(char *err, size_t errlen, const char *where);

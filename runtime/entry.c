@@ -1,6 +1,7 @@
 /// Entry helpers for compiled code (backend-cpu): the argument checks and
 /// result allocation that every generated `PREFIX_run` function calls, so that
 /// the messages are written once, in C, and read the same for every model.
+#define _POSIX_C_SOURCE 200809L
 #include "runtime/eddyrt.h"
 #include "runtime/kernels.h"
 #include "runtime/rt_internal.h"
@@ -9,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 char *rt_spec_str(int32_t dtype, int32_t rank, const int64_t *dims, char *buf,
                   size_t size) {
@@ -59,6 +61,50 @@ int32_t eddy_rt_entry_begin(eddy_rt_ctx_t *rt, const eddy_rt_tensor_t *args,
                      "results is NULL but %lld results are produced",
                      (long long)num_results);
   return EDDY_RT_OK;
+}
+
+int64_t eddy_rt_entry_max_iterations(eddy_rt_ctx_t *rt) {
+  int64_t n = rt ? eddy_rt_ctx_max_iterations(rt) : 0;
+  return n > 0 ? n : INT64_MAX;
+}
+
+static int64_t monotonic_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+int64_t eddy_rt_entry_deadline(eddy_rt_ctx_t *rt) {
+  int64_t ms = rt ? eddy_rt_ctx_timeout_ms(rt) : 0;
+  if (ms <= 0 || ms > INT64_MAX / 2000000)
+    return INT64_MAX;
+  return monotonic_ns() + ms * 1000000;
+}
+
+void eddy_rt_entry_loop_check(eddy_rt_ctx_t *rt, int64_t iterations,
+                              int64_t limit, int64_t deadline,
+                              const char *where, int32_t *code, char *err,
+                              size_t errlen) {
+  if (!rt || *code != 0)
+    return;
+  int32_t c = EDDY_RT_OK;
+  if (iterations >= limit)
+    c = entry_err(err, errlen, EDDY_RT_ERR_RESOURCE,
+                  "%s: did not finish within %lld iterations (the iteration "
+                  "limit, eddy_rt_ctx_set_max_iterations)",
+                  where, (long long)limit);
+  else if (eddy_rt_ctx_is_cancelled(rt))
+    c = entry_err(err, errlen, EDDY_RT_ERR_CANCELLED,
+                  "%s: cancelled (eddy_rt_ctx_cancel) after %lld iterations",
+                  where, (long long)iterations);
+  else if (deadline != INT64_MAX && monotonic_ns() >= deadline)
+    c = entry_err(err, errlen, EDDY_RT_ERR_CANCELLED,
+                  "%s: the call ran past its time limit of %lld ms "
+                  "(eddy_rt_ctx_set_timeout_ms), after %lld iterations",
+                  where, (long long)eddy_rt_ctx_timeout_ms(rt),
+                  (long long)iterations);
+  if (c != EDDY_RT_OK)
+    *code = -c;
 }
 
 int32_t eddy_rt_entry_check_arg(const eddy_rt_tensor_t *args, int64_t index,

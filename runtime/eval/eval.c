@@ -41,6 +41,7 @@ static eddy_status_code_t code_from_rt(eddy_rt_code_t c) {
   case EDDY_RT_ERR_IO:
   case EDDY_RT_ERR_RESOURCE:
   case EDDY_RT_ERR_INTERNAL:
+  case EDDY_RT_ERR_CANCELLED:
     return (eddy_status_code_t)c;
   case EDDY_RT_OK:
     break;

@@ -85,7 +85,7 @@ static int print_help(void) {
       "                         DIR/argi.npy before running (DIR is created)\n"
       "  --passes=LIST          run these passes before running F\n"
       "  --max-iterations N     iterations one ctl.while may run before it is\n"
-      "                         an error (default %" PRId64 ")\n"
+      "                         an error, in every mode (default %" PRId64 ")\n"
       "  --max-call-depth N     nested ctl.call levels allowed (default %d)\n"
       "  --memory-limit SIZE    bytes of tensor data live at once, with an\n"
       "                         optional K, M or G suffix (default: no limit)\n"
@@ -492,6 +492,12 @@ static eddy_status_t run_eval(eddy_ctx_t *ctx, run_args_t *a) {
     eddy_rt_ctx_options_t ro = eddy_rt_ctx_options_default();
     ro.memory_limit = a->memory_limit;
     eddy_rt_status_t rs = eddy_rt_ctx_create(&ro, &rt);
+    if (!rs) {
+      // Compiled code's loop budgets (the evaluator and the interpreter
+      // take theirs from their own options).
+      eddy_rt_ctx_set_max_iterations(rt, a->eval.max_iterations);
+      eddy_rt_ctx_set_timeout_ms(rt, a->interp.timeout_ms);
+    }
     if (rs) {
       st = eddy_status_create((eddy_status_code_t)eddy_rt_status_code(rs),
                               "%s", eddy_rt_status_message(rs));

@@ -19,7 +19,9 @@
 const char eddy_cli_interp_help[] =
     "  --workers N            interp/compare: threads running ready ops\n"
     "                         (default: the cores)\n"
-    "  --timeout-ms N         interp/compare: wall-clock limit of the run\n"
+    "  --timeout-ms N         interp, compare, compiled: wall-clock limit\n"
+    "                         of the run (compiled code checks it in its\n"
+    "                         loops, every 64 iterations)\n"
     "  --rtol X, --atol X     compare: tolerance for floats, |a - b| <=\n"
     "                         atol + rtol * max|ref| (default rtol: 4 ulp\n"
     "                         per op of the function; integers: exact)\n"

@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -405,6 +406,72 @@ static void test_entry_checks_arguments(void **state) {
   assert_int_equal(rc, EDDY_RT_ERR_INVALID_ARGUMENT);
   eddy_rt_tensor_release(&args[0]);
   eddy_rt_tensor_release(&args[1]);
+  eddy_cpu_jit_destroy(jit);
+  eddy_ir_module_destroy(m);
+}
+
+/// A loop that never ends stops at the context's budgets: the iteration
+/// limit, the time limit, or a cancellation from another thread; each is
+/// an error naming the loop, nothing leaked, and the context runs the next
+/// call normally once the budget is lifted.
+static const char k_forever[] =
+    "func.func @f(%x: tensor<f32>) -> tensor<f32> {\n"
+    "  %t = \"core.constant\"() {value = dense<true> : tensor<i1>} : () -> "
+    "tensor<i1>\n"
+    "  %one = \"core.constant\"() {value = dense<1.0> : tensor<f32>} : () -> "
+    "tensor<f32>\n"
+    "  %r = \"ctl.while\"(%x) ({\n"
+    "  ^bb0(%a: tensor<f32>):\n"
+    "    \"ctl.condition\"(%t) : (tensor<i1>) -> ()\n"
+    "  }, {\n"
+    "  ^bb0(%b: tensor<f32>):\n"
+    "    %n = \"core.add\"(%b, %one) : (tensor<f32>, tensor<f32>) -> "
+    "tensor<f32>\n"
+    "    \"ctl.yield\"(%n) : (tensor<f32>) -> ()\n"
+    "  }) : (tensor<f32>) -> tensor<f32>\n"
+    "  \"func.return\"(%r) : (tensor<f32>) -> ()\n"
+    "}\n";
+
+static void *cancel_later(void *rt) {
+  struct timespec ts = {0, 50 * 1000 * 1000};
+  nanosleep(&ts, NULL);
+  eddy_rt_ctx_cancel(rt);
+  return NULL;
+}
+
+static void test_loop_budgets(void **state) {
+  fixture_t *f = *state;
+  eddy_module_t *m = parse(f, k_forever);
+  eddy_cpu_jit_t *jit = NULL;
+  expect_ok(eddy_cpu_jit_create(m, "f", NULL, &jit));
+  eddy_rt_tensor_t arg, res;
+  assert_null(eddy_rt_tensor_create(f->rt, EDDY_RT_F32, 0, NULL, "t", &arg));
+  *(float *)arg.data = 0.0f;
+  char err[256];
+  eddy_rt_ctx_set_max_iterations(f->rt, 5000);
+  int32_t rc = eddy_cpu_jit_entry(jit)(f->rt, &arg, &res, err, sizeof err);
+  assert_int_equal(rc, EDDY_RT_ERR_RESOURCE);
+  assert_non_null(strstr(err, "test.eddy:4:"));
+  assert_non_null(strstr(err, "'ctl.while' op: did not finish within 5000 "
+                              "iterations"));
+  assert_null(res.data);
+  // Cancelled from another thread while it runs.
+  eddy_rt_ctx_set_max_iterations(f->rt, 0);
+  pthread_t th;
+  assert_int_equal(pthread_create(&th, NULL, cancel_later, f->rt), 0);
+  rc = eddy_cpu_jit_entry(jit)(f->rt, &arg, &res, err, sizeof err);
+  pthread_join(th, NULL);
+  assert_int_equal(rc, EDDY_RT_ERR_CANCELLED);
+  assert_non_null(strstr(err, "'ctl.while' op: cancelled"));
+  assert_true(eddy_rt_ctx_is_cancelled(f->rt));
+  eddy_rt_ctx_clear_cancel(f->rt);
+  // Past the time limit.
+  eddy_rt_ctx_set_timeout_ms(f->rt, 30);
+  rc = eddy_cpu_jit_entry(jit)(f->rt, &arg, &res, err, sizeof err);
+  assert_int_equal(rc, EDDY_RT_ERR_CANCELLED);
+  assert_non_null(strstr(err, "time limit of 30 ms"));
+  eddy_rt_ctx_set_timeout_ms(f->rt, 0);
+  eddy_rt_tensor_release(&arg);
   eddy_cpu_jit_destroy(jit);
   eddy_ir_module_destroy(m);
 }
@@ -898,6 +965,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_unranked_unsupported, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(test_object_file, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_loop_budgets, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
