@@ -11,6 +11,7 @@
 #include "runtime/eval/eval.h"
 #include "runtime/npy.h"
 #include "tools/eddy/cli.h"
+#include "tools/eddy/run_compare.h"
 #include "tools/eddy/run_interp.h"
 #include "tools/eddy/run_compiled.h"
 
@@ -69,8 +70,10 @@ static int print_help(void) {
       "                         file (a path that starts like a number needs ./)\n"
       "  --mode=MODE            eval: the reference evaluator (default);\n"
       "                         interp: lower to dataflow and interpret;\n"
-      "                         compare: eval and interp, results compared\n"
-      "                         (exit 1 beyond the tolerance); compiled:\n"
+      "                         compare: several of them (--compare), each\n"
+      "                         compared with the first (exit 1 when one\n"
+      "                         fails or differs beyond the tolerance);\n"
+      "                         compiled:\n"
       "                         JIT-compile with the CPU backend and run\n"
       "  --target=T             --mode=compiled: cpu (default); cuda: the GPU\n"
       "                         target (needs a CUDA device); kernels: the GPU\n"
@@ -479,7 +482,8 @@ static eddy_status_t run_eval(eddy_ctx_t *ctx, run_args_t *a) {
   // Compiled code needs the types that an imported graph leaves open
   // (TensorFlow lists of unknown element shape): the pipeline
   // eddy_add_model runs on a GraphDef (cmake/EddyModel.cmake).
-  if (!st && eddy_cli_is_graphdef(a->input) && strcmp(a->mode, "compiled") == 0)
+  if (!st && eddy_cli_is_graphdef(a->input) &&
+      (strcmp(a->mode, "compiled") == 0 || strcmp(a->mode, "compare") == 0))
     st = eddy_cli_run_passes(ctx, m, "shape-infer,canonicalize");
   if (!st && a->pipeline)
     st = eddy_cli_run_passes(ctx, m, a->pipeline);
@@ -521,12 +525,15 @@ static eddy_status_t run_eval(eddy_ctx_t *ctx, run_args_t *a) {
     st = find_entry(m_v1, a->entry, &v1_func);
   if (!st && strcmp(a->mode, "compiled") == 0)
     st = eddy_cli_run_compiled(rt, m, func, a->target, a->matmul_tf32, vals,
-                               nin, vals + nin, nout);
-  else if (!st && strcmp(a->mode, "eval") != 0)
+                               nin, vals + nin, nout, NULL, NULL);
+  else if (!st && strcmp(a->mode, "compare") == 0)
+    st = eddy_cli_run_compare(rt, m, (eddy_op_t *)func, (eddy_op_t *)v1_func,
+                              &a->eval, &a->interp, vals, nin, vals + nin,
+                              nout, &differs);
+  else if (!st && strcmp(a->mode, "interp") == 0)
     st = eddy_cli_run_interp(rt, (eddy_op_t *)func, (eddy_op_t *)v1_func,
-                             a->mode, &a->eval,
-                             &a->interp, vals, nin, vals + nin, nout,
-                             &differs);
+                             &a->eval, &a->interp, vals, nin, vals + nin,
+                             nout, NULL);
   else if (!st)
     st = eddy_eval_func(rt, func, &a->eval, vals, nin, vals + nin, nout);
   if (!st) {
@@ -537,8 +544,9 @@ static eddy_status_t run_eval(eddy_ctx_t *ctx, run_args_t *a) {
   }
   if (!st && differs)
     st = eddy_status_create(EDDY_ERR_INVALID_ARGUMENT,
-                            "the interpreter's results differ from the "
-                            "evaluator's beyond the tolerance");
+                            "--mode=compare: an execution failed or its "
+                            "results differ from the reference's beyond the "
+                            "tolerance (see above)");
   if (vals) {
     for (size_t i = 0; i < nin + nout; i++)
       eddy_eval_value_release(&vals[i]);

@@ -19,13 +19,16 @@ typedef struct eddy_cli_interp_opts {
   /// it is (eddy_tf_legalize_dataflow), not functionalized and lowered
   /// again; compare still evaluates the functionalized graph.
   bool from_v1;
+  const char *compare; ///< --compare=LIST (run_compare.h); NULL: default
+  const char *report;  ///< --report FILE: compare's JSON; NULL: none
 } eddy_cli_interp_opts_t;
 
 /// Defaults: every core, no time limit, default tolerances, no stats.
 void eddy_cli_interp_opts_init(eddy_cli_interp_opts_t *o);
 
 /// Parses one of --workers N, --timeout-ms N, --rtol X, --atol X, --stats,
-/// --trace, --from=v1|ctl at argv[*i]. Returns 0 when it is not one of them, 1 when it was parsed
+/// --trace, --from=v1|ctl, --compare=LIST, --report FILE at argv[*i].
+/// Returns 0 when it is not one of them, 1 when it was parsed
 /// (advancing *i past a separate value), or EDDY_CLI_EXIT_USAGE + 1 after
 /// printing a usage error for a bad value.
 int eddy_cli_interp_flag(int argc, char **argv, int *i,
@@ -34,21 +37,17 @@ int eddy_cli_interp_flag(int argc, char **argv, int *i,
 /// The help lines of those flags.
 extern const char eddy_cli_interp_help[];
 
-/// Runs func for `eddy run --mode=MODE` with MODE "interp" or "compare".
-/// interp: lowers func to dataflow in place and interprets it; results go to
-/// out_results. compare: runs the evaluator (its results go to out_results),
-/// then lowers and interprets, prints per result the max abs and rel
-/// difference and each mode's time to stdout, and sets *out_differs when a
-/// result differs beyond the tolerance. v1_func, when not NULL, is what the
-/// interpreter runs instead of func lowered (a v1 graph as dataflow, same
-/// signature); func is then only evaluated (compare) or unused (interp).
+/// Runs func for `eddy run --mode=interp`: lowers func to dataflow in
+/// place and interprets it; results go to out_results. v1_func, when not
+/// NULL, is what the interpreter runs instead of func lowered (a v1 graph
+/// as dataflow, same signature). *out_ms (may be NULL): the interpreter's
+/// wall-clock time, -1 when lowering failed.
 eddy_status_t eddy_cli_run_interp(eddy_rt_ctx_t *rt, eddy_op_t *func,
                                   eddy_op_t *v1_func,
-                                  const char *mode,
                                   const eddy_eval_opts_t *eval_opts,
                                   const eddy_cli_interp_opts_t *o,
                                   const eddy_eval_value_t *args, size_t nin,
                                   eddy_eval_value_t *out_results, size_t nout,
-                                  bool *out_differs);
+                                  double *out_ms);
 
 #endif
