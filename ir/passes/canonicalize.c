@@ -5,6 +5,8 @@
 ///   results are materialized as core.constant right before the op;
 /// - ctl.if with a constant predicate is replaced by its taken region;
 /// - ctl.while whose condition is a constant false is replaced by its inits;
+/// - a sign test of a value known non-negative (a loop counter, a dim) is
+///   a constant;
 /// - side-effect-free ops with unused results are removed.
 /// Duplicate constants are left for cse.
 #include "ir/passes/pass_util.h"
@@ -133,6 +135,51 @@ static bool simplify_while(canon_state_t *s, eddy_op_t *op) {
   return true;
 }
 
+/// All elements of constant v are 0.
+static bool const_zero(const eddy_value_t *v) {
+  const eddy_attr_t *a = eddy_passes_value_const(v);
+  if (!a || !a->type)
+    return false;
+  int64_t n = eddy_ir_type_num_elements(a->type);
+  for (int64_t i = 0; i < (a->u.dense.splat ? 1 : n); i++)
+    if (eddy_ir_dense_attr_i64(a, i) != 0)
+      return false;
+  return n > 0;
+}
+
+/// x < 0 (false) and x >= 0 (true), and 0 > x, 0 <= x, for an x known to
+/// be non-negative: the test legalize-tf puts on a TensorFlow index that
+/// may count from the end (x[t] with t a loop counter), whose select then
+/// folds away.
+static eddy_status_t fold_sign_test(canon_state_t *s, eddy_op_t *op,
+                                    bool *out_done) {
+  *out_done = false;
+  bool lt = eddy_ir_op_is(op, "core.lt"), ge = eddy_ir_op_is(op, "core.ge"),
+       gt = eddy_ir_op_is(op, "core.gt"), le = eddy_ir_op_is(op, "core.le");
+  if (!(lt || ge || gt || le) || op->num_operands != 2 ||
+      !op->results[0].uses || !eddy_ir_type_is_static(op->results[0].type))
+    return NULL;
+  // lt, ge: (x, 0); gt, le: (0, x).
+  int xi = lt || ge ? 0 : 1;
+  if (!const_zero(op->operands[1 - xi].value) ||
+      !eddy_passes_value_nonneg(op->operands[xi].value))
+    return NULL;
+  const eddy_type_t *t = op->results[0].type;
+  uint8_t truth = ge || le;
+  const eddy_attr_t *a = eddy_ir_dense_splat_attr_get(s->ctx, t, &truth);
+  eddy_builder_t b;
+  eddy_ir_builder_init(&b, s->ctx);
+  eddy_ir_builder_set_before(&b, op);
+  b.loc = op->loc;
+  eddy_value_t *c = NULL;
+  EDDY_RETURN_IF_ERROR(eddy_ir_build_constant(&b, a, &c));
+  eddy_ir_value_replace_all_uses(&op->results[0], c);
+  eddy_ir_pass_stat_add(s->pc, "sign-tests", 1);
+  s->changed = true;
+  *out_done = true;
+  return NULL;
+}
+
 static eddy_status_t canon_block(canon_state_t *s, eddy_block_t *b) {
   for (eddy_op_t *op = b->first, *next; op; op = next) {
     next = op->next;
@@ -149,6 +196,10 @@ static eddy_status_t canon_block(canon_state_t *s, eddy_block_t *b) {
       if (simplify_while(s, op))
         continue;
     }
+    bool done = false;
+    EDDY_RETURN_IF_ERROR(fold_sign_test(s, op, &done));
+    if (done)
+      continue;
     EDDY_RETURN_IF_ERROR(fold_op(s, op));
   }
   return NULL;

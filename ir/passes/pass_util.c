@@ -93,6 +93,88 @@ const eddy_attr_t *eddy_passes_value_const(const eddy_value_t *v) {
   return a && a->kind == EDDY_ATTR_DENSE ? a : NULL;
 }
 
+/// Loop values assumed non-negative while their loop is being proved so.
+typedef struct nonneg_ctx {
+  const eddy_value_t *assumed[16];
+  int n;
+} nonneg_ctx_t;
+
+static bool is_int_dtype(eddy_dtype_t dt) {
+  return dt == EDDY_DT_I1 || dt == EDDY_DT_I8 || dt == EDDY_DT_I32 ||
+         dt == EDDY_DT_I64;
+}
+
+static bool nonneg(nonneg_ctx_t *c, const eddy_value_t *v, int depth) {
+  if (depth > 32 || v->type->kind != EDDY_TYPE_TENSOR ||
+      !is_int_dtype(v->type->dtype))
+    return false;
+  if (v->type->dtype == EDDY_DT_I1)
+    return true;
+  const eddy_attr_t *k = eddy_passes_value_const(v);
+  if (k) {
+    int64_t n = eddy_ir_type_num_elements(k->type);
+    for (int64_t i = 0; i < (k->u.dense.splat ? 1 : n); i++)
+      if (eddy_ir_dense_attr_i64(k, i) < 0)
+        return false;
+    return true;
+  }
+  const eddy_op_t *d = v->def;
+  if (d) {
+    if (eddy_ir_op_is(d, "core.dim") || eddy_ir_op_is(d, "core.shape"))
+      return true;
+    // Ops that only move elements.
+    if (eddy_ir_op_is(d, "core.reshape") || eddy_ir_op_is(d, "core.slice") ||
+        eddy_ir_op_is(d, "core.transpose") ||
+        eddy_ir_op_is(d, "core.broadcast_to"))
+      return d->num_operands >= 1 && nonneg(c, d->operands[0].value, depth + 1);
+    if (eddy_ir_op_is(d, "core.cast")) {
+      const eddy_value_t *x = d->operands[0].value;
+      return x->type->kind == EDDY_TYPE_TENSOR &&
+             is_int_dtype(x->type->dtype) &&
+             eddy_dtype_size(x->type->dtype) <=
+                 eddy_dtype_size(v->type->dtype) &&
+             nonneg(c, x, depth + 1);
+    }
+    bool both = eddy_ir_op_is(d, "core.add") || eddy_ir_op_is(d, "core.mul") ||
+                eddy_ir_op_is(d, "core.minimum");
+    if (both || eddy_ir_op_is(d, "core.maximum")) {
+      if (d->num_operands != 2)
+        return false;
+      bool a = nonneg(c, d->operands[0].value, depth + 1);
+      if (!both && a)
+        return true;
+      bool b = nonneg(c, d->operands[1].value, depth + 1);
+      return both ? a && b : b;
+    }
+    return false;
+  }
+  // A block argument: a loop value of a ctl.while.
+  const eddy_block_t *blk = v->block;
+  const eddy_op_t *loop = blk ? eddy_passes_value_owner(v) : NULL;
+  if (!loop || !eddy_ir_op_is(loop, "ctl.while") ||
+      loop->num_regions != 2 || v->index >= loop->num_operands)
+    return false;
+  const eddy_block_t *body = eddy_ir_region_entry(&loop->regions[1]);
+  const eddy_op_t *y = body ? eddy_ir_block_terminator(body) : NULL;
+  if (!y || v->index >= y->num_operands || body->num_args <= v->index)
+    return false;
+  const eddy_value_t *arg = body->args[v->index];
+  for (int i = 0; i < c->n; i++)
+    if (c->assumed[i] == arg)
+      return true;
+  if (c->n == 16 || !nonneg(c, loop->operands[v->index].value, depth + 1))
+    return false;
+  c->assumed[c->n++] = arg;
+  bool ok = nonneg(c, y->operands[v->index].value, depth + 1);
+  c->n--;
+  return ok;
+}
+
+bool eddy_passes_value_nonneg(const eddy_value_t *v) {
+  nonneg_ctx_t c = {.n = 0};
+  return nonneg(&c, v, 0);
+}
+
 int64_t eddy_passes_erase_dead_in_block(eddy_block_t *b) {
   int64_t n = 0;
   eddy_op_t *op = b->last;

@@ -35,6 +35,15 @@ bool eddy_passes_value_defined_outside(const eddy_value_t *v,
 /// The DENSE constant that v holds when its defining op is CONSTANT-like,
 /// else NULL.
 const eddy_attr_t *eddy_passes_value_const(const eddy_value_t *v);
+/// v is an integer tensor whose elements are all >= 0, as far as its
+/// definition shows: a constant, a shape or dim query, a sum, product,
+/// maximum or minimum of such values, a widening cast, reshape, slice,
+/// transpose or broadcast of one, or a loop
+/// value of a ctl.while whose init and next value are such values (the
+/// next value assuming the loop value is: induction over the iterations).
+/// Integer overflow is not modelled: a loop counter is taken to stay below
+/// its type's maximum. Conservative: false when not shown.
+bool eddy_passes_value_nonneg(const eddy_value_t *v);
 /// Erases dead ops (eddy_passes_op_is_dead) in every block of region,
 /// innermost and last first, so chains of dead ops go in one call. Returns
 /// the number erased.
