@@ -412,6 +412,21 @@ static eddy_status_t elem_div(ELEM_ARGS) {
   return NULL;
 }
 
+/// Truncated remainder of integers (runtime/scalar.h): x rem 0 and
+/// x rem -1 are 0, so remsi never traps.
+static eddy_status_t elem_rem(ELEM_ARGS) {
+  if (eddy_dtype_is_float(dt))
+    return elem_arith(e, op, info, dt, x, idx, out);
+  const char *ty = cpu_reg_type(dt);
+  int zero = iconst(e, ty, 0), one = iconst(e, ty, 1);
+  int bz = cmp(e, "arith.cmpi", "eq", x[1], zero, ty);
+  int bm = cmp(e, "arith.cmpi", "eq", x[1], iconst(e, ty, -1), ty);
+  int special = op2(e, "arith.ori", bz, bm, "i1");
+  int r = op2(e, "arith.remsi", x[0], sel(e, special, one, x[1], ty), ty);
+  *out = sel(e, special, zero, r, ty);
+  return NULL;
+}
+
 /// C pow in double, rounded once (the contract).
 static eddy_status_t elem_pow(ELEM_ARGS) {
   (void)info, (void)idx;
@@ -1049,6 +1064,18 @@ static const cpu_op_info_t k_ops[EDDY_OP_COUNT_] = {
     PW(SQUARE, elem_square, NULL, NULL),
     PW(FLOOR, elem_arith, "math.floor", NULL),
     PW(SIGN, elem_sign, NULL, NULL),
+    PW(SIN, elem_arith, "math.sin", NULL),
+    PW(COS, elem_arith, "math.cos", NULL),
+    PW(TAN, elem_arith, "math.tan", NULL),
+    PW(ASIN, elem_arith, "math.asin", NULL),
+    PW(ACOS, elem_arith, "math.acos", NULL),
+    PW(ATAN, elem_arith, "math.atan", NULL),
+    PW(SINH, elem_arith, "math.sinh", NULL),
+    PW(COSH, elem_arith, "math.cosh", NULL),
+    PW(ERF, elem_arith, "math.erf", NULL),
+    PW(EXPM1, elem_arith, "math.expm1", NULL),
+    PW(CEIL, elem_arith, "math.ceil", NULL),
+    PW(ROUND, elem_arith, "math.roundeven", NULL),
     PW(ADD, elem_arith, "arith.addf", "arith.addi"),
     PW(SUB, elem_arith, "arith.subf", "arith.subi"),
     PW(MUL, elem_arith, "arith.mulf", "arith.muli"),
@@ -1057,6 +1084,9 @@ static const cpu_op_info_t k_ops[EDDY_OP_COUNT_] = {
     // arith's maximumf/minimumf: NaN wins, -0 < +0 (runtime/scalar.h).
     PW(MAXIMUM, elem_arith, "arith.maximumf", "arith.maxsi"),
     PW(MINIMUM, elem_arith, "arith.minimumf", "arith.minsi"),
+    PW(ATAN2, elem_arith, "math.atan2", NULL),
+    // Floats: C fmod; integers: int_rem (runtime/scalar.h).
+    PW(REM, elem_rem, "arith.remf", NULL),
     PW(EQ, elem_compare, "oeq", "eq"),
     PW(NE, elem_compare, "une", "ne"),
     PW(LT, elem_compare, "olt", "slt"),
