@@ -58,7 +58,7 @@ bool eddy_tfl_is_supported(const char *t) {
   for (size_t i = 0; i < sizeof OTHER / sizeof OTHER[0]; i++)
     if (strcmp(t, OTHER[i]) == 0)
       return true;
-  return eddy_tfl_is_shape_op(t);
+  return eddy_tfl_is_shape_op(t) || eddy_tfl_is_math_op(t);
 }
 
 static eddy_value_t *in(eddy_tfl_t *z, const eddy_op_t *op, size_t i) {
@@ -515,10 +515,13 @@ eddy_status_t eddy_tfl_lower_op(eddy_tfl_t *z, const eddy_op_t *op,
     return NULL;
   }
   if (strcmp(t, "FloorDiv") == 0) {
+    // core.div on integers is floor division already.
     eddy_value_t *x = in(z, op, 0);
-    if (!eddy_dtype_is_float(x->type->dtype))
-      return eddy_tfl_error(op, "integer FloorDiv is not supported");
     EDDY_RETURN_IF_ERROR(bin(z, op, "core.div", x, in(z, op, 1), &d));
+    if (!eddy_dtype_is_float(d->type->dtype)) {
+      out1(z, op, d);
+      return NULL;
+    }
     EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "core.floor", &d, 1, NULL, 0, &r));
     out1(z, op, r);
     return NULL;
@@ -629,6 +632,9 @@ eddy_status_t eddy_tfl_lower_op(eddy_tfl_t *z, const eddy_op_t *op,
     return NULL;
   }
   EDDY_RETURN_IF_ERROR(lower_list(z, op, t, handled));
+  if (*handled)
+    return NULL;
+  EDDY_RETURN_IF_ERROR(eddy_tfl_lower_math_op(z, op, handled));
   if (*handled)
     return NULL;
   return eddy_tfl_lower_shape_op(z, op, handled);
