@@ -161,6 +161,100 @@ static eddy_status_t r_square(ad_scope_t *s, eddy_op_t *op, eddy_value_t **g) {
   return scale_x(s, op, g[0], f);
 }
 
+static eddy_status_t r_sin(ad_scope_t *s, eddy_op_t *op, eddy_value_t **g) {
+  eddy_value_t *x = NULL, *c = NULL;
+  TRY(fop(s, op, 0, &x));
+  TRY(unop(s, "core.cos", x, &c));
+  return scale_x(s, op, g[0], c);
+}
+
+static eddy_status_t r_cos(ad_scope_t *s, eddy_op_t *op, eddy_value_t **g) {
+  eddy_value_t *x = NULL, *sn = NULL, *n = NULL;
+  TRY(fop(s, op, 0, &x));
+  TRY(unop(s, "core.sin", x, &sn));
+  TRY(unop(s, "core.neg", sn, &n));
+  return scale_x(s, op, g[0], n);
+}
+
+/// d tan x = 1 + tan^2 x (= 1 / cos^2 x).
+static eddy_status_t r_tan(ad_scope_t *s, eddy_op_t *op, eddy_value_t **g) {
+  eddy_value_t *y = NULL, *yy = NULL, *one = NULL, *d = NULL;
+  TRY(fres(s, op, 0, &y));
+  TRY(bin(s, "core.mul", y, y, &yy));
+  TRY(cst(s, op, 1.0, &one));
+  TRY(bin(s, "core.add", one, yy, &d));
+  return scale_x(s, op, g[0], d);
+}
+
+/// asin and acos: +-1 / sqrt(1 - x^2).
+static eddy_status_t r_asin_acos(ad_scope_t *s, eddy_op_t *op,
+                                 eddy_value_t **g, bool neg) {
+  eddy_value_t *x = NULL, *xx = NULL, *one = NULL, *d = NULL, *r = NULL,
+               *q = NULL;
+  TRY(fop(s, op, 0, &x));
+  TRY(bin(s, "core.mul", x, x, &xx));
+  TRY(cst(s, op, 1.0, &one));
+  TRY(bin(s, "core.sub", one, xx, &d));
+  TRY(unop(s, "core.rsqrt", d, &r));
+  if (neg)
+    TRY(unop(s, "core.neg", r, &r));
+  TRY(bin(s, "core.mul", g[0], r, &q));
+  return ad_adj_add(s, operand(op, 0), q);
+}
+
+static eddy_status_t r_asin(ad_scope_t *s, eddy_op_t *op, eddy_value_t **g) {
+  return r_asin_acos(s, op, g, false);
+}
+
+static eddy_status_t r_acos(ad_scope_t *s, eddy_op_t *op, eddy_value_t **g) {
+  return r_asin_acos(s, op, g, true);
+}
+
+static eddy_status_t r_atan(ad_scope_t *s, eddy_op_t *op, eddy_value_t **g) {
+  eddy_value_t *x = NULL, *xx = NULL, *one = NULL, *d = NULL, *r = NULL;
+  TRY(fop(s, op, 0, &x));
+  TRY(bin(s, "core.mul", x, x, &xx));
+  TRY(cst(s, op, 1.0, &one));
+  TRY(bin(s, "core.add", one, xx, &d));
+  TRY(bin(s, "core.div", g[0], d, &r));
+  return ad_adj_add(s, operand(op, 0), r);
+}
+
+static eddy_status_t r_sinh(ad_scope_t *s, eddy_op_t *op, eddy_value_t **g) {
+  eddy_value_t *x = NULL, *c = NULL;
+  TRY(fop(s, op, 0, &x));
+  TRY(unop(s, "core.cosh", x, &c));
+  return scale_x(s, op, g[0], c);
+}
+
+static eddy_status_t r_cosh(ad_scope_t *s, eddy_op_t *op, eddy_value_t **g) {
+  eddy_value_t *x = NULL, *c = NULL;
+  TRY(fop(s, op, 0, &x));
+  TRY(unop(s, "core.sinh", x, &c));
+  return scale_x(s, op, g[0], c);
+}
+
+/// d erf x = 2/sqrt(pi) exp(-x^2).
+static eddy_status_t r_erf(ad_scope_t *s, eddy_op_t *op, eddy_value_t **g) {
+  eddy_value_t *x = NULL, *xx = NULL, *n = NULL, *e = NULL, *k = NULL,
+               *f = NULL;
+  TRY(fop(s, op, 0, &x));
+  TRY(bin(s, "core.mul", x, x, &xx));
+  TRY(unop(s, "core.neg", xx, &n));
+  TRY(unop(s, "core.exp", n, &e));
+  TRY(cst(s, op, 1.1283791670955126, &k));
+  TRY(bin(s, "core.mul", e, k, &f));
+  return scale_x(s, op, g[0], f);
+}
+
+/// d expm1 x = exp x = expm1 x + 1.
+static eddy_status_t r_expm1(ad_scope_t *s, eddy_op_t *op, eddy_value_t **g) {
+  eddy_value_t *x = NULL, *e = NULL;
+  TRY(fop(s, op, 0, &x));
+  TRY(unop(s, "core.exp", x, &e));
+  return scale_x(s, op, g[0], e);
+}
+
 /* ---- Binary ------------------------------------------------------------------ */
 
 static eddy_status_t r_add(ad_scope_t *s, eddy_op_t *op, eddy_value_t **g) {
@@ -264,6 +358,47 @@ static eddy_status_t r_maximum(ad_scope_t *s, eddy_op_t *op,
 static eddy_status_t r_minimum(ad_scope_t *s, eddy_op_t *op,
                                eddy_value_t **g) {
   return r_minmax(s, op, g, "core.le");
+}
+
+/// atan2(y, x): dy = x / (x^2 + y^2), dx = -y / (x^2 + y^2).
+static eddy_status_t r_atan2(ad_scope_t *s, eddy_op_t *op, eddy_value_t **g) {
+  eddy_value_t *y = NULL, *x = NULL, *yy = NULL, *xx = NULL, *d = NULL,
+               *q = NULL, *t = NULL;
+  TRY(fop(s, op, 0, &y));
+  TRY(fop(s, op, 1, &x));
+  TRY(bin(s, "core.mul", y, y, &yy));
+  TRY(bin(s, "core.mul", x, x, &xx));
+  TRY(bin(s, "core.add", xx, yy, &d));
+  TRY(bin(s, "core.div", g[0], d, &q));
+  if (act(s, op, 0)) {
+    TRY(bin(s, "core.mul", q, x, &t));
+    TRY(ad_adj_add_reduced(s, operand(op, 0), t));
+  }
+  if (!act(s, op, 1))
+    return NULL;
+  TRY(bin(s, "core.mul", q, y, &t));
+  TRY(unop(s, "core.neg", t, &t));
+  return ad_adj_add_reduced(s, operand(op, 1), t);
+}
+
+/// rem(a, b) = a - trunc(a / b) b: da = 1, db = -trunc(a / b), with
+/// trunc(a / b) = (a - rem(a, b)) / b.
+static eddy_status_t r_rem(ad_scope_t *s, eddy_op_t *op, eddy_value_t **g) {
+  if (!ad_is_diff(result(op, 0)->type))
+    return NULL;
+  TRY(ad_adj_add_reduced(s, operand(op, 0), g[0]));
+  if (!act(s, op, 1))
+    return NULL;
+  eddy_value_t *a = NULL, *b = NULL, *y = NULL, *d = NULL, *q = NULL,
+               *t = NULL;
+  TRY(fop(s, op, 0, &a));
+  TRY(fop(s, op, 1, &b));
+  TRY(fres(s, op, 0, &y));
+  TRY(bin(s, "core.sub", a, y, &d));
+  TRY(bin(s, "core.div", d, b, &q));
+  TRY(bin(s, "core.mul", g[0], q, &t));
+  TRY(unop(s, "core.neg", t, &t));
+  return ad_adj_add_reduced(s, operand(op, 1), t);
 }
 
 static eddy_status_t r_select(ad_scope_t *s, eddy_op_t *op, eddy_value_t **g) {
@@ -955,6 +1090,18 @@ static const ad_rule_t k_rules[EDDY_OP_COUNT_] = {
     [EDDY_OP_CORE_SQUARE] = {r_square},
     [EDDY_OP_CORE_FLOOR] = {.zero = ZERO_PIECEWISE},
     [EDDY_OP_CORE_SIGN] = {.zero = ZERO_PIECEWISE},
+    [EDDY_OP_CORE_SIN] = {r_sin},
+    [EDDY_OP_CORE_COS] = {r_cos},
+    [EDDY_OP_CORE_TAN] = {r_tan},
+    [EDDY_OP_CORE_ASIN] = {r_asin},
+    [EDDY_OP_CORE_ACOS] = {r_acos},
+    [EDDY_OP_CORE_ATAN] = {r_atan},
+    [EDDY_OP_CORE_SINH] = {r_sinh},
+    [EDDY_OP_CORE_COSH] = {r_cosh},
+    [EDDY_OP_CORE_ERF] = {r_erf},
+    [EDDY_OP_CORE_EXPM1] = {r_expm1},
+    [EDDY_OP_CORE_CEIL] = {.zero = ZERO_PIECEWISE},
+    [EDDY_OP_CORE_ROUND] = {.zero = ZERO_PIECEWISE},
     /* binary */
     [EDDY_OP_CORE_ADD] = {r_add},
     [EDDY_OP_CORE_SUB] = {r_sub},
@@ -963,6 +1110,8 @@ static const ad_rule_t k_rules[EDDY_OP_COUNT_] = {
     [EDDY_OP_CORE_POW] = {r_pow},
     [EDDY_OP_CORE_MAXIMUM] = {r_maximum},
     [EDDY_OP_CORE_MINIMUM] = {r_minimum},
+    [EDDY_OP_CORE_ATAN2] = {r_atan2},
+    [EDDY_OP_CORE_REM] = {r_rem},
     /* compare and logical */
     [EDDY_OP_CORE_EQ] = {.zero = ZERO_BOOL},
     [EDDY_OP_CORE_NE] = {.zero = ZERO_BOOL},

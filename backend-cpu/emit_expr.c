@@ -412,6 +412,63 @@ static eddy_status_t elem_div(ELEM_ARGS) {
   return NULL;
 }
 
+/// Truncated remainder of integers (runtime/scalar.h): x rem 0 and
+/// x rem -1 are 0, so remsi never traps.
+static eddy_status_t elem_rem(ELEM_ARGS) {
+  if (eddy_dtype_is_float(dt))
+    return elem_arith(e, op, info, dt, x, idx, out);
+  const char *ty = cpu_reg_type(dt);
+  int zero = iconst(e, ty, 0), one = iconst(e, ty, 1);
+  int bz = cmp(e, "arith.cmpi", "eq", x[1], zero, ty);
+  int bm = cmp(e, "arith.cmpi", "eq", x[1], iconst(e, ty, -1), ty);
+  int special = op2(e, "arith.ori", bz, bm, "i1");
+  int r = op2(e, "arith.remsi", x[0], sel(e, special, one, x[1], ty), ty);
+  *out = sel(e, special, zero, r, ty);
+  return NULL;
+}
+
+/// asin, acos, sinh and cosh: math ops, except in device code, where
+/// MLIR 19's GPU lowering has no libdevice function for them (they would
+/// become libm calls, which ptxas cannot resolve): there they are written
+/// with the ones it has. asin x = atan2(x, sqrt((1-x)(1+x))), acos x =
+/// atan2(sqrt((1-x)(1+x)), x), sinh x = (expm1 x - expm1 -x) / 2, cosh x =
+/// (exp x + exp -x) / 2.
+static eddy_status_t elem_device_math(ELEM_ARGS) {
+  if (e->kernel_depth == 0 || !eddy_dtype_is_float(dt))
+    return elem_arith(e, op, info, dt, x, idx, out);
+  const char *ct = calc_type(dt);
+  int a = to_calc(e, dt, x[0]), one = fconst(e, ct, 1.0),
+      half = fconst(e, ct, 0.5), r = 0;
+  int na = op1(e, "arith.negf", a, ct);
+  switch (eddy_dialects_opcode(op)) {
+  case EDDY_OP_CORE_ASIN:
+  case EDDY_OP_CORE_ACOS: {
+    int c = op1(e, "math.sqrt",
+                op2(e, "arith.mulf", op2(e, "arith.subf", one, a, ct),
+                    op2(e, "arith.addf", one, a, ct), ct),
+                ct);
+    r = eddy_dialects_opcode(op) == EDDY_OP_CORE_ASIN
+            ? op2(e, "math.atan2", a, c, ct)
+            : op2(e, "math.atan2", c, a, ct);
+    break;
+  }
+  case EDDY_OP_CORE_SINH:
+    r = op2(e, "arith.mulf",
+            op2(e, "arith.subf", op1(e, "math.expm1", a, ct),
+                op1(e, "math.expm1", na, ct), ct),
+            half, ct);
+    break;
+  default: // cosh
+    r = op2(e, "arith.mulf",
+            op2(e, "arith.addf", op1(e, "math.exp", a, ct),
+                op1(e, "math.exp", na, ct), ct),
+            half, ct);
+    break;
+  }
+  *out = from_calc(e, dt, r);
+  return NULL;
+}
+
 /// C pow in double, rounded once (the contract).
 static eddy_status_t elem_pow(ELEM_ARGS) {
   (void)info, (void)idx;
@@ -1049,6 +1106,18 @@ static const cpu_op_info_t k_ops[EDDY_OP_COUNT_] = {
     PW(SQUARE, elem_square, NULL, NULL),
     PW(FLOOR, elem_arith, "math.floor", NULL),
     PW(SIGN, elem_sign, NULL, NULL),
+    PW(SIN, elem_arith, "math.sin", NULL),
+    PW(COS, elem_arith, "math.cos", NULL),
+    PW(TAN, elem_arith, "math.tan", NULL),
+    PW(ASIN, elem_device_math, "math.asin", NULL),
+    PW(ACOS, elem_device_math, "math.acos", NULL),
+    PW(ATAN, elem_arith, "math.atan", NULL),
+    PW(SINH, elem_device_math, "math.sinh", NULL),
+    PW(COSH, elem_device_math, "math.cosh", NULL),
+    PW(ERF, elem_arith, "math.erf", NULL),
+    PW(EXPM1, elem_arith, "math.expm1", NULL),
+    PW(CEIL, elem_arith, "math.ceil", NULL),
+    PW(ROUND, elem_arith, "math.roundeven", NULL),
     PW(ADD, elem_arith, "arith.addf", "arith.addi"),
     PW(SUB, elem_arith, "arith.subf", "arith.subi"),
     PW(MUL, elem_arith, "arith.mulf", "arith.muli"),
@@ -1057,6 +1126,9 @@ static const cpu_op_info_t k_ops[EDDY_OP_COUNT_] = {
     // arith's maximumf/minimumf: NaN wins, -0 < +0 (runtime/scalar.h).
     PW(MAXIMUM, elem_arith, "arith.maximumf", "arith.maxsi"),
     PW(MINIMUM, elem_arith, "arith.minimumf", "arith.minsi"),
+    PW(ATAN2, elem_arith, "math.atan2", NULL),
+    // Floats: C fmod; integers: int_rem (runtime/scalar.h).
+    PW(REM, elem_rem, "arith.remf", NULL),
     PW(EQ, elem_compare, "oeq", "eq"),
     PW(NE, elem_compare, "une", "ne"),
     PW(LT, elem_compare, "olt", "slt"),

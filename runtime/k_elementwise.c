@@ -134,6 +134,11 @@ typedef void (*rt_bin_fn)(char *o, const char *a, int64_t sa, const char *b,
   _Generic((x), float: eddy_scalar_relu_f32, double: eddy_scalar_relu_f64)(x)
 #define RT_SIGN(x)                                                             \
   _Generic((x), float: eddy_scalar_sign_f32, double: eddy_scalar_sign_f64)(x)
+#define RT_ROUND(x)                                                            \
+  _Generic((x), float: eddy_scalar_round_f32, double: eddy_scalar_round_f64)(x)
+#define RT_REM(x, y)                                                           \
+  _Generic((x), int8_t: eddy_scalar_rem_i8, int32_t: eddy_scalar_rem_i32,      \
+           int64_t: eddy_scalar_rem_i64)(x, y)
 
 /// ---- Unary ops -----------------------------------------------------------------------
 
@@ -156,6 +161,18 @@ RT_INTS(RT_UN_DEF, rt_un_square, (ct_t)(ut_t)((ut_t)x * (ut_t)x))
 RT_FLOATS(RT_UN_DEF, rt_un_floor, floor(x))
 RT_FLOATS(RT_UN_DEF, rt_un_sign, RT_SIGN(x))
 RT_INTS(RT_UN_DEF, rt_un_sign, (ct_t)((x > 0) - (x < 0)))
+RT_FLOATS_D(RT_UN_DEF, rt_un_sin, sin(x))
+RT_FLOATS_D(RT_UN_DEF, rt_un_cos, cos(x))
+RT_FLOATS_D(RT_UN_DEF, rt_un_tan, tan(x))
+RT_FLOATS_D(RT_UN_DEF, rt_un_asin, asin(x))
+RT_FLOATS_D(RT_UN_DEF, rt_un_acos, acos(x))
+RT_FLOATS_D(RT_UN_DEF, rt_un_atan, atan(x))
+RT_FLOATS_D(RT_UN_DEF, rt_un_sinh, sinh(x))
+RT_FLOATS_D(RT_UN_DEF, rt_un_cosh, cosh(x))
+RT_FLOATS_D(RT_UN_DEF, rt_un_erf, erf(x))
+RT_FLOATS_D(RT_UN_DEF, rt_un_expm1, expm1(x))
+RT_FLOATS(RT_UN_DEF, rt_un_ceil, ceil(x))
+RT_FLOATS(RT_UN_DEF, rt_un_round, RT_ROUND(x))
 
 static const rt_un_fn rt_un_table[EDDY_RT_UNARY_COUNT_][EDDY_RT_DTYPE_COUNT_] =
     {
@@ -175,12 +192,26 @@ static const rt_un_fn rt_un_table[EDDY_RT_UNARY_COUNT_][EDDY_RT_DTYPE_COUNT_] =
         [EDDY_RT_UNARY_FLOOR] = {RT_ROW_FLOATS(rt_un_floor)},
         [EDDY_RT_UNARY_SIGN] = {RT_ROW_FLOATS(rt_un_sign),
                                 RT_ROW_INTS(rt_un_sign)},
+        [EDDY_RT_UNARY_SIN] = {RT_ROW_FLOATS(rt_un_sin)},
+        [EDDY_RT_UNARY_COS] = {RT_ROW_FLOATS(rt_un_cos)},
+        [EDDY_RT_UNARY_TAN] = {RT_ROW_FLOATS(rt_un_tan)},
+        [EDDY_RT_UNARY_ASIN] = {RT_ROW_FLOATS(rt_un_asin)},
+        [EDDY_RT_UNARY_ACOS] = {RT_ROW_FLOATS(rt_un_acos)},
+        [EDDY_RT_UNARY_ATAN] = {RT_ROW_FLOATS(rt_un_atan)},
+        [EDDY_RT_UNARY_SINH] = {RT_ROW_FLOATS(rt_un_sinh)},
+        [EDDY_RT_UNARY_COSH] = {RT_ROW_FLOATS(rt_un_cosh)},
+        [EDDY_RT_UNARY_ERF] = {RT_ROW_FLOATS(rt_un_erf)},
+        [EDDY_RT_UNARY_EXPM1] = {RT_ROW_FLOATS(rt_un_expm1)},
+        [EDDY_RT_UNARY_CEIL] = {RT_ROW_FLOATS(rt_un_ceil)},
+        [EDDY_RT_UNARY_ROUND] = {RT_ROW_FLOATS(rt_un_round)},
 };
 
 static const char *const rt_un_names[EDDY_RT_UNARY_COUNT_] = {
     "core.neg",     "core.abs",  "core.exp",   "core.log",    "core.log1p",
     "core.tanh",    "core.sigmoid", "core.relu", "core.sqrt", "core.rsqrt",
-    "core.square",  "core.floor", "core.sign"};
+    "core.square",  "core.floor", "core.sign", "core.sin",  "core.cos",
+    "core.tan",     "core.asin",  "core.acos", "core.atan", "core.sinh",
+    "core.cosh",    "core.erf",   "core.expm1", "core.ceil", "core.round"};
 
 /// ---- Binary ops ----------------------------------------------------------------------
 
@@ -197,6 +228,9 @@ RT_FLOATS(RT_BIN_DEF, rt_bin_max, RT_MAX(x, y))
 RT_INTS(RT_BIN_DEF, rt_bin_max, x >= y ? x : y)
 RT_FLOATS(RT_BIN_DEF, rt_bin_min, RT_MIN(x, y))
 RT_INTS(RT_BIN_DEF, rt_bin_min, x <= y ? x : y)
+RT_FLOATS_D(RT_BIN_DEF, rt_bin_atan2, atan2(x, y))
+RT_FLOATS_D(RT_BIN_DEF, rt_bin_rem, fmod(x, y))
+RT_INTS(RT_BIN_DEF, rt_bin_rem, RT_REM(x, y))
 
 static const rt_bin_fn
     rt_bin_table[EDDY_RT_BINARY_COUNT_][EDDY_RT_DTYPE_COUNT_] = {
@@ -213,11 +247,15 @@ static const rt_bin_fn
                                     RT_ROW_INTS(rt_bin_max)},
         [EDDY_RT_BINARY_MINIMUM] = {RT_ROW_FLOATS(rt_bin_min),
                                     RT_ROW_INTS(rt_bin_min)},
+        [EDDY_RT_BINARY_ATAN2] = {RT_ROW_FLOATS(rt_bin_atan2)},
+        [EDDY_RT_BINARY_REM] = {RT_ROW_FLOATS(rt_bin_rem),
+                                RT_ROW_INTS(rt_bin_rem)},
 };
 
 static const char *const rt_bin_names[EDDY_RT_BINARY_COUNT_] = {
     "core.add", "core.sub",     "core.mul",    "core.div",
-    "core.pow", "core.maximum", "core.minimum"};
+    "core.pow", "core.maximum", "core.minimum", "core.atan2",
+    "core.rem"};
 
 /// ---- Comparisons and logical ops -----------------------------------------------------
 

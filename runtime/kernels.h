@@ -42,11 +42,23 @@ typedef enum eddy_rt_unary_op {
   EDDY_RT_UNARY_SQUARE,
   EDDY_RT_UNARY_FLOOR,
   EDDY_RT_UNARY_SIGN,
+  EDDY_RT_UNARY_SIN,
+  EDDY_RT_UNARY_COS,
+  EDDY_RT_UNARY_TAN,
+  EDDY_RT_UNARY_ASIN,
+  EDDY_RT_UNARY_ACOS,
+  EDDY_RT_UNARY_ATAN,
+  EDDY_RT_UNARY_SINH,
+  EDDY_RT_UNARY_COSH,
+  EDDY_RT_UNARY_ERF,
+  EDDY_RT_UNARY_EXPM1,
+  EDDY_RT_UNARY_CEIL,
+  EDDY_RT_UNARY_ROUND,
   EDDY_RT_UNARY_COUNT_,
 } eddy_rt_unary_op_t;
 
 /// core binary arithmetic with numpy broadcasting, both operands of one
-/// dtype: f16 bf16 f32 f64 i8 i32 i64 (pow: floats only).
+/// dtype: f16 bf16 f32 f64 i8 i32 i64 (pow and atan2: floats only).
 typedef enum eddy_rt_binary_op {
   EDDY_RT_BINARY_ADD,
   EDDY_RT_BINARY_SUB,
@@ -55,6 +67,8 @@ typedef enum eddy_rt_binary_op {
   EDDY_RT_BINARY_POW,
   EDDY_RT_BINARY_MAXIMUM,
   EDDY_RT_BINARY_MINIMUM,
+  EDDY_RT_BINARY_ATAN2,
+  EDDY_RT_BINARY_REM,
   EDDY_RT_BINARY_COUNT_,
 } eddy_rt_binary_op_t;
 

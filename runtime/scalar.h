@@ -1,10 +1,11 @@
 /// The scalar semantics of eddy's numeric contract (docs/dialects/core.md),
-/// written once: f16/bf16 conversions, integer floor division and
-/// wraparound, float-to-integer casts, and the NaN and signed-zero rules of
-/// maximum, minimum, relu and sign. The IR (f16/bf16 attributes), the
-/// constant folder (dialects/core) and the runtime kernels (runtime/) call
-/// these; the CPU backend, which writes the same operations as arith/math
-/// text, is tested against them (tests/unit/runtime/test_scalar.c).
+/// written once: f16/bf16 conversions, integer floor division, remainder
+/// and wraparound, float-to-integer casts, rounding ties to even, and the
+/// NaN and signed-zero rules of maximum, minimum, relu and sign. The IR
+/// (f16/bf16 attributes), the constant folder (dialects/core) and the
+/// runtime kernels (runtime/) call these; the CPU backend, which writes the
+/// same operations as arith/math text, is tested against them
+/// (tests/unit/runtime/test_scalar.c).
 ///
 /// Header only and dependency-free (C standard headers; signbit is a macro,
 /// so not even libm), so that the IR, which does not depend on libeddyrt, and
@@ -136,6 +137,19 @@ EDDY_SCALAR_FLOORDIV_DEF(eddy_scalar_floordiv_i64, int64_t, uint64_t,
                          eddy_scalar_wrap_i64)
 #undef EDDY_SCALAR_FLOORDIV_DEF
 
+/// Truncated remainder (core.rem on integers, C's %): the sign of x. x rem 0
+/// is 0 (like x // 0), and x rem -1 is 0 (MIN % -1 overflows in C).
+#define EDDY_SCALAR_REM_DEF(NAME, T)                                           \
+  static inline T NAME(T x, T y) {                                             \
+    if (y == 0 || y == -1)                                                     \
+      return 0;                                                                \
+    return (T)(x % y);                                                         \
+  }
+EDDY_SCALAR_REM_DEF(eddy_scalar_rem_i8, int8_t)
+EDDY_SCALAR_REM_DEF(eddy_scalar_rem_i32, int32_t)
+EDDY_SCALAR_REM_DEF(eddy_scalar_rem_i64, int64_t)
+#undef EDDY_SCALAR_REM_DEF
+
 /// Float to integer (core.cast): truncated toward zero, saturated at the
 /// dtype's range; NaN gives 0.
 #define EDDY_SCALAR_SAT_DEF(NAME, T, LO, HI, TMIN, TMAX)                       \
@@ -190,6 +204,23 @@ EDDY_SCALAR_SAT_DEF(eddy_scalar_sat_i64, int64_t, -9223372036854775808.0,
   static inline T eddy_scalar_sign_##SUF(T x) {                                \
     return x > 0 ? (T)1 : x < 0 ? (T)-1 : x == 0 ? (T)0 : x;                   \
   }
+/// round (core.round): to the nearest integer, ties to even, as IEEE
+/// roundToIntegralTiesToEven (and math.roundeven); the sign of a zero result
+/// is the operand's, NaN and infinities pass through. Adding and
+/// subtracting 2^(p-1) rounds in the default rounding mode, which is the
+/// contract's; magnitudes from 2^(p-1) up are integers already.
+#define EDDY_SCALAR_ROUND_DEFS(SUF, T, BIG)                                    \
+  static inline T eddy_scalar_round_##SUF(T x) {                               \
+    T a = x < 0 ? -x : x;                                                      \
+    if (!(a < (BIG)))                                                          \
+      return x;                                                                \
+    T r = (T)((T)(a + (BIG)) - (BIG));                                         \
+    return signbit(x) ? -r : r;                                                \
+  }
+EDDY_SCALAR_ROUND_DEFS(f32, float, 8388608.0f)
+EDDY_SCALAR_ROUND_DEFS(f64, double, 4503599627370496.0)
+#undef EDDY_SCALAR_ROUND_DEFS
+
 EDDY_SCALAR_FLOAT_DEFS(f32, float)
 EDDY_SCALAR_FLOAT_DEFS(f64, double)
 #undef EDDY_SCALAR_FLOAT_DEFS

@@ -241,9 +241,79 @@ def m_strided_slice_dyn(x):
             x[-2, ::-2], tf.slice(x, [0, 1, 0], [-1, 2, -1])]
 
 
+def m_unary_math(x):
+    """Unary math of one [?, 4] input in (-0.9, 0.9): trigonometric, hyperbolic and error
+    functions, rounding (half to even), the NaN and infinity tests, reciprocals and roots."""
+    s = x * 3.0
+    r = tf.constant([[-2.5, -0.5, 1.5, 2.5]]) + 0.0 * x  # ties, half to even
+    y = tf.sqrt(x + 2.0)
+    return [
+        tf.sin(x) + tf.cos(x) * tf.tan(x),
+        tf.asin(x) * tf.acos(x) + tf.atan(x),
+        tf.sinh(x) - tf.cosh(x),
+        tf.math.erf(x) + tf.math.erfc(x) * x,
+        tf.math.expm1(x),
+        tf.round(s) + tf.round(r) + tf.math.rint(r) + tf.math.ceil(s) + x,
+        tf.cast(tf.math.is_nan(tf.math.log(x)), tf.float32)
+        + tf.cast(tf.math.is_inf(1.0 / (x - x)), tf.float32) * 2.0
+        + tf.cast(tf.math.is_finite(tf.math.log(x)), tf.float32) * 4.0,
+        tf.math.reciprocal(x + 2.0) + tf.raw_ops.Inv(x=x - 2.0) + tf.math.rsqrt(x + 2.0) + y,
+        tf.math.square(x) + tf.math.squared_difference(x, y) + tf.math.log(x + 2.0),
+    ]
+
+
+def m_binary_math(x, y, d):
+    """Binary math: atan2, the modulo and truncating divisions (f32 and i32, negative operands),
+    the "no NaN" divisions and products, xlogy and xdivy, clipping and BiasAddV1. Their special
+    cases (zeros) are constants plus 0 * the inputs: the inputs stay where every output is
+    differentiable, so that finite differences check the gradients."""
+    xi = tf.cast(x * 10.0, tf.int32)
+    di = tf.cast(d * 4.0, tf.int32)
+    ints = [tf.math.floormod(xi, di), tf.truncatemod(xi, di), tf.truncatediv(xi, di),
+            tf.raw_ops.Mod(x=xi, y=di), tf.math.floordiv(xi, di)]
+    # x, y: (0, 0), (2, 0), (-3, 0), (0, 2), (1.5, -0.5)...
+    ex = tf.constant([[0.0, 2.0, -3.0, 0.0], [1.5, 0.0, -2.0, 0.5]]) + 0.0 * x
+    ey = tf.constant([[0.0, 0.0, 0.0, 2.0], [-0.5, -1.0, 0.0, 3.0]]) + 0.0 * y
+    ez = tf.abs(ey) + tf.constant([[0.0, 1.0, 1.0, 0.0], [0.0, 0.0, 1.0, 0.0]])
+    return [
+        tf.math.atan2(x, d),
+        tf.math.floormod(x * 3.0 + 0.35, d) + tf.stop_gradient(tf.raw_ops.Mod(x=x * 3.0, y=d)),
+        tf.stop_gradient(tf.truncatemod(x * 3.0, d) + tf.truncatediv(x * 3.0, d)),
+        tf.math.divide_no_nan(x, y) + tf.math.multiply_no_nan(x, y),
+        tf.math.xlogy(x, tf.abs(y)) + tf.math.xdivy(x, y),
+        tf.math.divide_no_nan(ex, ey) + tf.math.multiply_no_nan(ex, ey) * 2.0
+        + tf.math.xlogy(ex, ez) * 3.0 + tf.math.xdivy(ex, -ez) * 4.0,
+        tf.raw_ops.ClipByValue(t=x, clip_value_min=tf.constant(-0.5),
+                               clip_value_max=tf.constant(0.5)),
+        tf.raw_ops.BiasAddV1(value=x, bias=d[0]),
+    ] + [tf.cast(i, tf.float32) for i in ints]
+
+
+def m_activations(x):
+    """Activations of a [?, 5] input: softplus, softsign, elu, selu, leaky relu, relu6, both
+    gelu forms, softmax and log softmax over the last axis."""
+    s = x * 4.0
+    return [
+        tf.nn.softplus(s) + tf.nn.softsign(s),
+        tf.nn.elu(s) + tf.nn.selu(s),
+        tf.nn.leaky_relu(s, alpha=0.3) + tf.nn.relu6(s * 2.0),
+        tf.nn.gelu(s) + tf.nn.gelu(s, approximate=True),
+        tf.nn.softmax(s) * tf.nn.log_softmax(x),
+    ]
+
+
 def rnd(seed, shape, scale=1.0):
     return (np.random.RandomState(seed).standard_normal(shape) * scale).astype(np.float32)
 
+
+# Inputs of the math models, away from the steps of the roundings, modulos and casts (so that
+# finite differences see no jump; the ties of round are constants in the model). unary_math: in
+# (-0.9, 0.9), negative values included (log gives NaN). binary_math: divisors d of both signs.
+UNARY_X = np.array([[-0.55, 0.2, 0.3, -0.8], [0.85, -0.1, 0.6, 0.05],
+                    [0.45, -0.65, -0.3, 0.7]], np.float32)
+BIN_X = np.array([[0.23, 1.35, -2.15, 0.77], [-0.42, -0.95, 1.64, -1.72]], np.float32)
+BIN_Y = np.array([[0.6, -1.2, 1.5, -0.4], [2.0, 0.7, -1.1, 0.35]], np.float32)
+BIN_D = np.array([[0.55, -0.8, 0.6, -1.3], [-0.45, 0.9, -0.55, 1.1]], np.float32)
 
 # name -> (function, [(input name, value)], tolerance or None)
 T, B, D, H = 4, 2, 3, 3
@@ -271,11 +341,19 @@ MODELS = {
     "ta_rows": (m_ta_rows, [("x", rnd(20, [4, 3])), ("w", rnd(21, [3]))], None),
     "strided_slice": (m_strided_slice, [("x", rnd(22, [4, 5, 3]))], None),
     "strided_slice_dyn": (m_strided_slice_dyn, [("x", rnd(23, [3, 5, 3]))], None),
+    "unary_math": (m_unary_math, [("x", UNARY_X)], (1e-5, 1e-5)),
+    "binary_math": (m_binary_math, [("x", BIN_X), ("y", BIN_Y), ("d", BIN_D)], (1e-5, 1e-5)),
+    "activations": (m_activations, [("x", rnd(26, [3, 5]))], (1e-5, 1e-5)),
 }
 
 # Feeds declared with dynamic dimensions (None), by model; the others take their values'
 # shapes.
-FEED_SHAPES = {"strided_slice_dyn": {"x": [None, 5, 3]}}
+FEED_SHAPES = {"strided_slice_dyn": {"x": [None, 5, 3]}, "unary_math": {"x": [None, 4]},
+               "activations": {"x": [None, 5]}}
+
+# Models whose gradient fixtures take their values' (static) shapes: TensorFlow's gradients of
+# broadcasting ops compute shapes at run time (BroadcastGradientArgs) when a dim is dynamic.
+STATIC_GRADS = {"unary_math", "activations"}
 
 # Models written without their gradients: the gradient of a slice of a tensor of dynamic shape
 # (StridedSliceGrad of a run-time shape) is not supported.
@@ -433,10 +511,10 @@ def write_models(out_dir, only):
     os.makedirs(out_dir, exist_ok=True)
     all_ops = {}
     for model, (fn, inputs, tol) in MODELS.items():
-        shapes = FEED_SHAPES.get(model, {})
         for grad in (0, 1, 2):
             if grad == 1 and model in FORWARD_ONLY:
                 continue
+            shapes = {} if grad and model in STATIC_GRADS else FEED_SHAPES.get(model, {})
             for cf in ("v1", "v2"):
                 if grad == 2 and cf not in SECOND_ORDER.get(model, ()):
                     continue

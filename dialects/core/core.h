@@ -33,6 +33,18 @@ extern "C" {
   X(SQUARE, "square")                                                          \
   X(FLOOR, "floor")                                                            \
   X(SIGN, "sign")                                                              \
+  X(SIN, "sin")                                                                \
+  X(COS, "cos")                                                                \
+  X(TAN, "tan")                                                                \
+  X(ASIN, "asin")                                                              \
+  X(ACOS, "acos")                                                              \
+  X(ATAN, "atan")                                                              \
+  X(SINH, "sinh")                                                              \
+  X(COSH, "cosh")                                                              \
+  X(ERF, "erf")                                                                \
+  X(EXPM1, "expm1")                                                            \
+  X(CEIL, "ceil")                                                              \
+  X(ROUND, "round")                                                            \
   X(ADD, "add")                                                                \
   X(SUB, "sub")                                                                \
   X(MUL, "mul")                                                                \
@@ -40,6 +52,8 @@ extern "C" {
   X(POW, "pow")                                                                \
   X(MAXIMUM, "maximum")                                                        \
   X(MINIMUM, "minimum")                                                        \
+  X(ATAN2, "atan2")                                                            \
+  X(REM, "rem")                                                                \
   X(EQ, "eq")                                                                  \
   X(NE, "ne")                                                                  \
   X(LT, "lt")                                                                  \

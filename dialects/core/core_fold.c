@@ -289,6 +289,30 @@ static double core_unary_f(eddy_core_op_kind_t k, double x) {
     return floor(x);
   case EDDY_CORE_OP_SIGN:
     return eddy_scalar_sign_f64(x);
+  case EDDY_CORE_OP_SIN:
+    return sin(x);
+  case EDDY_CORE_OP_COS:
+    return cos(x);
+  case EDDY_CORE_OP_TAN:
+    return tan(x);
+  case EDDY_CORE_OP_ASIN:
+    return asin(x);
+  case EDDY_CORE_OP_ACOS:
+    return acos(x);
+  case EDDY_CORE_OP_ATAN:
+    return atan(x);
+  case EDDY_CORE_OP_SINH:
+    return sinh(x);
+  case EDDY_CORE_OP_COSH:
+    return cosh(x);
+  case EDDY_CORE_OP_ERF:
+    return erf(x);
+  case EDDY_CORE_OP_EXPM1:
+    return expm1(x);
+  case EDDY_CORE_OP_CEIL:
+    return ceil(x);
+  case EDDY_CORE_OP_ROUND:
+    return eddy_scalar_round_f64(x);
   default:
     return NAN;
   }
@@ -339,6 +363,10 @@ static double core_binary_f(eddy_core_op_kind_t k, double a, double b) {
     return eddy_scalar_max_f64(a, b);
   case EDDY_CORE_OP_MINIMUM:
     return eddy_scalar_min_f64(a, b);
+  case EDDY_CORE_OP_ATAN2:
+    return atan2(a, b);
+  case EDDY_CORE_OP_REM:
+    return fmod(a, b);
   default:
     return NAN;
   }
@@ -358,6 +386,8 @@ static int64_t core_binary_i(eddy_core_op_kind_t k, int64_t a, int64_t b) {
     return a > b ? a : b;
   case EDDY_CORE_OP_MINIMUM:
     return a < b ? a : b;
+  case EDDY_CORE_OP_REM:
+    return eddy_scalar_rem_i64(a, b);
   case EDDY_CORE_OP_AND:
     return a && b;
   case EDDY_CORE_OP_OR:
@@ -568,7 +598,7 @@ bool eddy_core_fold_binary(eddy_fold_ctx_t *fc) {
   bool is_float = eddy_dtype_is_float(dt);
   /* Guards for unverified IR, which the shape functions reject. */
   if (rt->dtype != (is_compare ? EDDY_DT_I1 : dt) ||
-      (k == EDDY_CORE_OP_POW && !is_float) ||
+      ((k == EDDY_CORE_OP_POW || k == EDDY_CORE_OP_ATAN2) && !is_float) ||
       (is_logical != (dt == EDDY_DT_I1) && !is_compare))
     return false;
   int64_t n = eddy_ir_type_num_elements(rt);

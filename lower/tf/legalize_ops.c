@@ -51,8 +51,16 @@ static const char *const OTHER[] = {
     "PartitionedCall", "StatefulPartitionedCall", "LegacyCall",
 };
 
-/// The tables of the other legalize files, NULL-terminated.
-static const char *const *const TABLES[] = {eddy_tfl_shape_ops};
+static void shape_ops_each(void (*fn)(const char *name, void *user),
+                           void *user) {
+  for (const char *const *t = eddy_tfl_shape_ops; *t; t++)
+    fn(*t, user);
+}
+
+/// The ops of the other legalize files.
+static void (*const EACH[])(void (*fn)(const char *name, void *user),
+                            void *user) = {shape_ops_each,
+                                           eddy_tfl_math_ops_each};
 
 void eddy_tfl_supported_each(void (*fn)(const char *name, void *user),
                              void *user) {
@@ -60,9 +68,8 @@ void eddy_tfl_supported_each(void (*fn)(const char *name, void *user),
     fn(SIMPLE[i].tf, user);
   for (size_t i = 0; i < sizeof OTHER / sizeof OTHER[0]; i++)
     fn(OTHER[i], user);
-  for (size_t k = 0; k < sizeof TABLES / sizeof TABLES[0]; k++)
-    for (const char *const *t = TABLES[k]; *t; t++)
-      fn(*t, user);
+  for (size_t k = 0; k < sizeof EACH / sizeof EACH[0]; k++)
+    EACH[k](fn, user);
 }
 
 typedef struct find {
@@ -535,10 +542,13 @@ eddy_status_t eddy_tfl_lower_op(eddy_tfl_t *z, const eddy_op_t *op,
     return NULL;
   }
   if (strcmp(t, "FloorDiv") == 0) {
+    // core.div on integers is floor division already.
     eddy_value_t *x = in(z, op, 0);
-    if (!eddy_dtype_is_float(x->type->dtype))
-      return eddy_tfl_error(op, "integer FloorDiv is not supported");
     EDDY_RETURN_IF_ERROR(bin(z, op, "core.div", x, in(z, op, 1), &d));
+    if (!eddy_dtype_is_float(d->type->dtype)) {
+      out1(z, op, d);
+      return NULL;
+    }
     EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "core.floor", &d, 1, NULL, 0, &r));
     out1(z, op, r);
     return NULL;
@@ -649,6 +659,9 @@ eddy_status_t eddy_tfl_lower_op(eddy_tfl_t *z, const eddy_op_t *op,
     return NULL;
   }
   EDDY_RETURN_IF_ERROR(lower_list(z, op, t, handled));
+  if (*handled)
+    return NULL;
+  EDDY_RETURN_IF_ERROR(eddy_tfl_lower_math_op(z, op, handled));
   if (*handled)
     return NULL;
   return eddy_tfl_lower_shape_op(z, op, handled);

@@ -1,7 +1,7 @@
 /// Internal interface of legalize-tf: the translation state shared by the
 /// driver (legalize.c: functions, regions, functional control flow) and the
-/// op rules (legalize_ops.c, legalize_shape.c, legalize_slice.c). Not
-/// installed.
+/// op rules (legalize_ops.c, legalize_math.c, legalize_shape.c,
+/// legalize_slice.c). Not installed.
 #ifndef EDDY_LOWER_TF_TF_LOWER_INTERNAL_H
 #define EDDY_LOWER_TF_TF_LOWER_INTERNAL_H
 
@@ -126,6 +126,12 @@ eddy_status_t eddy_tfl_keep_dataflow_op(eddy_tfl_t *z, const eddy_op_t *op,
 eddy_status_t eddy_tfl_lower_shape_op(eddy_tfl_t *z, const eddy_op_t *op,
                                       bool *handled);
 extern const char *const eddy_tfl_shape_ops[]; ///< NULL-terminated
+/// Rules for elementwise math, activations and their gradient ops
+/// (legalize_math.c), and fn(name) for each op they lower.
+eddy_status_t eddy_tfl_lower_math_op(eddy_tfl_t *z, const eddy_op_t *op,
+                                     bool *handled);
+void eddy_tfl_math_ops_each(void (*fn)(const char *name, void *user),
+                            void *user);
 /// StridedSlice, StridedSliceGrad, Slice, Pad and PadV2 (legalize_slice.c),
 /// called by eddy_tfl_lower_shape_op.
 eddy_status_t eddy_tfl_lower_strided_slice(eddy_tfl_t *z, const eddy_op_t *op);

@@ -17,7 +17,8 @@ static void test_every_opcode_has_an_entry(void **state) {
   check_opcode_table("autodiff", eddy_ad_opcode_has_rule);
   static const eddy_opcode_t unhandled[] = {
       EDDY_OP_CORE_CONSTANT, EDDY_OP_CORE_IOTA,  EDDY_OP_CORE_FLOOR,
-      EDDY_OP_CORE_SIGN,     EDDY_OP_CORE_EQ,    EDDY_OP_CORE_NE,
+      EDDY_OP_CORE_SIGN,     EDDY_OP_CORE_CEIL,  EDDY_OP_CORE_ROUND,
+      EDDY_OP_CORE_EQ,       EDDY_OP_CORE_NE,
       EDDY_OP_CORE_LT,       EDDY_OP_CORE_LE,    EDDY_OP_CORE_GT,
       EDDY_OP_CORE_GE,       EDDY_OP_CORE_AND,   EDDY_OP_CORE_OR,
       EDDY_OP_CORE_NOT,      EDDY_OP_CORE_SHAPE, EDDY_OP_CORE_DIM,

@@ -24,12 +24,11 @@
 #include <string.h>
 
 /// How many fixtures tests/fixtures/tf holds: those tools/tf_fixtures.py
-/// writes (17 models x {forward, gradient} x {v1, v2}, less the gradients of
-/// its one forward-only model, and 4 second-order gradients) and those of
-/// tools/tf_corpus.py (11). A test
-/// that finds another number fails (a fixture lost, or one added without
-/// updating this).
-#define TF_FIXTURES_COUNT 81
+/// writes (each model forward and with its gradients, v1 and v2, less the
+/// gradients of its forward-only models, plus its second-order gradients)
+/// and those of tools/tf_corpus.py. A test that finds another number fails
+/// (a fixture lost, or one added without updating this).
+#define TF_FIXTURES_COUNT 93
 
 /// A fixture that is expected to fail, and why.
 typedef struct tf_known_failure {

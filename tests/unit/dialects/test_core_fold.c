@@ -239,6 +239,37 @@ static void test_unary_math(void **state) {
            -0.0, 2.0);
   EXPECT_F(cfold("core.abs", "", DF("2xf32", -0.0, -2.0), NULL, NULL), "2xf32",
            0.0, 2.0);
+  EXPECT_F(cfold("core.sin", "", DF("2xf64", 0.0, 1.0), NULL, NULL), "2xf64",
+           0.0, sin(1.0));
+  EXPECT_F(cfold("core.cos", "", DF("f64", 1.0), NULL, NULL), "f64", cos(1.0));
+  EXPECT_F(cfold("core.tan", "", DF("f64", 0.5), NULL, NULL), "f64", tan(0.5));
+  EXPECT_F(cfold("core.asin", "", DF("3xf64", 1.0, 2.0, -0.5), NULL, NULL),
+           "3xf64", asin(1.0), NAN, asin(-0.5));
+  EXPECT_F(cfold("core.acos", "", DF("2xf64", -1.0, 0.25), NULL, NULL), "2xf64",
+           acos(-1.0), acos(0.25));
+  EXPECT_F(cfold("core.atan", "", DF("2xf64", INFINITY, -0.0), NULL, NULL),
+           "2xf64", atan(INFINITY), -0.0);
+  EXPECT_F(cfold("core.sinh", "", DF("f64", -0.75), NULL, NULL), "f64",
+           sinh(-0.75));
+  EXPECT_F(cfold("core.cosh", "", DF("f64", -0.75), NULL, NULL), "f64",
+           cosh(-0.75));
+  EXPECT_F(cfold("core.erf", "", DF("3xf64", 0.5, -10.0, -0.0), NULL, NULL),
+           "3xf64", erf(0.5), -1.0, -0.0);
+  EXPECT_F(cfold("core.expm1", "", DF("f64", 1e-20), NULL, NULL), "f64", 1e-20);
+  EXPECT_F(cfold("core.ceil", "", DF("3xf32", -0.5, 2.5, 3.0), NULL, NULL),
+           "3xf32", -0.0, 3.0, 3.0);
+  EXPECT_F(cfold("core.round", "", DF("5xf32", 0.5, 1.5, -2.5, -0.4, 2.6), NULL,
+                 NULL),
+           "5xf32", 0.0, 2.0, -2.0, -0.0, 3.0);
+  EXPECT_F(cfold("core.atan2", "", DF("3xf64", 1.0, -0.0, 1.0),
+                 DF("3xf64", -1.0, -1.0, 0.0), NULL),
+           "3xf64", atan2(1.0, -1.0), atan2(-0.0, -1.0), atan2(1.0, 0.0));
+  EXPECT_F(cfold("core.rem", "", DF("3xf32", -7.5, 7.5, 1.0),
+                 DF("3xf32", 2.0, -2.0, 0.0), NULL),
+           "3xf32", -1.5, 1.5, NAN);
+  EXPECT_I(cfold("core.rem", "", DI("4xi8", -7, 7, -128, 5),
+                 DI("4xi8", 2, -2, -1, 0), NULL),
+           "4xi8", -1, 1, 0, 0);
 }
 
 static void test_broadcast_compare_logical(void **state) {

@@ -87,6 +87,11 @@ static void test_broadcast_binary(void **state) {
       {"core.pow", "4xi32; 4xi32", "", "!operand #0 must have a float dtype"},
       {"core.maximum", "4xi8; 4xi8", "", "tensor<4xi8>"},
       {"core.minimum", "4xbf16; 1xbf16", "", "tensor<4xbf16>"},
+      {"core.atan2", "2x1xf32; 3xf32", "", "tensor<2x3xf32>"},
+      {"core.atan2", "4xi32; 4xi32", "", "!operand #0 must have a float dtype"},
+      {"core.rem", "?x4xi64; 4xi64", "", "tensor<?x4xi64>"},
+      {"core.rem", "4xf64; f64", "", "tensor<4xf64>"},
+      {"core.rem", "4xi1; 4xi1", "", "!operand #0 must have a numeric dtype"},
       {"core.add", "4xf32", "", "!expected 2 operands, got 1"},
   };
   RUN(cases);
@@ -112,6 +117,12 @@ static void test_unary(void **state) {
       {"core.sqrt", "3xi1", "", "!must have a float dtype"},
       {"core.rsqrt", "3xf32", "", "tensor<3xf32>"},
       {"core.floor", "3xi32", "", "!must have a float dtype"},
+      {"core.sin", "2x?xf32", "", "tensor<2x?xf32>"},
+      {"core.acos", "3xf16", "", "tensor<3xf16>"},
+      {"core.erf", "3xi32", "", "!must have a float dtype"},
+      {"core.expm1", "*xbf16", "", "tensor<*xbf16>"},
+      {"core.ceil", "3xi8", "", "!must have a float dtype"},
+      {"core.round", "3xf64", "", "tensor<3xf64>"},
       {"core.neg", "", "", "!expected 1 operand, got 0"},
   };
   RUN(cases);

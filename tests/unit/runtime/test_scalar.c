@@ -311,6 +311,70 @@ static void test_consumers_floor_division(void **state) {
                              EDDY_DT_I64, 2, N64, a64, b64, q64});
 }
 
+/// core.rem on i8 (every pair), i32 and i64 (edge values: MIN rem -1 and
+/// x rem 0 are 0); core.rem (fmod) and core.round (ties to even, signed
+/// zeros kept) on float specials, halves and large values.
+static void test_consumers_rem_and_round(void **state) {
+  fixture_t *f = *state;
+  enum { N8 = 256 * 256 };
+  int8_t *a = malloc(N8), *b = malloc(N8), *q = malloc(N8);
+  for (int i = 0; i < N8; i++) {
+    a[i] = eddy_scalar_wrap_i8((uint64_t)i >> 8);
+    b[i] = eddy_scalar_wrap_i8((uint64_t)i);
+    q[i] = eddy_scalar_rem_i8(a[i], b[i]);
+  }
+  run_case(f, &(scal_case_t){"i8 pairs", "core.rem", "", EDDY_DT_I8, EDDY_DT_I8,
+                             2, N8, a, b, q});
+  free(a), free(b), free(q);
+  enum { N32 = COUNT(k_i32) * COUNT(k_i32), N64 = COUNT(k_i64) * COUNT(k_i64) };
+  int32_t a32[N32], b32[N32], q32[N32];
+  for (size_t i = 0; i < N32; i++) {
+    a32[i] = k_i32[i / COUNT(k_i32)], b32[i] = k_i32[i % COUNT(k_i32)];
+    q32[i] = eddy_scalar_rem_i32(a32[i], b32[i]);
+  }
+  run_case(f, &(scal_case_t){"i32 edges", "core.rem", "", EDDY_DT_I32,
+                             EDDY_DT_I32, 2, N32, a32, b32, q32});
+  int64_t a64[N64], b64[N64], q64[N64];
+  for (size_t i = 0; i < N64; i++) {
+    a64[i] = k_i64[i / COUNT(k_i64)], b64[i] = k_i64[i % COUNT(k_i64)];
+    q64[i] = eddy_scalar_rem_i64(a64[i], b64[i]);
+  }
+  run_case(f, &(scal_case_t){"i64 edges", "core.rem", "", EDDY_DT_I64,
+                             EDDY_DT_I64, 2, N64, a64, b64, q64});
+
+  static const double k_round[] = {
+      NAN,  INFINITY, -INFINITY, 0.0,  -0.0,  0.5,        -0.5,       1.5,
+      -1.5, 2.5,      -2.5,      0.49, -0.49, 3.7,        -3.7,       1e300,
+      8388607.5, -8388607.5, 4503599627370495.5, 16777217.0, 7.0, -2.0, 0.75,
+      -7.5};
+  enum { R = COUNT(k_round), RR = R * R };
+  float f32[RR], g32[RR], w32[RR];
+  double f64[RR], g64[RR], w64[RR];
+  for (size_t i = 0; i < R; i++) {
+    f64[i] = k_round[i], f32[i] = (float)k_round[i];
+    w64[i] = eddy_scalar_round_f64(f64[i]);
+    w32[i] = eddy_scalar_round_f32(f32[i]);
+  }
+  assert_true(w64[5] == 0.0 && !signbit(w64[5]) && w64[6] == 0.0 &&
+              signbit(w64[6]) && w64[7] == 2.0 && w64[9] == 2.0 &&
+              w64[10] == -2.0 && w32[16] == 8388608.0f &&
+              w64[18] == 4503599627370496.0);
+  run_case(f, &(scal_case_t){"f32 halves", "core.round", "", EDDY_DT_F32,
+                             EDDY_DT_F32, 1, R, f32, NULL, w32});
+  run_case(f, &(scal_case_t){"f64 halves", "core.round", "", EDDY_DT_F64,
+                             EDDY_DT_F64, 1, R, f64, NULL, w64});
+  for (size_t i = 0; i < RR; i++) {
+    f64[i] = k_round[i / R], g64[i] = k_round[i % R];
+    f32[i] = (float)f64[i], g32[i] = (float)g64[i];
+    w64[i] = fmod(f64[i], g64[i]);
+    w32[i] = fmodf(f32[i], g32[i]);
+  }
+  run_case(f, &(scal_case_t){"f32 pairs", "core.rem", "", EDDY_DT_F32,
+                             EDDY_DT_F32, 2, RR, f32, g32, w32});
+  run_case(f, &(scal_case_t){"f64 pairs", "core.rem", "", EDDY_DT_F64,
+                             EDDY_DT_F64, 2, RR, f64, g64, w64});
+}
+
 /// f32 values around the f16 or bf16 roundings: every 3rd midpoint between
 /// neighbouring values and one f32 ulp either side, of both signs, and the
 /// specials. Returns the count written to out (cap entries).
@@ -457,6 +521,8 @@ int main(void) {
       cmocka_unit_test(test_wrap_and_saturate),
       cmocka_unit_test(test_nan_and_signed_zero),
       cmocka_unit_test_setup_teardown(test_consumers_floor_division, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(test_consumers_rem_and_round, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(test_consumers_f16_bf16_casts, setup,
                                       teardown),
