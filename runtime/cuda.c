@@ -513,8 +513,9 @@ void eddy_rt_entry_cuda_to_host(void *dst, const void *src, int64_t bytes) {
 
 int32_t eddy_rt_entry_cuda_end(eddy_rt_ctx_t *rt, char *err, size_t errlen) {
   (void)rt;
-  if (err && errlen)
-    err[0] = '\0';
+  // err is left as it is when there is nothing to report: it may hold the
+  // message of a run-time error the call already recorded (a list helper's),
+  // which the caller reports after this.
   rt_cuda_thread_t *t = &t_cuda;
   if (!t->stream) {
     // Reading g_ok is safe only after pthread_once (another thread may be

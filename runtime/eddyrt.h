@@ -619,7 +619,8 @@ void eddy_rt_entry_cuda_to_host(void *dst, const void *src, int64_t bytes);
 /// first error recorded since eddy_rt_entry_cuda_begin (EDDY_RT_ERR_INTERNAL
 /// for driver and launch failures, EDDY_RT_ERR_RESOURCE for out of memory,
 /// EDDY_RT_ERR_UNSUPPORTED when cuBLAS cannot be loaded) with its message in
-/// err. Clears the record.
+/// err; err is not touched when it returns 0 (it may hold the message of an
+/// earlier run-time error of the call). Clears the record.
 int32_t eddy_rt_entry_cuda_end(eddy_rt_ctx_t *rt, char *err, size_t errlen);
 /// Flags of eddy_rt_entry_cuda_sgemm: A or B stored transposed, and whether
 /// the product may round its inputs to TF32 (tensor cores; 10-bit mantissa).
