@@ -921,6 +921,20 @@ static eddy_status_t r_set_item(ad_scope_t *s, eddy_op_t *op,
   return ad_adj_add(s, l, eddy_ir_op_result(set, 0));
 }
 
+static eddy_status_t r_resize(ad_scope_t *s, eddy_op_t *op, eddy_value_t **g) {
+  /* Resized back: the items cut off get zeros (unset), the items added
+     give nothing. */
+  eddy_value_t *l = operand(op, 0), *fl = NULL, *n = NULL;
+  if (!act(s, op, 0))
+    return NULL;
+  TRY(fop(s, op, 0, &fl));
+  TRY(ad_emit(s, "tl.length", &fl, 1, NULL, 0, &n));
+  eddy_value_t *ops[2] = {g[0], n};
+  eddy_op_t *rs = NULL;
+  TRY(ad_emit_typed(s, "tl.resize", ops, 2, NULL, 0, &l->type, 1, &rs));
+  return ad_adj_add(s, l, eddy_ir_op_result(rs, 0));
+}
+
 /* ---- The table ------------------------------------------------------------------ */
 
 /// One entry per opcode: the rule, or why there is none. `zero`: the op
@@ -1006,6 +1020,7 @@ static const ad_rule_t k_rules[EDDY_OP_COUNT_] = {
     [EDDY_OP_TL_FROM_TENSOR] = {r_from_tensor},
     [EDDY_OP_TL_GET_ITEM] = {r_get_item},
     [EDDY_OP_TL_SET_ITEM] = {r_set_item},
+    [EDDY_OP_TL_RESIZE] = {r_resize},
     /* control flow */
     [EDDY_OP_CTL_IF] = {ad_if_grad},
     [EDDY_OP_CTL_WHILE] = {ad_while_grad},

@@ -1101,6 +1101,7 @@ static const cpu_op_info_t k_ops[EDDY_OP_COUNT_] = {
     LIST(LENGTH, cpu_list_length),
     LIST(STACK, cpu_list_stack),
     LIST(FROM_TENSOR, cpu_list_from_tensor),
+    LIST(RESIZE, cpu_list_resize),
 };
 
 const cpu_op_info_t *cpu_op_info(const eddy_op_t *op) {

@@ -521,6 +521,25 @@ static eddy_status_t list_pop(cpu_emit_t *e, eddy_op_t *op) {
   return NULL;
 }
 
+eddy_status_t cpu_list_resize(cpu_emit_t *e, eddy_op_t *op) {
+  eddy_value_t *l = eddy_ir_op_operand(op, 0);
+  int n;
+  EDDY_RETURN_IF_ERROR(index_i64(e, eddy_ir_op_operand(op, 1), &n));
+  int rs = cpu_list_slot(e);
+  bool moved;
+  int lp = take(e, l, op, &moved);
+  int mv = bool_const(e, moved);
+  int p = cpu_fresh(e);
+  cpu_p(e,
+        "%%t%d = func.call @eddy_rt_entry_%s_resize(%%rt, %%t%d, %%t%d, "
+        "%%t%d, %%t%d, %%err, %%errlen) : (!llvm.ptr, !llvm.ptr, i32, i64, "
+        "!llvm.ptr, !llvm.ptr, i64) -> !llvm.ptr\n",
+        p, lf(e), lp, mv, n, e->eflag_ptr);
+  slot_set(e, rs, p);
+  cpu_val_new(e, &op->results[0])->buf = rs;
+  return NULL;
+}
+
 eddy_status_t cpu_list_length(cpu_emit_t *e, eddy_op_t *op) {
   const eddy_type_t *rt = op->results[0].type;
   int buf = cpu_result_buf(e, &op->results[0]);

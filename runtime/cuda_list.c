@@ -875,6 +875,51 @@ void *eddy_rt_entry_cuda_list_set(eddy_rt_ctx_t *rt, void *list, int32_t moved,
   return l;
 }
 
+void *eddy_rt_entry_cuda_list_resize(eddy_rt_ctx_t *rt, void *list,
+                                     int32_t moved, int64_t n, int32_t *code,
+                                     char *err, size_t errlen) {
+  (void)rt;
+  const char *op = "tl.resize";
+  cl_list_t *l = list;
+  if (!l)
+    return NULL;
+  if (!moved)
+    list_retain(l);
+  if (n < 0 || (l->max_elements >= 0 && n > l->max_elements)) {
+    int64_t mx = l->max_elements;
+    list_release(l);
+    if (n < 0)
+      return fail(code, err, errlen, EDDY_RT_ERR_INVALID_ARGUMENT, op,
+                  "length is %" PRId64 ", expected >= 0", n);
+    return fail(code, err, errlen, EDDY_RT_ERR_INVALID_ARGUMENT, op,
+                "length %" PRId64 " is past the list's max_elements %" PRId64,
+                n, mx);
+  }
+  if (n == l->size)
+    return l;
+  if (!make_unique(&l, op, code, err, errlen))
+    return NULL;
+  if (!list_grow(l, n)) {
+    list_release(l);
+    return fail(code, err, errlen, EDDY_RT_ERR_RESOURCE, op,
+                "out of memory for a list of length %" PRId64, n);
+  }
+  for (int64_t i = n; i < l->size; i++) {
+    if (l->depth > 0)
+      list_release(l->lists[i]);
+    else
+      item_release(l->items[i]);
+  }
+  for (int64_t i = l->size; i < n; i++) {
+    if (l->depth > 0)
+      l->lists[i] = NULL;
+    else
+      l->items[i] = NULL;
+  }
+  l->size = n;
+  return l;
+}
+
 /// The item shape of a stack of l: its first set item's, else the element
 /// shape; false (failure recorded) when the items differ or no shape is
 /// known.

@@ -407,6 +407,10 @@ void *eddy_rt_entry_list_set(eddy_rt_ctx_t *rt, void *list, int32_t moved,
                              int64_t index, void *data, int32_t dtype,
                              int32_t rank, const int64_t *dims, int32_t *code,
                              char *err, size_t errlen);
+/// tl.resize of a list of any depth to length n.
+void *eddy_rt_entry_list_resize(eddy_rt_ctx_t *rt, void *list, int32_t moved,
+                                int64_t n, int32_t *code, char *err,
+                                size_t errlen);
 /// The dims (rank entries, written to out_dims) of what a read of list
 /// gives, for compiled code with dynamic shapes: what 0 is item `index`
 /// (tl.get_item; -1: the last item, tl.pop_back), what 1 is tl.stack
@@ -657,6 +661,10 @@ void *eddy_rt_entry_cuda_list_set(eddy_rt_ctx_t *rt, void *list, int32_t moved,
                                   int64_t index, void *data, int32_t dtype,
                                   int32_t rank, const int64_t *dims,
                                   int32_t *code, char *err, size_t errlen);
+/// tl.resize of a list of any depth to length n.
+void *eddy_rt_entry_cuda_list_resize(eddy_rt_ctx_t *rt, void *list,
+                                     int32_t moved, int64_t n, int32_t *code,
+                                     char *err, size_t errlen);
 /// tl.stack into out_data, which must be exactly (dtype, rank, dims).
 void eddy_rt_entry_cuda_list_stack(eddy_rt_ctx_t *rt, const void *list,
                                    void *out_data, int32_t dtype, int32_t rank,

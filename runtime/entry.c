@@ -274,6 +274,24 @@ void *eddy_rt_entry_list_pop(eddy_rt_ctx_t *rt, void *list, int32_t moved,
   return out;
 }
 
+void *eddy_rt_entry_list_resize(eddy_rt_ctx_t *rt, void *list, int32_t moved,
+                                int64_t n, int32_t *code, char *err,
+                                size_t errlen) {
+  if (!list)
+    return NULL;
+  if (!moved)
+    eddy_rt_list_retain(list);
+  eddy_rt_tensor_t nt;
+  eddy_rt_list_t *out = NULL;
+  eddy_rt_status_t st = eddy_rt_tensor_wrap(EDDY_RT_I64, 0, NULL, &n, &nt);
+  if (st) {
+    eddy_rt_list_release(list);
+    return rt_entry_list_fail(st, code, err, errlen);
+  }
+  st = eddy_rt_list_resize(rt, list, &nt, &out);
+  return st ? rt_entry_list_fail(st, code, err, errlen) : out;
+}
+
 int64_t eddy_rt_entry_list_length(const void *list) {
   return list ? eddy_rt_list_size(list) : 0;
 }

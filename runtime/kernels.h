@@ -248,6 +248,13 @@ eddy_rt_status_t eddy_rt_list_set_item(eddy_rt_ctx_t *ctx,
                                        const eddy_rt_tensor_t *index,
                                        const eddy_rt_tensor_t *x,
                                        eddy_rt_list_t **out_list);
+/// tl.resize: the list cut to, or padded with unset items to, length n (a
+/// scalar integer >= 0). Any nesting depth. Consumes owned_list (even on
+/// error).
+eddy_rt_status_t eddy_rt_list_resize(eddy_rt_ctx_t *ctx,
+                                     eddy_rt_list_t *owned_list,
+                                     const eddy_rt_tensor_t *n,
+                                     eddy_rt_list_t **out_list);
 /// tl.length: an i64 scalar.
 eddy_rt_status_t eddy_rt_list_length(eddy_rt_ctx_t *ctx,
                                      const eddy_rt_list_t *list,

@@ -540,6 +540,47 @@ eddy_rt_status_t eddy_rt_list_set_item(eddy_rt_ctx_t *ctx,
   return NULL;
 }
 
+eddy_rt_status_t eddy_rt_list_resize(eddy_rt_ctx_t *ctx,
+                                     eddy_rt_list_t *owned_list,
+                                     const eddy_rt_tensor_t *n,
+                                     eddy_rt_list_t **out_list) {
+  const char *op = "tl.resize";
+  (void)ctx;
+  *out_list = NULL;
+  eddy_rt_list_t *l = owned_list;
+  int64_t count = 0;
+  eddy_rt_status_t st = rt_read_index(n, op, "the length", &count);
+  if (!st && count < 0)
+    st = rt_err(EDDY_RT_ERR_INVALID_ARGUMENT, op,
+                "length is %" PRId64 ", expected >= 0", count);
+  if (!st && l->max_elements >= 0 && count > l->max_elements)
+    st = rt_err(EDDY_RT_ERR_INVALID_ARGUMENT, op,
+                "length %" PRId64 " is past the list's max_elements %" PRId64,
+                count, l->max_elements);
+  if (st) {
+    eddy_rt_list_release(l);
+    return st;
+  }
+  if (count == l->size) {
+    *out_list = l;
+    return NULL;
+  }
+  EDDY_RT_RETURN_IF_ERROR(rt_list_make_unique(op, &l));
+  st = rt_grow(l->ctx, op, (void **)&l->items, &l->cap, l->size, count,
+               (int64_t)sizeof(rt_item_t));
+  if (st) {
+    eddy_rt_list_release(l);
+    return st;
+  }
+  for (int64_t i = count; i < l->size; i++)
+    rt_item_release(&l->items[i]);
+  for (int64_t i = l->size; i < count; i++)
+    l->items[i] = (rt_item_t){NULL, NULL, RT_UNSET};
+  l->size = count;
+  *out_list = l;
+  return NULL;
+}
+
 eddy_rt_status_t eddy_rt_list_length(eddy_rt_ctx_t *ctx,
                                      const eddy_rt_list_t *list,
                                      eddy_rt_tensor_t *out_t) {

@@ -218,6 +218,11 @@ static eddy_status_t verify_set_item(const eddy_op_t *op) {
   return expect_element(op, 2);
 }
 
+static eddy_status_t verify_resize(const eddy_op_t *op) {
+  EDDY_RETURN_IF_ERROR(expect_list(op, 0));
+  return expect_index(op, 1, "size");
+}
+
 static const eddy_attr_spec_t empty_attrs[] = {
     {"max_elements", EDDY_ATTR_INT, true},
     {NULL, EDDY_ATTR_INT, false},
@@ -249,6 +254,7 @@ static const eddy_op_def_t tl_ops[] = {
     TL_OP(LENGTH, "length", 1, 1, verify_list_only, infer_length),
     TL_OP(STACK, "stack", 1, 1, verify_list_only, infer_stack),
     TL_OP(FROM_TENSOR, "from_tensor", 1, 1, NULL, infer_from_tensor),
+    TL_OP(RESIZE, "resize", 2, 1, verify_resize, infer_same_list),
 };
 
 const eddy_dialect_t eddy_tl_dialect = {

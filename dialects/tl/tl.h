@@ -20,7 +20,8 @@ extern "C" {
   X(SET_ITEM, "set_item")                                                      \
   X(LENGTH, "length")                                                          \
   X(STACK, "stack")                                                            \
-  X(FROM_TENSOR, "from_tensor")
+  X(FROM_TENSOR, "from_tensor")                                                \
+  X(RESIZE, "resize")
 
 extern const eddy_dialect_t eddy_tl_dialect;
 
