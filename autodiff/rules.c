@@ -1010,6 +1010,8 @@ static const ad_rule_t k_rules[EDDY_OP_COUNT_] = {
     [EDDY_OP_CORE_IOTA] = {.zero = ZERO_NO_OPERAND},
     [EDDY_OP_CORE_SHAPE] = {.zero = ZERO_SHAPE},
     [EDDY_OP_CORE_DIM] = {.zero = ZERO_SHAPE},
+    [EDDY_OP_CORE_RANGE] = {.zero = "TensorFlow defines no gradient for "
+                                    "Range: its operands set a length"},
     /* lists */
     [EDDY_OP_TL_EMPTY] = {.zero = ZERO_NO_OPERAND},
     [EDDY_OP_TL_RESERVE] = {.zero = "its operand is a length"},

@@ -130,6 +130,8 @@ int cpu_index_const(cpu_emit_t *e, int64_t v);
 /// Element type in memory ("i8" for i1) and in registers ("i1" for i1).
 const char *cpu_stor_type(eddy_dtype_t dt);
 const char *cpu_reg_type(eddy_dtype_t dt);
+/// %tN = register v of dtype `from` converted as core.cast converts to `to`.
+int cpu_emit_cast(cpu_emit_t *e, eddy_dtype_t from, eddy_dtype_t to, int v);
 /// Appends "memref<4x5xf32>" / "memref<f32>".
 void cpu_memref_type(const eddy_type_t *t, eddy_buf_t *out);
 /// The func.func @entry of m, or NOT_FOUND.

@@ -111,6 +111,16 @@ eddy_rt_status_t eddy_rt_copy(eddy_rt_ctx_t *ctx, const eddy_rt_tensor_t *x,
 eddy_rt_status_t eddy_rt_iota(eddy_rt_ctx_t *ctx, int32_t dtype, int32_t rank,
                               const int64_t *dims, int64_t dimension,
                               eddy_rt_tensor_t *out_t);
+/// core.range: the 1-D tensor start, start + delta, ... of the scalars'
+/// dtype, up to limit (excluded); element i is start + i * delta, computed
+/// in double (floats) or int64 (integers). Its length is ceil((limit -
+/// start) / delta); delta 0, or a delta pointing away from limit, is an
+/// error (as TensorFlow's Range).
+eddy_rt_status_t eddy_rt_range(eddy_rt_ctx_t *ctx,
+                               const eddy_rt_tensor_t *start,
+                               const eddy_rt_tensor_t *limit,
+                               const eddy_rt_tensor_t *delta,
+                               eddy_rt_tensor_t *out_t);
 eddy_rt_status_t eddy_rt_unary(eddy_rt_ctx_t *ctx, eddy_rt_unary_op_t op,
                                const eddy_rt_tensor_t *x,
                                eddy_rt_tensor_t *out_t);

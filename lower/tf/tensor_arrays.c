@@ -423,7 +423,7 @@ eddy_status_t eddy_tfl_thread_tensor_arrays(eddy_ctx_t *ctx, eddy_block_t *b) {
     any = is(op, "tf.TensorArrayV3");
   if (!any)
     return NULL;
-  (void)ctx; // the ops made are clones
+  eddy_tfl_mark_growing_writes(ctx, b);
   EDDY_RETURN_IF_ERROR(rewrite_grads(b));
   drop_unread_stacks(b);
   return NULL;

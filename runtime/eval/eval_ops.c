@@ -452,6 +452,16 @@ static eddy_status_t h_dim(eval_state_t *s, eval_frame_t *f,
   return put_tensor(&out[0], &r);
 }
 
+static eddy_status_t h_range(eval_state_t *s, eval_frame_t *f,
+                             const eval_handler_t *h, const eddy_op_t *op,
+                             const eddy_eval_value_t *const *operands,
+                             eddy_eval_value_t *out) {
+  UNUSED_HANDLER_ARGS;
+  eddy_rt_tensor_t r = eddy_rt_tensor_empty();
+  RT(eddy_rt_range(s->rt, TENSOR(0), TENSOR(1), TENSOR(2), &r));
+  return put_tensor(&out[0], &r);
+}
+
 /// ---- tl --------------------------------------------------------------------------
 
 static eddy_status_t h_tl_empty(eval_state_t *s, eval_frame_t *f,
@@ -658,6 +668,7 @@ static const eval_handler_t k_handlers[EDDY_OP_COUNT_] = {
     [EDDY_OP_CORE_PAD] = {h_pad, 0},
     [EDDY_OP_CORE_SHAPE] = {h_shape, 0},
     [EDDY_OP_CORE_DIM] = {h_dim, 0},
+    [EDDY_OP_CORE_RANGE] = {h_range, 0},
     [EDDY_OP_TL_EMPTY] = {h_tl_empty, 0},
     [EDDY_OP_TL_RESERVE] = {h_tl_reserve, 0},
     [EDDY_OP_TL_PUSH_BACK] = {h_tl_push_back, 0},
