@@ -935,6 +935,37 @@ static eddy_status_t r_resize(ad_scope_t *s, eddy_op_t *op, eddy_value_t **g) {
   return ad_adj_add(s, l, eddy_ir_op_result(rs, 0));
 }
 
+static eddy_status_t r_scatter(ad_scope_t *s, eddy_op_t *op,
+                               eddy_value_t **g) {
+  eddy_value_t *l = operand(op, 0), *x = operand(op, 2), *idx = NULL;
+  TRY(fop(s, op, 1, &idx));
+  if (act(s, op, 2)) {
+    /* The rows: the adjoint's items at the indices, stacked. */
+    eddy_value_t *st = NULL;
+    TRY(ad_emit(s, "tl.stack", &g[0], 1, NULL, 0, &st));
+    eddy_value_t *ops[2] = {st, idx};
+    eddy_named_attr_t a = eddy_ir_named_attr(
+        s->ad->ctx, "axis", eddy_ir_int_attr_get(s->ad->ctx, 0, EDDY_DT_I64));
+    eddy_op_t *ga = NULL;
+    TRY(ad_emit_typed(s, "core.gather", ops, 2, &a, 1, &x->type, 1, &ga));
+    TRY(ad_adj_add(s, x, eddy_ir_op_result(ga, 0)));
+  }
+  if (!act(s, op, 0))
+    return NULL;
+  /* The items overwritten get no gradient; the list is cut back to its
+     length before the scatter grew it. */
+  eddy_value_t *z = NULL, *fl = NULL, *n = NULL;
+  TRY(ad_zeros_like_fwd(s, x, &z));
+  eddy_value_t *ops[3] = {g[0], idx, z};
+  eddy_op_t *sc = NULL, *rs = NULL;
+  TRY(ad_emit_typed(s, "tl.scatter", ops, 3, NULL, 0, &l->type, 1, &sc));
+  TRY(fop(s, op, 0, &fl));
+  TRY(ad_emit(s, "tl.length", &fl, 1, NULL, 0, &n));
+  eddy_value_t *rops[2] = {eddy_ir_op_result(sc, 0), n};
+  TRY(ad_emit_typed(s, "tl.resize", rops, 2, NULL, 0, &l->type, 1, &rs));
+  return ad_adj_add(s, l, eddy_ir_op_result(rs, 0));
+}
+
 /* ---- The table ------------------------------------------------------------------ */
 
 /// One entry per opcode: the rule, or why there is none. `zero`: the op
@@ -1023,6 +1054,7 @@ static const ad_rule_t k_rules[EDDY_OP_COUNT_] = {
     [EDDY_OP_TL_GET_ITEM] = {r_get_item},
     [EDDY_OP_TL_SET_ITEM] = {r_set_item},
     [EDDY_OP_TL_RESIZE] = {r_resize},
+    [EDDY_OP_TL_SCATTER] = {r_scatter},
     /* control flow */
     [EDDY_OP_CTL_IF] = {ad_if_grad},
     [EDDY_OP_CTL_WHILE] = {ad_while_grad},

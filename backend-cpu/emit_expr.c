@@ -1135,6 +1135,7 @@ static const cpu_op_info_t k_ops[EDDY_OP_COUNT_] = {
     LIST(STACK, cpu_list_stack),
     LIST(FROM_TENSOR, cpu_list_from_tensor),
     LIST(RESIZE, cpu_list_resize),
+    LIST(SCATTER, cpu_list_scatter),
 };
 
 const cpu_op_info_t *cpu_op_info(const eddy_op_t *op) {

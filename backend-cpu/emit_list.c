@@ -540,6 +540,46 @@ eddy_status_t cpu_list_resize(cpu_emit_t *e, eddy_op_t *op) {
   return NULL;
 }
 
+eddy_status_t cpu_list_scatter(cpu_emit_t *e, eddy_op_t *op) {
+  if (e->cuda)
+    return cpu_unsupported(op, "is not supported by the GPU target yet (its "
+                               "lists keep their items in device memory; "
+                               "compile for the CPU)");
+  eddy_value_t *l = eddy_ir_op_operand(op, 0);
+  eddy_value_t *ix = eddy_ir_op_operand(op, 1), *x = eddy_ir_op_operand(op, 2);
+  int ip, data;
+  EDDY_RETURN_IF_ERROR(operand_ptr(e, op, ix, &ip));
+  EDDY_RETURN_IF_ERROR(operand_ptr(e, op, x, &data));
+  int n = cpu_fresh(e);
+  if (cpu_type_is_dynamic(ix->type)) {
+    int d[EDDY_RT_MAX_RANK];
+    EDDY_RETURN_IF_ERROR(cpu_dims(e, ix, false, d));
+    cpu_p(e, "%%t%d = arith.index_cast %%t%d : index to i64\n", n, d[0]);
+  } else {
+    cpu_p(e, "%%t%d = arith.constant %lld : i64\n", n,
+          (long long)ix->type->dims[0]);
+  }
+  int idt = cpu_fresh(e);
+  cpu_p(e, "%%t%d = arith.constant %d : i32\n", idt, (int)ix->type->dtype);
+  int dt, rk, dp;
+  EDDY_RETURN_IF_ERROR(item_args_of(e, x, &dt, &rk, &dp));
+  int rs = cpu_list_slot(e);
+  bool moved;
+  int lp = take(e, l, op, &moved);
+  int mv = bool_const(e, moved);
+  int p = cpu_fresh(e);
+  cpu_p(e,
+        "%%t%d = func.call @eddy_rt_entry_list_scatter(%%rt, %%t%d, %%t%d, "
+        "%%t%d, %%t%d, %%t%d, %%t%d, %%t%d, %%t%d, %%t%d, %%t%d, %%err, "
+        "%%errlen) : (!llvm.ptr, !llvm.ptr, i32, !llvm.ptr, i32, i64, "
+        "!llvm.ptr, i32, i32, !llvm.ptr, !llvm.ptr, !llvm.ptr, i64) -> "
+        "!llvm.ptr\n",
+        p, lp, mv, ip, idt, n, data, dt, rk, dp, e->eflag_ptr);
+  slot_set(e, rs, p);
+  cpu_val_new(e, &op->results[0])->buf = rs;
+  return NULL;
+}
+
 eddy_status_t cpu_list_length(cpu_emit_t *e, eddy_op_t *op) {
   const eddy_type_t *rt = op->results[0].type;
   int buf = cpu_result_buf(e, &op->results[0]);

@@ -411,6 +411,13 @@ void *eddy_rt_entry_list_set(eddy_rt_ctx_t *rt, void *list, int32_t moved,
 void *eddy_rt_entry_list_resize(eddy_rt_ctx_t *rt, void *list, int32_t moved,
                                 int64_t n, int32_t *code, char *err,
                                 size_t errlen);
+/// tl.scatter of the rows of x (dtype, rank, dims) to the n indices at
+/// idx_data (of dtype idx_dtype).
+void *eddy_rt_entry_list_scatter(eddy_rt_ctx_t *rt, void *list, int32_t moved,
+                                 void *idx_data, int32_t idx_dtype, int64_t n,
+                                 void *data, int32_t dtype, int32_t rank,
+                                 const int64_t *dims, int32_t *code, char *err,
+                                 size_t errlen);
 /// The dims (rank entries, written to out_dims) of what a read of list
 /// gives, for compiled code with dynamic shapes: what 0 is item `index`
 /// (tl.get_item; -1: the last item, tl.pop_back), what 1 is tl.stack

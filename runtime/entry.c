@@ -292,6 +292,29 @@ void *eddy_rt_entry_list_resize(eddy_rt_ctx_t *rt, void *list, int32_t moved,
   return st ? rt_entry_list_fail(st, code, err, errlen) : out;
 }
 
+void *eddy_rt_entry_list_scatter(eddy_rt_ctx_t *rt, void *list, int32_t moved,
+                                 void *idx_data, int32_t idx_dtype, int64_t n,
+                                 void *data, int32_t dtype, int32_t rank,
+                                 const int64_t *dims, int32_t *code, char *err,
+                                 size_t errlen) {
+  if (!list)
+    return NULL;
+  if (!moved)
+    eddy_rt_list_retain(list);
+  eddy_rt_tensor_t it, x;
+  eddy_rt_list_t *out = NULL;
+  eddy_rt_status_t st = eddy_rt_tensor_wrap(idx_dtype, 1, &n, idx_data, &it);
+  if (!st)
+    st = eddy_rt_tensor_wrap(dtype, rank, dims, data, &x);
+  if (st) {
+    eddy_rt_list_release(list);
+    return rt_entry_list_fail(st, code, err, errlen);
+  }
+  // x is borrowed: the list copies it.
+  st = eddy_rt_list_scatter(rt, list, &it, &x, &out);
+  return st ? rt_entry_list_fail(st, code, err, errlen) : out;
+}
+
 int64_t eddy_rt_entry_list_length(const void *list) {
   return list ? eddy_rt_list_size(list) : 0;
 }

@@ -265,6 +265,14 @@ eddy_rt_status_t eddy_rt_list_resize(eddy_rt_ctx_t *ctx,
                                      eddy_rt_list_t *owned_list,
                                      const eddy_rt_tensor_t *n,
                                      eddy_rt_list_t **out_list);
+/// tl.scatter: item indices[k] becomes x[k] (the slices of x along axis 0,
+/// one per index; a later index of a repeated one wins); the list grows to
+/// max(indices) + 1 when shorter. Consumes owned_list (even on error).
+eddy_rt_status_t eddy_rt_list_scatter(eddy_rt_ctx_t *ctx,
+                                      eddy_rt_list_t *owned_list,
+                                      const eddy_rt_tensor_t *indices,
+                                      const eddy_rt_tensor_t *x,
+                                      eddy_rt_list_t **out_list);
 /// tl.length: an i64 scalar.
 eddy_rt_status_t eddy_rt_list_length(eddy_rt_ctx_t *ctx,
                                      const eddy_rt_list_t *list,

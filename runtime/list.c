@@ -581,6 +581,92 @@ eddy_rt_status_t eddy_rt_list_resize(eddy_rt_ctx_t *ctx,
   return NULL;
 }
 
+eddy_rt_status_t eddy_rt_list_scatter(eddy_rt_ctx_t *ctx,
+                                      eddy_rt_list_t *owned_list,
+                                      const eddy_rt_tensor_t *indices,
+                                      const eddy_rt_tensor_t *x,
+                                      eddy_rt_list_t **out_list) {
+  const char *op = "tl.scatter";
+  *out_list = NULL;
+  eddy_rt_list_t *l = owned_list;
+  char sx[RT_SHAPE_BUF], si[RT_SHAPE_BUF];
+  eddy_rt_status_t st = rt_expect_tensors(l, op);
+  if (!st)
+    st = rt_check_operand(indices, op, 1);
+  if (!st)
+    st = rt_check_operand(x, op, 2);
+  if (!st && (indices->rank != 1 || eddy_rt_dtype_is_float(indices->dtype) ||
+              indices->dtype == EDDY_RT_I1))
+    st = rt_err(EDDY_RT_ERR_INVALID_ARGUMENT, op,
+                "indices must be a 1-D integer tensor, got %s",
+                rt_type_str(indices, si));
+  if (!st && (x->rank < 1 || x->dims[0] != indices->dims[0]))
+    st = rt_err(EDDY_RT_ERR_INVALID_ARGUMENT, op,
+                "%" PRId64 " indices for the rows of %s: expected one index "
+                "per row",
+                indices->dims[0], rt_type_str(x, sx));
+  int64_t n = st ? 0 : indices->dims[0], top = l->size;
+  eddy_rt_tensor_t row = eddy_rt_tensor_empty();
+  if (!st) {
+    row.dtype = x->dtype;
+    row.rank = x->rank - 1;
+    memcpy(row.dims, x->dims + 1, (size_t)row.rank * sizeof(int64_t));
+    if (row.dtype != l->dtype ||
+        !rt_elem_matches(&l->elem, row.rank, row.dims)) {
+      char se[RT_SHAPE_BUF];
+      st = rt_err(EDDY_RT_ERR_INVALID_ARGUMENT, op,
+                  "rows of %s do not fit the list of %s%s",
+                  rt_type_str(x, sx), eddy_rt_dtype_name(l->dtype),
+                  rt_elem_str(&l->elem, se));
+    }
+  }
+  for (int64_t k = 0; !st && k < n; k++) {
+    int64_t i = rt_load_i64(indices->dtype, eddy_rt_tensor_elem_ptr(indices, k));
+    if (i < 0)
+      st = rt_err(EDDY_RT_ERR_INVALID_ARGUMENT, op,
+                  "index %" PRId64 " (at %" PRId64 ") is negative", i, k);
+    else if (l->max_elements >= 0 && i >= l->max_elements)
+      st = rt_err(EDDY_RT_ERR_INVALID_ARGUMENT, op,
+                  "index %" PRId64 " is past the list's max_elements %" PRId64,
+                  i, l->max_elements);
+    else if (i + 1 > top)
+      top = i + 1;
+  }
+  if (st) {
+    eddy_rt_list_release(l);
+    return st;
+  }
+  EDDY_RT_RETURN_IF_ERROR(rt_list_make_unique(op, &l));
+  eddy_rt_tensor_t whole = eddy_rt_tensor_empty();
+  uint32_t id = 0;
+  st = rt_grow(l->ctx, op, (void **)&l->items, &l->cap, l->size, top,
+               (int64_t)sizeof(rt_item_t));
+  if (!st && n > 0)
+    st = rt_make_owned_contiguous(l->ctx, op, x, &whole);
+  if (!st && n > 0)
+    st = rt_shape_id(l, op, &row, &id);
+  if (st) {
+    eddy_rt_tensor_release(&whole);
+    eddy_rt_list_release(l);
+    return st;
+  }
+  for (int64_t i = l->size; i < top; i++)
+    l->items[i] = (rt_item_t){NULL, NULL, RT_UNSET};
+  l->size = top;
+  int64_t slab = n > 0 ? eddy_rt_tensor_numel(&whole) / n : 0;
+  size_t es = eddy_rt_dtype_size(x->dtype);
+  for (int64_t k = 0; k < n; k++) {
+    int64_t i = rt_load_i64(indices->dtype, eddy_rt_tensor_elem_ptr(indices, k));
+    rt_item_release(&l->items[i]);
+    eddy_rt_buffer_retain(whole.owner);
+    l->items[i] = (rt_item_t){whole.owner,
+                              (char *)whole.data + (size_t)(k * slab) * es, id};
+  }
+  eddy_rt_tensor_release(&whole);
+  *out_list = l;
+  return NULL;
+}
+
 eddy_rt_status_t eddy_rt_list_length(eddy_rt_ctx_t *ctx,
                                      const eddy_rt_list_t *list,
                                      eddy_rt_tensor_t *out_t) {

@@ -241,6 +241,21 @@ def m_strided_slice_dyn(x):
             x[-2, ::-2], tf.slice(x, [0, 1, 0], [-1, 2, -1])]
 
 
+def m_ta_dynamic(x, limit):
+    """A dynamic_size TensorArray written in a while_loop whose trip count depends on the input
+    values (v = v * 1.5 + 0.25 until sum(v) >= limit), then stacked, gathered at run-time
+    indices (every other step, from the end) and read at its last index."""
+    ta = tf.TensorArray(tf.float32, size=0, dynamic_size=True, clear_after_read=False)
+
+    def body(i, v, ta):
+        v = v * 1.5 + 0.25
+        return i + 1, v, ta.write(i, v * x)
+
+    n, v, ta = tf.while_loop(lambda i, v, ta: tf.reduce_sum(v) < limit, body,
+                             [tf.constant(0), x, ta])
+    return [ta.stack(), ta.gather(tf.range(n - 1, -1, -2)), ta.read(n - 1) * v]
+
+
 def rnd(seed, shape, scale=1.0):
     return (np.random.RandomState(seed).standard_normal(shape) * scale).astype(np.float32)
 
@@ -271,6 +286,8 @@ MODELS = {
     "ta_rows": (m_ta_rows, [("x", rnd(20, [4, 3])), ("w", rnd(21, [3]))], None),
     "strided_slice": (m_strided_slice, [("x", rnd(22, [4, 5, 3]))], None),
     "strided_slice_dyn": (m_strided_slice_dyn, [("x", rnd(23, [3, 5, 3]))], None),
+    "ta_dynamic": (m_ta_dynamic, [("x", np.abs(rnd(24, [3])) + 0.1),
+                                  ("limit", np.array(30.0, np.float32))], None),
 }
 
 # Feeds declared with dynamic dimensions (None), by model; the others take their values'

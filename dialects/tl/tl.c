@@ -223,6 +223,39 @@ static eddy_status_t verify_resize(const eddy_op_t *op) {
   return expect_index(op, 1, "size");
 }
 
+/// scatter: a list of tensors, a 1-D integer index vector, and a tensor
+/// whose slices along axis 0 fit the element type.
+static eddy_status_t verify_scatter(const eddy_op_t *op) {
+  EDDY_RETURN_IF_ERROR(expect_list(op, 0));
+  const eddy_type_t *lt = op->operands[0].value->type;
+  if (lt->elem->kind != EDDY_TYPE_TENSOR)
+    return eddy_ir_op_error(op, "cannot scatter into a list of lists");
+  const eddy_type_t *ix = op->operands[1].value->type;
+  if (!eddy_ir_type_is_tensor(ix) || ix->rank != 1 ||
+      !eddy_dtype_is_int(ix->dtype))
+    return type_error(op, "indices must be a 1-D integer tensor, found %s%s",
+                      ix, NULL);
+  const eddy_type_t *x = op->operands[2].value->type;
+  const eddy_type_t *rows = eddy_tl_unstacked_type(op->ctx, x);
+  if (!rows)
+    return type_error(op,
+                      "the scattered operand must be a tensor of rank >= 1, "
+                      "found %s%s",
+                      x, NULL);
+  if (!eddy_ir_type_is_compatible(rows->elem, lt->elem))
+    return type_error(op,
+                      "rows of type %s are incompatible with the list's "
+                      "element type %s",
+                      rows->elem, lt->elem);
+  if (x->rank >= 1 && x->dims[0] != EDDY_DIM_DYNAMIC &&
+      ix->dims[0] != EDDY_DIM_DYNAMIC && x->dims[0] != ix->dims[0])
+    return eddy_ir_op_error(op,
+                            "%lld indices for %lld rows: expected one index "
+                            "per row",
+                            (long long)ix->dims[0], (long long)x->dims[0]);
+  return NULL;
+}
+
 static const eddy_attr_spec_t empty_attrs[] = {
     {"max_elements", EDDY_ATTR_INT, true},
     {NULL, EDDY_ATTR_INT, false},
@@ -255,6 +288,7 @@ static const eddy_op_def_t tl_ops[] = {
     TL_OP(STACK, "stack", 1, 1, verify_list_only, infer_stack),
     TL_OP(FROM_TENSOR, "from_tensor", 1, 1, NULL, infer_from_tensor),
     TL_OP(RESIZE, "resize", 2, 1, verify_resize, infer_same_list),
+    TL_OP(SCATTER, "scatter", 3, 1, verify_scatter, infer_same_list),
 };
 
 const eddy_dialect_t eddy_tl_dialect = {

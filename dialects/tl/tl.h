@@ -21,7 +21,8 @@ extern "C" {
   X(LENGTH, "length")                                                          \
   X(STACK, "stack")                                                            \
   X(FROM_TENSOR, "from_tensor")                                                \
-  X(RESIZE, "resize")
+  X(RESIZE, "resize")                                                          \
+  X(SCATTER, "scatter")
 
 extern const eddy_dialect_t eddy_tl_dialect;
 

@@ -613,6 +613,17 @@ static eddy_status_t h_tl_resize(eval_state_t *s, eval_frame_t *f,
   return put_list(&out[0], l);
 }
 
+static eddy_status_t h_tl_scatter(eval_state_t *s, eval_frame_t *f,
+                                  const eval_handler_t *h, const eddy_op_t *op,
+                                  const eddy_eval_value_t *const *operands,
+                                  eddy_eval_value_t *out) {
+  UNUSED_HANDLER_ARGS;
+  eddy_rt_list_t *owned = NULL, *l = NULL;
+  EDDY_RETURN_IF_ERROR(eddy_eval_take_list(s, f, op, 0, &owned));
+  RT(eddy_rt_list_scatter(s->rt, owned, TENSOR(1), TENSOR(2), &l));
+  return put_list(&out[0], l);
+}
+
 /// ---- The table ------------------------------------------------------------------
 
 /// Indexed by opcode: the handler of every core, ctl and tl op the evaluator
@@ -679,6 +690,7 @@ static const eval_handler_t k_handlers[EDDY_OP_COUNT_] = {
     [EDDY_OP_TL_STACK] = {h_tl_stack, 0},
     [EDDY_OP_TL_FROM_TENSOR] = {h_tl_from_tensor, 0},
     [EDDY_OP_TL_RESIZE] = {h_tl_resize, 0},
+    [EDDY_OP_TL_SCATTER] = {h_tl_scatter, 0},
     [EDDY_OP_CTL_WHILE] = {eddy_eval_ctl_while, 0},
     [EDDY_OP_CTL_IF] = {eddy_eval_ctl_if, 0},
     [EDDY_OP_CTL_CALL] = {eddy_eval_ctl_call, 0},
