@@ -83,6 +83,9 @@ static const eddy_tf_out_spec_t tl_get_item[] = {
 static const eddy_tf_out_spec_t tl_stack[] = {
     O_ATTR("tensor", "element_dtype", -1)};
 static const eddy_tf_out_spec_t tl_length[] = {O_FIXED("length", INT32, -1)};
+static const eddy_tf_out_spec_t tl_same[] = {O_LIKE("output_handle", 0)};
+static const eddy_tf_out_spec_t tl_gather[] = {
+    O_ATTR("values", "element_dtype", -1)};
 static const eddy_tf_out_spec_t tl_element_shape[] = {
     O_ATTR("element_shape", "shape_type", -1)};
 
@@ -226,11 +229,16 @@ static const eddy_tf_op_info_t k_ops[] = {
     OP(TensorArrayWriteV3, ta_flow),
     OP(TensorListElementShape, tl_element_shape),
     OP(TensorListFromTensor, tl_from_tensor),
+    OP(TensorListGather, tl_gather),
     OP(TensorListGetItem, tl_get_item),
     OP(TensorListLength, tl_length),
     OP(TensorListPopBack, tl_pop_back),
     OP(TensorListPushBack, tl_update),
     OP(TensorListReserve, tl_new),
+    OP(TensorListResize, tl_same),
+    OP(TensorListScatter, tl_from_tensor),
+    OP(TensorListScatterIntoExistingList, tl_update),
+    OP(TensorListScatterV2, tl_from_tensor),
     OP(TensorListSetItem, tl_update),
     OP(TensorListStack, tl_stack),
     OP(Tile, output_T),

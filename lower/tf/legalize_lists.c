@@ -12,6 +12,9 @@
 static const char *const NAMES[] = {
     "TensorListResize",
     "TensorListGather",
+    "TensorListScatterIntoExistingList",
+    "TensorListScatterV2",
+    "TensorListScatter",
 };
 
 bool eddy_tfl_is_list_op(const char *t) {
@@ -64,23 +67,19 @@ void eddy_tfl_mark_growing_writes(eddy_ctx_t *ctx, eddy_block_t *b) {
   }
 }
 
-/// True when v is core.range(0, n, 1): the indices of a whole array.
-static bool is_counting(eddy_tfl_t *z, eddy_value_t *v) {
-  if (!v->def || eddy_dialects_opcode(v->def) != EDDY_OP_CORE_RANGE)
-    return false;
-  int64_t s = -1, d = -1;
-  return eddy_tfl_const_ints(z, eddy_ir_op_operand(v->def, 0), &s, 1) == 1 &&
-         eddy_tfl_const_ints(z, eddy_ir_op_operand(v->def, 2), &d, 1) == 1 &&
-         s == 0 && d == 1;
-}
-
 /// True when op is one of the forms of ops with basic rules that this file
 /// lowers instead: a TensorListSetItem with resize_if_index_out_of_bounds,
-/// a write to a growing TensorArray, a scatter of a whole TensorArray
-/// (indices Range(0, n, 1) of a run-time n).
+/// a write to a growing TensorArray, a scatter to run-time indices, a read
+/// of an array of unranked elements whose result TensorFlow knows.
 bool eddy_tfl_is_list_form(eddy_tfl_t *z, const eddy_op_t *op) {
   if (is(op, "tf.TensorArrayScatterV3") && op->num_operands >= 4)
-    return is_counting(z, in(z, op, 1));
+    return eddy_tfl_const(z, in(z, op, 1)) == NULL;
+  if (is(op, "tf.TensorArrayReadV3") && op->num_operands >= 3) {
+    const eddy_type_t *lt = in(z, op, 2)->type, *rt = op->results[0].type;
+    return lt->kind == EDDY_TYPE_LIST && lt->elem->kind == EDDY_TYPE_TENSOR &&
+           lt->elem->rank == EDDY_RANK_UNKNOWN && eddy_ir_type_is_tensor(rt) &&
+           eddy_ir_type_is_static(rt);
+  }
   if (is(op, "tf.TensorListSetItem"))
     return eddy_ir_op_attr_bool(op, "resize_if_index_out_of_bounds", false);
   if (is(op, "tf.TensorArrayWriteV3"))
@@ -139,6 +138,45 @@ static eddy_status_t stack_shaped(eddy_tfl_t *z, const eddy_op_t *op,
   return eddy_tfl_reshape(z, op, *out, dims, (size_t)n + 1, out);
 }
 
+/// The element type an element_shape operand describes: unranked when it
+/// is not a constant or is the scalar -1; -1 dims are dynamic.
+static const eddy_type_t *elem_type_of_shape(eddy_tfl_t *z,
+                                             eddy_value_t *shape,
+                                             eddy_dtype_t dt) {
+  int64_t dims[64];
+  int64_t n = eddy_tfl_const_ints(z, shape, dims, 64);
+  if (n < 0 || shape->type->rank == 0)
+    return eddy_ir_tensor_type_get(z->ctx, dt, EDDY_RANK_UNKNOWN, NULL);
+  for (int64_t i = 0; i < n; i++)
+    if (dims[i] < 0)
+      dims[i] = EDDY_DIM_DYNAMIC;
+  return eddy_ir_tensor_type_get(z->ctx, dt, (int32_t)n, dims);
+}
+
+/// tl.scatter of the rows of x to indices idx (made a vector of i64) of
+/// list l.
+static eddy_status_t scatter(eddy_tfl_t *z, const eddy_op_t *op,
+                             eddy_value_t *l, eddy_value_t *idx,
+                             eddy_value_t *x) {
+  if (l->type->kind != EDDY_TYPE_LIST)
+    return eddy_tfl_error(op, "the list operand is not a TensorList");
+  if (!eddy_ir_type_is_tensor(idx->type) ||
+      (idx->type->rank != 1 && idx->type->rank != EDDY_RANK_UNKNOWN))
+    return eddy_tfl_error(op, "the indices must be a vector");
+  EDDY_RETURN_IF_ERROR(eddy_tfl_cast(z, op, idx, EDDY_DT_I64, &idx));
+  if (idx->type->rank != 1) {
+    int64_t m1 = -1;
+    EDDY_RETURN_IF_ERROR(eddy_tfl_reshape(z, op, idx, &m1, 1, &idx));
+  }
+  eddy_value_t *ops[3] = {l, idx, x}, *r = NULL;
+  eddy_op_t *o = NULL;
+  EDDY_RETURN_IF_ERROR(eddy_tfl_build_typed(z, op, "tl.scatter", ops, 3, NULL,
+                                            0, &l->type, 1, &o));
+  r = eddy_ir_op_result(o, 0);
+  out1(z, op, r);
+  return NULL;
+}
+
 eddy_status_t eddy_tfl_lower_list_op(eddy_tfl_t *z, const eddy_op_t *op) {
   const char *t = op->name->str + 3;
   eddy_value_t *r = NULL;
@@ -146,11 +184,45 @@ eddy_status_t eddy_tfl_lower_list_op(eddy_tfl_t *z, const eddy_op_t *op) {
     return set_growing(z, op, in(z, op, 0), in(z, op, 1), in(z, op, 2));
   if (strcmp(t, "TensorArrayWriteV3") == 0)
     return set_growing(z, op, in(z, op, 3), in(z, op, 1), in(z, op, 2));
-  if (strcmp(t, "TensorArrayScatterV3") == 0) {
-    // Indices 0, 1, ..., n-1: the rows of the value are the array (as the
-    // constant indices of legalize_ops.c).
-    eddy_value_t *x = in(z, op, 2);
-    EDDY_RETURN_IF_ERROR(build1(z, op, "tl.from_tensor", x, NULL, &r));
+  if (strcmp(t, "TensorArrayScatterV3") == 0)
+    return scatter(z, op, in(z, op, 3), in(z, op, 1), in(z, op, 2));
+  if (strcmp(t, "TensorListScatterIntoExistingList") == 0)
+    return scatter(z, op, in(z, op, 0), in(z, op, 2), in(z, op, 1));
+  if (strcmp(t, "TensorListScatterV2") == 0 ||
+      strcmp(t, "TensorListScatter") == 0) {
+    // A new list of the element_shape operand's type and the tensor's
+    // dtype: at least num_elements long (V2; -1: no minimum), grown to the
+    // largest index + 1.
+    eddy_value_t *x = in(z, op, 0);
+    if (!eddy_ir_type_is_tensor(x->type))
+      return eddy_tfl_error(op, "the scattered operand is not a tensor");
+    const eddy_type_t *lt = eddy_ir_list_type_get(
+        z->ctx, elem_type_of_shape(z, in(z, op, 2), x->type->dtype));
+    eddy_op_t *o = NULL;
+    if (strcmp(t, "TensorListScatterV2") == 0) {
+      eddy_value_t *n = NULL, *zero = NULL;
+      EDDY_RETURN_IF_ERROR(
+          eddy_tfl_cast(z, op, in(z, op, 3), EDDY_DT_I64, &n));
+      if (!eddy_ir_type_is_scalar(n->type))
+        EDDY_RETURN_IF_ERROR(eddy_tfl_reshape(z, op, n, NULL, 0, &n));
+      EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, EDDY_DT_I64, 0, NULL, 0, &zero));
+      EDDY_RETURN_IF_ERROR(build1(z, op, "core.maximum", n, zero, &n));
+      EDDY_RETURN_IF_ERROR(
+          eddy_tfl_build_typed(z, op, "tl.reserve", &n, 1, NULL, 0, &lt, 1, &o));
+    } else {
+      EDDY_RETURN_IF_ERROR(
+          eddy_tfl_build_typed(z, op, "tl.empty", NULL, 0, NULL, 0, &lt, 1, &o));
+    }
+    return scatter(z, op, eddy_ir_op_result(o, 0), in(z, op, 1), x);
+  }
+  if (strcmp(t, "TensorArrayReadV3") == 0) {
+    // The list's elements are unranked; TensorFlow knew the item's shape.
+    eddy_value_t *ops[2] = {in(z, op, 2), in(z, op, 1)};
+    EDDY_RETURN_IF_ERROR(
+        eddy_tfl_build(z, op, "tl.get_item", ops, 2, NULL, 0, &r));
+    const eddy_type_t *rt = op->results[0].type;
+    EDDY_RETURN_IF_ERROR(
+        eddy_tfl_reshape(z, op, r, rt->dims, (size_t)rt->rank, &r));
     out1(z, op, r);
     return NULL;
   }
