@@ -541,10 +541,6 @@ eddy_status_t cpu_list_resize(cpu_emit_t *e, eddy_op_t *op) {
 }
 
 eddy_status_t cpu_list_scatter(cpu_emit_t *e, eddy_op_t *op) {
-  if (e->cuda)
-    return cpu_unsupported(op, "is not supported by the GPU target yet (its "
-                               "lists keep their items in device memory; "
-                               "compile for the CPU)");
   eddy_value_t *l = eddy_ir_op_operand(op, 0);
   eddy_value_t *ix = eddy_ir_op_operand(op, 1), *x = eddy_ir_op_operand(op, 2);
   int ip, data;
@@ -569,12 +565,12 @@ eddy_status_t cpu_list_scatter(cpu_emit_t *e, eddy_op_t *op) {
   int mv = bool_const(e, moved);
   int p = cpu_fresh(e);
   cpu_p(e,
-        "%%t%d = func.call @eddy_rt_entry_list_scatter(%%rt, %%t%d, %%t%d, "
+        "%%t%d = func.call @eddy_rt_entry_%s_scatter(%%rt, %%t%d, %%t%d, "
         "%%t%d, %%t%d, %%t%d, %%t%d, %%t%d, %%t%d, %%t%d, %%t%d, %%err, "
         "%%errlen) : (!llvm.ptr, !llvm.ptr, i32, !llvm.ptr, i32, i64, "
         "!llvm.ptr, i32, i32, !llvm.ptr, !llvm.ptr, !llvm.ptr, i64) -> "
         "!llvm.ptr\n",
-        p, lp, mv, ip, idt, n, data, dt, rk, dp, e->eflag_ptr);
+        p, lf(e), lp, mv, ip, idt, n, data, dt, rk, dp, e->eflag_ptr);
   slot_set(e, rs, p);
   cpu_val_new(e, &op->results[0])->buf = rs;
   return NULL;

@@ -920,6 +920,109 @@ void *eddy_rt_entry_cuda_list_resize(eddy_rt_ctx_t *rt, void *list,
   return l;
 }
 
+void *eddy_rt_entry_cuda_list_scatter(eddy_rt_ctx_t *rt, void *list,
+                                      int32_t moved, void *idx_data,
+                                      int32_t idx_dtype, int64_t n, void *data,
+                                      int32_t dtype, int32_t rank,
+                                      const int64_t *dims, int32_t *code,
+                                      char *err, size_t errlen) {
+  (void)rt;
+  const char *op = "tl.scatter";
+  cl_list_t *l = list;
+  if (!l)
+    return NULL;
+  if (!moved)
+    list_retain(l);
+  rt_cuda_thread_t *t = NULL;
+  if (!expect_tensors(l, op, code, err, errlen) ||
+      !(t = device(op, code, err, errlen))) {
+    list_release(l);
+    return NULL;
+  }
+  // The checks and messages of eddy_rt_list_scatter.
+  eddy_rt_tensor_t x;
+  eddy_rt_status_t st = eddy_rt_tensor_wrap(dtype, rank, dims, data, &x);
+  if (st) {
+    list_release(l);
+    return rt_entry_list_fail(st, code, err, errlen);
+  }
+  char sx[RT_SHAPE_BUF], se[RT_SHAPE_BUF];
+  if (rank < 1 || dims[0] != n || n < 0) {
+    list_release(l);
+    return fail(code, err, errlen, EDDY_RT_ERR_INVALID_ARGUMENT, op,
+                "%" PRId64 " indices for the rows of %s: expected one index "
+                "per row",
+                n, rt_type_str(&x, sx));
+  }
+  if (dtype != l->dtype || !elem_matches(&l->elem, rank - 1, dims + 1)) {
+    list_release(l);
+    return fail(code, err, errlen, EDDY_RT_ERR_INVALID_ARGUMENT, op,
+                "rows of %s do not fit the list of %s%s", rt_type_str(&x, sx),
+                eddy_rt_dtype_name(l->dtype), rt_elem_str(&l->elem, se));
+  }
+  // The indices, read on the host.
+  size_t isz = eddy_rt_dtype_size(idx_dtype);
+  char *ix = n > 0 ? malloc((size_t)n * isz) : NULL;
+  if (n > 0 && !ix) {
+    list_release(l);
+    return fail(code, err, errlen, EDDY_RT_ERR_RESOURCE, op, "out of memory");
+  }
+  if (n > 0)
+    eddy_rt_entry_cuda_to_host(ix, idx_data, n * (int64_t)isz);
+  int64_t top = l->size;
+  void *bad = NULL;
+  if (n > 0 && !device(op, code, err, errlen))
+    bad = l; // (the failure is stored)
+  for (int64_t k = 0; !bad && k < n; k++) {
+    int64_t i = rt_load_i64(idx_dtype, ix + (size_t)k * isz);
+    if (i < 0 || (l->max_elements >= 0 && i >= l->max_elements)) {
+      bad = l;
+      if (i < 0)
+        fail(code, err, errlen, EDDY_RT_ERR_INVALID_ARGUMENT, op,
+             "index %" PRId64 " (at %" PRId64 ") is negative", i, k);
+      else
+        fail(code, err, errlen, EDDY_RT_ERR_INVALID_ARGUMENT, op,
+             "index %" PRId64 " is past the list's max_elements %" PRId64, i,
+             l->max_elements);
+    } else if (i + 1 > top) {
+      top = i + 1;
+    }
+  }
+  if (bad) {
+    free(ix);
+    list_release(l);
+    return NULL;
+  }
+  if (!make_unique(&l, op, code, err, errlen)) {
+    free(ix);
+    return NULL;
+  }
+  if (!list_grow(l, top)) {
+    free(ix);
+    list_release(l);
+    return fail(code, err, errlen, EDDY_RT_ERR_RESOURCE, op,
+                "out of memory for a list of length %" PRId64, top);
+  }
+  for (int64_t i = l->size; i < top; i++)
+    l->items[i] = NULL;
+  l->size = top;
+  size_t slab = elem_bytes(dtype, rank - 1, dims + 1);
+  for (int64_t k = 0; k < n; k++) {
+    int64_t i = rt_load_i64(idx_dtype, ix + (size_t)k * isz);
+    cl_item_t *it = store(t, op, l->swap, (char *)data + (size_t)k * slab,
+                          rank - 1, dims + 1, slab, code, err, errlen);
+    if (!it) {
+      free(ix);
+      list_release(l);
+      return NULL;
+    }
+    item_release(l->items[i]);
+    l->items[i] = it;
+  }
+  free(ix);
+  return l;
+}
+
 /// The item shape of a stack of l: its first set item's, else the element
 /// shape; false (failure recorded) when the items differ or no shape is
 /// known.

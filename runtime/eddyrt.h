@@ -668,6 +668,14 @@ void *eddy_rt_entry_cuda_list_set(eddy_rt_ctx_t *rt, void *list, int32_t moved,
                                   int64_t index, void *data, int32_t dtype,
                                   int32_t rank, const int64_t *dims,
                                   int32_t *code, char *err, size_t errlen);
+/// tl.scatter of the rows of x (in device memory) to the n indices at
+/// idx_data (in device memory, of dtype idx_dtype).
+void *eddy_rt_entry_cuda_list_scatter(eddy_rt_ctx_t *rt, void *list,
+                                      int32_t moved, void *idx_data,
+                                      int32_t idx_dtype, int64_t n, void *data,
+                                      int32_t dtype, int32_t rank,
+                                      const int64_t *dims, int32_t *code,
+                                      char *err, size_t errlen);
 /// tl.resize of a list of any depth to length n.
 void *eddy_rt_entry_cuda_list_resize(eddy_rt_ctx_t *rt, void *list,
                                      int32_t moved, int64_t n, int32_t *code,
