@@ -966,6 +966,31 @@ static eddy_status_t r_scatter(ad_scope_t *s, eddy_op_t *op,
   return ad_adj_add(s, l, eddy_ir_op_result(rs, 0));
 }
 
+static eddy_status_t r_tl_concat(ad_scope_t *s, eddy_op_t *op, eddy_value_t **g) {
+  /* The tensor's adjoint split back into items of the forward lengths. */
+  eddy_value_t *l = operand(op, 0), *lens = NULL;
+  if (!g[0] || !act(s, op, 0))
+    return NULL;
+  TRY(fres(s, op, 1, &lens));
+  eddy_value_t *ops[2] = {g[0], lens};
+  eddy_op_t *sp = NULL;
+  TRY(ad_emit_typed(s, "tl.split", ops, 2, NULL, 0, &l->type, 1, &sp));
+  return ad_adj_add(s, l, eddy_ir_op_result(sp, 0));
+}
+
+static eddy_status_t r_tl_split(ad_scope_t *s, eddy_op_t *op, eddy_value_t **g) {
+  /* The items' adjoints joined again. */
+  eddy_value_t *x = operand(op, 0);
+  if (!act(s, op, 0))
+    return NULL;
+  int64_t q = EDDY_DIM_DYNAMIC;
+  const eddy_type_t *types[2] = {
+      x->type, eddy_ir_tensor_type_get(s->ad->ctx, EDDY_DT_I64, 1, &q)};
+  eddy_op_t *c = NULL;
+  TRY(ad_emit_typed(s, "tl.concat", &g[0], 1, NULL, 0, types, 2, &c));
+  return ad_adj_add(s, x, eddy_ir_op_result(c, 0));
+}
+
 /* ---- The table ------------------------------------------------------------------ */
 
 /// One entry per opcode: the rule, or why there is none. `zero`: the op
@@ -1055,6 +1080,8 @@ static const ad_rule_t k_rules[EDDY_OP_COUNT_] = {
     [EDDY_OP_TL_SET_ITEM] = {r_set_item},
     [EDDY_OP_TL_RESIZE] = {r_resize},
     [EDDY_OP_TL_SCATTER] = {r_scatter},
+    [EDDY_OP_TL_CONCAT] = {r_tl_concat},
+    [EDDY_OP_TL_SPLIT] = {r_tl_split},
     /* control flow */
     [EDDY_OP_CTL_IF] = {ad_if_grad},
     [EDDY_OP_CTL_WHILE] = {ad_while_grad},

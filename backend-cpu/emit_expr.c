@@ -1136,6 +1136,8 @@ static const cpu_op_info_t k_ops[EDDY_OP_COUNT_] = {
     LIST(FROM_TENSOR, cpu_list_from_tensor),
     LIST(RESIZE, cpu_list_resize),
     LIST(SCATTER, cpu_list_scatter),
+    LIST(CONCAT, cpu_list_concat),
+    LIST(SPLIT, cpu_list_split),
 };
 
 const cpu_op_info_t *cpu_op_info(const eddy_op_t *op) {

@@ -228,6 +228,8 @@ eddy_status_t cpu_list_stack(cpu_emit_t *e, eddy_op_t *op);
 eddy_status_t cpu_list_from_tensor(cpu_emit_t *e, eddy_op_t *op);
 eddy_status_t cpu_list_resize(cpu_emit_t *e, eddy_op_t *op);
 eddy_status_t cpu_list_scatter(cpu_emit_t *e, eddy_op_t *op);
+eddy_status_t cpu_list_concat(cpu_emit_t *e, eddy_op_t *op);
+eddy_status_t cpu_list_split(cpu_emit_t *e, eddy_op_t *op);
 /// Releases every list slot (emitted fresh at each exit of the entry).
 void cpu_list_cleanup(cpu_emit_t *e);
 

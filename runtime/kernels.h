@@ -273,6 +273,23 @@ eddy_rt_status_t eddy_rt_list_scatter(eddy_rt_ctx_t *ctx,
                                       const eddy_rt_tensor_t *indices,
                                       const eddy_rt_tensor_t *x,
                                       eddy_rt_list_t **out_list);
+/// tl.concat: the items (rank >= 1, equal in every dim but the first)
+/// joined along axis 0, and their first dims (an i64 vector). Unset items
+/// read as zeros of the element shape when it is fully known; an empty
+/// list needs its element shape known but for the first dim.
+eddy_rt_status_t eddy_rt_list_concat(eddy_rt_ctx_t *ctx,
+                                     const eddy_rt_list_t *list,
+                                     eddy_rt_tensor_t *out_t,
+                                     eddy_rt_tensor_t *out_lengths);
+/// tl.split: the list of the consecutive slices of x along axis 0 with
+/// the given lengths (a 1-D integer tensor of values >= 0 summing to
+/// x's first dim); elem_shape (may be NULL) is the list's element shape,
+/// which every slice must match.
+eddy_rt_status_t eddy_rt_list_split(eddy_rt_ctx_t *ctx,
+                                    const eddy_rt_tensor_t *x,
+                                    const eddy_rt_tensor_t *lengths,
+                                    const eddy_rt_elem_shape_t *elem_shape,
+                                    eddy_rt_list_t **out_list);
 /// tl.length: an i64 scalar.
 eddy_rt_status_t eddy_rt_list_length(eddy_rt_ctx_t *ctx,
                                      const eddy_rt_list_t *list,

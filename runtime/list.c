@@ -667,6 +667,191 @@ eddy_rt_status_t eddy_rt_list_scatter(eddy_rt_ctx_t *ctx,
   return NULL;
 }
 
+eddy_rt_status_t eddy_rt_list_concat(eddy_rt_ctx_t *ctx,
+                                     const eddy_rt_list_t *list,
+                                     eddy_rt_tensor_t *out_t,
+                                     eddy_rt_tensor_t *out_lengths) {
+  const char *op = "tl.concat";
+  const eddy_rt_list_t *l = list;
+  *out_t = eddy_rt_tensor_empty();
+  *out_lengths = eddy_rt_tensor_empty();
+  EDDY_RT_RETURN_IF_ERROR(rt_expect_tensors(l, op));
+  char sa[RT_SHAPE_BUF], sb[RT_SHAPE_BUF];
+  int64_t n = l->size;
+  // The shape of the result: [sum of first dims] + the common rest.
+  int32_t rank = -1;
+  int64_t rest[EDDY_RT_MAX_RANK], total = 0;
+  eddy_rt_tensor_t *items = NULL;
+  if (n > 0) {
+    void *p;
+    EDDY_RT_RETURN_IF_ERROR(eddy_rt_alloc(
+        ctx, n * (int64_t)sizeof(eddy_rt_tensor_t), op, &p));
+    items = p;
+  }
+  eddy_rt_status_t st = NULL;
+  int64_t got = 0;
+  for (; !st && got < n; got++) {
+    st = rt_item_tensor(l, op, got, &items[got]);
+    if (st)
+      break;
+    const eddy_rt_tensor_t *t = &items[got];
+    if (t->rank < 1) {
+      st = rt_err(EDDY_RT_ERR_INVALID_ARGUMENT, op,
+                  "item %" PRId64 " is a scalar; only items of rank >= 1 "
+                  "concatenate",
+                  got);
+    } else if (rank < 0) {
+      rank = t->rank;
+      memcpy(rest, t->dims, (size_t)rank * sizeof(int64_t));
+    } else if (t->rank != rank ||
+               memcmp(rest + 1, t->dims + 1,
+                      (size_t)(rank - 1) * sizeof(int64_t)) != 0) {
+      rest[0] = -1;
+      eddy_rt_elem_shape_t a, b;
+      eddy_rt_elem_shape_make(rank, rest, &a);
+      eddy_rt_elem_shape_make(t->rank, t->dims, &b);
+      a.dims[0] = b.dims[0] = -1;
+      st = rt_err(EDDY_RT_ERR_INVALID_ARGUMENT, op,
+                  "item %" PRId64 " has shape %s, item 0 %s: items must "
+                  "agree in every dim but the first",
+                  got, rt_elem_str(&b, sb), rt_elem_str(&a, sa));
+    }
+    if (!st)
+      total += t->dims[0];
+  }
+  if (!st && n == 0) {
+    const eddy_rt_elem_shape_t *e = &l->elem;
+    bool known = e->rank >= 1;
+    for (int32_t i = 1; known && i < e->rank; i++)
+      known = e->dims[i] >= 0;
+    if (!known)
+      st = rt_err(EDDY_RT_ERR_INVALID_ARGUMENT, op,
+                  "cannot concatenate an empty list whose element shape %s "
+                  "is not known past its first dim",
+                  rt_elem_str(e, sa));
+    else {
+      rank = e->rank;
+      memcpy(rest, e->dims, (size_t)rank * sizeof(int64_t));
+    }
+  }
+  if (!st) {
+    rest[0] = total;
+    st = rt_alloc_tensor(ctx, op, l->dtype, rank, rest, out_t);
+  }
+  if (!st)
+    st = rt_alloc_tensor(ctx, op, EDDY_RT_I64, 1, &n, out_lengths);
+  if (!st) {
+    char *dst = out_t->data;
+    int64_t *lens = out_lengths->data;
+    for (int64_t i = 0; i < n; i++) {
+      size_t bytes = (size_t)eddy_rt_tensor_numel(&items[i]) *
+                     eddy_rt_dtype_size(l->dtype);
+      if (bytes > 0)
+        memcpy(dst, items[i].data, bytes);
+      dst += bytes;
+      lens[i] = items[i].dims[0];
+    }
+  }
+  for (int64_t i = 0; i < got && i < n; i++)
+    eddy_rt_tensor_release(&items[i]);
+  if (items)
+    eddy_rt_free(ctx, items, n * (int64_t)sizeof(eddy_rt_tensor_t));
+  if (st) {
+    eddy_rt_tensor_release(out_t);
+    eddy_rt_tensor_release(out_lengths);
+  }
+  return st;
+}
+
+eddy_rt_status_t eddy_rt_list_split(eddy_rt_ctx_t *ctx,
+                                    const eddy_rt_tensor_t *x,
+                                    const eddy_rt_tensor_t *lengths,
+                                    const eddy_rt_elem_shape_t *elem_shape,
+                                    eddy_rt_list_t **out_list) {
+  const char *op = "tl.split";
+  *out_list = NULL;
+  EDDY_RT_RETURN_IF_ERROR(rt_check_operand(x, op, 0));
+  EDDY_RT_RETURN_IF_ERROR(rt_check_operand(lengths, op, 1));
+  EDDY_RT_RETURN_IF_ERROR(rt_check_elem_shape(op, elem_shape));
+  char sx[RT_SHAPE_BUF], se[RT_SHAPE_BUF];
+  if (x->rank < 1)
+    return rt_err(EDDY_RT_ERR_INVALID_ARGUMENT, op,
+                  "operand 0 is a scalar; expected rank >= 1");
+  if (lengths->rank != 1 || eddy_rt_dtype_is_float(lengths->dtype) ||
+      lengths->dtype == EDDY_RT_I1)
+    return rt_err(EDDY_RT_ERR_INVALID_ARGUMENT, op,
+                  "lengths must be a 1-D integer tensor, got %s",
+                  rt_type_str(lengths, sx));
+  int64_t n = lengths->dims[0], sum = 0;
+  for (int64_t k = 0; k < n; k++) {
+    int64_t v = rt_load_i64(lengths->dtype, eddy_rt_tensor_elem_ptr(lengths, k));
+    if (v < 0 || v > x->dims[0] - sum)
+      return rt_err(EDDY_RT_ERR_INVALID_ARGUMENT, op,
+                    "length %" PRId64 " (at %" PRId64 ") is negative or "
+                    "runs past the %" PRId64 " rows of %s",
+                    v, k, x->dims[0], rt_type_str(x, sx));
+    sum += v;
+  }
+  if (sum != x->dims[0])
+    return rt_err(EDDY_RT_ERR_INVALID_ARGUMENT, op,
+                  "the lengths sum to %" PRId64 ", not to the %" PRId64
+                  " rows of %s",
+                  sum, x->dims[0], rt_type_str(x, sx));
+  eddy_rt_elem_shape_t own;
+  eddy_rt_elem_shape_make(x->rank, x->dims, &own);
+  own.dims[0] = -1;
+  if (elem_shape && elem_shape->rank >= 0) {
+    for (int64_t k = 0; k < n; k++) {
+      int64_t dims[EDDY_RT_MAX_RANK];
+      memcpy(dims, x->dims, (size_t)x->rank * sizeof(int64_t));
+      dims[0] = rt_load_i64(lengths->dtype, eddy_rt_tensor_elem_ptr(lengths, k));
+      if (!rt_elem_matches(elem_shape, x->rank, dims))
+        return rt_err(EDDY_RT_ERR_INVALID_ARGUMENT, op,
+                      "slice %" PRId64 " of %s has %" PRId64 " rows; the "
+                      "list's element shape is %s",
+                      k, rt_type_str(x, sx), dims[0],
+                      rt_elem_str(elem_shape, se));
+    }
+  }
+  eddy_rt_tensor_t whole;
+  EDDY_RT_RETURN_IF_ERROR(rt_make_owned_contiguous(ctx, op, x, &whole));
+  eddy_rt_list_t *l = NULL;
+  eddy_rt_status_t st = rt_list_new(
+      ctx, op, 0, x->dtype, elem_shape && elem_shape->rank >= 0 ? elem_shape
+                                                                : &own,
+      -1, &l);
+  if (!st)
+    st = rt_grow(ctx, op, (void **)&l->items, &l->cap, 0, n,
+                 (int64_t)sizeof(rt_item_t));
+  int64_t row = x->dims[0] > 0 ? eddy_rt_tensor_numel(&whole) / x->dims[0] : 0;
+  size_t es = eddy_rt_dtype_size(x->dtype);
+  int64_t at = 0;
+  for (int64_t k = 0; !st && k < n; k++) {
+    eddy_rt_tensor_t item = eddy_rt_tensor_empty();
+    item.dtype = x->dtype;
+    item.rank = x->rank;
+    memcpy(item.dims, x->dims, (size_t)x->rank * sizeof(int64_t));
+    item.dims[0] = rt_load_i64(lengths->dtype, eddy_rt_tensor_elem_ptr(lengths, k));
+    uint32_t id = 0;
+    st = rt_shape_id(l, op, &item, &id);
+    if (st)
+      break;
+    eddy_rt_buffer_retain(whole.owner);
+    l->items[k] = (rt_item_t){whole.owner,
+                              (char *)whole.data + (size_t)(at * row) * es, id};
+    l->size = k + 1;
+    at += item.dims[0];
+  }
+  eddy_rt_tensor_release(&whole);
+  if (st) {
+    if (l)
+      rt_list_destroy(l);
+    return st;
+  }
+  *out_list = l;
+  return NULL;
+}
+
 eddy_rt_status_t eddy_rt_list_length(eddy_rt_ctx_t *ctx,
                                      const eddy_rt_list_t *list,
                                      eddy_rt_tensor_t *out_t) {

@@ -22,7 +22,9 @@ extern "C" {
   X(STACK, "stack")                                                            \
   X(FROM_TENSOR, "from_tensor")                                                \
   X(RESIZE, "resize")                                                          \
-  X(SCATTER, "scatter")
+  X(SCATTER, "scatter")                                                        \
+  X(CONCAT, "concat")                                                          \
+  X(SPLIT, "split")
 
 extern const eddy_dialect_t eddy_tl_dialect;
 
