@@ -256,6 +256,21 @@ def m_ta_dynamic(x, limit):
     return [ta.stack(), ta.gather(tf.range(n - 1, -1, -2)), ta.read(n - 1) * v]
 
 
+def m_ta_gather_scatter(x, w):
+    """The rows of tanh(x) ([6, 3]) scattered to permuted indices of a TensorArray, read back in
+    a while_loop into a second array written in reverse order, gathered in another order. (Each
+    array is read once: eddy does not add up the gradient writes to one index of a v1
+    TensorArray.)"""
+    sc = tf.TensorArray(tf.float32, size=6).scatter([4, 0, 5, 2, 1, 3], tf.tanh(x))
+    out = tf.TensorArray(tf.float32, size=6)
+
+    def body(i, out):
+        return i + 1, out.write(5 - i, sc.read(i) * w * tf.cast(i + 1, tf.float32))
+
+    _, out = tf.while_loop(lambda i, out: i < 6, body, [tf.constant(0), out])
+    return [out.gather([5, 2, 0, 4, 1, 3])]
+
+
 def rnd(seed, shape, scale=1.0):
     return (np.random.RandomState(seed).standard_normal(shape) * scale).astype(np.float32)
 
@@ -288,6 +303,8 @@ MODELS = {
     "strided_slice_dyn": (m_strided_slice_dyn, [("x", rnd(23, [3, 5, 3]))], None),
     "ta_dynamic": (m_ta_dynamic, [("x", np.abs(rnd(24, [3])) + 0.1),
                                   ("limit", np.array(30.0, np.float32))], None),
+    "ta_gather_scatter": (m_ta_gather_scatter, [("x", rnd(25, [6, 3])), ("w", rnd(26, [3]))],
+                          None),
 }
 
 # Feeds declared with dynamic dimensions (None), by model; the others take their values'

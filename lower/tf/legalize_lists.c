@@ -15,6 +15,11 @@ static const char *const NAMES[] = {
     "TensorListScatterIntoExistingList",
     "TensorListScatterV2",
     "TensorListScatter",
+    "TensorListConcat",
+    "TensorListConcatV2",
+    "TensorListSplit",
+    "TensorArrayConcatV3",
+    "TensorArraySplitV3",
 };
 
 bool eddy_tfl_is_list_op(const char *t) {
@@ -67,19 +72,26 @@ void eddy_tfl_mark_growing_writes(eddy_ctx_t *ctx, eddy_block_t *b) {
   }
 }
 
+/// True when v is the constant 0, 1, ..., n-1 (the whole-array scatter
+/// legalize_ops.c lowers to tl.from_tensor).
+static bool is_const_iota(eddy_tfl_t *z, eddy_value_t *v) {
+  const eddy_attr_t *a = eddy_tfl_const(z, v);
+  if (!a || a->type->rank != 1)
+    return false;
+  for (int64_t i = 0; i < a->type->dims[0]; i++)
+    if (eddy_ir_dense_attr_i64(a, i) != i)
+      return false;
+  return true;
+}
+
 /// True when op is one of the forms of ops with basic rules that this file
 /// lowers instead: a TensorListSetItem with resize_if_index_out_of_bounds,
-/// a write to a growing TensorArray, a scatter to run-time indices, a read
+/// a write to a growing TensorArray, a scatter to other indices than 0, 1,
+/// ..., n-1, a read
 /// of an array of unranked elements whose result TensorFlow knows.
 bool eddy_tfl_is_list_form(eddy_tfl_t *z, const eddy_op_t *op) {
   if (is(op, "tf.TensorArrayScatterV3") && op->num_operands >= 4)
-    return eddy_tfl_const(z, in(z, op, 1)) == NULL;
-  if (is(op, "tf.TensorArrayReadV3") && op->num_operands >= 3) {
-    const eddy_type_t *lt = in(z, op, 2)->type, *rt = op->results[0].type;
-    return lt->kind == EDDY_TYPE_LIST && lt->elem->kind == EDDY_TYPE_TENSOR &&
-           lt->elem->rank == EDDY_RANK_UNKNOWN && eddy_ir_type_is_tensor(rt) &&
-           eddy_ir_type_is_static(rt);
-  }
+    return !is_const_iota(z, in(z, op, 1));
   if (is(op, "tf.TensorListSetItem"))
     return eddy_ir_op_attr_bool(op, "resize_if_index_out_of_bounds", false);
   if (is(op, "tf.TensorArrayWriteV3"))
@@ -252,6 +264,66 @@ eddy_status_t eddy_tfl_lower_list_op(eddy_tfl_t *z, const eddy_op_t *op) {
     EDDY_RETURN_IF_ERROR(
         eddy_tfl_build(z, op, "core.gather", ops, 2, &a, 1, &r));
     out1(z, op, r);
+    return NULL;
+  }
+  if (strcmp(t, "TensorListConcat") == 0 ||
+      strcmp(t, "TensorListConcatV2") == 0 ||
+      strcmp(t, "TensorArrayConcatV3") == 0) {
+    bool ta = strcmp(t, "TensorArrayConcatV3") == 0;
+    eddy_value_t *l = in(z, op, ta ? 1 : 0);
+    if (l->type->kind != EDDY_TYPE_LIST)
+      return eddy_tfl_error(op, "the list operand is not a TensorList");
+    eddy_op_t *o = NULL;
+    EDDY_RETURN_IF_ERROR(
+        eddy_tfl_build_typed(z, op, "tl.concat", &l, 1, NULL, 0, NULL, 0, &o));
+    r = eddy_ir_op_result(o, 0);
+    // The element shape past the first dim, as the op states it
+    // (TensorArrayConcatV3's element_shape_except0, TensorListConcat's
+    // element_shape), types a concatenation of unranked items.
+    int64_t dims[65];
+    int64_t n = -1;
+    if (ta) {
+      n = eddy_ir_attr_as_i64_array(
+          eddy_ir_op_attr(op, "element_shape_except0"), dims + 1, 64);
+    } else if (strcmp(t, "TensorListConcat") == 0) {
+      n = eddy_ir_attr_as_i64_array(eddy_ir_op_attr(op, "element_shape"),
+                                    dims, 64);
+      n = n >= 1 ? n - 1 : -1;
+    }
+    bool known = n >= 0 && r->type->rank == EDDY_RANK_UNKNOWN;
+    for (int64_t k = 1; known && k <= n; k++)
+      known = dims[k] >= 0;
+    if (known) {
+      dims[0] = -1;
+      EDDY_RETURN_IF_ERROR(eddy_tfl_reshape(z, op, r, dims, (size_t)n + 1, &r));
+    }
+    out1(z, op, r);
+    eddy_tfl_set(z, &op->results[1], eddy_ir_op_result(o, 1));
+    return NULL;
+  }
+  if (strcmp(t, "TensorListSplit") == 0 ||
+      strcmp(t, "TensorArraySplitV3") == 0) {
+    bool ta = strcmp(t, "TensorArraySplitV3") == 0;
+    eddy_value_t *x = in(z, op, ta ? 1 : 0), *lens = in(z, op, 2);
+    if (!eddy_ir_type_is_tensor(x->type))
+      return eddy_tfl_error(op, "the value to split is not a tensor");
+    if (!eddy_ir_type_is_tensor(lens->type) || lens->type->rank != 1)
+      return eddy_tfl_error(op, "the lengths must be a vector");
+    const eddy_type_t *lt = NULL;
+    if (ta) {
+      // The array's list, its items written anew.
+      lt = in(z, op, 3)->type;
+      if (lt->kind != EDDY_TYPE_LIST)
+        return eddy_tfl_error(op, "the flow input is not a TensorArray");
+    } else {
+      lt = eddy_ir_list_type_get(
+          z->ctx, elem_type_of_shape(z, in(z, op, 1), x->type->dtype));
+    }
+    eddy_value_t *ops[2] = {x, lens};
+    eddy_op_t *o = NULL;
+    EDDY_RETURN_IF_ERROR(
+        eddy_tfl_build_typed(z, op, "tl.split", ops, 2, NULL, 0, &lt, 1, &o));
+    out1(z, op, eddy_ir_op_result(o, 0));
     return NULL;
   }
   return eddy_tfl_error(op, "no TensorList rule for this op");
