@@ -595,10 +595,6 @@ static int result_ptr(cpu_emit_t *e, eddy_op_t *op, uint32_t r, int lp,
 }
 
 eddy_status_t cpu_list_concat(cpu_emit_t *e, eddy_op_t *op) {
-  if (e->cuda)
-    return cpu_unsupported(op, "is not supported by the GPU target yet (a "
-                               "concatenation of TensorList items of "
-                               "different lengths; compile for the CPU)");
   const eddy_type_t *xt = op->results[0].type, *nt = op->results[1].type;
   EDDY_RETURN_IF_ERROR(cpu_check_type(op, xt));
   EDDY_RETURN_IF_ERROR(cpu_check_type(op, nt));
@@ -613,9 +609,9 @@ eddy_status_t cpu_list_concat(cpu_emit_t *e, eddy_op_t *op) {
     cpu_dyn_init(e, nv, nt, true);
     int n = cpu_fresh(e), d = cpu_fresh(e);
     cpu_p(e,
-          "%%t%d = func.call @eddy_rt_entry_list_length(%%t%d) : (!llvm.ptr) "
+          "%%t%d = func.call @eddy_rt_entry_%s_length(%%t%d) : (!llvm.ptr) "
           "-> i64\n",
-          n, lp);
+          n, lf(e), lp);
     cpu_p(e, "%%t%d = arith.index_cast %%t%d : i64 to index\n", d, n);
     cpu_dyn_reserve(e, nv, nt, &d, NULL);
     lens = slot_load(e, nv->pslot);
@@ -625,19 +621,15 @@ eddy_status_t cpu_list_concat(cpu_emit_t *e, eddy_op_t *op) {
     lens = cpu_buf_ptr(e, nbuf, nt);
   }
   cpu_p(e,
-        "func.call @eddy_rt_entry_list_concat(%%rt, %%t%d, %%t%d, %%t%d, "
+        "func.call @eddy_rt_entry_%s_concat(%%rt, %%t%d, %%t%d, %%t%d, "
         "%%t%d, %%t%d, %%t%d, %%t%d, %%err, %%errlen) : (!llvm.ptr, "
         "!llvm.ptr, !llvm.ptr, i32, i32, !llvm.ptr, !llvm.ptr, !llvm.ptr, "
         "!llvm.ptr, i64) -> ()\n",
-        lp, data, dt, rk, dp, lens, e->eflag_ptr);
+        lf(e), lp, data, dt, rk, dp, lens, e->eflag_ptr);
   return NULL;
 }
 
 eddy_status_t cpu_list_split(cpu_emit_t *e, eddy_op_t *op) {
-  if (e->cuda)
-    return cpu_unsupported(op, "is not supported by the GPU target yet (a "
-                               "split into TensorList items of different "
-                               "lengths; compile for the CPU)");
   eddy_value_t *x = eddy_ir_op_operand(op, 0), *ln = eddy_ir_op_operand(op, 1);
   const eddy_type_t *elem = op->results[0].type->elem;
   if (elem->kind != EDDY_TYPE_TENSOR)
@@ -663,11 +655,11 @@ eddy_status_t cpu_list_split(cpu_emit_t *e, eddy_op_t *op) {
   cpu_val_new(e, &op->results[0])->buf = rs;
   int p = cpu_fresh(e);
   cpu_p(e,
-        "%%t%d = func.call @eddy_rt_entry_list_split(%%rt, %%t%d, %%t%d, "
+        "%%t%d = func.call @eddy_rt_entry_%s_split(%%rt, %%t%d, %%t%d, "
         "%%t%d, %%t%d, %%t%d, %%t%d, %%t%d, %%t%d, %%t%d, %%t%d, %%err, "
         "%%errlen) : (!llvm.ptr, !llvm.ptr, i32, i32, !llvm.ptr, !llvm.ptr, "
         "i32, i64, i32, !llvm.ptr, !llvm.ptr, !llvm.ptr, i64) -> !llvm.ptr\n",
-        p, data, dt, rk, dp, lptr, ldt, n, erk, edp, e->eflag_ptr);
+        p, lf(e), data, dt, rk, dp, lptr, ldt, n, erk, edp, e->eflag_ptr);
   slot_set(e, rs, p);
   return NULL;
 }

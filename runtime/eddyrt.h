@@ -689,6 +689,19 @@ void *eddy_rt_entry_cuda_list_scatter(eddy_rt_ctx_t *rt, void *list,
                                       int32_t dtype, int32_t rank,
                                       const int64_t *dims, int32_t *code,
                                       char *err, size_t errlen);
+/// tl.concat and tl.split as eddy_rt_entry_list_concat and _split, with
+/// every pointer to device memory.
+void eddy_rt_entry_cuda_list_concat(eddy_rt_ctx_t *rt, const void *list,
+                                    void *out_data, int32_t dtype,
+                                    int32_t rank, const int64_t *dims,
+                                    void *out_lengths, int32_t *code,
+                                    char *err, size_t errlen);
+void *eddy_rt_entry_cuda_list_split(eddy_rt_ctx_t *rt, void *data,
+                                    int32_t dtype, int32_t rank,
+                                    const int64_t *dims, void *len_data,
+                                    int32_t len_dtype, int64_t n,
+                                    int32_t erank, const int64_t *edims,
+                                    int32_t *code, char *err, size_t errlen);
 /// tl.resize of a list of any depth to length n.
 void *eddy_rt_entry_cuda_list_resize(eddy_rt_ctx_t *rt, void *list,
                                      int32_t moved, int64_t n, int32_t *code,

@@ -271,6 +271,18 @@ def m_ta_gather_scatter(x, w):
     return [out.gather([5, 2, 0, 4, 1, 3])]
 
 
+def m_ta_split_concat(x, w):
+    """TensorArray split of tanh(x) * w ([6, 3]) into items of 2, 1 and 3 rows and concatenated
+    again; the first 4 rows of x and the other 2, scaled, written to a second array and
+    concatenated."""
+    rows = tf.TensorShape([None, 3])
+    ta = tf.TensorArray(tf.float32, size=3, infer_shape=False, element_shape=rows)
+    c = ta.split(tf.tanh(x) * w, [2, 1, 3]).concat()
+    out = tf.TensorArray(tf.float32, size=2, infer_shape=False, element_shape=rows)
+    out = out.write(0, x[:4] * w).write(1, x[4:] * 2.0)
+    return [c, out.concat()]
+
+
 def rnd(seed, shape, scale=1.0):
     return (np.random.RandomState(seed).standard_normal(shape) * scale).astype(np.float32)
 
@@ -303,6 +315,8 @@ MODELS = {
     "strided_slice_dyn": (m_strided_slice_dyn, [("x", rnd(23, [3, 5, 3]))], None),
     "ta_dynamic": (m_ta_dynamic, [("x", np.abs(rnd(24, [3])) + 0.1),
                                   ("limit", np.array(30.0, np.float32))], None),
+    "ta_split_concat": (m_ta_split_concat, [("x", rnd(27, [6, 3])), ("w", rnd(28, [3]))],
+                        None),
     "ta_gather_scatter": (m_ta_gather_scatter, [("x", rnd(25, [6, 3])), ("w", rnd(26, [3]))],
                           None),
 }
