@@ -1,8 +1,11 @@
 /// legalize-tf: the TensorList and TensorArray rules beyond the basic ones
 /// of legalize_ops.c: lists that change length (TensorListResize, a
-/// TensorListSetItem that resizes, writes to a dynamic_size TensorArray),
-/// TensorListGather, and Range of run-time operands (core.range), which
-/// gathers and scatters of a whole dynamic array read.
+/// TensorListSetItem that resizes, writes to a dynamic_size TensorArray:
+/// tl.resize), gathers (tl.stack and core.gather), scatters (tl.scatter),
+/// concatenations and splits of items of several lengths (tl.concat,
+/// tl.split), reads of arrays of unranked items, and Range of run-time
+/// operands (core.range), which the stack and the gradient of a
+/// dynamic-size TensorArray read.
 #include "lower/tf/tf_lower_internal.h"
 
 #include "dialects/dialects.h"
