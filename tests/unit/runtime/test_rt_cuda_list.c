@@ -222,6 +222,26 @@ static pair_t p_scatter(pair_t l, int32_t moved, const int64_t *idx,
   return p;
 }
 
+static pair_t p_split(const void *data, int32_t rank, const int64_t *dims,
+                      const int64_t *lens, int64_t n, res_t *r) {
+  slots_t s = slots();
+  size_t bytes = nbytes(F32, rank, dims), lb = (size_t)n * sizeof(int64_t);
+  void *d = dput(data, bytes), *dl = dput(lens, lb);
+  int64_t edims[2] = {-1, dims[1]};
+  pair_t p = {eddy_rt_entry_list_split(g_ctx, (void *)data, F32, rank, dims,
+                                       (void *)lens, EDDY_RT_I64, n, rank,
+                                       edims, &s.hc, s.he, ERRLEN),
+              eddy_rt_entry_cuda_list_split(g_ctx, d, F32, rank, dims, dl,
+                                            EDDY_RT_I64, n, rank, edims, &s.dc,
+                                            s.de, ERRLEN)};
+  dfree(d, bytes);
+  dfree(dl, lb);
+  *r = agree(&s, p.h, p.d, true);
+  if (p.h)
+    same_length(p);
+  return p;
+}
+
 /// What a read wrote must agree too (both outputs start as garbage).
 static void same_output(const res_t *r, const void *hout, void *d,
                         size_t bytes) {
@@ -488,6 +508,55 @@ static void test_resize_scatter(void **state) {
                       (int64_t[]){4}, &r));
   assert_int_not_equal(r.code, 0);
   p_release(l); // (the original reference)
+}
+
+static void p_concat(pair_t l, void *out, int32_t rank, const int64_t *dims,
+                     int64_t *lens, int64_t n, res_t *r) {
+  slots_t s = slots();
+  size_t bytes = nbytes(F32, rank, dims), lb = (size_t)n * sizeof(int64_t);
+  memset(out, 0x55, bytes);
+  void *d = dput(out, bytes), *dl = dput(lens, lb);
+  eddy_rt_entry_list_concat(g_ctx, l.h, out, F32, rank, dims, lens, &s.hc,
+                            s.he, ERRLEN);
+  eddy_rt_entry_cuda_list_concat(g_ctx, l.d, d, F32, rank, dims, dl, &s.dc,
+                                 s.de, ERRLEN);
+  *r = agree(&s, NULL, NULL, false);
+  int64_t back[8];
+  assert_true(lb <= sizeof back);
+  eddy_rt_entry_cuda_to_host(back, dl, (int64_t)lb);
+  dfree(dl, lb);
+  if (r->code == 0 && lb > 0)
+    assert_memory_equal(back, lens, lb);
+  same_output(r, out, d, bytes);
+}
+
+/// tl.split and tl.concat: items of 2, 0 and 1 rows, joined again; lengths
+/// that do not add up and items that differ past their first dim fail.
+static void test_split_concat(void **state) {
+  (void)state;
+  res_t r;
+  const int64_t k32[] = {3, 2}, lens[3] = {2, 0, 1};
+  float x[6] = {1, 2, 3, 4, 5, 6}, out[6];
+  int64_t got[3];
+  pair_t l = p_split(x, 2, k32, lens, 3, &r);
+  OK(r);
+  l = p_set(l, 1, 1, (float[]){7, 8}, F32, 2, (int64_t[]){1, 2}, &r);
+  OK(r);
+  float all[8];
+  p_concat(l, all, 2, (int64_t[]){4, 2}, got, 3, &r);
+  OK(r);
+  const float want[8] = {1, 2, 3, 4, 7, 8, 5, 6};
+  const int64_t wl[3] = {2, 1, 1};
+  assert_memory_equal(all, want, sizeof want);
+  assert_memory_equal(got, wl, sizeof wl);
+  l = p_push(l, 1, x, F32, 2, (int64_t[]){1, 3}, &r); // [?, 2] list: refused
+  assert_int_not_equal(r.code, 0);
+  const int64_t bad[2] = {2, 2};
+  p_release(p_split(x, 2, k32, bad, 2, &r));
+  expect_err(&r, -EDDY_RT_ERR_INVALID_ARGUMENT,
+             "tl.split: length 2 (at 1) is negative or runs past the 3 rows "
+             "of f32[3, 2]");
+  (void)out;
 }
 
 static void test_from_tensor(void **state) {
@@ -1333,6 +1402,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_reserve_set_stack, setup, teardown),
       cmocka_unit_test_setup_teardown(test_from_tensor, setup, teardown),
       cmocka_unit_test_setup_teardown(test_resize_scatter, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_split_concat, setup, teardown),
       cmocka_unit_test_setup_teardown(test_errors, setup, teardown),
       cmocka_unit_test_setup_teardown(test_nested_push_pop_get, setup,
                                       teardown),
