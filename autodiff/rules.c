@@ -1056,6 +1056,76 @@ static eddy_status_t r_set_item(ad_scope_t *s, eddy_op_t *op,
   return ad_adj_add(s, l, eddy_ir_op_result(set, 0));
 }
 
+static eddy_status_t r_resize(ad_scope_t *s, eddy_op_t *op, eddy_value_t **g) {
+  /* Resized back: the items cut off get zeros (unset), the items added
+     give nothing. */
+  eddy_value_t *l = operand(op, 0), *fl = NULL, *n = NULL;
+  if (!act(s, op, 0))
+    return NULL;
+  TRY(fop(s, op, 0, &fl));
+  TRY(ad_emit(s, "tl.length", &fl, 1, NULL, 0, &n));
+  eddy_value_t *ops[2] = {g[0], n};
+  eddy_op_t *rs = NULL;
+  TRY(ad_emit_typed(s, "tl.resize", ops, 2, NULL, 0, &l->type, 1, &rs));
+  return ad_adj_add(s, l, eddy_ir_op_result(rs, 0));
+}
+
+static eddy_status_t r_scatter(ad_scope_t *s, eddy_op_t *op,
+                               eddy_value_t **g) {
+  eddy_value_t *l = operand(op, 0), *x = operand(op, 2), *idx = NULL;
+  TRY(fop(s, op, 1, &idx));
+  if (act(s, op, 2)) {
+    /* The rows: the adjoint's items at the indices, stacked. */
+    eddy_value_t *st = NULL;
+    TRY(ad_emit(s, "tl.stack", &g[0], 1, NULL, 0, &st));
+    eddy_value_t *ops[2] = {st, idx};
+    eddy_named_attr_t a = eddy_ir_named_attr(
+        s->ad->ctx, "axis", eddy_ir_int_attr_get(s->ad->ctx, 0, EDDY_DT_I64));
+    eddy_op_t *ga = NULL;
+    TRY(ad_emit_typed(s, "core.gather", ops, 2, &a, 1, &x->type, 1, &ga));
+    TRY(ad_adj_add(s, x, eddy_ir_op_result(ga, 0)));
+  }
+  if (!act(s, op, 0))
+    return NULL;
+  /* The items overwritten get no gradient; the list is cut back to its
+     length before the scatter grew it. */
+  eddy_value_t *z = NULL, *fl = NULL, *n = NULL;
+  TRY(ad_zeros_like_fwd(s, x, &z));
+  eddy_value_t *ops[3] = {g[0], idx, z};
+  eddy_op_t *sc = NULL, *rs = NULL;
+  TRY(ad_emit_typed(s, "tl.scatter", ops, 3, NULL, 0, &l->type, 1, &sc));
+  TRY(fop(s, op, 0, &fl));
+  TRY(ad_emit(s, "tl.length", &fl, 1, NULL, 0, &n));
+  eddy_value_t *rops[2] = {eddy_ir_op_result(sc, 0), n};
+  TRY(ad_emit_typed(s, "tl.resize", rops, 2, NULL, 0, &l->type, 1, &rs));
+  return ad_adj_add(s, l, eddy_ir_op_result(rs, 0));
+}
+
+static eddy_status_t r_tl_concat(ad_scope_t *s, eddy_op_t *op, eddy_value_t **g) {
+  /* The tensor's adjoint split back into items of the forward lengths. */
+  eddy_value_t *l = operand(op, 0), *lens = NULL;
+  if (!g[0] || !act(s, op, 0))
+    return NULL;
+  TRY(fres(s, op, 1, &lens));
+  eddy_value_t *ops[2] = {g[0], lens};
+  eddy_op_t *sp = NULL;
+  TRY(ad_emit_typed(s, "tl.split", ops, 2, NULL, 0, &l->type, 1, &sp));
+  return ad_adj_add(s, l, eddy_ir_op_result(sp, 0));
+}
+
+static eddy_status_t r_tl_split(ad_scope_t *s, eddy_op_t *op, eddy_value_t **g) {
+  /* The items' adjoints joined again. */
+  eddy_value_t *x = operand(op, 0);
+  if (!act(s, op, 0))
+    return NULL;
+  int64_t q = EDDY_DIM_DYNAMIC;
+  const eddy_type_t *types[2] = {
+      x->type, eddy_ir_tensor_type_get(s->ad->ctx, EDDY_DT_I64, 1, &q)};
+  eddy_op_t *c = NULL;
+  TRY(ad_emit_typed(s, "tl.concat", &g[0], 1, NULL, 0, types, 2, &c));
+  return ad_adj_add(s, x, eddy_ir_op_result(c, 0));
+}
+
 /* ---- The table ------------------------------------------------------------------ */
 
 /// One entry per opcode: the rule, or why there is none. `zero`: the op
@@ -1145,6 +1215,8 @@ static const ad_rule_t k_rules[EDDY_OP_COUNT_] = {
     [EDDY_OP_CORE_IOTA] = {.zero = ZERO_NO_OPERAND},
     [EDDY_OP_CORE_SHAPE] = {.zero = ZERO_SHAPE},
     [EDDY_OP_CORE_DIM] = {.zero = ZERO_SHAPE},
+    [EDDY_OP_CORE_RANGE] = {.zero = "TensorFlow defines no gradient for "
+                                    "Range: its operands set a length"},
     /* lists */
     [EDDY_OP_TL_EMPTY] = {.zero = ZERO_NO_OPERAND},
     [EDDY_OP_TL_RESERVE] = {.zero = "its operand is a length"},
@@ -1155,6 +1227,10 @@ static const ad_rule_t k_rules[EDDY_OP_COUNT_] = {
     [EDDY_OP_TL_FROM_TENSOR] = {r_from_tensor},
     [EDDY_OP_TL_GET_ITEM] = {r_get_item},
     [EDDY_OP_TL_SET_ITEM] = {r_set_item},
+    [EDDY_OP_TL_RESIZE] = {r_resize},
+    [EDDY_OP_TL_SCATTER] = {r_scatter},
+    [EDDY_OP_TL_CONCAT] = {r_tl_concat},
+    [EDDY_OP_TL_SPLIT] = {r_tl_split},
     /* control flow */
     [EDDY_OP_CTL_IF] = {ad_if_grad},
     [EDDY_OP_CTL_WHILE] = {ad_while_grad},

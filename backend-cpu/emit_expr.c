@@ -1055,6 +1055,38 @@ static eddy_status_t kernel_gather(cpu_emit_t *e, eddy_op_t *op) {
   return NULL;
 }
 
+int cpu_emit_cast(cpu_emit_t *e, eddy_dtype_t from, eddy_dtype_t to, int v) {
+  return emit_cast(e, from, to, v);
+}
+
+/// core.range: element i = start + i * delta, in f32 (f64 for f64) or i64.
+/// Its length comes from infer_dims (emit_shape.c), which checks delta.
+static eddy_status_t kernel_range(cpu_emit_t *e, eddy_op_t *op) {
+  const eddy_type_t *rt = op->results[0].type;
+  cpu_val_t *rv = cpu_val_get(e, &op->results[0]);
+  eddy_dtype_t dt = rt->dtype;
+  eddy_dtype_t wt = !eddy_dtype_is_float(dt) ? EDDY_DT_I64
+                    : dt == EDDY_DT_F64      ? EDDY_DT_F64
+                                             : EDDY_DT_F32;
+  bool fl = wt != EDDY_DT_I64;
+  int d[1], idx[1], s, dl;
+  EDDY_RETURN_IF_ERROR(cpu_dims(e, &op->results[0], false, d));
+  cpu_loops_open_v(e, 1, d, idx);
+  EDDY_RETURN_IF_ERROR(cpu_expr(e, eddy_ir_op_operand(op, 0), NULL, &s));
+  EDDY_RETURN_IF_ERROR(cpu_expr(e, eddy_ir_op_operand(op, 2), NULL, &dl));
+  s = emit_cast(e, dt, wt, s);
+  dl = emit_cast(e, dt, wt, dl);
+  int i64v = cpu_fresh(e);
+  cpu_p(e, "%%t%d = arith.index_cast %%t%d : index to i64\n", i64v, idx[0]);
+  int iw = emit_cast(e, EDDY_DT_I64, wt, i64v);
+  const char *ws = cpu_reg_type(wt);
+  int m = op2(e, fl ? "arith.mulf" : "arith.muli", iw, dl, ws);
+  int x = op2(e, fl ? "arith.addf" : "arith.addi", s, m, ws);
+  cpu_store(e, rv->buf, rt, idx, emit_cast(e, wt, dt, x));
+  cpu_loops_close(e, 1);
+  return NULL;
+}
+
 static eddy_status_t kernel_matmul(cpu_emit_t *e, eddy_op_t *op) {
   return cpu_type_is_dynamic(op->results[0].type) ||
                  cpu_type_is_dynamic(eddy_ir_op_operand(op, 0)->type) ||
@@ -1159,6 +1191,7 @@ static const cpu_op_info_t k_ops[EDDY_OP_COUNT_] = {
     KERNEL(PAD, kernel_pad, true),
     KERNEL(SHAPE, kernel_shape, false),
     KERNEL(DIM, kernel_shape, false),
+    KERNEL(RANGE, kernel_range, false),
     [EDDY_OP_CTL_WHILE] = {.cls = CPU_OP_WHILE, .fallible = true},
     [EDDY_OP_CTL_IF] = {.cls = CPU_OP_IF},
     [EDDY_OP_CTL_CALL] = {.cls = CPU_OP_CALL},
@@ -1173,6 +1206,10 @@ static const cpu_op_info_t k_ops[EDDY_OP_COUNT_] = {
     LIST(LENGTH, cpu_list_length),
     LIST(STACK, cpu_list_stack),
     LIST(FROM_TENSOR, cpu_list_from_tensor),
+    LIST(RESIZE, cpu_list_resize),
+    LIST(SCATTER, cpu_list_scatter),
+    LIST(CONCAT, cpu_list_concat),
+    LIST(SPLIT, cpu_list_split),
 };
 
 const cpu_op_info_t *cpu_op_info(const eddy_op_t *op) {

@@ -134,6 +134,8 @@ int cpu_index_const(cpu_emit_t *e, int64_t v);
 /// Element type in memory ("i8" for i1) and in registers ("i1" for i1).
 const char *cpu_stor_type(eddy_dtype_t dt);
 const char *cpu_reg_type(eddy_dtype_t dt);
+/// %tN = register v of dtype `from` converted as core.cast converts to `to`.
+int cpu_emit_cast(cpu_emit_t *e, eddy_dtype_t from, eddy_dtype_t to, int v);
 /// Appends "memref<4x5xf32>" / "memref<f32>".
 void cpu_memref_type(const eddy_type_t *t, eddy_buf_t *out);
 /// The func.func @entry of m, or NOT_FOUND.
@@ -228,6 +230,10 @@ eddy_status_t cpu_list_set_item(cpu_emit_t *e, eddy_op_t *op);
 eddy_status_t cpu_list_length(cpu_emit_t *e, eddy_op_t *op);
 eddy_status_t cpu_list_stack(cpu_emit_t *e, eddy_op_t *op);
 eddy_status_t cpu_list_from_tensor(cpu_emit_t *e, eddy_op_t *op);
+eddy_status_t cpu_list_resize(cpu_emit_t *e, eddy_op_t *op);
+eddy_status_t cpu_list_scatter(cpu_emit_t *e, eddy_op_t *op);
+eddy_status_t cpu_list_concat(cpu_emit_t *e, eddy_op_t *op);
+eddy_status_t cpu_list_split(cpu_emit_t *e, eddy_op_t *op);
 /// Releases every list slot (emitted fresh at each exit of the entry).
 void cpu_list_cleanup(cpu_emit_t *e);
 

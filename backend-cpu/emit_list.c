@@ -521,6 +521,149 @@ static eddy_status_t list_pop(cpu_emit_t *e, eddy_op_t *op) {
   return NULL;
 }
 
+eddy_status_t cpu_list_resize(cpu_emit_t *e, eddy_op_t *op) {
+  eddy_value_t *l = eddy_ir_op_operand(op, 0);
+  int n;
+  EDDY_RETURN_IF_ERROR(index_i64(e, eddy_ir_op_operand(op, 1), &n));
+  int rs = cpu_list_slot(e);
+  bool moved;
+  int lp = take(e, l, op, &moved);
+  int mv = bool_const(e, moved);
+  int p = cpu_fresh(e);
+  cpu_p(e,
+        "%%t%d = func.call @eddy_rt_entry_%s_resize(%%rt, %%t%d, %%t%d, "
+        "%%t%d, %%t%d, %%err, %%errlen) : (!llvm.ptr, !llvm.ptr, i32, i64, "
+        "!llvm.ptr, !llvm.ptr, i64) -> !llvm.ptr\n",
+        p, lf(e), lp, mv, n, e->eflag_ptr);
+  slot_set(e, rs, p);
+  cpu_val_new(e, &op->results[0])->buf = rs;
+  return NULL;
+}
+
+eddy_status_t cpu_list_scatter(cpu_emit_t *e, eddy_op_t *op) {
+  eddy_value_t *l = eddy_ir_op_operand(op, 0);
+  eddy_value_t *ix = eddy_ir_op_operand(op, 1), *x = eddy_ir_op_operand(op, 2);
+  int ip, data;
+  EDDY_RETURN_IF_ERROR(operand_ptr(e, op, ix, &ip));
+  EDDY_RETURN_IF_ERROR(operand_ptr(e, op, x, &data));
+  int n = cpu_fresh(e);
+  if (cpu_type_is_dynamic(ix->type)) {
+    int d[EDDY_RT_MAX_RANK];
+    EDDY_RETURN_IF_ERROR(cpu_dims(e, ix, false, d));
+    cpu_p(e, "%%t%d = arith.index_cast %%t%d : index to i64\n", n, d[0]);
+  } else {
+    cpu_p(e, "%%t%d = arith.constant %lld : i64\n", n,
+          (long long)ix->type->dims[0]);
+  }
+  int idt = cpu_fresh(e);
+  cpu_p(e, "%%t%d = arith.constant %d : i32\n", idt, (int)ix->type->dtype);
+  int dt, rk, dp;
+  EDDY_RETURN_IF_ERROR(item_args_of(e, x, &dt, &rk, &dp));
+  int rs = cpu_list_slot(e);
+  bool moved;
+  int lp = take(e, l, op, &moved);
+  int mv = bool_const(e, moved);
+  int p = cpu_fresh(e);
+  cpu_p(e,
+        "%%t%d = func.call @eddy_rt_entry_%s_scatter(%%rt, %%t%d, %%t%d, "
+        "%%t%d, %%t%d, %%t%d, %%t%d, %%t%d, %%t%d, %%t%d, %%t%d, %%err, "
+        "%%errlen) : (!llvm.ptr, !llvm.ptr, i32, !llvm.ptr, i32, i64, "
+        "!llvm.ptr, i32, i32, !llvm.ptr, !llvm.ptr, !llvm.ptr, i64) -> "
+        "!llvm.ptr\n",
+        p, lf(e), lp, mv, ip, idt, n, data, dt, rk, dp, e->eflag_ptr);
+  slot_set(e, rs, p);
+  cpu_val_new(e, &op->results[0])->buf = rs;
+  return NULL;
+}
+
+/// The result r of op as a buffer pointer: a fresh buffer of the dims the
+/// list helper `what` reads (read_dims) when its type is dynamic.
+static int result_ptr(cpu_emit_t *e, eddy_op_t *op, uint32_t r, int lp,
+                      int what, int *dp) {
+  const eddy_type_t *xt = op->results[r].type;
+  if (cpu_type_is_dynamic(xt)) {
+    cpu_val_t *rv = cpu_val_new(e, &op->results[r]);
+    cpu_dyn_init(e, rv, xt, true);
+    int idx = cpu_fresh(e);
+    cpu_p(e, "%%t%d = arith.constant 0 : i64\n", idx);
+    *dp = read_dims(e, rv, xt, lp, what, idx);
+    return slot_load(e, rv->pslot);
+  }
+  int xbuf = cpu_result_buf(e, &op->results[r]);
+  cpu_val_new(e, &op->results[r])->buf = xbuf;
+  return cpu_buf_ptr(e, xbuf, xt);
+}
+
+eddy_status_t cpu_list_concat(cpu_emit_t *e, eddy_op_t *op) {
+  const eddy_type_t *xt = op->results[0].type, *nt = op->results[1].type;
+  EDDY_RETURN_IF_ERROR(cpu_check_type(op, xt));
+  EDDY_RETURN_IF_ERROR(cpu_check_type(op, nt));
+  int lp = slot_load(e, cpu_val_get(e, eddy_ir_op_operand(op, 0))->buf);
+  int dt, rk, dp;
+  item_args(e, xt, &dt, &rk, &dp);
+  int data = result_ptr(e, op, 0, lp, 2, &dp);
+  // The lengths: one per item.
+  int lens;
+  if (cpu_type_is_dynamic(nt)) {
+    cpu_val_t *nv = cpu_val_new(e, &op->results[1]);
+    cpu_dyn_init(e, nv, nt, true);
+    int n = cpu_fresh(e), d = cpu_fresh(e);
+    cpu_p(e,
+          "%%t%d = func.call @eddy_rt_entry_%s_length(%%t%d) : (!llvm.ptr) "
+          "-> i64\n",
+          n, lf(e), lp);
+    cpu_p(e, "%%t%d = arith.index_cast %%t%d : i64 to index\n", d, n);
+    cpu_dyn_reserve(e, nv, nt, &d, NULL);
+    lens = slot_load(e, nv->pslot);
+  } else {
+    int nbuf = cpu_result_buf(e, &op->results[1]);
+    cpu_val_new(e, &op->results[1])->buf = nbuf;
+    lens = cpu_buf_ptr(e, nbuf, nt);
+  }
+  cpu_p(e,
+        "func.call @eddy_rt_entry_%s_concat(%%rt, %%t%d, %%t%d, %%t%d, "
+        "%%t%d, %%t%d, %%t%d, %%t%d, %%err, %%errlen) : (!llvm.ptr, "
+        "!llvm.ptr, !llvm.ptr, i32, i32, !llvm.ptr, !llvm.ptr, !llvm.ptr, "
+        "!llvm.ptr, i64) -> ()\n",
+        lf(e), lp, data, dt, rk, dp, lens, e->eflag_ptr);
+  return NULL;
+}
+
+eddy_status_t cpu_list_split(cpu_emit_t *e, eddy_op_t *op) {
+  eddy_value_t *x = eddy_ir_op_operand(op, 0), *ln = eddy_ir_op_operand(op, 1);
+  const eddy_type_t *elem = op->results[0].type->elem;
+  if (elem->kind != EDDY_TYPE_TENSOR)
+    return cpu_unsupported(op, "cannot split a tensor into a list of lists");
+  int data, lptr;
+  EDDY_RETURN_IF_ERROR(operand_ptr(e, op, x, &data));
+  EDDY_RETURN_IF_ERROR(operand_ptr(e, op, ln, &lptr));
+  int n = cpu_fresh(e);
+  if (cpu_type_is_dynamic(ln->type)) {
+    int d[EDDY_RT_MAX_RANK];
+    EDDY_RETURN_IF_ERROR(cpu_dims(e, ln, false, d));
+    cpu_p(e, "%%t%d = arith.index_cast %%t%d : index to i64\n", n, d[0]);
+  } else {
+    cpu_p(e, "%%t%d = arith.constant %lld : i64\n", n,
+          (long long)ln->type->dims[0]);
+  }
+  int ldt = cpu_fresh(e);
+  cpu_p(e, "%%t%d = arith.constant %d : i32\n", ldt, (int)ln->type->dtype);
+  int dt, rk, dp, edt, erk, edp;
+  EDDY_RETURN_IF_ERROR(item_args_of(e, x, &dt, &rk, &dp));
+  item_args(e, elem, &edt, &erk, &edp);
+  int rs = cpu_list_slot(e);
+  cpu_val_new(e, &op->results[0])->buf = rs;
+  int p = cpu_fresh(e);
+  cpu_p(e,
+        "%%t%d = func.call @eddy_rt_entry_%s_split(%%rt, %%t%d, %%t%d, "
+        "%%t%d, %%t%d, %%t%d, %%t%d, %%t%d, %%t%d, %%t%d, %%t%d, %%err, "
+        "%%errlen) : (!llvm.ptr, !llvm.ptr, i32, i32, !llvm.ptr, !llvm.ptr, "
+        "i32, i64, i32, !llvm.ptr, !llvm.ptr, !llvm.ptr, i64) -> !llvm.ptr\n",
+        p, lf(e), data, dt, rk, dp, lptr, ldt, n, erk, edp, e->eflag_ptr);
+  slot_set(e, rs, p);
+  return NULL;
+}
+
 eddy_status_t cpu_list_length(cpu_emit_t *e, eddy_op_t *op) {
   const eddy_type_t *rt = op->results[0].type;
   int buf = cpu_result_buf(e, &op->results[0]);

@@ -304,6 +304,100 @@ static bool is_reduce(eddy_opcode_t code) {
 
 /// The inferred dims of result r of op (before its declared type is
 /// applied).
+static int fcmp(cpu_emit_t *e, const char *pred, int a, int b,
+                const char *ty) {
+  int t = cpu_fresh(e);
+  cpu_p(e, "%%t%d = arith.cmp%c %s, %%t%d, %%t%d : %s\n", t,
+        ty[0] == 'f' ? 'f' : 'i', pred, a, b, ty);
+  return t;
+}
+
+/// core.range's length, read from its scalars on the host: ceil(|(limit -
+/// start) / delta|) in f32 (f64 for f64), or in i64 for integers, as
+/// eddy_rt_range computes it; with check, delta 0 or pointing away from
+/// limit fails.
+static eddy_status_t range_dims(cpu_emit_t *e, eddy_op_t *op, bool check,
+                                dimv_t *out) {
+  eddy_dtype_t dt = eddy_ir_op_operand(op, 0)->type->dtype;
+  eddy_dtype_t wt = !eddy_dtype_is_float(dt) ? EDDY_DT_I64
+                    : dt == EDDY_DT_F64      ? EDDY_DT_F64
+                                             : EDDY_DT_F32;
+  bool fl = wt != EDDY_DT_I64;
+  const char *ws = cpu_reg_type(wt);
+  int v[3];
+  for (uint32_t i = 0; i < 3; i++) {
+    int x;
+    EDDY_RETURN_IF_ERROR(cpu_host_scalar(e, eddy_ir_op_operand(op, i), &x));
+    v[i] = cpu_emit_cast(e, dt, wt, x);
+  }
+  int s = v[0], l = v[1], d = v[2];
+  int zero = cpu_fresh(e);
+  cpu_p(e, "%%t%d = arith.constant %s : %s\n", zero, fl ? "0.0" : "0", ws);
+  const char *gt = fl ? "ogt" : "sgt", *lt = fl ? "olt" : "slt";
+  int up = fcmp(e, gt, d, zero, ws), down = fcmp(e, lt, d, zero, ws);
+  int bad = fcmp(e, fl ? "une" : "ne", d, d, ws); // NaN (never for ints)
+  int b0 = ibin(e, "arith.andi", up, fcmp(e, gt, s, l, ws), "i1");
+  int b1 = ibin(e, "arith.andi", down, fcmp(e, lt, s, l, ws), "i1");
+  int nonzero = ibin(e, "arith.ori", up, down, "i1");
+  int one1 = cpu_fresh(e);
+  cpu_p(e, "%%t%d = arith.constant true\n", one1);
+  bad = ibin(e, "arith.ori", bad, ibin(e, "arith.xori", nonzero, one1, "i1"),
+             "i1");
+  bad = ibin(e, "arith.ori", bad, ibin(e, "arith.ori", b0, b1, "i1"), "i1");
+  if (fl) {
+    bad = ibin(e, "arith.ori", bad, fcmp(e, "uno", s, l, ws), "i1");
+  }
+  int n64 = cpu_fresh(e);
+  if (fl) {
+    int q = ibin(e, "arith.divf", ibin(e, "arith.subf", l, s, ws), d, ws);
+    int a = cpu_fresh(e), c = cpu_fresh(e);
+    cpu_p(e, "%%t%d = math.absf %%t%d : %s\n", a, q, ws);
+    cpu_p(e, "%%t%d = math.ceil %%t%d : %s\n", c, a, ws);
+    int safe = cpu_fresh(e);
+    cpu_p(e, "%%t%d = arith.select %%t%d, %%t%d, %%t%d : %s\n", safe, bad,
+          zero, c, ws);
+    cpu_p(e, "%%t%d = arith.fptosi %%t%d : %s to i64\n", n64, safe, ws);
+  } else {
+    int span_up = ibin(e, "arith.subi", l, s, "i64");
+    int span_dn = ibin(e, "arith.subi", s, l, "i64");
+    int neg_d = ibin(e, "arith.subi", zero, d, "i64");
+    int span = cpu_fresh(e), step = cpu_fresh(e), one = cpu_fresh(e);
+    cpu_p(e, "%%t%d = arith.select %%t%d, %%t%d, %%t%d : i64\n", span, up,
+          span_up, span_dn);
+    cpu_p(e, "%%t%d = arith.constant 1 : i64\n", one);
+    int st0 = cpu_fresh(e);
+    cpu_p(e, "%%t%d = arith.select %%t%d, %%t%d, %%t%d : i64\n", st0, up, d,
+          neg_d);
+    cpu_p(e, "%%t%d = arith.select %%t%d, %%t%d, %%t%d : i64\n", step, bad,
+          one, st0);
+    int sp = cpu_fresh(e);
+    cpu_p(e, "%%t%d = arith.select %%t%d, %%t%d, %%t%d : i64\n", sp, bad,
+          zero, span);
+    int q = ibin(e, "arith.divui", sp, step, "i64");
+    int r = ibin(e, "arith.remui", sp, step, "i64");
+    int rz = fcmp(e, "ne", r, zero, "i64");
+    int inc = cpu_fresh(e);
+    cpu_p(e, "%%t%d = arith.extui %%t%d : i1 to i64\n", inc, rz);
+    cpu_p(e, "%%t%d = arith.addi %%t%d, %%t%d : i64\n", n64, q, inc);
+  }
+  if (check) {
+    int si = s, li = l;
+    if (fl) {
+      si = cpu_fresh(e);
+      li = cpu_fresh(e);
+      cpu_p(e, "%%t%d = arith.fptosi %%t%d : %s to i64\n", si, s, ws);
+      cpu_p(e, "%%t%d = arith.fptosi %%t%d : %s to i64\n", li, l, ws);
+    }
+    cpu_fail_dims(e, bad,
+                  cpu_dims_site(e, op,
+                                "delta must be nonzero and point from start "
+                                "towards limit (start and limit)"),
+                  to_index(e, si), to_index(e, li));
+  }
+  out[0] = (dimv_t){to_index(e, n64), -1};
+  return NULL;
+}
+
 static eddy_status_t infer_dims(cpu_emit_t *e, eddy_op_t *op, uint32_t r,
                                 bool check, dimv_t *out) {
   const eddy_type_t *rt = op->results[r].type;
@@ -525,6 +619,8 @@ static eddy_status_t infer_dims(cpu_emit_t *e, eddy_op_t *op, uint32_t r,
     }
     return NULL;
   }
+  if (code == EDDY_OP_CORE_RANGE)
+    return range_dims(e, op, check, out);
   // Everything else has a static result (constants, iota, shape, dim) or
   // keeps its dims in slots (loops, branches, calls, lists).
   for (int32_t d = 0; d < rt->rank; d++) {

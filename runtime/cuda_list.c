@@ -875,6 +875,154 @@ void *eddy_rt_entry_cuda_list_set(eddy_rt_ctx_t *rt, void *list, int32_t moved,
   return l;
 }
 
+void *eddy_rt_entry_cuda_list_resize(eddy_rt_ctx_t *rt, void *list,
+                                     int32_t moved, int64_t n, int32_t *code,
+                                     char *err, size_t errlen) {
+  (void)rt;
+  const char *op = "tl.resize";
+  cl_list_t *l = list;
+  if (!l)
+    return NULL;
+  if (!moved)
+    list_retain(l);
+  if (n < 0 || (l->max_elements >= 0 && n > l->max_elements)) {
+    int64_t mx = l->max_elements;
+    list_release(l);
+    if (n < 0)
+      return fail(code, err, errlen, EDDY_RT_ERR_INVALID_ARGUMENT, op,
+                  "length is %" PRId64 ", expected >= 0", n);
+    return fail(code, err, errlen, EDDY_RT_ERR_INVALID_ARGUMENT, op,
+                "length %" PRId64 " is past the list's max_elements %" PRId64,
+                n, mx);
+  }
+  if (n == l->size)
+    return l;
+  if (!make_unique(&l, op, code, err, errlen))
+    return NULL;
+  if (!list_grow(l, n)) {
+    list_release(l);
+    return fail(code, err, errlen, EDDY_RT_ERR_RESOURCE, op,
+                "out of memory for a list of length %" PRId64, n);
+  }
+  for (int64_t i = n; i < l->size; i++) {
+    if (l->depth > 0)
+      list_release(l->lists[i]);
+    else
+      item_release(l->items[i]);
+  }
+  for (int64_t i = l->size; i < n; i++) {
+    if (l->depth > 0)
+      l->lists[i] = NULL;
+    else
+      l->items[i] = NULL;
+  }
+  l->size = n;
+  return l;
+}
+
+void *eddy_rt_entry_cuda_list_scatter(eddy_rt_ctx_t *rt, void *list,
+                                      int32_t moved, void *idx_data,
+                                      int32_t idx_dtype, int64_t n, void *data,
+                                      int32_t dtype, int32_t rank,
+                                      const int64_t *dims, int32_t *code,
+                                      char *err, size_t errlen) {
+  (void)rt;
+  const char *op = "tl.scatter";
+  cl_list_t *l = list;
+  if (!l)
+    return NULL;
+  if (!moved)
+    list_retain(l);
+  rt_cuda_thread_t *t = NULL;
+  if (!expect_tensors(l, op, code, err, errlen) ||
+      !(t = device(op, code, err, errlen))) {
+    list_release(l);
+    return NULL;
+  }
+  // The checks and messages of eddy_rt_list_scatter.
+  eddy_rt_tensor_t x;
+  eddy_rt_status_t st = eddy_rt_tensor_wrap(dtype, rank, dims, data, &x);
+  if (st) {
+    list_release(l);
+    return rt_entry_list_fail(st, code, err, errlen);
+  }
+  char sx[RT_SHAPE_BUF], se[RT_SHAPE_BUF];
+  if (rank < 1 || dims[0] != n || n < 0) {
+    list_release(l);
+    return fail(code, err, errlen, EDDY_RT_ERR_INVALID_ARGUMENT, op,
+                "%" PRId64 " indices for the rows of %s: expected one index "
+                "per row",
+                n, rt_type_str(&x, sx));
+  }
+  if (dtype != l->dtype || !elem_matches(&l->elem, rank - 1, dims + 1)) {
+    list_release(l);
+    return fail(code, err, errlen, EDDY_RT_ERR_INVALID_ARGUMENT, op,
+                "rows of %s do not fit the list of %s%s", rt_type_str(&x, sx),
+                eddy_rt_dtype_name(l->dtype), rt_elem_str(&l->elem, se));
+  }
+  // The indices, read on the host.
+  size_t isz = eddy_rt_dtype_size(idx_dtype);
+  char *ix = n > 0 ? malloc((size_t)n * isz) : NULL;
+  if (n > 0 && !ix) {
+    list_release(l);
+    return fail(code, err, errlen, EDDY_RT_ERR_RESOURCE, op, "out of memory");
+  }
+  if (n > 0)
+    eddy_rt_entry_cuda_to_host(ix, idx_data, n * (int64_t)isz);
+  int64_t top = l->size;
+  void *bad = NULL;
+  if (n > 0 && !device(op, code, err, errlen))
+    bad = l; // (the failure is stored)
+  for (int64_t k = 0; !bad && k < n; k++) {
+    int64_t i = rt_load_i64(idx_dtype, ix + (size_t)k * isz);
+    if (i < 0 || (l->max_elements >= 0 && i >= l->max_elements)) {
+      bad = l;
+      if (i < 0)
+        fail(code, err, errlen, EDDY_RT_ERR_INVALID_ARGUMENT, op,
+             "index %" PRId64 " (at %" PRId64 ") is negative", i, k);
+      else
+        fail(code, err, errlen, EDDY_RT_ERR_INVALID_ARGUMENT, op,
+             "index %" PRId64 " is past the list's max_elements %" PRId64, i,
+             l->max_elements);
+    } else if (i + 1 > top) {
+      top = i + 1;
+    }
+  }
+  if (bad) {
+    free(ix);
+    list_release(l);
+    return NULL;
+  }
+  if (!make_unique(&l, op, code, err, errlen)) {
+    free(ix);
+    return NULL;
+  }
+  if (!list_grow(l, top)) {
+    free(ix);
+    list_release(l);
+    return fail(code, err, errlen, EDDY_RT_ERR_RESOURCE, op,
+                "out of memory for a list of length %" PRId64, top);
+  }
+  for (int64_t i = l->size; i < top; i++)
+    l->items[i] = NULL;
+  l->size = top;
+  size_t slab = elem_bytes(dtype, rank - 1, dims + 1);
+  for (int64_t k = 0; k < n; k++) {
+    int64_t i = rt_load_i64(idx_dtype, ix + (size_t)k * isz);
+    cl_item_t *it = store(t, op, l->swap, (char *)data + (size_t)k * slab,
+                          rank - 1, dims + 1, slab, code, err, errlen);
+    if (!it) {
+      free(ix);
+      list_release(l);
+      return NULL;
+    }
+    item_release(l->items[i]);
+    l->items[i] = it;
+  }
+  free(ix);
+  return l;
+}
+
 /// The item shape of a stack of l: its first set item's, else the element
 /// shape; false (failure recorded) when the items differ or no shape is
 /// known.
@@ -964,6 +1112,211 @@ void eddy_rt_entry_cuda_list_stack(eddy_rt_ctx_t *rt, const void *list,
       return;
 }
 
+/// The shape of a concatenation of l's items ([sum of first dims] + the
+/// common rest, in out_dims) and, when lens is not NULL, each item's first
+/// dim; false with the failure stored (the checks of eddy_rt_list_concat).
+static bool concat_shape(const cl_list_t *l, const char *op, int32_t *rank,
+                         int64_t *out_dims, int64_t *lens, int32_t *code,
+                         char *err, size_t errlen) {
+  char sa[RT_SHAPE_BUF], sb[RT_SHAPE_BUF];
+  if (!expect_tensors(l, op, code, err, errlen))
+    return false;
+  *rank = -1;
+  int64_t total = 0;
+  for (int64_t i = 0; i < l->size; i++) {
+    const cl_item_t *it = l->items[i];
+    int32_t r = it ? it->rank : l->elem.rank;
+    const int64_t *d = it ? it->dims : l->elem.dims;
+    if (!it && !elem_known(&l->elem)) {
+      fail(code, err, errlen, EDDY_RT_ERR_INVALID_ARGUMENT, op,
+           "item %" PRId64 " was never set and the element shape %s is not "
+           "fully known, so it cannot be read as zeros",
+           i, rt_elem_str(&l->elem, sa));
+      return false;
+    }
+    if (r < 1) {
+      fail(code, err, errlen, EDDY_RT_ERR_INVALID_ARGUMENT, op,
+           "item %" PRId64 " is a scalar; only items of rank >= 1 "
+           "concatenate",
+           i);
+      return false;
+    }
+    if (*rank < 0) {
+      *rank = r;
+      memcpy(out_dims, d, (size_t)r * sizeof(int64_t));
+    } else if (r != *rank || memcmp(out_dims + 1, d + 1,
+                                    (size_t)(r - 1) * sizeof(int64_t)) != 0) {
+      eddy_rt_elem_shape_t a, b;
+      eddy_rt_elem_shape_make(*rank, out_dims, &a);
+      eddy_rt_elem_shape_make(r, d, &b);
+      a.dims[0] = b.dims[0] = -1;
+      fail(code, err, errlen, EDDY_RT_ERR_INVALID_ARGUMENT, op,
+           "item %" PRId64 " has shape %s, item 0 %s: items must agree in "
+           "every dim but the first",
+           i, rt_elem_str(&b, sb), rt_elem_str(&a, sa));
+      return false;
+    }
+    if (lens)
+      lens[i] = d[0];
+    total += d[0];
+  }
+  if (l->size == 0) {
+    const eddy_rt_elem_shape_t *e = &l->elem;
+    bool known = e->rank >= 1;
+    for (int32_t i = 1; known && i < e->rank; i++)
+      known = e->dims[i] >= 0;
+    if (!known) {
+      fail(code, err, errlen, EDDY_RT_ERR_INVALID_ARGUMENT, op,
+           "cannot concatenate an empty list whose element shape %s is not "
+           "known past its first dim",
+           rt_elem_str(e, sa));
+      return false;
+    }
+    *rank = e->rank;
+    memcpy(out_dims, e->dims, (size_t)e->rank * sizeof(int64_t));
+  }
+  out_dims[0] = total;
+  return true;
+}
+
+void eddy_rt_entry_cuda_list_concat(eddy_rt_ctx_t *rt, const void *list,
+                                    void *out_data, int32_t dtype,
+                                    int32_t rank, const int64_t *dims,
+                                    void *out_lengths, int32_t *code,
+                                    char *err, size_t errlen) {
+  (void)rt;
+  const char *op = "tl.concat";
+  const cl_list_t *l = list;
+  if (!l)
+    return;
+  char si[RT_SHAPE_BUF], sj[RT_SHAPE_BUF];
+  int64_t cdims[EDDY_RT_MAX_RANK];
+  int64_t *lens = l->size > 0 ? malloc((size_t)l->size * sizeof(int64_t))
+                              : NULL;
+  int32_t crank;
+  if (l->size > 0 && !lens) {
+    fail(code, err, errlen, EDDY_RT_ERR_RESOURCE, op, "out of memory");
+    return;
+  }
+  rt_cuda_thread_t *t = NULL;
+  if (!concat_shape(l, op, &crank, cdims, lens, code, err, errlen) ||
+      !(t = device(op, code, err, errlen))) {
+    free(lens);
+    return;
+  }
+  if (dtype != l->dtype || !same_dims(rank, dims, crank, cdims)) {
+    fail(code, err, errlen, EDDY_RT_ERR_INVALID_ARGUMENT, op,
+         "expected %s, got %s", rt_spec_str(dtype, rank, dims, si, sizeof si),
+         rt_spec_str(l->dtype, crank, cdims, sj, sizeof sj));
+    free(lens);
+    return;
+  }
+  size_t row = elem_bytes(dtype, crank - 1, cdims + 1), at = 0;
+  for (int64_t i = 0; i < l->size; i++) {
+    size_t bytes = row * (size_t)lens[i];
+    if (!load(t, op, l->items[i], (char *)out_data + at, bytes, code, err,
+              errlen)) {
+      free(lens);
+      return;
+    }
+    at += bytes;
+  }
+  if (l->size > 0)
+    eddy_rt_entry_cuda_to_device(out_lengths, lens,
+                                 l->size * (int64_t)sizeof(int64_t));
+  free(lens);
+}
+
+void *eddy_rt_entry_cuda_list_split(eddy_rt_ctx_t *rt, void *data,
+                                    int32_t dtype, int32_t rank,
+                                    const int64_t *dims, void *len_data,
+                                    int32_t len_dtype, int64_t n,
+                                    int32_t erank, const int64_t *edims,
+                                    int32_t *code, char *err, size_t errlen) {
+  (void)rt;
+  const char *op = "tl.split";
+  char sx[RT_SHAPE_BUF], se[RT_SHAPE_BUF];
+  eddy_rt_tensor_t x;
+  eddy_rt_elem_shape_t es;
+  eddy_rt_status_t st = eddy_rt_tensor_wrap(dtype, rank, dims, data, &x);
+  if (st)
+    return rt_entry_list_fail(st, code, err, errlen);
+  if (!eddy_rt_elem_shape_make(erank, edims, &es))
+    return fail(code, err, errlen, EDDY_RT_ERR_INTERNAL, op,
+                "bad element rank %d", (int)erank);
+  if (rank < 1)
+    return fail(code, err, errlen, EDDY_RT_ERR_INVALID_ARGUMENT, op,
+                "operand 0 is a scalar; expected rank >= 1");
+  rt_cuda_thread_t *t = device(op, code, err, errlen);
+  if (!t)
+    return NULL;
+  size_t isz = eddy_rt_dtype_size(len_dtype);
+  char *lh = n > 0 ? malloc((size_t)n * isz) : NULL;
+  if (n > 0 && !lh)
+    return fail(code, err, errlen, EDDY_RT_ERR_RESOURCE, op, "out of memory");
+  if (n > 0)
+    eddy_rt_entry_cuda_to_host(lh, len_data, n * (int64_t)isz);
+  if (n > 0 && !device(op, code, err, errlen)) {
+    free(lh);
+    return NULL;
+  }
+  int64_t sum = 0;
+  for (int64_t k = 0; k < n; k++) {
+    int64_t v = rt_load_i64(len_dtype, lh + (size_t)k * isz);
+    if (v < 0 || v > dims[0] - sum) {
+      free(lh);
+      return fail(code, err, errlen, EDDY_RT_ERR_INVALID_ARGUMENT, op,
+                  "length %" PRId64 " (at %" PRId64 ") is negative or runs "
+                  "past the %" PRId64 " rows of %s",
+                  v, k, dims[0], rt_type_str(&x, sx));
+    }
+    int64_t idims[EDDY_RT_MAX_RANK];
+    memcpy(idims, dims, (size_t)rank * sizeof(int64_t));
+    idims[0] = v;
+    if (es.rank >= 0 && !elem_matches(&es, rank, idims)) {
+      free(lh);
+      return fail(code, err, errlen, EDDY_RT_ERR_INVALID_ARGUMENT, op,
+                  "slice %" PRId64 " of %s has %" PRId64 " rows; the list's "
+                  "element shape is %s",
+                  k, rt_type_str(&x, sx), v, rt_elem_str(&es, se));
+    }
+    sum += v;
+  }
+  if (sum != dims[0]) {
+    free(lh);
+    return fail(code, err, errlen, EDDY_RT_ERR_INVALID_ARGUMENT, op,
+                "the lengths sum to %" PRId64 ", not to the %" PRId64
+                " rows of %s",
+                sum, dims[0], rt_type_str(&x, sx));
+  }
+  cl_list_t *l = list_new(0, dtype, &es, -1, false);
+  if (!l || !list_grow(l, n)) {
+    free(lh);
+    list_release(l);
+    return fail(code, err, errlen, EDDY_RT_ERR_RESOURCE, op,
+                "out of memory for a list of length %" PRId64, n);
+  }
+  size_t row = elem_bytes(dtype, rank - 1, dims + 1), at = 0;
+  for (int64_t k = 0; k < n; k++) {
+    int64_t idims[EDDY_RT_MAX_RANK];
+    memcpy(idims, dims, (size_t)rank * sizeof(int64_t));
+    idims[0] = rt_load_i64(len_dtype, lh + (size_t)k * isz);
+    size_t bytes = row * (size_t)idims[0];
+    cl_item_t *it = store(t, op, false, (char *)data + at, rank, idims, bytes,
+                          code, err, errlen);
+    if (!it) {
+      free(lh);
+      list_release(l);
+      return NULL;
+    }
+    l->items[k] = it;
+    l->size = k + 1;
+    at += bytes;
+  }
+  free(lh);
+  return l;
+}
+
 void eddy_rt_entry_cuda_list_dims(eddy_rt_ctx_t *rt, const void *list,
                                   int32_t what, int64_t index, int32_t rank,
                                   int64_t *out_dims, int32_t *code, char *err,
@@ -976,7 +1329,13 @@ void eddy_rt_entry_cuda_list_dims(eddy_rt_ctx_t *rt, const void *list,
     return;
   int32_t irank, skip = 0;
   const int64_t *idims;
-  if (what == 1) {
+  int64_t cdims[EDDY_RT_MAX_RANK];
+  if (what == 2) {
+    // A concatenation's shape (checked as tl.concat checks it).
+    if (!concat_shape(l, "tl.concat", &irank, cdims, NULL, code, err, errlen))
+      return;
+    idims = cdims;
+  } else if (what == 1) {
     // [size] + the item shape a stack has (checked as tl.stack checks it).
     if (!stack_item_shape(l, "tl.stack", &irank, &idims, code, err, errlen))
       return;

@@ -443,6 +443,30 @@ void *eddy_rt_entry_list_set(eddy_rt_ctx_t *rt, void *list, int32_t moved,
                              int64_t index, void *data, int32_t dtype,
                              int32_t rank, const int64_t *dims, int32_t *code,
                              char *err, size_t errlen);
+/// tl.resize of a list of any depth to length n.
+void *eddy_rt_entry_list_resize(eddy_rt_ctx_t *rt, void *list, int32_t moved,
+                                int64_t n, int32_t *code, char *err,
+                                size_t errlen);
+/// tl.scatter of the rows of x (dtype, rank, dims) to the n indices at
+/// idx_data (of dtype idx_dtype).
+void *eddy_rt_entry_list_scatter(eddy_rt_ctx_t *rt, void *list, int32_t moved,
+                                 void *idx_data, int32_t idx_dtype, int64_t n,
+                                 void *data, int32_t dtype, int32_t rank,
+                                 const int64_t *dims, int32_t *code, char *err,
+                                 size_t errlen);
+/// tl.concat into out_data (exactly dtype, rank, dims) and the items'
+/// first dims into out_lengths (one i64 per item).
+void eddy_rt_entry_list_concat(eddy_rt_ctx_t *rt, const void *list,
+                               void *out_data, int32_t dtype, int32_t rank,
+                               const int64_t *dims, void *out_lengths,
+                               int32_t *code, char *err, size_t errlen);
+/// tl.split of x (data, dtype, rank, dims) by the n lengths at len_data (of
+/// dtype len_dtype) into a list of element shape (erank, edims).
+void *eddy_rt_entry_list_split(eddy_rt_ctx_t *rt, void *data, int32_t dtype,
+                               int32_t rank, const int64_t *dims,
+                               void *len_data, int32_t len_dtype, int64_t n,
+                               int32_t erank, const int64_t *edims,
+                               int32_t *code, char *err, size_t errlen);
 /// The dims (rank entries, written to out_dims) of what a read of list
 /// gives, for compiled code with dynamic shapes: what 0 is item `index`
 /// (tl.get_item; -1: the last item, tl.pop_back), what 1 is tl.stack
@@ -694,6 +718,31 @@ void *eddy_rt_entry_cuda_list_set(eddy_rt_ctx_t *rt, void *list, int32_t moved,
                                   int64_t index, void *data, int32_t dtype,
                                   int32_t rank, const int64_t *dims,
                                   int32_t *code, char *err, size_t errlen);
+/// tl.scatter of the rows of x (in device memory) to the n indices at
+/// idx_data (in device memory, of dtype idx_dtype).
+void *eddy_rt_entry_cuda_list_scatter(eddy_rt_ctx_t *rt, void *list,
+                                      int32_t moved, void *idx_data,
+                                      int32_t idx_dtype, int64_t n, void *data,
+                                      int32_t dtype, int32_t rank,
+                                      const int64_t *dims, int32_t *code,
+                                      char *err, size_t errlen);
+/// tl.concat and tl.split as eddy_rt_entry_list_concat and _split, with
+/// every pointer to device memory.
+void eddy_rt_entry_cuda_list_concat(eddy_rt_ctx_t *rt, const void *list,
+                                    void *out_data, int32_t dtype,
+                                    int32_t rank, const int64_t *dims,
+                                    void *out_lengths, int32_t *code,
+                                    char *err, size_t errlen);
+void *eddy_rt_entry_cuda_list_split(eddy_rt_ctx_t *rt, void *data,
+                                    int32_t dtype, int32_t rank,
+                                    const int64_t *dims, void *len_data,
+                                    int32_t len_dtype, int64_t n,
+                                    int32_t erank, const int64_t *edims,
+                                    int32_t *code, char *err, size_t errlen);
+/// tl.resize of a list of any depth to length n.
+void *eddy_rt_entry_cuda_list_resize(eddy_rt_ctx_t *rt, void *list,
+                                     int32_t moved, int64_t n, int32_t *code,
+                                     char *err, size_t errlen);
 /// tl.stack into out_data, which must be exactly (dtype, rank, dims).
 void eddy_rt_entry_cuda_list_stack(eddy_rt_ctx_t *rt, const void *list,
                                    void *out_data, int32_t dtype, int32_t rank,

@@ -320,6 +320,85 @@ void *eddy_rt_entry_list_pop(eddy_rt_ctx_t *rt, void *list, int32_t moved,
   return out;
 }
 
+void *eddy_rt_entry_list_resize(eddy_rt_ctx_t *rt, void *list, int32_t moved,
+                                int64_t n, int32_t *code, char *err,
+                                size_t errlen) {
+  if (!list)
+    return NULL;
+  if (!moved)
+    eddy_rt_list_retain(list);
+  eddy_rt_tensor_t nt;
+  eddy_rt_list_t *out = NULL;
+  eddy_rt_status_t st = eddy_rt_tensor_wrap(EDDY_RT_I64, 0, NULL, &n, &nt);
+  if (st) {
+    eddy_rt_list_release(list);
+    return rt_entry_list_fail(st, code, err, errlen);
+  }
+  st = eddy_rt_list_resize(rt, list, &nt, &out);
+  return st ? rt_entry_list_fail(st, code, err, errlen) : out;
+}
+
+void *eddy_rt_entry_list_scatter(eddy_rt_ctx_t *rt, void *list, int32_t moved,
+                                 void *idx_data, int32_t idx_dtype, int64_t n,
+                                 void *data, int32_t dtype, int32_t rank,
+                                 const int64_t *dims, int32_t *code, char *err,
+                                 size_t errlen) {
+  if (!list)
+    return NULL;
+  if (!moved)
+    eddy_rt_list_retain(list);
+  eddy_rt_tensor_t it, x;
+  eddy_rt_list_t *out = NULL;
+  eddy_rt_status_t st = eddy_rt_tensor_wrap(idx_dtype, 1, &n, idx_data, &it);
+  if (!st)
+    st = eddy_rt_tensor_wrap(dtype, rank, dims, data, &x);
+  if (st) {
+    eddy_rt_list_release(list);
+    return rt_entry_list_fail(st, code, err, errlen);
+  }
+  // x is borrowed: the list copies it.
+  st = eddy_rt_list_scatter(rt, list, &it, &x, &out);
+  return st ? rt_entry_list_fail(st, code, err, errlen) : out;
+}
+
+void eddy_rt_entry_list_concat(eddy_rt_ctx_t *rt, const void *list,
+                               void *out_data, int32_t dtype, int32_t rank,
+                               const int64_t *dims, void *out_lengths,
+                               int32_t *code, char *err, size_t errlen) {
+  if (!list)
+    return;
+  eddy_rt_tensor_t t = eddy_rt_tensor_empty(), n = eddy_rt_tensor_empty();
+  eddy_rt_status_t st = eddy_rt_list_concat(rt, list, &t, &n);
+  if (st) {
+    rt_entry_list_fail(st, code, err, errlen);
+    return;
+  }
+  if (n.dims[0] > 0)
+    memcpy(out_lengths, n.data, (size_t)n.dims[0] * sizeof(int64_t));
+  eddy_rt_tensor_release(&n);
+  copy_out(&t, "tl.concat", out_data, dtype, rank, dims, code, err, errlen);
+}
+
+void *eddy_rt_entry_list_split(eddy_rt_ctx_t *rt, void *data, int32_t dtype,
+                               int32_t rank, const int64_t *dims,
+                               void *len_data, int32_t len_dtype, int64_t n,
+                               int32_t erank, const int64_t *edims,
+                               int32_t *code, char *err, size_t errlen) {
+  eddy_rt_tensor_t x, lens;
+  eddy_rt_elem_shape_t es;
+  eddy_rt_list_t *l = NULL;
+  eddy_rt_status_t st = eddy_rt_tensor_wrap(dtype, rank, dims, data, &x);
+  if (!st)
+    st = eddy_rt_tensor_wrap(len_dtype, 1, &n, len_data, &lens);
+  if (!st && !eddy_rt_elem_shape_make(erank, edims, &es))
+    st = eddy_rt_status_create(EDDY_RT_ERR_INTERNAL,
+                               "tl.split: bad element rank %d", (int)erank);
+  // x is borrowed: the list copies it.
+  if (!st)
+    st = eddy_rt_list_split(rt, &x, &lens, &es, &l);
+  return st ? rt_entry_list_fail(st, code, err, errlen) : l;
+}
+
 int64_t eddy_rt_entry_list_length(const void *list) {
   return list ? eddy_rt_list_size(list) : 0;
 }
@@ -433,6 +512,11 @@ void eddy_rt_entry_list_dims(eddy_rt_ctx_t *rt, const void *list,
     out_dims[0] = size;
     skip = 1;
     st = stack_item_dims(rt, list, size, &item);
+  } else if (what == 2) {
+    // A concatenation's dims (computed whole: the dims are its result's).
+    eddy_rt_tensor_t lens = eddy_rt_tensor_empty();
+    st = eddy_rt_list_concat(rt, list, &item, &lens);
+    eddy_rt_tensor_release(&lens);
   } else if (index >= 0 || size > 0) {
     // Index -1 is the last item (pop_back).
     int64_t at = index >= 0 ? index : size - 1;

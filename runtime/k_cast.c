@@ -2,6 +2,7 @@
 #include "runtime/rt_internal.h"
 
 #include <inttypes.h>
+#include <math.h>
 
 /// Loads give each source dtype its natural C type; the RT_TO_* macros
 /// convert from any natural type with the cast rules of rt_internal.h.
@@ -103,5 +104,72 @@ eddy_rt_status_t eddy_rt_iota(eddy_rt_ctx_t *ctx, int32_t dtype, int32_t rank,
   char *p = out_t->data;
   for (int64_t i = 0; i < n; i++)
     rt_store_i64(dtype, p + (size_t)i * es, (i / inner) % dims[dim]);
+  return NULL;
+}
+
+eddy_rt_status_t eddy_rt_range(eddy_rt_ctx_t *ctx,
+                               const eddy_rt_tensor_t *start,
+                               const eddy_rt_tensor_t *limit,
+                               const eddy_rt_tensor_t *delta,
+                               eddy_rt_tensor_t *out_t) {
+  const char *op = "core.range";
+  *out_t = eddy_rt_tensor_empty();
+  const eddy_rt_tensor_t *in[3] = {start, limit, delta};
+  static const char *const names[3] = {"start", "limit", "delta"};
+  for (int i = 0; i < 3; i++) {
+    EDDY_RT_RETURN_IF_ERROR(rt_check_operand(in[i], op, i));
+    if (in[i]->rank != 0)
+      return rt_err(EDDY_RT_ERR_INVALID_ARGUMENT, op,
+                    "%s must be a scalar, got rank %d", names[i],
+                    (int)in[i]->rank);
+    if (in[i]->dtype != start->dtype)
+      return rt_err(EDDY_RT_ERR_INVALID_ARGUMENT, op,
+                    "%s has dtype %s, start %s", names[i],
+                    eddy_rt_dtype_name(in[i]->dtype),
+                    eddy_rt_dtype_name(start->dtype));
+  }
+  int32_t dt = start->dtype;
+  bool fl = eddy_rt_dtype_is_float(dt);
+  int64_t n = 0;
+  if (fl) {
+    double s = rt_load_f64(dt, start->data), l = rt_load_f64(dt, limit->data);
+    double d = rt_load_f64(dt, delta->data);
+    if (d == 0 || (d > 0 && s > l) || (d < 0 && s < l) || isnan(s) ||
+        isnan(l) || isnan(d))
+      return rt_err(EDDY_RT_ERR_INVALID_ARGUMENT, op,
+                    "start %g, limit %g and delta %g give no range (delta "
+                    "must be nonzero and point from start towards limit)",
+                    s, l, d);
+    double c = ceil(fabs((l - s) / d));
+    if (!(c < 9.0e18))
+      return rt_err(EDDY_RT_ERR_INVALID_ARGUMENT, op,
+                    "the range from %g to %g by %g is too long", s, l, d);
+    n = (int64_t)c;
+  } else {
+    int64_t s = rt_load_i64(dt, start->data), l = rt_load_i64(dt, limit->data);
+    int64_t d = rt_load_i64(dt, delta->data);
+    if (d == 0 || (d > 0 && s > l) || (d < 0 && s < l))
+      return rt_err(EDDY_RT_ERR_INVALID_ARGUMENT, op,
+                    "start %" PRId64 ", limit %" PRId64 " and delta %" PRId64
+                    " give no range (delta must be nonzero and point from "
+                    "start towards limit)",
+                    s, l, d);
+    uint64_t span = d > 0 ? (uint64_t)l - (uint64_t)s : (uint64_t)s - (uint64_t)l;
+    uint64_t step = d > 0 ? (uint64_t)d : 0 - (uint64_t)d;
+    n = (int64_t)(span / step + (span % step != 0));
+  }
+  EDDY_RT_RETURN_IF_ERROR(rt_alloc_tensor(ctx, op, dt, 1, &n, out_t));
+  size_t es = eddy_rt_dtype_size(dt);
+  char *p = out_t->data;
+  if (fl) {
+    double s = rt_load_f64(dt, start->data), d = rt_load_f64(dt, delta->data);
+    for (int64_t i = 0; i < n; i++)
+      rt_store_f64(dt, p + (size_t)i * es, s + (double)i * d);
+  } else {
+    int64_t s = rt_load_i64(dt, start->data), d = rt_load_i64(dt, delta->data);
+    for (int64_t i = 0; i < n; i++)
+      rt_store_i64(dt, p + (size_t)i * es,
+                   (int64_t)((uint64_t)s + (uint64_t)i * (uint64_t)d));
+  }
   return NULL;
 }

@@ -125,6 +125,16 @@ eddy_rt_status_t eddy_rt_copy(eddy_rt_ctx_t *ctx, const eddy_rt_tensor_t *x,
 eddy_rt_status_t eddy_rt_iota(eddy_rt_ctx_t *ctx, int32_t dtype, int32_t rank,
                               const int64_t *dims, int64_t dimension,
                               eddy_rt_tensor_t *out_t);
+/// core.range: the 1-D tensor start, start + delta, ... of the scalars'
+/// dtype, up to limit (excluded); element i is start + i * delta, computed
+/// in double (floats) or int64 (integers). Its length is ceil((limit -
+/// start) / delta); delta 0, or a delta pointing away from limit, is an
+/// error (as TensorFlow's Range).
+eddy_rt_status_t eddy_rt_range(eddy_rt_ctx_t *ctx,
+                               const eddy_rt_tensor_t *start,
+                               const eddy_rt_tensor_t *limit,
+                               const eddy_rt_tensor_t *delta,
+                               eddy_rt_tensor_t *out_t);
 eddy_rt_status_t eddy_rt_unary(eddy_rt_ctx_t *ctx, eddy_rt_unary_op_t op,
                                const eddy_rt_tensor_t *x,
                                eddy_rt_tensor_t *out_t);
@@ -262,6 +272,38 @@ eddy_rt_status_t eddy_rt_list_set_item(eddy_rt_ctx_t *ctx,
                                        const eddy_rt_tensor_t *index,
                                        const eddy_rt_tensor_t *x,
                                        eddy_rt_list_t **out_list);
+/// tl.resize: the list cut to, or padded with unset items to, length n (a
+/// scalar integer >= 0). Any nesting depth. Consumes owned_list (even on
+/// error).
+eddy_rt_status_t eddy_rt_list_resize(eddy_rt_ctx_t *ctx,
+                                     eddy_rt_list_t *owned_list,
+                                     const eddy_rt_tensor_t *n,
+                                     eddy_rt_list_t **out_list);
+/// tl.scatter: item indices[k] becomes x[k] (the slices of x along axis 0,
+/// one per index; a later index of a repeated one wins); the list grows to
+/// max(indices) + 1 when shorter. Consumes owned_list (even on error).
+eddy_rt_status_t eddy_rt_list_scatter(eddy_rt_ctx_t *ctx,
+                                      eddy_rt_list_t *owned_list,
+                                      const eddy_rt_tensor_t *indices,
+                                      const eddy_rt_tensor_t *x,
+                                      eddy_rt_list_t **out_list);
+/// tl.concat: the items (rank >= 1, equal in every dim but the first)
+/// joined along axis 0, and their first dims (an i64 vector). Unset items
+/// read as zeros of the element shape when it is fully known; an empty
+/// list needs its element shape known but for the first dim.
+eddy_rt_status_t eddy_rt_list_concat(eddy_rt_ctx_t *ctx,
+                                     const eddy_rt_list_t *list,
+                                     eddy_rt_tensor_t *out_t,
+                                     eddy_rt_tensor_t *out_lengths);
+/// tl.split: the list of the consecutive slices of x along axis 0 with
+/// the given lengths (a 1-D integer tensor of values >= 0 summing to
+/// x's first dim); elem_shape (may be NULL) is the list's element shape,
+/// which every slice must match.
+eddy_rt_status_t eddy_rt_list_split(eddy_rt_ctx_t *ctx,
+                                    const eddy_rt_tensor_t *x,
+                                    const eddy_rt_tensor_t *lengths,
+                                    const eddy_rt_elem_shape_t *elem_shape,
+                                    eddy_rt_list_t **out_list);
 /// tl.length: an i64 scalar.
 eddy_rt_status_t eddy_rt_list_length(eddy_rt_ctx_t *ctx,
                                      const eddy_rt_list_t *list,

@@ -540,6 +540,318 @@ eddy_rt_status_t eddy_rt_list_set_item(eddy_rt_ctx_t *ctx,
   return NULL;
 }
 
+eddy_rt_status_t eddy_rt_list_resize(eddy_rt_ctx_t *ctx,
+                                     eddy_rt_list_t *owned_list,
+                                     const eddy_rt_tensor_t *n,
+                                     eddy_rt_list_t **out_list) {
+  const char *op = "tl.resize";
+  (void)ctx;
+  *out_list = NULL;
+  eddy_rt_list_t *l = owned_list;
+  int64_t count = 0;
+  eddy_rt_status_t st = rt_read_index(n, op, "the length", &count);
+  if (!st && count < 0)
+    st = rt_err(EDDY_RT_ERR_INVALID_ARGUMENT, op,
+                "length is %" PRId64 ", expected >= 0", count);
+  if (!st && l->max_elements >= 0 && count > l->max_elements)
+    st = rt_err(EDDY_RT_ERR_INVALID_ARGUMENT, op,
+                "length %" PRId64 " is past the list's max_elements %" PRId64,
+                count, l->max_elements);
+  if (st) {
+    eddy_rt_list_release(l);
+    return st;
+  }
+  if (count == l->size) {
+    *out_list = l;
+    return NULL;
+  }
+  EDDY_RT_RETURN_IF_ERROR(rt_list_make_unique(op, &l));
+  st = rt_grow(l->ctx, op, (void **)&l->items, &l->cap, l->size, count,
+               (int64_t)sizeof(rt_item_t));
+  if (st) {
+    eddy_rt_list_release(l);
+    return st;
+  }
+  for (int64_t i = count; i < l->size; i++)
+    rt_item_release(&l->items[i]);
+  for (int64_t i = l->size; i < count; i++)
+    l->items[i] = (rt_item_t){NULL, NULL, RT_UNSET};
+  l->size = count;
+  *out_list = l;
+  return NULL;
+}
+
+eddy_rt_status_t eddy_rt_list_scatter(eddy_rt_ctx_t *ctx,
+                                      eddy_rt_list_t *owned_list,
+                                      const eddy_rt_tensor_t *indices,
+                                      const eddy_rt_tensor_t *x,
+                                      eddy_rt_list_t **out_list) {
+  const char *op = "tl.scatter";
+  *out_list = NULL;
+  eddy_rt_list_t *l = owned_list;
+  char sx[RT_SHAPE_BUF], si[RT_SHAPE_BUF];
+  eddy_rt_status_t st = rt_expect_tensors(l, op);
+  if (!st)
+    st = rt_check_operand(indices, op, 1);
+  if (!st)
+    st = rt_check_operand(x, op, 2);
+  if (!st && (indices->rank != 1 || eddy_rt_dtype_is_float(indices->dtype) ||
+              indices->dtype == EDDY_RT_I1))
+    st = rt_err(EDDY_RT_ERR_INVALID_ARGUMENT, op,
+                "indices must be a 1-D integer tensor, got %s",
+                rt_type_str(indices, si));
+  if (!st && (x->rank < 1 || x->dims[0] != indices->dims[0]))
+    st = rt_err(EDDY_RT_ERR_INVALID_ARGUMENT, op,
+                "%" PRId64 " indices for the rows of %s: expected one index "
+                "per row",
+                indices->dims[0], rt_type_str(x, sx));
+  int64_t n = st ? 0 : indices->dims[0], top = l->size;
+  eddy_rt_tensor_t row = eddy_rt_tensor_empty();
+  if (!st) {
+    row.dtype = x->dtype;
+    row.rank = x->rank - 1;
+    memcpy(row.dims, x->dims + 1, (size_t)row.rank * sizeof(int64_t));
+    if (row.dtype != l->dtype ||
+        !rt_elem_matches(&l->elem, row.rank, row.dims)) {
+      char se[RT_SHAPE_BUF];
+      st = rt_err(EDDY_RT_ERR_INVALID_ARGUMENT, op,
+                  "rows of %s do not fit the list of %s%s",
+                  rt_type_str(x, sx), eddy_rt_dtype_name(l->dtype),
+                  rt_elem_str(&l->elem, se));
+    }
+  }
+  for (int64_t k = 0; !st && k < n; k++) {
+    int64_t i = rt_load_i64(indices->dtype, eddy_rt_tensor_elem_ptr(indices, k));
+    if (i < 0)
+      st = rt_err(EDDY_RT_ERR_INVALID_ARGUMENT, op,
+                  "index %" PRId64 " (at %" PRId64 ") is negative", i, k);
+    else if (l->max_elements >= 0 && i >= l->max_elements)
+      st = rt_err(EDDY_RT_ERR_INVALID_ARGUMENT, op,
+                  "index %" PRId64 " is past the list's max_elements %" PRId64,
+                  i, l->max_elements);
+    else if (i + 1 > top)
+      top = i + 1;
+  }
+  if (st) {
+    eddy_rt_list_release(l);
+    return st;
+  }
+  EDDY_RT_RETURN_IF_ERROR(rt_list_make_unique(op, &l));
+  eddy_rt_tensor_t whole = eddy_rt_tensor_empty();
+  uint32_t id = 0;
+  st = rt_grow(l->ctx, op, (void **)&l->items, &l->cap, l->size, top,
+               (int64_t)sizeof(rt_item_t));
+  if (!st && n > 0)
+    st = rt_make_owned_contiguous(l->ctx, op, x, &whole);
+  if (!st && n > 0)
+    st = rt_shape_id(l, op, &row, &id);
+  if (st) {
+    eddy_rt_tensor_release(&whole);
+    eddy_rt_list_release(l);
+    return st;
+  }
+  for (int64_t i = l->size; i < top; i++)
+    l->items[i] = (rt_item_t){NULL, NULL, RT_UNSET};
+  l->size = top;
+  int64_t slab = n > 0 ? eddy_rt_tensor_numel(&whole) / n : 0;
+  size_t es = eddy_rt_dtype_size(x->dtype);
+  for (int64_t k = 0; k < n; k++) {
+    int64_t i = rt_load_i64(indices->dtype, eddy_rt_tensor_elem_ptr(indices, k));
+    rt_item_release(&l->items[i]);
+    eddy_rt_buffer_retain(whole.owner);
+    l->items[i] = (rt_item_t){whole.owner,
+                              (char *)whole.data + (size_t)(k * slab) * es, id};
+  }
+  eddy_rt_tensor_release(&whole);
+  *out_list = l;
+  return NULL;
+}
+
+eddy_rt_status_t eddy_rt_list_concat(eddy_rt_ctx_t *ctx,
+                                     const eddy_rt_list_t *list,
+                                     eddy_rt_tensor_t *out_t,
+                                     eddy_rt_tensor_t *out_lengths) {
+  const char *op = "tl.concat";
+  const eddy_rt_list_t *l = list;
+  *out_t = eddy_rt_tensor_empty();
+  *out_lengths = eddy_rt_tensor_empty();
+  EDDY_RT_RETURN_IF_ERROR(rt_expect_tensors(l, op));
+  char sa[RT_SHAPE_BUF], sb[RT_SHAPE_BUF];
+  int64_t n = l->size;
+  // The shape of the result: [sum of first dims] + the common rest.
+  int32_t rank = -1;
+  int64_t rest[EDDY_RT_MAX_RANK], total = 0;
+  eddy_rt_tensor_t *items = NULL;
+  if (n > 0) {
+    void *p;
+    EDDY_RT_RETURN_IF_ERROR(eddy_rt_alloc(
+        ctx, n * (int64_t)sizeof(eddy_rt_tensor_t), op, &p));
+    items = p;
+  }
+  eddy_rt_status_t st = NULL;
+  int64_t got = 0;
+  for (; !st && got < n; got++) {
+    st = rt_item_tensor(l, op, got, &items[got]);
+    if (st)
+      break;
+    const eddy_rt_tensor_t *t = &items[got];
+    if (t->rank < 1) {
+      st = rt_err(EDDY_RT_ERR_INVALID_ARGUMENT, op,
+                  "item %" PRId64 " is a scalar; only items of rank >= 1 "
+                  "concatenate",
+                  got);
+    } else if (rank < 0) {
+      rank = t->rank;
+      memcpy(rest, t->dims, (size_t)rank * sizeof(int64_t));
+    } else if (t->rank != rank ||
+               memcmp(rest + 1, t->dims + 1,
+                      (size_t)(rank - 1) * sizeof(int64_t)) != 0) {
+      rest[0] = -1;
+      eddy_rt_elem_shape_t a, b;
+      eddy_rt_elem_shape_make(rank, rest, &a);
+      eddy_rt_elem_shape_make(t->rank, t->dims, &b);
+      a.dims[0] = b.dims[0] = -1;
+      st = rt_err(EDDY_RT_ERR_INVALID_ARGUMENT, op,
+                  "item %" PRId64 " has shape %s, item 0 %s: items must "
+                  "agree in every dim but the first",
+                  got, rt_elem_str(&b, sb), rt_elem_str(&a, sa));
+    }
+    if (!st)
+      total += t->dims[0];
+  }
+  if (!st && n == 0) {
+    const eddy_rt_elem_shape_t *e = &l->elem;
+    bool known = e->rank >= 1;
+    for (int32_t i = 1; known && i < e->rank; i++)
+      known = e->dims[i] >= 0;
+    if (!known)
+      st = rt_err(EDDY_RT_ERR_INVALID_ARGUMENT, op,
+                  "cannot concatenate an empty list whose element shape %s "
+                  "is not known past its first dim",
+                  rt_elem_str(e, sa));
+    else {
+      rank = e->rank;
+      memcpy(rest, e->dims, (size_t)rank * sizeof(int64_t));
+    }
+  }
+  if (!st) {
+    rest[0] = total;
+    st = rt_alloc_tensor(ctx, op, l->dtype, rank, rest, out_t);
+  }
+  if (!st)
+    st = rt_alloc_tensor(ctx, op, EDDY_RT_I64, 1, &n, out_lengths);
+  if (!st) {
+    char *dst = out_t->data;
+    int64_t *lens = out_lengths->data;
+    for (int64_t i = 0; i < n; i++) {
+      size_t bytes = (size_t)eddy_rt_tensor_numel(&items[i]) *
+                     eddy_rt_dtype_size(l->dtype);
+      if (bytes > 0)
+        memcpy(dst, items[i].data, bytes);
+      dst += bytes;
+      lens[i] = items[i].dims[0];
+    }
+  }
+  for (int64_t i = 0; i < got && i < n; i++)
+    eddy_rt_tensor_release(&items[i]);
+  if (items)
+    eddy_rt_free(ctx, items, n * (int64_t)sizeof(eddy_rt_tensor_t));
+  if (st) {
+    eddy_rt_tensor_release(out_t);
+    eddy_rt_tensor_release(out_lengths);
+  }
+  return st;
+}
+
+eddy_rt_status_t eddy_rt_list_split(eddy_rt_ctx_t *ctx,
+                                    const eddy_rt_tensor_t *x,
+                                    const eddy_rt_tensor_t *lengths,
+                                    const eddy_rt_elem_shape_t *elem_shape,
+                                    eddy_rt_list_t **out_list) {
+  const char *op = "tl.split";
+  *out_list = NULL;
+  EDDY_RT_RETURN_IF_ERROR(rt_check_operand(x, op, 0));
+  EDDY_RT_RETURN_IF_ERROR(rt_check_operand(lengths, op, 1));
+  EDDY_RT_RETURN_IF_ERROR(rt_check_elem_shape(op, elem_shape));
+  char sx[RT_SHAPE_BUF], se[RT_SHAPE_BUF];
+  if (x->rank < 1)
+    return rt_err(EDDY_RT_ERR_INVALID_ARGUMENT, op,
+                  "operand 0 is a scalar; expected rank >= 1");
+  if (lengths->rank != 1 || eddy_rt_dtype_is_float(lengths->dtype) ||
+      lengths->dtype == EDDY_RT_I1)
+    return rt_err(EDDY_RT_ERR_INVALID_ARGUMENT, op,
+                  "lengths must be a 1-D integer tensor, got %s",
+                  rt_type_str(lengths, sx));
+  int64_t n = lengths->dims[0], sum = 0;
+  for (int64_t k = 0; k < n; k++) {
+    int64_t v = rt_load_i64(lengths->dtype, eddy_rt_tensor_elem_ptr(lengths, k));
+    if (v < 0 || v > x->dims[0] - sum)
+      return rt_err(EDDY_RT_ERR_INVALID_ARGUMENT, op,
+                    "length %" PRId64 " (at %" PRId64 ") is negative or "
+                    "runs past the %" PRId64 " rows of %s",
+                    v, k, x->dims[0], rt_type_str(x, sx));
+    sum += v;
+  }
+  if (sum != x->dims[0])
+    return rt_err(EDDY_RT_ERR_INVALID_ARGUMENT, op,
+                  "the lengths sum to %" PRId64 ", not to the %" PRId64
+                  " rows of %s",
+                  sum, x->dims[0], rt_type_str(x, sx));
+  eddy_rt_elem_shape_t own;
+  eddy_rt_elem_shape_make(x->rank, x->dims, &own);
+  own.dims[0] = -1;
+  if (elem_shape && elem_shape->rank >= 0) {
+    for (int64_t k = 0; k < n; k++) {
+      int64_t dims[EDDY_RT_MAX_RANK];
+      memcpy(dims, x->dims, (size_t)x->rank * sizeof(int64_t));
+      dims[0] = rt_load_i64(lengths->dtype, eddy_rt_tensor_elem_ptr(lengths, k));
+      if (!rt_elem_matches(elem_shape, x->rank, dims))
+        return rt_err(EDDY_RT_ERR_INVALID_ARGUMENT, op,
+                      "slice %" PRId64 " of %s has %" PRId64 " rows; the "
+                      "list's element shape is %s",
+                      k, rt_type_str(x, sx), dims[0],
+                      rt_elem_str(elem_shape, se));
+    }
+  }
+  eddy_rt_tensor_t whole;
+  EDDY_RT_RETURN_IF_ERROR(rt_make_owned_contiguous(ctx, op, x, &whole));
+  eddy_rt_list_t *l = NULL;
+  eddy_rt_status_t st = rt_list_new(
+      ctx, op, 0, x->dtype, elem_shape && elem_shape->rank >= 0 ? elem_shape
+                                                                : &own,
+      -1, &l);
+  if (!st)
+    st = rt_grow(ctx, op, (void **)&l->items, &l->cap, 0, n,
+                 (int64_t)sizeof(rt_item_t));
+  int64_t row = x->dims[0] > 0 ? eddy_rt_tensor_numel(&whole) / x->dims[0] : 0;
+  size_t es = eddy_rt_dtype_size(x->dtype);
+  int64_t at = 0;
+  for (int64_t k = 0; !st && k < n; k++) {
+    eddy_rt_tensor_t item = eddy_rt_tensor_empty();
+    item.dtype = x->dtype;
+    item.rank = x->rank;
+    memcpy(item.dims, x->dims, (size_t)x->rank * sizeof(int64_t));
+    item.dims[0] = rt_load_i64(lengths->dtype, eddy_rt_tensor_elem_ptr(lengths, k));
+    uint32_t id = 0;
+    st = rt_shape_id(l, op, &item, &id);
+    if (st)
+      break;
+    eddy_rt_buffer_retain(whole.owner);
+    l->items[k] = (rt_item_t){whole.owner,
+                              (char *)whole.data + (size_t)(at * row) * es, id};
+    l->size = k + 1;
+    at += item.dims[0];
+  }
+  eddy_rt_tensor_release(&whole);
+  if (st) {
+    if (l)
+      rt_list_destroy(l);
+    return st;
+  }
+  *out_list = l;
+  return NULL;
+}
+
 eddy_rt_status_t eddy_rt_list_length(eddy_rt_ctx_t *ctx,
                                      const eddy_rt_list_t *list,
                                      eddy_rt_tensor_t *out_t) {

@@ -300,6 +300,46 @@ def m_activations(x):
         tf.nn.gelu(s) + tf.nn.gelu(s, approximate=True),
         tf.nn.softmax(s) * tf.nn.log_softmax(x),
     ]
+def m_ta_dynamic(x, limit):
+    """A dynamic_size TensorArray written in a while_loop whose trip count depends on the input
+    values (v = v * 1.5 + 0.25 until sum(v) >= limit), then stacked, gathered at run-time
+    indices (every other step, from the end) and read at its last index."""
+    ta = tf.TensorArray(tf.float32, size=0, dynamic_size=True, clear_after_read=False)
+
+    def body(i, v, ta):
+        v = v * 1.5 + 0.25
+        return i + 1, v, ta.write(i, v * x)
+
+    n, v, ta = tf.while_loop(lambda i, v, ta: tf.reduce_sum(v) < limit, body,
+                             [tf.constant(0), x, ta])
+    return [ta.stack(), ta.gather(tf.range(n - 1, -1, -2)), ta.read(n - 1) * v]
+
+
+def m_ta_gather_scatter(x, w):
+    """The rows of tanh(x) ([6, 3]) scattered to permuted indices of a TensorArray, read back in
+    a while_loop into a second array written in reverse order, gathered in another order. (Each
+    array is read once: eddy does not add up the gradient writes to one index of a v1
+    TensorArray.)"""
+    sc = tf.TensorArray(tf.float32, size=6).scatter([4, 0, 5, 2, 1, 3], tf.tanh(x))
+    out = tf.TensorArray(tf.float32, size=6)
+
+    def body(i, out):
+        return i + 1, out.write(5 - i, sc.read(i) * w * tf.cast(i + 1, tf.float32))
+
+    _, out = tf.while_loop(lambda i, out: i < 6, body, [tf.constant(0), out])
+    return [out.gather([5, 2, 0, 4, 1, 3])]
+
+
+def m_ta_split_concat(x, w):
+    """TensorArray split of tanh(x) * w ([6, 3]) into items of 2, 1 and 3 rows and concatenated
+    again; the first 4 rows of x and the other 2, scaled, written to a second array and
+    concatenated."""
+    rows = tf.TensorShape([None, 3])
+    ta = tf.TensorArray(tf.float32, size=3, infer_shape=False, element_shape=rows)
+    c = ta.split(tf.tanh(x) * w, [2, 1, 3]).concat()
+    out = tf.TensorArray(tf.float32, size=2, infer_shape=False, element_shape=rows)
+    out = out.write(0, x[:4] * w).write(1, x[4:] * 2.0)
+    return [c, out.concat()]
 
 
 def rnd(seed, shape, scale=1.0):
@@ -344,6 +384,12 @@ MODELS = {
     "unary_math": (m_unary_math, [("x", UNARY_X)], (1e-5, 1e-5)),
     "binary_math": (m_binary_math, [("x", BIN_X), ("y", BIN_Y), ("d", BIN_D)], (1e-5, 1e-5)),
     "activations": (m_activations, [("x", rnd(26, [3, 5]))], (1e-5, 1e-5)),
+    "ta_dynamic": (m_ta_dynamic, [("x", np.abs(rnd(24, [3])) + 0.1),
+                                  ("limit", np.array(30.0, np.float32))], None),
+    "ta_split_concat": (m_ta_split_concat, [("x", rnd(27, [6, 3])), ("w", rnd(28, [3]))],
+                        None),
+    "ta_gather_scatter": (m_ta_gather_scatter, [("x", rnd(25, [6, 3])), ("w", rnd(26, [3]))],
+                          None),
 }
 
 # Feeds declared with dynamic dimensions (None), by model; the others take their values'

@@ -80,7 +80,8 @@ extern "C" {
   X(GATHER, "gather")                                                          \
   X(PAD, "pad")                                                                \
   X(SHAPE, "shape")                                                            \
-  X(DIM, "dim")
+  X(DIM, "dim")                                                                \
+  X(RANGE, "range")
 
 /// Largest rank the core shape functions and folders accept; higher ranks
 /// are reported as errors.

@@ -93,10 +93,12 @@ eddy_status_t eddy_core_infer_gather(eddy_infer_ctx_t *ic);
 eddy_status_t eddy_core_infer_pad(eddy_infer_ctx_t *ic);
 eddy_status_t eddy_core_infer_shape(eddy_infer_ctx_t *ic);
 eddy_status_t eddy_core_infer_dim(eddy_infer_ctx_t *ic);
+eddy_status_t eddy_core_infer_range(eddy_infer_ctx_t *ic);
 
 /// ---- Verifiers -------------------------------------------------------------
 
 eddy_status_t eddy_core_verify_iota(const eddy_op_t *op);
+eddy_status_t eddy_core_verify_range(const eddy_op_t *op);
 
 /// ---- Fold helpers (core_fold.c) --------------------------------------------
 

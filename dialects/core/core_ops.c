@@ -170,6 +170,10 @@ const eddy_op_def_t eddy_core_op_defs[EDDY_CORE_OP_COUNT_] = {
        eddy_core_fold_shape),
     OP(DIM, "dim", 1, PURE, attrs_dim, NULL, eddy_core_infer_dim,
        eddy_core_fold_dim),
+    /* Its length is known at run time only: no folder (legalize-tf makes
+       a constant of a range of constants). */
+    OP(RANGE, "range", 3, PURE, NULL, eddy_core_verify_range,
+       eddy_core_infer_range, NULL),
 };
 
 const eddy_dialect_t eddy_core_dialect = {
@@ -180,7 +184,7 @@ const eddy_dialect_t eddy_core_dialect = {
 };
 
 /* Both number the core ops in the order of EDDY_CORE_OP_LIST. */
-_Static_assert(EDDY_OP_CORE_DIM - EDDY_OP_CORE_CONSTANT == EDDY_CORE_OP_DIM,
+_Static_assert(EDDY_OP_CORE_RANGE - EDDY_OP_CORE_CONSTANT == EDDY_CORE_OP_RANGE,
                "core opcodes and table indices differ");
 
 eddy_core_op_kind_t eddy_core_op_kind(const eddy_op_def_t *def) {

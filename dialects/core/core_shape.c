@@ -251,6 +251,21 @@ eddy_status_t eddy_core_infer_constant(eddy_infer_ctx_t *ic) {
   return NULL;
 }
 
+eddy_status_t eddy_core_verify_range(const eddy_op_t *op) {
+  const eddy_type_t *t = op->results[0].type;
+  if (eddy_ir_type_is_tensor(t) && t->rank == 1 &&
+      t->dims[0] != EDDY_DIM_DYNAMIC) {
+    eddy_tt_t tt = {0};
+    eddy_status_t st = eddy_ir_op_error(
+        op, "result must be tensor<?x...>: the length is known at run time "
+            "only, got %s",
+        eddy_tt(&tt, t));
+    eddy_tt_free(&tt);
+    return st;
+  }
+  return NULL;
+}
+
 eddy_status_t eddy_core_verify_iota(const eddy_op_t *op) {
   if (op->num_results != 1)
     return eddy_ir_op_error(op, "must have one result");

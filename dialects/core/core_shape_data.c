@@ -394,3 +394,21 @@ eddy_status_t eddy_core_infer_dim(eddy_infer_ctx_t *ic) {
   eddy_core_push(ic, EDDY_DT_I64, 0, NULL);
   return NULL;
 }
+
+/// core.range(start, limit, delta): three numeric scalars of one dtype;
+/// the result is tensor<?xT> (its length is a run-time value).
+eddy_status_t eddy_core_infer_range(eddy_infer_ctx_t *ic) {
+  EDDY_RETURN_IF_ERROR(eddy_core_check_operands(ic));
+  static const char *const names[3] = {"start", "limit", "delta"};
+  for (size_t i = 0; i < 3; i++) {
+    const eddy_type_t *t = ic->operand_types[i];
+    if (t->rank != 0)
+      return eddy_ir_infer_error(ic, "%s must be a scalar", names[i]);
+    EDDY_RETURN_IF_ERROR(eddy_core_check_dtype(ic, i, EDDY_CORE_DT_NUMERIC));
+    if (i > 0)
+      EDDY_RETURN_IF_ERROR(eddy_core_check_same_dtype(ic, 0, i));
+  }
+  int64_t n = EDDY_DIM_DYNAMIC;
+  eddy_core_push(ic, ic->operand_types[0]->dtype, 1, &n);
+  return NULL;
+}

@@ -87,6 +87,11 @@ static const eddy_tf_out_spec_t tl_get_item[] = {
 static const eddy_tf_out_spec_t tl_stack[] = {
     O_ATTR("tensor", "element_dtype", -1)};
 static const eddy_tf_out_spec_t tl_length[] = {O_FIXED("length", INT32, -1)};
+static const eddy_tf_out_spec_t tl_same[] = {O_LIKE("output_handle", 0)};
+static const eddy_tf_out_spec_t tl_concat[] = {
+    O_ATTR("tensor", "element_dtype", -1), O_FIXED("lengths", INT64, -1)};
+static const eddy_tf_out_spec_t tl_gather[] = {
+    O_ATTR("values", "element_dtype", -1)};
 static const eddy_tf_out_spec_t tl_element_shape[] = {
     O_ATTR("element_shape", "shape_type", -1)};
 
@@ -112,6 +117,8 @@ static const eddy_tf_out_spec_t ta_grad[] = {O_LIKE("grad_handle", 0),
 static const eddy_tf_out_spec_t ta_flow[] = {O_FIXED("flow_out", FLOAT, -1)};
 static const eddy_tf_out_spec_t ta_value[] = {O_ATTR("value", "dtype", -1)};
 static const eddy_tf_out_spec_t ta_size[] = {O_FIXED("size", INT32, -1)};
+static const eddy_tf_out_spec_t ta_concat[] = {O_ATTR("value", "dtype", -1),
+                                               O_FIXED("lengths", INT64, -1)};
 
 #define OP(name, outs) {#name, outs, sizeof(outs) / sizeof(outs[0]), EDDY_TF_CALL_NONE}
 #define OP_CALL(name, outs, call) {#name, outs, sizeof(outs) / sizeof(outs[0]), call}
@@ -263,21 +270,31 @@ static const eddy_tf_op_info_t k_ops[] = {
     OP(Tanh, y_T_like0),
     OP(TanhGrad, z_T_like0),
     OP_NONE(TensorArrayCloseV3),
+    OP(TensorArrayConcatV3, ta_concat),
     OP(TensorArrayGatherV3, ta_value),
     OP(TensorArrayGradV3, ta_grad),
     OP(TensorArrayReadV3, ta_value),
     OP(TensorArrayScatterV3, ta_flow),
     OP(TensorArraySizeV3, ta_size),
+    OP(TensorArraySplitV3, ta_flow),
     OP(TensorArrayV3, ta_new),
     OP(TensorArrayWriteV3, ta_flow),
+    OP(TensorListConcat, tl_concat),
+    OP(TensorListConcatV2, tl_concat),
     OP(TensorListElementShape, tl_element_shape),
     OP(TensorListFromTensor, tl_from_tensor),
+    OP(TensorListGather, tl_gather),
     OP(TensorListGetItem, tl_get_item),
     OP(TensorListLength, tl_length),
     OP(TensorListPopBack, tl_pop_back),
     OP(TensorListPushBack, tl_update),
     OP(TensorListReserve, tl_new),
+    OP(TensorListResize, tl_same),
+    OP(TensorListScatter, tl_from_tensor),
+    OP(TensorListScatterIntoExistingList, tl_update),
+    OP(TensorListScatterV2, tl_from_tensor),
     OP(TensorListSetItem, tl_update),
+    OP(TensorListSplit, tl_from_tensor),
     OP(TensorListStack, tl_stack),
     OP(Tile, output_T),
     OP(Transpose, y_T),

@@ -9,6 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+/// The most dims first_dim_dynamic handles (the core dialect's limit).
+#define EDDY_TL_MAX_RANK 64
+
 const eddy_type_t *eddy_tl_stacked_type(eddy_ctx_t *ctx,
                                         const eddy_type_t *elem) {
   if (!elem || elem->kind != EDDY_TYPE_TENSOR)
@@ -127,6 +130,51 @@ static eddy_status_t infer_from_tensor(eddy_infer_ctx_t *ic) {
   return NULL;
 }
 
+/// t with its first dim made `?` (unranked stays unranked); NULL when t is
+/// not a tensor of rank >= 1.
+static const eddy_type_t *first_dim_dynamic(eddy_ctx_t *ctx,
+                                            const eddy_type_t *t) {
+  if (!t || t->kind != EDDY_TYPE_TENSOR || t->rank == 0)
+    return NULL;
+  if (t->rank == EDDY_RANK_UNKNOWN)
+    return t;
+  int64_t dims[EDDY_TL_MAX_RANK];
+  if (t->rank > EDDY_TL_MAX_RANK)
+    return NULL;
+  memcpy(dims, t->dims, (size_t)t->rank * sizeof(*dims));
+  dims[0] = EDDY_DIM_DYNAMIC;
+  return eddy_ir_tensor_type_get(ctx, t->dtype, t->rank, dims);
+}
+
+static eddy_status_t infer_concat(eddy_infer_ctx_t *ic) {
+  const eddy_type_t *l;
+  EDDY_RETURN_IF_ERROR(infer_list(ic, 0, &l));
+  const eddy_type_t *t = first_dim_dynamic(ic->ctx, l->elem);
+  if (!t)
+    return eddy_ir_infer_error(ic, "only a list of tensors of rank >= 1 "
+                                   "concatenates");
+  int64_t q = EDDY_DIM_DYNAMIC;
+  eddy_ir_infer_push(ic, t);
+  eddy_ir_infer_push(ic, eddy_ir_tensor_type_get(ic->ctx, EDDY_DT_I64, 1, &q));
+  return NULL;
+}
+
+static eddy_status_t infer_split(eddy_infer_ctx_t *ic) {
+  if (ic->num_operands != 2)
+    return eddy_ir_infer_error(ic, "expects a tensor and lengths");
+  const eddy_type_t *t = first_dim_dynamic(ic->ctx, ic->operand_types[0]);
+  if (!t) {
+    eddy_tt_t tt = {0};
+    eddy_status_t st = eddy_ir_infer_error(
+        ic, "operand must be a tensor of rank >= 1, found %s",
+        eddy_tt(&tt, ic->operand_types[0]));
+    eddy_tt_free(&tt);
+    return st;
+  }
+  eddy_ir_infer_push(ic, eddy_ir_list_type_get(ic->ctx, t));
+  return NULL;
+}
+
 /// ---- Verifiers ----
 
 static eddy_status_t type_error(const eddy_op_t *op, const char *fmt,
@@ -218,6 +266,53 @@ static eddy_status_t verify_set_item(const eddy_op_t *op) {
   return expect_element(op, 2);
 }
 
+static eddy_status_t verify_resize(const eddy_op_t *op) {
+  EDDY_RETURN_IF_ERROR(expect_list(op, 0));
+  return expect_index(op, 1, "size");
+}
+
+/// scatter: a list of tensors, a 1-D integer index vector, and a tensor
+/// whose slices along axis 0 fit the element type.
+static eddy_status_t verify_scatter(const eddy_op_t *op) {
+  EDDY_RETURN_IF_ERROR(expect_list(op, 0));
+  const eddy_type_t *lt = op->operands[0].value->type;
+  if (lt->elem->kind != EDDY_TYPE_TENSOR)
+    return eddy_ir_op_error(op, "cannot scatter into a list of lists");
+  const eddy_type_t *ix = op->operands[1].value->type;
+  if (!eddy_ir_type_is_tensor(ix) || ix->rank != 1 ||
+      !eddy_dtype_is_int(ix->dtype))
+    return type_error(op, "indices must be a 1-D integer tensor, found %s%s",
+                      ix, NULL);
+  const eddy_type_t *x = op->operands[2].value->type;
+  const eddy_type_t *rows = eddy_tl_unstacked_type(op->ctx, x);
+  if (!rows)
+    return type_error(op,
+                      "the scattered operand must be a tensor of rank >= 1, "
+                      "found %s%s",
+                      x, NULL);
+  if (!eddy_ir_type_is_compatible(rows->elem, lt->elem))
+    return type_error(op,
+                      "rows of type %s are incompatible with the list's "
+                      "element type %s",
+                      rows->elem, lt->elem);
+  if (x->rank >= 1 && x->dims[0] != EDDY_DIM_DYNAMIC &&
+      ix->dims[0] != EDDY_DIM_DYNAMIC && x->dims[0] != ix->dims[0])
+    return eddy_ir_op_error(op,
+                            "%lld indices for %lld rows: expected one index "
+                            "per row",
+                            (long long)ix->dims[0], (long long)x->dims[0]);
+  return NULL;
+}
+
+static eddy_status_t verify_split(const eddy_op_t *op) {
+  const eddy_type_t *ix = op->operands[1].value->type;
+  if (!eddy_ir_type_is_tensor(ix) || ix->rank != 1 ||
+      !eddy_dtype_is_int(ix->dtype))
+    return type_error(op, "lengths must be a 1-D integer tensor, found %s%s",
+                      ix, NULL);
+  return expect_list_result(op);
+}
+
 static const eddy_attr_spec_t empty_attrs[] = {
     {"max_elements", EDDY_ATTR_INT, true},
     {NULL, EDDY_ATTR_INT, false},
@@ -249,6 +344,10 @@ static const eddy_op_def_t tl_ops[] = {
     TL_OP(LENGTH, "length", 1, 1, verify_list_only, infer_length),
     TL_OP(STACK, "stack", 1, 1, verify_list_only, infer_stack),
     TL_OP(FROM_TENSOR, "from_tensor", 1, 1, NULL, infer_from_tensor),
+    TL_OP(RESIZE, "resize", 2, 1, verify_resize, infer_same_list),
+    TL_OP(SCATTER, "scatter", 3, 1, verify_scatter, infer_same_list),
+    TL_OP(CONCAT, "concat", 1, 2, verify_list_only, infer_concat),
+    TL_OP(SPLIT, "split", 2, 1, verify_split, infer_split),
 };
 
 const eddy_dialect_t eddy_tl_dialect = {

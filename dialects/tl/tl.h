@@ -20,7 +20,11 @@ extern "C" {
   X(SET_ITEM, "set_item")                                                      \
   X(LENGTH, "length")                                                          \
   X(STACK, "stack")                                                            \
-  X(FROM_TENSOR, "from_tensor")
+  X(FROM_TENSOR, "from_tensor")                                                \
+  X(RESIZE, "resize")                                                          \
+  X(SCATTER, "scatter")                                                        \
+  X(CONCAT, "concat")                                                          \
+  X(SPLIT, "split")
 
 extern const eddy_dialect_t eddy_tl_dialect;
 

@@ -7,12 +7,13 @@
 /// shape. Forward inference cannot see that: a tl.set_item's result holds
 /// the items of its operand list too. This step looks at whole webs instead:
 /// the list values connected by the ops that derive one list from another
-/// (push_back, pop_back, set_item), by ctl.while (operand, cond and body
-/// arguments, body yield, result) and by ctl.if (the yields and the result).
-/// Every item of every list in a web was written into it by a push_back, a
-/// set_item or a from_tensor of the web, so the least refined type covering
-/// all the written items' types is a type of every item; the web's values
-/// get that element type (refined with what they declare).
+/// (push_back, pop_back, set_item, resize, scatter), by ctl.while (operand,
+/// cond and body arguments, body yield, result) and by ctl.if (the yields
+/// and the result). Every item of every list in a web was written into it by
+/// a push_back, a set_item, a scatter (its tensor's rows) or a from_tensor
+/// of the web (the items a resize adds are unset), so the least refined
+/// type covering all the written items' types is a type of every item; the
+/// web's values get that element type (refined with what they declare).
 ///
 /// Lists of lists work the same way one level at a time: a list pushed or
 /// set as an item is written with its own (refined) type; a list taken out
@@ -113,7 +114,8 @@ static void lt_opaque(lt_state_t *s, eddy_value_t *v) {
 static bool reads_list_operand0(const eddy_op_t *op) {
   static const char *const names[] = {"tl.push_back", "tl.pop_back",
                                       "tl.set_item",  "tl.get_item",
-                                      "tl.length",    "tl.stack"};
+                                      "tl.length",    "tl.stack",
+                                      "tl.resize",    "tl.scatter"};
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
     if (eddy_ir_op_is(op, names[i]))
       return true;
@@ -194,7 +196,9 @@ static void lt_results(lt_state_t *s, eddy_op_t *op) {
     lt_if(s, op);
   bool derives = eddy_ir_op_is(op, "tl.push_back") ||
                  eddy_ir_op_is(op, "tl.pop_back") ||
-                 eddy_ir_op_is(op, "tl.set_item");
+                 eddy_ir_op_is(op, "tl.set_item") ||
+                 eddy_ir_op_is(op, "tl.resize") ||
+                 eddy_ir_op_is(op, "tl.scatter");
   bool creates = eddy_ir_op_is(op, "tl.empty") ||
                  eddy_ir_op_is(op, "tl.reserve") ||
                  eddy_ir_op_is(op, "tl.from_tensor");
@@ -250,10 +254,12 @@ static const eddy_type_t *written_type(lt_state_t *s, eddy_op_t *op,
     *list = eddy_ir_op_operand(op, 0);
     return eddy_ir_op_operand(op, 2)->type;
   }
-  if (eddy_ir_op_is(op, "tl.from_tensor") && op->num_operands == 1 &&
+  bool scatter = eddy_ir_op_is(op, "tl.scatter") && op->num_operands == 3;
+  if ((scatter || (eddy_ir_op_is(op, "tl.from_tensor") &&
+                   op->num_operands == 1)) &&
       op->num_results == 1) {
-    *list = &op->results[0];
-    const eddy_type_t *x = eddy_ir_op_operand(op, 0)->type;
+    *list = scatter ? eddy_ir_op_operand(op, 0) : &op->results[0];
+    const eddy_type_t *x = eddy_ir_op_operand(op, scatter ? 2 : 0)->type;
     if (x->kind != EDDY_TYPE_TENSOR || x->rank == 0)
       return NULL;
     if (x->rank == EDDY_RANK_UNKNOWN)

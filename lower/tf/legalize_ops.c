@@ -60,7 +60,8 @@ static void shape_ops_each(void (*fn)(const char *name, void *user),
 /// The ops of the other legalize files.
 static void (*const EACH[])(void (*fn)(const char *name, void *user),
                             void *user) = {shape_ops_each,
-                                           eddy_tfl_math_ops_each};
+                                           eddy_tfl_math_ops_each,
+                                           eddy_tfl_list_ops_each};
 
 void eddy_tfl_supported_each(void (*fn)(const char *name, void *user),
                              void *user) {
@@ -658,6 +659,8 @@ eddy_status_t eddy_tfl_lower_op(eddy_tfl_t *z, const eddy_op_t *op,
     out1(z, op, r);
     return NULL;
   }
+  if (eddy_tfl_is_list_op(t) || eddy_tfl_is_list_form(z, op))
+    return eddy_tfl_lower_list_op(z, op);
   EDDY_RETURN_IF_ERROR(lower_list(z, op, t, handled));
   if (*handled)
     return NULL;

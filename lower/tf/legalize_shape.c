@@ -416,7 +416,7 @@ static eddy_status_t lower_range(eddy_tfl_t *z, const eddy_op_t *op) {
   for (int i = 0; i < 3; i++) {
     a[i] = eddy_tfl_const(z, in(z, op, (size_t)i));
     if (!a[i])
-      return eddy_tfl_error(op, "start, limit and delta must be constants");
+      return eddy_tfl_lower_range_dynamic(z, op);
   }
   double st = eddy_ir_dense_attr_f64(a[0], 0);
   double lim = eddy_ir_dense_attr_f64(a[1], 0);

@@ -123,7 +123,8 @@ static ta_key_t flow_key_in(eddy_value_t *f, int depth, int *steps) {
         k.source = grad_source(d);
       return k;
     }
-    if ((is(d, "tf.TensorArrayWriteV3") || is(d, "tf.TensorArrayScatterV3")) &&
+    if ((is(d, "tf.TensorArrayWriteV3") || is(d, "tf.TensorArrayScatterV3") ||
+         is(d, "tf.TensorArraySplitV3")) &&
         arg(d, 0))
       return handle_key(arg(d, 0));
     // A sum of flows: an accumulator (AddV2), or the gradients of several
@@ -250,8 +251,11 @@ static eddy_status_t in_loop_error(const eddy_op_t *g, const eddy_op_t *enter) {
 
 /// The flow operand of a TensorArray op that takes a handle and a flow.
 static eddy_value_t *flow_operand(const eddy_op_t *op) {
-  if (is(op, "tf.TensorArrayWriteV3") || is(op, "tf.TensorArrayScatterV3"))
+  if (is(op, "tf.TensorArrayWriteV3") || is(op, "tf.TensorArrayScatterV3") ||
+      is(op, "tf.TensorArraySplitV3"))
     return arg(op, 3);
+  if (is(op, "tf.TensorArrayConcatV3"))
+    return arg(op, 1);
   if (is(op, "tf.TensorArrayReadV3") || is(op, "tf.TensorArrayGatherV3"))
     return arg(op, 2);
   if (is(op, "tf.TensorArraySizeV3"))
@@ -423,7 +427,7 @@ eddy_status_t eddy_tfl_thread_tensor_arrays(eddy_ctx_t *ctx, eddy_block_t *b) {
     any = is(op, "tf.TensorArrayV3");
   if (!any)
     return NULL;
-  (void)ctx; // the ops made are clones
+  eddy_tfl_mark_growing_writes(ctx, b);
   EDDY_RETURN_IF_ERROR(rewrite_grads(b));
   drop_unread_stacks(b);
   return NULL;

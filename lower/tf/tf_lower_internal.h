@@ -139,6 +139,19 @@ eddy_status_t eddy_tfl_lower_strided_slice_grad(eddy_tfl_t *z,
                                                 const eddy_op_t *op);
 eddy_status_t eddy_tfl_lower_slice(eddy_tfl_t *z, const eddy_op_t *op);
 eddy_status_t eddy_tfl_lower_pad(eddy_tfl_t *z, const eddy_op_t *op);
+/// TensorList and TensorArray rules of legalize_lists.c: the ops named in
+/// eddy_tfl_is_list_op, and the forms of basic list ops that
+/// eddy_tfl_is_list_form picks out (lists that grow, whole-array scatters).
+bool eddy_tfl_is_list_op(const char *t);
+void eddy_tfl_list_ops_each(void (*fn)(const char *name, void *user),
+                            void *user);
+bool eddy_tfl_is_list_form(eddy_tfl_t *z, const eddy_op_t *op);
+eddy_status_t eddy_tfl_lower_list_op(eddy_tfl_t *z, const eddy_op_t *op);
+/// Range of run-time operands: core.range (legalize_lists.c).
+eddy_status_t eddy_tfl_lower_range_dynamic(eddy_tfl_t *z, const eddy_op_t *op);
+/// functionalize's first step: marks the writes to a TensorArray made with
+/// dynamic_size = true, which grow the array (legalize_lists.c).
+void eddy_tfl_mark_growing_writes(eddy_ctx_t *ctx, eddy_block_t *b);
 /// True when legalize-tf lowers the op named `name` (without "tf.").
 bool eddy_tfl_is_supported(const char *name);
 /// Calls fn for every op legalize-tf lowers (names without "tf."), each

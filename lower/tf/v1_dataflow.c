@@ -110,6 +110,7 @@ static const char *const k_kept_ops[] = {
     "tf.StackCloseV2",      "tf.TensorArrayV3",       "tf.TensorArrayWriteV3",
     "tf.TensorArrayReadV3", "tf.TensorArrayGatherV3", "tf.TensorArrayScatterV3",
     "tf.TensorArraySizeV3", "tf.TensorArrayCloseV3",  "tf.TensorArrayGradV3",
+    "tf.TensorArrayConcatV3", "tf.TensorArraySplitV3",
 };
 
 eddy_status_t eddy_tfl_keep_dataflow_op(eddy_tfl_t *z, const eddy_op_t *op,

@@ -452,6 +452,16 @@ static eddy_status_t h_dim(eval_state_t *s, eval_frame_t *f,
   return put_tensor(&out[0], &r);
 }
 
+static eddy_status_t h_range(eval_state_t *s, eval_frame_t *f,
+                             const eval_handler_t *h, const eddy_op_t *op,
+                             const eddy_eval_value_t *const *operands,
+                             eddy_eval_value_t *out) {
+  UNUSED_HANDLER_ARGS;
+  eddy_rt_tensor_t r = eddy_rt_tensor_empty();
+  RT(eddy_rt_range(s->rt, TENSOR(0), TENSOR(1), TENSOR(2), &r));
+  return put_tensor(&out[0], &r);
+}
+
 /// ---- tl --------------------------------------------------------------------------
 
 static eddy_status_t h_tl_empty(eval_state_t *s, eval_frame_t *f,
@@ -592,6 +602,55 @@ static eddy_status_t h_tl_from_tensor(eval_state_t *s, eval_frame_t *f,
   return put_list(&out[0], l);
 }
 
+static eddy_status_t h_tl_resize(eval_state_t *s, eval_frame_t *f,
+                                 const eval_handler_t *h, const eddy_op_t *op,
+                                 const eddy_eval_value_t *const *operands,
+                                 eddy_eval_value_t *out) {
+  UNUSED_HANDLER_ARGS;
+  eddy_rt_list_t *owned = NULL, *l = NULL;
+  EDDY_RETURN_IF_ERROR(eddy_eval_take_list(s, f, op, 0, &owned));
+  RT(eddy_rt_list_resize(s->rt, owned, TENSOR(1), &l));
+  return put_list(&out[0], l);
+}
+
+static eddy_status_t h_tl_scatter(eval_state_t *s, eval_frame_t *f,
+                                  const eval_handler_t *h, const eddy_op_t *op,
+                                  const eddy_eval_value_t *const *operands,
+                                  eddy_eval_value_t *out) {
+  UNUSED_HANDLER_ARGS;
+  eddy_rt_list_t *owned = NULL, *l = NULL;
+  EDDY_RETURN_IF_ERROR(eddy_eval_take_list(s, f, op, 0, &owned));
+  RT(eddy_rt_list_scatter(s->rt, owned, TENSOR(1), TENSOR(2), &l));
+  return put_list(&out[0], l);
+}
+
+static eddy_status_t h_tl_concat(eval_state_t *s, eval_frame_t *f,
+                                 const eval_handler_t *h, const eddy_op_t *op,
+                                 const eddy_eval_value_t *const *operands,
+                                 eddy_eval_value_t *out) {
+  UNUSED_HANDLER_ARGS;
+  eddy_rt_tensor_t r = eddy_rt_tensor_empty(), n = eddy_rt_tensor_empty();
+  RT(eddy_rt_list_concat(s->rt, operands[0]->list, &r, &n));
+  put_tensor(&out[0], &r);
+  return put_tensor(&out[1], &n);
+}
+
+static eddy_status_t h_tl_split(eval_state_t *s, eval_frame_t *f,
+                                const eval_handler_t *h, const eddy_op_t *op,
+                                const eddy_eval_value_t *const *operands,
+                                eddy_eval_value_t *out) {
+  UNUSED_HANDLER_ARGS;
+  int32_t depth = 0, dt = 0;
+  eddy_rt_elem_shape_t es;
+  EDDY_RETURN_IF_ERROR(list_elem(op, op->results[0].type, &depth, &dt, &es));
+  if (depth > 0)
+    return eddy_eval_op_error(op, EDDY_ERR_INVALID_ARGUMENT,
+                              "cannot split a tensor into a list of lists");
+  eddy_rt_list_t *l = NULL;
+  RT(eddy_rt_list_split(s->rt, TENSOR(0), TENSOR(1), &es, &l));
+  return put_list(&out[0], l);
+}
+
 /// ---- The table ------------------------------------------------------------------
 
 /// Indexed by opcode: the handler of every core, ctl and tl op the evaluator
@@ -661,6 +720,7 @@ static const eval_handler_t k_handlers[EDDY_OP_COUNT_] = {
     [EDDY_OP_CORE_PAD] = {h_pad, 0},
     [EDDY_OP_CORE_SHAPE] = {h_shape, 0},
     [EDDY_OP_CORE_DIM] = {h_dim, 0},
+    [EDDY_OP_CORE_RANGE] = {h_range, 0},
     [EDDY_OP_TL_EMPTY] = {h_tl_empty, 0},
     [EDDY_OP_TL_RESERVE] = {h_tl_reserve, 0},
     [EDDY_OP_TL_PUSH_BACK] = {h_tl_push_back, 0},
@@ -670,6 +730,10 @@ static const eval_handler_t k_handlers[EDDY_OP_COUNT_] = {
     [EDDY_OP_TL_LENGTH] = {h_tl_length, 0},
     [EDDY_OP_TL_STACK] = {h_tl_stack, 0},
     [EDDY_OP_TL_FROM_TENSOR] = {h_tl_from_tensor, 0},
+    [EDDY_OP_TL_RESIZE] = {h_tl_resize, 0},
+    [EDDY_OP_TL_SCATTER] = {h_tl_scatter, 0},
+    [EDDY_OP_TL_CONCAT] = {h_tl_concat, 0},
+    [EDDY_OP_TL_SPLIT] = {h_tl_split, 0},
     [EDDY_OP_CTL_WHILE] = {eddy_eval_ctl_while, 0},
     [EDDY_OP_CTL_IF] = {eddy_eval_ctl_if, 0},
     [EDDY_OP_CTL_CALL] = {eddy_eval_ctl_call, 0},

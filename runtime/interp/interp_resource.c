@@ -30,6 +30,8 @@ typedef enum res_op {
   R_TA_READ,
   R_TA_GATHER,
   R_TA_SCATTER,
+  R_TA_CONCAT,
+  R_TA_SPLIT,
   R_TA_SIZE,
   R_TA_CLOSE,
   R_TA_GRAD,
@@ -50,6 +52,8 @@ static const struct {
     {"tf.TensorArrayReadV3", R_TA_READ, 3, 1},
     {"tf.TensorArrayGatherV3", R_TA_GATHER, 3, 1},
     {"tf.TensorArrayScatterV3", R_TA_SCATTER, 4, 1},
+    {"tf.TensorArrayConcatV3", R_TA_CONCAT, 2, 2},
+    {"tf.TensorArraySplitV3", R_TA_SPLIT, 4, 1},
     {"tf.TensorArraySizeV3", R_TA_SIZE, 2, 1},
     {"tf.TensorArrayCloseV3", R_TA_CLOSE, 1, 0},
     {"tf.TensorArrayGradV3", R_TA_GRAD, 2, 2},
@@ -470,6 +474,41 @@ static eddy_status_t exec_locked(interp_t *I, const interp_node_t *nd,
       eddy_rt_tensor_release(&row);
     }
     eddy_rt_list_release(rows);
+    EDDY_RETURN_IF_ERROR(st);
+    return flow_out(I, op, &out[0]);
+  }
+  case R_TA_CONCAT: {
+    // The items joined along axis 0, and their first dims.
+    EDDY_RETURN_IF_ERROR(res_get(I, op, in[0], false, &r));
+    eddy_rt_tensor_t t = eddy_rt_tensor_empty(), lens = eddy_rt_tensor_empty();
+    rs = eddy_rt_list_concat(I->rt, r->list, &t, &lens);
+    if (rs)
+      return eddy_eval_op_rt_error(op, rs);
+    out[0] = eddy_eval_value_from_tensor(&t);
+    out[1] = eddy_eval_value_from_tensor(&lens);
+    return NULL;
+  }
+  case R_TA_SPLIT: {
+    // Item k is the k-th slice of the value along axis 0, of lengths[k]
+    // rows.
+    EDDY_RETURN_IF_ERROR(res_get(I, op, in[0], false, &r));
+    EDDY_RETURN_IF_ERROR(tensor_operand(op, in[1], 1));
+    EDDY_RETURN_IF_ERROR(tensor_operand(op, in[2], 2));
+    eddy_rt_list_t *parts = NULL;
+    rs = eddy_rt_list_split(I->rt, &in[1]->tensor, &in[2]->tensor, NULL,
+                            &parts);
+    if (rs)
+      return eddy_eval_op_rt_error(op, rs);
+    eddy_status_t st = NULL;
+    for (int64_t k = 0; k < eddy_rt_list_size(parts) && !st; k++) {
+      eddy_rt_tensor_t kt, item = eddy_rt_tensor_empty();
+      rs = eddy_rt_tensor_wrap(EDDY_RT_I64, 0, NULL, &k, &kt);
+      if (!rs)
+        rs = eddy_rt_list_get_item(I->rt, parts, &kt, &item);
+      st = rs ? eddy_eval_op_rt_error(op, rs) : array_write(I, op, r, k, &item);
+      eddy_rt_tensor_release(&item);
+    }
+    eddy_rt_list_release(parts);
     EDDY_RETURN_IF_ERROR(st);
     return flow_out(I, op, &out[0]);
   }

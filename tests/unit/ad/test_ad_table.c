@@ -22,6 +22,7 @@ static void test_every_opcode_has_an_entry(void **state) {
       EDDY_OP_CORE_LT,       EDDY_OP_CORE_LE,    EDDY_OP_CORE_GT,
       EDDY_OP_CORE_GE,       EDDY_OP_CORE_AND,   EDDY_OP_CORE_OR,
       EDDY_OP_CORE_NOT,      EDDY_OP_CORE_SHAPE, EDDY_OP_CORE_DIM,
+      EDDY_OP_CORE_RANGE,
       EDDY_OP_TL_EMPTY,      EDDY_OP_TL_RESERVE, EDDY_OP_TL_LENGTH,
       EDDY_OP_CTL_CALL,      EDDY_OP_CTL_YIELD,  EDDY_OP_CTL_CONDITION,
       EDDY_OP_NONE};

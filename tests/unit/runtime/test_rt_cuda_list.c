@@ -190,6 +190,58 @@ static pair_t p_set(pair_t l, int32_t moved, int64_t index, const void *data,
   return p;
 }
 
+static pair_t p_resize(pair_t l, int32_t moved, int64_t n, res_t *r) {
+  slots_t s = slots();
+  pair_t p = {eddy_rt_entry_list_resize(g_ctx, l.h, moved, n, &s.hc, s.he,
+                                        ERRLEN),
+              eddy_rt_entry_cuda_list_resize(g_ctx, l.d, moved, n, &s.dc, s.de,
+                                             ERRLEN)};
+  *r = agree(&s, p.h, p.d, true);
+  if (p.h)
+    same_length(p);
+  return p;
+}
+
+static pair_t p_scatter(pair_t l, int32_t moved, const int64_t *idx,
+                        int64_t n, const void *data, int32_t dtype,
+                        int32_t rank, const int64_t *dims, res_t *r) {
+  slots_t s = slots();
+  size_t bytes = nbytes(dtype, rank, dims), ib = (size_t)n * sizeof(int64_t);
+  void *d = dput(data, bytes), *di = dput(idx, ib);
+  pair_t p = {eddy_rt_entry_list_scatter(g_ctx, l.h, moved, (void *)idx,
+                                         EDDY_RT_I64, n, (void *)data, dtype,
+                                         rank, dims, &s.hc, s.he, ERRLEN),
+              eddy_rt_entry_cuda_list_scatter(g_ctx, l.d, moved, di,
+                                              EDDY_RT_I64, n, d, dtype, rank,
+                                              dims, &s.dc, s.de, ERRLEN)};
+  dfree(d, bytes);
+  dfree(di, ib);
+  *r = agree(&s, p.h, p.d, true);
+  if (p.h)
+    same_length(p);
+  return p;
+}
+
+static pair_t p_split(const void *data, int32_t rank, const int64_t *dims,
+                      const int64_t *lens, int64_t n, res_t *r) {
+  slots_t s = slots();
+  size_t bytes = nbytes(F32, rank, dims), lb = (size_t)n * sizeof(int64_t);
+  void *d = dput(data, bytes), *dl = dput(lens, lb);
+  int64_t edims[2] = {-1, dims[1]};
+  pair_t p = {eddy_rt_entry_list_split(g_ctx, (void *)data, F32, rank, dims,
+                                       (void *)lens, EDDY_RT_I64, n, rank,
+                                       edims, &s.hc, s.he, ERRLEN),
+              eddy_rt_entry_cuda_list_split(g_ctx, d, F32, rank, dims, dl,
+                                            EDDY_RT_I64, n, rank, edims, &s.dc,
+                                            s.de, ERRLEN)};
+  dfree(d, bytes);
+  dfree(dl, lb);
+  *r = agree(&s, p.h, p.d, true);
+  if (p.h)
+    same_length(p);
+  return p;
+}
+
 /// What a read wrote must agree too (both outputs start as garbage).
 static void same_output(const res_t *r, const void *hout, void *d,
                         size_t bytes) {
@@ -413,6 +465,98 @@ static void test_reserve_set_stack(void **state) {
   OK(r);
   assert_true(out[0] == 0.0f && out[1] == 0.0f);
   p_release(l);
+}
+
+/// tl.resize and tl.scatter: lists cut, grown (the new items unset) and
+/// scattered into past their end; a shared list is left as it was.
+static void test_resize_scatter(void **state) {
+  (void)state;
+  res_t r;
+  const int64_t k2[] = {2}, k22[] = {2, 2};
+  float x[4] = {1, 2, 3, 4}, st[10], out[2];
+  pair_t l = p_reserve(F32, 1, k2, 3, &r);
+  OK(r);
+  l = p_set(l, 1, 0, x, F32, 1, k2, &r);
+  l = p_resize(l, 1, 1, &r); // cut to the set item
+  OK(r);
+  l = p_resize(l, 1, 3, &r);
+  OK(r);
+  p_stack(l, st, F32, 2, (int64_t[]){3, 2}, &r);
+  OK(r);
+  const float want3[6] = {1, 2, 0, 0, 0, 0};
+  assert_memory_equal(st, want3, sizeof want3);
+  p_retain(l); // shared: the scatter copies
+  const int64_t idx[2] = {4, 0};
+  pair_t m = p_scatter(l, 0, idx, 2, x, F32, 2, k22, &r);
+  OK(r);
+  p_stack(m, st, F32, 2, (int64_t[]){5, 2}, &r);
+  OK(r);
+  const float want5[10] = {3, 4, 0, 0, 0, 0, 0, 0, 1, 2};
+  assert_memory_equal(st, want5, sizeof want5);
+  p_get(l, 0, out, F32, 1, k2, &r); // the original keeps its item
+  OK(r);
+  assert_true(out[0] == 1.0f && out[1] == 2.0f);
+  p_release(l);
+  const int64_t neg[2] = {1, -3};
+  m = p_scatter(m, 1, neg, 2, x, F32, 2, k22, &r);
+  expect_err(&r, -EDDY_RT_ERR_INVALID_ARGUMENT,
+             "tl.scatter: index -3 (at 1) is negative");
+  m = p_resize(p_reserve(F32, 1, k2, 1, &r), 1, -1, &r);
+  expect_err(&r, -EDDY_RT_ERR_INVALID_ARGUMENT,
+             "tl.resize: length is -1, expected >= 0");
+  p_release(p_scatter(p_reserve(F32, 1, k2, 0, &r), 1, idx, 2, x, F32, 1,
+                      (int64_t[]){4}, &r));
+  assert_int_not_equal(r.code, 0);
+  p_release(l); // (the original reference)
+}
+
+static void p_concat(pair_t l, void *out, int32_t rank, const int64_t *dims,
+                     int64_t *lens, int64_t n, res_t *r) {
+  slots_t s = slots();
+  size_t bytes = nbytes(F32, rank, dims), lb = (size_t)n * sizeof(int64_t);
+  memset(out, 0x55, bytes);
+  void *d = dput(out, bytes), *dl = dput(lens, lb);
+  eddy_rt_entry_list_concat(g_ctx, l.h, out, F32, rank, dims, lens, &s.hc,
+                            s.he, ERRLEN);
+  eddy_rt_entry_cuda_list_concat(g_ctx, l.d, d, F32, rank, dims, dl, &s.dc,
+                                 s.de, ERRLEN);
+  *r = agree(&s, NULL, NULL, false);
+  int64_t back[8];
+  assert_true(lb <= sizeof back);
+  eddy_rt_entry_cuda_to_host(back, dl, (int64_t)lb);
+  dfree(dl, lb);
+  if (r->code == 0 && lb > 0)
+    assert_memory_equal(back, lens, lb);
+  same_output(r, out, d, bytes);
+}
+
+/// tl.split and tl.concat: items of 2, 0 and 1 rows, joined again; lengths
+/// that do not add up and items that differ past their first dim fail.
+static void test_split_concat(void **state) {
+  (void)state;
+  res_t r;
+  const int64_t k32[] = {3, 2}, lens[3] = {2, 0, 1};
+  float x[6] = {1, 2, 3, 4, 5, 6}, out[6];
+  int64_t got[3];
+  pair_t l = p_split(x, 2, k32, lens, 3, &r);
+  OK(r);
+  l = p_set(l, 1, 1, (float[]){7, 8}, F32, 2, (int64_t[]){1, 2}, &r);
+  OK(r);
+  float all[8];
+  p_concat(l, all, 2, (int64_t[]){4, 2}, got, 3, &r);
+  OK(r);
+  const float want[8] = {1, 2, 3, 4, 7, 8, 5, 6};
+  const int64_t wl[3] = {2, 1, 1};
+  assert_memory_equal(all, want, sizeof want);
+  assert_memory_equal(got, wl, sizeof wl);
+  l = p_push(l, 1, x, F32, 2, (int64_t[]){1, 3}, &r); // [?, 2] list: refused
+  assert_int_not_equal(r.code, 0);
+  const int64_t bad[2] = {2, 2};
+  p_release(p_split(x, 2, k32, bad, 2, &r));
+  expect_err(&r, -EDDY_RT_ERR_INVALID_ARGUMENT,
+             "tl.split: length 2 (at 1) is negative or runs past the 3 rows "
+             "of f32[3, 2]");
+  (void)out;
 }
 
 static void test_from_tensor(void **state) {
@@ -1257,6 +1401,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_value_semantics, setup, teardown),
       cmocka_unit_test_setup_teardown(test_reserve_set_stack, setup, teardown),
       cmocka_unit_test_setup_teardown(test_from_tensor, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_resize_scatter, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_split_concat, setup, teardown),
       cmocka_unit_test_setup_teardown(test_errors, setup, teardown),
       cmocka_unit_test_setup_teardown(test_nested_push_pop_get, setup,
                                       teardown),
