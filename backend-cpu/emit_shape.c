@@ -324,6 +324,20 @@ static eddy_status_t reshape_dim_operands(cpu_emit_t *e, eddy_op_t *op,
     if (k >= op->num_operands)
       return cpu_unsupported(op, "needs one dim operand per -1 of 'shape'");
     eddy_value_t *dv = eddy_ir_op_operand(op, k++);
+    if (dv->def && eddy_dialects_opcode(dv->def) == EDDY_OP_CORE_DIM) {
+      // core.dim of a value: its dim as the host knows it, no read.
+      eddy_value_t *u = eddy_ir_op_operand(dv->def, 0);
+      int64_t ix = eddy_ir_op_attr_int(dv->def, "index", 0);
+      dimv_t ud[EDDY_RT_MAX_RANK];
+      if (ix < 0)
+        ix += u->type->rank;
+      if (u->type->rank >= 0 && ix >= 0 && ix < u->type->rank) {
+        EDDY_RETURN_IF_ERROR(vdims(e, u, false, ud));
+        out[d] = ud[ix];
+        other = dmul(e, other, out[d]);
+        continue;
+      }
+    }
     int x, i64 = cpu_fresh(e);
     EDDY_RETURN_IF_ERROR(cpu_host_scalar(e, dv, &x));
     if (dv->type->dtype == EDDY_DT_I64)

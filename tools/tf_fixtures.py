@@ -241,6 +241,63 @@ def m_strided_slice_dyn(x):
             x[-2, ::-2], tf.slice(x, [0, 1, 0], [-1, 2, -1])]
 
 
+def m_dyn_loop(x, y):
+    """Shapes that change or are unknown in while_loops: a [?, 3] value grown by concat each
+    iteration (shape_invariants [None, 3]) goes through expand_dims, stack, squeeze, unstack and
+    reshape with -1; a [?, ?] input (two dynamic dims) through the same ops, and a reshape to a
+    run-time shape (its dims swapped) after the loop."""
+    def grow(i, acc, s):
+        acc = tf.concat([acc, tf.expand_dims(x[0], 0) * 0.5], 0)       # [?, 3]
+        e = tf.expand_dims(acc, 0)                                      # [1, ?, 3]
+        st = tf.stack([acc, acc * 2.0], axis=1)                         # [?, 2, 3]
+        a, b = tf.unstack(st, axis=1)                                   # [?, 3] each
+        r = tf.reshape(st, [-1, 3])                                     # [?, 3]
+        s = s + tf.reduce_sum(tf.squeeze(e, [0]) * a) + tf.reduce_sum(r) - tf.reduce_sum(b)
+        return i + 1, acc, s
+
+    _, acc, s = tf.while_loop(lambda i, a, s: i < 3, grow, [tf.constant(0), x, tf.zeros([])],
+                              shape_invariants=[tf.TensorShape([]), tf.TensorShape([None, 3]),
+                                                tf.TensorShape([])])
+
+    def two(i, v):
+        e = tf.expand_dims(v, 1)                                        # [?, 1, ?]
+        st = tf.stack([v, v * 0.5])                                     # [2, ?, ?]
+        p, q = tf.unstack(st)
+        sq = tf.squeeze(e, [1])                                         # [?, ?]
+        return i + 1, tf.tanh(sq) * q + p * 0.25
+
+    _, v = tf.while_loop(lambda i, v: i < 2, two, [tf.constant(0), y])
+    swapped = tf.reshape(v, tf.stack([tf.shape(v)[1], tf.shape(v)[0]]))
+    return [acc, s, v, swapped, tf.reshape(v, [-1]), tf.expand_dims(v, -1)]
+
+
+def m_ta_dyn(x):
+    """A TensorArray written with rows of a growing [?, 3] value in one while_loop (its element
+    shape unknown to TensorFlow) and read in a second; there the read goes through
+    expand_dims, stack and squeeze, and is also carried as a loop value of unknown shape."""
+    ta = tf.TensorArray(tf.float32, size=3, infer_shape=False)
+
+    def write(i, ta, acc):
+        acc = tf.concat([acc, x[0:1] * tf.cast(i + 1, tf.float32)], 0)
+        return i + 1, ta.write(i, acc), acc
+
+    _, ta, _ = tf.while_loop(lambda i, t, a: i < 3, write, [tf.constant(0), ta, x],
+                             shape_invariants=[tf.TensorShape([]), None,
+                                               tf.TensorShape([None, 3])])
+
+    def read(i, s, last):
+        e = ta.read(i)                                                  # unknown shape
+        st = tf.stack([e, tf.squeeze(tf.expand_dims(e, 0), [0]) * 0.5], axis=-1)
+        s = s + tf.reduce_sum(st) + tf.reduce_sum(tf.expand_dims(last, 1))
+        return i + 1, s, e
+
+    _, s, last = tf.while_loop(lambda i, s, l: i < 3, read,
+                               [tf.constant(0), tf.zeros([]), tf.zeros([1, 3])],
+                               shape_invariants=[tf.TensorShape([]), tf.TensorShape([]),
+                                                 tf.TensorShape(None)])
+    return [s, last, tf.stack([last, last])]
+
+
 def rnd(seed, shape, scale=1.0):
     return (np.random.RandomState(seed).standard_normal(shape) * scale).astype(np.float32)
 
@@ -271,15 +328,21 @@ MODELS = {
     "ta_rows": (m_ta_rows, [("x", rnd(20, [4, 3])), ("w", rnd(21, [3]))], None),
     "strided_slice": (m_strided_slice, [("x", rnd(22, [4, 5, 3]))], None),
     "strided_slice_dyn": (m_strided_slice_dyn, [("x", rnd(23, [3, 5, 3]))], None),
+    "dyn_loop": (m_dyn_loop, [("x", rnd(24, [2, 3])), ("y", rnd(25, [2, 4]))], None),
+    "ta_dyn": (m_ta_dyn, [("x", rnd(26, [2, 3]))], None),
 }
 
 # Feeds declared with dynamic dimensions (None), by model; the others take their values'
 # shapes.
-FEED_SHAPES = {"strided_slice_dyn": {"x": [None, 5, 3]}}
+FEED_SHAPES = {"strided_slice_dyn": {"x": [None, 5, 3]},
+               "dyn_loop": {"x": [None, 3], "y": [None, None]},
+               "ta_dyn": {"x": [None, 3]}}
 
 # Models written without their gradients: the gradient of a slice of a tensor of dynamic shape
-# (StridedSliceGrad of a run-time shape) is not supported.
-FORWARD_ONLY = {"strided_slice_dyn"}
+# (StridedSliceGrad of a run-time shape) is not supported, nor are the ops TensorFlow's
+# gradients of sums and concats over tensors of unknown shape use (BroadcastTo, DynamicStitch,
+# ConcatOffset).
+FORWARD_ONLY = {"strided_slice_dyn", "dyn_loop", "ta_dyn"}
 
 # Gradient graphs chain more ops; their sums get a looser relative tolerance.
 GRAD_TOL = (1e-4, 1e-5)

@@ -276,7 +276,7 @@ static eddy_status_t translate_block(eddy_tfl_t *z, const eddy_block_t *src,
       *out_term = op;
       break;
     }
-    if (src == z->top && z->func && !z->keep_dataflow &&
+    if (src == z->top && z->func &&
         may_read_lists(z, op)) {
       int64_t retyped = 0;
       EDDY_RETURN_IF_ERROR(
@@ -1160,6 +1160,7 @@ eddy_status_t eddy_tf_legalize(eddy_module_t *m) {
 }
 
 eddy_status_t eddy_tf_legalize_dataflow(eddy_module_t *m) {
+  EDDY_RETURN_IF_ERROR(eddy_tfl_v1_array_types(m));
   EDDY_RETURN_IF_ERROR(eddy_tf_v1_to_dataflow(m));
   return legalize_module(m, true);
 }

@@ -3,7 +3,10 @@
 /// lowering: constants, or values that fold to constants (a Shape of a
 /// tensor of static type folds through core.shape). Where they are not, the
 /// op's declared result type is used when it is static enough; otherwise
-/// the op is reported as needing a static shape.
+/// the op is reported as needing a static shape. Reshapes are the
+/// exception: core.reshape takes run-time dims as operands, so ExpandDims,
+/// Squeeze, Pack, Unpack and Reshape take any number of dynamic dims and
+/// need only a rank.
 #include "lower/tf/tf_lower_internal.h"
 
 #include <stdlib.h>
@@ -33,20 +36,15 @@ static void out1(eddy_tfl_t *z, const eddy_op_t *op, eddy_value_t *v) {
   eddy_tfl_set(z, &op->results[0], v);
 }
 
-/// The dims of a ranked type with dynamic dims as -1; false when unranked,
-/// too large, or (when `one_dynamic`) more than one dim is dynamic.
-static bool reshape_dims(const eddy_type_t *t, int64_t *dims,
-                         bool one_dynamic) {
+/// The dims of a ranked type with dynamic dims as -1; false when unranked
+/// or too large.
+static bool reshape_dims(const eddy_type_t *t, int64_t *dims) {
   if (t->kind != EDDY_TYPE_TENSOR || t->rank == EDDY_RANK_UNKNOWN ||
       t->rank > MAXR)
     return false;
-  int ndyn = 0;
-  for (int32_t i = 0; i < t->rank; i++) {
+  for (int32_t i = 0; i < t->rank; i++)
     dims[i] = t->dims[i];
-    if (dims[i] == EDDY_DIM_DYNAMIC)
-      ndyn++;
-  }
-  return !one_dynamic || ndyn <= 1;
+  return true;
 }
 
 static eddy_status_t const_i64(eddy_tfl_t *z, eddy_dtype_t dt, int32_t rank,
@@ -319,7 +317,7 @@ static eddy_status_t expand(eddy_tfl_t *z, const eddy_op_t *op,
                             eddy_value_t *v, int64_t axis,
                             eddy_value_t **out) {
   int64_t dims[MAXR + 1], from[MAXR + 1];
-  if (!reshape_dims(v->type, dims, false) || v->type->rank >= MAXR)
+  if (!reshape_dims(v->type, dims) || v->type->rank >= MAXR)
     return eddy_tfl_error(op, "the operand's rank is unknown");
   int64_t r = v->type->rank;
   if (axis < 0)
@@ -364,7 +362,7 @@ static eddy_status_t lower_unpack(eddy_tfl_t *z, const eddy_op_t *op) {
   int64_t axis = eddy_ir_op_attr_int(op, "axis", 0);
   int64_t num = op->num_results;
   int64_t dims[MAXR], from[MAXR];
-  if (!reshape_dims(x->type, dims, false))
+  if (!reshape_dims(x->type, dims))
     return eddy_tfl_error(op, "the operand's rank is unknown");
   int64_t rk = x->type->rank;
   if (axis < 0)
@@ -431,7 +429,7 @@ static eddy_status_t lower_split(eddy_tfl_t *z, const eddy_op_t *op) {
 static eddy_status_t lower_squeeze(eddy_tfl_t *z, const eddy_op_t *op) {
   eddy_value_t *x = in(z, op, 0), *r = NULL;
   int64_t dims[MAXR], out[MAXR], sq[MAXR], from[MAXR];
-  if (!reshape_dims(x->type, dims, false))
+  if (!reshape_dims(x->type, dims))
     return eddy_tfl_error(op, "the operand's rank is unknown");
   int64_t rk = x->type->rank;
   int64_t ns = eddy_ir_attr_as_i64_array(eddy_ir_op_attr(op, "squeeze_dims"),

@@ -27,6 +27,11 @@ typedef struct eddy_tfl {
   const eddy_block_t *top;  ///< its source entry block
 } eddy_tfl_t;
 
+/// Types the reads of v1 TensorArrays and stacks in every function of m
+/// with what is written into them (v1_array_types.c): for the graph kept as
+/// dataflow, where the arrays stay resource ops.
+eddy_status_t eddy_tfl_v1_array_types(eddy_module_t *m);
+
 /// The replacement of a source value (the value itself when unmapped).
 eddy_value_t *eddy_tfl_get(eddy_tfl_t *z, eddy_value_t *v);
 void eddy_tfl_set(eddy_tfl_t *z, eddy_value_t *src, eddy_value_t *dst);
