@@ -1159,7 +1159,160 @@ eddy_status_t eddy_tf_legalize(eddy_module_t *m) {
   return legalize_module(m, false);
 }
 
+/// ---- Merge types of the graph kept as dataflow --------------------------------
+
+/// Rounds of probing at most (each makes some Merge type more general).
+#define TFL_MAX_MERGE_ROUNDS 16
+
+/// A tf.Merge or df.merge with a back edge.
+static bool is_loop_merge(const eddy_op_t *op) {
+  if (!eddy_ir_op_is(op, "tf.Merge") && !eddy_ir_op_is(op, "df.merge"))
+    return false;
+  for (uint32_t i = 0; i < op->num_operands; i++) {
+    const eddy_op_t *d = eddy_ir_op_operand(op, i)->def;
+    if (d && (eddy_ir_op_is(d, "tf.NextIteration") ||
+              eddy_ir_op_is(d, "df.next_iteration")))
+      return true;
+  }
+  return false;
+}
+
+/// The loop Merges of m, in order (functions in module order); their count
+/// in *n, at most cap.
+static size_t loop_merges(eddy_module_t *m, eddy_op_t **out, size_t cap) {
+  size_t n = 0;
+  for (eddy_op_t *f = eddy_ir_module_body(m)->first; f; f = f->next) {
+    eddy_block_t *b =
+        eddy_ir_op_is(f, "func.func") ? eddy_ir_func_entry(f) : NULL;
+    for (eddy_op_t *op = b ? b->first : NULL; op; op = op->next)
+      if (is_loop_merge(op)) {
+        if (out && n < cap)
+          out[n] = op;
+        n++;
+      }
+  }
+  return n;
+}
+
+/// The join of the types a legalized merge receives (a back edge's value
+/// taken before its df.next_iteration, whose declared type is the
+/// importer's); NULL when they do not join.
+static const eddy_type_t *merge_join(eddy_ctx_t *ctx, const eddy_op_t *op) {
+  const eddy_type_t *t = NULL;
+  for (uint32_t i = 0; i < op->num_operands; i++) {
+    eddy_value_t *v = eddy_ir_op_operand(op, i);
+    if (v->def && eddy_ir_op_is(v->def, "df.next_iteration") &&
+        v->def->num_operands > 0)
+      v = eddy_ir_op_operand(v->def, 0);
+    if (v->type->kind == EDDY_TYPE_TOKEN)
+      continue;
+    t = t ? eddy_ir_type_generalize(ctx, t, v->type) : v->type;
+    if (!t)
+      return NULL;
+  }
+  return t;
+}
+
+/// One probe: a copy of m whose loop Merges have the types `assume` is
+/// legalized as dataflow; out[i] is what Merge i then receives. false when
+/// the copy does not legalize (the real run reports why).
+static bool probe_merges(eddy_module_t *m, const eddy_type_t **assume,
+                         size_t n, const eddy_type_t **out) {
+  eddy_module_t *cm = eddy_ir_module_create(m->ctx, m->op->loc);
+  if (!cm)
+    return false;
+  eddy_ptrmap_t map;
+  eddy_ptrmap_init(&map);
+  for (eddy_op_t *f = eddy_ir_module_body(m)->first; f; f = f->next)
+    eddy_ir_op_append(eddy_ir_op_clone(f, &map), eddy_ir_module_body(cm));
+  eddy_ptrmap_destroy(&map);
+  eddy_op_t **ms = calloc(n + 1, sizeof *ms);
+  bool ok = ms && loop_merges(cm, ms, n) == n;
+  for (size_t i = 0; ok && i < n; i++)
+    eddy_ir_value_set_type(&ms[i]->results[0], assume[i]);
+  eddy_status_t st = NULL;
+  if (ok) {
+    st = eddy_tfl_v1_array_types(cm);
+    if (!st)
+      st = eddy_tf_v1_to_dataflow(cm);
+    if (!st)
+      st = legalize_module(cm, true);
+  }
+  ok = ok && !st && loop_merges(cm, ms, n) == n;
+  for (size_t i = 0; ok && i < n; i++) {
+    out[i] = merge_join(m->ctx, ms[i]);
+    ok = out[i] != NULL;
+  }
+  eddy_status_destroy(st);
+  free(ms);
+  eddy_ir_module_destroy(cm);
+  return ok;
+}
+
+/// The types of the loop Merges of a v1 graph, as TensorFlow's shape
+/// refiner finds them: each starts with the join of its inputs from
+/// outside the loop (the Enters), a copy of the graph is legalized with
+/// those types, and each type is generalized with what its back edge then
+/// receives, until nothing changes. A Merge the graph declares unranked
+/// (written without add_shapes) gets the rank and dims that hold in every
+/// iteration; a declared shape is kept where it says more. When a copy
+/// does not legalize, the types stay as imported.
+static eddy_status_t v1_merge_types(eddy_module_t *m) {
+  size_t n = loop_merges(m, NULL, 0);
+  if (n == 0)
+    return NULL;
+  eddy_op_t **ms = calloc(n, sizeof *ms);
+  const eddy_type_t **cur = calloc(n, sizeof *cur);
+  const eddy_type_t **got = calloc(n, sizeof *got);
+  if (!ms || !cur || !got) {
+    free(ms);
+    free(cur);
+    free(got);
+    return eddy_status_create(EDDY_ERR_RESOURCE, "out of memory");
+  }
+  loop_merges(m, ms, n);
+  bool ok = true;
+  for (size_t i = 0; i < n; i++) {
+    const eddy_type_t *t = NULL;
+    for (uint32_t k = 0; ok && k < ms[i]->num_operands; k++) {
+      eddy_value_t *v = eddy_ir_op_operand(ms[i], k);
+      if ((v->def && eddy_ir_op_is(v->def, "tf.NextIteration")) ||
+          v->type->kind == EDDY_TYPE_TOKEN)
+        continue;
+      t = t ? eddy_ir_type_generalize(m->ctx, t, v->type) : v->type;
+      ok = t != NULL;
+    }
+    const eddy_type_t *decl = ms[i]->results[0].type;
+    cur[i] = t && eddy_ir_type_refine(m->ctx, decl, t)
+                 ? eddy_ir_type_refine(m->ctx, decl, t)
+                 : decl;
+  }
+  bool stable = false;
+  for (int round = 0; ok && !stable && round < TFL_MAX_MERGE_ROUNDS;
+       round++) {
+    ok = probe_merges(m, cur, n, got);
+    stable = true;
+    for (size_t i = 0; ok && i < n; i++) {
+      const eddy_type_t *g = eddy_ir_type_generalize(m->ctx, cur[i], got[i]);
+      const eddy_type_t *r =
+          g ? eddy_ir_type_refine(m->ctx, ms[i]->results[0].type, g) : NULL;
+      ok = r != NULL;
+      if (ok && r != cur[i]) {
+        cur[i] = r;
+        stable = false;
+      }
+    }
+  }
+  for (size_t i = 0; ok && stable && i < n; i++)
+    eddy_ir_value_set_type(&ms[i]->results[0], cur[i]);
+  free(ms);
+  free(cur);
+  free(got);
+  return NULL;
+}
+
 eddy_status_t eddy_tf_legalize_dataflow(eddy_module_t *m) {
+  EDDY_RETURN_IF_ERROR(v1_merge_types(m));
   EDDY_RETURN_IF_ERROR(eddy_tfl_v1_array_types(m));
   EDDY_RETURN_IF_ERROR(eddy_tf_v1_to_dataflow(m));
   return legalize_module(m, true);

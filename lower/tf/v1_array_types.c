@@ -224,9 +224,9 @@ static eddy_status_t at_round(eddy_ctx_t *ctx, eddy_block_t *entry,
   eddy_ptrmap_init(&s.index);
   at_connect(&s, entry);
   *changed = 0;
-  if (!s.oom && s.n > 0) {
-    s.written = calloc(s.n, sizeof *s.written);
-    s.no_join = calloc(s.n, sizeof *s.no_join);
+  if (!s.oom) {
+    s.written = calloc(s.n + 1, sizeof *s.written);
+    s.no_join = calloc(s.n + 1, sizeof *s.no_join);
     if (s.written && s.no_join) {
       at_writes(&s, entry);
       *changed = at_reads(&s, entry);
