@@ -4,6 +4,9 @@
 /// If/StatelessIf/Case ctl.if, with the callee functions translated into the
 /// regions (callee arguments bound to the region arguments or to the
 /// captured operands); calls are inlined. The callees are then removed.
+/// A loop is built in rounds until its values' types are stable, and a
+/// graph kept as dataflow has its Merge types probed first (docs/import.md,
+/// "Loop types to a fixpoint").
 /// Control tokens (df.control, df.after, NoOp) are dropped: after
 /// functionalize every remaining op is ordered by its data edges (the v1
 /// stacks, the one stateful thing the fixtures use, are threaded as SSA
@@ -190,9 +193,7 @@ eddy_status_t eddy_tfl_reshape_dyn(eddy_tfl_t *z, const eddy_op_t *src,
     if (d[i] < 0)
       ops[++ndyn] = dimv ? dimv[i] : NULL;
   }
-  if (ndyn == 1 && !ops[1])
-    return eddy_tfl_reshape(z, src, v, d, rank, out);
-  if (ndyn == 0)
+  if (ndyn == 0 || (ndyn == 1 && !ops[1]))
     return eddy_tfl_reshape(z, src, v, d, rank, out);
   for (size_t k = 1; k <= ndyn; k++)
     if (!ops[k])
@@ -276,8 +277,7 @@ static eddy_status_t translate_block(eddy_tfl_t *z, const eddy_block_t *src,
       *out_term = op;
       break;
     }
-    if (src == z->top && z->func &&
-        may_read_lists(z, op)) {
+    if (src == z->top && z->func && may_read_lists(z, op)) {
       int64_t retyped = 0;
       EDDY_RETURN_IF_ERROR(
           eddy_passes_refine_list_types(z->ctx, z->func, &retyped));
