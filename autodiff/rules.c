@@ -700,14 +700,16 @@ static eddy_status_t r_reshape(ad_scope_t *s, eddy_op_t *op, eddy_value_t **g) {
       ndyn++;
     }
   }
-  if (ndyn > 1)
-    return eddy_ir_op_error(op, "autodiff cannot reshape the gradient back "
-                                "to an operand with %d dynamic dimensions",
-                            ndyn);
+  // Two or more dynamic dims: the operand's run-time dims as dim operands.
+  eddy_value_t *ops[MAXR + 1] = {g[0]};
+  size_t nops = 1;
+  for (int32_t i = 0; ndyn > 1 && i < x->type->rank; i++)
+    if (shape[i] == -1)
+      TRY(ad_fwd_dim(s, x, i, &ops[nops++]));
   eddy_named_attr_t a;
   ad_attr_i64s(s->ad, "shape", shape, (size_t)x->type->rank, &a);
   eddy_value_t *r = NULL;
-  TRY(ad_emit(s, "core.reshape", &g[0], 1, &a, 1, &r));
+  TRY(ad_emit(s, "core.reshape", ops, nops, &a, 1, &r));
   return ad_adj_add(s, x, r);
 }
 

@@ -693,6 +693,10 @@ static bool can_fuse(const cpu_emit_t *e, const eddy_op_t *op) {
   if (eddy_ir_value_num_uses(r) != 1)
     return false;
   const eddy_op_t *user = r->uses->owner;
+  // The dim operands of a reshape are read on the host, from a buffer.
+  if (eddy_dialects_opcode(user) == EDDY_OP_CORE_RESHAPE &&
+      eddy_ir_op_operand(user, 0) != r)
+    return false;
   return user->block == op->block && cpu_op_can_consume_fused(user);
 }
 

@@ -302,6 +302,100 @@ static bool is_reduce(eddy_opcode_t code) {
   }
 }
 
+/// core.reshape with dim operands: entry d of `shape` is static, or the
+/// next dim operand's value, read on the host; one of those values may be
+/// -1, inferred from the element count `total` (as without dim operands).
+static eddy_status_t reshape_dim_operands(cpu_emit_t *e, eddy_op_t *op,
+                                          const int64_t *shape, dimv_t total,
+                                          bool check, dimv_t *out) {
+  const eddy_type_t *rt = op->results[0].type;
+  int zero = cpu_index_const(e, 0), one = cpu_index_const(e, 1);
+  int neg1 = cpu_index_const(e, -1);
+  dimv_t other = {-1, 1};
+  int num_infer = cpu_index_const(e, 0), val[EDDY_RT_MAX_RANK];
+  bool is_op[EDDY_RT_MAX_RANK] = {false};
+  uint32_t k = 1;
+  for (int32_t d = 0; d < rt->rank; d++) {
+    if (shape[d] >= 0) {
+      out[d] = (dimv_t){-1, shape[d]};
+      other = dmul(e, other, out[d]);
+      continue;
+    }
+    if (k >= op->num_operands)
+      return cpu_unsupported(op, "needs one dim operand per -1 of 'shape'");
+    eddy_value_t *dv = eddy_ir_op_operand(op, k++);
+    if (dv->def && eddy_dialects_opcode(dv->def) == EDDY_OP_CORE_DIM) {
+      // core.dim of a value: its dim as the host knows it, no read.
+      eddy_value_t *u = eddy_ir_op_operand(dv->def, 0);
+      int64_t ix = eddy_ir_op_attr_int(dv->def, "index", 0);
+      dimv_t ud[EDDY_RT_MAX_RANK];
+      if (ix < 0)
+        ix += u->type->rank;
+      if (u->type->rank >= 0 && ix >= 0 && ix < u->type->rank) {
+        EDDY_RETURN_IF_ERROR(vdims(e, u, false, ud));
+        out[d] = ud[ix];
+        other = dmul(e, other, out[d]);
+        continue;
+      }
+    }
+    int x, i64 = cpu_fresh(e);
+    EDDY_RETURN_IF_ERROR(cpu_host_scalar(e, dv, &x));
+    if (dv->type->dtype == EDDY_DT_I64)
+      i64 = x;
+    else
+      cpu_p(e, "%%t%d = arith.extsi %%t%d : %s to i64\n", i64, x,
+            cpu_reg_type(dv->type->dtype));
+    int v = to_index(e, i64);
+    if (check) {
+      int bad = icmp(e, "slt", v, neg1);
+      cpu_fail_dims(e, bad,
+                    cpu_dims_site(e, op, "a dim operand is below -1"), v,
+                    neg1);
+    }
+    int is_inf = icmp(e, "eq", v, neg1), s = cpu_fresh(e);
+    cpu_p(e, "%%t%d = arith.select %%t%d, %%t%d, %%t%d : index\n", s, is_inf,
+          one, v);
+    int c = cpu_fresh(e);
+    cpu_p(e, "%%t%d = arith.select %%t%d, %%t%d, %%t%d : index\n", c, is_inf,
+          one, zero);
+    num_infer = ibin(e, "arith.addi", num_infer, c, "index");
+    other = dmul(e, other, (dimv_t){s, -1});
+    val[d] = v;
+    is_op[d] = true;
+  }
+  int tv = dim_ssa(e, total), ov = dim_ssa(e, other);
+  int oz = icmp(e, "eq", ov, zero), safe = cpu_fresh(e);
+  cpu_p(e, "%%t%d = arith.select %%t%d, %%t%d, %%t%d : index\n", safe, oz,
+        one, ov);
+  int q = ibin(e, "arith.divui", tv, safe, "index");
+  dimv_t prod = {-1, 1};
+  for (int32_t d = 0; d < rt->rank; d++) {
+    if (!is_op[d]) {
+      prod = dmul(e, prod, out[d]);
+      continue;
+    }
+    int s = cpu_fresh(e);
+    cpu_p(e, "%%t%d = arith.select %%t%d, %%t%d, %%t%d : index\n", s,
+          icmp(e, "eq", val[d], neg1), q, val[d]);
+    out[d] = (dimv_t){s, -1};
+    prod = dmul(e, prod, out[d]);
+  }
+  if (check) {
+    cpu_fail_dims(e, icmp(e, "ugt", num_infer, one),
+                  cpu_dims_site(e, op, "the dim operands hold -1 more than "
+                                       "once"),
+                  num_infer, one);
+    cpu_fail_dims(e,
+                  ibin(e, "arith.andi", icmp(e, "eq", num_infer, one), oz,
+                       "i1"),
+                  cpu_dims_site(e, op, "cannot infer the -1 entry (the "
+                                       "other entries multiply to 0)"),
+                  tv, ov);
+    check_eq(e, check, op, "element counts differ", total, prod);
+  }
+  return NULL;
+}
+
 /// The inferred dims of result r of op (before its declared type is
 /// applied).
 static int fcmp(cpu_emit_t *e, const char *pred, int a, int b,
@@ -461,6 +555,8 @@ static eddy_status_t infer_dims(cpu_emit_t *e, eddy_op_t *op, uint32_t r,
     dimv_t total = {-1, 1}, other = {-1, 1};
     for (int32_t d = 0; d < in->type->rank; d++)
       total = dmul(e, total, id[d]);
+    if (op->num_operands > 1)
+      return reshape_dim_operands(e, op, shape, total, check, out);
     int32_t infer = -1;
     for (int32_t d = 0; d < rt->rank; d++) {
       if (shape[d] < 0) {

@@ -340,6 +340,61 @@ def m_ta_split_concat(x, w):
     out = tf.TensorArray(tf.float32, size=2, infer_shape=False, element_shape=rows)
     out = out.write(0, x[:4] * w).write(1, x[4:] * 2.0)
     return [c, out.concat()]
+def m_dyn_loop(x, y):
+    """Shapes that change or are unknown in while_loops: a [?, 3] value grown by concat each
+    iteration (shape_invariants [None, 3]) goes through expand_dims, stack, squeeze, unstack and
+    reshape with -1; a [?, ?] input (two dynamic dims) through the same ops, and a reshape to a
+    run-time shape (its dims swapped) after the loop."""
+    def grow(i, acc, s):
+        acc = tf.concat([acc, tf.expand_dims(x[0], 0) * 0.5], 0)       # [?, 3]
+        e = tf.expand_dims(acc, 0)                                      # [1, ?, 3]
+        st = tf.stack([acc, acc * 2.0], axis=1)                         # [?, 2, 3]
+        a, b = tf.unstack(st, axis=1)                                   # [?, 3] each
+        r = tf.reshape(st, [-1, 3])                                     # [?, 3]
+        s = s + tf.reduce_sum(tf.squeeze(e, [0]) * a) + tf.reduce_sum(r) - tf.reduce_sum(b)
+        return i + 1, acc, s
+
+    _, acc, s = tf.while_loop(lambda i, a, s: i < 3, grow, [tf.constant(0), x, tf.zeros([])],
+                              shape_invariants=[tf.TensorShape([]), tf.TensorShape([None, 3]),
+                                                tf.TensorShape([])])
+
+    def two(i, v):
+        e = tf.expand_dims(v, 1)                                        # [?, 1, ?]
+        st = tf.stack([v, v * 0.5])                                     # [2, ?, ?]
+        p, q = tf.unstack(st)
+        sq = tf.squeeze(e, [1])                                         # [?, ?]
+        return i + 1, tf.tanh(sq) * q + p * 0.25
+
+    _, v = tf.while_loop(lambda i, v: i < 2, two, [tf.constant(0), y])
+    swapped = tf.reshape(v, tf.stack([tf.shape(v)[1], tf.shape(v)[0]]))
+    return [acc, s, v, swapped, tf.reshape(v, [-1]), tf.expand_dims(v, -1)]
+
+
+def m_ta_dyn(x):
+    """A TensorArray written with rows of a growing [?, 3] value in one while_loop (its element
+    shape unknown to TensorFlow) and read in a second; there the read goes through
+    expand_dims, stack and squeeze, and is also carried as a loop value of unknown shape."""
+    ta = tf.TensorArray(tf.float32, size=3, infer_shape=False)
+
+    def write(i, ta, acc):
+        acc = tf.concat([acc, x[0:1] * tf.cast(i + 1, tf.float32)], 0)
+        return i + 1, ta.write(i, acc), acc
+
+    _, ta, _ = tf.while_loop(lambda i, t, a: i < 3, write, [tf.constant(0), ta, x],
+                             shape_invariants=[tf.TensorShape([]), None,
+                                               tf.TensorShape([None, 3])])
+
+    def read(i, s, last):
+        e = ta.read(i)                                                  # unknown shape
+        st = tf.stack([e, tf.squeeze(tf.expand_dims(e, 0), [0]) * 0.5], axis=-1)
+        s = s + tf.reduce_sum(st) + tf.reduce_sum(tf.expand_dims(last, 1))
+        return i + 1, s, e
+
+    _, s, last = tf.while_loop(lambda i, s, l: i < 3, read,
+                               [tf.constant(0), tf.zeros([]), tf.zeros([1, 3])],
+                               shape_invariants=[tf.TensorShape([]), tf.TensorShape([]),
+                                                 tf.TensorShape(None)])
+    return [s, last, tf.stack([last, last])]
 
 
 def rnd(seed, shape, scale=1.0):
@@ -390,20 +445,26 @@ MODELS = {
                         None),
     "ta_gather_scatter": (m_ta_gather_scatter, [("x", rnd(25, [6, 3])), ("w", rnd(26, [3]))],
                           None),
+    "dyn_loop": (m_dyn_loop, [("x", rnd(24, [2, 3])), ("y", rnd(25, [2, 4]))], None),
+    "ta_dyn": (m_ta_dyn, [("x", rnd(26, [2, 3]))], None),
 }
 
 # Feeds declared with dynamic dimensions (None), by model; the others take their values'
 # shapes.
 FEED_SHAPES = {"strided_slice_dyn": {"x": [None, 5, 3]}, "unary_math": {"x": [None, 4]},
-               "activations": {"x": [None, 5]}}
+               "activations": {"x": [None, 5]},
+               "dyn_loop": {"x": [None, 3], "y": [None, None]},
+               "ta_dyn": {"x": [None, 3]}}
 
 # Models whose gradient fixtures take their values' (static) shapes: TensorFlow's gradients of
 # broadcasting ops compute shapes at run time (BroadcastGradientArgs) when a dim is dynamic.
 STATIC_GRADS = {"unary_math", "activations"}
 
 # Models written without their gradients: the gradient of a slice of a tensor of dynamic shape
-# (StridedSliceGrad of a run-time shape) is not supported.
-FORWARD_ONLY = {"strided_slice_dyn"}
+# (StridedSliceGrad of a run-time shape) is not supported, nor are the ops TensorFlow's
+# gradients of sums and concats over tensors of unknown shape use (BroadcastTo, DynamicStitch,
+# ConcatOffset).
+FORWARD_ONLY = {"strided_slice_dyn", "dyn_loop", "ta_dyn"}
 
 # Gradient graphs chain more ops; their sums get a looser relative tolerance.
 GRAD_TOL = (1e-4, 1e-5)

@@ -262,19 +262,35 @@ bool eddy_core_fold_matmul(eddy_fold_ctx_t *fc) {
 
 /// ---- Data movement ---------------------------------------------------------
 
+/// v is core.dim(x) {index = i}.
+static bool is_dim_of(eddy_value_t *v, eddy_value_t *x, int32_t i) {
+  const eddy_op_t *d = v->def;
+  if (!d || eddy_dialects_opcode(d) != EDDY_OP_CORE_DIM ||
+      eddy_ir_op_operand(d, 0) != x)
+    return false;
+  int64_t k = eddy_ir_op_attr_int(d, "index", -1);
+  return k == i || k + x->type->rank == i;
+}
+
 bool eddy_core_fold_reshape(eddy_fold_ctx_t *fc) {
-  if (fc->op->num_operands != 1 || fc->op->num_results != 1)
+  if (fc->op->num_operands < 1 || fc->op->num_results != 1)
     return false;
   eddy_value_t *x = eddy_ir_op_operand(fc->op, 0);
   int64_t shape[EDDY_CORE_MAX_RANK];
   int32_t n = core_op_ints(fc->op, "shape", shape);
   /* Same type is only the identity when each entry is the operand's dim
-     (or the one -1): a declared result type may be less refined than the
-     shape attribute. */
+     (or the one -1, or a dim operand that is core.dim of that dim): a
+     declared result type may be less refined than the shape attribute. */
   if (n >= 0 && x->type->rank == n) {
     bool same = true;
-    for (int32_t i = 0; i < n && same; i++)
-      same = shape[i] == -1 || shape[i] == x->type->dims[i];
+    uint32_t k = 1;
+    for (int32_t i = 0; i < n && same; i++) {
+      if (shape[i] != -1)
+        same = shape[i] == x->type->dims[i];
+      else if (fc->op->num_operands > 1)
+        same = k < fc->op->num_operands &&
+               is_dim_of(eddy_ir_op_operand(fc->op, k++), x, i);
+    }
     if (same && eddy_core_fold_to(fc, x))
       return true;
   }

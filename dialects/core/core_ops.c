@@ -131,8 +131,18 @@ const eddy_op_def_t eddy_core_op_defs[EDDY_CORE_OP_COUNT_] = {
     REDUCE(REDUCE_MAX, "reduce_max"),
     REDUCE(REDUCE_MIN, "reduce_min"),
     REDUCE(REDUCE_PROD, "reduce_prod"),
-    OP(RESHAPE, "reshape", 1, PURE, attrs_shape, NULL, eddy_core_infer_reshape,
-       eddy_core_fold_reshape),
+    [EDDY_CORE_OP_RESHAPE] =
+        {
+            .name = "core.reshape",
+            .num_operands = EDDY_VARIADIC, // x, then one i32/i64 scalar per
+            .min_operands = 1,             // -1 of `shape` (or none)
+            .num_results = 1,
+            .traits = PURE,
+            .attrs = attrs_shape,
+            .infer = eddy_core_infer_reshape,
+            .fold = eddy_core_fold_reshape,
+            .opcode = EDDY_OP_CORE_RESHAPE,
+        },
     OP(TRANSPOSE, "transpose", 1, PURE, attrs_perm, NULL,
        eddy_core_infer_transpose, eddy_core_fold_transpose),
     OP(BROADCAST_TO, "broadcast_to", 1, PURE, attrs_shape, NULL,

@@ -32,13 +32,12 @@ eddy_status_t eddy_core_infer_reshape(eddy_infer_ctx_t *ic) {
   int64_t shape[EDDY_CORE_MAX_RANK];
   int32_t n;
   EDDY_RETURN_IF_ERROR(eddy_core_attr_ints(ic, "shape", false, shape, &n));
-  int32_t infer_at = -1;
+  int32_t infer_at = -1, num_unknown = 0;
   int64_t known = 1; /* product of the entries other than -1 */
   for (int32_t i = 0; i < n; i++) {
     if (shape[i] == -1) {
-      if (infer_at >= 0)
-        return eddy_ir_infer_error(ic, "shape may contain -1 only once");
       infer_at = i;
+      num_unknown++;
     } else if (shape[i] < 0) {
       return eddy_ir_infer_error(ic, "shape entry %lld is negative",
                                  (long long)shape[i]);
@@ -46,12 +45,58 @@ eddy_status_t eddy_core_infer_reshape(eddy_infer_ctx_t *ic) {
       return eddy_ir_infer_error(ic, "shape has too many elements");
     }
   }
+  /* Run-time dims: one integer scalar per -1 entry, in order. */
+  size_t num_dims = ic->num_operands - 1;
+  if (num_dims == 0 && num_unknown > 1)
+    return eddy_ir_infer_error(ic, "shape may contain -1 only once (or "
+                                   "give one dim operand per -1)");
+  if (num_dims > 0 && num_dims != (size_t)num_unknown)
+    return eddy_ir_infer_error(ic, "shape has %d entries -1 but %zu dim "
+                                   "operands are given",
+                               (int)num_unknown, num_dims);
+  for (size_t k = 1; k < ic->num_operands; k++) {
+    const eddy_type_t *t = ic->operand_types[k];
+    if ((t->rank != 0 && t->rank != EDDY_RANK_UNKNOWN) ||
+        (t->dtype != EDDY_DT_I32 && t->dtype != EDDY_DT_I64)) {
+      eddy_tt_t tt = {0};
+      eddy_status_t st = eddy_ir_infer_error(
+          ic, "dim operand #%zu must be an i32 or i64 scalar, got %s", k,
+          eddy_tt(&tt, t));
+      eddy_tt_free(&tt);
+      return st;
+    }
+  }
   int64_t count = eddy_ir_type_num_elements(x);
   if (eddy_ir_type_is_static(x) && count < 0)
     return eddy_ir_infer_error(ic, "operand has too many elements");
   int64_t dims[EDDY_CORE_MAX_RANK];
   memcpy(dims, shape, (size_t)n * sizeof(int64_t));
-  if (count >= 0) {
+  for (int32_t i = 0; i < n; i++)
+    if (dims[i] == -1)
+      dims[i] = EDDY_DIM_DYNAMIC;
+  /* A dim operand that is a constant (>= 0) is known (a -1 there is
+     inferred at run time). */
+  for (int32_t i = 0, k = 1; ic->op && num_dims > 0 && i < n; i++) {
+    if (shape[i] != -1)
+      continue;
+    const eddy_value_t *v = ic->op->operands[k++].value;
+    const eddy_attr_t *c =
+        v->def && eddy_ir_op_has_trait(v->def, EDDY_TRAIT_CONSTANT)
+            ? eddy_ir_op_attr(v->def, "value")
+            : NULL;
+    if (c && c->kind == EDDY_ATTR_DENSE && eddy_ir_dense_attr_i64(c, 0) >= 0) {
+      dims[i] = eddy_ir_dense_attr_i64(c, 0);
+      shape[i] = dims[i];
+      num_unknown--;
+      if (!eddy_checked_mul_i64(known, dims[i], &known))
+        return eddy_ir_infer_error(ic, "shape has too many elements");
+    }
+  }
+  infer_at = -1;
+  for (int32_t i = 0; i < n; i++)
+    if (shape[i] == -1)
+      infer_at = i;
+  if (count >= 0 && num_unknown <= 1) {
     if (infer_at >= 0) {
       if (known == 0 || count % known != 0)
         return core_error_type_ints(
@@ -62,8 +107,9 @@ eddy_status_t eddy_core_infer_reshape(eddy_infer_ctx_t *ic) {
       return core_error_type_ints(
           ic, "cannot reshape %s into %s (element counts differ)", x, shape, n);
     }
-  } else if (infer_at >= 0) {
-    dims[infer_at] = EDDY_DIM_DYNAMIC;
+  } else if (count >= 0 && known != 0 && count % known != 0) {
+    return core_error_type_ints(
+        ic, "cannot reshape %s into %s (element counts differ)", x, shape, n);
   }
   eddy_core_push(ic, x->dtype, n, dims);
   return NULL;

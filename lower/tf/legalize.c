@@ -4,6 +4,9 @@
 /// If/StatelessIf/Case ctl.if, with the callee functions translated into the
 /// regions (callee arguments bound to the region arguments or to the
 /// captured operands); calls are inlined. The callees are then removed.
+/// A loop is built in rounds until its values' types are stable, and a
+/// graph kept as dataflow has its Merge types probed first (docs/import.md,
+/// "Loop types to a fixpoint").
 /// Control tokens (df.control, df.after, NoOp) are dropped: after
 /// functionalize every remaining op is ordered by its data edges (the v1
 /// stacks, the one stateful thing the fixtures use, are threaded as SSA
@@ -12,6 +15,7 @@
 
 #include "dialects/dialects.h"
 #include "dialects/tf/tf.h"
+#include "ir/passes/pass_util.h"
 
 #include <stdarg.h>
 #include <stdlib.h>
@@ -167,6 +171,69 @@ eddy_status_t eddy_tfl_reshape(eddy_tfl_t *z, const eddy_op_t *src,
   return eddy_tfl_build(z, src, "core.reshape", &v, 1, &a, 1, out);
 }
 
+eddy_status_t eddy_tfl_dim(eddy_tfl_t *z, const eddy_op_t *src,
+                           eddy_value_t *v, int64_t k, eddy_value_t **out) {
+  eddy_named_attr_t a = eddy_ir_named_attr(
+      z->ctx, "index", eddy_ir_int_attr_get(z->ctx, k, EDDY_DT_I64));
+  return eddy_tfl_build(z, src, "core.dim", &v, 1, &a, 1, out);
+}
+
+eddy_status_t eddy_tfl_reshape_dyn(eddy_tfl_t *z, const eddy_op_t *src,
+                                   eddy_value_t *v, const int64_t *dims,
+                                   size_t rank, eddy_value_t *const *dimv,
+                                   eddy_value_t **out) {
+  int64_t d[EDDY_TFL_MAX_RANK];
+  eddy_value_t *ops[EDDY_TFL_MAX_RANK + 1] = {v};
+  size_t ndyn = 0;
+  if (rank > EDDY_TFL_MAX_RANK)
+    return eddy_tfl_error(src, "rank %zu is above %d", rank,
+                          EDDY_TFL_MAX_RANK);
+  for (size_t i = 0; i < rank; i++) {
+    d[i] = dims[i] < 0 ? -1 : dims[i];
+    if (d[i] < 0)
+      ops[++ndyn] = dimv ? dimv[i] : NULL;
+  }
+  if (ndyn == 0 || (ndyn == 1 && !ops[1]))
+    return eddy_tfl_reshape(z, src, v, d, rank, out);
+  for (size_t k = 1; k <= ndyn; k++)
+    if (!ops[k])
+      return eddy_tfl_error(src, "internal: a dynamic dimension has no "
+                                 "run-time value");
+  eddy_named_attr_t a = eddy_ir_named_attr(
+      z->ctx, "shape", eddy_ir_i64_array_attr_get(z->ctx, d, rank));
+  return eddy_tfl_build(z, src, "core.reshape", ops, ndyn + 1, &a, 1, out);
+}
+
+eddy_status_t eddy_tfl_reshape_keep(eddy_tfl_t *z, const eddy_op_t *src,
+                                    eddy_value_t *v, const int64_t *dims,
+                                    size_t rank, const int64_t *from,
+                                    eddy_value_t **out) {
+  eddy_value_t *dimv[EDDY_TFL_MAX_RANK] = {NULL};
+  size_t ndyn = 0;
+  if (rank > EDDY_TFL_MAX_RANK)
+    return eddy_tfl_error(src, "rank %zu is above %d", rank,
+                          EDDY_TFL_MAX_RANK);
+  for (size_t i = 0; i < rank; i++)
+    ndyn += dims[i] < 0;
+  // A dynamic dim of v that is dropped (Squeeze) must be 1 at run time:
+  // with dim operands a wrong size is an error rather than absorbed into
+  // an inferred dim.
+  bool dropped = false;
+  for (int32_t k = 0; v->type->kind == EDDY_TYPE_TENSOR && k < v->type->rank;
+       k++) {
+    bool kept = false;
+    for (size_t i = 0; i < rank && !kept; i++)
+      kept = dims[i] < 0 && from[i] == k;
+    dropped = dropped || (v->type->dims[k] < 0 && !kept);
+  }
+  if (ndyn == 1 && dropped)
+    ndyn = 2;
+  for (size_t i = 0; ndyn > 1 && i < rank; i++)
+    if (dims[i] < 0)
+      EDDY_RETURN_IF_ERROR(eddy_tfl_dim(z, src, v, from[i], &dimv[i]));
+  return eddy_tfl_reshape_dyn(z, src, v, dims, rank, dimv, out);
+}
+
 bool eddy_tfl_attr_dtype(const eddy_op_t *src, const char *name,
                          eddy_dtype_t *out) {
   const eddy_attr_t *a = eddy_ir_op_attr(src, name);
@@ -178,8 +245,30 @@ bool eddy_tfl_attr_dtype(const eddy_op_t *src, const char *name,
 
 static eddy_status_t translate_op(eddy_tfl_t *z, const eddy_op_t *op);
 
+static bool is_functional(const char *t);
+
+/// op reads a list whose element rank is not known yet, or holds regions
+/// or calls that may.
+static bool may_read_lists(eddy_tfl_t *z, const eddy_op_t *op) {
+  if (op->num_regions > 0 || (strncmp(op->name->str, "tf.", 3) == 0 &&
+                              is_functional(op->name->str + 3)))
+    return true;
+  for (uint32_t i = 0; i < op->num_operands; i++) {
+    const eddy_type_t *t = eddy_tfl_get(z, eddy_ir_op_operand(op, i))->type;
+    if (t->kind == EDDY_TYPE_LIST && t->elem->kind == EDDY_TYPE_TENSOR &&
+        t->elem->rank == EDDY_RANK_UNKNOWN)
+      return true;
+  }
+  return false;
+}
+
 /// Translates every op of src but its terminator at the insertion point;
 /// *out_term is the source terminator (its operands still to be mapped).
+/// In the function's own block, before an op that may read lists, the
+/// lists built so far take the element type of the items written into
+/// them (shape-infer's list step): a TensorArray or TensorList made with
+/// an unknown element shape and written in one loop is read in the next
+/// with the shape of what was written.
 static eddy_status_t translate_block(eddy_tfl_t *z, const eddy_block_t *src,
                                      const eddy_op_t **out_term) {
   *out_term = NULL;
@@ -187,6 +276,11 @@ static eddy_status_t translate_block(eddy_tfl_t *z, const eddy_block_t *src,
     if (eddy_ir_op_has_trait(op, EDDY_TRAIT_TERMINATOR) && !op->next) {
       *out_term = op;
       break;
+    }
+    if (src == z->top && z->func && may_read_lists(z, op)) {
+      int64_t retyped = 0;
+      EDDY_RETURN_IF_ERROR(
+          eddy_passes_refine_list_types(z->ctx, z->func, &retyped));
     }
     EDDY_RETURN_IF_ERROR(translate_op(z, op));
   }
@@ -267,8 +361,10 @@ static eddy_status_t lookup_callee(eddy_tfl_t *z, const eddy_op_t *op,
   return NULL;
 }
 
-/// The region argument type of loop value i: the initial value's type,
-/// generalized with the type the source op declares for it.
+/// The region argument type of loop value i in the first round: the
+/// initial value's type, generalized with the type the source op declares
+/// for it when that has a rank (a v1 Merge without a declared shape is
+/// unranked: the rounds of build_while find its type instead).
 static const eddy_type_t *loop_type(eddy_tfl_t *z, eddy_value_t *init,
                                     const eddy_type_t *declared) {
   // Lists keep the initial list's element type: TensorFlow types every
@@ -276,12 +372,40 @@ static const eddy_type_t *loop_type(eddy_tfl_t *z, eddy_value_t *init,
   // (TensorListElementShape) need the element shape.
   if (init->type->kind == EDDY_TYPE_LIST)
     return init->type;
+  if (declared->kind == EDDY_TYPE_TENSOR &&
+      declared->rank == EDDY_RANK_UNKNOWN)
+    return init->type;
   const eddy_type_t *g = eddy_ir_type_generalize(z->ctx, init->type, declared);
   return g ? g : init->type;
 }
 
+/// The loop type for the next round: the type so far generalized with what
+/// the body yields (a dim that differs becomes `?`, a rank that differs
+/// unknown), refined with the declared type where that says more (a shape
+/// TensorFlow recorded holds in every iteration).
+static const eddy_type_t *next_loop_type(eddy_tfl_t *z, const eddy_type_t *cur,
+                                         const eddy_type_t *yielded,
+                                         const eddy_type_t *declared) {
+  if (cur->kind == EDDY_TYPE_LIST)
+    return cur;
+  const eddy_type_t *g = eddy_ir_type_generalize(z->ctx, cur, yielded);
+  if (!g)
+    return cur; // incompatible kinds or dtypes: the verifier reports it
+  const eddy_type_t *r = eddy_ir_type_refine(z->ctx, g, declared);
+  return r ? r : g;
+}
+
+/// Rounds of build_while before it gives up refining: each round makes at
+/// least one loop value's type more general, which a rank-r tensor can
+/// only be r + 2 times.
+#define TFL_MAX_LOOP_ROUNDS 16
+
 /// Builds a ctl.while over inits whose regions are filled by fill(). The
-/// source op's results are mapped to the loop's.
+/// source op's results are mapped to the loop's. As TensorFlow's shape
+/// refiner does over a v1 loop's Merge, the loop values start with the
+/// initial values' types and are generalized with the types the body
+/// yields until nothing changes: each round translates the regions again
+/// with the new types.
 typedef eddy_status_t (*fill_fn_t)(eddy_tfl_t *z, const eddy_op_t *src,
                                    eddy_block_t *cond, eddy_block_t *body,
                                    void *user);
@@ -314,9 +438,12 @@ static eddy_status_t build_while(eddy_tfl_t *z, const eddy_op_t *src,
                         .num_regions = 2,
                         .loc = src->loc};
   eddy_op_t *w = NULL;
-  z->b.loc = src->loc;
-  eddy_status_t s = wrap_error(src, eddy_ir_build(&z->b, &st, &w));
-  if (!s) {
+  eddy_status_t s = NULL;
+  for (int round = 0; !s; round++) {
+    z->b.loc = src->loc;
+    s = wrap_error(src, eddy_ir_build(&z->b, &st, &w));
+    if (s)
+      break;
     eddy_block_t *cb = eddy_ir_region_add_block(&w->regions[0]);
     eddy_block_t *bb = eddy_ir_region_add_block(&w->regions[1]);
     for (size_t i = 0; i < n; i++) {
@@ -324,6 +451,20 @@ static eddy_status_t build_while(eddy_tfl_t *z, const eddy_op_t *src,
       eddy_ir_block_add_arg(bb, types[i]);
     }
     s = fill(z, src, cb, bb, user);
+    eddy_op_t *y = s ? NULL : eddy_ir_block_terminator(bb);
+    if (!y || y->num_operands != n || round + 1 >= TFL_MAX_LOOP_ROUNDS)
+      break;
+    bool stable = true;
+    for (size_t i = 0; i < n; i++) {
+      const eddy_type_t *t = next_loop_type(
+          z, types[i], eddy_ir_op_operand(y, (uint32_t)i)->type, declared[i]);
+      stable = stable && t == types[i];
+      types[i] = t;
+    }
+    if (stable)
+      break;
+    eddy_ir_op_erase(w);
+    w = NULL;
   }
   if (!s) {
     size_t k = 0;
@@ -944,6 +1085,8 @@ static eddy_status_t legalize_func(eddy_tfl_t *z, eddy_op_t *func) {
     return NULL;
   eddy_op_t *first_old = entry->first;
   eddy_ir_builder_set_before(&z->b, first_old);
+  z->func = func;
+  z->top = entry;
   const eddy_op_t *term = NULL;
   EDDY_RETURN_IF_ERROR(translate_block(z, entry, &term));
   // keep_dataflow: a df.merge was copied before the df.next_iteration of
@@ -1055,7 +1198,161 @@ eddy_status_t eddy_tf_legalize(eddy_module_t *m) {
   return legalize_module(m, false);
 }
 
+/// ---- Merge types of the graph kept as dataflow --------------------------------
+
+/// Rounds of probing at most (each makes some Merge type more general).
+#define TFL_MAX_MERGE_ROUNDS 16
+
+/// A tf.Merge or df.merge with a back edge.
+static bool is_loop_merge(const eddy_op_t *op) {
+  if (!eddy_ir_op_is(op, "tf.Merge") && !eddy_ir_op_is(op, "df.merge"))
+    return false;
+  for (uint32_t i = 0; i < op->num_operands; i++) {
+    const eddy_op_t *d = eddy_ir_op_operand(op, i)->def;
+    if (d && (eddy_ir_op_is(d, "tf.NextIteration") ||
+              eddy_ir_op_is(d, "df.next_iteration")))
+      return true;
+  }
+  return false;
+}
+
+/// The loop Merges of m, in order (functions in module order); their count
+/// in *n, at most cap.
+static size_t loop_merges(eddy_module_t *m, eddy_op_t **out, size_t cap) {
+  size_t n = 0;
+  for (eddy_op_t *f = eddy_ir_module_body(m)->first; f; f = f->next) {
+    eddy_block_t *b =
+        eddy_ir_op_is(f, "func.func") ? eddy_ir_func_entry(f) : NULL;
+    for (eddy_op_t *op = b ? b->first : NULL; op; op = op->next)
+      if (is_loop_merge(op)) {
+        if (out && n < cap)
+          out[n] = op;
+        n++;
+      }
+  }
+  return n;
+}
+
+/// The join of the types a legalized merge receives (a back edge's value
+/// taken before its df.next_iteration, whose declared type is the
+/// importer's); NULL when they do not join.
+static const eddy_type_t *merge_join(eddy_ctx_t *ctx, const eddy_op_t *op) {
+  const eddy_type_t *t = NULL;
+  for (uint32_t i = 0; i < op->num_operands; i++) {
+    eddy_value_t *v = eddy_ir_op_operand(op, i);
+    if (v->def && eddy_ir_op_is(v->def, "df.next_iteration") &&
+        v->def->num_operands > 0)
+      v = eddy_ir_op_operand(v->def, 0);
+    if (v->type->kind == EDDY_TYPE_TOKEN)
+      continue;
+    t = t ? eddy_ir_type_generalize(ctx, t, v->type) : v->type;
+    if (!t)
+      return NULL;
+  }
+  return t;
+}
+
+/// One probe: a copy of m whose loop Merges have the types `assume` is
+/// legalized as dataflow; out[i] is what Merge i then receives. false when
+/// the copy does not legalize (the real run reports why).
+static bool probe_merges(eddy_module_t *m, const eddy_type_t **assume,
+                         size_t n, const eddy_type_t **out) {
+  eddy_module_t *cm = eddy_ir_module_create(m->ctx, m->op->loc);
+  if (!cm)
+    return false;
+  eddy_ptrmap_t map;
+  eddy_ptrmap_init(&map);
+  for (eddy_op_t *f = eddy_ir_module_body(m)->first; f; f = f->next)
+    eddy_ir_op_append(eddy_ir_op_clone(f, &map), eddy_ir_module_body(cm));
+  eddy_ptrmap_destroy(&map);
+  eddy_op_t **ms = calloc(n + 1, sizeof *ms);
+  bool ok = ms && loop_merges(cm, ms, n) == n;
+  for (size_t i = 0; ok && i < n; i++)
+    eddy_ir_value_set_type(&ms[i]->results[0], assume[i]);
+  eddy_status_t st = NULL;
+  if (ok) {
+    st = eddy_tfl_v1_array_types(cm);
+    if (!st)
+      st = eddy_tf_v1_to_dataflow(cm);
+    if (!st)
+      st = legalize_module(cm, true);
+  }
+  ok = ok && !st && loop_merges(cm, ms, n) == n;
+  for (size_t i = 0; ok && i < n; i++) {
+    out[i] = merge_join(m->ctx, ms[i]);
+    ok = out[i] != NULL;
+  }
+  eddy_status_destroy(st);
+  free(ms);
+  eddy_ir_module_destroy(cm);
+  return ok;
+}
+
+/// The types of the loop Merges of a v1 graph, as TensorFlow's shape
+/// refiner finds them: each starts with the join of its inputs from
+/// outside the loop (the Enters), a copy of the graph is legalized with
+/// those types, and each type is generalized with what its back edge then
+/// receives, until nothing changes. A Merge the graph declares unranked
+/// (written without add_shapes) gets the rank and dims that hold in every
+/// iteration; a declared shape is kept where it says more. When a copy
+/// does not legalize, the types stay as imported.
+static eddy_status_t v1_merge_types(eddy_module_t *m) {
+  size_t n = loop_merges(m, NULL, 0);
+  if (n == 0)
+    return NULL;
+  eddy_op_t **ms = calloc(n, sizeof *ms);
+  const eddy_type_t **cur = calloc(n, sizeof *cur);
+  const eddy_type_t **got = calloc(n, sizeof *got);
+  if (!ms || !cur || !got) {
+    free(ms);
+    free(cur);
+    free(got);
+    return eddy_status_create(EDDY_ERR_RESOURCE, "out of memory");
+  }
+  loop_merges(m, ms, n);
+  bool ok = true;
+  for (size_t i = 0; i < n; i++) {
+    const eddy_type_t *t = NULL;
+    for (uint32_t k = 0; ok && k < ms[i]->num_operands; k++) {
+      eddy_value_t *v = eddy_ir_op_operand(ms[i], k);
+      if ((v->def && eddy_ir_op_is(v->def, "tf.NextIteration")) ||
+          v->type->kind == EDDY_TYPE_TOKEN)
+        continue;
+      t = t ? eddy_ir_type_generalize(m->ctx, t, v->type) : v->type;
+      ok = t != NULL;
+    }
+    const eddy_type_t *decl = ms[i]->results[0].type;
+    cur[i] = t && eddy_ir_type_refine(m->ctx, decl, t)
+                 ? eddy_ir_type_refine(m->ctx, decl, t)
+                 : decl;
+  }
+  bool stable = false;
+  for (int round = 0; ok && !stable && round < TFL_MAX_MERGE_ROUNDS;
+       round++) {
+    ok = probe_merges(m, cur, n, got);
+    stable = true;
+    for (size_t i = 0; ok && i < n; i++) {
+      const eddy_type_t *g = eddy_ir_type_generalize(m->ctx, cur[i], got[i]);
+      const eddy_type_t *r =
+          g ? eddy_ir_type_refine(m->ctx, ms[i]->results[0].type, g) : NULL;
+      ok = r != NULL;
+      if (ok && r != cur[i]) {
+        cur[i] = r;
+        stable = false;
+      }
+    }
+  }
+  for (size_t i = 0; ok && stable && i < n; i++)
+    eddy_ir_value_set_type(&ms[i]->results[0], cur[i]);
+  free(ms);
+  free(cur);
+  free(got);
+  return NULL;
+}
+
 eddy_status_t eddy_tf_legalize_dataflow(eddy_module_t *m) {
+  EDDY_RETURN_IF_ERROR(v1_merge_types(m));
+  EDDY_RETURN_IF_ERROR(eddy_tfl_v1_array_types(m));
   EDDY_RETURN_IF_ERROR(eddy_tf_v1_to_dataflow(m));
   return legalize_module(m, true);
 }

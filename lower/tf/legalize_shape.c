@@ -3,7 +3,10 @@
 /// lowering: constants, or values that fold to constants (a Shape of a
 /// tensor of static type folds through core.shape). Where they are not, the
 /// op's declared result type is used when it is static enough; otherwise
-/// the op is reported as needing a static shape.
+/// the op is reported as needing a static shape. Reshapes are the
+/// exception: core.reshape takes run-time dims as operands, so ExpandDims,
+/// Squeeze, Pack, Unpack and Reshape take any number of dynamic dims and
+/// need only a rank.
 #include "lower/tf/tf_lower_internal.h"
 
 #include <stdlib.h>
@@ -26,20 +29,15 @@ static void out1(eddy_tfl_t *z, const eddy_op_t *op, eddy_value_t *v) {
   eddy_tfl_set(z, &op->results[0], v);
 }
 
-/// The dims of a ranked type with dynamic dims as -1; false when unranked,
-/// too large, or (when `one_dynamic`) more than one dim is dynamic.
-static bool reshape_dims(const eddy_type_t *t, int64_t *dims,
-                         bool one_dynamic) {
+/// The dims of a ranked type with dynamic dims as -1; false when unranked
+/// or too large.
+static bool reshape_dims(const eddy_type_t *t, int64_t *dims) {
   if (t->kind != EDDY_TYPE_TENSOR || t->rank == EDDY_RANK_UNKNOWN ||
       t->rank > MAXR)
     return false;
-  int ndyn = 0;
-  for (int32_t i = 0; i < t->rank; i++) {
+  for (int32_t i = 0; i < t->rank; i++)
     dims[i] = t->dims[i];
-    if (dims[i] == EDDY_DIM_DYNAMIC)
-      ndyn++;
-  }
-  return !one_dynamic || ndyn <= 1;
+  return true;
 }
 
 static eddy_status_t const_i64(eddy_tfl_t *z, eddy_dtype_t dt, int32_t rank,
@@ -95,18 +93,70 @@ static bool all_ones(const eddy_type_t *t, int32_t r) {
   return true;
 }
 
+/// Entry i of the 1-D integer tensor s, as a scalar.
+static eddy_status_t element(eddy_tfl_t *z, const eddy_op_t *op,
+                             eddy_value_t *s, int64_t i, eddy_value_t **out) {
+  int64_t lo = i, hi = i + 1, st = 1;
+  eddy_named_attr_t a[3] = {
+      eddy_ir_named_attr(z->ctx, "start",
+                         eddy_ir_i64_array_attr_get(z->ctx, &lo, 1)),
+      eddy_ir_named_attr(z->ctx, "limit",
+                         eddy_ir_i64_array_attr_get(z->ctx, &hi, 1)),
+      eddy_ir_named_attr(z->ctx, "strides",
+                         eddy_ir_i64_array_attr_get(z->ctx, &st, 1))};
+  eddy_value_t *r = NULL;
+  EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "core.slice", &s, 1, a, 3, &r));
+  return eddy_tfl_reshape(z, op, r, NULL, 0, out);
+}
+
+/// Reshape to a shape known only at run time: its length (the result's
+/// rank) must be known; dims the result type knows are static, the others
+/// come from the shape operand (or from the dims of the tensor it is the
+/// Shape of).
+static eddy_status_t reshape_run_time(eddy_tfl_t *z, const eddy_op_t *op,
+                                      eddy_value_t *x, eddy_value_t *s,
+                                      eddy_value_t **out) {
+  const eddy_type_t *st = s->type, *rt = op->results[0].type;
+  int64_t n = -1;
+  if (st->kind == EDDY_TYPE_TENSOR && st->rank == 1 && st->dims[0] >= 0)
+    n = st->dims[0];
+  else if (rt->kind == EDDY_TYPE_TENSOR && rt->rank != EDDY_RANK_UNKNOWN)
+    n = rt->rank;
+  if (n < 0 || n > MAXR)
+    return eddy_tfl_error(op, "the result's rank is unknown: the new shape "
+                              "is not a constant and its length is not "
+                              "known");
+  if (st->kind != EDDY_TYPE_TENSOR || eddy_dtype_is_float(st->dtype))
+    return eddy_tfl_error(op, "the new shape is not an integer tensor");
+  bool typed = rt->kind == EDDY_TYPE_TENSOR && rt->rank == n;
+  eddy_value_t *src = shape_source(s);
+  if (src && (src->type->rank != n))
+    src = NULL;
+  int64_t dims[MAXR];
+  eddy_value_t *dimv[MAXR] = {NULL};
+  for (int64_t i = 0; i < n; i++) {
+    dims[i] = typed ? rt->dims[i] : EDDY_DIM_DYNAMIC;
+    if (dims[i] >= 0)
+      continue;
+    dims[i] = -1;
+    if (src)
+      EDDY_RETURN_IF_ERROR(eddy_tfl_dim(z, op, src, i, &dimv[i]));
+    else
+      EDDY_RETURN_IF_ERROR(element(z, op, s, i, &dimv[i]));
+  }
+  return eddy_tfl_reshape_dyn(z, op, x, dims, (size_t)n, dimv, out);
+}
+
 static eddy_status_t lower_reshape(eddy_tfl_t *z, const eddy_op_t *op) {
   int64_t dims[MAXR];
   int64_t n = eddy_tfl_const_ints(z, in(z, op, 1), dims, MAXR);
-  if (n < 0) {
-    if (!reshape_dims(op->results[0].type, dims, true))
-      return eddy_tfl_error(op, "the new shape is neither a constant nor "
-                                "known from the result type");
-    n = op->results[0].type->rank;
-  }
   eddy_value_t *r = NULL;
-  EDDY_RETURN_IF_ERROR(
-      eddy_tfl_reshape(z, op, in(z, op, 0), dims, (size_t)n, &r));
+  if (n < 0)
+    EDDY_RETURN_IF_ERROR(
+        reshape_run_time(z, op, in(z, op, 0), in(z, op, 1), &r));
+  else
+    EDDY_RETURN_IF_ERROR(
+        eddy_tfl_reshape(z, op, in(z, op, 0), dims, (size_t)n, &r));
   out1(z, op, r);
   return NULL;
 }
@@ -259,18 +309,19 @@ static eddy_status_t lower_tile(eddy_tfl_t *z, const eddy_op_t *op) {
 static eddy_status_t expand(eddy_tfl_t *z, const eddy_op_t *op,
                             eddy_value_t *v, int64_t axis,
                             eddy_value_t **out) {
-  int64_t dims[MAXR + 1];
-  if (!reshape_dims(v->type, dims, true) || v->type->rank >= MAXR)
-    return eddy_tfl_error(op, "the operand needs a known rank and at most one "
-                              "dynamic dimension");
+  int64_t dims[MAXR + 1], from[MAXR + 1];
+  if (!reshape_dims(v->type, dims) || v->type->rank >= MAXR)
+    return eddy_tfl_error(op, "the operand's rank is unknown");
   int64_t r = v->type->rank;
   if (axis < 0)
     axis += r + 1;
   if (axis < 0 || axis > r)
     return eddy_tfl_error(op, "axis %lld is out of range", (long long)axis);
+  for (int64_t i = 0; i <= r; i++)
+    from[i] = i < axis ? i : i - 1;
   memmove(dims + axis + 1, dims + axis, (size_t)(r - axis) * sizeof(*dims));
   dims[axis] = 1;
-  return eddy_tfl_reshape(z, op, v, dims, (size_t)r + 1, out);
+  return eddy_tfl_reshape_keep(z, op, v, dims, (size_t)r + 1, from, out);
 }
 
 static eddy_status_t lower_pack(eddy_tfl_t *z, const eddy_op_t *op) {
@@ -303,9 +354,9 @@ static eddy_status_t lower_unpack(eddy_tfl_t *z, const eddy_op_t *op) {
   eddy_value_t *x = in(z, op, 0);
   int64_t axis = eddy_ir_op_attr_int(op, "axis", 0);
   int64_t num = op->num_results;
-  int64_t dims[MAXR];
-  if (!reshape_dims(x->type, dims, true))
-    return eddy_tfl_error(op, "the operand needs a known rank");
+  int64_t dims[MAXR], from[MAXR];
+  if (!reshape_dims(x->type, dims))
+    return eddy_tfl_error(op, "the operand's rank is unknown");
   int64_t rk = x->type->rank;
   if (axis < 0)
     axis += rk;
@@ -320,10 +371,13 @@ static eddy_status_t lower_unpack(eddy_tfl_t *z, const eddy_op_t *op) {
   EDDY_RETURN_IF_ERROR(
       eddy_tfl_build_typed(z, op, "core.split", &x, 1, a, 2, NULL, 0, &s));
   memmove(dims + axis, dims + axis + 1, (size_t)(rk - axis - 1) * sizeof(*dims));
+  for (int64_t i = 0; i + 1 < rk; i++)
+    from[i] = i < axis ? i : i + 1;
   for (int64_t i = 0; i < num && (uint32_t)i < s->num_results; i++) {
     eddy_value_t *r = NULL;
-    EDDY_RETURN_IF_ERROR(eddy_tfl_reshape(z, op, eddy_ir_op_result(s, i), dims,
-                                          (size_t)rk - 1, &r));
+    EDDY_RETURN_IF_ERROR(eddy_tfl_reshape_keep(z, op, eddy_ir_op_result(s, i),
+                                               dims, (size_t)rk - 1, from,
+                                               &r));
     eddy_tfl_set(z, &op->results[i], r);
   }
   return NULL;
@@ -367,8 +421,8 @@ static eddy_status_t lower_split(eddy_tfl_t *z, const eddy_op_t *op) {
 
 static eddy_status_t lower_squeeze(eddy_tfl_t *z, const eddy_op_t *op) {
   eddy_value_t *x = in(z, op, 0), *r = NULL;
-  int64_t dims[MAXR], out[MAXR], sq[MAXR];
-  if (!reshape_dims(x->type, dims, false))
+  int64_t dims[MAXR], out[MAXR], sq[MAXR], from[MAXR];
+  if (!reshape_dims(x->type, dims))
     return eddy_tfl_error(op, "the operand's rank is unknown");
   int64_t rk = x->type->rank;
   int64_t ns = eddy_ir_attr_as_i64_array(eddy_ir_op_attr(op, "squeeze_dims"),
@@ -386,15 +440,12 @@ static eddy_status_t lower_squeeze(eddy_tfl_t *z, const eddy_op_t *op) {
     }
   }
   size_t n = 0;
-  int ndyn = 0;
   for (int64_t i = 0; i < rk; i++)
     if (!drop[i]) {
+      from[n] = i;
       out[n++] = dims[i];
-      ndyn += dims[i] < 0;
     }
-  if (ndyn > 1)
-    return eddy_tfl_error(op, "more than one dynamic dimension");
-  EDDY_RETURN_IF_ERROR(eddy_tfl_reshape(z, op, x, out, n, &r));
+  EDDY_RETURN_IF_ERROR(eddy_tfl_reshape_keep(z, op, x, out, n, from, &r));
   out1(z, op, r);
   return NULL;
 }

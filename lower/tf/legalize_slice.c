@@ -321,13 +321,16 @@ static eddy_status_t apply_slice(eddy_tfl_t *z, const eddy_op_t *op,
   eddy_value_t *r = NULL;
   EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "core.slice", &x, 1, a, 3, &r));
   same = s->nout == s->rank;
+  int64_t from[MAXR];
   for (int64_t k = 0; k < s->nout; k++) {
     int64_t src = s->out[k];
     dims[k] = src == SS_NEW_AXIS ? 1 : r->type->dims[src];
+    from[k] = src;
     same = same && dims[k] == r->type->dims[k];
   }
   if (!same)
-    EDDY_RETURN_IF_ERROR(eddy_tfl_reshape(z, op, r, dims, (size_t)s->nout, &r));
+    EDDY_RETURN_IF_ERROR(eddy_tfl_reshape_keep(z, op, r, dims,
+                                               (size_t)s->nout, from, &r));
   *out = r;
   return NULL;
 }
@@ -367,19 +370,13 @@ static eddy_status_t apply_gathers(eddy_tfl_t *z, const eddy_op_t *op,
     any_new = any_new || s->out[k] == SS_NEW_AXIS;
   if (any_new) {
     // r has the kept dimensions in order; the new axes go between them.
-    int64_t dims[MAXR], j = 0;
-    int ndyn = 0;
+    int64_t dims[MAXR], from[MAXR], j = 0;
     for (int64_t k = 0; k < s->nout; k++) {
+      from[k] = s->out[k] == SS_NEW_AXIS ? -1 : j;
       dims[k] = s->out[k] == SS_NEW_AXIS ? 1 : r->type->dims[j++];
-      if (dims[k] == EDDY_DIM_DYNAMIC) {
-        dims[k] = -1;
-        ndyn++;
-      }
     }
-    if (ndyn > 1)
-      return eddy_tfl_error(op, "a new axis in a result with more than one "
-                                "dynamic dimension is not supported");
-    EDDY_RETURN_IF_ERROR(eddy_tfl_reshape(z, op, r, dims, (size_t)s->nout, &r));
+    EDDY_RETURN_IF_ERROR(eddy_tfl_reshape_keep(z, op, r, dims,
+                                               (size_t)s->nout, from, &r));
   }
   *out = r;
   return NULL;

@@ -23,7 +23,14 @@ typedef struct eddy_tfl {
   /// eddy_tf_legalize_dataflow: df ops and control tokens are kept (the
   /// graph stays a v1 dataflow graph) instead of dropped.
   bool keep_dataflow;
+  eddy_op_t *func;          ///< the function being translated
+  const eddy_block_t *top;  ///< its source entry block
 } eddy_tfl_t;
+
+/// Types the reads of v1 TensorArrays and stacks in every function of m
+/// with what is written into them (v1_array_types.c): for the graph kept as
+/// dataflow, where the arrays stay resource ops.
+eddy_status_t eddy_tfl_v1_array_types(eddy_module_t *m);
 
 /// The replacement of a source value (the value itself when unmapped).
 eddy_value_t *eddy_tfl_get(eddy_tfl_t *z, eddy_value_t *v);
@@ -57,6 +64,25 @@ eddy_status_t eddy_tfl_splat(eddy_tfl_t *z, eddy_dtype_t dt, int32_t rank,
 eddy_status_t eddy_tfl_cast(eddy_tfl_t *z, const eddy_op_t *src,
                             eddy_value_t *v, eddy_dtype_t dt,
                             eddy_value_t **out);
+/// The largest rank the reshape helpers below take.
+#define EDDY_TFL_MAX_RANK 64
+/// core.dim(v) {index = k}: an i64 scalar.
+eddy_status_t eddy_tfl_dim(eddy_tfl_t *z, const eddy_op_t *src,
+                           eddy_value_t *v, int64_t k, eddy_value_t **out);
+/// core.reshape of v to dims, any number of them dynamic (< 0): with two or
+/// more, dimv[i] is the run-time value of dynamic dim i (an i32 or i64
+/// scalar; -1 is inferred); with one, dimv[i] may be NULL: it is then
+/// inferred from the element count.
+eddy_status_t eddy_tfl_reshape_dyn(eddy_tfl_t *z, const eddy_op_t *src,
+                                   eddy_value_t *v, const int64_t *dims,
+                                   size_t rank, eddy_value_t *const *dimv,
+                                   eddy_value_t **out);
+/// core.reshape of v to dims where each dynamic dim i (dims[i] < 0) is dim
+/// from[i] of v (ExpandDims, Squeeze, new axes: the data keeps its dims).
+eddy_status_t eddy_tfl_reshape_keep(eddy_tfl_t *z, const eddy_op_t *src,
+                                    eddy_value_t *v, const int64_t *dims,
+                                    size_t rank, const int64_t *from,
+                                    eddy_value_t **out);
 /// core.reshape of v to dims (one may be -1).
 eddy_status_t eddy_tfl_reshape(eddy_tfl_t *z, const eddy_op_t *src,
                                eddy_value_t *v, const int64_t *dims,

@@ -302,6 +302,16 @@ static eddy_status_t h_reshape(eval_state_t *s, eval_frame_t *f,
   int64_t shape[EDDY_RT_MAX_RANK];
   int32_t n = 0;
   EDDY_RETURN_IF_ERROR(attr_ints(op, "shape", false, shape, &n));
+  // Dim operands: the -1 entries, in order (a -1 value is still inferred).
+  for (int32_t i = 0, k = 1; op->num_operands > 1 && i < n; i++) {
+    if (shape[i] != -1)
+      continue;
+    if ((uint32_t)k >= op->num_operands || eddy_rt_tensor_numel(TENSOR(k)) != 1)
+      return eddy_ir_op_error(op, "expects one scalar dim operand per -1 "
+                                  "entry of 'shape'");
+    shape[i] = eddy_rt_tensor_get_i64(TENSOR(k), 0);
+    k++;
+  }
   eddy_rt_tensor_t r = eddy_rt_tensor_empty();
   RT(eddy_rt_reshape(s->rt, TENSOR(0), shape, n, &r));
   return put_tensor(&out[0], &r);

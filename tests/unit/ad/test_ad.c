@@ -1,5 +1,6 @@
 /// autodiff through the C API: gradients of loops checked against finite
-/// differences at explicit inputs (broadcasting dynamic shapes included),
+/// differences at explicit inputs (broadcasting dynamic shapes and reshapes
+/// with run-time dims included),
 /// gradients of gradients, the checker catching a wrong gradient, argument
 /// errors, statistics, and the gradient surviving the optimization passes.
 #define _POSIX_C_SOURCE 200809L
@@ -169,6 +170,42 @@ static void test_dynamic_broadcast(void **state) {
     eddy_eval_value_release(&args[i]);
 }
 
+/// core.reshape with dim operands (two dynamic dims) in a loop body: the
+/// gradient reshapes back to the operand's run-time dims.
+static void test_reshape_dim_operands(void **state) {
+  fixture_t *f = *state;
+  parse(f,
+        "module {\n"
+        "  func.func @f(%arg0: tensor<?x?xf64>) -> tensor<?x?xf64> {\n"
+        "    %c0 = \"core.constant\"() {value = dense<0.0> : tensor<f64>} : () -> tensor<f64>\n"
+        "    %0:2 = \"ctl.while\"(%c0, %arg0) ({\n"
+        "    ^bb0(%i: tensor<f64>, %v: tensor<?x?xf64>):\n"
+        "      %n = \"core.constant\"() {value = dense<2.0> : tensor<f64>} : () -> tensor<f64>\n"
+        "      %p = \"core.lt\"(%i, %n) : (tensor<f64>, tensor<f64>) -> tensor<i1>\n"
+        "      \"ctl.condition\"(%p) : (tensor<i1>) -> ()\n"
+        "    }, {\n"
+        "    ^bb0(%i: tensor<f64>, %v: tensor<?x?xf64>):\n"
+        "      %d0 = \"core.dim\"(%v) {index = 0} : (tensor<?x?xf64>) -> tensor<i64>\n"
+        "      %d1 = \"core.dim\"(%v) {index = 1} : (tensor<?x?xf64>) -> tensor<i64>\n"
+        "      %r = \"core.reshape\"(%v, %d1, %d0) {shape = [-1, 1, -1]} : (tensor<?x?xf64>, tensor<i64>, tensor<i64>) -> tensor<?x1x?xf64>\n"
+        "      %t = \"core.tanh\"(%r) : (tensor<?x1x?xf64>) -> tensor<?x1x?xf64>\n"
+        "      %b = \"core.reshape\"(%t, %d0, %d1) {shape = [-1, -1]} : (tensor<?x1x?xf64>, tensor<i64>, tensor<i64>) -> tensor<?x?xf64>\n"
+        "      %w = \"core.mul\"(%b, %v) : (tensor<?x?xf64>, tensor<?x?xf64>) -> tensor<?x?xf64>\n"
+        "      %one = \"core.constant\"() {value = dense<1.0> : tensor<f64>} : () -> tensor<f64>\n"
+        "      %j = \"core.add\"(%i, %one) : (tensor<f64>, tensor<f64>) -> tensor<f64>\n"
+        "      \"ctl.yield\"(%j, %w) : (tensor<f64>, tensor<?x?xf64>) -> ()\n"
+        "    }) : (tensor<f64>, tensor<?x?xf64>) -> (tensor<f64>, tensor<?x?xf64>)\n"
+        "    \"func.return\"(%0#1) : (tensor<?x?xf64>) -> ()\n"
+        "  }\n"
+        "}\n");
+  int64_t dx[2] = {2, 3};
+  double vx[6] = {0.1, -0.2, 0.3, 0.4, -0.5, 0.6};
+  eddy_eval_value_t args[1] = {tensor(f, 2, dx, vx)};
+  size_t wrt[1] = {0};
+  grad_and_check(f, "f", wrt, 1, args);
+  eddy_eval_value_release(&args[0]);
+}
+
 /// An RNN-like loop with a captured weight, its gradient optimized by the
 /// generic passes, and checked before and after.
 static void test_optimized_loop(void **state) {
@@ -284,6 +321,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_checker_catches_mismatch, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(test_dynamic_broadcast, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_reshape_dim_operands, setup,
+                                      teardown),
       cmocka_unit_test_setup_teardown(test_optimized_loop, setup, teardown),
       cmocka_unit_test_setup_teardown(test_argument_errors, setup, teardown),
   };
