@@ -937,6 +937,66 @@ typedef struct ad_rule {
 #define ZERO_PIECEWISE "piecewise constant: zero almost everywhere"
 #define ZERO_BOOL "a boolean result"
 #define ZERO_NO_OPERAND "no operands"
+/* ---- Along an axis: reverse, scans ------------------------------------------ */
+
+/// The gradient of a reverse is the same reverse.
+static eddy_status_t r_reverse(ad_scope_t *s, eddy_op_t *op,
+                               eddy_value_t **g) {
+  eddy_named_attr_t a;
+  int64_t axes[MAXR];
+  int64_t n = eddy_ir_attr_as_i64_array(eddy_ir_op_attr(op, "axes"), axes,
+                                        MAXR);
+  if (n < 0 || n > MAXR)
+    return eddy_ir_op_error(op, "autodiff: bad axes");
+  ad_attr_i64s(s->ad, "axes", axes, (size_t)n, &a);
+  eddy_value_t *r = NULL;
+  TRY(ad_emit(s, "core.reverse", &g[0], 1, &a, 1, &r));
+  return ad_adj_add(s, operand(op, 0), r);
+}
+
+/// A cumsum or cumprod like op's, along its axis, with exclusive as given
+/// and reverse = op's reverse XOR flip.
+static eddy_status_t scan_like(ad_scope_t *s, eddy_op_t *op, const char *name,
+                               eddy_value_t *x, bool flip,
+                               eddy_value_t **out) {
+  eddy_named_attr_t a[3] = {
+      eddy_ir_named_attr(s->ad->ctx, "axis",
+                         eddy_ir_int_attr_get(
+                             s->ad->ctx, eddy_ir_op_attr_int(op, "axis", 0),
+                             EDDY_DT_I64)),
+      eddy_ir_named_attr(
+          s->ad->ctx, "exclusive",
+          eddy_ir_bool_attr_get(s->ad->ctx,
+                                eddy_ir_op_attr_bool(op, "exclusive", false))),
+      eddy_ir_named_attr(
+          s->ad->ctx, "reverse",
+          eddy_ir_bool_attr_get(s->ad->ctx,
+                                eddy_ir_op_attr_bool(op, "reverse", false) !=
+                                    flip))};
+  return ad_emit(s, name, &x, 1, a, 3, out);
+}
+
+/// d/dx of y_k = sum over the window of k: each x_j feeds the y_k whose
+/// window holds it, so the gradient is the scan of g the other way.
+static eddy_status_t r_cumsum(ad_scope_t *s, eddy_op_t *op, eddy_value_t **g) {
+  eddy_value_t *r = NULL;
+  TRY(scan_like(s, op, "core.cumsum", g[0], true, &r));
+  return ad_adj_add(s, operand(op, 0), r);
+}
+
+/// TensorFlow's rule: cumsum(g * y) the other way, divided by x (so a zero
+/// in x gives inf or NaN, as there).
+static eddy_status_t r_cumprod(ad_scope_t *s, eddy_op_t *op,
+                               eddy_value_t **g) {
+  eddy_value_t *x = NULL, *y = NULL, *gy = NULL, *c = NULL, *r = NULL;
+  TRY(fop(s, op, 0, &x));
+  TRY(fres(s, op, 0, &y));
+  TRY(bin(s, "core.mul", g[0], y, &gy));
+  TRY(scan_like(s, op, "core.cumsum", gy, true, &c));
+  TRY(bin(s, "core.div", c, x, &r));
+  return ad_adj_add(s, operand(op, 0), r);
+}
+
 #define ZERO_SHAPE "an integer result that depends on shapes only"
 #define TERMINATOR "a terminator: the rule of the op holding it reads it"
 
@@ -996,6 +1056,12 @@ static const ad_rule_t k_rules[EDDY_OP_COUNT_] = {
     [EDDY_OP_CORE_IOTA] = {.zero = ZERO_NO_OPERAND},
     [EDDY_OP_CORE_SHAPE] = {.zero = ZERO_SHAPE},
     [EDDY_OP_CORE_DIM] = {.zero = ZERO_SHAPE},
+    /* along an axis */
+    [EDDY_OP_CORE_REVERSE] = {r_reverse},
+    [EDDY_OP_CORE_ARGMAX] = {.zero = ZERO_PIECEWISE},
+    [EDDY_OP_CORE_ARGMIN] = {.zero = ZERO_PIECEWISE},
+    [EDDY_OP_CORE_CUMSUM] = {r_cumsum},
+    [EDDY_OP_CORE_CUMPROD] = {r_cumprod},
     /* lists */
     [EDDY_OP_TL_EMPTY] = {.zero = ZERO_NO_OPERAND},
     [EDDY_OP_TL_RESERVE] = {.zero = "its operand is a length"},

@@ -998,6 +998,160 @@ static eddy_status_t kernel_gather(cpu_emit_t *e, eddy_op_t *op) {
   return NULL;
 }
 
+/// The run-time dims of v as index values (constants where static).
+static eddy_status_t dims_v(cpu_emit_t *e, eddy_value_t *v, int *d) {
+  if (cpu_type_is_dynamic(v->type))
+    return cpu_dims(e, v, false, d);
+  for (int32_t i = 0; i < v->type->rank; i++)
+    d[i] = cpu_index_const(e, v->type->dims[i]);
+  return NULL;
+}
+
+/// result[i] = x[i with i_a replaced by dim_a - 1 - i_a for a in axes].
+static eddy_status_t kernel_reverse(cpu_emit_t *e, eddy_op_t *op) {
+  eddy_value_t *in = eddy_ir_op_operand(op, 0);
+  const eddy_type_t *rt = op->results[0].type;
+  int64_t axes[EDDY_RT_MAX_RANK];
+  const eddy_attr_t *aa = eddy_ir_op_attr(op, "axes");
+  int64_t na = aa ? eddy_ir_attr_as_i64_array(aa, axes, EDDY_RT_MAX_RANK) : -1;
+  if (na < 0 || na > EDDY_RT_MAX_RANK)
+    return cpu_unsupported(op, "needs an 'axes' array");
+  bool rev[EDDY_RT_MAX_RANK] = {false};
+  for (int64_t i = 0; i < na; i++)
+    rev[axes[i] < 0 ? axes[i] + rt->rank : axes[i]] = true;
+  int d[EDDY_RT_MAX_RANK], oidx[EDDY_RT_MAX_RANK], iidx[EDDY_RT_MAX_RANK], x;
+  EDDY_RETURN_IF_ERROR(dims_v(e, in, d));
+  EDDY_RETURN_IF_ERROR(loops_over(e, &op->results[0], oidx));
+  int one = cpu_index_const(e, 1);
+  for (int32_t j = 0; j < rt->rank; j++)
+    iidx[j] = rev[j] ? op2(e, "arith.subi",
+                           op2(e, "arith.subi", d[j], one, "index"), oidx[j],
+                           "index")
+                     : oidx[j];
+  EDDY_RETURN_IF_ERROR(cpu_expr(e, in, iidx, &x));
+  cpu_store(e, cpu_val_get(e, &op->results[0])->buf, rt, oidx, x);
+  cpu_loops_close(e, rt->rank);
+  return NULL;
+}
+
+/// argmax / argmin: one scan of the axis per result element carrying the
+/// best value and its index (-1 before the first element, so an empty axis
+/// reads nothing; infer_dims reports it). NaN beats all but NaN; the first
+/// of equals is kept (runtime/k_index.c).
+static eddy_status_t kernel_arg(cpu_emit_t *e, eddy_op_t *op) {
+  eddy_value_t *in = eddy_ir_op_operand(op, 0);
+  const eddy_type_t *it = in->type, *rt = op->results[0].type;
+  bool mx = eddy_dialects_opcode(op) == EDDY_OP_CORE_ARGMAX;
+  int64_t axis = eddy_ir_op_attr_int(op, "axis", 0);
+  if (axis < 0)
+    axis += it->rank;
+  eddy_dtype_t dt = it->dtype;
+  bool fl = eddy_dtype_is_float(dt);
+  const char *ty = cpu_reg_type(dt);
+  int d[EDDY_RT_MAX_RANK], oidx[EDDY_RT_MAX_RANK], iidx[EDDY_RT_MAX_RANK];
+  EDDY_RETURN_IF_ERROR(dims_v(e, in, d));
+  EDDY_RETURN_IF_ERROR(loops_over(e, &op->results[0], oidx));
+  int init = fl ? cpu_fresh(e) : iconst(e, ty, 0);
+  if (fl)
+    cpu_p(e, "%%t%d = arith.constant 0.0 : %s\n", init, ty);
+  int mone = iconst(e, "i64", -1);
+  int k = cpu_fresh(e), b = cpu_fresh(e), bi = cpu_fresh(e), res = cpu_fresh(e);
+  cpu_p(e,
+        "%%t%d:2 = scf.for %%t%d = %%t%d to %%t%d step %%t%d iter_args(%%t%d = "
+        "%%t%d, %%t%d = %%t%d) -> (%s, i64) {\n",
+        res, k, cpu_index_const(e, 0), d[axis], cpu_index_const(e, 1), b, init,
+        bi, mone, ty);
+  for (int32_t j = 0, o = 0; j < it->rank; j++)
+    iidx[j] = j == axis ? k : oidx[o++];
+  int x;
+  EDDY_RETURN_IF_ERROR(cpu_expr(e, in, iidx, &x));
+  int first = cmp(e, "arith.cmpi", "eq", bi, mone, "i64");
+  int better;
+  if (fl) {
+    const char *ct = calc_type(dt);
+    int xv = to_calc(e, dt, x), bv = to_calc(e, dt, b);
+    int bord = cmp(e, "arith.cmpf", "ord", bv, bv, ct);
+    int xnan = cmp(e, "arith.cmpf", "uno", xv, xv, ct);
+    int gt = cmp(e, "arith.cmpf", mx ? "ogt" : "olt", xv, bv, ct);
+    better = op2(e, "arith.andi", bord, op2(e, "arith.ori", xnan, gt, "i1"),
+                 "i1");
+  } else {
+    better = cmp(e, "arith.cmpi", mx ? "sgt" : "slt", x, b, ty);
+  }
+  better = op2(e, "arith.ori", first, better, "i1");
+  int ki = cpu_fresh(e);
+  cpu_p(e, "%%t%d = arith.index_cast %%t%d : index to i64\n", ki, k);
+  int nb = sel(e, better, x, b, ty), nbi = sel(e, better, ki, bi, "i64");
+  cpu_p(e, "scf.yield %%t%d, %%t%d : %s, i64\n}\n", nb, nbi, ty);
+  int r = cpu_fresh(e);
+  cpu_p(e, "%%t%d = arith.addi %%t%d#1, %%t%d : i64\n", r, res,
+        iconst(e, "i64", 0));
+  if (rt->dtype != EDDY_DT_I64) {
+    int t = cpu_fresh(e);
+    cpu_p(e, "%%t%d = arith.trunci %%t%d : i64 to %s\n", t, r,
+          cpu_reg_type(rt->dtype));
+    r = t;
+  }
+  cpu_store(e, cpu_val_get(e, &op->results[0])->buf, rt, oidx, r);
+  cpu_loops_close(e, rt->rank);
+  return NULL;
+}
+
+/// cumsum / cumprod: one sequential scan of the axis per position of the
+/// other dims; floats accumulate in f64 and round each output, integers
+/// wrap (runtime/k_index.c).
+static eddy_status_t kernel_cumulative(cpu_emit_t *e, eddy_op_t *op) {
+  eddy_value_t *in = eddy_ir_op_operand(op, 0);
+  const eddy_type_t *rt = op->results[0].type;
+  bool prod = eddy_dialects_opcode(op) == EDDY_OP_CORE_CUMPROD;
+  bool excl = eddy_ir_op_attr_bool(op, "exclusive", false);
+  bool rev = eddy_ir_op_attr_bool(op, "reverse", false);
+  int64_t axis = eddy_ir_op_attr_int(op, "axis", 0);
+  if (axis < 0)
+    axis += rt->rank;
+  eddy_dtype_t dt = rt->dtype;
+  bool fl = eddy_dtype_is_float(dt);
+  const char *acc_t = fl ? "f64" : cpu_reg_type(dt);
+  int d[EDDY_RT_MAX_RANK], od[EDDY_RT_MAX_RANK], oidx[EDDY_RT_MAX_RANK],
+      iidx[EDDY_RT_MAX_RANK];
+  EDDY_RETURN_IF_ERROR(dims_v(e, in, d));
+  int32_t no = 0;
+  for (int32_t j = 0; j < rt->rank; j++)
+    if (j != axis)
+      od[no++] = d[j];
+  cpu_loops_open_v(e, no, od, oidx);
+  int init = fl ? fconst(e, "f64", prod ? 1.0 : 0.0)
+                : iconst(e, acc_t, prod ? 1 : 0);
+  int k = cpu_fresh(e), acc = cpu_fresh(e), res = cpu_fresh(e);
+  cpu_p(e,
+        "%%t%d = scf.for %%t%d = %%t%d to %%t%d step %%t%d iter_args(%%t%d = "
+        "%%t%d) -> (%s) {\n",
+        res, k, cpu_index_const(e, 0), d[axis], cpu_index_const(e, 1), acc,
+        init, acc_t);
+  int p = k;
+  if (rev)
+    p = op2(e, "arith.subi",
+            op2(e, "arith.subi", d[axis], cpu_index_const(e, 1), "index"), k,
+            "index");
+  for (int32_t j = 0, o = 0; j < rt->rank; j++)
+    iidx[j] = j == axis ? p : oidx[o++];
+  int x;
+  EDDY_RETURN_IF_ERROR(cpu_expr(e, in, iidx, &x));
+  if (fl)
+    x = cpu_float_widen(e, dt, "f64", x);
+  const char *name = fl ? (prod ? "arith.mulf" : "arith.addf")
+                        : (prod ? "arith.muli" : "arith.addi");
+  int nx = op2(e, name, acc, x, acc_t);
+  int v = excl ? acc : nx;
+  if (fl)
+    v = cpu_float_narrow(e, "f64", dt, v);
+  cpu_store(e, cpu_val_get(e, &op->results[0])->buf, rt, iidx, v);
+  cpu_p(e, "scf.yield %%t%d : %s\n}\n", nx, acc_t);
+  (void)res;
+  cpu_loops_close(e, no);
+  return NULL;
+}
+
 static eddy_status_t kernel_matmul(cpu_emit_t *e, eddy_op_t *op) {
   return cpu_type_is_dynamic(op->results[0].type) ||
                  cpu_type_is_dynamic(eddy_ir_op_operand(op, 0)->type) ||
@@ -1087,6 +1241,11 @@ static const cpu_op_info_t k_ops[EDDY_OP_COUNT_] = {
     KERNEL(PAD, kernel_pad, true),
     KERNEL(SHAPE, kernel_shape, false),
     KERNEL(DIM, kernel_shape, false),
+    KERNEL(REVERSE, kernel_reverse, true),
+    KERNEL(ARGMAX, kernel_arg, true),
+    KERNEL(ARGMIN, kernel_arg, true),
+    KERNEL(CUMSUM, kernel_cumulative, true),
+    KERNEL(CUMPROD, kernel_cumulative, true),
     [EDDY_OP_CTL_WHILE] = {.cls = CPU_OP_WHILE},
     [EDDY_OP_CTL_IF] = {.cls = CPU_OP_IF},
     [EDDY_OP_CTL_CALL] = {.cls = CPU_OP_CALL},

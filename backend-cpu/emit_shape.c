@@ -525,6 +525,29 @@ static eddy_status_t infer_dims(cpu_emit_t *e, eddy_op_t *op, uint32_t r,
     }
     return NULL;
   }
+  if (code == EDDY_OP_CORE_REVERSE || code == EDDY_OP_CORE_CUMSUM ||
+      code == EDDY_OP_CORE_CUMPROD) {
+    for (int32_t d = 0; d < rt->rank; d++)
+      out[d] = id[d];
+    return NULL;
+  }
+  if (code == EDDY_OP_CORE_ARGMAX || code == EDDY_OP_CORE_ARGMIN) {
+    int64_t axis =
+        norm_axis(eddy_ir_op_attr_int(op, "axis", 0), in->type->rank);
+    int32_t o = 0;
+    for (int32_t d = 0; d < in->type->rank; d++)
+      if (d != axis)
+        out[o++] = id[d];
+    if (check && id[axis].c < 0) {
+      int z = cpu_index_const(e, 0);
+      cpu_fail_dims(e, icmp(e, "eq", id[axis].v, z),
+                    cpu_dims_site(e, op,
+                                  "the reduced dimension is empty (size and "
+                                  "minimum 1)"),
+                    id[axis].v, cpu_index_const(e, 1));
+    }
+    return NULL;
+  }
   // Everything else has a static result (constants, iota, shape, dim) or
   // keeps its dims in slots (loops, branches, calls, lists).
   for (int32_t d = 0; d < rt->rank; d++) {

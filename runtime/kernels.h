@@ -209,6 +209,27 @@ eddy_rt_status_t eddy_rt_shape(eddy_rt_ctx_t *ctx, const eddy_rt_tensor_t *x,
 eddy_rt_status_t eddy_rt_dim(eddy_rt_ctx_t *ctx, const eddy_rt_tensor_t *x,
                              int64_t index, eddy_rt_tensor_t *out_t);
 
+/// ---- Ops along an axis (k_index.c) -------------------------------------------
+
+/// core.reverse: x with the order of elements along each of axes[0..n)
+/// (distinct, negative from the end) reversed; any dtype.
+eddy_rt_status_t eddy_rt_reverse(eddy_rt_ctx_t *ctx, const eddy_rt_tensor_t *x,
+                                 const int64_t *axes, int32_t n,
+                                 eddy_rt_tensor_t *out_t);
+/// core.argmax (is_max) / core.argmin: the index along axis of the largest
+/// (smallest) element, the first one of equals; a NaN counts as the extreme
+/// (the first NaN wins). The dim must not be empty. dtype: i32 or i64.
+eddy_rt_status_t eddy_rt_arg(eddy_rt_ctx_t *ctx, bool is_max,
+                             const eddy_rt_tensor_t *x, int64_t axis,
+                             int32_t dtype, eddy_rt_tensor_t *out_t);
+/// core.cumprod (is_prod) / core.cumsum along axis: element k is the sum
+/// (product) of the elements before k (exclusive) or up to k, counting from
+/// the end when reverse. Numeric dtypes.
+eddy_rt_status_t eddy_rt_cumulative(eddy_rt_ctx_t *ctx, bool is_prod,
+                                    const eddy_rt_tensor_t *x, int64_t axis,
+                                    bool exclusive, bool reverse,
+                                    eddy_rt_tensor_t *out_t);
+
 /// ---- TensorList ops (tl dialect) ---------------------------------------------
 /// Element shapes follow TensorFlow's lists: an item must match the known
 /// parts of the element shape; see docs/runtime.md. Indices and lengths

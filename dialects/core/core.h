@@ -66,7 +66,12 @@ extern "C" {
   X(GATHER, "gather")                                                          \
   X(PAD, "pad")                                                                \
   X(SHAPE, "shape")                                                            \
-  X(DIM, "dim")
+  X(DIM, "dim")                                                                \
+  X(REVERSE, "reverse")                                                        \
+  X(ARGMAX, "argmax")                                                          \
+  X(ARGMIN, "argmin")                                                          \
+  X(CUMSUM, "cumsum")                                                          \
+  X(CUMPROD, "cumprod")
 
 /// Largest rank the core shape functions and folders accept; higher ranks
 /// are reported as errors.

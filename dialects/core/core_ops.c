@@ -42,6 +42,17 @@ static const eddy_attr_spec_t attrs_pad[] = {{"high", EDDY_ATTR_ARRAY, false},
                                              {NULL, 0, false}};
 static const eddy_attr_spec_t attrs_dim[] = {{"index", EDDY_ATTR_INT, false},
                                              {NULL, 0, false}};
+static const eddy_attr_spec_t attrs_axes[] = {{"axes", EDDY_ATTR_ARRAY, false},
+                                              {NULL, 0, false}};
+static const eddy_attr_spec_t attrs_arg[] = {
+    {"axis", EDDY_ATTR_INT, false},
+    {"dtype", EDDY_ATTR_STRING, false},
+    {NULL, 0, false}};
+static const eddy_attr_spec_t attrs_cumulative[] = {
+    {"axis", EDDY_ATTR_INT, false},
+    {"exclusive", EDDY_ATTR_BOOL, true},
+    {"reverse", EDDY_ATTR_BOOL, true},
+    {NULL, 0, false}};
 
 /// One operand count / one result, no regions.
 #define OP(e, nm, nops, tr, at, ver, inf, fld)                                 \
@@ -156,6 +167,16 @@ const eddy_op_def_t eddy_core_op_defs[EDDY_CORE_OP_COUNT_] = {
        eddy_core_fold_shape),
     OP(DIM, "dim", 1, PURE, attrs_dim, NULL, eddy_core_infer_dim,
        eddy_core_fold_dim),
+    OP(REVERSE, "reverse", 1, PURE, attrs_axes, NULL, eddy_core_infer_reverse,
+       eddy_core_fold_reverse),
+    OP(ARGMAX, "argmax", 1, PURE, attrs_arg, NULL, eddy_core_infer_arg,
+       eddy_core_fold_arg),
+    OP(ARGMIN, "argmin", 1, PURE, attrs_arg, NULL, eddy_core_infer_arg,
+       eddy_core_fold_arg),
+    OP(CUMSUM, "cumsum", 1, PURE, attrs_cumulative, NULL,
+       eddy_core_infer_cumulative, eddy_core_fold_cumulative),
+    OP(CUMPROD, "cumprod", 1, PURE, attrs_cumulative, NULL,
+       eddy_core_infer_cumulative, eddy_core_fold_cumulative),
 };
 
 const eddy_dialect_t eddy_core_dialect = {
@@ -166,7 +187,8 @@ const eddy_dialect_t eddy_core_dialect = {
 };
 
 /* Both number the core ops in the order of EDDY_CORE_OP_LIST. */
-_Static_assert(EDDY_OP_CORE_DIM - EDDY_OP_CORE_CONSTANT == EDDY_CORE_OP_DIM,
+_Static_assert(EDDY_OP_CORE_CUMPROD - EDDY_OP_CORE_CONSTANT ==
+                   EDDY_CORE_OP_CUMPROD,
                "core opcodes and table indices differ");
 
 eddy_core_op_kind_t eddy_core_op_kind(const eddy_op_def_t *def) {

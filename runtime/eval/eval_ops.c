@@ -597,6 +597,48 @@ static eddy_status_t h_tl_from_tensor(eval_state_t *s, eval_frame_t *f,
 /// Indexed by opcode: the handler of every core, ctl and tl op the evaluator
 /// runs, and for the others the reason it does not (tests/unit/eval/
 /// test_eval_table.c holds every opcode to one or the other).
+static eddy_status_t h_reverse(eval_state_t *s, eval_frame_t *f,
+                               const eval_handler_t *h, const eddy_op_t *op,
+                               const eddy_eval_value_t *const *operands,
+                               eddy_eval_value_t *out) {
+  UNUSED_HANDLER_ARGS;
+  int64_t axes[EDDY_RT_MAX_RANK];
+  int32_t n = 0;
+  EDDY_RETURN_IF_ERROR(attr_ints(op, "axes", false, axes, &n));
+  eddy_rt_tensor_t r = eddy_rt_tensor_empty();
+  RT(eddy_rt_reverse(s->rt, TENSOR(0), axes, n, &r));
+  return put_tensor(&out[0], &r);
+}
+
+/// argmax (code 1) / argmin (code 0).
+static eddy_status_t h_arg(eval_state_t *s, eval_frame_t *f,
+                           const eval_handler_t *h, const eddy_op_t *op,
+                           const eddy_eval_value_t *const *operands,
+                           eddy_eval_value_t *out) {
+  UNUSED_HANDLER_ARGS;
+  int64_t axis = 0;
+  EDDY_RETURN_IF_ERROR(attr_int(op, "axis", &axis));
+  eddy_rt_tensor_t r = eddy_rt_tensor_empty();
+  RT(eddy_rt_arg(s->rt, h->code != 0, TENSOR(0), axis,
+                 (int32_t)op->results[0].type->dtype, &r));
+  return put_tensor(&out[0], &r);
+}
+
+/// cumprod (code 1) / cumsum (code 0).
+static eddy_status_t h_cumulative(eval_state_t *s, eval_frame_t *f,
+                                  const eval_handler_t *h, const eddy_op_t *op,
+                                  const eddy_eval_value_t *const *operands,
+                                  eddy_eval_value_t *out) {
+  UNUSED_HANDLER_ARGS;
+  int64_t axis = 0;
+  EDDY_RETURN_IF_ERROR(attr_int(op, "axis", &axis));
+  eddy_rt_tensor_t r = eddy_rt_tensor_empty();
+  RT(eddy_rt_cumulative(s->rt, h->code != 0, TENSOR(0), axis,
+                        eddy_ir_op_attr_bool(op, "exclusive", false),
+                        eddy_ir_op_attr_bool(op, "reverse", false), &r));
+  return put_tensor(&out[0], &r);
+}
+
 static const eval_handler_t k_handlers[EDDY_OP_COUNT_] = {
     [EDDY_OP_CORE_CONSTANT] = {h_constant, 0},
     [EDDY_OP_CORE_IOTA] = {h_iota, 0},
@@ -647,6 +689,11 @@ static const eval_handler_t k_handlers[EDDY_OP_COUNT_] = {
     [EDDY_OP_CORE_PAD] = {h_pad, 0},
     [EDDY_OP_CORE_SHAPE] = {h_shape, 0},
     [EDDY_OP_CORE_DIM] = {h_dim, 0},
+    [EDDY_OP_CORE_REVERSE] = {h_reverse, 0},
+    [EDDY_OP_CORE_ARGMAX] = {h_arg, 1},
+    [EDDY_OP_CORE_ARGMIN] = {h_arg, 0},
+    [EDDY_OP_CORE_CUMSUM] = {h_cumulative, 0},
+    [EDDY_OP_CORE_CUMPROD] = {h_cumulative, 1},
     [EDDY_OP_TL_EMPTY] = {h_tl_empty, 0},
     [EDDY_OP_TL_RESERVE] = {h_tl_reserve, 0},
     [EDDY_OP_TL_PUSH_BACK] = {h_tl_push_back, 0},

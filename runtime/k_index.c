@@ -1,0 +1,205 @@
+/// Kernels of the ops that index along an axis: reverse (a strided view
+/// with negative strides, copied), argmax / argmin and the scans cumsum /
+/// cumprod. Each output element is computed exactly as the constant folder
+/// does (dialects/core/core_index.c): float scans accumulate in f64 and
+/// round each output once, integer scans wrap.
+#include "runtime/rt_internal.h"
+
+#include <math.h>
+
+eddy_rt_status_t eddy_rt_reverse(eddy_rt_ctx_t *ctx, const eddy_rt_tensor_t *x,
+                                 const int64_t *axes, int32_t n,
+                                 eddy_rt_tensor_t *out_t) {
+  const char *op = "core.reverse";
+  *out_t = eddy_rt_tensor_empty();
+  EDDY_RT_RETURN_IF_ERROR(rt_check_operand(x, op, 0));
+  if (n < 0 || n > EDDY_RT_MAX_RANK)
+    return rt_err(EDDY_RT_ERR_INVALID_ARGUMENT, op,
+                  "axes has %d entries, expected 0..%d", (int)n,
+                  EDDY_RT_MAX_RANK);
+  int64_t strides[EDDY_RT_MAX_RANK];
+  bool seen[EDDY_RT_MAX_RANK] = {false};
+  for (int32_t i = 0; i < x->rank; i++)
+    strides[i] = x->strides[i];
+  EDDY_RT_RETURN_IF_ERROR(
+      rt_alloc_tensor(ctx, op, x->dtype, x->rank, x->dims, out_t));
+  if (eddy_rt_tensor_numel(out_t) == 0) {
+    for (int32_t i = 0; i < n; i++) {
+      int32_t a;
+      eddy_rt_status_t st = rt_norm_axis(op, "axis", axes[i], x->rank, &a);
+      if (st) {
+        eddy_rt_tensor_release(out_t);
+        return st;
+      }
+    }
+    return NULL;
+  }
+  int64_t off = 0;
+  for (int32_t i = 0; i < n; i++) {
+    int32_t a;
+    eddy_rt_status_t st = rt_norm_axis(op, "axis", axes[i], x->rank, &a);
+    if (!st && seen[a])
+      st = rt_err(EDDY_RT_ERR_INVALID_ARGUMENT, op,
+                  "axes name dimension %d more than once", (int)a);
+    if (st) {
+      eddy_rt_tensor_release(out_t);
+      return st;
+    }
+    seen[a] = true;
+    off += (x->dims[a] - 1) * x->strides[a];
+    strides[a] = -x->strides[a];
+  }
+  eddy_rt_tensor_t view =
+      rt_view(x, x->rank, x->dims, strides,
+              (char *)x->data + off * (int64_t)eddy_rt_dtype_size(x->dtype));
+  rt_copy_into(ctx, out_t, &view);
+  return NULL;
+}
+
+/// outer x n x inner around axis ax of a contiguous tensor.
+static void rt_axis_split(const eddy_rt_tensor_t *x, int32_t ax,
+                          int64_t *outer, int64_t *n, int64_t *inner) {
+  *outer = 1;
+  *inner = 1;
+  for (int32_t i = 0; i < x->rank; i++) {
+    if (i < ax)
+      *outer *= x->dims[i];
+    else if (i > ax)
+      *inner *= x->dims[i];
+  }
+  *n = x->dims[ax];
+}
+
+/// NaN beats everything but NaN; the first of equals is kept.
+static bool rt_arg_better_f(double a, double b, bool mx) {
+  if (isnan(b))
+    return false;
+  if (isnan(a))
+    return true;
+  return mx ? a > b : a < b;
+}
+
+eddy_rt_status_t eddy_rt_arg(eddy_rt_ctx_t *ctx, bool is_max,
+                             const eddy_rt_tensor_t *x, int64_t axis,
+                             int32_t dtype, eddy_rt_tensor_t *out_t) {
+  const char *op = is_max ? "core.argmax" : "core.argmin";
+  *out_t = eddy_rt_tensor_empty();
+  EDDY_RT_RETURN_IF_ERROR(rt_check_operand(x, op, 0));
+  if (dtype != EDDY_RT_I32 && dtype != EDDY_RT_I64)
+    return rt_err_dtype(op, "the index dtype", dtype, "i32 or i64");
+  if (x->dtype == EDDY_RT_I1)
+    return rt_err_dtype(op, "operand 0", x->dtype, "a numeric dtype");
+  if (x->rank < 1)
+    return rt_err(EDDY_RT_ERR_INVALID_ARGUMENT, op,
+                  "operand 0 is a scalar; expected rank >= 1");
+  int32_t ax;
+  EDDY_RT_RETURN_IF_ERROR(rt_norm_axis(op, "axis", axis, x->rank, &ax));
+  if (x->dims[ax] == 0) {
+    char sx[RT_SHAPE_BUF];
+    return rt_err(EDDY_RT_ERR_INVALID_ARGUMENT, op,
+                  "dimension %d of operand 0 of shape %s is empty", (int)ax,
+                  rt_shape_str(x, sx));
+  }
+  int64_t dims[EDDY_RT_MAX_RANK];
+  int32_t r = 0;
+  for (int32_t i = 0; i < x->rank; i++)
+    if (i != ax)
+      dims[r++] = x->dims[i];
+  EDDY_RT_RETURN_IF_ERROR(rt_alloc_tensor(ctx, op, dtype, r, dims, out_t));
+  if (eddy_rt_tensor_numel(out_t) == 0)
+    return NULL;
+  eddy_rt_tensor_t src;
+  eddy_rt_status_t st = rt_make_owned_contiguous(ctx, op, x, &src);
+  if (st) {
+    eddy_rt_tensor_release(out_t);
+    return st;
+  }
+  bool fl = eddy_rt_dtype_is_float(x->dtype);
+  int64_t outer, n, inner;
+  rt_axis_split(&src, ax, &outer, &n, &inner);
+  for (int64_t o = 0; o < outer; o++)
+    for (int64_t i = 0; i < inner; i++) {
+      int64_t base = o * n * inner + i, best = 0;
+      if (fl) {
+        double b = eddy_rt_tensor_get_f64(&src, base);
+        for (int64_t k = 1; k < n; k++) {
+          double v = eddy_rt_tensor_get_f64(&src, base + k * inner);
+          if (rt_arg_better_f(v, b, is_max)) {
+            b = v;
+            best = k;
+          }
+        }
+      } else {
+        int64_t b = eddy_rt_tensor_get_i64(&src, base);
+        for (int64_t k = 1; k < n; k++) {
+          int64_t v = eddy_rt_tensor_get_i64(&src, base + k * inner);
+          if (is_max ? v > b : v < b) {
+            b = v;
+            best = k;
+          }
+        }
+      }
+      eddy_rt_tensor_set_i64(out_t, o * inner + i, best);
+    }
+  eddy_rt_tensor_release(&src);
+  return NULL;
+}
+
+eddy_rt_status_t eddy_rt_cumulative(eddy_rt_ctx_t *ctx, bool is_prod,
+                                    const eddy_rt_tensor_t *x, int64_t axis,
+                                    bool exclusive, bool reverse,
+                                    eddy_rt_tensor_t *out_t) {
+  const char *op = is_prod ? "core.cumprod" : "core.cumsum";
+  *out_t = eddy_rt_tensor_empty();
+  EDDY_RT_RETURN_IF_ERROR(rt_check_operand(x, op, 0));
+  if (x->dtype == EDDY_RT_I1)
+    return rt_err_dtype(op, "operand 0", x->dtype, "a numeric dtype");
+  if (x->rank < 1)
+    return rt_err(EDDY_RT_ERR_INVALID_ARGUMENT, op,
+                  "operand 0 is a scalar; expected rank >= 1");
+  int32_t ax;
+  EDDY_RT_RETURN_IF_ERROR(rt_norm_axis(op, "axis", axis, x->rank, &ax));
+  EDDY_RT_RETURN_IF_ERROR(
+      rt_alloc_tensor(ctx, op, x->dtype, x->rank, x->dims, out_t));
+  if (eddy_rt_tensor_numel(out_t) == 0)
+    return NULL;
+  eddy_rt_tensor_t src;
+  eddy_rt_status_t st = rt_make_owned_contiguous(ctx, op, x, &src);
+  if (st) {
+    eddy_rt_tensor_release(out_t);
+    return st;
+  }
+  bool fl = eddy_rt_dtype_is_float(x->dtype);
+  int64_t outer, n, inner;
+  rt_axis_split(&src, ax, &outer, &n, &inner);
+  for (int64_t o = 0; o < outer; o++)
+    for (int64_t i = 0; i < inner; i++) {
+      double fa = is_prod ? 1.0 : 0.0;
+      uint64_t ia = is_prod ? 1 : 0;
+      for (int64_t s = 0; s < n; s++) {
+        int64_t k = reverse ? n - 1 - s : s;
+        int64_t p = o * n * inner + k * inner + i;
+        if (exclusive) {
+          if (fl)
+            eddy_rt_tensor_set_f64(out_t, p, fa);
+          else
+            eddy_rt_tensor_set_i64(out_t, p, (int64_t)ia);
+        }
+        if (fl) {
+          double v = eddy_rt_tensor_get_f64(&src, p);
+          fa = is_prod ? fa * v : fa + v;
+        } else {
+          uint64_t v = (uint64_t)eddy_rt_tensor_get_i64(&src, p);
+          ia = is_prod ? ia * v : ia + v;
+        }
+        if (!exclusive) {
+          if (fl)
+            eddy_rt_tensor_set_f64(out_t, p, fa);
+          else
+            eddy_rt_tensor_set_i64(out_t, p, (int64_t)ia);
+        }
+      }
+    }
+  eddy_rt_tensor_release(&src);
+  return NULL;
+}
