@@ -984,16 +984,22 @@ static eddy_status_t r_cumsum(ad_scope_t *s, eddy_op_t *op, eddy_value_t **g) {
   return ad_adj_add(s, operand(op, 0), r);
 }
 
-/// TensorFlow's rule: cumsum(g * y) the other way, divided by x (so a zero
-/// in x gives inf or NaN, as there).
+/// TensorFlow's rule: cumsum(g * y) the other way, divided by x, and 0
+/// where x is 0 (its div_no_nan; exact only where x has no zeros, as
+/// there).
 static eddy_status_t r_cumprod(ad_scope_t *s, eddy_op_t *op,
                                eddy_value_t **g) {
-  eddy_value_t *x = NULL, *y = NULL, *gy = NULL, *c = NULL, *r = NULL;
+  eddy_value_t *x = NULL, *y = NULL, *gy = NULL, *c = NULL, *q = NULL,
+               *zero = NULL, *isz = NULL, *r = NULL;
   TRY(fop(s, op, 0, &x));
   TRY(fres(s, op, 0, &y));
   TRY(bin(s, "core.mul", g[0], y, &gy));
   TRY(scan_like(s, op, "core.cumsum", gy, true, &c));
-  TRY(bin(s, "core.div", c, x, &r));
+  TRY(bin(s, "core.div", c, x, &q));
+  TRY(cst(s, op, 0.0, &zero));
+  TRY(bin(s, "core.eq", x, zero, &isz));
+  eddy_value_t *ops[3] = {isz, zero, q};
+  TRY(ad_emit(s, "core.select", ops, 3, NULL, 0, &r));
   return ad_adj_add(s, operand(op, 0), r);
 }
 

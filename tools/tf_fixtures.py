@@ -241,6 +241,58 @@ def m_strided_slice_dyn(x):
             x[-2, ::-2], tf.slice(x, [0, 1, 0], [-1, 2, -1])]
 
 
+def m_reverse_onehot_argmax(x):
+    """ReverseV2 (one and several axes), ArgMax / ArgMin (int64 and int32), Any / All, OneHot
+    (axis -1 with on/off values, axis 0), where with broadcasting, BroadcastTo and Fill of a
+    run-time shape, BroadcastArgs, InvertPermutation, EuclideanNorm, and a concat (ConcatOffset
+    in its gradient). Integer and boolean results are cast to float32."""
+    f = lambda t: tf.cast(t, tf.float32)  # noqa: E731
+    r0 = tf.reverse(x, [0])
+    r1 = tf.reverse(x, [-1, 0])
+    am = tf.argmax(x, axis=1, output_type=tf.int64)
+    an = tf.argmin(x, axis=0, output_type=tf.int32)
+    pos = x > 0.0
+    anyr = tf.reduce_any(pos, axis=1)
+    allc = tf.reduce_all(pos, axis=0, keepdims=True)
+    oh = tf.one_hot(am, 4, on_value=2.0, off_value=-0.5)
+    oh0 = tf.one_hot(an, 3, axis=0)
+    w = tf.where(pos, x, 0.1 * x)
+    wb = tf.where(x[:, :1] > 0.0, x, tf.zeros([4]))
+    bt = tf.broadcast_to(x[0], tf.shape(x))
+    ba = tf.broadcast_dynamic_shape(tf.shape(x), tf.constant([1, 4]))
+    fl = tf.fill(tf.shape(x), 0.5)
+    ip = tf.math.invert_permutation(tf.constant([2, 0, 3, 1]))
+    en = tf.math.reduce_euclidean_norm(x, axis=1)
+    c = tf.concat([x, r1 * 2.0, x[:, :2]], axis=1)
+    return [r0, r1, f(am), f(an), f(anyr), f(allc), oh, oh0, w, wb, bt * x, f(ba), fl * x,
+            f(ip), en, c * c]
+
+
+def m_index_dyn(x):
+    """reverse_onehot_argmax's ops and the scans on a [?, 4] input (a dynamic batch)."""
+    f = lambda t: tf.cast(t, tf.float32)  # noqa: E731
+    am = tf.argmax(x, axis=1)
+    pos = x > 0.0
+    return [tf.reverse(x, [0]), tf.reverse(x, [0, 1]), f(am), f(tf.argmin(x, axis=0)),
+            f(tf.reduce_any(pos, axis=0)), f(tf.reduce_all(pos, axis=1)),
+            tf.one_hot(am, 4, on_value=3.0, off_value=1.0), tf.where(pos, x, -x),
+            tf.broadcast_to(tf.reduce_sum(x, axis=0, keepdims=True), tf.shape(x)),
+            tf.fill(tf.shape(x), 0.25),
+            tf.math.reduce_euclidean_norm(x, axis=0),
+            tf.math.cumsum(x, axis=0, exclusive=True), tf.math.cumprod(x, axis=0, reverse=True),
+            tf.math.cumsum(x, axis=1, reverse=True)]
+
+
+def m_cumulative(x):
+    """Cumsum and Cumprod along each axis, exclusive and reverse, of a [3, 5] input."""
+    return [tf.math.cumsum(x, axis=1), tf.math.cumsum(x, axis=0, exclusive=True),
+            tf.math.cumsum(x, axis=-1, reverse=True),
+            tf.math.cumsum(x, axis=1, exclusive=True, reverse=True),
+            tf.math.cumprod(x, axis=1), tf.math.cumprod(x, axis=0, exclusive=True),
+            tf.math.cumprod(x, axis=1, reverse=True),
+            tf.math.cumprod(x, axis=0, exclusive=True, reverse=True)]
+
+
 def rnd(seed, shape, scale=1.0):
     return (np.random.RandomState(seed).standard_normal(shape) * scale).astype(np.float32)
 
@@ -271,15 +323,20 @@ MODELS = {
     "ta_rows": (m_ta_rows, [("x", rnd(20, [4, 3])), ("w", rnd(21, [3]))], None),
     "strided_slice": (m_strided_slice, [("x", rnd(22, [4, 5, 3]))], None),
     "strided_slice_dyn": (m_strided_slice_dyn, [("x", rnd(23, [3, 5, 3]))], None),
+    "reverse_onehot_argmax": (m_reverse_onehot_argmax, [("x", rnd(24, [3, 4]))], None),
+    "index_dyn": (m_index_dyn, [("x", rnd(25, [5, 4]))], None),
+    "cumulative": (m_cumulative, [("x", rnd(26, [3, 5]) + 0.5)], None),
 }
 
 # Feeds declared with dynamic dimensions (None), by model; the others take their values'
 # shapes.
-FEED_SHAPES = {"strided_slice_dyn": {"x": [None, 5, 3]}}
+FEED_SHAPES = {"strided_slice_dyn": {"x": [None, 5, 3]}, "index_dyn": {"x": [None, 4]}}
 
 # Models written without their gradients: the gradient of a slice of a tensor of dynamic shape
-# (StridedSliceGrad of a run-time shape) is not supported.
-FORWARD_ONLY = {"strided_slice_dyn"}
+# (StridedSliceGrad of a run-time shape) is not supported, nor is the DynamicStitch that the
+# gradient of a reduction of a tensor of dynamic shape (index_dyn's EuclideanNorm) computes
+# its shape with.
+FORWARD_ONLY = {"strided_slice_dyn", "index_dyn"}
 
 # Gradient graphs chain more ops; their sums get a looser relative tolerance.
 GRAD_TOL = (1e-4, 1e-5)

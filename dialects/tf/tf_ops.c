@@ -54,6 +54,14 @@ static const eddy_tf_out_spec_t split_outs[] = {
 static const eddy_tf_out_spec_t unpack_outs[] = {
     O_REPEAT("output", "T", "num")};
 static const eddy_tf_out_spec_t identity_n[] = {O_TYPES("output", "T", 0)};
+static const eddy_tf_out_spec_t output_bool[] = {O_FIXED("output", BOOL, -1)};
+static const eddy_tf_out_spec_t output_output_type[] = {
+    O_ATTR("output", "output_type", -1)};
+static const eddy_tf_out_spec_t r0_T[] = {O_ATTR("r0", "T", -1)};
+static const eddy_tf_out_spec_t concat_offsets[] = {
+    O_REPEAT("offset", "shape_type", "N")};
+static const eddy_tf_out_spec_t out_T_like0[] = {O_ATTR("out", "T", 0)};
+static const eddy_tf_out_spec_t index_i64[] = {O_FIXED("index", INT64, -1)};
 
 /// v1 control flow: values pass through with their type.
 static const eddy_tf_out_spec_t switch_outs[] = {
@@ -119,19 +127,30 @@ static const eddy_tf_op_info_t k_ops[] = {
     OP(Add, z_T),
     OP(AddN, sum_T_like0),
     OP(AddV2, z_T),
+    OP(All, output_bool),
+    OP(Any, output_bool),
+    OP(ArgMax, output_output_type),
+    OP(ArgMin, output_output_type),
     OP(BatchMatMulV2, output_T),
     OP(BiasAdd, output_T_like0),
     OP(BiasAddGrad, output_T),
+    OP(BroadcastArgs, r0_T),
     OP(BroadcastGradientArgs, bcast_args),
+    OP(BroadcastTo, output_T),
     OP_CALL(Case, call_outs, EDDY_TF_CALL_BRANCH),
     OP(Cast, y_DstT_like0),
+    OP(ConcatOffset, concat_offsets),
     OP(ConcatV2, output_T),
     OP(Const, output_dtype),
     OP_NONE(ControlTrigger),
+    OP(Cumprod, out_T_like0),
+    OP(Cumsum, out_T_like0),
     OP(Div, z_T),
+    OP(DivNoNan, z_T),
     OP(EmptyTensorList, tl_new),
     OP(Enter, output_T_like0),
     OP(Equal, z_bool),
+    OP(EuclideanNorm, output_T),
     OP(Exit, output_T_like0),
     OP(Exp, y_T_like0),
     OP(ExpandDims, output_T),
@@ -145,6 +164,7 @@ static const eddy_tf_op_info_t k_ops[] = {
     OP(Identity, output_T_like0),
     OP(IdentityN, identity_n),
     OP_CALL(If, call_outs, EDDY_TF_CALL_BRANCH),
+    OP(InvertPermutation, y_T_like0),
     OP(Less, z_bool),
     OP(LessEqual, z_bool),
     OP(Log, y_T_like0),
@@ -165,6 +185,7 @@ static const eddy_tf_op_info_t k_ops[] = {
     OP(NextIteration, output_T_like0),
     OP_NONE(NoOp),
     OP(NotEqual, z_bool),
+    OP(OneHot, output_T),
     OP(OnesLike, y_T_like0),
     OP(OptionalFromValue, opt_new),
     OP(OptionalGetValue, opt_get),
@@ -185,6 +206,7 @@ static const eddy_tf_op_info_t k_ops[] = {
     OP(Relu, activations_T_like0),
     OP(ReluGrad, backprops_T_like0),
     OP(Reshape, output_T),
+    OP(ReverseV2, output_T_like0),
     OP(Rsqrt, y_T_like0),
     OP(Select, output_T_like1),
     OP(SelectV2, output_T),
@@ -236,6 +258,7 @@ static const eddy_tf_op_info_t k_ops[] = {
     OP(Tile, output_T),
     OP(Transpose, y_T),
     OP(Unpack, unpack_outs),
+    OP(Where, index_i64),
     OP_CALL(While, while_outs, EDDY_TF_CALL_LOOP),
     OP(ZerosLike, y_T_like0),
 };

@@ -58,7 +58,7 @@ bool eddy_tfl_is_supported(const char *t) {
   for (size_t i = 0; i < sizeof OTHER / sizeof OTHER[0]; i++)
     if (strcmp(t, OTHER[i]) == 0)
       return true;
-  return eddy_tfl_is_shape_op(t);
+  return eddy_tfl_is_shape_op(t) || eddy_tfl_is_index_op(t);
 }
 
 static eddy_value_t *in(eddy_tfl_t *z, const eddy_op_t *op, size_t i) {
@@ -629,6 +629,9 @@ eddy_status_t eddy_tfl_lower_op(eddy_tfl_t *z, const eddy_op_t *op,
     return NULL;
   }
   EDDY_RETURN_IF_ERROR(lower_list(z, op, t, handled));
+  if (*handled)
+    return NULL;
+  EDDY_RETURN_IF_ERROR(eddy_tfl_lower_index_op(z, op, handled));
   if (*handled)
     return NULL;
   return eddy_tfl_lower_shape_op(z, op, handled);

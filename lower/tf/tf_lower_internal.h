@@ -133,6 +133,20 @@ eddy_status_t eddy_tfl_lower_strided_slice_grad(eddy_tfl_t *z,
                                                 const eddy_op_t *op);
 eddy_status_t eddy_tfl_lower_slice(eddy_tfl_t *z, const eddy_op_t *op);
 eddy_status_t eddy_tfl_lower_pad(eddy_tfl_t *z, const eddy_op_t *op);
+/// Rules for indexing, scan and arg-reduction ops (legalize_index.c):
+/// ReverseV2, Any, All, ArgMax, ArgMin, Cumsum, Cumprod, OneHot,
+/// ConcatOffset, BroadcastArgs, BroadcastTo, InvertPermutation,
+/// EuclideanNorm (and the one-operand Where, refused with a reason).
+eddy_status_t eddy_tfl_lower_index_op(eddy_tfl_t *z, const eddy_op_t *op,
+                                      bool *handled);
+bool eddy_tfl_is_index_op(const char *t);
+/// When v is the (cast) core.shape of a tensor, that tensor; else NULL
+/// (legalize_shape.c).
+eddy_value_t *eddy_tfl_shape_source(eddy_value_t *v);
+/// x broadcast to the run-time shape of y with core ops (legalize_shape.c).
+eddy_status_t eddy_tfl_broadcast_like(eddy_tfl_t *z, const eddy_op_t *op,
+                                      eddy_value_t *x, eddy_value_t *y,
+                                      eddy_value_t **out);
 /// True when legalize-tf lowers the op named `name` (without "tf.").
 bool eddy_tfl_is_supported(const char *name);
 
