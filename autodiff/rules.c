@@ -1003,6 +1003,21 @@ static eddy_status_t r_cumprod(ad_scope_t *s, eddy_op_t *op,
   return ad_adj_add(s, operand(op, 0), r);
 }
 
+/// scatter adds each update at its index: its gradient reads the adjoint
+/// back at the same indices (a gather).
+static eddy_status_t r_scatter(ad_scope_t *s, eddy_op_t *op,
+                               eddy_value_t **g) {
+  eddy_value_t *idx = NULL, *r = NULL;
+  TRY(fop(s, op, 0, &idx));
+  eddy_named_attr_t a = eddy_ir_named_attr(
+      s->ad->ctx, "axis",
+      eddy_ir_int_attr_get(s->ad->ctx, eddy_ir_op_attr_int(op, "axis", 0),
+                           EDDY_DT_I64));
+  eddy_value_t *ops[2] = {g[0], idx};
+  TRY(ad_emit(s, "core.gather", ops, 2, &a, 1, &r));
+  return ad_adj_add(s, operand(op, 1), r);
+}
+
 #define ZERO_SHAPE "an integer result that depends on shapes only"
 #define TERMINATOR "a terminator: the rule of the op holding it reads it"
 
@@ -1068,6 +1083,7 @@ static const ad_rule_t k_rules[EDDY_OP_COUNT_] = {
     [EDDY_OP_CORE_ARGMIN] = {.zero = ZERO_PIECEWISE},
     [EDDY_OP_CORE_CUMSUM] = {r_cumsum},
     [EDDY_OP_CORE_CUMPROD] = {r_cumprod},
+    [EDDY_OP_CORE_SCATTER] = {r_scatter},
     /* lists */
     [EDDY_OP_TL_EMPTY] = {.zero = ZERO_NO_OPERAND},
     [EDDY_OP_TL_RESERVE] = {.zero = "its operand is a length"},

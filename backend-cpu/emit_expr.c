@@ -1152,6 +1152,84 @@ static eddy_status_t kernel_cumulative(cpu_emit_t *e, eddy_op_t *op) {
   return NULL;
 }
 
+/// scatter: the result zeroed, then each update added at its index, in
+/// row-major order of the updates (runtime/k_index.c's order, so floats
+/// round the same). The adds run as one sequential nest (one thread in the
+/// GPU target's kernels form: duplicate indices must not race). An index
+/// outside [0, size) is a run-time error; nothing is then written for it.
+static eddy_status_t kernel_scatter(cpu_emit_t *e, eddy_op_t *op) {
+  eddy_value_t *indices = eddy_ir_op_operand(op, 0);
+  eddy_value_t *updates = eddy_ir_op_operand(op, 1);
+  const eddy_type_t *it = indices->type, *ut = updates->type;
+  const eddy_type_t *rt = op->results[0].type;
+  int64_t axis = eddy_ir_op_attr_int(op, "axis", 0);
+  int64_t size = eddy_ir_op_attr_int(op, "size", 0);
+  int buf = cpu_val_get(e, &op->results[0])->buf;
+  eddy_dtype_t dt = rt->dtype;
+  const char *ty = cpu_reg_type(dt);
+  bool fl = eddy_dtype_is_float(dt);
+  int site = cpu_error_site(e, op);
+  int oidx[EDDY_RT_MAX_RANK];
+  EDDY_RETURN_IF_ERROR(loops_over(e, &op->results[0], oidx));
+  int zero;
+  if (fl) {
+    zero = cpu_fresh(e);
+    cpu_p(e, "%%t%d = arith.constant 0.0 : %s\n", zero, ty);
+  } else {
+    zero = iconst(e, ty, 0);
+  }
+  cpu_store(e, buf, rt, oidx, zero);
+  cpu_loops_close(e, rt->rank);
+  int ud[EDDY_RT_MAX_RANK], uidx[EDDY_RT_MAX_RANK];
+  EDDY_RETURN_IF_ERROR(dims_v(e, updates, ud));
+  cpu_loops_open(e, 0, NULL, NULL);
+  int c0 = cpu_index_const(e, 0), c1 = cpu_index_const(e, 1);
+  for (int32_t d = 0; d < ut->rank; d++) {
+    uidx[d] = cpu_fresh(e);
+    cpu_p(e, "scf.for %%t%d = %%t%d to %%t%d step %%t%d {\n", uidx[d], c0,
+          ud[d], c1);
+  }
+  int iv;
+  EDDY_RETURN_IF_ERROR(cpu_expr(e, indices, uidx + axis, &iv));
+  if (it->dtype != EDDY_DT_I64) {
+    int t = cpu_fresh(e);
+    cpu_p(e, "%%t%d = arith.extsi %%t%d : %s to i64\n", t, iv,
+          cpu_reg_type(it->dtype));
+    iv = t;
+  }
+  int sz = iconst(e, "i64", size);
+  int bad = op2(e, "arith.ori",
+                cmp(e, "arith.cmpi", "slt", iv, iconst(e, "i64", 0), "i64"),
+                cmp(e, "arith.cmpi", "sge", iv, sz, "i64"), "i1");
+  cpu_fail_if(e, bad, site, iv, sz);
+  int good = op2(e, "arith.xori", bad, iconst(e, "i1", 1), "i1");
+  cpu_p(e, "scf.if %%t%d {\n", good);
+  int ix = cpu_fresh(e);
+  cpu_p(e, "%%t%d = arith.index_cast %%t%d : i64 to index\n", ix, iv);
+  int ridx[EDDY_RT_MAX_RANK], r = 0;
+  for (int32_t d = 0; d < axis; d++)
+    ridx[r++] = uidx[d];
+  ridx[r++] = ix;
+  for (int32_t d = (int32_t)axis + it->rank; d < ut->rank; d++)
+    ridx[r++] = uidx[d];
+  int x, cur = cpu_load(e, buf, rt, ridx), sum;
+  EDDY_RETURN_IF_ERROR(cpu_expr(e, updates, uidx, &x));
+  if (fl) {
+    const char *ct = calc_type(dt);
+    sum = from_calc(e, dt,
+                    op2(e, "arith.addf", to_calc(e, dt, cur), to_calc(e, dt, x),
+                        ct));
+  } else {
+    sum = op2(e, "arith.addi", cur, x, ty);
+  }
+  cpu_store(e, buf, rt, ridx, sum);
+  cpu_p(e, "}\n");
+  for (int32_t d = 0; d < ut->rank; d++)
+    cpu_p(e, "}\n");
+  cpu_loops_close(e, 0);
+  return NULL;
+}
+
 static eddy_status_t kernel_matmul(cpu_emit_t *e, eddy_op_t *op) {
   return cpu_type_is_dynamic(op->results[0].type) ||
                  cpu_type_is_dynamic(eddy_ir_op_operand(op, 0)->type) ||
@@ -1246,6 +1324,9 @@ static const cpu_op_info_t k_ops[EDDY_OP_COUNT_] = {
     KERNEL(ARGMIN, kernel_arg, true),
     KERNEL(CUMSUM, kernel_cumulative, true),
     KERNEL(CUMPROD, kernel_cumulative, true),
+    [EDDY_OP_CORE_SCATTER] = {.cls = CPU_OP_KERNEL,
+                              .kernel = kernel_scatter,
+                              .fallible = true},
     [EDDY_OP_CTL_WHILE] = {.cls = CPU_OP_WHILE},
     [EDDY_OP_CTL_IF] = {.cls = CPU_OP_IF},
     [EDDY_OP_CTL_CALL] = {.cls = CPU_OP_CALL},

@@ -531,6 +531,25 @@ static eddy_status_t infer_dims(cpu_emit_t *e, eddy_op_t *op, uint32_t r,
       out[d] = id[d];
     return NULL;
   }
+  if (code == EDDY_OP_CORE_SCATTER) {
+    eddy_value_t *u = eddy_ir_op_operand(op, 1);
+    dimv_t ud[EDDY_RT_MAX_RANK];
+    EDDY_RETURN_IF_ERROR(vdims(e, u, check, ud));
+    int64_t axis = eddy_ir_op_attr_int(op, "axis", 0);
+    int32_t ir = in->type->rank, o = 0;
+    for (int32_t d = 0; d < axis; d++)
+      out[o++] = ud[d];
+    out[o++] = (dimv_t){-1, eddy_ir_op_attr_int(op, "size", 0)};
+    for (int32_t d = (int32_t)axis + ir; d < u->type->rank; d++)
+      out[o++] = ud[d];
+    for (int32_t j = 0; j < ir; j++) {
+      char what[80];
+      snprintf(what, sizeof what,
+               "dimension %d of the indices and of the updates differ", (int)j);
+      check_eq(e, check, op, what, id[j], ud[axis + j]);
+    }
+    return NULL;
+  }
   if (code == EDDY_OP_CORE_ARGMAX || code == EDDY_OP_CORE_ARGMIN) {
     int64_t axis =
         norm_axis(eddy_ir_op_attr_int(op, "axis", 0), in->type->rank);

@@ -5,6 +5,7 @@
 /// round each output once, integer scans wrap.
 #include "runtime/rt_internal.h"
 
+#include <inttypes.h>
 #include <math.h>
 
 eddy_rt_status_t eddy_rt_reverse(eddy_rt_ctx_t *ctx, const eddy_rt_tensor_t *x,
@@ -198,6 +199,85 @@ eddy_rt_status_t eddy_rt_cumulative(eddy_rt_ctx_t *ctx, bool is_prod,
           else
             eddy_rt_tensor_set_i64(out_t, p, (int64_t)ia);
         }
+      }
+    }
+  eddy_rt_tensor_release(&src);
+  return NULL;
+}
+
+eddy_rt_status_t eddy_rt_scatter(eddy_rt_ctx_t *ctx,
+                                 const eddy_rt_tensor_t *indices,
+                                 const eddy_rt_tensor_t *updates, int64_t axis,
+                                 int64_t size, eddy_rt_tensor_t *out_t) {
+  const char *op = "core.scatter";
+  *out_t = eddy_rt_tensor_empty();
+  EDDY_RT_RETURN_IF_ERROR(rt_check_operand(indices, op, 0));
+  EDDY_RT_RETURN_IF_ERROR(rt_check_operand(updates, op, 1));
+  if (!eddy_rt_dtype_is_int(indices->dtype))
+    return rt_err_dtype(op, "the indices (operand 0)", indices->dtype,
+                        "i8, i32 or i64");
+  if (updates->dtype == EDDY_RT_I1)
+    return rt_err_dtype(op, "the updates (operand 1)", updates->dtype,
+                        "a numeric dtype");
+  char si[RT_SHAPE_BUF], su[RT_SHAPE_BUF];
+  bool fit = axis >= 0 && size >= 0 && axis + indices->rank <= updates->rank;
+  for (int32_t i = 0; fit && i < indices->rank; i++)
+    fit = indices->dims[i] == updates->dims[axis + i];
+  if (!fit)
+    return rt_err(EDDY_RT_ERR_INVALID_ARGUMENT, op,
+                  "indices of shape %s do not fit updates of shape %s at axis "
+                  "%" PRId64 " (or size %" PRId64 " is negative)",
+                  rt_shape_str(indices, si), rt_shape_str(updates, su), axis,
+                  size);
+  int64_t nidx = eddy_rt_tensor_numel(indices);
+  for (int64_t t = 0; t < nidx; t++) {
+    int64_t v = eddy_rt_tensor_get_i64(indices, t);
+    if (v < 0 || v >= size)
+      return rt_err(EDDY_RT_ERR_INVALID_ARGUMENT, op,
+                    "index %" PRId64 " (element %" PRId64
+                    " of indices of shape %s) is out of range (expected 0 "
+                    "<= index < %" PRId64 ")",
+                    v, t, rt_shape_str(indices, si), size);
+  }
+  int64_t dims[EDDY_RT_MAX_RANK], pre = 1, post = 1;
+  int32_t r = 0;
+  for (int32_t i = 0; i < axis; i++) {
+    dims[r++] = updates->dims[i];
+    pre *= updates->dims[i];
+  }
+  dims[r++] = size;
+  for (int32_t i = (int32_t)axis + indices->rank; i < updates->rank; i++) {
+    dims[r++] = updates->dims[i];
+    post *= updates->dims[i];
+  }
+  EDDY_RT_RETURN_IF_ERROR(
+      rt_alloc_tensor(ctx, op, updates->dtype, r, dims, out_t));
+  int64_t n = eddy_rt_tensor_numel(out_t);
+  bool fl = eddy_rt_dtype_is_float(updates->dtype);
+  for (int64_t i = 0; i < n; i++)
+    eddy_rt_tensor_set_i64(out_t, i, 0);
+  if (n == 0 || eddy_rt_tensor_numel(updates) == 0)
+    return NULL;
+  eddy_rt_tensor_t src;
+  eddy_rt_status_t st = rt_make_owned_contiguous(ctx, op, updates, &src);
+  if (st) {
+    eddy_rt_tensor_release(out_t);
+    return st;
+  }
+  for (int64_t p = 0; p < pre; p++)
+    for (int64_t j = 0; j < nidx; j++) {
+      int64_t k = eddy_rt_tensor_get_i64(indices, j);
+      for (int64_t q = 0; q < post; q++) {
+        int64_t from = (p * nidx + j) * post + q, to = (p * size + k) * post + q;
+        if (fl)
+          eddy_rt_tensor_set_f64(out_t, to,
+                                 eddy_rt_tensor_get_f64(out_t, to) +
+                                     eddy_rt_tensor_get_f64(&src, from));
+        else
+          eddy_rt_tensor_set_i64(
+              out_t, to,
+              (int64_t)((uint64_t)eddy_rt_tensor_get_i64(out_t, to) +
+                        (uint64_t)eddy_rt_tensor_get_i64(&src, from)));
       }
     }
   eddy_rt_tensor_release(&src);

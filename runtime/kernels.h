@@ -229,6 +229,15 @@ eddy_rt_status_t eddy_rt_cumulative(eddy_rt_ctx_t *ctx, bool is_prod,
                                     const eddy_rt_tensor_t *x, int64_t axis,
                                     bool exclusive, bool reverse,
                                     eddy_rt_tensor_t *out_t);
+/// core.scatter: updates is pre + indices.dims + post (pre: the first axis
+/// dims); the result pre + [size] + post, zeros plus each update added at
+/// [pre, indices[j], post], in row-major order of the updates (floats
+/// rounded to the dtype after each add). An index outside [0, size) is an
+/// error naming it. Numeric dtypes; indices i8, i32 or i64.
+eddy_rt_status_t eddy_rt_scatter(eddy_rt_ctx_t *ctx,
+                                 const eddy_rt_tensor_t *indices,
+                                 const eddy_rt_tensor_t *updates, int64_t axis,
+                                 int64_t size, eddy_rt_tensor_t *out_t);
 
 /// ---- TensorList ops (tl dialect) ---------------------------------------------
 /// Element shapes follow TensorFlow's lists: an item must match the known

@@ -71,7 +71,8 @@ extern "C" {
   X(ARGMAX, "argmax")                                                          \
   X(ARGMIN, "argmin")                                                          \
   X(CUMSUM, "cumsum")                                                          \
-  X(CUMPROD, "cumprod")
+  X(CUMPROD, "cumprod")                                                        \
+  X(SCATTER, "scatter")
 
 /// Largest rank the core shape functions and folders accept; higher ranks
 /// are reported as errors.

@@ -92,6 +92,47 @@ eddy_status_t eddy_core_infer_cumulative(eddy_infer_ctx_t *ic) {
   return NULL;
 }
 
+/// ---- scatter ---------------------------------------------------------------
+
+/// scatter(indices, updates) {axis, size}: updates is
+/// pre + indices.shape + post (pre of `axis` dims); the result pre + [size]
+/// + post, zeros plus each update added at its index.
+eddy_status_t eddy_core_infer_scatter(eddy_infer_ctx_t *ic) {
+  EDDY_RETURN_IF_ERROR(eddy_core_check_operands(ic));
+  EDDY_RETURN_IF_ERROR(eddy_core_check_dtype(ic, 0, EDDY_CORE_DT_INT));
+  EDDY_RETURN_IF_ERROR(eddy_core_check_dtype(ic, 1, EDDY_CORE_DT_NUMERIC));
+  int64_t axis, size;
+  EDDY_RETURN_IF_ERROR(eddy_core_attr_int(ic, "axis", false, 0, &axis));
+  EDDY_RETURN_IF_ERROR(eddy_core_attr_int(ic, "size", false, 0, &size));
+  if (size < 0)
+    return eddy_ir_infer_error(ic, "size %lld is negative", (long long)size);
+  const eddy_type_t *idx = ic->operand_types[0], *u = ic->operand_types[1];
+  if (idx->rank == EDDY_RANK_UNKNOWN || u->rank == EDDY_RANK_UNKNOWN)
+    return eddy_ir_infer_error(ic, "the indices and updates need known ranks");
+  if (axis < 0 || axis + idx->rank > u->rank)
+    return eddy_ir_infer_error(
+        ic, "axis %lld and indices of rank %d do not fit updates of rank %d",
+        (long long)axis, (int)idx->rank, (int)u->rank);
+  for (int32_t i = 0; i < idx->rank; i++) {
+    int64_t a = idx->dims[i], b = u->dims[axis + i];
+    if (a != b && a != EDDY_DIM_DYNAMIC && b != EDDY_DIM_DYNAMIC)
+      return eddy_ir_infer_error(ic,
+                                 "dimension %d of the indices (%lld) and "
+                                 "dimension %lld of the updates (%lld) differ",
+                                 (int)i, (long long)a, (long long)(axis + i),
+                                 (long long)b);
+  }
+  int64_t dims[EDDY_CORE_MAX_RANK];
+  int32_t r = 0;
+  for (int32_t i = 0; i < axis; i++)
+    dims[r++] = u->dims[i];
+  dims[r++] = size;
+  for (int32_t i = (int32_t)axis + idx->rank; i < u->rank; i++)
+    dims[r++] = u->dims[i];
+  eddy_core_push(ic, u->dtype, r, dims);
+  return NULL;
+}
+
 /// ---- Folders ---------------------------------------------------------------
 
 /// The single operand's constant and the result's foldable type (same

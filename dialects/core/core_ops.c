@@ -53,6 +53,10 @@ static const eddy_attr_spec_t attrs_cumulative[] = {
     {"exclusive", EDDY_ATTR_BOOL, true},
     {"reverse", EDDY_ATTR_BOOL, true},
     {NULL, 0, false}};
+static const eddy_attr_spec_t attrs_scatter[] = {
+    {"axis", EDDY_ATTR_INT, false},
+    {"size", EDDY_ATTR_INT, false},
+    {NULL, 0, false}};
 
 /// One operand count / one result, no regions.
 #define OP(e, nm, nops, tr, at, ver, inf, fld)                                 \
@@ -177,6 +181,8 @@ const eddy_op_def_t eddy_core_op_defs[EDDY_CORE_OP_COUNT_] = {
        eddy_core_infer_cumulative, eddy_core_fold_cumulative),
     OP(CUMPROD, "cumprod", 1, PURE, attrs_cumulative, NULL,
        eddy_core_infer_cumulative, eddy_core_fold_cumulative),
+    OP(SCATTER, "scatter", 2, PURE, attrs_scatter, NULL,
+       eddy_core_infer_scatter, NULL),
 };
 
 const eddy_dialect_t eddy_core_dialect = {
@@ -187,8 +193,8 @@ const eddy_dialect_t eddy_core_dialect = {
 };
 
 /* Both number the core ops in the order of EDDY_CORE_OP_LIST. */
-_Static_assert(EDDY_OP_CORE_CUMPROD - EDDY_OP_CORE_CONSTANT ==
-                   EDDY_CORE_OP_CUMPROD,
+_Static_assert(EDDY_OP_CORE_SCATTER - EDDY_OP_CORE_CONSTANT ==
+                   EDDY_CORE_OP_SCATTER,
                "core opcodes and table indices differ");
 
 eddy_core_op_kind_t eddy_core_op_kind(const eddy_op_def_t *def) {

@@ -639,6 +639,19 @@ static eddy_status_t h_cumulative(eval_state_t *s, eval_frame_t *f,
   return put_tensor(&out[0], &r);
 }
 
+static eddy_status_t h_scatter(eval_state_t *s, eval_frame_t *f,
+                               const eval_handler_t *h, const eddy_op_t *op,
+                               const eddy_eval_value_t *const *operands,
+                               eddy_eval_value_t *out) {
+  UNUSED_HANDLER_ARGS;
+  int64_t axis = 0, size = 0;
+  EDDY_RETURN_IF_ERROR(attr_int(op, "axis", &axis));
+  EDDY_RETURN_IF_ERROR(attr_int(op, "size", &size));
+  eddy_rt_tensor_t r = eddy_rt_tensor_empty();
+  RT(eddy_rt_scatter(s->rt, TENSOR(0), TENSOR(1), axis, size, &r));
+  return put_tensor(&out[0], &r);
+}
+
 static const eval_handler_t k_handlers[EDDY_OP_COUNT_] = {
     [EDDY_OP_CORE_CONSTANT] = {h_constant, 0},
     [EDDY_OP_CORE_IOTA] = {h_iota, 0},
@@ -694,6 +707,7 @@ static const eval_handler_t k_handlers[EDDY_OP_COUNT_] = {
     [EDDY_OP_CORE_ARGMIN] = {h_arg, 0},
     [EDDY_OP_CORE_CUMSUM] = {h_cumulative, 0},
     [EDDY_OP_CORE_CUMPROD] = {h_cumulative, 1},
+    [EDDY_OP_CORE_SCATTER] = {h_scatter, 0},
     [EDDY_OP_TL_EMPTY] = {h_tl_empty, 0},
     [EDDY_OP_TL_RESERVE] = {h_tl_reserve, 0},
     [EDDY_OP_TL_PUSH_BACK] = {h_tl_push_back, 0},

@@ -199,6 +199,29 @@ static void test_index_ops(void **state) {
     eddy_eval_value_release(&args[i]);
 }
 
+/// scatter (duplicate indices, a dynamic dim before the axis) against
+/// finite differences: its gradient gathers the adjoint back.
+static void test_scatter(void **state) {
+  fixture_t *f = *state;
+  parse(f,
+        "module {\n"
+        "  func.func @f(%arg0: tensor<?x3x2xf64>) -> tensor<?x4x2xf64> {\n"
+        "    %i = \"core.constant\"() {value = dense<[2, 0, 2]> : tensor<3xi32>} : () -> tensor<3xi32>\n"
+        "    %0 = \"core.tanh\"(%arg0) : (tensor<?x3x2xf64>) -> tensor<?x3x2xf64>\n"
+        "    %1 = \"core.scatter\"(%i, %0) {axis = 1, size = 4} : (tensor<3xi32>, tensor<?x3x2xf64>) -> tensor<?x4x2xf64>\n"
+        "    %2 = \"core.mul\"(%1, %1) : (tensor<?x4x2xf64>, tensor<?x4x2xf64>) -> tensor<?x4x2xf64>\n"
+        "    \"func.return\"(%2) : (tensor<?x4x2xf64>) -> ()\n"
+        "  }\n"
+        "}\n");
+  int64_t dx[3] = {2, 3, 2};
+  double vx[12] = {0.9, -0.7, 1.3, 0.4, -1.1, 0.6,
+                   1.2, 0.8, -0.5, 0.3, -0.2, 0.7};
+  eddy_eval_value_t args[1] = {tensor(f, 3, dx, vx)};
+  size_t wrt[1] = {0};
+  grad_and_check(f, "f", wrt, 1, args);
+  eddy_eval_value_release(&args[0]);
+}
+
 /// An RNN-like loop with a captured weight, its gradient optimized by the
 /// generic passes, and checked before and after.
 static void test_optimized_loop(void **state) {
@@ -314,6 +337,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_checker_catches_mismatch, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(test_index_ops, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_scatter, setup, teardown),
       cmocka_unit_test_setup_teardown(test_dynamic_broadcast, setup, teardown),
       cmocka_unit_test_setup_teardown(test_optimized_loop, setup, teardown),
       cmocka_unit_test_setup_teardown(test_argument_errors, setup, teardown),
