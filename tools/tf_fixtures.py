@@ -293,6 +293,21 @@ def m_cumulative(x):
             tf.math.cumprod(x, axis=0, exclusive=True, reverse=True)]
 
 
+def m_gather_scatter_nd(x):
+    """GatherNd (full and partial index depth), GatherV2 with batch_dims (axis at and after the
+    batch dims), ScatterNd with duplicate indices, TensorScatterUpdate, TensorScatterAdd and
+    UnsortedSegmentSum (negative ids dropped) of a [4, 3] input; the gradient of a plain gather
+    holds UnsortedSegmentSum too."""
+    return [tf.gather_nd(x, [[1, 2], [3, 0], [0, 0]]), tf.gather_nd(x, [[2], [0]]),
+            tf.gather(tf.reshape(x, [2, 6]), [[5, 0, 2], [1, 1, 4]], batch_dims=1, axis=1),
+            tf.gather(tf.reshape(x, [2, 2, 3]), [[2, 0], [1, 1]], batch_dims=1, axis=2),
+            tf.scatter_nd([[1], [3], [1]], x[:3] * 2.0, [5, 3]),
+            tf.tensor_scatter_nd_update(x, [[0, 1], [2, 2]], x[1, :2] * 10.0),
+            tf.tensor_scatter_nd_add(x, [[3], [0]], x[:2] * 0.5),
+            tf.gather(x, [2, 0, 2]) * 3.0,
+            tf.math.unsorted_segment_sum(x, [1, -1, 0, 1], 3)]
+
+
 def rnd(seed, shape, scale=1.0):
     return (np.random.RandomState(seed).standard_normal(shape) * scale).astype(np.float32)
 
@@ -326,6 +341,7 @@ MODELS = {
     "reverse_onehot_argmax": (m_reverse_onehot_argmax, [("x", rnd(24, [3, 4]))], None),
     "index_dyn": (m_index_dyn, [("x", rnd(25, [5, 4]))], None),
     "cumulative": (m_cumulative, [("x", rnd(26, [3, 5]) + 0.5)], None),
+    "gather_scatter_nd": (m_gather_scatter_nd, [("x", rnd(27, [4, 3]))], None),
 }
 
 # Feeds declared with dynamic dimensions (None), by model; the others take their values'

@@ -309,3 +309,47 @@ bool eddy_core_fold_cumulative(eddy_fold_ctx_t *fc) {
   free(iv);
   return fc->results[0].attr != NULL;
 }
+
+/// gather of constant params at constant indices (shape computations of
+/// TensorFlow's gradients gather from constant shapes); an index out of
+/// range is left to the kernel's run-time error.
+bool eddy_core_fold_gather(eddy_fold_ctx_t *fc) {
+  if (fc->op->num_operands != 2 || fc->op->num_results != 1)
+    return false;
+  const eddy_attr_t *p = fc->operand_consts[0], *ix = fc->operand_consts[1];
+  const eddy_type_t *rt = eddy_core_fold_result_type(fc, 0);
+  if (!p || !ix || !rt || p->type->dtype != rt->dtype ||
+      !eddy_core_shape_fits(p->type) || p->type->rank < 1)
+    return false;
+  int64_t ax;
+  if (!fold_axis(fc->op, p->type->rank, &ax))
+    return false;
+  int64_t outer, n, inner;
+  split_dims(p->type, ax, &outer, &n, &inner);
+  int64_t ni = eddy_ir_type_num_elements(ix->type);
+  int64_t count = eddy_ir_type_num_elements(rt);
+  if (count != outer * ni * inner || count == 0)
+    return false;
+  for (int64_t j = 0; j < ni; j++) {
+    int64_t v = eddy_core_elem_i64(ix, j);
+    if (v < 0 || v >= n)
+      return false;
+  }
+  size_t es = eddy_dtype_size(rt->dtype);
+  char *buf = malloc((size_t)count * es);
+  if (!buf)
+    return false;
+  const char *data = p->u.dense.data;
+  for (int64_t o = 0, w = 0; o < outer; o++)
+    for (int64_t j = 0; j < ni; j++) {
+      int64_t v = eddy_core_elem_i64(ix, j);
+      for (int64_t i = 0; i < inner; i++, w++) {
+        int64_t from = p->u.dense.splat ? 0 : (o * n + v) * inner + i;
+        memcpy(buf + (size_t)w * es, data + (size_t)from * es, es);
+      }
+    }
+  fc->results[0].attr =
+      eddy_ir_dense_attr_get(fc->ctx, rt, buf, (size_t)count * es);
+  free(buf);
+  return fc->results[0].attr != NULL;
+}

@@ -194,5 +194,6 @@ bool eddy_core_fold_dim(eddy_fold_ctx_t *fc);
 bool eddy_core_fold_reverse(eddy_fold_ctx_t *fc);
 bool eddy_core_fold_arg(eddy_fold_ctx_t *fc);
 bool eddy_core_fold_cumulative(eddy_fold_ctx_t *fc);
+bool eddy_core_fold_gather(eddy_fold_ctx_t *fc);
 
 #endif

@@ -164,7 +164,7 @@ const eddy_op_def_t eddy_core_op_defs[EDDY_CORE_OP_COUNT_] = {
     OP(SLICE, "slice", 1, PURE, attrs_slice, NULL, eddy_core_infer_slice,
        eddy_core_fold_slice),
     OP(GATHER, "gather", 2, PURE, attrs_axis, NULL, eddy_core_infer_gather,
-       NULL),
+       eddy_core_fold_gather),
     OP(PAD, "pad", 2, PURE, attrs_pad, NULL, eddy_core_infer_pad,
        eddy_core_fold_pad),
     OP(SHAPE, "shape", 1, PURE, NULL, NULL, eddy_core_infer_shape,

@@ -19,6 +19,8 @@ static const char *const INDEX_OPS[] = {
     "ArgMin",        "Cumsum",       "Cumprod",     "OneHot",
     "ConcatOffset",  "BroadcastArgs", "BroadcastTo", "InvertPermutation",
     "EuclideanNorm", "Where",         "FloorMod",    "DivNoNan",
+    "GatherNd",      "ScatterNd",     "TensorScatterUpdate",
+    "TensorScatterAdd", "UnsortedSegmentSum",
 };
 
 bool eddy_tfl_is_index_op(const char *t) {
@@ -518,6 +520,339 @@ static eddy_status_t lower_div_no_nan(eddy_tfl_t *z, const eddy_op_t *op) {
   return NULL;
 }
 
+/// ---- Gathers and scatters on a flattened view ----------------------------
+
+/// The linear index of each K-tuple along the last axis of `indices` into
+/// the leading dims[0..K) (row-major), as i64, of shape indices[:-1]; -1
+/// where a component is outside its dim, so that the gather or scatter
+/// using it reports the index as out of range.
+static eddy_status_t linearize(eddy_tfl_t *z, const eddy_op_t *op,
+                               eddy_value_t *indices, const int64_t *dims,
+                               int64_t k, eddy_value_t **out) {
+  eddy_value_t *ix = NULL, *st = NULL, *prod = NULL, *lin = NULL, *lim = NULL,
+               *zero = NULL, *neg = NULL, *big = NULL, *bad = NULL,
+               *badi = NULL, *anyb = NULL, *z8 = NULL, *m1 = NULL;
+  int64_t strides[MAXR], acc = 1;
+  for (int64_t i = k - 1; i >= 0; i--) {
+    strides[i] = acc;
+    if (!eddy_checked_mul_i64(acc, dims[i], &acc))
+      return eddy_tfl_error(op, "the indexed dims are too large");
+  }
+  EDDY_RETURN_IF_ERROR(eddy_tfl_cast(z, op, indices, EDDY_DT_I64, &ix));
+  EDDY_RETURN_IF_ERROR(const_ints(z, EDDY_DT_I64, strides, k, &st));
+  EDDY_RETURN_IF_ERROR(const_ints(z, EDDY_DT_I64, dims, k, &lim));
+  EDDY_RETURN_IF_ERROR(bin(z, op, "core.mul", ix, st, &prod));
+  int64_t last = ix->type->rank - 1;
+  eddy_named_attr_t a = ints_attr(z, "axes", &last, 1);
+  EDDY_RETURN_IF_ERROR(
+      eddy_tfl_build(z, op, "core.reduce_sum", &prod, 1, &a, 1, &lin));
+  EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, EDDY_DT_I64, 0, NULL, 0, &zero));
+  EDDY_RETURN_IF_ERROR(bin(z, op, "core.lt", ix, zero, &neg));
+  EDDY_RETURN_IF_ERROR(bin(z, op, "core.ge", ix, lim, &big));
+  EDDY_RETURN_IF_ERROR(bin(z, op, "core.or", neg, big, &bad));
+  EDDY_RETURN_IF_ERROR(eddy_tfl_cast(z, op, bad, EDDY_DT_I8, &badi));
+  EDDY_RETURN_IF_ERROR(
+      eddy_tfl_build(z, op, "core.reduce_max", &badi, 1, &a, 1, &anyb));
+  EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, EDDY_DT_I8, 0, NULL, 0, &z8));
+  EDDY_RETURN_IF_ERROR(bin(z, op, "core.gt", anyb, z8, &anyb));
+  EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, EDDY_DT_I64, 0, NULL, -1, &m1));
+  return sel(z, op, anyb, m1, lin, out);
+}
+
+/// The static last dim K of indices and the product of dims[0..K).
+static eddy_status_t nd_depth(const eddy_op_t *op, const eddy_type_t *it,
+                              int64_t *k) {
+  if (it->rank == EDDY_RANK_UNKNOWN || it->rank < 1 ||
+      it->dims[it->rank - 1] < 0)
+    return eddy_tfl_error(op, "the indices need a known rank and a static "
+                              "last dimension");
+  *k = it->dims[it->rank - 1];
+  if (*k < 1 || *k > MAXR)
+    return eddy_tfl_error(op, "an index depth of %lld is not supported",
+                          (long long)*k);
+  return NULL;
+}
+
+/// GatherNd(params, indices): params flattened over its first K dims,
+/// gathered at the linearized indices.
+static eddy_status_t lower_gather_nd(eddy_tfl_t *z, const eddy_op_t *op) {
+  eddy_value_t *p = in(z, op, 0), *idx = in(z, op, 1), *lin = NULL,
+               *flat = NULL, *r = NULL;
+  int64_t k;
+  EDDY_RETURN_IF_ERROR(nd_depth(op, idx->type, &k));
+  const eddy_type_t *pt = p->type;
+  if (pt->rank == EDDY_RANK_UNKNOWN || pt->rank < k)
+    return eddy_tfl_error(op, "params need a known rank of at least the "
+                              "index depth %lld",
+                          (long long)k);
+  int64_t dims[MAXR], fd[MAXR], n = 1;
+  for (int64_t i = 0; i < k; i++) {
+    if (pt->dims[i] < 0)
+      return eddy_tfl_error(op, "indexed dimension %lld of params is dynamic",
+                            (long long)i);
+    dims[i] = pt->dims[i];
+    n *= dims[i];
+  }
+  int32_t fr = 1;
+  fd[0] = n;
+  int ndyn = 0;
+  for (int32_t i = (int32_t)k; i < pt->rank; i++) {
+    fd[fr] = pt->dims[i] < 0 ? -1 : pt->dims[i];
+    ndyn += fd[fr++] < 0;
+  }
+  if (ndyn > 1)
+    return eddy_tfl_error(op, "params with more than one dynamic dimension "
+                              "are not supported");
+  EDDY_RETURN_IF_ERROR(linearize(z, op, idx, dims, k, &lin));
+  EDDY_RETURN_IF_ERROR(eddy_tfl_reshape(z, op, p, fd, (size_t)fr, &flat));
+  eddy_value_t *ops[2] = {flat, lin};
+  eddy_named_attr_t a = int_attr(z, "axis", 0);
+  EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "core.gather", ops, 2, &a, 1, &r));
+  out1(z, op, r);
+  return NULL;
+}
+
+/// The updates scattered (added) into zeros of shape dims[0..rank) at the
+/// K-tuples of indices; *out has that shape.
+static eddy_status_t scatter_nd(eddy_tfl_t *z, const eddy_op_t *op,
+                                eddy_value_t *idx, eddy_value_t *upd,
+                                const int64_t *dims, int32_t rank,
+                                eddy_value_t **out) {
+  int64_t k;
+  EDDY_RETURN_IF_ERROR(nd_depth(op, idx->type, &k));
+  if (rank < k)
+    return eddy_tfl_error(op, "the shape has fewer dims than the index depth");
+  int64_t n = 1, rd[MAXR];
+  for (int64_t i = 0; i < k; i++) {
+    if (dims[i] < 0)
+      return eddy_tfl_error(op, "indexed dimension %lld is dynamic",
+                            (long long)i);
+    n *= dims[i];
+  }
+  int ndyn = 0;
+  for (int32_t i = 0; i < rank; i++)
+    ndyn += (rd[i] = dims[i] < 0 ? -1 : dims[i]) < 0;
+  if (ndyn > 1)
+    return eddy_tfl_error(op, "shapes with more than one dynamic dimension "
+                              "are not supported");
+  eddy_value_t *lin = NULL, *sc = NULL;
+  EDDY_RETURN_IF_ERROR(linearize(z, op, idx, dims, k, &lin));
+  eddy_named_attr_t a[2] = {int_attr(z, "axis", 0), int_attr(z, "size", n)};
+  eddy_value_t *ops[2] = {lin, upd};
+  EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "core.scatter", ops, 2, a, 2, &sc));
+  return eddy_tfl_reshape(z, op, sc, rd, (size_t)rank, out);
+}
+
+/// ScatterNd(indices, updates, shape): a constant shape, or the declared
+/// result type's.
+static eddy_status_t lower_scatter_nd(eddy_tfl_t *z, const eddy_op_t *op) {
+  int64_t dims[MAXR];
+  int64_t n = eddy_tfl_const_ints(z, in(z, op, 2), dims, MAXR);
+  if (n < 0) {
+    const eddy_type_t *t = op->results[0].type;
+    if (t->rank == EDDY_RANK_UNKNOWN || t->rank > MAXR)
+      return eddy_tfl_error(op, "the shape is neither a constant nor known "
+                                "from the result type");
+    n = t->rank;
+    for (int32_t i = 0; i < t->rank; i++)
+      dims[i] = t->dims[i];
+  }
+  eddy_value_t *r = NULL;
+  EDDY_RETURN_IF_ERROR(
+      scatter_nd(z, op, in(z, op, 0), in(z, op, 1), dims, (int32_t)n, &r));
+  out1(z, op, r);
+  return NULL;
+}
+
+/// TensorScatterUpdate / TensorScatterAdd(tensor, indices, updates): the
+/// updates scattered as in ScatterNd, then added to the tensor, or put in
+/// place of its elements where some update lands (duplicate indices are
+/// summed; TensorFlow leaves their order unspecified).
+static eddy_status_t lower_tensor_scatter(eddy_tfl_t *z, const eddy_op_t *op,
+                                          bool add) {
+  eddy_value_t *t = in(z, op, 0), *idx = in(z, op, 1), *upd = in(z, op, 2);
+  const eddy_type_t *tt = t->type;
+  if (tt->rank == EDDY_RANK_UNKNOWN || tt->rank > MAXR)
+    return eddy_tfl_error(op, "the tensor's rank is unknown");
+  eddy_value_t *sc = NULL, *r = NULL;
+  EDDY_RETURN_IF_ERROR(scatter_nd(z, op, idx, upd, tt->dims, tt->rank, &sc));
+  if (add) {
+    EDDY_RETURN_IF_ERROR(bin(z, op, "core.add", t, sc, &r));
+    out1(z, op, r);
+    return NULL;
+  }
+  eddy_value_t *one = NULL, *ones = NULL, *cnt = NULL, *zero = NULL,
+               *hit = NULL;
+  EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, EDDY_DT_I32, 0, NULL, 1, &one));
+  EDDY_RETURN_IF_ERROR(eddy_tfl_broadcast_like(z, op, one, upd, &ones));
+  EDDY_RETURN_IF_ERROR(scatter_nd(z, op, idx, ones, tt->dims, tt->rank, &cnt));
+  EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, EDDY_DT_I32, 0, NULL, 0, &zero));
+  EDDY_RETURN_IF_ERROR(bin(z, op, "core.gt", cnt, zero, &hit));
+  EDDY_RETURN_IF_ERROR(sel(z, op, hit, sc, t, &r));
+  out1(z, op, r);
+  return NULL;
+}
+
+/// UnsortedSegmentSum(data, ids, num_segments): data's rows (over the dims
+/// of ids) added into num_segments rows; a negative id drops its row, as in
+/// TensorFlow (it adds zeros at row 0); an id >= num_segments is an error.
+static eddy_status_t lower_segment_sum(eddy_tfl_t *z, const eddy_op_t *op) {
+  eddy_value_t *data = in(z, op, 0), *ids = in(z, op, 1);
+  int64_t num = 0;
+  if (eddy_tfl_const_ints(z, in(z, op, 2), &num, 1) != 1 || num < 0)
+    return eddy_tfl_error(op, "num_segments must be a constant >= 0");
+  const eddy_type_t *it = ids->type, *dt = data->type;
+  if (it->rank == EDDY_RANK_UNKNOWN || dt->rank == EDDY_RANK_UNKNOWN ||
+      it->rank > dt->rank)
+    return eddy_tfl_error(op, "segment ids and data need known ranks, the "
+                              "ids' at most the data's");
+  int64_t bd[MAXR];
+  int ndyn = 0;
+  for (int32_t i = 0; i < dt->rank; i++) {
+    bd[i] = i < it->rank ? (it->dims[i] < 0 ? -1 : it->dims[i]) : 1;
+    ndyn += bd[i] < 0;
+  }
+  if (ndyn > 1)
+    return eddy_tfl_error(op, "segment ids with more than one dynamic "
+                              "dimension are not supported");
+  eddy_value_t *zi = NULL, *neg = NULL, *negb = NULL, *zd = NULL,
+               *d2 = NULL, *i2 = NULL, *r = NULL;
+  EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, it->dtype, 0, NULL, 0, &zi));
+  EDDY_RETURN_IF_ERROR(bin(z, op, "core.lt", ids, zi, &neg));
+  EDDY_RETURN_IF_ERROR(
+      eddy_tfl_reshape(z, op, neg, bd, (size_t)dt->rank, &negb));
+  EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, dt->dtype, 0, NULL, 0, &zd));
+  EDDY_RETURN_IF_ERROR(sel(z, op, negb, zd, data, &d2));
+  EDDY_RETURN_IF_ERROR(sel(z, op, neg, zi, ids, &i2));
+  eddy_named_attr_t a[2] = {int_attr(z, "axis", 0), int_attr(z, "size", num)};
+  eddy_value_t *ops[2] = {i2, d2};
+  EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "core.scatter", ops, 2, a, 2, &r));
+  out1(z, op, r);
+  return NULL;
+}
+
+/// GatherV2 with batch_dims b > 0: params [B..., pre..., A, post...],
+/// indices [B..., I...]. The gathered axis is moved next to the batch dims,
+/// params flattened to [prod(B) * A, pre..., post...], each index offset
+/// by its batch row times A (an index outside [0, A) becomes -1, an
+/// error), one core.gather, and the pre dims moved back in front of I.
+static eddy_status_t lower_batch_gather(eddy_tfl_t *z, const eddy_op_t *op,
+                                        int64_t nb) {
+  eddy_value_t *p = in(z, op, 0), *idx = in(z, op, 1);
+  const eddy_type_t *pt = p->type, *it = idx->type;
+  int64_t axis = 0;
+  if (eddy_tfl_const_ints(z, in(z, op, 2), &axis, 1) != 1)
+    return eddy_tfl_error(op, "the axis is not a constant");
+  if (pt->rank == EDDY_RANK_UNKNOWN || it->rank == EDDY_RANK_UNKNOWN)
+    return eddy_tfl_error(op, "params and indices need known ranks");
+  if (nb < 0)
+    nb += it->rank;
+  if (axis < 0)
+    axis += pt->rank;
+  if (nb < 0 || nb > it->rank || axis < nb || axis >= pt->rank)
+    return eddy_tfl_error(op, "batch_dims %lld and axis %lld do not fit "
+                              "params of rank %d and indices of rank %d",
+                          (long long)nb, (long long)axis, (int)pt->rank,
+                          (int)it->rank);
+  int64_t nbatch = 1;
+  for (int64_t i = 0; i < nb; i++) {
+    if (pt->dims[i] < 0 || it->dims[i] < 0)
+      return eddy_tfl_error(op, "batch dimension %lld is dynamic",
+                            (long long)i);
+    if (pt->dims[i] != it->dims[i])
+      return eddy_tfl_error(op, "batch dimension %lld differs: %lld and %lld",
+                            (long long)i, (long long)pt->dims[i],
+                            (long long)it->dims[i]);
+    nbatch *= pt->dims[i];
+  }
+  int64_t A = pt->dims[axis];
+  if (A < 0)
+    return eddy_tfl_error(op, "the gathered dimension is dynamic");
+  // params' = transpose(params) with axis right after the batch dims.
+  int64_t perm[MAXR], fd[MAXR];
+  int32_t pr = pt->rank, q = 0;
+  for (int64_t i = 0; i < nb; i++)
+    perm[q++] = i;
+  perm[q++] = axis;
+  for (int64_t i = nb; i < pr; i++)
+    if (i != axis)
+      perm[q++] = i;
+  eddy_value_t *pp = p;
+  bool ident = true;
+  for (int32_t i = 0; i < pr; i++)
+    ident = ident && perm[i] == i;
+  if (!ident) {
+    eddy_named_attr_t a = ints_attr(z, "perm", perm, (size_t)pr);
+    EDDY_RETURN_IF_ERROR(
+        eddy_tfl_build(z, op, "core.transpose", &p, 1, &a, 1, &pp));
+  }
+  int32_t fr = 0;
+  fd[fr++] = nbatch * A;
+  int ndyn = 0;
+  for (int32_t i = (int32_t)nb + 1; i < pr; i++) {
+    int64_t d = pp->type->dims[i];
+    fd[fr] = d < 0 ? -1 : d;
+    ndyn += fd[fr++] < 0;
+  }
+  if (ndyn > 1)
+    return eddy_tfl_error(op, "params with more than one dynamic dimension "
+                              "are not supported");
+  eddy_value_t *flat = NULL;
+  EDDY_RETURN_IF_ERROR(eddy_tfl_reshape(z, op, pp, fd, (size_t)fr, &flat));
+  // Offsets: the batch row (iota over prod(B), reshaped to B + [1] * rest)
+  // times A.
+  eddy_value_t *ix = NULL, *row = NULL, *off = NULL, *li = NULL, *zero = NULL,
+               *lim = NULL, *neg = NULL, *big = NULL, *bad = NULL, *m1 = NULL,
+               *lin = NULL, *ca = NULL;
+  EDDY_RETURN_IF_ERROR(eddy_tfl_cast(z, op, idx, EDDY_DT_I64, &ix));
+  const eddy_type_t *iot =
+      eddy_ir_tensor_type_get(z->ctx, EDDY_DT_I64, 1, &nbatch);
+  eddy_named_attr_t da = int_attr(z, "dimension", 0);
+  eddy_op_t *o = NULL;
+  EDDY_RETURN_IF_ERROR(
+      eddy_tfl_build_typed(z, op, "core.iota", NULL, 0, &da, 1, &iot, 1, &o));
+  int64_t rd[MAXR];
+  for (int32_t i = 0; i < it->rank; i++)
+    rd[i] = i < nb ? it->dims[i] : 1;
+  EDDY_RETURN_IF_ERROR(eddy_tfl_reshape(z, op, eddy_ir_op_result(o, 0), rd,
+                                        (size_t)it->rank, &row));
+  EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, EDDY_DT_I64, 0, NULL, (double)A, &ca));
+  EDDY_RETURN_IF_ERROR(bin(z, op, "core.mul", row, ca, &off));
+  EDDY_RETURN_IF_ERROR(bin(z, op, "core.add", ix, off, &li));
+  EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, EDDY_DT_I64, 0, NULL, 0, &zero));
+  lim = ca;
+  EDDY_RETURN_IF_ERROR(bin(z, op, "core.lt", ix, zero, &neg));
+  EDDY_RETURN_IF_ERROR(bin(z, op, "core.ge", ix, lim, &big));
+  EDDY_RETURN_IF_ERROR(bin(z, op, "core.or", neg, big, &bad));
+  EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, EDDY_DT_I64, 0, NULL, -1, &m1));
+  EDDY_RETURN_IF_ERROR(sel(z, op, bad, m1, li, &lin));
+  eddy_value_t *g = NULL, *ops[2] = {flat, lin};
+  eddy_named_attr_t a0 = int_attr(z, "axis", 0);
+  EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "core.gather", ops, 2, &a0, 1, &g));
+  // g: [B..., I..., pre..., post...]; TensorFlow's order is
+  // [B..., pre..., I..., post...].
+  int32_t ni = it->rank - (int32_t)nb, npre = (int32_t)(axis - nb);
+  if (npre > 0 && ni > 0) {
+    int64_t gp[MAXR];
+    int32_t gr = g->type->rank, w = 0;
+    for (int32_t i = 0; i < nb; i++)
+      gp[w++] = i;
+    for (int32_t i = 0; i < npre; i++)
+      gp[w++] = nb + ni + i;
+    for (int32_t i = 0; i < ni; i++)
+      gp[w++] = nb + i;
+    for (int32_t i = (int32_t)nb + ni + npre; i < gr; i++)
+      gp[w++] = i;
+    eddy_named_attr_t a = ints_attr(z, "perm", gp, (size_t)gr);
+    eddy_value_t *gt = NULL;
+    EDDY_RETURN_IF_ERROR(
+        eddy_tfl_build(z, op, "core.transpose", &g, 1, &a, 1, &gt));
+    g = gt;
+  }
+  out1(z, op, g);
+  return NULL;
+}
+
 eddy_status_t eddy_tfl_lower_index_op(eddy_tfl_t *z, const eddy_op_t *op,
                                       bool *handled) {
   const char *t = op->name->str + 3;
@@ -542,6 +877,22 @@ eddy_status_t eddy_tfl_lower_index_op(eddy_tfl_t *z, const eddy_op_t *op,
     return lower_invert_permutation(z, op);
   if (strcmp(t, "EuclideanNorm") == 0)
     return lower_euclidean_norm(z, op);
+  if (strcmp(t, "GatherV2") == 0) {
+    int64_t nb = eddy_ir_op_attr_int(op, "batch_dims", 0);
+    if (nb != 0)
+      return lower_batch_gather(z, op, nb);
+    *handled = false; // legalize_shape.c's
+    return NULL;
+  }
+  if (strcmp(t, "GatherNd") == 0)
+    return lower_gather_nd(z, op);
+  if (strcmp(t, "ScatterNd") == 0)
+    return lower_scatter_nd(z, op);
+  if (strcmp(t, "TensorScatterUpdate") == 0 ||
+      strcmp(t, "TensorScatterAdd") == 0)
+    return lower_tensor_scatter(z, op, strcmp(t, "TensorScatterAdd") == 0);
+  if (strcmp(t, "UnsortedSegmentSum") == 0)
+    return lower_segment_sum(z, op);
   if (strcmp(t, "FloorMod") == 0)
     return lower_floor_mod(z, op);
   if (strcmp(t, "DivNoNan") == 0)
