@@ -1018,6 +1018,54 @@ static eddy_status_t r_scatter(ad_scope_t *s, eddy_op_t *op,
   return ad_adj_add(s, operand(op, 1), r);
 }
 
+/// topk's values are elements of x: each adjoint goes back to the position
+/// its index names, sum_r g[..., r] * (indices[..., r] == j), built from a
+/// [..., k, n] comparison with iota (n static; at most one dynamic dim
+/// before it, for the reshapes).
+static eddy_status_t r_topk(ad_scope_t *s, eddy_op_t *op, eddy_value_t **g) {
+  if (!g[0])
+    return NULL;
+  eddy_value_t *x = operand(op, 0);
+  const eddy_type_t *xt = x->type;
+  int32_t rk = xt->rank;
+  if (rk < 1 || rk >= MAXR || xt->dims[rk - 1] < 0)
+    return eddy_ir_op_error(op, "autodiff needs a static last dimension");
+  int64_t n = xt->dims[rk - 1], k = eddy_ir_op_attr_int(op, "k", 0);
+  int64_t dims[MAXR];
+  int ndyn = 0;
+  for (int32_t i = 0; i + 1 < rk; i++) {
+    dims[i] = xt->dims[i] < 0 ? -1 : xt->dims[i];
+    ndyn += dims[i] < 0;
+  }
+  if (ndyn > 1)
+    return eddy_ir_op_error(op, "autodiff supports at most one dynamic "
+                                "dimension here");
+  dims[rk - 1] = k;
+  dims[rk] = 1;
+  eddy_named_attr_t sa;
+  ad_attr_i64s(s->ad, "shape", dims, (size_t)rk + 1, &sa);
+  eddy_value_t *idx = NULL, *ir = NULL, *gr = NULL, *eq = NULL, *zero = NULL,
+               *sel = NULL, *r = NULL;
+  TRY(fres(s, op, 1, &idx));
+  TRY(ad_emit(s, "core.reshape", &idx, 1, &sa, 1, &ir));
+  TRY(ad_emit(s, "core.reshape", &g[0], 1, &sa, 1, &gr));
+  const eddy_type_t *it =
+      eddy_ir_tensor_type_get(s->ad->ctx, EDDY_DT_I32, 1, &n);
+  eddy_named_attr_t da = eddy_ir_named_attr(
+      s->ad->ctx, "dimension", eddy_ir_int_attr_get(s->ad->ctx, 0, EDDY_DT_I64));
+  eddy_op_t *iota = NULL;
+  TRY(ad_emit_typed(s, "core.iota", NULL, 0, &da, 1, &it, 1, &iota));
+  TRY(bin(s, "core.eq", ir, result(iota, 0), &eq));
+  TRY(cst(s, op, 0.0, &zero));
+  eddy_value_t *ops[3] = {eq, gr, zero};
+  TRY(ad_emit(s, "core.select", ops, 3, NULL, 0, &sel));
+  int64_t ax = rk - 1;
+  eddy_named_attr_t ra;
+  ad_attr_i64s(s->ad, "axes", &ax, 1, &ra);
+  TRY(ad_emit(s, "core.reduce_sum", &sel, 1, &ra, 1, &r));
+  return ad_adj_add(s, x, r);
+}
+
 #define ZERO_SHAPE "an integer result that depends on shapes only"
 #define TERMINATOR "a terminator: the rule of the op holding it reads it"
 
@@ -1084,6 +1132,7 @@ static const ad_rule_t k_rules[EDDY_OP_COUNT_] = {
     [EDDY_OP_CORE_CUMSUM] = {r_cumsum},
     [EDDY_OP_CORE_CUMPROD] = {r_cumprod},
     [EDDY_OP_CORE_SCATTER] = {r_scatter},
+    [EDDY_OP_CORE_TOPK] = {r_topk},
     /* lists */
     [EDDY_OP_TL_EMPTY] = {.zero = ZERO_NO_OPERAND},
     [EDDY_OP_TL_RESERVE] = {.zero = "its operand is a length"},

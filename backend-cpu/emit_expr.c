@@ -1230,6 +1230,98 @@ static eddy_status_t kernel_scatter(cpu_emit_t *e, eddy_op_t *op) {
   return NULL;
 }
 
+/// Result i of the multi-result op %t<m> as a plain value (a select on a
+/// true constant: bit-exact for every type).
+static int part(cpu_emit_t *e, int m, int i, const char *ty) {
+  int t = iconst(e, "i1", 1), v = cpu_fresh(e);
+  cpu_p(e, "%%t%d = arith.select %%t%d, %%t%d#%d, %%t%d#%d : %s\n", v, t, m, i,
+        m, i, ty);
+  return v;
+}
+
+/// a before b in topk's order (larger first, NaN largest, then the lower
+/// index); a and b in register type ty of dtype dt, ia and ib i64.
+static int topk_before(cpu_emit_t *e, eddy_dtype_t dt, int a, int ia, int b,
+                       int ib) {
+  int ilt = cmp(e, "arith.cmpi", "slt", ia, ib, "i64");
+  if (!eddy_dtype_is_float(dt)) {
+    const char *ty = cpu_reg_type(dt);
+    int gt = cmp(e, "arith.cmpi", "sgt", a, b, ty);
+    int eq = cmp(e, "arith.cmpi", "eq", a, b, ty);
+    return op2(e, "arith.ori", gt, op2(e, "arith.andi", eq, ilt, "i1"), "i1");
+  }
+  const char *ct = calc_type(dt);
+  int av = to_calc(e, dt, a), bv = to_calc(e, dt, b);
+  int na = cmp(e, "arith.cmpf", "uno", av, av, ct);
+  int nb = cmp(e, "arith.cmpf", "uno", bv, bv, ct);
+  int gt = cmp(e, "arith.cmpf", "ogt", av, bv, ct);
+  int eq = cmp(e, "arith.cmpf", "oeq", av, bv, ct);
+  int num = op2(e, "arith.ori", gt, op2(e, "arith.andi", eq, ilt, "i1"), "i1");
+  int same = sel(e, na, ilt, num, "i1");
+  int differ = op2(e, "arith.xori", na, nb, "i1");
+  return sel(e, differ, na, same, "i1");
+}
+
+/// topk: per row, k selection passes over the last dim, each taking the
+/// first element in topk's order that comes after the one taken before
+/// (runtime/k_index.c does the same).
+static eddy_status_t kernel_topk(cpu_emit_t *e, eddy_op_t *op) {
+  eddy_value_t *in = eddy_ir_op_operand(op, 0);
+  const eddy_type_t *it = in->type;
+  const eddy_type_t *vt = op->results[0].type, *xt = op->results[1].type;
+  int64_t k = eddy_ir_op_attr_int(op, "k", 0);
+  eddy_dtype_t dt = it->dtype;
+  const char *ty = cpu_reg_type(dt);
+  int32_t rk = it->rank;
+  int d[EDDY_RT_MAX_RANK], oidx[EDDY_RT_MAX_RANK], xidx[EDDY_RT_MAX_RANK];
+  EDDY_RETURN_IF_ERROR(dims_v(e, in, d));
+  cpu_loops_open_v(e, rk - 1, d, oidx);
+  int c0 = cpu_index_const(e, 0), c1 = cpu_index_const(e, 1);
+  int init = eddy_dtype_is_float(dt) ? cpu_fresh(e) : iconst(e, ty, 0);
+  if (eddy_dtype_is_float(dt))
+    cpu_p(e, "%%t%d = arith.constant 0.0 : %s\n", init, ty);
+  int mone = iconst(e, "i64", -1);
+  int r = cpu_fresh(e), pv = cpu_fresh(e), pi = cpu_fresh(e), ro = cpu_fresh(e);
+  cpu_p(e,
+        "%%t%d:2 = scf.for %%t%d = %%t%d to %%t%d step %%t%d iter_args(%%t%d = "
+        "%%t%d, %%t%d = %%t%d) -> (%s, i64) {\n",
+        ro, r, c0, cpu_index_const(e, k), c1, pv, init, pi, mone, ty);
+  int j = cpu_fresh(e), bv = cpu_fresh(e), bi = cpu_fresh(e), jo = cpu_fresh(e);
+  cpu_p(e,
+        "%%t%d:2 = scf.for %%t%d = %%t%d to %%t%d step %%t%d iter_args(%%t%d = "
+        "%%t%d, %%t%d = %%t%d) -> (%s, i64) {\n",
+        jo, j, c0, d[rk - 1], c1, bv, init, bi, mone, ty);
+  for (int32_t i = 0; i + 1 < rk; i++)
+    xidx[i] = oidx[i];
+  xidx[rk - 1] = j;
+  int x;
+  EDDY_RETURN_IF_ERROR(cpu_expr(e, in, xidx, &x));
+  int ji = cpu_fresh(e);
+  cpu_p(e, "%%t%d = arith.index_cast %%t%d : index to i64\n", ji, j);
+  int none_p = cmp(e, "arith.cmpi", "slt", pi, iconst(e, "i64", 0), "i64");
+  int none_b = cmp(e, "arith.cmpi", "slt", bi, iconst(e, "i64", 0), "i64");
+  int after = op2(e, "arith.ori", none_p, topk_before(e, dt, pv, pi, x, ji),
+                  "i1");
+  int better = op2(e, "arith.ori", none_b, topk_before(e, dt, x, ji, bv, bi),
+                   "i1");
+  int take = op2(e, "arith.andi", after, better, "i1");
+  int nbv = sel(e, take, x, bv, ty), nbi = sel(e, take, ji, bi, "i64");
+  cpu_p(e, "scf.yield %%t%d, %%t%d : %s, i64\n}\n", nbv, nbi, ty);
+  int val = part(e, jo, 0, ty), vi = part(e, jo, 1, "i64");
+  int vbuf = cpu_val_get(e, &op->results[0])->buf;
+  int ibuf = cpu_val_get(e, &op->results[1])->buf;
+  for (int32_t i = 0; i + 1 < rk; i++)
+    xidx[i] = oidx[i];
+  xidx[rk - 1] = r;
+  cpu_store(e, vbuf, vt, xidx, val);
+  int v32 = cpu_fresh(e);
+  cpu_p(e, "%%t%d = arith.trunci %%t%d : i64 to i32\n", v32, vi);
+  cpu_store(e, ibuf, xt, xidx, v32);
+  cpu_p(e, "scf.yield %%t%d, %%t%d : %s, i64\n}\n", val, vi, ty);
+  cpu_loops_close(e, rk - 1);
+  return NULL;
+}
+
 static eddy_status_t kernel_matmul(cpu_emit_t *e, eddy_op_t *op) {
   return cpu_type_is_dynamic(op->results[0].type) ||
                  cpu_type_is_dynamic(eddy_ir_op_operand(op, 0)->type) ||
@@ -1324,6 +1416,7 @@ static const cpu_op_info_t k_ops[EDDY_OP_COUNT_] = {
     KERNEL(ARGMIN, kernel_arg, true),
     KERNEL(CUMSUM, kernel_cumulative, true),
     KERNEL(CUMPROD, kernel_cumulative, true),
+    KERNEL(TOPK, kernel_topk, false),
     [EDDY_OP_CORE_SCATTER] = {.cls = CPU_OP_KERNEL,
                               .kernel = kernel_scatter,
                               .fallible = true},

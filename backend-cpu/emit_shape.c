@@ -531,6 +531,22 @@ static eddy_status_t infer_dims(cpu_emit_t *e, eddy_op_t *op, uint32_t r,
       out[d] = id[d];
     return NULL;
   }
+  if (code == EDDY_OP_CORE_TOPK) {
+    int32_t rk = in->type->rank;
+    int64_t k = eddy_ir_op_attr_int(op, "k", 0);
+    for (int32_t d = 0; d + 1 < rk; d++)
+      out[d] = id[d];
+    out[rk - 1] = (dimv_t){-1, k};
+    if (check && id[rk - 1].c < 0) {
+      int kv = cpu_index_const(e, k);
+      cpu_fail_dims(e, icmp(e, "ult", id[rk - 1].v, kv),
+                    cpu_dims_site(e, op,
+                                  "the last dimension is smaller than k "
+                                  "(size and k)"),
+                    id[rk - 1].v, kv);
+    }
+    return NULL;
+  }
   if (code == EDDY_OP_CORE_SCATTER) {
     eddy_value_t *u = eddy_ir_op_operand(op, 1);
     dimv_t ud[EDDY_RT_MAX_RANK];

@@ -283,3 +283,95 @@ eddy_rt_status_t eddy_rt_scatter(eddy_rt_ctx_t *ctx,
   eddy_rt_tensor_release(&src);
   return NULL;
 }
+
+/// a comes before b in topk's order: larger first (NaN largest), then the
+/// lower index.
+static bool rt_topk_before(double a, int64_t ia, double b, int64_t ib) {
+  bool na = isnan(a), nb = isnan(b);
+  if (na != nb)
+    return na;
+  if (!na && a != b)
+    return a > b;
+  return ia < ib;
+}
+
+eddy_rt_status_t eddy_rt_topk(eddy_rt_ctx_t *ctx, const eddy_rt_tensor_t *x,
+                              int64_t k, eddy_rt_tensor_t *out_ts) {
+  const char *op = "core.topk";
+  out_ts[0] = eddy_rt_tensor_empty();
+  out_ts[1] = eddy_rt_tensor_empty();
+  EDDY_RT_RETURN_IF_ERROR(rt_check_operand(x, op, 0));
+  if (x->dtype == EDDY_RT_I1)
+    return rt_err_dtype(op, "operand 0", x->dtype, "a numeric dtype");
+  char sx[RT_SHAPE_BUF];
+  if (x->rank < 1 || k < 0 || x->dims[x->rank - 1] < k)
+    return rt_err(EDDY_RT_ERR_INVALID_ARGUMENT, op,
+                  "operand 0 of shape %s needs a last dimension of at least "
+                  "k = %" PRId64,
+                  rt_shape_str(x, sx), k);
+  int64_t dims[EDDY_RT_MAX_RANK];
+  for (int32_t i = 0; i < x->rank; i++)
+    dims[i] = x->dims[i];
+  dims[x->rank - 1] = k;
+  EDDY_RT_RETURN_IF_ERROR(
+      rt_alloc_tensor(ctx, op, x->dtype, x->rank, dims, &out_ts[0]));
+  eddy_rt_status_t st =
+      rt_alloc_tensor(ctx, op, EDDY_RT_I32, x->rank, dims, &out_ts[1]);
+  if (st) {
+    eddy_rt_tensor_release(&out_ts[0]);
+    return st;
+  }
+  if (eddy_rt_tensor_numel(&out_ts[0]) == 0)
+    return NULL;
+  eddy_rt_tensor_t src;
+  st = rt_make_owned_contiguous(ctx, op, x, &src);
+  if (st) {
+    eddy_rt_tensor_release(&out_ts[0]);
+    eddy_rt_tensor_release(&out_ts[1]);
+    return st;
+  }
+  bool fl = eddy_rt_dtype_is_float(x->dtype);
+  int64_t n = x->dims[x->rank - 1], rows = eddy_rt_tensor_numel(&src) / n;
+  for (int64_t row = 0; row < rows; row++) {
+    // Selection: each step takes the first element, in topk's order, that
+    // comes after the one taken before (ints compare as int64, exactly).
+    double pv = 0;
+    int64_t pi = -1, piv = 0;
+    for (int64_t r = 0; r < k; r++) {
+      double bv = 0;
+      int64_t bi = -1, biv = 0;
+      for (int64_t j = 0; j < n; j++) {
+        int64_t at = row * n + j;
+        bool after, better;
+        if (fl) {
+          double v = eddy_rt_tensor_get_f64(&src, at);
+          after = pi < 0 || rt_topk_before(pv, pi, v, j);
+          better = bi < 0 || rt_topk_before(v, j, bv, bi);
+          if (after && better) {
+            bv = v;
+            bi = j;
+          }
+        } else {
+          int64_t v = eddy_rt_tensor_get_i64(&src, at);
+          after = pi < 0 || piv > v || (piv == v && pi < j);
+          better = bi < 0 || v > biv || (v == biv && j < bi);
+          if (after && better) {
+            biv = v;
+            bi = j;
+          }
+        }
+      }
+      int64_t to = row * k + r;
+      if (fl)
+        eddy_rt_tensor_set_f64(&out_ts[0], to, bv);
+      else
+        eddy_rt_tensor_set_i64(&out_ts[0], to, biv);
+      eddy_rt_tensor_set_i64(&out_ts[1], to, bi);
+      pv = bv;
+      piv = biv;
+      pi = bi;
+    }
+  }
+  eddy_rt_tensor_release(&src);
+  return NULL;
+}

@@ -234,6 +234,12 @@ eddy_rt_status_t eddy_rt_cumulative(eddy_rt_ctx_t *ctx, bool is_prod,
 /// [pre, indices[j], post], in row-major order of the updates (floats
 /// rounded to the dtype after each add). An index outside [0, size) is an
 /// error naming it. Numeric dtypes; indices i8, i32 or i64.
+/// core.topk: the k largest elements along the last dim, largest first,
+/// equal ones by lower index first (a NaN counts as the largest), into
+/// out_ts[0] (x's dtype) and their indices into out_ts[1] (i32). The last
+/// dim must hold at least k elements.
+eddy_rt_status_t eddy_rt_topk(eddy_rt_ctx_t *ctx, const eddy_rt_tensor_t *x,
+                              int64_t k, eddy_rt_tensor_t *out_ts);
 eddy_rt_status_t eddy_rt_scatter(eddy_rt_ctx_t *ctx,
                                  const eddy_rt_tensor_t *indices,
                                  const eddy_rt_tensor_t *updates, int64_t axis,

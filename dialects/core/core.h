@@ -72,7 +72,8 @@ extern "C" {
   X(ARGMIN, "argmin")                                                          \
   X(CUMSUM, "cumsum")                                                          \
   X(CUMPROD, "cumprod")                                                        \
-  X(SCATTER, "scatter")
+  X(SCATTER, "scatter")                                                        \
+  X(TOPK, "topk")
 
 /// Largest rank the core shape functions and folders accept; higher ranks
 /// are reported as errors.

@@ -133,6 +133,35 @@ eddy_status_t eddy_core_infer_scatter(eddy_infer_ctx_t *ic) {
   return NULL;
 }
 
+/// ---- topk ------------------------------------------------------------------
+
+/// topk(x) {k}: the k largest along the last dim, and their indices (i32).
+eddy_status_t eddy_core_infer_topk(eddy_infer_ctx_t *ic) {
+  EDDY_RETURN_IF_ERROR(eddy_core_check_operands(ic));
+  EDDY_RETURN_IF_ERROR(eddy_core_check_dtype(ic, 0, EDDY_CORE_DT_NUMERIC));
+  int64_t k;
+  EDDY_RETURN_IF_ERROR(eddy_core_attr_int(ic, "k", false, 0, &k));
+  const eddy_type_t *x = ic->operand_types[0];
+  if (k < 0)
+    return eddy_ir_infer_error(ic, "k %lld is negative", (long long)k);
+  if (x->rank == EDDY_RANK_UNKNOWN)
+    return eddy_ir_infer_error(ic, "the operand's rank must be known");
+  if (x->rank < 1)
+    return eddy_ir_infer_error(ic, "the operand must have rank >= 1");
+  int64_t n = x->dims[x->rank - 1];
+  if (n != EDDY_DIM_DYNAMIC && n < k)
+    return eddy_ir_infer_error(ic, "the last dimension (%lld) is smaller than "
+                                   "k (%lld)",
+                               (long long)n, (long long)k);
+  int64_t dims[EDDY_CORE_MAX_RANK];
+  for (int32_t i = 0; i < x->rank; i++)
+    dims[i] = x->dims[i];
+  dims[x->rank - 1] = k;
+  eddy_core_push(ic, x->dtype, x->rank, dims);
+  eddy_core_push(ic, EDDY_DT_I32, x->rank, dims);
+  return NULL;
+}
+
 /// ---- Folders ---------------------------------------------------------------
 
 /// The single operand's constant and the result's foldable type (same

@@ -93,11 +93,12 @@ eddy_status_t eddy_core_infer_gather(eddy_infer_ctx_t *ic);
 eddy_status_t eddy_core_infer_pad(eddy_infer_ctx_t *ic);
 eddy_status_t eddy_core_infer_shape(eddy_infer_ctx_t *ic);
 eddy_status_t eddy_core_infer_dim(eddy_infer_ctx_t *ic);
-/// core_index.c: reverse, argmax/argmin, cumsum/cumprod, scatter.
+/// core_index.c: reverse, argmax/argmin, cumsum/cumprod, scatter, topk.
 eddy_status_t eddy_core_infer_reverse(eddy_infer_ctx_t *ic);
 eddy_status_t eddy_core_infer_arg(eddy_infer_ctx_t *ic);
 eddy_status_t eddy_core_infer_cumulative(eddy_infer_ctx_t *ic);
 eddy_status_t eddy_core_infer_scatter(eddy_infer_ctx_t *ic);
+eddy_status_t eddy_core_infer_topk(eddy_infer_ctx_t *ic);
 
 /// ---- Verifiers -------------------------------------------------------------
 

@@ -53,6 +53,8 @@ static const eddy_attr_spec_t attrs_cumulative[] = {
     {"exclusive", EDDY_ATTR_BOOL, true},
     {"reverse", EDDY_ATTR_BOOL, true},
     {NULL, 0, false}};
+static const eddy_attr_spec_t attrs_topk[] = {{"k", EDDY_ATTR_INT, false},
+                                              {NULL, 0, false}};
 static const eddy_attr_spec_t attrs_scatter[] = {
     {"axis", EDDY_ATTR_INT, false},
     {"size", EDDY_ATTR_INT, false},
@@ -183,6 +185,17 @@ const eddy_op_def_t eddy_core_op_defs[EDDY_CORE_OP_COUNT_] = {
        eddy_core_infer_cumulative, eddy_core_fold_cumulative),
     OP(SCATTER, "scatter", 2, PURE, attrs_scatter, NULL,
        eddy_core_infer_scatter, NULL),
+    [EDDY_CORE_OP_TOPK] =
+        {
+            .name = "core.topk",
+            .num_operands = 1,
+            .num_results = 2,
+            .traits = PURE,
+            .attrs = attrs_topk,
+            .infer = eddy_core_infer_topk,
+            .fold = NULL,
+            .opcode = EDDY_OP_CORE_TOPK,
+        },
 };
 
 const eddy_dialect_t eddy_core_dialect = {
@@ -193,8 +206,7 @@ const eddy_dialect_t eddy_core_dialect = {
 };
 
 /* Both number the core ops in the order of EDDY_CORE_OP_LIST. */
-_Static_assert(EDDY_OP_CORE_SCATTER - EDDY_OP_CORE_CONSTANT ==
-                   EDDY_CORE_OP_SCATTER,
+_Static_assert(EDDY_OP_CORE_TOPK - EDDY_OP_CORE_CONSTANT == EDDY_CORE_OP_TOPK,
                "core opcodes and table indices differ");
 
 eddy_core_op_kind_t eddy_core_op_kind(const eddy_op_def_t *def) {

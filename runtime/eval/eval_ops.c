@@ -652,6 +652,20 @@ static eddy_status_t h_scatter(eval_state_t *s, eval_frame_t *f,
   return put_tensor(&out[0], &r);
 }
 
+static eddy_status_t h_topk(eval_state_t *s, eval_frame_t *f,
+                            const eval_handler_t *h, const eddy_op_t *op,
+                            const eddy_eval_value_t *const *operands,
+                            eddy_eval_value_t *out) {
+  UNUSED_HANDLER_ARGS;
+  int64_t k = 0;
+  EDDY_RETURN_IF_ERROR(attr_int(op, "k", &k));
+  eddy_rt_tensor_t rs[2];
+  RT(eddy_rt_topk(s->rt, TENSOR(0), k, rs));
+  out[0] = eddy_eval_value_from_tensor(&rs[0]);
+  out[1] = eddy_eval_value_from_tensor(&rs[1]);
+  return NULL;
+}
+
 static const eval_handler_t k_handlers[EDDY_OP_COUNT_] = {
     [EDDY_OP_CORE_CONSTANT] = {h_constant, 0},
     [EDDY_OP_CORE_IOTA] = {h_iota, 0},
@@ -708,6 +722,7 @@ static const eval_handler_t k_handlers[EDDY_OP_COUNT_] = {
     [EDDY_OP_CORE_CUMSUM] = {h_cumulative, 0},
     [EDDY_OP_CORE_CUMPROD] = {h_cumulative, 1},
     [EDDY_OP_CORE_SCATTER] = {h_scatter, 0},
+    [EDDY_OP_CORE_TOPK] = {h_topk, 0},
     [EDDY_OP_TL_EMPTY] = {h_tl_empty, 0},
     [EDDY_OP_TL_RESERVE] = {h_tl_reserve, 0},
     [EDDY_OP_TL_PUSH_BACK] = {h_tl_push_back, 0},

@@ -222,6 +222,26 @@ static void test_scatter(void **state) {
   eddy_eval_value_release(&args[0]);
 }
 
+/// topk's values against finite differences (distinct inputs, so the
+/// selection does not change under the perturbation), a dynamic row count.
+static void test_topk(void **state) {
+  fixture_t *f = *state;
+  parse(f,
+        "module {\n"
+        "  func.func @f(%arg0: tensor<?x5xf64>) -> (tensor<?x3xf64>, tensor<?x3xi32>) {\n"
+        "    %0:2 = \"core.topk\"(%arg0) {k = 3} : (tensor<?x5xf64>) -> (tensor<?x3xf64>, tensor<?x3xi32>)\n"
+        "    %1 = \"core.mul\"(%0#0, %0#0) : (tensor<?x3xf64>, tensor<?x3xf64>) -> tensor<?x3xf64>\n"
+        "    \"func.return\"(%1, %0#1) : (tensor<?x3xf64>, tensor<?x3xi32>) -> ()\n"
+        "  }\n"
+        "}\n");
+  int64_t dx[2] = {2, 5};
+  double vx[10] = {0.9, -0.7, 1.3, 0.4, -1.1, 0.6, 1.2, 0.8, -0.5, 0.3};
+  eddy_eval_value_t args[1] = {tensor(f, 2, dx, vx)};
+  size_t wrt[1] = {0};
+  grad_and_check(f, "f", wrt, 1, args);
+  eddy_eval_value_release(&args[0]);
+}
+
 /// An RNN-like loop with a captured weight, its gradient optimized by the
 /// generic passes, and checked before and after.
 static void test_optimized_loop(void **state) {
@@ -338,6 +358,7 @@ int main(void) {
                                       teardown),
       cmocka_unit_test_setup_teardown(test_index_ops, setup, teardown),
       cmocka_unit_test_setup_teardown(test_scatter, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_topk, setup, teardown),
       cmocka_unit_test_setup_teardown(test_dynamic_broadcast, setup, teardown),
       cmocka_unit_test_setup_teardown(test_optimized_loop, setup, teardown),
       cmocka_unit_test_setup_teardown(test_argument_errors, setup, teardown),
