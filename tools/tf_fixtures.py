@@ -308,6 +308,31 @@ def m_gather_scatter_nd(x):
             tf.math.unsorted_segment_sum(x, [1, -1, 0, 1], 3)]
 
 
+def m_topk_einsum(x):
+    """TopKV2 (values and int32 indices; ties by lower index), two-operand Einsum (matmul,
+    batched, transposed, matrix-vector, contraction over the first axis, an outer product, a
+    full contraction) and BatchMatMulV2 with broadcast batch dims, of a [4, 6] input."""
+    f = lambda t: tf.cast(t, tf.float32)  # noqa: E731
+    v, i = tf.math.top_k(x, k=3)
+    tv, ti = tf.math.top_k(tf.floor(x * 2.0), k=4)
+    x2, x3, x4 = tf.reshape(x, [6, 4]), tf.reshape(x, [2, 2, 6]), tf.reshape(x, [2, 6, 2])
+    return [v, f(i), tv, f(ti), tf.einsum("ij,jk->ik", x, x2), tf.einsum("bij,bjk->bik", x3, x4),
+            tf.einsum("ij,kj->ik", x, x * 0.5), tf.einsum("ij,j->i", x, x[0]),
+            tf.einsum("ij,ik->jk", x, x[:, :3]), tf.einsum("bi,bj->bij", x[:, :2], x[:, 2:5]),
+            tf.einsum("ij,ij->", x, x), tf.matmul(x3, tf.reshape(x, [1, 6, 4]))]
+
+
+def m_xent_losses(x):
+    """SoftmaxCrossEntropyWithLogits and SparseSoftmaxCrossEntropyWithLogits of [4, 5] logits,
+    with softmax labels and class indices. (With a dynamic batch, tf.nn's wrappers reshape the
+    logits to run-time shapes.)"""
+    e = np.exp(rnd(40, [4, 5]))
+    labels = tf.constant(e / e.sum(axis=1, keepdims=True))
+    return [tf.nn.softmax_cross_entropy_with_logits(labels=labels, logits=x),
+            tf.nn.sparse_softmax_cross_entropy_with_logits(labels=tf.constant([1, 0, 4, 2]),
+                                                           logits=x * 2.0)]
+
+
 def rnd(seed, shape, scale=1.0):
     return (np.random.RandomState(seed).standard_normal(shape) * scale).astype(np.float32)
 
@@ -342,6 +367,8 @@ MODELS = {
     "index_dyn": (m_index_dyn, [("x", rnd(25, [5, 4]))], None),
     "cumulative": (m_cumulative, [("x", rnd(26, [3, 5]) + 0.5)], None),
     "gather_scatter_nd": (m_gather_scatter_nd, [("x", rnd(27, [4, 3]))], None),
+    "topk_einsum": (m_topk_einsum, [("x", rnd(28, [4, 6]))], None),
+    "xent_losses": (m_xent_losses, [("x", rnd(29, [4, 5]))], None),
 }
 
 # Feeds declared with dynamic dimensions (None), by model; the others take their values'

@@ -62,6 +62,14 @@ static const eddy_tf_out_spec_t concat_offsets[] = {
     O_REPEAT("offset", "shape_type", "N")};
 static const eddy_tf_out_spec_t out_T_like0[] = {O_ATTR("out", "T", 0)};
 static const eddy_tf_out_spec_t index_i64[] = {O_FIXED("index", INT64, -1)};
+static const eddy_tf_out_spec_t topk_outs[] = {
+    O_ATTR("values", "T", -1), O_ATTR("indices", "index_type", -1)};
+static const eddy_tf_out_spec_t xent_outs[] = {O_ATTR("loss", "T", -1),
+                                               O_ATTR("backprop", "T", -1)};
+static const eddy_tf_out_spec_t logsoftmax_T_like0[] = {
+    O_ATTR("logsoftmax", "T", 0)};
+static const eddy_tf_out_spec_t output_Tout[] = {
+    O_ATTR("output", "Tout", -1)};
 
 /// v1 control flow: values pass through with their type.
 static const eddy_tf_out_spec_t switch_outs[] = {
@@ -132,6 +140,7 @@ static const eddy_tf_op_info_t k_ops[] = {
     OP(ArgMax, output_output_type),
     OP(ArgMin, output_output_type),
     OP(BatchMatMulV2, output_T),
+    OP(BatchMatMulV3, output_Tout),
     OP(BiasAdd, output_T_like0),
     OP(BiasAddGrad, output_T),
     OP(BroadcastArgs, r0_T),
@@ -147,6 +156,7 @@ static const eddy_tf_op_info_t k_ops[] = {
     OP(Cumsum, out_T_like0),
     OP(Div, z_T),
     OP(DivNoNan, z_T),
+    OP(Einsum, output_T),
     OP(EmptyTensorList, tl_new),
     OP(Enter, output_T_like0),
     OP(Equal, z_bool),
@@ -170,6 +180,7 @@ static const eddy_tf_op_info_t k_ops[] = {
     OP(LessEqual, z_bool),
     OP(Log, y_T_like0),
     OP(Log1p, y_T_like0),
+    OP(LogSoftmax, logsoftmax_T_like0),
     OP(LogicalAnd, z_bool),
     OP(LogicalNot, y_bool_like0),
     OP(LogicalOr, z_bool),
@@ -218,6 +229,8 @@ static const eddy_tf_op_info_t k_ops[] = {
     OP(Sign, y_T_like0),
     OP(Size, output_out_type),
     OP(Slice, output_T),
+    OP(SoftmaxCrossEntropyWithLogits, xent_outs),
+    OP(SparseSoftmaxCrossEntropyWithLogits, xent_outs),
     OP(Split, split_outs),
     OP(SplitV, split_outs),
     OP(Sqrt, y_T_like0),
@@ -260,6 +273,7 @@ static const eddy_tf_op_info_t k_ops[] = {
     OP(TensorScatterAdd, output_T_like0),
     OP(TensorScatterUpdate, output_T_like0),
     OP(Tile, output_T),
+    OP(TopKV2, topk_outs),
     OP(Transpose, y_T),
     OP(Unpack, unpack_outs),
     OP(UnsortedSegmentSum, output_T),

@@ -1,9 +1,12 @@
 /// legalize-tf: the rules for TensorFlow's indexing, scan and arg-reduction
 /// ops: ReverseV2, Any, All, ArgMax, ArgMin, Cumsum, Cumprod, OneHot,
 /// ConcatOffset (the gradient of ConcatV2), BroadcastArgs, BroadcastTo,
-/// InvertPermutation, EuclideanNorm, the integer FloorMod and the DivNoNan
-/// that the gradients of ConcatV2 and Cumprod hold, and a clear refusal of
-/// the one-operand Where. They lower to core.reverse / argmax / argmin / cumsum
+/// InvertPermutation, EuclideanNorm, GatherNd, ScatterNd,
+/// TensorScatterUpdate/Add, UnsortedSegmentSum, GatherV2 with batch_dims,
+/// TopKV2, two-operand Einsum, BatchMatMulV3, the softmax cross entropies;
+/// the integer FloorMod, DivNoNan and LogSoftmax that the gradients of
+/// ConcatV2, Cumprod and SoftmaxCrossEntropyWithLogits hold; and a clear
+/// refusal of the one-operand Where. They lower to core.reverse / argmax / argmin / cumsum
 /// / cumprod where one op does the work, and to compositions of core ops
 /// (iota, eq, select, reductions) where that costs nothing.
 #include "lower/tf/tf_lower_internal.h"
@@ -20,7 +23,9 @@ static const char *const INDEX_OPS[] = {
     "ConcatOffset",  "BroadcastArgs", "BroadcastTo", "InvertPermutation",
     "EuclideanNorm", "Where",         "FloorMod",    "DivNoNan",
     "GatherNd",      "ScatterNd",     "TensorScatterUpdate",
-    "TensorScatterAdd", "UnsortedSegmentSum",
+    "TensorScatterAdd", "UnsortedSegmentSum", "TopKV2", "Einsum",
+    "BatchMatMulV3", "SoftmaxCrossEntropyWithLogits",
+    "SparseSoftmaxCrossEntropyWithLogits", "LogSoftmax",
 };
 
 bool eddy_tfl_is_index_op(const char *t) {
@@ -853,6 +858,328 @@ static eddy_status_t lower_batch_gather(eddy_tfl_t *z, const eddy_op_t *op,
   return NULL;
 }
 
+/// ---- TopKV2, Einsum, BatchMatMulV3 ----------------------------------------
+
+static eddy_status_t lower_topk(eddy_tfl_t *z, const eddy_op_t *op) {
+  eddy_value_t *x = in(z, op, 0), *idx = NULL;
+  int64_t k = 0;
+  if (eddy_tfl_const_ints(z, in(z, op, 1), &k, 1) != 1)
+    return eddy_tfl_error(op, "k must be a constant");
+  if (k < 0)
+    return eddy_tfl_error(op, "k %lld is negative", (long long)k);
+  eddy_dtype_t it = EDDY_DT_I32;
+  eddy_tfl_attr_dtype(op, "index_type", &it);
+  eddy_named_attr_t a = int_attr(z, "k", k);
+  eddy_op_t *o = NULL;
+  EDDY_RETURN_IF_ERROR(
+      eddy_tfl_build_typed(z, op, "core.topk", &x, 1, &a, 1, NULL, 0, &o));
+  EDDY_RETURN_IF_ERROR(
+      eddy_tfl_cast(z, op, eddy_ir_op_result(o, 1), it, &idx));
+  eddy_tfl_set(z, &op->results[0], eddy_ir_op_result(o, 0));
+  eddy_tfl_set(z, &op->results[1], idx);
+  return NULL;
+}
+
+/// BatchMatMulV3: BatchMatMulV2 with both operands cast to Tout first.
+static eddy_status_t lower_bmm_v3(eddy_tfl_t *z, const eddy_op_t *op) {
+  eddy_dtype_t dt;
+  if (!eddy_tfl_attr_dtype(op, "Tout", &dt))
+    return eddy_tfl_error(op, "attribute 'Tout' is not an eddy dtype");
+  eddy_value_t *ops[2], *r = NULL;
+  EDDY_RETURN_IF_ERROR(eddy_tfl_cast(z, op, in(z, op, 0), dt, &ops[0]));
+  EDDY_RETURN_IF_ERROR(eddy_tfl_cast(z, op, in(z, op, 1), dt, &ops[1]));
+  eddy_named_attr_t a[2] = {
+      bool_attr(z, "transpose_a", eddy_ir_op_attr_bool(op, "adj_x", false)),
+      bool_attr(z, "transpose_b", eddy_ir_op_attr_bool(op, "adj_y", false))};
+  EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "core.matmul", ops, 2, a, 2, &r));
+  out1(z, op, r);
+  return NULL;
+}
+
+/// One operand of a two-operand einsum: its letters and value.
+typedef struct es_side {
+  const char *s;
+  char *w; ///< s, writable
+  int n;
+  eddy_value_t *v;
+} es_side_t;
+
+static int es_find(const char *s, int n, char c) {
+  for (int i = 0; i < n; i++)
+    if (s[i] == c)
+      return i;
+  return -1;
+}
+
+/// v transposed to the letters `to` (a permutation of `from`).
+static eddy_status_t es_transpose(eddy_tfl_t *z, const eddy_op_t *op,
+                                  eddy_value_t *v, const char *from,
+                                  const char *to, int n, eddy_value_t **out) {
+  int64_t perm[MAXR];
+  bool ident = true;
+  for (int i = 0; i < n; i++) {
+    perm[i] = es_find(from, n, to[i]);
+    ident = ident && perm[i] == i;
+  }
+  if (ident) {
+    *out = v;
+    return NULL;
+  }
+  eddy_named_attr_t a = ints_attr(z, "perm", perm, (size_t)n);
+  return eddy_tfl_build(z, op, "core.transpose", &v, 1, &a, 1, out);
+}
+
+/// The size of letter c: static from either operand, else -1 (dynamic).
+static int64_t es_size(const es_side_t *sd, char c) {
+  int64_t d = -1;
+  for (int k = 0; k < 2; k++) {
+    int i = es_find(sd[k].s, sd[k].n, c);
+    if (i >= 0 && sd[k].v->type->dims[i] >= 0)
+      d = sd[k].v->type->dims[i];
+  }
+  return d;
+}
+
+/// The product of the sizes of letters ls[0..n) (1 for none); -1 when one
+/// is dynamic.
+static int64_t es_prod(const es_side_t *sd, const char *ls, int n) {
+  int64_t p = 1;
+  for (int i = 0; i < n; i++) {
+    int64_t d = es_size(sd, ls[i]);
+    if (d < 0)
+      return -1;
+    p *= d;
+  }
+  return p;
+}
+
+/// Einsum of two operands without ellipses or repeated letters in one
+/// operand: letters only in one operand and not in the output are summed
+/// first; the rest becomes transposes to [batch, free, contracted] and
+/// [batch, contracted, free], reshapes to rank-3 (batch flattened), one
+/// core.matmul, a reshape back and a transpose to the output's order.
+static eddy_status_t lower_einsum(eddy_tfl_t *z, const eddy_op_t *op) {
+  const eddy_attr_t *eq = eddy_ir_op_attr(op, "equation");
+  if (!eq || eq->kind != EDDY_ATTR_STRING)
+    return eddy_tfl_error(op, "no equation");
+  char buf[3 * MAXR + 8];
+  size_t len = eq->u.str.len;
+  if (len >= sizeof buf)
+    return eddy_tfl_error(op, "the equation is too long");
+  size_t w = 0;
+  for (size_t i = 0; i < len; i++)
+    if (eq->u.str.data[i] != ' ')
+      buf[w++] = eq->u.str.data[i];
+  buf[w] = 0;
+  if (op->num_operands != 2)
+    return eddy_tfl_error(op, "only two-operand equations are supported, "
+                              "got \"%s\" with %u operands",
+                          buf, op->num_operands);
+  char *comma = strchr(buf, ','), *arrow = strstr(buf, "->");
+  if (!comma || !arrow || arrow < comma || strchr(buf, '.'))
+    return eddy_tfl_error(op, "equation \"%s\" is not of the form "
+                              "\"ab,bc->ac\" (ellipses are not supported)",
+                          buf);
+  es_side_t sd[2] = {{buf, buf, (int)(comma - buf), in(z, op, 0)},
+                     {comma + 1, comma + 1, (int)(arrow - comma - 1),
+                      in(z, op, 1)}};
+  const char *os = arrow + 2;
+  int on = (int)strlen(os);
+  for (int k = 0; k < 2; k++) {
+    const eddy_type_t *t = sd[k].v->type;
+    if (t->rank != sd[k].n)
+      return eddy_tfl_error(op, "operand %d has rank %d, the equation \"%s\" "
+                                "gives it %d letters",
+                            k, (int)t->rank, buf, sd[k].n);
+    for (int i = 0; i < sd[k].n; i++)
+      if (es_find(sd[k].s, i, sd[k].s[i]) >= 0)
+        return eddy_tfl_error(op, "a letter repeated in one operand (a "
+                                  "diagonal) is not supported: \"%s\"",
+                              buf);
+  }
+  char bt[MAXR], fa[MAXR], fb[MAXR], ct[MAXR], red[2][MAXR];
+  int nbt = 0, nfa = 0, nfb = 0, nct = 0, nred[2] = {0, 0};
+  for (int k = 0; k < 2; k++)
+    for (int i = 0; i < sd[k].n; i++) {
+      char c = sd[k].s[i];
+      bool other = es_find(sd[1 - k].s, sd[1 - k].n, c) >= 0;
+      bool outp = es_find(os, on, c) >= 0;
+      if (!other && !outp)
+        red[k][nred[k]++] = c;
+      else if (!other && k)
+        fb[nfb++] = c;
+      else if (!other)
+        fa[nfa++] = c;
+      else if (k == 0 && outp)
+        bt[nbt++] = c;
+      else if (k == 0)
+        ct[nct++] = c;
+    }
+  for (int i = 0; i < on; i++)
+    if (es_find(sd[0].s, sd[0].n, os[i]) < 0 &&
+        es_find(sd[1].s, sd[1].n, os[i]) < 0)
+      return eddy_tfl_error(op, "output letter '%c' is in no operand", os[i]);
+  // Sum the letters only one operand has (and the output has not).
+  for (int k = 0; k < 2; k++) {
+    if (!nred[k])
+      continue;
+    int64_t axes[MAXR];
+    char rest[MAXR];
+    int nr = 0;
+    for (int i = 0; i < nred[k]; i++)
+      axes[i] = es_find(sd[k].s, sd[k].n, red[k][i]);
+    for (int i = 0; i < sd[k].n; i++)
+      if (es_find(red[k], nred[k], sd[k].s[i]) < 0)
+        rest[nr++] = sd[k].s[i];
+    eddy_named_attr_t a = ints_attr(z, "axes", axes, (size_t)nred[k]);
+    eddy_value_t *r = NULL;
+    EDDY_RETURN_IF_ERROR(
+        eddy_tfl_build(z, op, "core.reduce_sum", &sd[k].v, 1, &a, 1, &r));
+    sd[k].v = r;
+    // The remaining letters, in place of the operand's (never longer).
+    memcpy(sd[k].w, rest, (size_t)nr);
+    sd[k].n = nr;
+  }
+  // A: [batch, free, contracted]; B: [batch, contracted, free].
+  char la[MAXR], lb[MAXR];
+  int na = 0, nbb = 0;
+  memcpy(la + na, bt, (size_t)nbt), na += nbt;
+  memcpy(la + na, fa, (size_t)nfa), na += nfa;
+  memcpy(la + na, ct, (size_t)nct), na += nct;
+  memcpy(lb + nbb, bt, (size_t)nbt), nbb += nbt;
+  memcpy(lb + nbb, ct, (size_t)nct), nbb += nct;
+  memcpy(lb + nbb, fb, (size_t)nfb), nbb += nfb;
+  eddy_value_t *A = NULL, *Bv = NULL, *M = NULL, *R = NULL;
+  EDDY_RETURN_IF_ERROR(es_transpose(z, op, sd[0].v, sd[0].s, la, na, &A));
+  EDDY_RETURN_IF_ERROR(es_transpose(z, op, sd[1].v, sd[1].s, lb, nbb, &Bv));
+  int64_t pb = es_prod(sd, bt, nbt), pfa = es_prod(sd, fa, nfa),
+          pfb = es_prod(sd, fb, nfb), pct = es_prod(sd, ct, nct);
+  int ndyn = (pb < 0) + (pfa < 0) + (pfb < 0) + (pct < 0);
+  if (ndyn > 1 || (ndyn == 1 && pct < 0))
+    return eddy_tfl_error(op, "einsum \"%s\" needs static sizes but for one "
+                              "group of batch or free letters",
+                          buf);
+  int64_t da[3] = {pb, pfa, pct}, db[3] = {pb, pct, pfb};
+  EDDY_RETURN_IF_ERROR(eddy_tfl_reshape(z, op, A, da, 3, &A));
+  EDDY_RETURN_IF_ERROR(eddy_tfl_reshape(z, op, Bv, db, 3, &Bv));
+  eddy_value_t *ops[2] = {A, Bv};
+  EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "core.matmul", ops, 2, NULL, 0, &M));
+  // Back to [batch..., freeA..., freeB...], then the output's order.
+  char lr[MAXR];
+  int nr = 0;
+  int64_t dr[MAXR];
+  for (int g = 0; g < 3; g++) {
+    const char *ls = g == 0 ? bt : g == 1 ? fa : fb;
+    int n = g == 0 ? nbt : g == 1 ? nfa : nfb;
+    for (int i = 0; i < n; i++) {
+      lr[nr] = ls[i];
+      dr[nr++] = es_size(sd, ls[i]);
+    }
+  }
+  if (nr != on)
+    return eddy_tfl_error(op, "equation \"%s\": the output letters do not "
+                              "match the operands'",
+                          buf);
+  EDDY_RETURN_IF_ERROR(eddy_tfl_reshape(z, op, M, dr, (size_t)nr, &R));
+  EDDY_RETURN_IF_ERROR(es_transpose(z, op, R, lr, os, nr, &R));
+  out1(z, op, R);
+  return NULL;
+}
+
+/// ---- Softmax cross entropy -------------------------------------------------
+
+/// log_softmax of x along its last axis, the max subtracted first.
+static eddy_status_t log_softmax(eddy_tfl_t *z, const eddy_op_t *op,
+                                 eddy_value_t *x, eddy_value_t **out) {
+  if (x->type->rank == EDDY_RANK_UNKNOWN || x->type->rank < 1)
+    return eddy_tfl_error(op, "the logits need a known rank >= 1");
+  int64_t ax = x->type->rank - 1;
+  eddy_named_attr_t a[2] = {ints_attr(z, "axes", &ax, 1),
+                            bool_attr(z, "keepdims", true)};
+  eddy_value_t *m = NULL, *sh = NULL, *e = NULL, *s = NULL, *l = NULL;
+  EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "core.reduce_max", &x, 1, a, 2, &m));
+  EDDY_RETURN_IF_ERROR(bin(z, op, "core.sub", x, m, &sh));
+  EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "core.exp", &sh, 1, NULL, 0, &e));
+  EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "core.reduce_sum", &e, 1, a, 2, &s));
+  EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "core.log", &s, 1, NULL, 0, &l));
+  return bin(z, op, "core.sub", sh, l, out);
+}
+
+/// loss = -sum(labels * log_softmax(x)) per row, backprop = softmax(x) -
+/// labels (labels broadcast against the logits).
+static eddy_status_t lower_xent(eddy_tfl_t *z, const eddy_op_t *op) {
+  eddy_value_t *x = in(z, op, 0), *lab = in(z, op, 1), *ls = NULL, *p = NULL,
+               *s = NULL, *loss = NULL, *sm = NULL, *bp = NULL;
+  if (x->type->rank != 2)
+    return eddy_tfl_error(op, "the logits must be a matrix [batch, classes]");
+  EDDY_RETURN_IF_ERROR(log_softmax(z, op, x, &ls));
+  EDDY_RETURN_IF_ERROR(bin(z, op, "core.mul", lab, ls, &p));
+  int64_t ax = 1;
+  eddy_named_attr_t a = ints_attr(z, "axes", &ax, 1);
+  EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "core.reduce_sum", &p, 1, &a, 1, &s));
+  EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "core.neg", &s, 1, NULL, 0, &loss));
+  EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "core.exp", &ls, 1, NULL, 0, &sm));
+  EDDY_RETURN_IF_ERROR(bin(z, op, "core.sub", sm, lab, &bp));
+  eddy_tfl_set(z, &op->results[0], loss);
+  eddy_tfl_set(z, &op->results[1], bp);
+  return NULL;
+}
+
+/// The sparse form: labels are class indices. loss = -log_softmax(x)[i,
+/// labels[i]], backprop = softmax(x) - one_hot(labels); a label outside
+/// [0, classes) gives NaN in its row (TensorFlow's GPU kernel does; its CPU
+/// kernel reports an error).
+static eddy_status_t lower_sparse_xent(eddy_tfl_t *z, const eddy_op_t *op) {
+  eddy_value_t *x = in(z, op, 0), *lab = in(z, op, 1), *ls = NULL;
+  const eddy_type_t *xt = x->type, *lt = lab->type;
+  if (xt->rank != 2)
+    return eddy_tfl_error(op, "the logits must be a matrix [batch, classes]");
+  EDDY_RETURN_IF_ERROR(log_softmax(z, op, x, &ls));
+  int64_t c = xt->dims[1];
+  if (c < 0)
+    return eddy_tfl_error(op, "the number of classes must be static");
+  if (lt->rank != 1)
+    return eddy_tfl_error(op, "the labels must be a vector");
+  eddy_value_t *lr = NULL, *io = NULL, *hit = NULL, *zero = NULL, *one = NULL,
+               *oh = NULL, *p = NULL, *s = NULL, *loss = NULL, *sm = NULL,
+               *bp = NULL, *lz = NULL, *lc = NULL, *neg = NULL, *big = NULL,
+               *bad = NULL, *nan = NULL, *badr = NULL;
+  int64_t col[2] = {-1, 1};
+  EDDY_RETURN_IF_ERROR(eddy_tfl_reshape(z, op, lab, col, 2, &lr));
+  const eddy_type_t *iot = eddy_ir_tensor_type_get(z->ctx, lt->dtype, 1, &c);
+  eddy_named_attr_t da = int_attr(z, "dimension", 0);
+  eddy_op_t *o = NULL;
+  EDDY_RETURN_IF_ERROR(
+      eddy_tfl_build_typed(z, op, "core.iota", NULL, 0, &da, 1, &iot, 1, &o));
+  io = eddy_ir_op_result(o, 0);
+  EDDY_RETURN_IF_ERROR(bin(z, op, "core.eq", lr, io, &hit));
+  EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, xt->dtype, 0, NULL, 0, &zero));
+  EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, xt->dtype, 0, NULL, 1, &one));
+  EDDY_RETURN_IF_ERROR(sel(z, op, hit, one, zero, &oh));
+  EDDY_RETURN_IF_ERROR(bin(z, op, "core.mul", oh, ls, &p));
+  int64_t ax = 1;
+  eddy_named_attr_t a = ints_attr(z, "axes", &ax, 1);
+  EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "core.reduce_sum", &p, 1, &a, 1, &s));
+  EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "core.neg", &s, 1, NULL, 0, &loss));
+  EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "core.exp", &ls, 1, NULL, 0, &sm));
+  EDDY_RETURN_IF_ERROR(bin(z, op, "core.sub", sm, oh, &bp));
+  // Labels out of range: NaN in the row.
+  EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, lt->dtype, 0, NULL, 0, &lz));
+  EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, lt->dtype, 0, NULL, (double)c, &lc));
+  EDDY_RETURN_IF_ERROR(bin(z, op, "core.lt", lab, lz, &neg));
+  EDDY_RETURN_IF_ERROR(bin(z, op, "core.ge", lab, lc, &big));
+  EDDY_RETURN_IF_ERROR(bin(z, op, "core.or", neg, big, &bad));
+  EDDY_RETURN_IF_ERROR(
+      eddy_tfl_splat(z, xt->dtype, 0, NULL, __builtin_nan(""), &nan));
+  eddy_value_t *loss2 = NULL, *bp2 = NULL;
+  EDDY_RETURN_IF_ERROR(sel(z, op, bad, nan, loss, &loss2));
+  EDDY_RETURN_IF_ERROR(eddy_tfl_reshape(z, op, bad, col, 2, &badr));
+  EDDY_RETURN_IF_ERROR(sel(z, op, badr, nan, bp, &bp2));
+  eddy_tfl_set(z, &op->results[0], loss2);
+  eddy_tfl_set(z, &op->results[1], bp2);
+  return NULL;
+}
+
 eddy_status_t eddy_tfl_lower_index_op(eddy_tfl_t *z, const eddy_op_t *op,
                                       bool *handled) {
   const char *t = op->name->str + 3;
@@ -893,6 +1220,22 @@ eddy_status_t eddy_tfl_lower_index_op(eddy_tfl_t *z, const eddy_op_t *op,
     return lower_tensor_scatter(z, op, strcmp(t, "TensorScatterAdd") == 0);
   if (strcmp(t, "UnsortedSegmentSum") == 0)
     return lower_segment_sum(z, op);
+  if (strcmp(t, "TopKV2") == 0)
+    return lower_topk(z, op);
+  if (strcmp(t, "Einsum") == 0)
+    return lower_einsum(z, op);
+  if (strcmp(t, "BatchMatMulV3") == 0)
+    return lower_bmm_v3(z, op);
+  if (strcmp(t, "SoftmaxCrossEntropyWithLogits") == 0)
+    return lower_xent(z, op);
+  if (strcmp(t, "SparseSoftmaxCrossEntropyWithLogits") == 0)
+    return lower_sparse_xent(z, op);
+  if (strcmp(t, "LogSoftmax") == 0) {
+    eddy_value_t *r = NULL;
+    EDDY_RETURN_IF_ERROR(log_softmax(z, op, in(z, op, 0), &r));
+    out1(z, op, r);
+    return NULL;
+  }
   if (strcmp(t, "FloorMod") == 0)
     return lower_floor_mod(z, op);
   if (strcmp(t, "DivNoNan") == 0)
