@@ -929,6 +929,20 @@ static eddy_status_t es_transpose(eddy_tfl_t *z, const eddy_op_t *op,
   return eddy_tfl_build(z, op, "core.transpose", &v, 1, &a, 1, out);
 }
 
+/// v reshaped to dims[0..n) (one may be -1); v itself when it has them.
+static eddy_status_t es_reshape(eddy_tfl_t *z, const eddy_op_t *op,
+                                eddy_value_t *v, const int64_t *dims,
+                                size_t n, eddy_value_t **out) {
+  bool same = v->type->rank == (int32_t)n;
+  for (size_t i = 0; same && i < n; i++)
+    same = dims[i] >= 0 && v->type->dims[i] == dims[i];
+  if (same) {
+    *out = v;
+    return NULL;
+  }
+  return eddy_tfl_reshape(z, op, v, dims, n, out);
+}
+
 /// The size of letter c: static from either operand, else -1 (dynamic).
 static int64_t es_size(const es_side_t *sd, char c) {
   int64_t d = -1;
@@ -956,8 +970,8 @@ static int64_t es_prod(const es_side_t *sd, const char *ls, int n) {
 /// Einsum of two operands without ellipses or repeated letters in one
 /// operand: letters only in one operand and not in the output are summed
 /// first; the rest becomes transposes to [batch, free, contracted] and
-/// [batch, contracted, free], reshapes to rank-3 (batch flattened), one
-/// core.matmul, a reshape back and a transpose to the output's order.
+/// [batch, contracted, free], reshapes to rank 3 (batch flattened; rank 2
+/// without batch letters), one core.matmul, a reshape back and a transpose to the output's order.
 static eddy_status_t lower_einsum(eddy_tfl_t *z, const eddy_op_t *op) {
   const eddy_attr_t *eq = eddy_ir_op_attr(op, "equation");
   if (!eq || eq->kind != EDDY_ATTR_STRING)
@@ -1059,9 +1073,11 @@ static eddy_status_t lower_einsum(eddy_tfl_t *z, const eddy_op_t *op) {
     return eddy_tfl_error(op, "einsum \"%s\" needs static sizes but for one "
                               "group of batch or free letters",
                           buf);
+  // Rank 3 with batch letters, else plain matrices.
   int64_t da[3] = {pb, pfa, pct}, db[3] = {pb, pct, pfb};
-  EDDY_RETURN_IF_ERROR(eddy_tfl_reshape(z, op, A, da, 3, &A));
-  EDDY_RETURN_IF_ERROR(eddy_tfl_reshape(z, op, Bv, db, 3, &Bv));
+  size_t off = nbt ? 0 : 1;
+  EDDY_RETURN_IF_ERROR(es_reshape(z, op, A, da + off, 3 - off, &A));
+  EDDY_RETURN_IF_ERROR(es_reshape(z, op, Bv, db + off, 3 - off, &Bv));
   eddy_value_t *ops[2] = {A, Bv};
   EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "core.matmul", ops, 2, NULL, 0, &M));
   // Back to [batch..., freeA..., freeB...], then the output's order.
@@ -1080,7 +1096,7 @@ static eddy_status_t lower_einsum(eddy_tfl_t *z, const eddy_op_t *op) {
     return eddy_tfl_error(op, "equation \"%s\": the output letters do not "
                               "match the operands'",
                           buf);
-  EDDY_RETURN_IF_ERROR(eddy_tfl_reshape(z, op, M, dr, (size_t)nr, &R));
+  EDDY_RETURN_IF_ERROR(es_reshape(z, op, M, dr, (size_t)nr, &R));
   EDDY_RETURN_IF_ERROR(es_transpose(z, op, R, lr, os, nr, &R));
   out1(z, op, R);
   return NULL;
