@@ -1072,7 +1072,7 @@ static eddy_status_t r_resize(ad_scope_t *s, eddy_op_t *op, eddy_value_t **g) {
   return ad_adj_add(s, l, eddy_ir_op_result(rs, 0));
 }
 
-static eddy_status_t r_scatter(ad_scope_t *s, eddy_op_t *op,
+static eddy_status_t r_tl_scatter(ad_scope_t *s, eddy_op_t *op,
                                eddy_value_t **g) {
   eddy_value_t *l = operand(op, 0), *x = operand(op, 2), *idx = NULL;
   TRY(fop(s, op, 1, &idx));
@@ -1144,6 +1144,135 @@ typedef struct ad_rule {
 #define ZERO_PIECEWISE "piecewise constant: zero almost everywhere"
 #define ZERO_BOOL "a boolean result"
 #define ZERO_NO_OPERAND "no operands"
+/* ---- Along an axis: reverse, scans ------------------------------------------ */
+
+/// The gradient of a reverse is the same reverse.
+static eddy_status_t r_reverse(ad_scope_t *s, eddy_op_t *op,
+                               eddy_value_t **g) {
+  eddy_named_attr_t a;
+  int64_t axes[MAXR];
+  int64_t n = eddy_ir_attr_as_i64_array(eddy_ir_op_attr(op, "axes"), axes,
+                                        MAXR);
+  if (n < 0 || n > MAXR)
+    return eddy_ir_op_error(op, "autodiff: bad axes");
+  ad_attr_i64s(s->ad, "axes", axes, (size_t)n, &a);
+  eddy_value_t *r = NULL;
+  TRY(ad_emit(s, "core.reverse", &g[0], 1, &a, 1, &r));
+  return ad_adj_add(s, operand(op, 0), r);
+}
+
+/// A cumsum or cumprod like op's, along its axis, with exclusive as given
+/// and reverse = op's reverse XOR flip.
+static eddy_status_t scan_like(ad_scope_t *s, eddy_op_t *op, const char *name,
+                               eddy_value_t *x, bool flip,
+                               eddy_value_t **out) {
+  eddy_named_attr_t a[3] = {
+      eddy_ir_named_attr(s->ad->ctx, "axis",
+                         eddy_ir_int_attr_get(
+                             s->ad->ctx, eddy_ir_op_attr_int(op, "axis", 0),
+                             EDDY_DT_I64)),
+      eddy_ir_named_attr(
+          s->ad->ctx, "exclusive",
+          eddy_ir_bool_attr_get(s->ad->ctx,
+                                eddy_ir_op_attr_bool(op, "exclusive", false))),
+      eddy_ir_named_attr(
+          s->ad->ctx, "reverse",
+          eddy_ir_bool_attr_get(s->ad->ctx,
+                                eddy_ir_op_attr_bool(op, "reverse", false) !=
+                                    flip))};
+  return ad_emit(s, name, &x, 1, a, 3, out);
+}
+
+/// d/dx of y_k = sum over the window of k: each x_j feeds the y_k whose
+/// window holds it, so the gradient is the scan of g the other way.
+static eddy_status_t r_cumsum(ad_scope_t *s, eddy_op_t *op, eddy_value_t **g) {
+  eddy_value_t *r = NULL;
+  TRY(scan_like(s, op, "core.cumsum", g[0], true, &r));
+  return ad_adj_add(s, operand(op, 0), r);
+}
+
+/// TensorFlow's rule: cumsum(g * y) the other way, divided by x, and 0
+/// where x is 0 (its div_no_nan; exact only where x has no zeros, as
+/// there).
+static eddy_status_t r_cumprod(ad_scope_t *s, eddy_op_t *op,
+                               eddy_value_t **g) {
+  eddy_value_t *x = NULL, *y = NULL, *gy = NULL, *c = NULL, *q = NULL,
+               *zero = NULL, *isz = NULL, *r = NULL;
+  TRY(fop(s, op, 0, &x));
+  TRY(fres(s, op, 0, &y));
+  TRY(bin(s, "core.mul", g[0], y, &gy));
+  TRY(scan_like(s, op, "core.cumsum", gy, true, &c));
+  TRY(bin(s, "core.div", c, x, &q));
+  TRY(cst(s, op, 0.0, &zero));
+  TRY(bin(s, "core.eq", x, zero, &isz));
+  eddy_value_t *ops[3] = {isz, zero, q};
+  TRY(ad_emit(s, "core.select", ops, 3, NULL, 0, &r));
+  return ad_adj_add(s, operand(op, 0), r);
+}
+
+/// scatter adds each update at its index: its gradient reads the adjoint
+/// back at the same indices (a gather).
+static eddy_status_t r_scatter(ad_scope_t *s, eddy_op_t *op,
+                               eddy_value_t **g) {
+  eddy_value_t *idx = NULL, *r = NULL;
+  TRY(fop(s, op, 0, &idx));
+  eddy_named_attr_t a = eddy_ir_named_attr(
+      s->ad->ctx, "axis",
+      eddy_ir_int_attr_get(s->ad->ctx, eddy_ir_op_attr_int(op, "axis", 0),
+                           EDDY_DT_I64));
+  eddy_value_t *ops[2] = {g[0], idx};
+  TRY(ad_emit(s, "core.gather", ops, 2, &a, 1, &r));
+  return ad_adj_add(s, operand(op, 1), r);
+}
+
+/// topk's values are elements of x: each adjoint goes back to the position
+/// its index names, sum_r g[..., r] * (indices[..., r] == j), built from a
+/// [..., k, n] comparison with iota (n static; at most one dynamic dim
+/// before it, for the reshapes).
+static eddy_status_t r_topk(ad_scope_t *s, eddy_op_t *op, eddy_value_t **g) {
+  if (!g[0])
+    return NULL;
+  eddy_value_t *x = operand(op, 0);
+  const eddy_type_t *xt = x->type;
+  int32_t rk = xt->rank;
+  if (rk < 1 || rk >= MAXR || xt->dims[rk - 1] < 0)
+    return eddy_ir_op_error(op, "autodiff needs a static last dimension");
+  int64_t n = xt->dims[rk - 1], k = eddy_ir_op_attr_int(op, "k", 0);
+  int64_t dims[MAXR];
+  int ndyn = 0;
+  for (int32_t i = 0; i + 1 < rk; i++) {
+    dims[i] = xt->dims[i] < 0 ? -1 : xt->dims[i];
+    ndyn += dims[i] < 0;
+  }
+  if (ndyn > 1)
+    return eddy_ir_op_error(op, "autodiff supports at most one dynamic "
+                                "dimension here");
+  dims[rk - 1] = k;
+  dims[rk] = 1;
+  eddy_named_attr_t sa;
+  ad_attr_i64s(s->ad, "shape", dims, (size_t)rk + 1, &sa);
+  eddy_value_t *idx = NULL, *ir = NULL, *gr = NULL, *eq = NULL, *zero = NULL,
+               *sel = NULL, *r = NULL;
+  TRY(fres(s, op, 1, &idx));
+  TRY(ad_emit(s, "core.reshape", &idx, 1, &sa, 1, &ir));
+  TRY(ad_emit(s, "core.reshape", &g[0], 1, &sa, 1, &gr));
+  const eddy_type_t *it =
+      eddy_ir_tensor_type_get(s->ad->ctx, EDDY_DT_I32, 1, &n);
+  eddy_named_attr_t da = eddy_ir_named_attr(
+      s->ad->ctx, "dimension", eddy_ir_int_attr_get(s->ad->ctx, 0, EDDY_DT_I64));
+  eddy_op_t *iota = NULL;
+  TRY(ad_emit_typed(s, "core.iota", NULL, 0, &da, 1, &it, 1, &iota));
+  TRY(bin(s, "core.eq", ir, result(iota, 0), &eq));
+  TRY(cst(s, op, 0.0, &zero));
+  eddy_value_t *ops[3] = {eq, gr, zero};
+  TRY(ad_emit(s, "core.select", ops, 3, NULL, 0, &sel));
+  int64_t ax = rk - 1;
+  eddy_named_attr_t ra;
+  ad_attr_i64s(s->ad, "axes", &ax, 1, &ra);
+  TRY(ad_emit(s, "core.reduce_sum", &sel, 1, &ra, 1, &r));
+  return ad_adj_add(s, x, r);
+}
+
 #define ZERO_SHAPE "an integer result that depends on shapes only"
 #define TERMINATOR "a terminator: the rule of the op holding it reads it"
 
@@ -1219,6 +1348,14 @@ static const ad_rule_t k_rules[EDDY_OP_COUNT_] = {
     [EDDY_OP_CORE_DIM] = {.zero = ZERO_SHAPE},
     [EDDY_OP_CORE_RANGE] = {.zero = "TensorFlow defines no gradient for "
                                     "Range: its operands set a length"},
+    /* along an axis */
+    [EDDY_OP_CORE_REVERSE] = {r_reverse},
+    [EDDY_OP_CORE_ARGMAX] = {.zero = ZERO_PIECEWISE},
+    [EDDY_OP_CORE_ARGMIN] = {.zero = ZERO_PIECEWISE},
+    [EDDY_OP_CORE_CUMSUM] = {r_cumsum},
+    [EDDY_OP_CORE_CUMPROD] = {r_cumprod},
+    [EDDY_OP_CORE_SCATTER] = {r_scatter},
+    [EDDY_OP_CORE_TOPK] = {r_topk},
     /* lists */
     [EDDY_OP_TL_EMPTY] = {.zero = ZERO_NO_OPERAND},
     [EDDY_OP_TL_RESERVE] = {.zero = "its operand is a length"},
@@ -1230,7 +1367,7 @@ static const ad_rule_t k_rules[EDDY_OP_COUNT_] = {
     [EDDY_OP_TL_GET_ITEM] = {r_get_item},
     [EDDY_OP_TL_SET_ITEM] = {r_set_item},
     [EDDY_OP_TL_RESIZE] = {r_resize},
-    [EDDY_OP_TL_SCATTER] = {r_scatter},
+    [EDDY_OP_TL_SCATTER] = {r_tl_scatter},
     [EDDY_OP_TL_CONCAT] = {r_tl_concat},
     [EDDY_OP_TL_SPLIT] = {r_tl_split},
     /* control flow */

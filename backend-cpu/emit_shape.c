@@ -717,6 +717,64 @@ static eddy_status_t infer_dims(cpu_emit_t *e, eddy_op_t *op, uint32_t r,
   }
   if (code == EDDY_OP_CORE_RANGE)
     return range_dims(e, op, check, out);
+  if (code == EDDY_OP_CORE_REVERSE || code == EDDY_OP_CORE_CUMSUM ||
+      code == EDDY_OP_CORE_CUMPROD) {
+    for (int32_t d = 0; d < rt->rank; d++)
+      out[d] = id[d];
+    return NULL;
+  }
+  if (code == EDDY_OP_CORE_TOPK) {
+    int32_t rk = in->type->rank;
+    int64_t k = eddy_ir_op_attr_int(op, "k", 0);
+    for (int32_t d = 0; d + 1 < rk; d++)
+      out[d] = id[d];
+    out[rk - 1] = (dimv_t){-1, k};
+    if (check && id[rk - 1].c < 0) {
+      int kv = cpu_index_const(e, k);
+      cpu_fail_dims(e, icmp(e, "ult", id[rk - 1].v, kv),
+                    cpu_dims_site(e, op,
+                                  "the last dimension is smaller than k "
+                                  "(size and k)"),
+                    id[rk - 1].v, kv);
+    }
+    return NULL;
+  }
+  if (code == EDDY_OP_CORE_SCATTER) {
+    eddy_value_t *u = eddy_ir_op_operand(op, 1);
+    dimv_t ud[EDDY_RT_MAX_RANK];
+    EDDY_RETURN_IF_ERROR(vdims(e, u, check, ud));
+    int64_t axis = eddy_ir_op_attr_int(op, "axis", 0);
+    int32_t ir = in->type->rank, o = 0;
+    for (int32_t d = 0; d < axis; d++)
+      out[o++] = ud[d];
+    out[o++] = (dimv_t){-1, eddy_ir_op_attr_int(op, "size", 0)};
+    for (int32_t d = (int32_t)axis + ir; d < u->type->rank; d++)
+      out[o++] = ud[d];
+    for (int32_t j = 0; j < ir; j++) {
+      char what[80];
+      snprintf(what, sizeof what,
+               "dimension %d of the indices and of the updates differ", (int)j);
+      check_eq(e, check, op, what, id[j], ud[axis + j]);
+    }
+    return NULL;
+  }
+  if (code == EDDY_OP_CORE_ARGMAX || code == EDDY_OP_CORE_ARGMIN) {
+    int64_t axis =
+        norm_axis(eddy_ir_op_attr_int(op, "axis", 0), in->type->rank);
+    int32_t o = 0;
+    for (int32_t d = 0; d < in->type->rank; d++)
+      if (d != axis)
+        out[o++] = id[d];
+    if (check && id[axis].c < 0) {
+      int z = cpu_index_const(e, 0);
+      cpu_fail_dims(e, icmp(e, "eq", id[axis].v, z),
+                    cpu_dims_site(e, op,
+                                  "the reduced dimension is empty (size and "
+                                  "minimum 1)"),
+                    id[axis].v, cpu_index_const(e, 1));
+    }
+    return NULL;
+  }
   // Everything else has a static result (constants, iota, shape, dim) or
   // keeps its dims in slots (loops, branches, calls, lists).
   for (int32_t d = 0; d < rt->rank; d++) {

@@ -233,6 +233,42 @@ eddy_rt_status_t eddy_rt_shape(eddy_rt_ctx_t *ctx, const eddy_rt_tensor_t *x,
 eddy_rt_status_t eddy_rt_dim(eddy_rt_ctx_t *ctx, const eddy_rt_tensor_t *x,
                              int64_t index, eddy_rt_tensor_t *out_t);
 
+/// ---- Ops along an axis (k_index.c) -------------------------------------------
+
+/// core.reverse: x with the order of elements along each of axes[0..n)
+/// (distinct, negative from the end) reversed; any dtype.
+eddy_rt_status_t eddy_rt_reverse(eddy_rt_ctx_t *ctx, const eddy_rt_tensor_t *x,
+                                 const int64_t *axes, int32_t n,
+                                 eddy_rt_tensor_t *out_t);
+/// core.argmax (is_max) / core.argmin: the index along axis of the largest
+/// (smallest) element, the first one of equals; a NaN counts as the extreme
+/// (the first NaN wins). The dim must not be empty. dtype: i32 or i64.
+eddy_rt_status_t eddy_rt_arg(eddy_rt_ctx_t *ctx, bool is_max,
+                             const eddy_rt_tensor_t *x, int64_t axis,
+                             int32_t dtype, eddy_rt_tensor_t *out_t);
+/// core.cumprod (is_prod) / core.cumsum along axis: element k is the sum
+/// (product) of the elements before k (exclusive) or up to k, counting from
+/// the end when reverse. Numeric dtypes.
+eddy_rt_status_t eddy_rt_cumulative(eddy_rt_ctx_t *ctx, bool is_prod,
+                                    const eddy_rt_tensor_t *x, int64_t axis,
+                                    bool exclusive, bool reverse,
+                                    eddy_rt_tensor_t *out_t);
+/// core.scatter: updates is pre + indices.dims + post (pre: the first axis
+/// dims); the result pre + [size] + post, zeros plus each update added at
+/// [pre, indices[j], post], in row-major order of the updates (floats
+/// rounded to the dtype after each add). An index outside [0, size) is an
+/// error naming it. Numeric dtypes; indices i8, i32 or i64.
+/// core.topk: the k largest elements along the last dim, largest first,
+/// equal ones by lower index first (a NaN counts as the largest), into
+/// out_ts[0] (x's dtype) and their indices into out_ts[1] (i32). The last
+/// dim must hold at least k elements.
+eddy_rt_status_t eddy_rt_topk(eddy_rt_ctx_t *ctx, const eddy_rt_tensor_t *x,
+                              int64_t k, eddy_rt_tensor_t *out_ts);
+eddy_rt_status_t eddy_rt_scatter(eddy_rt_ctx_t *ctx,
+                                 const eddy_rt_tensor_t *indices,
+                                 const eddy_rt_tensor_t *updates, int64_t axis,
+                                 int64_t size, eddy_rt_tensor_t *out_t);
+
 /// ---- TensorList ops (tl dialect) ---------------------------------------------
 /// Element shapes follow TensorFlow's lists: an item must match the known
 /// parts of the element shape; see docs/runtime.md. Indices and lengths

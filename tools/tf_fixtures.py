@@ -395,6 +395,96 @@ def m_ta_dyn(x):
                                shape_invariants=[tf.TensorShape([]), tf.TensorShape([]),
                                                  tf.TensorShape(None)])
     return [s, last, tf.stack([last, last])]
+def m_reverse_onehot_argmax(x):
+    """ReverseV2 (one and several axes), ArgMax / ArgMin (int64 and int32), Any / All, OneHot
+    (axis -1 with on/off values, axis 0), where with broadcasting, BroadcastTo and Fill of a
+    run-time shape, BroadcastArgs, InvertPermutation, EuclideanNorm, and a concat (ConcatOffset
+    in its gradient). Integer and boolean results are cast to float32."""
+    f = lambda t: tf.cast(t, tf.float32)  # noqa: E731
+    r0 = tf.reverse(x, [0])
+    r1 = tf.reverse(x, [-1, 0])
+    am = tf.argmax(x, axis=1, output_type=tf.int64)
+    an = tf.argmin(x, axis=0, output_type=tf.int32)
+    pos = x > 0.0
+    anyr = tf.reduce_any(pos, axis=1)
+    allc = tf.reduce_all(pos, axis=0, keepdims=True)
+    oh = tf.one_hot(am, 4, on_value=2.0, off_value=-0.5)
+    oh0 = tf.one_hot(an, 3, axis=0)
+    w = tf.where(pos, x, 0.1 * x)
+    wb = tf.where(x[:, :1] > 0.0, x, tf.zeros([4]))
+    bt = tf.broadcast_to(x[0], tf.shape(x))
+    ba = tf.broadcast_dynamic_shape(tf.shape(x), tf.constant([1, 4]))
+    fl = tf.fill(tf.shape(x), 0.5)
+    ip = tf.math.invert_permutation(tf.constant([2, 0, 3, 1]))
+    en = tf.math.reduce_euclidean_norm(x, axis=1)
+    c = tf.concat([x, r1 * 2.0, x[:, :2]], axis=1)
+    return [r0, r1, f(am), f(an), f(anyr), f(allc), oh, oh0, w, wb, bt * x, f(ba), fl * x,
+            f(ip), en, c * c]
+
+
+def m_index_dyn(x):
+    """reverse_onehot_argmax's ops and the scans on a [?, 4] input (a dynamic batch)."""
+    f = lambda t: tf.cast(t, tf.float32)  # noqa: E731
+    am = tf.argmax(x, axis=1)
+    pos = x > 0.0
+    return [tf.reverse(x, [0]), tf.reverse(x, [0, 1]), f(am), f(tf.argmin(x, axis=0)),
+            f(tf.reduce_any(pos, axis=0)), f(tf.reduce_all(pos, axis=1)),
+            tf.one_hot(am, 4, on_value=3.0, off_value=1.0), tf.where(pos, x, -x),
+            tf.broadcast_to(tf.reduce_sum(x, axis=0, keepdims=True), tf.shape(x)),
+            tf.fill(tf.shape(x), 0.25),
+            tf.math.reduce_euclidean_norm(x, axis=0),
+            tf.math.cumsum(x, axis=0, exclusive=True), tf.math.cumprod(x, axis=0, reverse=True),
+            tf.math.cumsum(x, axis=1, reverse=True)]
+
+
+def m_cumulative(x):
+    """Cumsum and Cumprod along each axis, exclusive and reverse, of a [3, 5] input."""
+    return [tf.math.cumsum(x, axis=1), tf.math.cumsum(x, axis=0, exclusive=True),
+            tf.math.cumsum(x, axis=-1, reverse=True),
+            tf.math.cumsum(x, axis=1, exclusive=True, reverse=True),
+            tf.math.cumprod(x, axis=1), tf.math.cumprod(x, axis=0, exclusive=True),
+            tf.math.cumprod(x, axis=1, reverse=True),
+            tf.math.cumprod(x, axis=0, exclusive=True, reverse=True)]
+
+
+def m_gather_scatter_nd(x):
+    """GatherNd (full and partial index depth), GatherV2 with batch_dims (axis at and after the
+    batch dims), ScatterNd with duplicate indices, TensorScatterUpdate, TensorScatterAdd and
+    UnsortedSegmentSum (negative ids dropped) of a [4, 3] input; the gradient of a plain gather
+    holds UnsortedSegmentSum too."""
+    return [tf.gather_nd(x, [[1, 2], [3, 0], [0, 0]]), tf.gather_nd(x, [[2], [0]]),
+            tf.gather(tf.reshape(x, [2, 6]), [[5, 0, 2], [1, 1, 4]], batch_dims=1, axis=1),
+            tf.gather(tf.reshape(x, [2, 2, 3]), [[2, 0], [1, 1]], batch_dims=1, axis=2),
+            tf.scatter_nd([[1], [3], [1]], x[:3] * 2.0, [5, 3]),
+            tf.tensor_scatter_nd_update(x, [[0, 1], [2, 2]], x[1, :2] * 10.0),
+            tf.tensor_scatter_nd_add(x, [[3], [0]], x[:2] * 0.5),
+            tf.gather(x, [2, 0, 2]) * 3.0,
+            tf.math.unsorted_segment_sum(x, [1, -1, 0, 1], 3)]
+
+
+def m_topk_einsum(x):
+    """TopKV2 (values and int32 indices; ties by lower index), two-operand Einsum (matmul,
+    batched, transposed, matrix-vector, contraction over the first axis, an outer product, a
+    full contraction) and BatchMatMulV2 with broadcast batch dims, of a [4, 6] input."""
+    f = lambda t: tf.cast(t, tf.float32)  # noqa: E731
+    v, i = tf.math.top_k(x, k=3)
+    tv, ti = tf.math.top_k(tf.floor(x * 2.0), k=4)
+    x2, x3, x4 = tf.reshape(x, [6, 4]), tf.reshape(x, [2, 2, 6]), tf.reshape(x, [2, 6, 2])
+    return [v, f(i), tv, f(ti), tf.einsum("ij,jk->ik", x, x2), tf.einsum("bij,bjk->bik", x3, x4),
+            tf.einsum("ij,kj->ik", x, x * 0.5), tf.einsum("ij,j->i", x, x[0]),
+            tf.einsum("ij,ik->jk", x, x[:, :3]), tf.einsum("bi,bj->bij", x[:, :2], x[:, 2:5]),
+            tf.einsum("ij,ij->", x, x), tf.matmul(x3, tf.reshape(x, [1, 6, 4]))]
+
+
+def m_xent_losses(x):
+    """SoftmaxCrossEntropyWithLogits and SparseSoftmaxCrossEntropyWithLogits of [4, 5] logits,
+    with softmax labels and class indices. (With a dynamic batch, tf.nn's wrappers reshape the
+    logits to run-time shapes.)"""
+    e = np.exp(rnd(40, [4, 5]))
+    labels = tf.constant(e / e.sum(axis=1, keepdims=True))
+    return [tf.nn.softmax_cross_entropy_with_logits(labels=labels, logits=x),
+            tf.nn.sparse_softmax_cross_entropy_with_logits(labels=tf.constant([1, 0, 4, 2]),
+                                                           logits=x * 2.0)]
 
 
 def rnd(seed, shape, scale=1.0):
@@ -447,6 +537,12 @@ MODELS = {
                           None),
     "dyn_loop": (m_dyn_loop, [("x", rnd(24, [2, 3])), ("y", rnd(25, [2, 4]))], None),
     "ta_dyn": (m_ta_dyn, [("x", rnd(26, [2, 3]))], None),
+    "reverse_onehot_argmax": (m_reverse_onehot_argmax, [("x", rnd(24, [3, 4]))], None),
+    "index_dyn": (m_index_dyn, [("x", rnd(25, [5, 4]))], None),
+    "cumulative": (m_cumulative, [("x", rnd(26, [3, 5]) + 0.5)], None),
+    "gather_scatter_nd": (m_gather_scatter_nd, [("x", rnd(27, [4, 3]))], None),
+    "topk_einsum": (m_topk_einsum, [("x", rnd(28, [4, 6]))], None),
+    "xent_losses": (m_xent_losses, [("x", rnd(29, [4, 5]))], None),
 }
 
 # Feeds declared with dynamic dimensions (None), by model; the others take their values'
@@ -454,7 +550,7 @@ MODELS = {
 FEED_SHAPES = {"strided_slice_dyn": {"x": [None, 5, 3]}, "unary_math": {"x": [None, 4]},
                "activations": {"x": [None, 5]},
                "dyn_loop": {"x": [None, 3], "y": [None, None]},
-               "ta_dyn": {"x": [None, 3]}}
+               "ta_dyn": {"x": [None, 3]}, "index_dyn": {"x": [None, 4]}}
 
 # Models whose gradient fixtures take their values' (static) shapes: TensorFlow's gradients of
 # broadcasting ops compute shapes at run time (BroadcastGradientArgs) when a dim is dynamic.
@@ -463,8 +559,9 @@ STATIC_GRADS = {"unary_math", "activations"}
 # Models written without their gradients: the gradient of a slice of a tensor of dynamic shape
 # (StridedSliceGrad of a run-time shape) is not supported, nor are the ops TensorFlow's
 # gradients of sums and concats over tensors of unknown shape use (BroadcastTo, DynamicStitch,
-# ConcatOffset).
-FORWARD_ONLY = {"strided_slice_dyn", "dyn_loop", "ta_dyn"}
+# ConcatOffset), nor the DynamicStitch that the gradient of a reduction of a tensor of dynamic
+# shape (index_dyn's EuclideanNorm) computes its shape with.
+FORWARD_ONLY = {"strided_slice_dyn", "dyn_loop", "ta_dyn", "index_dyn"}
 
 # Gradient graphs chain more ops; their sums get a looser relative tolerance.
 GRAD_TOL = (1e-4, 1e-5)

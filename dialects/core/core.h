@@ -81,7 +81,14 @@ extern "C" {
   X(PAD, "pad")                                                                \
   X(SHAPE, "shape")                                                            \
   X(DIM, "dim")                                                                \
-  X(RANGE, "range")
+  X(RANGE, "range")                                                            \
+  X(REVERSE, "reverse")                                                        \
+  X(ARGMAX, "argmax")                                                          \
+  X(ARGMIN, "argmin")                                                          \
+  X(CUMSUM, "cumsum")                                                          \
+  X(CUMPROD, "cumprod")                                                        \
+  X(SCATTER, "scatter")                                                        \
+  X(TOPK, "topk")
 
 /// Largest rank the core shape functions and folders accept; higher ranks
 /// are reported as errors.

@@ -94,6 +94,12 @@ eddy_status_t eddy_core_infer_pad(eddy_infer_ctx_t *ic);
 eddy_status_t eddy_core_infer_shape(eddy_infer_ctx_t *ic);
 eddy_status_t eddy_core_infer_dim(eddy_infer_ctx_t *ic);
 eddy_status_t eddy_core_infer_range(eddy_infer_ctx_t *ic);
+/// core_index.c: reverse, argmax/argmin, cumsum/cumprod, scatter, topk.
+eddy_status_t eddy_core_infer_reverse(eddy_infer_ctx_t *ic);
+eddy_status_t eddy_core_infer_arg(eddy_infer_ctx_t *ic);
+eddy_status_t eddy_core_infer_cumulative(eddy_infer_ctx_t *ic);
+eddy_status_t eddy_core_infer_scatter(eddy_infer_ctx_t *ic);
+eddy_status_t eddy_core_infer_topk(eddy_infer_ctx_t *ic);
 
 /// ---- Verifiers -------------------------------------------------------------
 
@@ -188,5 +194,9 @@ bool eddy_core_fold_slice(eddy_fold_ctx_t *fc);
 bool eddy_core_fold_pad(eddy_fold_ctx_t *fc);
 bool eddy_core_fold_shape(eddy_fold_ctx_t *fc);
 bool eddy_core_fold_dim(eddy_fold_ctx_t *fc);
+bool eddy_core_fold_reverse(eddy_fold_ctx_t *fc);
+bool eddy_core_fold_arg(eddy_fold_ctx_t *fc);
+bool eddy_core_fold_cumulative(eddy_fold_ctx_t *fc);
+bool eddy_core_fold_gather(eddy_fold_ctx_t *fc);
 
 #endif

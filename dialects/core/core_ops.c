@@ -42,6 +42,23 @@ static const eddy_attr_spec_t attrs_pad[] = {{"high", EDDY_ATTR_ARRAY, false},
                                              {NULL, 0, false}};
 static const eddy_attr_spec_t attrs_dim[] = {{"index", EDDY_ATTR_INT, false},
                                              {NULL, 0, false}};
+static const eddy_attr_spec_t attrs_axes[] = {{"axes", EDDY_ATTR_ARRAY, false},
+                                              {NULL, 0, false}};
+static const eddy_attr_spec_t attrs_arg[] = {
+    {"axis", EDDY_ATTR_INT, false},
+    {"dtype", EDDY_ATTR_STRING, false},
+    {NULL, 0, false}};
+static const eddy_attr_spec_t attrs_cumulative[] = {
+    {"axis", EDDY_ATTR_INT, false},
+    {"exclusive", EDDY_ATTR_BOOL, true},
+    {"reverse", EDDY_ATTR_BOOL, true},
+    {NULL, 0, false}};
+static const eddy_attr_spec_t attrs_topk[] = {{"k", EDDY_ATTR_INT, false},
+                                              {NULL, 0, false}};
+static const eddy_attr_spec_t attrs_scatter[] = {
+    {"axis", EDDY_ATTR_INT, false},
+    {"size", EDDY_ATTR_INT, false},
+    {NULL, 0, false}};
 
 /// One operand count / one result, no regions.
 #define OP(e, nm, nops, tr, at, ver, inf, fld)                                 \
@@ -173,7 +190,7 @@ const eddy_op_def_t eddy_core_op_defs[EDDY_CORE_OP_COUNT_] = {
     OP(SLICE, "slice", 1, PURE, attrs_slice, NULL, eddy_core_infer_slice,
        eddy_core_fold_slice),
     OP(GATHER, "gather", 2, PURE, attrs_axis, NULL, eddy_core_infer_gather,
-       NULL),
+       eddy_core_fold_gather),
     OP(PAD, "pad", 2, PURE, attrs_pad, NULL, eddy_core_infer_pad,
        eddy_core_fold_pad),
     OP(SHAPE, "shape", 1, PURE, NULL, NULL, eddy_core_infer_shape,
@@ -184,6 +201,29 @@ const eddy_op_def_t eddy_core_op_defs[EDDY_CORE_OP_COUNT_] = {
        a constant of a range of constants). */
     OP(RANGE, "range", 3, PURE, NULL, eddy_core_verify_range,
        eddy_core_infer_range, NULL),
+    OP(REVERSE, "reverse", 1, PURE, attrs_axes, NULL, eddy_core_infer_reverse,
+       eddy_core_fold_reverse),
+    OP(ARGMAX, "argmax", 1, PURE, attrs_arg, NULL, eddy_core_infer_arg,
+       eddy_core_fold_arg),
+    OP(ARGMIN, "argmin", 1, PURE, attrs_arg, NULL, eddy_core_infer_arg,
+       eddy_core_fold_arg),
+    OP(CUMSUM, "cumsum", 1, PURE, attrs_cumulative, NULL,
+       eddy_core_infer_cumulative, eddy_core_fold_cumulative),
+    OP(CUMPROD, "cumprod", 1, PURE, attrs_cumulative, NULL,
+       eddy_core_infer_cumulative, eddy_core_fold_cumulative),
+    OP(SCATTER, "scatter", 2, PURE, attrs_scatter, NULL,
+       eddy_core_infer_scatter, NULL),
+    [EDDY_CORE_OP_TOPK] =
+        {
+            .name = "core.topk",
+            .num_operands = 1,
+            .num_results = 2,
+            .traits = PURE,
+            .attrs = attrs_topk,
+            .infer = eddy_core_infer_topk,
+            .fold = NULL,
+            .opcode = EDDY_OP_CORE_TOPK,
+        },
 };
 
 const eddy_dialect_t eddy_core_dialect = {
@@ -194,7 +234,7 @@ const eddy_dialect_t eddy_core_dialect = {
 };
 
 /* Both number the core ops in the order of EDDY_CORE_OP_LIST. */
-_Static_assert(EDDY_OP_CORE_RANGE - EDDY_OP_CORE_CONSTANT == EDDY_CORE_OP_RANGE,
+_Static_assert(EDDY_OP_CORE_TOPK - EDDY_OP_CORE_CONSTANT == EDDY_CORE_OP_TOPK,
                "core opcodes and table indices differ");
 
 eddy_core_op_kind_t eddy_core_op_kind(const eddy_op_def_t *def) {

@@ -58,6 +58,20 @@ static const eddy_tf_out_spec_t split_outs[] = {
 static const eddy_tf_out_spec_t unpack_outs[] = {
     O_REPEAT("output", "T", "num")};
 static const eddy_tf_out_spec_t identity_n[] = {O_TYPES("output", "T", 0)};
+static const eddy_tf_out_spec_t output_bool[] = {O_FIXED("output", BOOL, -1)};
+static const eddy_tf_out_spec_t output_output_type[] = {
+    O_ATTR("output", "output_type", -1)};
+static const eddy_tf_out_spec_t r0_T[] = {O_ATTR("r0", "T", -1)};
+static const eddy_tf_out_spec_t concat_offsets[] = {
+    O_REPEAT("offset", "shape_type", "N")};
+static const eddy_tf_out_spec_t out_T_like0[] = {O_ATTR("out", "T", 0)};
+static const eddy_tf_out_spec_t index_i64[] = {O_FIXED("index", INT64, -1)};
+static const eddy_tf_out_spec_t topk_outs[] = {
+    O_ATTR("values", "T", -1), O_ATTR("indices", "index_type", -1)};
+static const eddy_tf_out_spec_t xent_outs[] = {O_ATTR("loss", "T", -1),
+                                               O_ATTR("backprop", "T", -1)};
+static const eddy_tf_out_spec_t output_Tout[] = {
+    O_ATTR("output", "Tout", -1)};
 
 /// v1 control flow: values pass through with their type.
 static const eddy_tf_out_spec_t switch_outs[] = {
@@ -131,25 +145,36 @@ static const eddy_tf_op_info_t k_ops[] = {
     OP(Add, z_T),
     OP(AddN, sum_T_like0),
     OP(AddV2, z_T),
+    OP(All, output_bool),
+    OP(Any, output_bool),
+    OP(ArgMax, output_output_type),
+    OP(ArgMin, output_output_type),
     OP(Asin, y_T_like0),
     OP(Atan, y_T_like0),
     OP(Atan2, z_T),
     OP(BatchMatMulV2, output_T),
+    OP(BatchMatMulV3, output_Tout),
     OP(BiasAdd, output_T_like0),
     OP(BiasAddGrad, output_T),
     OP(BiasAddV1, output_T_like0),
+    OP(BroadcastArgs, r0_T),
     OP(BroadcastGradientArgs, bcast_args),
+    OP(BroadcastTo, output_T),
     OP_CALL(Case, call_outs, EDDY_TF_CALL_BRANCH),
     OP(Cast, y_DstT_like0),
     OP(Ceil, y_T_like0),
     OP(ClipByValue, output_T_like0),
+    OP(ConcatOffset, concat_offsets),
     OP(ConcatV2, output_T),
     OP(Const, output_dtype),
     OP_NONE(ControlTrigger),
     OP(Cos, y_T_like0),
     OP(Cosh, y_T_like0),
+    OP(Cumprod, out_T_like0),
+    OP(Cumsum, out_T_like0),
     OP(Div, z_T),
     OP(DivNoNan, z_T),
+    OP(Einsum, output_T),
     OP(Elu, activations_T_like0),
     OP(EluGrad, backprops_T_like0),
     OP(EmptyTensorList, tl_new),
@@ -157,6 +182,7 @@ static const eddy_tf_op_info_t k_ops[] = {
     OP(Equal, z_bool),
     OP(Erf, y_T_like0),
     OP(Erfc, y_T_like0),
+    OP(EuclideanNorm, output_T),
     OP(Exit, output_T_like0),
     OP(Exp, y_T_like0),
     OP(ExpandDims, output_T),
@@ -165,6 +191,7 @@ static const eddy_tf_op_info_t k_ops[] = {
     OP(Floor, y_T_like0),
     OP(FloorDiv, z_T),
     OP(FloorMod, z_T),
+    OP(GatherNd, output_Tparams),
     OP(GatherV2, output_Tparams),
     OP(Greater, z_bool),
     OP(GreaterEqual, z_bool),
@@ -173,6 +200,7 @@ static const eddy_tf_op_info_t k_ops[] = {
     OP_CALL(If, call_outs, EDDY_TF_CALL_BRANCH),
     OP(Inv, y_T_like0),
     OP(InvGrad, z_T_like0),
+    OP(InvertPermutation, y_T_like0),
     OP(IsFinite, y_bool_like0),
     OP(IsInf, y_bool_like0),
     OP(IsNan, y_bool_like0),
@@ -201,6 +229,7 @@ static const eddy_tf_op_info_t k_ops[] = {
     OP(NextIteration, output_T_like0),
     OP_NONE(NoOp),
     OP(NotEqual, z_bool),
+    OP(OneHot, output_T),
     OP(OnesLike, y_T_like0),
     OP(OptionalFromValue, opt_new),
     OP(OptionalGetValue, opt_get),
@@ -224,10 +253,12 @@ static const eddy_tf_op_info_t k_ops[] = {
     OP(Relu6Grad, backprops_T_like0),
     OP(ReluGrad, backprops_T_like0),
     OP(Reshape, output_T),
+    OP(ReverseV2, output_T_like0),
     OP(Rint, y_T_like0),
     OP(Round, y_T_like0),
     OP(Rsqrt, y_T_like0),
     OP(RsqrtGrad, z_T_like0),
+    OP(ScatterNd, output_T),
     OP(Select, output_T_like1),
     OP(SelectV2, output_T),
     OP(Selu, activations_T_like0),
@@ -241,10 +272,12 @@ static const eddy_tf_op_info_t k_ops[] = {
     OP(Size, output_out_type),
     OP(Slice, output_T),
     OP(Softmax, softmax_T_like0),
+    OP(SoftmaxCrossEntropyWithLogits, xent_outs),
     OP(Softplus, activations_T_like0),
     OP(SoftplusGrad, backprops_T_like0),
     OP(Softsign, activations_T_like0),
     OP(SoftsignGrad, backprops_T_like0),
+    OP(SparseSoftmaxCrossEntropyWithLogits, xent_outs),
     OP(Split, split_outs),
     OP(SplitV, split_outs),
     OP(Sqrt, y_T_like0),
@@ -296,11 +329,16 @@ static const eddy_tf_op_info_t k_ops[] = {
     OP(TensorListSetItem, tl_update),
     OP(TensorListSplit, tl_from_tensor),
     OP(TensorListStack, tl_stack),
+    OP(TensorScatterAdd, output_T_like0),
+    OP(TensorScatterUpdate, output_T_like0),
     OP(Tile, output_T),
+    OP(TopKV2, topk_outs),
     OP(Transpose, y_T),
     OP(TruncateDiv, z_T),
     OP(TruncateMod, z_T),
     OP(Unpack, unpack_outs),
+    OP(UnsortedSegmentSum, output_T),
+    OP(Where, index_i64),
     OP_CALL(While, while_outs, EDDY_TF_CALL_LOOP),
     OP(Xdivy, z_T),
     OP(Xlogy, z_T),

@@ -178,6 +178,21 @@ eddy_status_t eddy_tfl_lower_range_dynamic(eddy_tfl_t *z, const eddy_op_t *op);
 /// functionalize's first step: marks the writes to a TensorArray made with
 /// dynamic_size = true, which grow the array (legalize_lists.c).
 void eddy_tfl_mark_growing_writes(eddy_ctx_t *ctx, eddy_block_t *b);
+/// Rules for indexing, scan and arg-reduction ops (legalize_index.c):
+/// ReverseV2, Any, All, ArgMax, ArgMin, Cumsum, Cumprod, OneHot,
+/// ConcatOffset, BroadcastArgs, BroadcastTo, InvertPermutation,
+/// EuclideanNorm (and the one-operand Where, refused with a reason).
+eddy_status_t eddy_tfl_lower_index_op(eddy_tfl_t *z, const eddy_op_t *op,
+                                      bool *handled);
+void eddy_tfl_index_ops_each(void (*fn)(const char *name, void *user),
+                             void *user);
+/// When v is the (cast) core.shape of a tensor, that tensor; else NULL
+/// (legalize_shape.c).
+eddy_value_t *eddy_tfl_shape_source(eddy_value_t *v);
+/// x broadcast to the run-time shape of y with core ops (legalize_shape.c).
+eddy_status_t eddy_tfl_broadcast_like(eddy_tfl_t *z, const eddy_op_t *op,
+                                      eddy_value_t *x, eddy_value_t *y,
+                                      eddy_value_t **out);
 /// True when legalize-tf lowers the op named `name` (without "tf.").
 bool eddy_tfl_is_supported(const char *name);
 /// Calls fn for every op legalize-tf lowers (names without "tf."), each

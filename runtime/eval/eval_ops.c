@@ -666,6 +666,75 @@ static eddy_status_t h_tl_split(eval_state_t *s, eval_frame_t *f,
 /// Indexed by opcode: the handler of every core, ctl and tl op the evaluator
 /// runs, and for the others the reason it does not (tests/unit/eval/
 /// test_eval_table.c holds every opcode to one or the other).
+static eddy_status_t h_reverse(eval_state_t *s, eval_frame_t *f,
+                               const eval_handler_t *h, const eddy_op_t *op,
+                               const eddy_eval_value_t *const *operands,
+                               eddy_eval_value_t *out) {
+  UNUSED_HANDLER_ARGS;
+  int64_t axes[EDDY_RT_MAX_RANK];
+  int32_t n = 0;
+  EDDY_RETURN_IF_ERROR(attr_ints(op, "axes", false, axes, &n));
+  eddy_rt_tensor_t r = eddy_rt_tensor_empty();
+  RT(eddy_rt_reverse(s->rt, TENSOR(0), axes, n, &r));
+  return put_tensor(&out[0], &r);
+}
+
+/// argmax (code 1) / argmin (code 0).
+static eddy_status_t h_arg(eval_state_t *s, eval_frame_t *f,
+                           const eval_handler_t *h, const eddy_op_t *op,
+                           const eddy_eval_value_t *const *operands,
+                           eddy_eval_value_t *out) {
+  UNUSED_HANDLER_ARGS;
+  int64_t axis = 0;
+  EDDY_RETURN_IF_ERROR(attr_int(op, "axis", &axis));
+  eddy_rt_tensor_t r = eddy_rt_tensor_empty();
+  RT(eddy_rt_arg(s->rt, h->code != 0, TENSOR(0), axis,
+                 (int32_t)op->results[0].type->dtype, &r));
+  return put_tensor(&out[0], &r);
+}
+
+/// cumprod (code 1) / cumsum (code 0).
+static eddy_status_t h_cumulative(eval_state_t *s, eval_frame_t *f,
+                                  const eval_handler_t *h, const eddy_op_t *op,
+                                  const eddy_eval_value_t *const *operands,
+                                  eddy_eval_value_t *out) {
+  UNUSED_HANDLER_ARGS;
+  int64_t axis = 0;
+  EDDY_RETURN_IF_ERROR(attr_int(op, "axis", &axis));
+  eddy_rt_tensor_t r = eddy_rt_tensor_empty();
+  RT(eddy_rt_cumulative(s->rt, h->code != 0, TENSOR(0), axis,
+                        eddy_ir_op_attr_bool(op, "exclusive", false),
+                        eddy_ir_op_attr_bool(op, "reverse", false), &r));
+  return put_tensor(&out[0], &r);
+}
+
+static eddy_status_t h_scatter(eval_state_t *s, eval_frame_t *f,
+                               const eval_handler_t *h, const eddy_op_t *op,
+                               const eddy_eval_value_t *const *operands,
+                               eddy_eval_value_t *out) {
+  UNUSED_HANDLER_ARGS;
+  int64_t axis = 0, size = 0;
+  EDDY_RETURN_IF_ERROR(attr_int(op, "axis", &axis));
+  EDDY_RETURN_IF_ERROR(attr_int(op, "size", &size));
+  eddy_rt_tensor_t r = eddy_rt_tensor_empty();
+  RT(eddy_rt_scatter(s->rt, TENSOR(0), TENSOR(1), axis, size, &r));
+  return put_tensor(&out[0], &r);
+}
+
+static eddy_status_t h_topk(eval_state_t *s, eval_frame_t *f,
+                            const eval_handler_t *h, const eddy_op_t *op,
+                            const eddy_eval_value_t *const *operands,
+                            eddy_eval_value_t *out) {
+  UNUSED_HANDLER_ARGS;
+  int64_t k = 0;
+  EDDY_RETURN_IF_ERROR(attr_int(op, "k", &k));
+  eddy_rt_tensor_t rs[2];
+  RT(eddy_rt_topk(s->rt, TENSOR(0), k, rs));
+  out[0] = eddy_eval_value_from_tensor(&rs[0]);
+  out[1] = eddy_eval_value_from_tensor(&rs[1]);
+  return NULL;
+}
+
 static const eval_handler_t k_handlers[EDDY_OP_COUNT_] = {
     [EDDY_OP_CORE_CONSTANT] = {h_constant, 0},
     [EDDY_OP_CORE_IOTA] = {h_iota, 0},
@@ -731,6 +800,13 @@ static const eval_handler_t k_handlers[EDDY_OP_COUNT_] = {
     [EDDY_OP_CORE_SHAPE] = {h_shape, 0},
     [EDDY_OP_CORE_DIM] = {h_dim, 0},
     [EDDY_OP_CORE_RANGE] = {h_range, 0},
+    [EDDY_OP_CORE_REVERSE] = {h_reverse, 0},
+    [EDDY_OP_CORE_ARGMAX] = {h_arg, 1},
+    [EDDY_OP_CORE_ARGMIN] = {h_arg, 0},
+    [EDDY_OP_CORE_CUMSUM] = {h_cumulative, 0},
+    [EDDY_OP_CORE_CUMPROD] = {h_cumulative, 1},
+    [EDDY_OP_CORE_SCATTER] = {h_scatter, 0},
+    [EDDY_OP_CORE_TOPK] = {h_topk, 0},
     [EDDY_OP_TL_EMPTY] = {h_tl_empty, 0},
     [EDDY_OP_TL_RESERVE] = {h_tl_reserve, 0},
     [EDDY_OP_TL_PUSH_BACK] = {h_tl_push_back, 0},

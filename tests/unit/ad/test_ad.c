@@ -206,6 +206,79 @@ static void test_reshape_dim_operands(void **state) {
   eddy_eval_value_release(&args[0]);
 }
 
+/// reverse, cumsum and cumprod (exclusive and reverse too) on a dynamic
+/// shape, against finite differences; argmax passes no gradient.
+static void test_index_ops(void **state) {
+  fixture_t *f = *state;
+  parse(f,
+        "module {\n"
+        "  func.func @f(%arg0: tensor<?x3xf64>, %arg1: tensor<3xf64>) -> (tensor<?x3xf64>, tensor<3xi64>) {\n"
+        "    %0 = \"core.reverse\"(%arg0) {axes = [0, 1]} : (tensor<?x3xf64>) -> tensor<?x3xf64>\n"
+        "    %1 = \"core.mul\"(%0, %arg1) : (tensor<?x3xf64>, tensor<3xf64>) -> tensor<?x3xf64>\n"
+        "    %2 = \"core.cumsum\"(%1) {axis = 0, exclusive = true, reverse = true} : (tensor<?x3xf64>) -> tensor<?x3xf64>\n"
+        "    %3 = \"core.cumprod\"(%arg0) {axis = 1} : (tensor<?x3xf64>) -> tensor<?x3xf64>\n"
+        "    %4 = \"core.cumprod\"(%1) {axis = -2, exclusive = true, reverse = true} : (tensor<?x3xf64>) -> tensor<?x3xf64>\n"
+        "    %5 = \"core.cumsum\"(%3) {axis = 1} : (tensor<?x3xf64>) -> tensor<?x3xf64>\n"
+        "    %6 = \"core.add\"(%2, %4) : (tensor<?x3xf64>, tensor<?x3xf64>) -> tensor<?x3xf64>\n"
+        "    %7 = \"core.add\"(%6, %5) : (tensor<?x3xf64>, tensor<?x3xf64>) -> tensor<?x3xf64>\n"
+        "    %8 = \"core.tanh\"(%7) : (tensor<?x3xf64>) -> tensor<?x3xf64>\n"
+        "    %9 = \"core.argmax\"(%8) {axis = 0, dtype = \"i64\"} : (tensor<?x3xf64>) -> tensor<3xi64>\n"
+        "    \"func.return\"(%8, %9) : (tensor<?x3xf64>, tensor<3xi64>) -> ()\n"
+        "  }\n"
+        "}\n");
+  int64_t dx[2] = {3, 3}, dw[1] = {3};
+  double vx[9] = {0.9, -0.7, 1.3, 0.4, -1.1, 0.6, 1.2, 0.8, -0.5},
+         vw[3] = {0.5, -1.5, 0.75};
+  eddy_eval_value_t args[2] = {tensor(f, 2, dx, vx), tensor(f, 1, dw, vw)};
+  size_t wrt[2] = {0, 1};
+  grad_and_check(f, "f", wrt, 2, args);
+  for (int i = 0; i < 2; i++)
+    eddy_eval_value_release(&args[i]);
+}
+
+/// scatter (duplicate indices, a dynamic dim before the axis) against
+/// finite differences: its gradient gathers the adjoint back.
+static void test_scatter(void **state) {
+  fixture_t *f = *state;
+  parse(f,
+        "module {\n"
+        "  func.func @f(%arg0: tensor<?x3x2xf64>) -> tensor<?x4x2xf64> {\n"
+        "    %i = \"core.constant\"() {value = dense<[2, 0, 2]> : tensor<3xi32>} : () -> tensor<3xi32>\n"
+        "    %0 = \"core.tanh\"(%arg0) : (tensor<?x3x2xf64>) -> tensor<?x3x2xf64>\n"
+        "    %1 = \"core.scatter\"(%i, %0) {axis = 1, size = 4} : (tensor<3xi32>, tensor<?x3x2xf64>) -> tensor<?x4x2xf64>\n"
+        "    %2 = \"core.mul\"(%1, %1) : (tensor<?x4x2xf64>, tensor<?x4x2xf64>) -> tensor<?x4x2xf64>\n"
+        "    \"func.return\"(%2) : (tensor<?x4x2xf64>) -> ()\n"
+        "  }\n"
+        "}\n");
+  int64_t dx[3] = {2, 3, 2};
+  double vx[12] = {0.9, -0.7, 1.3, 0.4, -1.1, 0.6,
+                   1.2, 0.8, -0.5, 0.3, -0.2, 0.7};
+  eddy_eval_value_t args[1] = {tensor(f, 3, dx, vx)};
+  size_t wrt[1] = {0};
+  grad_and_check(f, "f", wrt, 1, args);
+  eddy_eval_value_release(&args[0]);
+}
+
+/// topk's values against finite differences (distinct inputs, so the
+/// selection does not change under the perturbation), a dynamic row count.
+static void test_topk(void **state) {
+  fixture_t *f = *state;
+  parse(f,
+        "module {\n"
+        "  func.func @f(%arg0: tensor<?x5xf64>) -> (tensor<?x3xf64>, tensor<?x3xi32>) {\n"
+        "    %0:2 = \"core.topk\"(%arg0) {k = 3} : (tensor<?x5xf64>) -> (tensor<?x3xf64>, tensor<?x3xi32>)\n"
+        "    %1 = \"core.mul\"(%0#0, %0#0) : (tensor<?x3xf64>, tensor<?x3xf64>) -> tensor<?x3xf64>\n"
+        "    \"func.return\"(%1, %0#1) : (tensor<?x3xf64>, tensor<?x3xi32>) -> ()\n"
+        "  }\n"
+        "}\n");
+  int64_t dx[2] = {2, 5};
+  double vx[10] = {0.9, -0.7, 1.3, 0.4, -1.1, 0.6, 1.2, 0.8, -0.5, 0.3};
+  eddy_eval_value_t args[1] = {tensor(f, 2, dx, vx)};
+  size_t wrt[1] = {0};
+  grad_and_check(f, "f", wrt, 1, args);
+  eddy_eval_value_release(&args[0]);
+}
+
 /// An RNN-like loop with a captured weight, its gradient optimized by the
 /// generic passes, and checked before and after.
 static void test_optimized_loop(void **state) {
@@ -320,6 +393,9 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_poly_exact, setup, teardown),
       cmocka_unit_test_setup_teardown(test_checker_catches_mismatch, setup,
                                       teardown),
+      cmocka_unit_test_setup_teardown(test_index_ops, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_scatter, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_topk, setup, teardown),
       cmocka_unit_test_setup_teardown(test_dynamic_broadcast, setup, teardown),
       cmocka_unit_test_setup_teardown(test_reshape_dim_operands, setup,
                                       teardown),

@@ -1,0 +1,1227 @@
+/// legalize-tf: the rules for TensorFlow's indexing, scan and arg-reduction
+/// ops: ReverseV2, Any, All, ArgMax, ArgMin, Cumsum, Cumprod, OneHot,
+/// ConcatOffset (the gradient of ConcatV2), BroadcastArgs, BroadcastTo,
+/// InvertPermutation, EuclideanNorm, GatherNd, ScatterNd,
+/// TensorScatterUpdate/Add, UnsortedSegmentSum, GatherV2 with batch_dims,
+/// TopKV2, two-operand Einsum, BatchMatMulV3, the softmax cross entropies;
+/// and a clear refusal of the one-operand Where. (FloorMod, DivNoNan and
+/// LogSoftmax, which the gradients of ConcatV2, Cumprod and the cross
+/// entropies hold, are legalize_math.c's.) They lower to core.reverse / argmax / argmin / cumsum
+/// / cumprod where one op does the work, and to compositions of core ops
+/// (iota, eq, select, reductions) where that costs nothing.
+#include "lower/tf/tf_lower_internal.h"
+
+#include "dialects/core/core.h"
+
+#include <string.h>
+
+#define MAXR 64
+
+static const char *const INDEX_OPS[] = {
+    "ReverseV2",     "Any",          "All",         "ArgMax",
+    "ArgMin",        "Cumsum",       "Cumprod",     "OneHot",
+    "ConcatOffset",  "BroadcastArgs", "BroadcastTo", "InvertPermutation",
+    "EuclideanNorm", "Where",
+    "GatherNd",      "ScatterNd",     "TensorScatterUpdate",
+    "TensorScatterAdd", "UnsortedSegmentSum", "TopKV2", "Einsum",
+    "BatchMatMulV3", "SoftmaxCrossEntropyWithLogits",
+    "SparseSoftmaxCrossEntropyWithLogits",
+};
+
+void eddy_tfl_index_ops_each(void (*fn)(const char *name, void *user),
+                             void *user) {
+  for (size_t i = 0; i < sizeof INDEX_OPS / sizeof INDEX_OPS[0]; i++)
+    fn(INDEX_OPS[i], user);
+}
+
+static eddy_value_t *in(eddy_tfl_t *z, const eddy_op_t *op, size_t i) {
+  return eddy_tfl_get(z, eddy_ir_op_operand(op, i));
+}
+
+static void out1(eddy_tfl_t *z, const eddy_op_t *op, eddy_value_t *v) {
+  eddy_tfl_set(z, &op->results[0], v);
+}
+
+static eddy_status_t bin(eddy_tfl_t *z, const eddy_op_t *op, const char *name,
+                         eddy_value_t *a, eddy_value_t *b,
+                         eddy_value_t **out) {
+  eddy_value_t *ops[2] = {a, b};
+  return eddy_tfl_build(z, op, name, ops, 2, NULL, 0, out);
+}
+
+static eddy_status_t sel(eddy_tfl_t *z, const eddy_op_t *op, eddy_value_t *c,
+                         eddy_value_t *a, eddy_value_t *b,
+                         eddy_value_t **out) {
+  eddy_value_t *ops[3] = {c, a, b};
+  return eddy_tfl_build(z, op, "core.select", ops, 3, NULL, 0, out);
+}
+
+static eddy_named_attr_t int_attr(eddy_tfl_t *z, const char *name,
+                                  int64_t v) {
+  return eddy_ir_named_attr(z->ctx, name,
+                            eddy_ir_int_attr_get(z->ctx, v, EDDY_DT_I64));
+}
+
+static eddy_named_attr_t ints_attr(eddy_tfl_t *z, const char *name,
+                                   const int64_t *v, size_t n) {
+  return eddy_ir_named_attr(z->ctx, name,
+                            eddy_ir_i64_array_attr_get(z->ctx, v, n));
+}
+
+static eddy_named_attr_t bool_attr(eddy_tfl_t *z, const char *name, bool v) {
+  return eddy_ir_named_attr(z->ctx, name, eddy_ir_bool_attr_get(z->ctx, v));
+}
+
+static eddy_named_attr_t dtype_attr(eddy_tfl_t *z, eddy_dtype_t dt) {
+  const char *s = eddy_dtype_name(dt);
+  return eddy_ir_named_attr(z->ctx, "dtype",
+                            eddy_ir_string_attr_get(z->ctx, s, strlen(s)));
+}
+
+/// An integer constant of dtype dt and shape [n] (rank 0 when n < 0).
+static eddy_status_t const_ints(eddy_tfl_t *z, eddy_dtype_t dt,
+                                const int64_t *v, int64_t n,
+                                eddy_value_t **out) {
+  const eddy_type_t *t =
+      n < 0 ? eddy_ir_scalar_type_get(z->ctx, dt)
+            : eddy_ir_tensor_type_get(z->ctx, dt, 1, &n);
+  if (n == 0)
+    return eddy_ir_build_constant(
+        &z->b, eddy_ir_dense_attr_get(z->ctx, t, NULL, 0), out);
+  return eddy_ir_build_constant(
+      &z->b, eddy_ir_dense_attr_from_i64(z->ctx, t, v, n < 0 ? 1 : (size_t)n),
+      out);
+}
+
+/// The single constant axis of operand i, normalized against rank.
+static eddy_status_t const_axis(eddy_tfl_t *z, const eddy_op_t *op, size_t i,
+                                int32_t rank, int64_t *out) {
+  int64_t a = 0;
+  if (eddy_tfl_const_ints(z, in(z, op, i), &a, 1) != 1)
+    return eddy_tfl_error(op, "the axis must be a constant scalar");
+  if (rank == EDDY_RANK_UNKNOWN)
+    return eddy_tfl_error(op, "the operand's rank is unknown");
+  if (!eddy_core_normalize_axis(a, rank, out))
+    return eddy_tfl_error(op, "axis %lld is out of range for rank %d",
+                          (long long)a, (int)rank);
+  return NULL;
+}
+
+/// The constant axes of operand i (a scalar or a vector), normalized and
+/// deduplicated as TensorFlow's reductions take them.
+static eddy_status_t const_axes(eddy_tfl_t *z, const eddy_op_t *op, size_t i,
+                                int32_t rank, int64_t *axes, size_t *n) {
+  int64_t v[MAXR];
+  int64_t k = eddy_tfl_const_ints(z, in(z, op, i), v, MAXR);
+  if (k < 0)
+    return eddy_tfl_error(op, "the axes must be a constant");
+  if (rank == EDDY_RANK_UNKNOWN)
+    return eddy_tfl_error(op, "the operand's rank is unknown");
+  bool seen[MAXR] = {false};
+  *n = 0;
+  for (int64_t j = 0; j < k; j++) {
+    int64_t a;
+    if (!eddy_core_normalize_axis(v[j], rank, &a))
+      return eddy_tfl_error(op, "axis %lld is out of range for rank %d",
+                            (long long)v[j], (int)rank);
+    if (!seen[a])
+      axes[(*n)++] = a;
+    seen[a] = true;
+  }
+  return NULL;
+}
+
+static eddy_status_t lower_reverse(eddy_tfl_t *z, const eddy_op_t *op) {
+  eddy_value_t *x = in(z, op, 0), *r = NULL;
+  int64_t axes[MAXR];
+  size_t n = 0;
+  EDDY_RETURN_IF_ERROR(const_axes(z, op, 1, x->type->rank, axes, &n));
+  eddy_named_attr_t a = ints_attr(z, "axes", axes, n);
+  EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "core.reverse", &x, 1, &a, 1, &r));
+  out1(z, op, r);
+  return NULL;
+}
+
+/// Any / All of booleans: the max / min of them as i8, compared with 0, so
+/// that an empty reduction gives false / true as in TensorFlow.
+static eddy_status_t lower_any_all(eddy_tfl_t *z, const eddy_op_t *op,
+                                   bool any) {
+  eddy_value_t *x = in(z, op, 0), *r = NULL, *zero = NULL;
+  int64_t axes[MAXR];
+  size_t n = 0;
+  EDDY_RETURN_IF_ERROR(const_axes(z, op, 1, x->type->rank, axes, &n));
+  EDDY_RETURN_IF_ERROR(eddy_tfl_cast(z, op, x, EDDY_DT_I8, &x));
+  eddy_named_attr_t a[2] = {
+      ints_attr(z, "axes", axes, n),
+      bool_attr(z, "keepdims", eddy_ir_op_attr_bool(op, "keep_dims", false))};
+  EDDY_RETURN_IF_ERROR(eddy_tfl_build(
+      z, op, any ? "core.reduce_max" : "core.reduce_min", &x, 1, a, 2, &r));
+  EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, EDDY_DT_I8, 0, NULL, 0, &zero));
+  EDDY_RETURN_IF_ERROR(bin(z, op, "core.gt", r, zero, &r));
+  out1(z, op, r);
+  return NULL;
+}
+
+static eddy_status_t lower_arg(eddy_tfl_t *z, const eddy_op_t *op, bool mx) {
+  eddy_value_t *x = in(z, op, 0), *r = NULL;
+  eddy_dtype_t dt = EDDY_DT_I64;
+  eddy_tfl_attr_dtype(op, "output_type", &dt);
+  if (dt != EDDY_DT_I32 && dt != EDDY_DT_I64)
+    return eddy_tfl_error(op, "output_type must be int32 or int64");
+  int64_t axis;
+  EDDY_RETURN_IF_ERROR(const_axis(z, op, 1, x->type->rank, &axis));
+  if (x->type->dtype == EDDY_DT_I1)
+    EDDY_RETURN_IF_ERROR(eddy_tfl_cast(z, op, x, EDDY_DT_I8, &x));
+  eddy_named_attr_t a[2] = {int_attr(z, "axis", axis), dtype_attr(z, dt)};
+  EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, mx ? "core.argmax" : "core.argmin",
+                                      &x, 1, a, 2, &r));
+  out1(z, op, r);
+  return NULL;
+}
+
+static eddy_status_t lower_cumulative(eddy_tfl_t *z, const eddy_op_t *op,
+                                      bool prod) {
+  eddy_value_t *x = in(z, op, 0), *r = NULL;
+  int64_t axis;
+  EDDY_RETURN_IF_ERROR(const_axis(z, op, 1, x->type->rank, &axis));
+  eddy_named_attr_t a[3] = {
+      int_attr(z, "axis", axis),
+      bool_attr(z, "exclusive", eddy_ir_op_attr_bool(op, "exclusive", false)),
+      bool_attr(z, "reverse", eddy_ir_op_attr_bool(op, "reverse", false))};
+  EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, prod ? "core.cumprod" : "core.cumsum",
+                                      &x, 1, a, 3, &r));
+  out1(z, op, r);
+  return NULL;
+}
+
+/// OneHot: eq(indices with a new dim at axis, iota over depth along that
+/// dim), then select(on, off). An index outside [0, depth) matches nothing:
+/// a row of off values, as in TensorFlow.
+static eddy_status_t lower_one_hot(eddy_tfl_t *z, const eddy_op_t *op) {
+  eddy_value_t *idx = in(z, op, 0), *on = in(z, op, 2), *off = in(z, op, 3);
+  const eddy_type_t *it = idx->type;
+  int64_t depth = 0;
+  if (eddy_tfl_const_ints(z, in(z, op, 1), &depth, 1) != 1)
+    return eddy_tfl_error(op, "depth must be a constant");
+  if (depth < 0)
+    return eddy_tfl_error(op, "depth %lld is negative", (long long)depth);
+  if (it->rank == EDDY_RANK_UNKNOWN || it->rank >= MAXR)
+    return eddy_tfl_error(op, "the indices need a known rank");
+  int64_t axis = eddy_ir_op_attr_int(op, "axis", -1);
+  int32_t r = it->rank;
+  if (axis == -1)
+    axis = r;
+  if (axis < 0 || axis > r)
+    return eddy_tfl_error(op, "axis %lld is out of range for indices of rank "
+                              "%d",
+                          (long long)axis, (int)r);
+  if (!eddy_dtype_is_int(it->dtype))
+    EDDY_RETURN_IF_ERROR(eddy_tfl_cast(z, op, idx, EDDY_DT_I64, &idx));
+  // The indices with a dim of 1 at axis (one dynamic dim may be -1).
+  int64_t dims[MAXR + 1];
+  int ndyn = 0;
+  for (int32_t i = 0, o = 0; i <= r; i++) {
+    if (i == axis) {
+      dims[i] = 1;
+      continue;
+    }
+    dims[i] = it->dims[o] == EDDY_DIM_DYNAMIC ? -1 : it->dims[o];
+    ndyn += dims[i] < 0;
+    o++;
+  }
+  if (ndyn > 1)
+    return eddy_tfl_error(op, "indices with more than one dynamic dimension "
+                              "are not supported");
+  eddy_value_t *ex = NULL, *io = NULL, *eq = NULL, *res = NULL;
+  EDDY_RETURN_IF_ERROR(eddy_tfl_reshape(z, op, idx, dims, (size_t)r + 1, &ex));
+  // iota of shape [depth, 1, ..., 1] (the dims after axis are 1).
+  int64_t id[MAXR + 1];
+  id[0] = depth;
+  for (int32_t i = 1; i <= r - axis; i++)
+    id[i] = 1;
+  const eddy_type_t *iot = eddy_ir_tensor_type_get(
+      z->ctx, idx->type->dtype, (int32_t)(r - axis + 1), id);
+  eddy_named_attr_t da = int_attr(z, "dimension", 0);
+  eddy_op_t *o = NULL;
+  EDDY_RETURN_IF_ERROR(
+      eddy_tfl_build_typed(z, op, "core.iota", NULL, 0, &da, 1, &iot, 1, &o));
+  io = eddy_ir_op_result(o, 0);
+  EDDY_RETURN_IF_ERROR(bin(z, op, "core.eq", ex, io, &eq));
+  EDDY_RETURN_IF_ERROR(sel(z, op, eq, on, off, &res));
+  out1(z, op, res);
+  return NULL;
+}
+
+/// The static size of dim `axis` of the tensor whose (cast) core.shape v
+/// is; -1 when unknown.
+static int64_t shape_entry(eddy_tfl_t *z, eddy_value_t *v, int64_t axis) {
+  int64_t s[MAXR];
+  int64_t n = eddy_tfl_const_ints(z, v, s, MAXR);
+  if (n > axis)
+    return s[axis] < 0 ? -1 : s[axis];
+  eddy_value_t *src = eddy_tfl_shape_source(v);
+  if (src && src->type->rank > axis && src->type->dims[axis] >= 0)
+    return src->type->dims[axis];
+  return -1;
+}
+
+/// ConcatOffset(axis, s_0, ..., s_{n-1}): offset i is zero but at axis,
+/// where it is s_0[axis] + ... + s_{i-1}[axis]. Constants when those dims
+/// are known (also of tensors whose other dims are dynamic); otherwise
+/// built from slices of the shapes.
+static eddy_status_t lower_concat_offset(eddy_tfl_t *z, const eddy_op_t *op) {
+  size_t n = op->num_operands - 1;
+  int64_t axis = 0;
+  if (eddy_tfl_const_ints(z, in(z, op, 0), &axis, 1) != 1)
+    return eddy_tfl_error(op, "the concat dimension must be a constant");
+  const eddy_type_t *st = in(z, op, 1)->type;
+  if (st->rank != 1 || st->dims[0] < 0 || st->dims[0] > MAXR)
+    return eddy_tfl_error(op, "the shapes must be vectors of known length");
+  int64_t rank = st->dims[0];
+  if (axis < 0)
+    axis += rank;
+  if (axis < 0 || axis >= rank)
+    return eddy_tfl_error(op, "concat dimension %lld is out of range for rank "
+                              "%lld",
+                          (long long)axis, (long long)rank);
+  eddy_dtype_t dt = st->dtype;
+  int64_t off = 0;
+  bool known = true;
+  eddy_value_t *run = NULL; // the run-time offset once a size is unknown
+  for (size_t i = 0; i < n; i++) {
+    eddy_value_t *r = NULL;
+    if (known) {
+      int64_t v[MAXR] = {0};
+      v[axis] = off;
+      EDDY_RETURN_IF_ERROR(const_ints(z, dt, v, rank, &r));
+    } else {
+      // zeros, the running offset at axis, zeros
+      int64_t zeros[MAXR] = {0};
+      eddy_value_t *parts[3];
+      size_t np = 0;
+      if (axis > 0)
+        EDDY_RETURN_IF_ERROR(const_ints(z, dt, zeros, axis, &parts[np++]));
+      parts[np++] = run;
+      if (rank - axis - 1 > 0)
+        EDDY_RETURN_IF_ERROR(
+            const_ints(z, dt, zeros, rank - axis - 1, &parts[np++]));
+      eddy_named_attr_t a = int_attr(z, "axis", 0);
+      EDDY_RETURN_IF_ERROR(
+          eddy_tfl_build(z, op, "core.concat", parts, np, &a, 1, &r));
+    }
+    eddy_tfl_set(z, &op->results[i], r);
+    if (i + 1 == n)
+      break;
+    eddy_value_t *s = in(z, op, i + 1);
+    int64_t d = shape_entry(z, s, axis);
+    if (known && d >= 0) {
+      off += d;
+      continue;
+    }
+    if (known) {
+      EDDY_RETURN_IF_ERROR(const_ints(z, dt, &off, 1, &run));
+      known = false;
+    }
+    eddy_value_t *piece = NULL;
+    int64_t lo = axis, hi = axis + 1;
+    eddy_named_attr_t a[2] = {ints_attr(z, "start", &lo, 1),
+                              ints_attr(z, "limit", &hi, 1)};
+    EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "core.slice", &s, 1, a, 2, &piece));
+    EDDY_RETURN_IF_ERROR(bin(z, op, "core.add", run, piece, &run));
+  }
+  return NULL;
+}
+
+/// BroadcastArgs(s0, s1): numpy's broadcast of two shapes. Constant shapes
+/// give a constant (incompatible ones are an error); otherwise, for shapes
+/// of known lengths, the shorter is padded with 1s and each entry is the
+/// other where it is 1.
+static eddy_status_t lower_broadcast_args(eddy_tfl_t *z, const eddy_op_t *op) {
+  eddy_value_t *s[2] = {in(z, op, 0), in(z, op, 1)};
+  int64_t v[2][MAXR], n[2];
+  eddy_dtype_t dt = s[0]->type->dtype;
+  for (int k = 0; k < 2; k++)
+    n[k] = eddy_tfl_const_ints(z, s[k], v[k], MAXR);
+  if (n[0] >= 0 && n[1] >= 0) {
+    int64_t rk = n[0] > n[1] ? n[0] : n[1], out[MAXR];
+    for (int64_t i = 0; i < rk; i++) {
+      int64_t j0 = i - (rk - n[0]), j1 = i - (rk - n[1]);
+      int64_t a = j0 < 0 ? 1 : v[0][j0], b = j1 < 0 ? 1 : v[1][j1];
+      if (a != b && a != 1 && b != 1)
+        return eddy_tfl_error(op, "shapes are not broadcast-compatible: "
+                                  "dimension %lld is %lld and %lld",
+                              (long long)i, (long long)a, (long long)b);
+      out[i] = a == 1 ? b : a;
+    }
+    eddy_value_t *r = NULL;
+    EDDY_RETURN_IF_ERROR(const_ints(z, dt, out, rk, &r));
+    out1(z, op, r);
+    return NULL;
+  }
+  int64_t len[2];
+  for (int k = 0; k < 2; k++) {
+    const eddy_type_t *t = s[k]->type;
+    if (t->rank != 1 || t->dims[0] < 0)
+      return eddy_tfl_error(op, "the shapes must be vectors of known length");
+    len[k] = t->dims[0];
+  }
+  int64_t rk = len[0] > len[1] ? len[0] : len[1];
+  if (rk > MAXR)
+    return eddy_tfl_error(op, "the shapes are too long");
+  int64_t ones[MAXR];
+  for (int64_t i = 0; i < rk; i++)
+    ones[i] = 1;
+  for (int k = 0; k < 2; k++) {
+    if (len[k] == rk)
+      continue;
+    eddy_value_t *pad = NULL, *parts[2];
+    EDDY_RETURN_IF_ERROR(const_ints(z, dt, ones, rk - len[k], &pad));
+    parts[0] = pad;
+    parts[1] = s[k];
+    eddy_named_attr_t a = int_attr(z, "axis", 0);
+    EDDY_RETURN_IF_ERROR(
+        eddy_tfl_build(z, op, "core.concat", parts, 2, &a, 1, &s[k]));
+  }
+  eddy_value_t *one = NULL, *is1 = NULL, *r = NULL;
+  EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, dt, 0, NULL, 1, &one));
+  EDDY_RETURN_IF_ERROR(bin(z, op, "core.eq", s[0], one, &is1));
+  EDDY_RETURN_IF_ERROR(sel(z, op, is1, s[1], s[0], &r));
+  out1(z, op, r);
+  return NULL;
+}
+
+/// BroadcastTo(x, shape): core.broadcast_to of a constant shape; of the
+/// shape of a tensor y (Shape(y), maybe through BroadcastArgs with a
+/// constant), x broadcast against y with core ops; else the declared
+/// result type when it is static.
+static eddy_status_t lower_broadcast_to(eddy_tfl_t *z, const eddy_op_t *op) {
+  eddy_value_t *x = in(z, op, 0), *shape = in(z, op, 1), *r = NULL;
+  int64_t dims[MAXR];
+  int64_t n = eddy_tfl_const_ints(z, shape, dims, MAXR);
+  bool ok = n >= 0;
+  for (int64_t i = 0; ok && i < n; i++)
+    ok = dims[i] >= 0;
+  if (!ok) {
+    eddy_value_t *y = eddy_tfl_shape_source(shape);
+    if (y) {
+      EDDY_RETURN_IF_ERROR(eddy_tfl_broadcast_like(z, op, x, y, &r));
+      out1(z, op, r);
+      return NULL;
+    }
+    const eddy_type_t *t = op->results[0].type;
+    if (!eddy_ir_type_is_static(t) || t->rank > MAXR)
+      return eddy_tfl_error(op, "the target shape is neither a constant, nor "
+                                "the shape of a tensor, nor known from the "
+                                "result type");
+    n = t->rank;
+    for (int32_t i = 0; i < t->rank; i++)
+      dims[i] = t->dims[i];
+  }
+  eddy_named_attr_t a = ints_attr(z, "shape", dims, (size_t)n);
+  EDDY_RETURN_IF_ERROR(
+      eddy_tfl_build(z, op, "core.broadcast_to", &x, 1, &a, 1, &r));
+  out1(z, op, r);
+  return NULL;
+}
+
+/// InvertPermutation(p): inv[p[j]] = j. A constant for a constant p (which
+/// must be a permutation); otherwise inv[i] = sum_j (p[j] == i) * j.
+static eddy_status_t lower_invert_permutation(eddy_tfl_t *z,
+                                              const eddy_op_t *op) {
+  eddy_value_t *p = in(z, op, 0), *r = NULL;
+  const eddy_type_t *t = p->type;
+  if (t->rank != 1 || t->dims[0] < 0)
+    return eddy_tfl_error(op, "the permutation must be a vector of known "
+                              "length");
+  int64_t n = t->dims[0];
+  int64_t v[MAXR];
+  if (n <= MAXR && eddy_tfl_const_ints(z, p, v, MAXR) == n) {
+    int64_t inv[MAXR];
+    bool seen[MAXR] = {false};
+    for (int64_t j = 0; j < n; j++) {
+      if (v[j] < 0 || v[j] >= n || seen[v[j]])
+        return eddy_tfl_error(op, "the operand is not a permutation of 0..%lld",
+                              (long long)n - 1);
+      seen[v[j]] = true;
+      inv[v[j]] = j;
+    }
+    EDDY_RETURN_IF_ERROR(const_ints(z, t->dtype, inv, n, &r));
+    out1(z, op, r);
+    return NULL;
+  }
+  int64_t row[2] = {1, n}, sq[2] = {n, n};
+  const eddy_type_t *it = eddy_ir_tensor_type_get(z->ctx, t->dtype, 2, sq);
+  eddy_value_t *pr = NULL, *ii = NULL, *jj = NULL, *eq = NULL, *zero = NULL;
+  EDDY_RETURN_IF_ERROR(eddy_tfl_reshape(z, op, p, row, 2, &pr));
+  eddy_op_t *o = NULL;
+  for (int d = 0; d < 2; d++) {
+    eddy_named_attr_t da = int_attr(z, "dimension", d);
+    EDDY_RETURN_IF_ERROR(
+        eddy_tfl_build_typed(z, op, "core.iota", NULL, 0, &da, 1, &it, 1, &o));
+    if (d)
+      jj = eddy_ir_op_result(o, 0);
+    else
+      ii = eddy_ir_op_result(o, 0);
+  }
+  EDDY_RETURN_IF_ERROR(bin(z, op, "core.eq", pr, ii, &eq));
+  EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, t->dtype, 0, NULL, 0, &zero));
+  EDDY_RETURN_IF_ERROR(sel(z, op, eq, jj, zero, &r));
+  int64_t ax = 1;
+  eddy_named_attr_t a = ints_attr(z, "axes", &ax, 1);
+  eddy_value_t *sum = NULL;
+  EDDY_RETURN_IF_ERROR(
+      eddy_tfl_build(z, op, "core.reduce_sum", &r, 1, &a, 1, &sum));
+  out1(z, op, sum);
+  return NULL;
+}
+
+/// EuclideanNorm: sqrt(sum(x * x)) over the axes (floats).
+static eddy_status_t lower_euclidean_norm(eddy_tfl_t *z, const eddy_op_t *op) {
+  eddy_value_t *x = in(z, op, 0), *r = NULL;
+  if (!eddy_dtype_is_float(x->type->dtype))
+    return eddy_tfl_error(op, "only floating-point operands are supported");
+  int64_t axes[MAXR];
+  size_t n = 0;
+  EDDY_RETURN_IF_ERROR(const_axes(z, op, 1, x->type->rank, axes, &n));
+  eddy_value_t *sq = NULL, *sum = NULL;
+  EDDY_RETURN_IF_ERROR(bin(z, op, "core.mul", x, x, &sq));
+  eddy_named_attr_t a[2] = {
+      ints_attr(z, "axes", axes, n),
+      bool_attr(z, "keepdims", eddy_ir_op_attr_bool(op, "keep_dims", false))};
+  EDDY_RETURN_IF_ERROR(
+      eddy_tfl_build(z, op, "core.reduce_sum", &sq, 1, a, 2, &sum));
+  EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "core.sqrt", &sum, 1, NULL, 0, &r));
+  out1(z, op, r);
+  return NULL;
+}
+
+/// ---- Gathers and scatters on a flattened view ----------------------------
+
+/// The linear index of each K-tuple along the last axis of `indices` into
+/// the leading dims[0..K) (row-major), as i64, of shape indices[:-1]; -1
+/// where a component is outside its dim, so that the gather or scatter
+/// using it reports the index as out of range.
+static eddy_status_t linearize(eddy_tfl_t *z, const eddy_op_t *op,
+                               eddy_value_t *indices, const int64_t *dims,
+                               int64_t k, eddy_value_t **out) {
+  eddy_value_t *ix = NULL, *st = NULL, *prod = NULL, *lin = NULL, *lim = NULL,
+               *zero = NULL, *neg = NULL, *big = NULL, *bad = NULL,
+               *badi = NULL, *anyb = NULL, *z8 = NULL, *m1 = NULL;
+  int64_t strides[MAXR], acc = 1;
+  for (int64_t i = k - 1; i >= 0; i--) {
+    strides[i] = acc;
+    if (!eddy_checked_mul_i64(acc, dims[i], &acc))
+      return eddy_tfl_error(op, "the indexed dims are too large");
+  }
+  EDDY_RETURN_IF_ERROR(eddy_tfl_cast(z, op, indices, EDDY_DT_I64, &ix));
+  EDDY_RETURN_IF_ERROR(const_ints(z, EDDY_DT_I64, strides, k, &st));
+  EDDY_RETURN_IF_ERROR(const_ints(z, EDDY_DT_I64, dims, k, &lim));
+  EDDY_RETURN_IF_ERROR(bin(z, op, "core.mul", ix, st, &prod));
+  int64_t last = ix->type->rank - 1;
+  eddy_named_attr_t a = ints_attr(z, "axes", &last, 1);
+  EDDY_RETURN_IF_ERROR(
+      eddy_tfl_build(z, op, "core.reduce_sum", &prod, 1, &a, 1, &lin));
+  EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, EDDY_DT_I64, 0, NULL, 0, &zero));
+  EDDY_RETURN_IF_ERROR(bin(z, op, "core.lt", ix, zero, &neg));
+  EDDY_RETURN_IF_ERROR(bin(z, op, "core.ge", ix, lim, &big));
+  EDDY_RETURN_IF_ERROR(bin(z, op, "core.or", neg, big, &bad));
+  EDDY_RETURN_IF_ERROR(eddy_tfl_cast(z, op, bad, EDDY_DT_I8, &badi));
+  EDDY_RETURN_IF_ERROR(
+      eddy_tfl_build(z, op, "core.reduce_max", &badi, 1, &a, 1, &anyb));
+  EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, EDDY_DT_I8, 0, NULL, 0, &z8));
+  EDDY_RETURN_IF_ERROR(bin(z, op, "core.gt", anyb, z8, &anyb));
+  EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, EDDY_DT_I64, 0, NULL, -1, &m1));
+  return sel(z, op, anyb, m1, lin, out);
+}
+
+/// The static last dim K of indices and the product of dims[0..K).
+static eddy_status_t nd_depth(const eddy_op_t *op, const eddy_type_t *it,
+                              int64_t *k) {
+  if (it->rank == EDDY_RANK_UNKNOWN || it->rank < 1 ||
+      it->dims[it->rank - 1] < 0)
+    return eddy_tfl_error(op, "the indices need a known rank and a static "
+                              "last dimension");
+  *k = it->dims[it->rank - 1];
+  if (*k < 1 || *k > MAXR)
+    return eddy_tfl_error(op, "an index depth of %lld is not supported",
+                          (long long)*k);
+  return NULL;
+}
+
+/// GatherNd(params, indices): params flattened over its first K dims,
+/// gathered at the linearized indices.
+static eddy_status_t lower_gather_nd(eddy_tfl_t *z, const eddy_op_t *op) {
+  eddy_value_t *p = in(z, op, 0), *idx = in(z, op, 1), *lin = NULL,
+               *flat = NULL, *r = NULL;
+  int64_t k;
+  EDDY_RETURN_IF_ERROR(nd_depth(op, idx->type, &k));
+  const eddy_type_t *pt = p->type;
+  if (pt->rank == EDDY_RANK_UNKNOWN || pt->rank < k)
+    return eddy_tfl_error(op, "params need a known rank of at least the "
+                              "index depth %lld",
+                          (long long)k);
+  int64_t dims[MAXR], fd[MAXR], n = 1;
+  for (int64_t i = 0; i < k; i++) {
+    if (pt->dims[i] < 0)
+      return eddy_tfl_error(op, "indexed dimension %lld of params is dynamic",
+                            (long long)i);
+    dims[i] = pt->dims[i];
+    n *= dims[i];
+  }
+  int32_t fr = 1;
+  fd[0] = n;
+  int ndyn = 0;
+  for (int32_t i = (int32_t)k; i < pt->rank; i++) {
+    fd[fr] = pt->dims[i] < 0 ? -1 : pt->dims[i];
+    ndyn += fd[fr++] < 0;
+  }
+  if (ndyn > 1)
+    return eddy_tfl_error(op, "params with more than one dynamic dimension "
+                              "are not supported");
+  EDDY_RETURN_IF_ERROR(linearize(z, op, idx, dims, k, &lin));
+  EDDY_RETURN_IF_ERROR(eddy_tfl_reshape(z, op, p, fd, (size_t)fr, &flat));
+  eddy_value_t *ops[2] = {flat, lin};
+  eddy_named_attr_t a = int_attr(z, "axis", 0);
+  EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "core.gather", ops, 2, &a, 1, &r));
+  out1(z, op, r);
+  return NULL;
+}
+
+/// The updates scattered (added) into zeros of shape dims[0..rank) at the
+/// K-tuples of indices; *out has that shape.
+static eddy_status_t scatter_nd(eddy_tfl_t *z, const eddy_op_t *op,
+                                eddy_value_t *idx, eddy_value_t *upd,
+                                const int64_t *dims, int32_t rank,
+                                eddy_value_t **out) {
+  int64_t k;
+  EDDY_RETURN_IF_ERROR(nd_depth(op, idx->type, &k));
+  if (rank < k)
+    return eddy_tfl_error(op, "the shape has fewer dims than the index depth");
+  int64_t n = 1, rd[MAXR];
+  for (int64_t i = 0; i < k; i++) {
+    if (dims[i] < 0)
+      return eddy_tfl_error(op, "indexed dimension %lld is dynamic",
+                            (long long)i);
+    n *= dims[i];
+  }
+  int ndyn = 0;
+  for (int32_t i = 0; i < rank; i++)
+    ndyn += (rd[i] = dims[i] < 0 ? -1 : dims[i]) < 0;
+  if (ndyn > 1)
+    return eddy_tfl_error(op, "shapes with more than one dynamic dimension "
+                              "are not supported");
+  eddy_value_t *lin = NULL, *sc = NULL;
+  EDDY_RETURN_IF_ERROR(linearize(z, op, idx, dims, k, &lin));
+  eddy_named_attr_t a[2] = {int_attr(z, "axis", 0), int_attr(z, "size", n)};
+  eddy_value_t *ops[2] = {lin, upd};
+  EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "core.scatter", ops, 2, a, 2, &sc));
+  return eddy_tfl_reshape(z, op, sc, rd, (size_t)rank, out);
+}
+
+/// ScatterNd(indices, updates, shape): a constant shape, or the declared
+/// result type's.
+static eddy_status_t lower_scatter_nd(eddy_tfl_t *z, const eddy_op_t *op) {
+  int64_t dims[MAXR];
+  int64_t n = eddy_tfl_const_ints(z, in(z, op, 2), dims, MAXR);
+  if (n < 0) {
+    const eddy_type_t *t = op->results[0].type;
+    if (t->rank == EDDY_RANK_UNKNOWN || t->rank > MAXR)
+      return eddy_tfl_error(op, "the shape is neither a constant nor known "
+                                "from the result type");
+    n = t->rank;
+    for (int32_t i = 0; i < t->rank; i++)
+      dims[i] = t->dims[i];
+  }
+  eddy_value_t *r = NULL;
+  EDDY_RETURN_IF_ERROR(
+      scatter_nd(z, op, in(z, op, 0), in(z, op, 1), dims, (int32_t)n, &r));
+  out1(z, op, r);
+  return NULL;
+}
+
+/// TensorScatterUpdate / TensorScatterAdd(tensor, indices, updates): the
+/// updates scattered as in ScatterNd, then added to the tensor, or put in
+/// place of its elements where some update lands (duplicate indices are
+/// summed; TensorFlow leaves their order unspecified).
+static eddy_status_t lower_tensor_scatter(eddy_tfl_t *z, const eddy_op_t *op,
+                                          bool add) {
+  eddy_value_t *t = in(z, op, 0), *idx = in(z, op, 1), *upd = in(z, op, 2);
+  const eddy_type_t *tt = t->type;
+  if (tt->rank == EDDY_RANK_UNKNOWN || tt->rank > MAXR)
+    return eddy_tfl_error(op, "the tensor's rank is unknown");
+  eddy_value_t *sc = NULL, *r = NULL;
+  EDDY_RETURN_IF_ERROR(scatter_nd(z, op, idx, upd, tt->dims, tt->rank, &sc));
+  if (add) {
+    EDDY_RETURN_IF_ERROR(bin(z, op, "core.add", t, sc, &r));
+    out1(z, op, r);
+    return NULL;
+  }
+  eddy_value_t *one = NULL, *ones = NULL, *cnt = NULL, *zero = NULL,
+               *hit = NULL;
+  EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, EDDY_DT_I32, 0, NULL, 1, &one));
+  EDDY_RETURN_IF_ERROR(eddy_tfl_broadcast_like(z, op, one, upd, &ones));
+  EDDY_RETURN_IF_ERROR(scatter_nd(z, op, idx, ones, tt->dims, tt->rank, &cnt));
+  EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, EDDY_DT_I32, 0, NULL, 0, &zero));
+  EDDY_RETURN_IF_ERROR(bin(z, op, "core.gt", cnt, zero, &hit));
+  EDDY_RETURN_IF_ERROR(sel(z, op, hit, sc, t, &r));
+  out1(z, op, r);
+  return NULL;
+}
+
+/// UnsortedSegmentSum(data, ids, num_segments): data's rows (over the dims
+/// of ids) added into num_segments rows; a negative id drops its row, as in
+/// TensorFlow (it adds zeros at row 0); an id >= num_segments is an error.
+static eddy_status_t lower_segment_sum(eddy_tfl_t *z, const eddy_op_t *op) {
+  eddy_value_t *data = in(z, op, 0), *ids = in(z, op, 1);
+  int64_t num = 0;
+  if (eddy_tfl_const_ints(z, in(z, op, 2), &num, 1) != 1 || num < 0)
+    return eddy_tfl_error(op, "num_segments must be a constant >= 0");
+  const eddy_type_t *it = ids->type, *dt = data->type;
+  if (it->rank == EDDY_RANK_UNKNOWN || dt->rank == EDDY_RANK_UNKNOWN ||
+      it->rank > dt->rank)
+    return eddy_tfl_error(op, "segment ids and data need known ranks, the "
+                              "ids' at most the data's");
+  int64_t bd[MAXR];
+  int ndyn = 0;
+  for (int32_t i = 0; i < dt->rank; i++) {
+    bd[i] = i < it->rank ? (it->dims[i] < 0 ? -1 : it->dims[i]) : 1;
+    ndyn += bd[i] < 0;
+  }
+  if (ndyn > 1)
+    return eddy_tfl_error(op, "segment ids with more than one dynamic "
+                              "dimension are not supported");
+  eddy_value_t *zi = NULL, *neg = NULL, *negb = NULL, *zd = NULL,
+               *d2 = NULL, *i2 = NULL, *r = NULL;
+  EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, it->dtype, 0, NULL, 0, &zi));
+  EDDY_RETURN_IF_ERROR(bin(z, op, "core.lt", ids, zi, &neg));
+  EDDY_RETURN_IF_ERROR(
+      eddy_tfl_reshape(z, op, neg, bd, (size_t)dt->rank, &negb));
+  EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, dt->dtype, 0, NULL, 0, &zd));
+  EDDY_RETURN_IF_ERROR(sel(z, op, negb, zd, data, &d2));
+  EDDY_RETURN_IF_ERROR(sel(z, op, neg, zi, ids, &i2));
+  eddy_named_attr_t a[2] = {int_attr(z, "axis", 0), int_attr(z, "size", num)};
+  eddy_value_t *ops[2] = {i2, d2};
+  EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "core.scatter", ops, 2, a, 2, &r));
+  out1(z, op, r);
+  return NULL;
+}
+
+/// GatherV2 with batch_dims b > 0: params [B..., pre..., A, post...],
+/// indices [B..., I...]. The gathered axis is moved next to the batch dims,
+/// params flattened to [prod(B) * A, pre..., post...], each index offset
+/// by its batch row times A (an index outside [0, A) becomes -1, an
+/// error), one core.gather, and the pre dims moved back in front of I.
+static eddy_status_t lower_batch_gather(eddy_tfl_t *z, const eddy_op_t *op,
+                                        int64_t nb) {
+  eddy_value_t *p = in(z, op, 0), *idx = in(z, op, 1);
+  const eddy_type_t *pt = p->type, *it = idx->type;
+  int64_t axis = 0;
+  if (eddy_tfl_const_ints(z, in(z, op, 2), &axis, 1) != 1)
+    return eddy_tfl_error(op, "the axis is not a constant");
+  if (pt->rank == EDDY_RANK_UNKNOWN || it->rank == EDDY_RANK_UNKNOWN)
+    return eddy_tfl_error(op, "params and indices need known ranks");
+  if (nb < 0)
+    nb += it->rank;
+  if (axis < 0)
+    axis += pt->rank;
+  if (nb < 0 || nb > it->rank || axis < nb || axis >= pt->rank)
+    return eddy_tfl_error(op, "batch_dims %lld and axis %lld do not fit "
+                              "params of rank %d and indices of rank %d",
+                          (long long)nb, (long long)axis, (int)pt->rank,
+                          (int)it->rank);
+  int64_t nbatch = 1;
+  for (int64_t i = 0; i < nb; i++) {
+    if (pt->dims[i] < 0 || it->dims[i] < 0)
+      return eddy_tfl_error(op, "batch dimension %lld is dynamic",
+                            (long long)i);
+    if (pt->dims[i] != it->dims[i])
+      return eddy_tfl_error(op, "batch dimension %lld differs: %lld and %lld",
+                            (long long)i, (long long)pt->dims[i],
+                            (long long)it->dims[i]);
+    nbatch *= pt->dims[i];
+  }
+  int64_t A = pt->dims[axis];
+  if (A < 0)
+    return eddy_tfl_error(op, "the gathered dimension is dynamic");
+  // params' = transpose(params) with axis right after the batch dims.
+  int64_t perm[MAXR], fd[MAXR];
+  int32_t pr = pt->rank, q = 0;
+  for (int64_t i = 0; i < nb; i++)
+    perm[q++] = i;
+  perm[q++] = axis;
+  for (int64_t i = nb; i < pr; i++)
+    if (i != axis)
+      perm[q++] = i;
+  eddy_value_t *pp = p;
+  bool ident = true;
+  for (int32_t i = 0; i < pr; i++)
+    ident = ident && perm[i] == i;
+  if (!ident) {
+    eddy_named_attr_t a = ints_attr(z, "perm", perm, (size_t)pr);
+    EDDY_RETURN_IF_ERROR(
+        eddy_tfl_build(z, op, "core.transpose", &p, 1, &a, 1, &pp));
+  }
+  int32_t fr = 0;
+  fd[fr++] = nbatch * A;
+  int ndyn = 0;
+  for (int32_t i = (int32_t)nb + 1; i < pr; i++) {
+    int64_t d = pp->type->dims[i];
+    fd[fr] = d < 0 ? -1 : d;
+    ndyn += fd[fr++] < 0;
+  }
+  if (ndyn > 1)
+    return eddy_tfl_error(op, "params with more than one dynamic dimension "
+                              "are not supported");
+  eddy_value_t *flat = NULL;
+  EDDY_RETURN_IF_ERROR(eddy_tfl_reshape(z, op, pp, fd, (size_t)fr, &flat));
+  // Offsets: the batch row (iota over prod(B), reshaped to B + [1] * rest)
+  // times A.
+  eddy_value_t *ix = NULL, *row = NULL, *off = NULL, *li = NULL, *zero = NULL,
+               *lim = NULL, *neg = NULL, *big = NULL, *bad = NULL, *m1 = NULL,
+               *lin = NULL, *ca = NULL;
+  EDDY_RETURN_IF_ERROR(eddy_tfl_cast(z, op, idx, EDDY_DT_I64, &ix));
+  const eddy_type_t *iot =
+      eddy_ir_tensor_type_get(z->ctx, EDDY_DT_I64, 1, &nbatch);
+  eddy_named_attr_t da = int_attr(z, "dimension", 0);
+  eddy_op_t *o = NULL;
+  EDDY_RETURN_IF_ERROR(
+      eddy_tfl_build_typed(z, op, "core.iota", NULL, 0, &da, 1, &iot, 1, &o));
+  int64_t rd[MAXR];
+  for (int32_t i = 0; i < it->rank; i++)
+    rd[i] = i < nb ? it->dims[i] : 1;
+  EDDY_RETURN_IF_ERROR(eddy_tfl_reshape(z, op, eddy_ir_op_result(o, 0), rd,
+                                        (size_t)it->rank, &row));
+  EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, EDDY_DT_I64, 0, NULL, (double)A, &ca));
+  EDDY_RETURN_IF_ERROR(bin(z, op, "core.mul", row, ca, &off));
+  EDDY_RETURN_IF_ERROR(bin(z, op, "core.add", ix, off, &li));
+  EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, EDDY_DT_I64, 0, NULL, 0, &zero));
+  lim = ca;
+  EDDY_RETURN_IF_ERROR(bin(z, op, "core.lt", ix, zero, &neg));
+  EDDY_RETURN_IF_ERROR(bin(z, op, "core.ge", ix, lim, &big));
+  EDDY_RETURN_IF_ERROR(bin(z, op, "core.or", neg, big, &bad));
+  EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, EDDY_DT_I64, 0, NULL, -1, &m1));
+  EDDY_RETURN_IF_ERROR(sel(z, op, bad, m1, li, &lin));
+  eddy_value_t *g = NULL, *ops[2] = {flat, lin};
+  eddy_named_attr_t a0 = int_attr(z, "axis", 0);
+  EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "core.gather", ops, 2, &a0, 1, &g));
+  // g: [B..., I..., pre..., post...]; TensorFlow's order is
+  // [B..., pre..., I..., post...].
+  int32_t ni = it->rank - (int32_t)nb, npre = (int32_t)(axis - nb);
+  if (npre > 0 && ni > 0) {
+    int64_t gp[MAXR];
+    int32_t gr = g->type->rank, w = 0;
+    for (int32_t i = 0; i < nb; i++)
+      gp[w++] = i;
+    for (int32_t i = 0; i < npre; i++)
+      gp[w++] = nb + ni + i;
+    for (int32_t i = 0; i < ni; i++)
+      gp[w++] = nb + i;
+    for (int32_t i = (int32_t)nb + ni + npre; i < gr; i++)
+      gp[w++] = i;
+    eddy_named_attr_t a = ints_attr(z, "perm", gp, (size_t)gr);
+    eddy_value_t *gt = NULL;
+    EDDY_RETURN_IF_ERROR(
+        eddy_tfl_build(z, op, "core.transpose", &g, 1, &a, 1, &gt));
+    g = gt;
+  }
+  out1(z, op, g);
+  return NULL;
+}
+
+/// ---- TopKV2, Einsum, BatchMatMulV3 ----------------------------------------
+
+static eddy_status_t lower_topk(eddy_tfl_t *z, const eddy_op_t *op) {
+  eddy_value_t *x = in(z, op, 0), *idx = NULL;
+  int64_t k = 0;
+  if (eddy_tfl_const_ints(z, in(z, op, 1), &k, 1) != 1)
+    return eddy_tfl_error(op, "k must be a constant");
+  if (k < 0)
+    return eddy_tfl_error(op, "k %lld is negative", (long long)k);
+  eddy_dtype_t it = EDDY_DT_I32;
+  eddy_tfl_attr_dtype(op, "index_type", &it);
+  eddy_named_attr_t a = int_attr(z, "k", k);
+  eddy_op_t *o = NULL;
+  EDDY_RETURN_IF_ERROR(
+      eddy_tfl_build_typed(z, op, "core.topk", &x, 1, &a, 1, NULL, 0, &o));
+  EDDY_RETURN_IF_ERROR(
+      eddy_tfl_cast(z, op, eddy_ir_op_result(o, 1), it, &idx));
+  eddy_tfl_set(z, &op->results[0], eddy_ir_op_result(o, 0));
+  eddy_tfl_set(z, &op->results[1], idx);
+  return NULL;
+}
+
+/// BatchMatMulV3: BatchMatMulV2 with both operands cast to Tout first.
+static eddy_status_t lower_bmm_v3(eddy_tfl_t *z, const eddy_op_t *op) {
+  eddy_dtype_t dt;
+  if (!eddy_tfl_attr_dtype(op, "Tout", &dt))
+    return eddy_tfl_error(op, "attribute 'Tout' is not an eddy dtype");
+  eddy_value_t *ops[2], *r = NULL;
+  EDDY_RETURN_IF_ERROR(eddy_tfl_cast(z, op, in(z, op, 0), dt, &ops[0]));
+  EDDY_RETURN_IF_ERROR(eddy_tfl_cast(z, op, in(z, op, 1), dt, &ops[1]));
+  eddy_named_attr_t a[2] = {
+      bool_attr(z, "transpose_a", eddy_ir_op_attr_bool(op, "adj_x", false)),
+      bool_attr(z, "transpose_b", eddy_ir_op_attr_bool(op, "adj_y", false))};
+  EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "core.matmul", ops, 2, a, 2, &r));
+  out1(z, op, r);
+  return NULL;
+}
+
+/// One operand of a two-operand einsum: its letters and value.
+typedef struct es_side {
+  const char *s;
+  char *w; ///< s, writable
+  int n;
+  eddy_value_t *v;
+} es_side_t;
+
+static int es_find(const char *s, int n, char c) {
+  for (int i = 0; i < n; i++)
+    if (s[i] == c)
+      return i;
+  return -1;
+}
+
+/// v transposed to the letters `to` (a permutation of `from`).
+static eddy_status_t es_transpose(eddy_tfl_t *z, const eddy_op_t *op,
+                                  eddy_value_t *v, const char *from,
+                                  const char *to, int n, eddy_value_t **out) {
+  int64_t perm[MAXR];
+  bool ident = true;
+  for (int i = 0; i < n; i++) {
+    perm[i] = es_find(from, n, to[i]);
+    ident = ident && perm[i] == i;
+  }
+  if (ident) {
+    *out = v;
+    return NULL;
+  }
+  eddy_named_attr_t a = ints_attr(z, "perm", perm, (size_t)n);
+  return eddy_tfl_build(z, op, "core.transpose", &v, 1, &a, 1, out);
+}
+
+/// v reshaped to dims[0..n) (one may be -1); v itself when it has them.
+static eddy_status_t es_reshape(eddy_tfl_t *z, const eddy_op_t *op,
+                                eddy_value_t *v, const int64_t *dims,
+                                size_t n, eddy_value_t **out) {
+  bool same = v->type->rank == (int32_t)n;
+  for (size_t i = 0; same && i < n; i++)
+    same = dims[i] >= 0 && v->type->dims[i] == dims[i];
+  if (same) {
+    *out = v;
+    return NULL;
+  }
+  return eddy_tfl_reshape(z, op, v, dims, n, out);
+}
+
+/// The size of letter c: static from either operand, else -1 (dynamic).
+static int64_t es_size(const es_side_t *sd, char c) {
+  int64_t d = -1;
+  for (int k = 0; k < 2; k++) {
+    int i = es_find(sd[k].s, sd[k].n, c);
+    if (i >= 0 && sd[k].v->type->dims[i] >= 0)
+      d = sd[k].v->type->dims[i];
+  }
+  return d;
+}
+
+/// The product of the sizes of letters ls[0..n) (1 for none); -1 when one
+/// is dynamic.
+static int64_t es_prod(const es_side_t *sd, const char *ls, int n) {
+  int64_t p = 1;
+  for (int i = 0; i < n; i++) {
+    int64_t d = es_size(sd, ls[i]);
+    if (d < 0)
+      return -1;
+    p *= d;
+  }
+  return p;
+}
+
+/// Einsum of two operands without ellipses or repeated letters in one
+/// operand: letters only in one operand and not in the output are summed
+/// first; the rest becomes transposes to [batch, free, contracted] and
+/// [batch, contracted, free], reshapes to rank 3 (batch flattened; rank 2
+/// without batch letters), one core.matmul, a reshape back and a transpose to the output's order.
+static eddy_status_t lower_einsum(eddy_tfl_t *z, const eddy_op_t *op) {
+  const eddy_attr_t *eq = eddy_ir_op_attr(op, "equation");
+  if (!eq || eq->kind != EDDY_ATTR_STRING)
+    return eddy_tfl_error(op, "no equation");
+  char buf[3 * MAXR + 8];
+  size_t len = eq->u.str.len;
+  if (len >= sizeof buf)
+    return eddy_tfl_error(op, "the equation is too long");
+  size_t w = 0;
+  for (size_t i = 0; i < len; i++)
+    if (eq->u.str.data[i] != ' ')
+      buf[w++] = eq->u.str.data[i];
+  buf[w] = 0;
+  if (op->num_operands != 2)
+    return eddy_tfl_error(op, "only two-operand equations are supported, "
+                              "got \"%s\" with %u operands",
+                          buf, op->num_operands);
+  char *comma = strchr(buf, ','), *arrow = strstr(buf, "->");
+  if (!comma || !arrow || arrow < comma || strchr(buf, '.'))
+    return eddy_tfl_error(op, "equation \"%s\" is not of the form "
+                              "\"ab,bc->ac\" (ellipses are not supported)",
+                          buf);
+  es_side_t sd[2] = {{buf, buf, (int)(comma - buf), in(z, op, 0)},
+                     {comma + 1, comma + 1, (int)(arrow - comma - 1),
+                      in(z, op, 1)}};
+  const char *os = arrow + 2;
+  int on = (int)strlen(os);
+  for (int k = 0; k < 2; k++) {
+    const eddy_type_t *t = sd[k].v->type;
+    if (t->rank != sd[k].n)
+      return eddy_tfl_error(op, "operand %d has rank %d, the equation \"%s\" "
+                                "gives it %d letters",
+                            k, (int)t->rank, buf, sd[k].n);
+    for (int i = 0; i < sd[k].n; i++)
+      if (es_find(sd[k].s, i, sd[k].s[i]) >= 0)
+        return eddy_tfl_error(op, "a letter repeated in one operand (a "
+                                  "diagonal) is not supported: \"%s\"",
+                              buf);
+  }
+  char bt[MAXR], fa[MAXR], fb[MAXR], ct[MAXR], red[2][MAXR];
+  int nbt = 0, nfa = 0, nfb = 0, nct = 0, nred[2] = {0, 0};
+  for (int k = 0; k < 2; k++)
+    for (int i = 0; i < sd[k].n; i++) {
+      char c = sd[k].s[i];
+      bool other = es_find(sd[1 - k].s, sd[1 - k].n, c) >= 0;
+      bool outp = es_find(os, on, c) >= 0;
+      if (!other && !outp)
+        red[k][nred[k]++] = c;
+      else if (!other && k)
+        fb[nfb++] = c;
+      else if (!other)
+        fa[nfa++] = c;
+      else if (k == 0 && outp)
+        bt[nbt++] = c;
+      else if (k == 0)
+        ct[nct++] = c;
+    }
+  for (int i = 0; i < on; i++)
+    if (es_find(sd[0].s, sd[0].n, os[i]) < 0 &&
+        es_find(sd[1].s, sd[1].n, os[i]) < 0)
+      return eddy_tfl_error(op, "output letter '%c' is in no operand", os[i]);
+  // Sum the letters only one operand has (and the output has not).
+  for (int k = 0; k < 2; k++) {
+    if (!nred[k])
+      continue;
+    int64_t axes[MAXR];
+    char rest[MAXR];
+    int nr = 0;
+    for (int i = 0; i < nred[k]; i++)
+      axes[i] = es_find(sd[k].s, sd[k].n, red[k][i]);
+    for (int i = 0; i < sd[k].n; i++)
+      if (es_find(red[k], nred[k], sd[k].s[i]) < 0)
+        rest[nr++] = sd[k].s[i];
+    eddy_named_attr_t a = ints_attr(z, "axes", axes, (size_t)nred[k]);
+    eddy_value_t *r = NULL;
+    EDDY_RETURN_IF_ERROR(
+        eddy_tfl_build(z, op, "core.reduce_sum", &sd[k].v, 1, &a, 1, &r));
+    sd[k].v = r;
+    // The remaining letters, in place of the operand's (never longer).
+    memcpy(sd[k].w, rest, (size_t)nr);
+    sd[k].n = nr;
+  }
+  // A: [batch, free, contracted]; B: [batch, contracted, free].
+  char la[MAXR], lb[MAXR];
+  int na = 0, nbb = 0;
+  memcpy(la + na, bt, (size_t)nbt), na += nbt;
+  memcpy(la + na, fa, (size_t)nfa), na += nfa;
+  memcpy(la + na, ct, (size_t)nct), na += nct;
+  memcpy(lb + nbb, bt, (size_t)nbt), nbb += nbt;
+  memcpy(lb + nbb, ct, (size_t)nct), nbb += nct;
+  memcpy(lb + nbb, fb, (size_t)nfb), nbb += nfb;
+  eddy_value_t *A = NULL, *Bv = NULL, *M = NULL, *R = NULL;
+  EDDY_RETURN_IF_ERROR(es_transpose(z, op, sd[0].v, sd[0].s, la, na, &A));
+  EDDY_RETURN_IF_ERROR(es_transpose(z, op, sd[1].v, sd[1].s, lb, nbb, &Bv));
+  int64_t pb = es_prod(sd, bt, nbt), pfa = es_prod(sd, fa, nfa),
+          pfb = es_prod(sd, fb, nfb), pct = es_prod(sd, ct, nct);
+  int ndyn = (pb < 0) + (pfa < 0) + (pfb < 0) + (pct < 0);
+  if (ndyn > 1 || (ndyn == 1 && pct < 0))
+    return eddy_tfl_error(op, "einsum \"%s\" needs static sizes but for one "
+                              "group of batch or free letters",
+                          buf);
+  // Rank 3 with batch letters, else plain matrices.
+  int64_t da[3] = {pb, pfa, pct}, db[3] = {pb, pct, pfb};
+  size_t off = nbt ? 0 : 1;
+  EDDY_RETURN_IF_ERROR(es_reshape(z, op, A, da + off, 3 - off, &A));
+  EDDY_RETURN_IF_ERROR(es_reshape(z, op, Bv, db + off, 3 - off, &Bv));
+  eddy_value_t *ops[2] = {A, Bv};
+  EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "core.matmul", ops, 2, NULL, 0, &M));
+  // Back to [batch..., freeA..., freeB...], then the output's order.
+  char lr[MAXR];
+  int nr = 0;
+  int64_t dr[MAXR];
+  for (int g = 0; g < 3; g++) {
+    const char *ls = g == 0 ? bt : g == 1 ? fa : fb;
+    int n = g == 0 ? nbt : g == 1 ? nfa : nfb;
+    for (int i = 0; i < n; i++) {
+      lr[nr] = ls[i];
+      dr[nr++] = es_size(sd, ls[i]);
+    }
+  }
+  if (nr != on)
+    return eddy_tfl_error(op, "equation \"%s\": the output letters do not "
+                              "match the operands'",
+                          buf);
+  EDDY_RETURN_IF_ERROR(es_reshape(z, op, M, dr, (size_t)nr, &R));
+  EDDY_RETURN_IF_ERROR(es_transpose(z, op, R, lr, os, nr, &R));
+  out1(z, op, R);
+  return NULL;
+}
+
+/// ---- Softmax cross entropy -------------------------------------------------
+
+/// log_softmax of x along its last axis, the max subtracted first.
+static eddy_status_t log_softmax(eddy_tfl_t *z, const eddy_op_t *op,
+                                 eddy_value_t *x, eddy_value_t **out) {
+  if (x->type->rank == EDDY_RANK_UNKNOWN || x->type->rank < 1)
+    return eddy_tfl_error(op, "the logits need a known rank >= 1");
+  int64_t ax = x->type->rank - 1;
+  eddy_named_attr_t a[2] = {ints_attr(z, "axes", &ax, 1),
+                            bool_attr(z, "keepdims", true)};
+  eddy_value_t *m = NULL, *sh = NULL, *e = NULL, *s = NULL, *l = NULL;
+  EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "core.reduce_max", &x, 1, a, 2, &m));
+  EDDY_RETURN_IF_ERROR(bin(z, op, "core.sub", x, m, &sh));
+  EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "core.exp", &sh, 1, NULL, 0, &e));
+  EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "core.reduce_sum", &e, 1, a, 2, &s));
+  EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "core.log", &s, 1, NULL, 0, &l));
+  return bin(z, op, "core.sub", sh, l, out);
+}
+
+/// loss = -sum(labels * log_softmax(x)) per row, backprop = softmax(x) -
+/// labels (labels broadcast against the logits).
+static eddy_status_t lower_xent(eddy_tfl_t *z, const eddy_op_t *op) {
+  eddy_value_t *x = in(z, op, 0), *lab = in(z, op, 1), *ls = NULL, *p = NULL,
+               *s = NULL, *loss = NULL, *sm = NULL, *bp = NULL;
+  if (x->type->rank != 2)
+    return eddy_tfl_error(op, "the logits must be a matrix [batch, classes]");
+  EDDY_RETURN_IF_ERROR(log_softmax(z, op, x, &ls));
+  EDDY_RETURN_IF_ERROR(bin(z, op, "core.mul", lab, ls, &p));
+  int64_t ax = 1;
+  eddy_named_attr_t a = ints_attr(z, "axes", &ax, 1);
+  EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "core.reduce_sum", &p, 1, &a, 1, &s));
+  EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "core.neg", &s, 1, NULL, 0, &loss));
+  EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "core.exp", &ls, 1, NULL, 0, &sm));
+  EDDY_RETURN_IF_ERROR(bin(z, op, "core.sub", sm, lab, &bp));
+  eddy_tfl_set(z, &op->results[0], loss);
+  eddy_tfl_set(z, &op->results[1], bp);
+  return NULL;
+}
+
+/// The sparse form: labels are class indices. loss = -log_softmax(x)[i,
+/// labels[i]], backprop = softmax(x) - one_hot(labels); a label outside
+/// [0, classes) gives NaN in its row (TensorFlow's GPU kernel does; its CPU
+/// kernel reports an error).
+static eddy_status_t lower_sparse_xent(eddy_tfl_t *z, const eddy_op_t *op) {
+  eddy_value_t *x = in(z, op, 0), *lab = in(z, op, 1), *ls = NULL;
+  const eddy_type_t *xt = x->type, *lt = lab->type;
+  if (xt->rank != 2)
+    return eddy_tfl_error(op, "the logits must be a matrix [batch, classes]");
+  EDDY_RETURN_IF_ERROR(log_softmax(z, op, x, &ls));
+  int64_t c = xt->dims[1];
+  if (c < 0)
+    return eddy_tfl_error(op, "the number of classes must be static");
+  if (lt->rank != 1)
+    return eddy_tfl_error(op, "the labels must be a vector");
+  eddy_value_t *lr = NULL, *io = NULL, *hit = NULL, *zero = NULL, *one = NULL,
+               *oh = NULL, *p = NULL, *s = NULL, *loss = NULL, *sm = NULL,
+               *bp = NULL, *lz = NULL, *lc = NULL, *neg = NULL, *big = NULL,
+               *bad = NULL, *nan = NULL, *badr = NULL;
+  int64_t col[2] = {-1, 1};
+  EDDY_RETURN_IF_ERROR(eddy_tfl_reshape(z, op, lab, col, 2, &lr));
+  const eddy_type_t *iot = eddy_ir_tensor_type_get(z->ctx, lt->dtype, 1, &c);
+  eddy_named_attr_t da = int_attr(z, "dimension", 0);
+  eddy_op_t *o = NULL;
+  EDDY_RETURN_IF_ERROR(
+      eddy_tfl_build_typed(z, op, "core.iota", NULL, 0, &da, 1, &iot, 1, &o));
+  io = eddy_ir_op_result(o, 0);
+  EDDY_RETURN_IF_ERROR(bin(z, op, "core.eq", lr, io, &hit));
+  EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, xt->dtype, 0, NULL, 0, &zero));
+  EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, xt->dtype, 0, NULL, 1, &one));
+  EDDY_RETURN_IF_ERROR(sel(z, op, hit, one, zero, &oh));
+  EDDY_RETURN_IF_ERROR(bin(z, op, "core.mul", oh, ls, &p));
+  int64_t ax = 1;
+  eddy_named_attr_t a = ints_attr(z, "axes", &ax, 1);
+  EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "core.reduce_sum", &p, 1, &a, 1, &s));
+  EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "core.neg", &s, 1, NULL, 0, &loss));
+  EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "core.exp", &ls, 1, NULL, 0, &sm));
+  EDDY_RETURN_IF_ERROR(bin(z, op, "core.sub", sm, oh, &bp));
+  // Labels out of range: NaN in the row.
+  EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, lt->dtype, 0, NULL, 0, &lz));
+  EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, lt->dtype, 0, NULL, (double)c, &lc));
+  EDDY_RETURN_IF_ERROR(bin(z, op, "core.lt", lab, lz, &neg));
+  EDDY_RETURN_IF_ERROR(bin(z, op, "core.ge", lab, lc, &big));
+  EDDY_RETURN_IF_ERROR(bin(z, op, "core.or", neg, big, &bad));
+  EDDY_RETURN_IF_ERROR(
+      eddy_tfl_splat(z, xt->dtype, 0, NULL, __builtin_nan(""), &nan));
+  eddy_value_t *loss2 = NULL, *bp2 = NULL;
+  EDDY_RETURN_IF_ERROR(sel(z, op, bad, nan, loss, &loss2));
+  EDDY_RETURN_IF_ERROR(eddy_tfl_reshape(z, op, bad, col, 2, &badr));
+  EDDY_RETURN_IF_ERROR(sel(z, op, badr, nan, bp, &bp2));
+  eddy_tfl_set(z, &op->results[0], loss2);
+  eddy_tfl_set(z, &op->results[1], bp2);
+  return NULL;
+}
+
+eddy_status_t eddy_tfl_lower_index_op(eddy_tfl_t *z, const eddy_op_t *op,
+                                      bool *handled) {
+  const char *t = op->name->str + 3;
+  *handled = true;
+  if (strcmp(t, "ReverseV2") == 0)
+    return lower_reverse(z, op);
+  if (strcmp(t, "Any") == 0 || strcmp(t, "All") == 0)
+    return lower_any_all(z, op, t[1] == 'n');
+  if (strcmp(t, "ArgMax") == 0 || strcmp(t, "ArgMin") == 0)
+    return lower_arg(z, op, strcmp(t, "ArgMax") == 0);
+  if (strcmp(t, "Cumsum") == 0 || strcmp(t, "Cumprod") == 0)
+    return lower_cumulative(z, op, strcmp(t, "Cumprod") == 0);
+  if (strcmp(t, "OneHot") == 0)
+    return lower_one_hot(z, op);
+  if (strcmp(t, "ConcatOffset") == 0)
+    return lower_concat_offset(z, op);
+  if (strcmp(t, "BroadcastArgs") == 0)
+    return lower_broadcast_args(z, op);
+  if (strcmp(t, "BroadcastTo") == 0)
+    return lower_broadcast_to(z, op);
+  if (strcmp(t, "InvertPermutation") == 0)
+    return lower_invert_permutation(z, op);
+  if (strcmp(t, "EuclideanNorm") == 0)
+    return lower_euclidean_norm(z, op);
+  if (strcmp(t, "GatherV2") == 0) {
+    int64_t nb = eddy_ir_op_attr_int(op, "batch_dims", 0);
+    if (nb != 0)
+      return lower_batch_gather(z, op, nb);
+    *handled = false; // legalize_shape.c's
+    return NULL;
+  }
+  if (strcmp(t, "GatherNd") == 0)
+    return lower_gather_nd(z, op);
+  if (strcmp(t, "ScatterNd") == 0)
+    return lower_scatter_nd(z, op);
+  if (strcmp(t, "TensorScatterUpdate") == 0 ||
+      strcmp(t, "TensorScatterAdd") == 0)
+    return lower_tensor_scatter(z, op, strcmp(t, "TensorScatterAdd") == 0);
+  if (strcmp(t, "UnsortedSegmentSum") == 0)
+    return lower_segment_sum(z, op);
+  if (strcmp(t, "TopKV2") == 0)
+    return lower_topk(z, op);
+  if (strcmp(t, "Einsum") == 0)
+    return lower_einsum(z, op);
+  if (strcmp(t, "BatchMatMulV3") == 0)
+    return lower_bmm_v3(z, op);
+  if (strcmp(t, "SoftmaxCrossEntropyWithLogits") == 0)
+    return lower_xent(z, op);
+  if (strcmp(t, "SparseSoftmaxCrossEntropyWithLogits") == 0)
+    return lower_sparse_xent(z, op);
+  if (strcmp(t, "Where") == 0)
+    return eddy_tfl_error(op, "Where with one operand (the coordinates of the "
+                              "true elements) has a data-dependent result "
+                              "size, which eddy does not support; "
+                              "tf.where(c, x, y) with three operands is "
+                              "supported");
+  *handled = false;
+  return NULL;
+}
