@@ -5,8 +5,12 @@ errors, then a summary. Standard library only. Exit 1 when a fixture fails.
 --refused NAME=TEXT names a fixture whose gradient eddy refuses today, with
 TEXT in the error: it must still be refused that way (a fixture that starts
 to pass fails the run too, so that the list shrinks as support grows).
+--skip NAME=REASON leaves a fixture out, with the reason printed: for inputs
+where the program is not differentiable (central differences across a
+branch of the data, such as a mask of exact zeros).
     python3 grad_check_tf.py EDDY FIXTURES_DIR [--directions N]
-                             [--refused NAME=TEXT]... [NAME...]"""
+                             [--refused NAME=TEXT]... [--skip NAME=REASON]...
+                             [NAME...]"""
 import json
 import os
 import re
@@ -57,6 +61,12 @@ def main():
         name, text = args[i + 1].split("=", 1)
         refused[name] = text
         del args[i:i + 2]
+    skipped = {}
+    while "--skip" in args:
+        i = args.index("--skip")
+        name, text = args[i + 1].split("=", 1)
+        skipped[name] = text
+        del args[i:i + 2]
     eddy, fixtures, names = args[0], args[1], args[2:]
     if not names:
         names = sorted(n for n in os.listdir(fixtures)
@@ -65,6 +75,9 @@ def main():
     failed, inputs, known = [], 0, 0
     start = time.time()
     for name in names:
+        if name in skipped:
+            print("%-22s skipped: %s" % (name, skipped[name]))
+            continue
         rc, rows, err = check(eddy, fixtures, name, directions)
         if name in refused:
             if rc != 0 and refused[name] in err:
@@ -83,8 +96,9 @@ def main():
         for r in rows:
             print("%-22s %-6s %-22s fd %-9s low %-9s %s" % ((name,) + r))
     print("%d fixtures, %d arguments checked in %.1f s, %d refused as "
-          "expected: %s" %
+          "expected, %d skipped: %s" %
           (len(names), inputs, time.time() - start, known,
+           sum(1 for n in names if n in skipped),
            "all ok" if not failed else "FAILED " + " ".join(failed)))
     return 1 if failed else 0
 
