@@ -204,7 +204,8 @@ static int64_t at_reads(at_state_t *s, eddy_block_t *b) {
                w->rank < EDDY_TFL_MAX_RANK) {
       int64_t dims[EDDY_TFL_MAX_RANK + 1];
       dims[0] = EDDY_DIM_DYNAMIC;
-      memcpy(dims + 1, w->dims, (size_t)w->rank * sizeof *dims);
+      if (w->rank > 0) // a scalar's dims may be NULL
+        memcpy(dims + 1, w->dims, (size_t)w->rank * sizeof *dims);
       changed += at_refine(&op->results[0], s->ctx,
                            eddy_ir_tensor_type_get(s->ctx, w->dtype,
                                                    w->rank + 1, dims));
