@@ -48,6 +48,17 @@ def check(eddy, fixtures, name, directions):
     return p.returncode, rows, p.stderr
 
 
+def take_pairs(args, flag):
+    """The NAME=TEXT values of every `flag NAME=TEXT` in args (removed from it)."""
+    pairs = {}
+    while flag in args:
+        i = args.index(flag)
+        name, text = args[i + 1].split("=", 1)
+        pairs[name] = text
+        del args[i:i + 2]
+    return pairs
+
+
 def main():
     args = sys.argv[1:]
     directions = 3
@@ -55,18 +66,7 @@ def main():
         i = args.index("--directions")
         directions = int(args[i + 1])
         del args[i:i + 2]
-    refused = {}
-    while "--refused" in args:
-        i = args.index("--refused")
-        name, text = args[i + 1].split("=", 1)
-        refused[name] = text
-        del args[i:i + 2]
-    skipped = {}
-    while "--skip" in args:
-        i = args.index("--skip")
-        name, text = args[i + 1].split("=", 1)
-        skipped[name] = text
-        del args[i:i + 2]
+    refused, skipped = take_pairs(args, "--refused"), take_pairs(args, "--skip")
     eddy, fixtures, names = args[0], args[1], args[2:]
     if not names:
         names = sorted(n for n in os.listdir(fixtures)
