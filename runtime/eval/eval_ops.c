@@ -663,9 +663,6 @@ static eddy_status_t h_tl_split(eval_state_t *s, eval_frame_t *f,
 
 /// ---- The table ------------------------------------------------------------------
 
-/// Indexed by opcode: the handler of every core, ctl and tl op the evaluator
-/// runs, and for the others the reason it does not (tests/unit/eval/
-/// test_eval_table.c holds every opcode to one or the other).
 static eddy_status_t h_reverse(eval_state_t *s, eval_frame_t *f,
                                const eval_handler_t *h, const eddy_op_t *op,
                                const eddy_eval_value_t *const *operands,
@@ -735,6 +732,9 @@ static eddy_status_t h_topk(eval_state_t *s, eval_frame_t *f,
   return NULL;
 }
 
+/// Indexed by opcode: the handler of every core, ctl and tl op the evaluator
+/// runs, and for the others the reason it does not (tests/unit/eval/
+/// test_eval_table.c holds every opcode to one or the other).
 static const eval_handler_t k_handlers[EDDY_OP_COUNT_] = {
     [EDDY_OP_CORE_CONSTANT] = {h_constant, 0},
     [EDDY_OP_CORE_IOTA] = {h_iota, 0},
