@@ -77,6 +77,14 @@ typedef int32_t (*eddy_cpu_entry_fn_t)(eddy_rt_ctx_t *rt,
 eddy_status_t eddy_cpu_emit_mlir(const eddy_module_t *m, const char *entry,
                                  const eddy_cpu_opts_t *opts, eddy_buf_t *out);
 
+/// Appends the kernel plan of func @entry of m as text: the steps the
+/// emitter will write (kernels with the ops fused into each, library and
+/// list calls, host loops and branches), what each reads and writes, and
+/// when each buffer dies (docs/cpu.md, "The kernel plan"). UNSUPPORTED, as
+/// eddy_cpu_emit_mlir, for an op the backend cannot compile.
+eddy_status_t eddy_cpu_emit_plan(const eddy_module_t *m, const char *entry,
+                                 const eddy_cpu_opts_t *opts, eddy_buf_t *out);
+
 /// Appends the C99 header declaring PREFIX_run for @entry.
 eddy_status_t eddy_cpu_emit_header(const eddy_module_t *m, const char *entry,
                                    const eddy_cpu_opts_t *opts,

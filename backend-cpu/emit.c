@@ -7,9 +7,9 @@
 /// defined in a loop body lives in the same buffer in every iteration; a
 /// ctl.while keeps each loop value in one buffer (its results are those
 /// buffers); a ctl.if writes its results into one buffer each from either
-/// branch. Fusion: a pointwise op whose only use is a pointwise op, a
-/// reduction, a reshape or a transpose in the same block is not stored but
-/// recomputed inline at that use, so chains become one loop nest.
+/// branch. Which ops are fused into which kernel, which results are written
+/// in place and when a buffer dies are the kernel plan's (plan.h): the
+/// emitter follows it.
 #include "backend-cpu/emit_internal.h"
 
 #include <stdarg.h>
@@ -485,58 +485,6 @@ int cpu_result_buf(cpu_emit_t *e, const eddy_value_t *v) {
   return b;
 }
 
-static bool can_fuse(const cpu_emit_t *e, const eddy_op_t *op);
-
-/// The top-level op (in e->top) containing op.
-static const eddy_op_t *top_ancestor(const cpu_emit_t *e, const eddy_op_t *op) {
-  while (op && op->block != e->top)
-    op = eddy_ir_op_parent_op(op);
-  return op;
-}
-
-/// Computes e->last_use for the values of the function body. A use inside
-/// a region counts at its top-level op; a use by a fused op counts where
-/// that op is computed (at its consumer, transitively); results live on.
-void cpu_compute_liveness(cpu_emit_t *e) {
-  eddy_ptrmap_t index;
-  eddy_ptrmap_init(&index);
-  size_t n = 0;
-  for (eddy_op_t *op = e->top->first; op; op = op->next)
-    n++;
-  const eddy_op_t **ops = eddy_arena_alloc(e->arena, sizeof(*ops) * (n + 1));
-  intptr_t *eff = eddy_arena_alloc(e->arena, sizeof(*eff) * (n + 1));
-  size_t i = 0;
-  for (eddy_op_t *op = e->top->first; op; op = op->next, i++) {
-    ops[i] = op;
-    eddy_ptrmap_put(&index, op, (void *)(intptr_t)(i + 1));
-  }
-  for (size_t k = n; k-- > 0;) {
-    eff[k] = (intptr_t)k;
-    if (eddy_ir_op_has_trait(ops[k], EDDY_TRAIT_TERMINATOR))
-      eff[k] = INT32_MAX;
-    else if (can_fuse(e, ops[k])) {
-      const eddy_op_t *user = top_ancestor(e, ops[k]->results[0].uses->owner);
-      intptr_t j = (intptr_t)eddy_ptrmap_get(&index, user) - 1;
-      if (j > (intptr_t)k)
-        eff[k] = eff[j];
-    }
-  }
-  for (size_t k = 0; k < n; k++)
-    for (uint32_t r = 0; r < ops[k]->num_results; r++) {
-      const eddy_value_t *v = &ops[k]->results[r];
-      intptr_t last = (intptr_t)k;
-      for (const eddy_use_t *u = v->uses; u; u = u->next) {
-        const eddy_op_t *a = top_ancestor(e, u->owner);
-        intptr_t j = a ? (intptr_t)eddy_ptrmap_get(&index, a) - 1 : INT32_MAX;
-        intptr_t at = j >= 0 ? eff[j] : INT32_MAX;
-        if (at > last)
-          last = at;
-      }
-      eddy_ptrmap_put(&e->last_use, v, (void *)(last + 1));
-    }
-  eddy_ptrmap_destroy(&index);
-}
-
 /// Frees the blocks of top-level values whose last use is top-level op k.
 static void release_dead(cpu_emit_t *e, intptr_t k) {
   for (size_t i = 0; i < e->value_block.cap; i++) {
@@ -544,7 +492,7 @@ static void release_dead(cpu_emit_t *e, intptr_t k) {
     intptr_t blk = v ? (intptr_t)e->value_block.vals[i] : 0;
     if (!blk)
       continue;
-    if ((intptr_t)eddy_ptrmap_get(&e->last_use, v) - 1 == k) {
+    if (cpu_plan_last_use(e->plan, v) == k) {
       e->heap[blk - 1].free = true;
       e->value_block.vals[i] = NULL;
     }
@@ -682,22 +630,6 @@ int cpu_and_no_error(cpu_emit_t *e, int ok) {
   cpu_p(e, "%%t%d = arith.cmpi eq, %%t%d, %%t%d : i32\n", c, f, z);
   cpu_p(e, "%%t%d = arith.andi %%t%d, %%t%d : i1\n", r, ok, c);
   return r;
-}
-
-/// ---- fusion decisions ------------------------------------------------------
-
-static bool can_fuse(const cpu_emit_t *e, const eddy_op_t *op) {
-  if (!e->opts->fuse || !cpu_op_is_pointwise(op) || op->num_results != 1)
-    return false;
-  const eddy_value_t *r = &op->results[0];
-  if (eddy_ir_value_num_uses(r) != 1)
-    return false;
-  const eddy_op_t *user = r->uses->owner;
-  // The dim operands of a reshape are read on the host, from a buffer.
-  if (eddy_dialects_opcode(user) == EDDY_OP_CORE_RESHAPE &&
-      eddy_ir_op_operand(user, 0) != r)
-    return false;
-  return user->block == op->block && cpu_op_can_consume_fused(user);
 }
 
 /// ---- ops
@@ -1212,7 +1144,7 @@ static eddy_status_t emit_op_any(cpu_emit_t *e, eddy_op_t *op) {
   if (cls == CPU_OP_POINTWISE || cls == CPU_OP_KERNEL) {
     for (uint32_t i = 0; i < op->num_results; i++)
       EDDY_RETURN_IF_ERROR(cpu_check_type(op, op->results[i].type));
-    if (cpu_op_is_pointwise(op) && op->num_results == 1 && can_fuse(e, op)) {
+    if (cpu_plan_fused(e->plan, op)) {
       cpu_val_new(e, &op->results[0])->fused = true;
       return NULL;
     }
@@ -1252,7 +1184,7 @@ static eddy_status_t emit_op_static(cpu_emit_t *e, eddy_op_t *op) {
   }
   if (cls == CPU_OP_POINTWISE && op->num_results == 1) {
     cpu_val_t *cv = cpu_val_new(e, &op->results[0]);
-    if (can_fuse(e, op)) {
+    if (cpu_plan_fused(e->plan, op)) {
       cv->fused = true;
       return NULL;
     }

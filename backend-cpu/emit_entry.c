@@ -690,19 +690,12 @@ static eddy_status_t emit_func(cpu_emit_t *e, eddy_op_t *func,
       eddy_arena_alloc(e->arena, sizeof(bool) * (ft->num_outputs + 1));
   for (uint32_t i = 0; i < ft->num_outputs; i++) {
     eddy_value_t *v = eddy_ir_op_operand(ret, i);
-    bool once = true;
-    for (uint32_t j = 0; j < ft->num_outputs; j++)
-      if (j != i && eddy_ir_op_operand(ret, j) == v)
-        once = false;
-    if (once && outs[i] >= 0 && !e->cuda && v->def && v->def->block == entry &&
-        (cpu_op_info(v->def)->cls == CPU_OP_POINTWISE ||
-         cpu_op_info(v->def)->cls == CPU_OP_KERNEL)) {
+    if (outs[i] >= 0 && cpu_plan_direct(e->plan, v) == (int32_t)i) {
       eddy_ptrmap_put(&e->direct, v, &outs[i]);
       direct[i] = true;
     }
   }
   e->top = entry;
-  cpu_compute_liveness(e);
   // The prologue (allocations) goes here: split the body.
   eddy_buf_t head = e->body;
   eddy_buf_init(&e->body);
@@ -927,9 +920,13 @@ eddy_status_t eddy_cpu_emit_mlir(const eddy_module_t *m, const char *entry,
   eddy_ptrmap_init(&e.vals);
   eddy_ptrmap_init(&e.slots);
   eddy_ptrmap_init(&e.direct);
-  eddy_ptrmap_init(&e.last_use);
   eddy_ptrmap_init(&e.value_block);
-  eddy_status_t st = emit_func(&e, func, prefix);
+  cpu_plan_t plan;
+  eddy_status_t st = cpu_plan_build(&plan, m, func, opts);
+  e.plan = &plan;
+  if (!st)
+    st = emit_func(&e, func, prefix);
+  cpu_plan_destroy(&plan);
   if (!st) {
     eddy_buf_puts(out, e.cuda ? "module attributes {gpu.container_module} {\n"
                               : "module {\n");
@@ -948,7 +945,6 @@ eddy_status_t eddy_cpu_emit_mlir(const eddy_module_t *m, const char *entry,
   eddy_ptrmap_destroy(&e.vals);
   eddy_ptrmap_destroy(&e.slots);
   eddy_ptrmap_destroy(&e.direct);
-  eddy_ptrmap_destroy(&e.last_use);
   eddy_ptrmap_destroy(&e.value_block);
   eddy_buf_destroy(&e.globals);
   eddy_buf_destroy(&e.pro);

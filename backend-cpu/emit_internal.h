@@ -9,6 +9,7 @@
 #define EDDY_BACKEND_CPU_EMIT_INTERNAL_H
 
 #include "backend-cpu/cpu.h"
+#include "backend-cpu/plan.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -59,9 +60,8 @@ typedef struct cpu_emit {
   int num_heap;
   int last_block;    ///< heap index used by the last cpu_alloc_buf, or -1
   eddy_block_t *top; ///< the entry function's body
-  /// Liveness of values defined in `top`: value -> (intptr_t) index + 1 of
-  /// the last top-level op that reads it (INT32_MAX for results).
-  eddy_ptrmap_t last_use;
+  /// What to emit: kernels, fusion, values written in place, liveness.
+  const cpu_plan_t *plan;
   /// Values of `top` living in a heap block: value -> (intptr_t) index + 1.
   eddy_ptrmap_t value_block;
   int *list_slots; ///< every list slot, released on every exit
@@ -282,8 +282,6 @@ int cpu_and_no_error(cpu_emit_t *e, int ok);
 void cpu_sync_kernel_error(cpu_emit_t *e);
 
 /// ---- the function body (emit.c) and the entry function (emit_entry.c) ----
-/// Computes e->last_use for the values of the function body (buffer reuse).
-void cpu_compute_liveness(cpu_emit_t *e);
 /// Emits the ops of b up to its terminator.
 eddy_status_t cpu_emit_block(cpu_emit_t *e, eddy_block_t *b);
 /// dst_buf (static type dt) = v where v's type has dynamic dims: its dims

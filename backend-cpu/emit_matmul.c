@@ -11,7 +11,7 @@
 ///   accumulates in f32 in an unspecified order, as the relaxed contract for
 ///   f32 matmul allows (docs/dialects/core.md).
 ///
-/// Both classes here take static sizes (mm_dims); a matmul with `?` dims is
+/// Both classes here take static sizes (cpu_mm_shape); a matmul with `?` dims is
 /// an inline loop nest over its run-time sizes (cpu_matmul_dyn,
 /// emit_shape.c), which in host code, for f32, is the else branch of a
 /// run-time test that calls sgemm above the same threshold
@@ -44,40 +44,15 @@ static int mm_i64(cpu_emit_t *e, int64_t v) {
   return t;
 }
 
-/// The static sizes of one matmul: M, N, K and the result's batch dims.
-typedef struct mm_dims {
-  int64_t m, n, k;
-  int64_t batch; ///< product of the result's batch dims
-} mm_dims_t;
-
-static void mm_dims(const eddy_op_t *op, mm_dims_t *d) {
-  const eddy_type_t *at = eddy_ir_op_operand(op, 0)->type;
-  const eddy_type_t *rt = op->results[0].type;
-  bool ta = eddy_ir_op_attr_bool(op, "transpose_a", false);
-  d->m = rt->dims[rt->rank - 2];
-  d->n = rt->dims[rt->rank - 1];
-  d->k = ta ? at->dims[at->rank - 2] : at->dims[at->rank - 1];
-  d->batch = 1;
-  for (int32_t i = 0; i < rt->rank - 2; i++)
-    d->batch *= rt->dims[i];
-}
-
 /// One matrix B for the whole batch (its batch dims, if any, all 1) and A
 /// not transposed, with A's batch dims those of the result: A's matrices
 /// are the consecutive row blocks of one [batch*M, K] matrix and C's those
 /// of one [batch*M, N], so one product does the whole batch (gemm-hoist
-/// makes such matmuls: docs/passes.md).
+/// makes such matmuls: docs/passes.md). (cpu_mm_shape's rows_fold.)
 static bool mm_rows_fold(const eddy_op_t *op) {
-  const eddy_type_t *at = eddy_ir_op_operand(op, 0)->type;
-  const eddy_type_t *bt = eddy_ir_op_operand(op, 1)->type;
-  const eddy_type_t *rt = op->results[0].type;
-  if (rt->rank <= 2 || at->rank != rt->rank ||
-      eddy_ir_op_attr_bool(op, "transpose_a", false))
-    return false;
-  for (int32_t i = 0; i < bt->rank - 2; i++)
-    if (bt->dims[i] != 1)
-      return false;
-  return true;
+  cpu_mm_shape_t d;
+  cpu_mm_shape(op, &d);
+  return d.rows_fold;
 }
 
 /// Index of a matmul operand from the result's batch index (numpy
@@ -103,8 +78,8 @@ static eddy_status_t mm_inline(cpu_emit_t *e, eddy_op_t *op) {
   cpu_val_t *rv = cpu_val_get(e, &op->results[0]);
   bool ta = eddy_ir_op_attr_bool(op, "transpose_a", false);
   int32_t r = rt->rank;
-  mm_dims_t d;
-  mm_dims(op, &d);
+  cpu_mm_shape_t d;
+  cpu_mm_shape(op, &d);
   int64_t n = d.n, k = d.k;
   eddy_dtype_t dt = rt->dtype;
   bool fl = eddy_dtype_is_float(dt);
@@ -231,8 +206,8 @@ static eddy_status_t mm_call(cpu_emit_t *e, eddy_op_t *op) {
   int cbuf = cpu_val_get(e, &op->results[0])->buf;
   bool ta = eddy_ir_op_attr_bool(op, "transpose_a", false);
   bool tb = eddy_ir_op_attr_bool(op, "transpose_b", false);
-  mm_dims_t d;
-  mm_dims(op, &d);
+  cpu_mm_shape_t d;
+  cpu_mm_shape(op, &d);
   int abuf, bbuf;
   EDDY_RETURN_IF_ERROR(mm_operand_buf(e, op, a, &abuf));
   EDDY_RETURN_IF_ERROR(mm_operand_buf(e, op, b, &bbuf));
@@ -289,8 +264,8 @@ bool cpu_matmul_dyn_call_open(cpu_emit_t *e, eddy_op_t *op, const int *ad,
                               const int *bd, const int *od) {
   eddy_value_t *a = eddy_ir_op_operand(op, 0), *b = eddy_ir_op_operand(op, 1);
   const eddy_type_t *at = a->type, *bt = b->type, *rt = op->results[0].type;
-  if (e->par || e->cuda || rt->dtype != EDDY_DT_F32 ||
-      !((at->rank == 2 && bt->rank == 2) || mm_rows_fold(op)))
+  const cpu_step_t *s = cpu_plan_step(e->plan, op);
+  if (!s || !s->runtime_library)
     return false;
   int pa = mm_dyn_addr(e, a), pb = mm_dyn_addr(e, b),
       pc = mm_dyn_addr(e, &op->results[0]);
@@ -331,23 +306,9 @@ int64_t cpu_matmul_call_min(const eddy_cpu_opts_t *opts) {
 }
 
 eddy_status_t cpu_matmul(cpu_emit_t *e, eddy_op_t *op) {
-  mm_dims_t d;
-  mm_dims(op, &d);
-  // M*N*K of one call, saturated (the sizes are checked static tensor
-  // dims).
-  int64_t work = d.m;
-  if (mm_rows_fold(op))
-    work = d.batch && work > INT64_MAX / d.batch ? INT64_MAX : work * d.batch;
-  if (d.n && work > INT64_MAX / d.n)
-    work = INT64_MAX;
-  else
-    work *= d.n;
-  if (d.k && work > INT64_MAX / d.k)
-    work = INT64_MAX;
-  else
-    work *= d.k;
-  if (op->results[0].type->dtype == EDDY_DT_F32 &&
-      work >= cpu_matmul_call_min(e->opts))
+  // The size class is the plan's (plan.c).
+  const cpu_step_t *s = cpu_plan_step(e->plan, op);
+  if (s && s->kind == CPU_STEP_LIBRARY)
     return mm_call(e, op);
   // The kernels forms: one thread per result element, accumulating over k
   // in order (the inline nest shares a row of accumulators).

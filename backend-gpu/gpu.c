@@ -331,6 +331,14 @@ eddy_status_t eddy_gpu_emit_mlir(const eddy_module_t *m, const char *entry,
   return eddy_cpu_emit_mlir(m, entry, &c, out);
 }
 
+eddy_status_t eddy_gpu_emit_plan(const eddy_module_t *m, const char *entry,
+                                 const eddy_gpu_opts_t *opts,
+                                 eddy_buf_t *out) {
+  eddy_gpu_opts_t dflt = eddy_gpu_opts_default();
+  eddy_cpu_opts_t c = cpu_opts(opts ? opts : &dflt);
+  return eddy_cpu_emit_plan(m, entry, &c, out);
+}
+
 eddy_status_t eddy_gpu_emit_ptx(const eddy_module_t *m, const char *entry,
                                 const eddy_gpu_opts_t *opts, eddy_buf_t *out) {
   return codegen(m, entry, opts, NULL, out, NULL);

@@ -60,6 +60,10 @@ eddy_status_t eddy_gpu_check_arch(const char *arch);
 eddy_status_t eddy_gpu_emit_mlir(const eddy_module_t *m, const char *entry,
                                  const eddy_gpu_opts_t *opts, eddy_buf_t *out);
 
+/// Appends the kernel plan of @entry in its CUDA form (eddy_cpu_emit_plan).
+eddy_status_t eddy_gpu_emit_plan(const eddy_module_t *m, const char *entry,
+                                 const eddy_gpu_opts_t *opts, eddy_buf_t *out);
+
 /// Appends the PTX of @entry's kernels (one module per gpu.module).
 eddy_status_t eddy_gpu_emit_ptx(const eddy_module_t *m, const char *entry,
                                 const eddy_gpu_opts_t *opts, eddy_buf_t *out);

@@ -16,7 +16,7 @@ typedef struct compile_args {
   const char *output; ///< the object file
   const char *header;
   const char *target; ///< "cpu" (default) or "cuda"
-  const char *emit; ///< "mlir", "llvm" or "ptx": print that instead
+  const char *emit; ///< "mlir", "llvm", "ptx" or "plan": print that instead
   const char *precision; ///< --gpu-matmul-precision, or NULL
   const char *pipeline; ///< IR passes run before compiling
   bool help;
@@ -59,9 +59,12 @@ static int print_help(void) {
       EDDY_PASSES_COMPILE_PIPELINE ";\n"
       "                         --passes= runs none; docs/passes.md)\n"
       "  --no-fuse              one loop nest per op (for debugging)\n"
-      "  --emit=mlir|llvm|ptx   print the emitted MLIR, the optimized LLVM\n"
-      "                         IR (cpu) or the kernels' PTX (cuda), to -o\n"
-      "                         (or stdout) instead of compiling\n"
+      "  --emit=mlir|llvm|ptx|plan\n"
+      "                         print the emitted MLIR, the optimized LLVM\n"
+      "                         IR (cpu), the kernels' PTX (cuda) or the\n"
+      "                         kernel plan (which ops form each kernel,\n"
+      "                         what it reads and writes), to -o (or stdout)\n"
+      "                         instead of compiling\n"
       "  -h, --help             show this help\n");
   return EDDY_CLI_EXIT_OK;
 }
@@ -127,9 +130,9 @@ static int parse_args(int argc, char **argv, compile_args_t *a) {
       a->cpu.cpu = val;
     } else if (eddy_cli_flag_value(argc, argv, &i, "--emit", &val)) {
       if (!val || (strcmp(val, "mlir") != 0 && strcmp(val, "llvm") != 0 &&
-                   strcmp(val, "ptx") != 0))
+                   strcmp(val, "ptx") != 0 && strcmp(val, "plan") != 0))
         return eddy_cli_usage_error(
-            "compile", "unknown --emit '%s' (known: mlir, llvm, ptx)",
+            "compile", "unknown --emit '%s' (known: mlir, llvm, ptx, plan)",
             val ? val : "");
       a->emit = val;
     } else if (eddy_cli_flag_value(argc, argv, &i, "--passes", &val)) {
@@ -188,6 +191,9 @@ static eddy_status_t run(eddy_ctx_t *ctx, const compile_args_t *a) {
     if (strcmp(a->emit, "mlir") == 0)
       st = cuda ? eddy_gpu_emit_mlir(m, a->entry, &a->gpu, &out)
                 : eddy_cpu_emit_mlir(m, a->entry, &a->cpu, &out);
+    else if (strcmp(a->emit, "plan") == 0)
+      st = cuda ? eddy_gpu_emit_plan(m, a->entry, &a->gpu, &out)
+                : eddy_cpu_emit_plan(m, a->entry, &a->cpu, &out);
     else if (strcmp(a->emit, "ptx") == 0)
       st = eddy_gpu_emit_ptx(m, a->entry, &a->gpu, &out);
     else

@@ -1,0 +1,635 @@
+/// The kernel plan (plan.h): decided from the IR alone, before the emitter
+/// writes any code.
+///
+/// - Fusion: a pointwise op whose only use is an op that can read it
+///   element by element (a pointwise op, or a kernel that reads each operand
+///   element at most once per result element: reductions, reshape,
+///   transpose...) in the same block is computed inside that op's kernel.
+///   Chains become one loop nest with no intermediate buffers.
+/// - Size classes: an f32 matmul whose M*N*K reaches the threshold is a
+///   library call; smaller ones and other dtypes are loop nests.
+/// - Memory: a value of the function body computed by a kernel and returned
+///   once is written straight into its result tensor; every other top-level
+///   value's buffer is free for reuse after the last op that reads it.
+#include "backend-cpu/plan.h"
+
+#include "backend-cpu/emit_internal.h"
+
+#include <inttypes.h>
+#include <string.h>
+
+void cpu_mm_shape(const eddy_op_t *op, cpu_mm_shape_t *d) {
+  const eddy_type_t *at = eddy_ir_op_operand(op, 0)->type;
+  const eddy_type_t *bt = eddy_ir_op_operand(op, 1)->type;
+  const eddy_type_t *rt = op->results[0].type;
+  bool ta = eddy_ir_op_attr_bool(op, "transpose_a", false);
+  d->m = rt->dims[rt->rank - 2];
+  d->n = rt->dims[rt->rank - 1];
+  d->k = ta ? at->dims[at->rank - 2] : at->dims[at->rank - 1];
+  d->batch = 1;
+  for (int32_t i = 0; i < rt->rank - 2; i++)
+    d->batch *= rt->dims[i];
+  d->rows_fold = rt->rank > 2 && at->rank == rt->rank && !ta;
+  for (int32_t i = 0; d->rows_fold && i < bt->rank - 2; i++)
+    d->rows_fold = bt->dims[i] == 1;
+}
+
+static int64_t sat_mul(int64_t a, int64_t b) {
+  int64_t r;
+  return eddy_checked_mul_i64(a, b, &r) ? r : INT64_MAX;
+}
+
+/// M*N*K of one library call (saturated), for a matmul of static type.
+static int64_t mm_call_work(const eddy_op_t *op) {
+  cpu_mm_shape_t d;
+  cpu_mm_shape(op, &d);
+  int64_t m = d.rows_fold ? sat_mul(d.m, d.batch) : d.m;
+  return sat_mul(sat_mul(m, d.n), d.k);
+}
+
+static bool type_dynamic(const eddy_type_t *t) {
+  return eddy_ir_type_is_tensor(t) && cpu_type_is_dynamic(t);
+}
+
+static bool op_dynamic(const eddy_op_t *op) {
+  for (uint32_t i = 0; i < op->num_operands; i++)
+    if (type_dynamic(eddy_ir_op_operand(op, i)->type))
+      return true;
+  return type_dynamic(op->results[0].type);
+}
+
+static bool can_fuse(const cpu_plan_t *p, const eddy_op_t *op) {
+  if (!p->opts->fuse || !cpu_op_is_pointwise(op) || op->num_results != 1)
+    return false;
+  const eddy_value_t *r = &op->results[0];
+  if (eddy_ir_value_num_uses(r) != 1)
+    return false;
+  const eddy_op_t *user = r->uses->owner;
+  // The dim operands of a reshape are read on the host, from a buffer.
+  if (eddy_dialects_opcode(user) == EDDY_OP_CORE_RESHAPE &&
+      eddy_ir_op_operand(user, 0) != r)
+    return false;
+  return user->block == op->block && cpu_op_can_consume_fused(user);
+}
+
+static cpu_step_t *new_step(cpu_plan_t *p, const eddy_op_t *op,
+                            cpu_step_kind_t kind) {
+  cpu_step_t *s = eddy_arena_alloc(p->arena, sizeof *s);
+  memset(s, 0, sizeof *s);
+  s->op = op;
+  s->kind = kind;
+  eddy_ptrmap_put(&p->steps, op, s);
+  return s;
+}
+
+static void plan_block(cpu_plan_t *p, const eddy_block_t *b);
+
+static void plan_op(cpu_plan_t *p, const eddy_op_t *op) {
+  const cpu_op_info_t *info = cpu_op_info(op);
+  switch (info->cls) {
+  case CPU_OP_NONE:
+    new_step(p, op, CPU_STEP_UNSUPPORTED);
+    return;
+  case CPU_OP_CONSTANT: {
+    const eddy_attr_t *v = eddy_ir_op_attr(op, "value");
+    new_step(p, op,
+             v && v->u.dense.splat ? CPU_STEP_SPLAT : CPU_STEP_GLOBAL);
+    return;
+  }
+  case CPU_OP_POINTWISE:
+    if (can_fuse(p, op)) {
+      new_step(p, op, CPU_STEP_FUSED)->into = op->results[0].uses->owner;
+      return;
+    }
+    new_step(p, op, CPU_STEP_KERNEL);
+    return;
+  case CPU_OP_KERNEL: {
+    cpu_step_t *s = new_step(p, op, CPU_STEP_KERNEL);
+    if (eddy_dialects_opcode(op) != EDDY_OP_CORE_MATMUL ||
+        op->results[0].type->dtype != EDDY_DT_F32)
+      return;
+    if (!op_dynamic(op)) {
+      if (mm_call_work(op) >= cpu_matmul_call_min(p->opts))
+        s->kind = CPU_STEP_LIBRARY;
+      return;
+    }
+    // `?` dims: the size class is chosen at run time, in host code, for
+    // two matrices or one row-folded batch.
+    const eddy_type_t *at = eddy_ir_op_operand(op, 0)->type;
+    const eddy_type_t *bt = eddy_ir_op_operand(op, 1)->type;
+    cpu_mm_shape_t d;
+    cpu_mm_shape(op, &d);
+    s->runtime_library = p->opts->form == EDDY_CPU_FORM_HOST &&
+                         ((at->rank == 2 && bt->rank == 2) || d.rows_fold);
+    return;
+  }
+  case CPU_OP_LIST:
+    new_step(p, op, CPU_STEP_LIST);
+    return;
+  case CPU_OP_WHILE:
+  case CPU_OP_IF:
+    new_step(p, op,
+             info->cls == CPU_OP_WHILE ? CPU_STEP_LOOP : CPU_STEP_BRANCH);
+    for (uint32_t k = 0; k < op->num_regions; k++)
+      plan_block(p, eddy_ir_region_entry(&op->regions[k]));
+    return;
+  case CPU_OP_CALL: {
+    new_step(p, op, CPU_STEP_INLINE);
+    // Each callee is planned once: its ops' decisions do not depend on the
+    // call site (a recursive call is refused when it is emitted).
+    const eddy_attr_t *c = eddy_ir_op_attr(op, "callee");
+    eddy_op_t *callee =
+        c ? eddy_ir_module_lookup_func(p->module, c->u.str.data) : NULL;
+    eddy_block_t *body = callee ? eddy_ir_func_entry(callee) : NULL;
+    if (body && body->first && !eddy_ptrmap_get(&p->steps, body->first))
+      plan_block(p, body);
+    return;
+  }
+  }
+}
+
+static void plan_block(cpu_plan_t *p, const eddy_block_t *b) {
+  for (const eddy_op_t *op = b->first; op; op = op->next)
+    if (!eddy_ir_op_has_trait(op, EDDY_TRAIT_TERMINATOR))
+      plan_op(p, op);
+}
+
+/// The top-level op (in p->top) containing op.
+static const eddy_op_t *top_ancestor(const cpu_plan_t *p, const eddy_op_t *op) {
+  while (op && op->block != p->top)
+    op = eddy_ir_op_parent_op(op);
+  return op;
+}
+
+/// Values returned once, computed by a kernel of the function body, with a
+/// static type: written straight into their result tensor. (Not in the
+/// CUDA form, where results are device buffers copied back.)
+static void plan_direct_results(cpu_plan_t *p) {
+  if (p->opts->form == EDDY_CPU_FORM_CUDA)
+    return;
+  const eddy_op_t *ret = eddy_ir_block_terminator(p->top);
+  for (uint32_t i = 0; ret && i < ret->num_operands; i++) {
+    eddy_value_t *v = eddy_ir_op_operand(ret, i);
+    bool once = true;
+    for (uint32_t j = 0; j < ret->num_operands; j++)
+      if (j != i && eddy_ir_op_operand(ret, j) == v)
+        once = false;
+    cpu_step_t *s = v->def ? eddy_ptrmap_get(&p->steps, v->def) : NULL;
+    if (once && s && v->def->block == p->top && !type_dynamic(v->type) &&
+        (s->kind == CPU_STEP_KERNEL || s->kind == CPU_STEP_LIBRARY))
+      eddy_ptrmap_put(&p->direct, v, (void *)(intptr_t)(i + 1));
+  }
+}
+
+/// Liveness of the values of the function body (cpu_plan_t.last_use).
+static void plan_liveness(cpu_plan_t *p) {
+  eddy_ptrmap_t index;
+  eddy_ptrmap_init(&index);
+  size_t n = 0;
+  for (const eddy_op_t *op = p->top->first; op; op = op->next)
+    n++;
+  const eddy_op_t **ops = eddy_arena_alloc(p->arena, sizeof(*ops) * (n + 1));
+  intptr_t *eff = eddy_arena_alloc(p->arena, sizeof(*eff) * (n + 1));
+  size_t i = 0;
+  for (const eddy_op_t *op = p->top->first; op; op = op->next, i++) {
+    ops[i] = op;
+    eddy_ptrmap_put(&index, op, (void *)(intptr_t)(i + 1));
+  }
+  // Where each op is effectively computed: a fused op at its kernel's.
+  for (size_t k = n; k-- > 0;) {
+    eff[k] = (intptr_t)k;
+    if (eddy_ir_op_has_trait(ops[k], EDDY_TRAIT_TERMINATOR))
+      eff[k] = INT32_MAX;
+    else if (cpu_plan_fused(p, ops[k])) {
+      const eddy_op_t *user = top_ancestor(p, ops[k]->results[0].uses->owner);
+      intptr_t j = (intptr_t)eddy_ptrmap_get(&index, user) - 1;
+      if (j > (intptr_t)k)
+        eff[k] = eff[j];
+    }
+  }
+  for (size_t k = 0; k < n; k++)
+    for (uint32_t r = 0; r < ops[k]->num_results; r++) {
+      const eddy_value_t *v = &ops[k]->results[r];
+      intptr_t last = (intptr_t)k;
+      for (const eddy_use_t *u = v->uses; u; u = u->next) {
+        const eddy_op_t *a = top_ancestor(p, u->owner);
+        intptr_t j = a ? (intptr_t)eddy_ptrmap_get(&index, a) - 1 : INT32_MAX;
+        intptr_t at = j >= 0 ? eff[j] : INT32_MAX;
+        if (at > last)
+          last = at;
+      }
+      eddy_ptrmap_put(&p->last_use, v, (void *)(last + 1));
+    }
+  eddy_ptrmap_destroy(&index);
+}
+
+eddy_status_t cpu_plan_build(cpu_plan_t *p, const eddy_module_t *m,
+                             const eddy_op_t *func,
+                             const eddy_cpu_opts_t *opts) {
+  memset(p, 0, sizeof *p);
+  p->module = m;
+  p->func = func;
+  p->top = eddy_ir_func_entry(func);
+  p->opts = opts;
+  eddy_ptrmap_init(&p->steps);
+  eddy_ptrmap_init(&p->last_use);
+  eddy_ptrmap_init(&p->direct);
+  p->arena = eddy_arena_create();
+  if (!p->arena)
+    return eddy_status_create(EDDY_ERR_RESOURCE, "out of memory");
+  plan_block(p, p->top);
+  plan_direct_results(p);
+  plan_liveness(p);
+  return NULL;
+}
+
+void cpu_plan_destroy(cpu_plan_t *p) {
+  eddy_ptrmap_destroy(&p->steps);
+  eddy_ptrmap_destroy(&p->last_use);
+  eddy_ptrmap_destroy(&p->direct);
+  if (p->arena)
+    eddy_arena_destroy(p->arena);
+  memset(p, 0, sizeof *p);
+}
+
+const cpu_step_t *cpu_plan_step(const cpu_plan_t *p, const eddy_op_t *op) {
+  return eddy_ptrmap_get(&p->steps, op);
+}
+
+bool cpu_plan_fused(const cpu_plan_t *p, const eddy_op_t *op) {
+  const cpu_step_t *s = cpu_plan_step(p, op);
+  return s && s->kind == CPU_STEP_FUSED;
+}
+
+intptr_t cpu_plan_last_use(const cpu_plan_t *p, const eddy_value_t *v) {
+  return (intptr_t)eddy_ptrmap_get(&p->last_use, v) - 1;
+}
+
+int32_t cpu_plan_direct(const cpu_plan_t *p, const eddy_value_t *v) {
+  return (int32_t)((intptr_t)eddy_ptrmap_get(&p->direct, v) - 1);
+}
+
+/// ---- printing ---------------------------------------------------------------
+
+/// Value names as the IR printer gives them in one function: results %N in
+/// print order, block arguments %argN.
+typedef struct plan_names {
+  eddy_ptrmap_t names; ///< op or block argument -> (n << 1 | is_arg) + 1
+  uint64_t next_result, next_arg;
+} plan_names_t;
+
+static void number_region(plan_names_t *nm, const eddy_region_t *r) {
+  for (const eddy_block_t *b = r->first; b; b = b->next) {
+    for (uint32_t i = 0; i < b->num_args; i++)
+      eddy_ptrmap_put(&nm->names, b->args[i],
+                      (void *)(uintptr_t)(((nm->next_arg++) << 1 | 1) + 1));
+    for (const eddy_op_t *op = b->first; op; op = op->next) {
+      if (op->num_results)
+        eddy_ptrmap_put(&nm->names, op,
+                        (void *)(uintptr_t)(((nm->next_result++) << 1) + 1));
+      for (uint32_t k = 0; k < op->num_regions; k++)
+        number_region(nm, &op->regions[k]);
+    }
+  }
+}
+
+typedef struct plan_printer {
+  const cpu_plan_t *p;
+  eddy_buf_t *out;
+  plan_names_t *nm;
+  /// Top-level op -> (intptr_t) its step number + 1 (for "last read by").
+  eddy_ptrmap_t top_steps;
+  eddy_ptrmap_t callees_shown;
+  int counts[CPU_STEP_UNSUPPORTED + 1];
+} plan_printer_t;
+
+static void put_value(plan_printer_t *pp, const eddy_value_t *v) {
+  uintptr_t tag =
+      (uintptr_t)eddy_ptrmap_get(&pp->nm->names, v->def ? (const void *)v->def
+                                                        : (const void *)v);
+  if (!tag) {
+    eddy_buf_puts(pp->out, "%?");
+    return;
+  }
+  tag--;
+  eddy_buf_printf(pp->out, "%%%s%" PRIu64, (tag & 1) ? "arg" : "",
+                  (uint64_t)(tag >> 1));
+  if (v->def && v->def->num_results > 1)
+    eddy_buf_printf(pp->out, "#%u", (unsigned)v->index);
+}
+
+static void put_results(plan_printer_t *pp, const eddy_op_t *op) {
+  if (!op->num_results)
+    return;
+  if (op->num_results == 1)
+    put_value(pp, &op->results[0]);
+  else {
+    uintptr_t tag = (uintptr_t)eddy_ptrmap_get(&pp->nm->names, op);
+    eddy_buf_printf(pp->out, "%%%" PRIu64 ":%u",
+                    tag ? (uint64_t)((tag - 1) >> 1) : 0,
+                    (unsigned)op->num_results);
+  }
+  eddy_buf_puts(pp->out, " = ");
+}
+
+static const char *kind_name(const cpu_plan_t *p, cpu_step_kind_t k) {
+  switch (k) {
+  case CPU_STEP_FUSED:
+    return "fused";
+  case CPU_STEP_SPLAT:
+    return "splat";
+  case CPU_STEP_GLOBAL:
+    return "global";
+  case CPU_STEP_KERNEL:
+    return p->opts->form == EDDY_CPU_FORM_HOST ? "kernel" : "device kernel";
+  case CPU_STEP_LIBRARY:
+    return p->opts->form == EDDY_CPU_FORM_CUDA ? "library (cuBLAS)"
+                                               : "library (sgemm)";
+  case CPU_STEP_LIST:
+    return "list call";
+  case CPU_STEP_LOOP:
+    return "host loop";
+  case CPU_STEP_BRANCH:
+    return "host branch";
+  case CPU_STEP_INLINE:
+    return "inline call";
+  case CPU_STEP_UNSUPPORTED:
+    break;
+  }
+  return "unsupported";
+}
+
+/// The ops fused into root (producers first) and the values the kernel
+/// reads from memory, each once.
+static void collect_kernel(const cpu_plan_t *p, const eddy_op_t *op,
+                           const eddy_op_t **fused, size_t *nf,
+                           const eddy_value_t **reads, size_t *nr,
+                           size_t cap) {
+  for (uint32_t i = 0; i < op->num_operands; i++) {
+    const eddy_value_t *v = eddy_ir_op_operand(op, i);
+    const cpu_step_t *s = v->def ? cpu_plan_step(p, v->def) : NULL;
+    if (s && s->kind == CPU_STEP_FUSED && s->into == op) {
+      collect_kernel(p, v->def, fused, nf, reads, nr, cap);
+      if (*nf < cap)
+        fused[(*nf)++] = v->def;
+      continue;
+    }
+    if (s && s->kind == CPU_STEP_SPLAT)
+      continue; // an inline constant
+    bool seen = false;
+    for (size_t k = 0; k < *nr; k++)
+      seen = seen || reads[k] == v;
+    if (!seen && *nr < cap)
+      reads[(*nr)++] = v;
+  }
+}
+
+static void indent(plan_printer_t *pp, int depth) {
+  for (int i = 0; i < depth; i++)
+    eddy_buf_puts(pp->out, "  ");
+}
+
+static int print_block(plan_printer_t *pp, const eddy_block_t *b, int depth,
+                       const char *label, const char *prefix, int first);
+
+/// op has a line of its own (fused ops and splats are shown where used).
+static bool step_shown(const cpu_plan_t *p, const eddy_op_t *op) {
+  const cpu_step_t *s = cpu_plan_step(p, op);
+  return s && s->kind != CPU_STEP_FUSED && s->kind != CPU_STEP_SPLAT;
+}
+
+static void print_storage(plan_printer_t *pp, const eddy_value_t *v) {
+  const eddy_type_t *t = v->type;
+  eddy_buf_puts(pp->out, " ");
+  put_value(pp, v);
+  eddy_buf_puts(pp->out, " (");
+  int32_t direct = cpu_plan_direct(pp->p, v);
+  if (direct >= 0)
+    eddy_buf_printf(pp->out, "result #%d", (int)direct);
+  else if (t->kind == EDDY_TYPE_LIST)
+    eddy_buf_puts(pp->out, "list");
+  else if (type_dynamic(t))
+    eddy_buf_puts(pp->out, "dynamic");
+  else
+    eddy_buf_printf(pp->out, "buffer, %" PRId64 " B",
+                    eddy_ir_type_num_elements(t) *
+                        (int64_t)eddy_dtype_size(t->dtype));
+  intptr_t last = v->def && v->def->block == pp->p->top
+                      ? cpu_plan_last_use(pp->p, v)
+                      : -1;
+  if (last >= INT32_MAX)
+    eddy_buf_puts(pp->out, ", returned");
+  else if (last >= 0) {
+    const eddy_op_t *o = pp->p->top->first;
+    for (intptr_t k = 0; o && k < last; k++)
+      o = o->next;
+    intptr_t st = o ? (intptr_t)eddy_ptrmap_get(&pp->top_steps, o) - 1 : -1;
+    if (st >= 0 && o != v->def)
+      eddy_buf_printf(pp->out, ", free after step %d", (int)st);
+    else if (o == v->def)
+      eddy_buf_puts(pp->out, ", unread");
+  }
+  eddy_buf_puts(pp->out, ")");
+}
+
+static void print_step(plan_printer_t *pp, const eddy_op_t *op, int depth,
+                       const char *prefix, int number) {
+  const cpu_plan_t *p = pp->p;
+  const cpu_step_t *s = cpu_plan_step(p, op);
+  if (!s)
+    return;
+  pp->counts[s->kind]++;
+  if (s->kind == CPU_STEP_FUSED || s->kind == CPU_STEP_SPLAT)
+    return; // shown with the kernel that computes it / inline where read
+  indent(pp, depth);
+  eddy_buf_printf(pp->out, "step %s%d: %s ", prefix, number,
+                  kind_name(p, s->kind));
+  put_results(pp, op);
+  eddy_buf_puts(pp->out, op->name->str);
+  if (s->kind == CPU_STEP_LIBRARY) {
+    cpu_mm_shape_t d;
+    cpu_mm_shape(op, &d);
+    int64_t m = d.rows_fold ? d.m * d.batch : d.m;
+    int64_t calls = d.rows_fold ? 1 : d.batch;
+    eddy_buf_printf(pp->out, " [%" PRId64 "x%" PRId64 "x%" PRId64 "%s]", m,
+                    d.n, d.k, calls > 1 ? ", per matrix of the batch" : "");
+  }
+  if (s->kind == CPU_STEP_INLINE) {
+    const eddy_attr_t *c = eddy_ir_op_attr(op, "callee");
+    eddy_buf_printf(pp->out, " @%s", c ? c->u.str.data : "?");
+  }
+  if (s->runtime_library)
+    eddy_buf_puts(pp->out, " [sgemm above the threshold, at run time]");
+  const eddy_op_t *fused[64];
+  const eddy_value_t *reads[64];
+  size_t nf = 0, nr = 0;
+  collect_kernel(p, op, fused, &nf, reads, &nr, 64);
+  if (nf) {
+    eddy_buf_puts(pp->out, "\n");
+    indent(pp, depth + 2);
+    eddy_buf_puts(pp->out, "fuses");
+    for (size_t k = 0; k < nf; k++) {
+      eddy_buf_puts(pp->out, k ? ", " : " ");
+      put_value(pp, &fused[k]->results[0]);
+      eddy_buf_printf(pp->out, " %s", fused[k]->name->str);
+    }
+  }
+  if (nr) {
+    eddy_buf_puts(pp->out, "\n");
+    indent(pp, depth + 2);
+    eddy_buf_puts(pp->out, "reads");
+    for (size_t k = 0; k < nr; k++) {
+      eddy_buf_puts(pp->out, k ? ", " : " ");
+      put_value(pp, reads[k]);
+    }
+  }
+  if (op->num_results && s->kind != CPU_STEP_INLINE) {
+    eddy_buf_puts(pp->out, "\n");
+    indent(pp, depth + 2);
+    eddy_buf_puts(pp->out, "writes");
+    for (uint32_t r = 0; r < op->num_results; r++) {
+      if (r)
+        eddy_buf_puts(pp->out, ",");
+      print_storage(pp, &op->results[r]);
+    }
+  }
+  eddy_buf_puts(pp->out, "\n");
+  if (s->kind == CPU_STEP_LOOP || s->kind == CPU_STEP_BRANCH) {
+    static const char *const loop[] = {"cond", "body"};
+    static const char *const branch[] = {"then", "else"};
+    char inner[64];
+    snprintf(inner, sizeof inner, "%s%d.", prefix, number);
+    int n = 0;
+    for (uint32_t k = 0; k < op->num_regions && k < 2; k++)
+      n = print_block(pp, eddy_ir_region_entry(&op->regions[k]), depth + 1,
+                      s->kind == CPU_STEP_LOOP ? loop[k] : branch[k], inner,
+                      n);
+  }
+}
+
+/// Prints the steps of b numbered prefix<first>, prefix<first+1>...;
+/// returns the next number.
+static int print_block(plan_printer_t *pp, const eddy_block_t *b, int depth,
+                       const char *label, const char *prefix, int first) {
+  indent(pp, depth);
+  eddy_buf_printf(pp->out, "%s:\n", label);
+  int n = first;
+  for (const eddy_op_t *op = b->first; op; op = op->next) {
+    if (eddy_ir_op_has_trait(op, EDDY_TRAIT_TERMINATOR))
+      break;
+    print_step(pp, op, depth + 1, prefix, n);
+    if (step_shown(pp->p, op))
+      n++;
+  }
+  return n;
+}
+
+/// Prints the function body of func with its own value names.
+static void print_function(plan_printer_t *pp, const eddy_op_t *func,
+                           const char *what) {
+  plan_names_t nm = {{0}, 0, 0};
+  eddy_ptrmap_init(&nm.names);
+  number_region(&nm, &func->regions[0]);
+  plan_names_t *outer = pp->nm;
+  pp->nm = &nm;
+  const eddy_attr_t *name = eddy_ir_op_attr(func, "sym_name");
+  char label[256];
+  snprintf(label, sizeof label, "%s @%s", what,
+           name ? name->u.str.data : "?");
+  print_block(pp, eddy_ir_func_entry(func), 0, label, "", 0);
+  pp->nm = outer;
+  eddy_ptrmap_destroy(&nm.names);
+}
+
+/// Adds the callees of the ctl.calls under b to the list (once each).
+static void find_callees(plan_printer_t *pp, const eddy_block_t *b,
+                         const eddy_op_t **list, size_t *n, size_t cap) {
+  for (const eddy_op_t *op = b->first; op; op = op->next) {
+    for (uint32_t k = 0; k < op->num_regions; k++)
+      find_callees(pp, eddy_ir_region_entry(&op->regions[k]), list, n, cap);
+    const cpu_step_t *s = cpu_plan_step(pp->p, op);
+    if (!s || s->kind != CPU_STEP_INLINE)
+      continue;
+    const eddy_attr_t *c = eddy_ir_op_attr(op, "callee");
+    const eddy_op_t *f =
+        c ? eddy_ir_module_lookup_func(pp->p->module, c->u.str.data) : NULL;
+    if (!f || eddy_ptrmap_get(&pp->callees_shown, f) || *n >= cap)
+      continue;
+    eddy_ptrmap_put(&pp->callees_shown, f, (void *)1);
+    list[(*n)++] = f;
+    find_callees(pp, eddy_ir_func_entry(f), list, n, cap);
+  }
+}
+
+void cpu_plan_print(const cpu_plan_t *p, eddy_buf_t *out) {
+  static const char *const forms[] = {"host", "kernels", "cuda"};
+  plan_printer_t pp;
+  memset(&pp, 0, sizeof pp);
+  pp.p = p;
+  pp.out = out;
+  eddy_ptrmap_init(&pp.top_steps);
+  eddy_ptrmap_init(&pp.callees_shown);
+  eddy_buf_printf(out, "// kernel plan, form %s\n",
+                  forms[p->opts->form <= EDDY_CPU_FORM_CUDA ? p->opts->form
+                                                            : 0]);
+  int n = 0;
+  for (const eddy_op_t *op = p->top->first; op; op = op->next)
+    if (step_shown(p, op))
+      eddy_ptrmap_put(&pp.top_steps, op, (void *)(intptr_t)(++n));
+  print_function(&pp, p->func, "entry");
+  const eddy_op_t *callees[256];
+  size_t nc = 0;
+  eddy_ptrmap_put(&pp.callees_shown, p->func, (void *)1);
+  find_callees(&pp, p->top, callees, &nc, 256);
+  for (size_t i = 0; i < nc; i++)
+    print_function(&pp, callees[i], "inlined");
+  eddy_buf_printf(out,
+                  "// kernels: %d (fused into them: %d ops), library calls: "
+                  "%d, list calls: %d, loops: %d, branches: %d, inline "
+                  "calls: %d, constants: %d\n",
+                  pp.counts[CPU_STEP_KERNEL], pp.counts[CPU_STEP_FUSED],
+                  pp.counts[CPU_STEP_LIBRARY], pp.counts[CPU_STEP_LIST],
+                  pp.counts[CPU_STEP_LOOP], pp.counts[CPU_STEP_BRANCH],
+                  pp.counts[CPU_STEP_INLINE],
+                  pp.counts[CPU_STEP_GLOBAL] + pp.counts[CPU_STEP_SPLAT]);
+  eddy_ptrmap_destroy(&pp.top_steps);
+  eddy_ptrmap_destroy(&pp.callees_shown);
+}
+
+/// The first op of the plan the backend cannot compile, or NULL.
+static const eddy_op_t *first_unsupported(const cpu_plan_t *p,
+                                          const eddy_block_t *b) {
+  for (const eddy_op_t *op = b->first; op; op = op->next) {
+    const cpu_step_t *s = cpu_plan_step(p, op);
+    if (s && s->kind == CPU_STEP_UNSUPPORTED)
+      return op;
+    for (uint32_t k = 0; k < op->num_regions; k++) {
+      const eddy_op_t *u =
+          first_unsupported(p, eddy_ir_region_entry(&op->regions[k]));
+      if (u)
+        return u;
+    }
+  }
+  return NULL;
+}
+
+eddy_status_t eddy_cpu_emit_plan(const eddy_module_t *m, const char *entry,
+                                 const eddy_cpu_opts_t *opts, eddy_buf_t *out) {
+  eddy_cpu_opts_t dflt = eddy_cpu_opts_default();
+  if (!opts)
+    opts = &dflt;
+  eddy_op_t *func;
+  EDDY_RETURN_IF_ERROR(cpu_find_entry(m, entry, &func));
+  cpu_plan_t p;
+  eddy_status_t st = cpu_plan_build(&p, m, func, opts);
+  const eddy_op_t *bad = st ? NULL : first_unsupported(&p, p.top);
+  if (bad) {
+    const char *why = cpu_op_info(bad)->none;
+    st = cpu_unsupported(bad, "is not supported by the CPU backend%s%s",
+                         why ? ": " : " yet", why ? why : "");
+  }
+  if (!st)
+    cpu_plan_print(&p, out);
+  cpu_plan_destroy(&p);
+  return st;
+}

@@ -1,0 +1,91 @@
+/// The kernel plan of one entry function: which ops form each kernel, what
+/// each kernel reads and writes, which values live in memory and for how
+/// long, and where each step runs. It is built from the IR before any code
+/// is written (plan.c); the emitter follows it, in every form
+/// (docs/cpu.md, "The kernel plan"). `eddy compile --emit=plan` prints it.
+#ifndef EDDY_BACKEND_CPU_PLAN_H
+#define EDDY_BACKEND_CPU_PLAN_H
+
+#include "backend-cpu/cpu.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/// What an op becomes.
+typedef enum cpu_step_kind {
+  /// Computed inline, element by element, inside the kernel of the op that
+  /// reads it (its only user, in the same block): no buffer.
+  CPU_STEP_FUSED = 0,
+  CPU_STEP_SPLAT,  ///< a splat constant: an inline constant where it is read
+  CPU_STEP_GLOBAL, ///< a constant: a read-only global (CUDA: a device copy)
+  /// Loop nests over the result's elements computing the op with the ops
+  /// fused into it (in the GPU target's forms: parallel kernels).
+  CPU_STEP_KERNEL,
+  /// An f32 matmul large enough to call the runtime's sgemm (OpenBLAS or
+  /// eddy's tiled kernel; cuBLAS in the CUDA form).
+  CPU_STEP_LIBRARY,
+  CPU_STEP_LIST,   ///< a TensorList op: a call of the runtime's list helpers
+  CPU_STEP_LOOP,   ///< ctl.while: a host loop around its regions' steps
+  CPU_STEP_BRANCH, ///< ctl.if: a host branch
+  CPU_STEP_INLINE, ///< ctl.call: the callee's steps, inlined
+  CPU_STEP_UNSUPPORTED, ///< the backend cannot compile the op (an error)
+} cpu_step_kind_t;
+
+/// The plan's entry for one op.
+typedef struct cpu_step {
+  const eddy_op_t *op;
+  cpu_step_kind_t kind;
+  /// FUSED: the op whose kernel computes this one (transitively, the root).
+  const eddy_op_t *into;
+  /// KERNEL: a matmul with `?` dims whose f32 product calls sgemm when
+  /// M*N*K reaches the threshold at run time (host code only).
+  bool runtime_library;
+} cpu_step_t;
+
+typedef struct cpu_plan {
+  const eddy_module_t *module;
+  const eddy_op_t *func;      ///< the entry function
+  const eddy_block_t *top;    ///< its body
+  const eddy_cpu_opts_t *opts;
+  eddy_ptrmap_t steps;        ///< eddy_op_t * -> cpu_step_t *
+  /// Values of `top`: value -> (intptr_t) index + 1 of the last top-level
+  /// op that reads it (a use in a region counts at its top-level op, a use
+  /// by a fused op where that op's kernel runs; INT32_MAX + 1: returned).
+  eddy_ptrmap_t last_use;
+  /// Values of `top` computed by a kernel or library step and returned
+  /// once, with a static type: written straight into their result tensor.
+  /// value -> (intptr_t) result index + 1.
+  eddy_ptrmap_t direct;
+  eddy_arena_t *arena;
+} cpu_plan_t;
+
+/// Builds the plan of func (an entry of m, verified) for opts.
+eddy_status_t cpu_plan_build(cpu_plan_t *p, const eddy_module_t *m,
+                             const eddy_op_t *func,
+                             const eddy_cpu_opts_t *opts);
+void cpu_plan_destroy(cpu_plan_t *p);
+
+/// op's step (NULL for terminators and ops outside the plan).
+const cpu_step_t *cpu_plan_step(const cpu_plan_t *p, const eddy_op_t *op);
+/// op is computed inside its user's kernel.
+bool cpu_plan_fused(const cpu_plan_t *p, const eddy_op_t *op);
+/// The top-level index of the last op that reads top-level value v (see
+/// cpu_plan_t.last_use), or -1 when v is not a value of `top`.
+intptr_t cpu_plan_last_use(const cpu_plan_t *p, const eddy_value_t *v);
+/// The entry's result v is written into directly, or -1.
+int32_t cpu_plan_direct(const cpu_plan_t *p, const eddy_value_t *v);
+
+/// The static sizes of one matmul: M, N, K and the result's batch count.
+typedef struct cpu_mm_shape {
+  int64_t m, n, k;
+  int64_t batch; ///< product of the result's batch dims
+  /// One matrix B for the whole batch and A not transposed: the batch is
+  /// one [batch*M, K] x [K, N] product (see emit_matmul.c).
+  bool rows_fold;
+} cpu_mm_shape_t;
+void cpu_mm_shape(const eddy_op_t *op, cpu_mm_shape_t *d);
+
+/// Appends the plan as text (`eddy compile --emit=plan`).
+void cpu_plan_print(const cpu_plan_t *p, eddy_buf_t *out);
+
+#endif
