@@ -231,7 +231,7 @@ static void kernel_open(cpu_emit_t *e, int32_t rank, const int *dims,
 }
 
 void cpu_loops_open_v(cpu_emit_t *e, int32_t rank, const int *dims, int *idx) {
-  if (e->par && e->kernel_depth == 0)
+  if (e->tgt->kernels && e->kernel_depth == 0)
     kernel_open(e, rank, dims, idx, -1);
   else
     for_open(e, rank, dims, idx);
@@ -253,7 +253,7 @@ void cpu_loops_open(cpu_emit_t *e, int32_t rank, const int64_t *dims,
     d[i] = cpu_index_const(e, dims[i]);
     n *= dims[i];
   }
-  if (e->par && e->kernel_depth == 0)
+  if (e->tgt->kernels && e->kernel_depth == 0)
     kernel_open(e, rank, d, idx, n);
   else
     for_open(e, rank, d, idx);
@@ -292,7 +292,7 @@ static void print_index(cpu_emit_t *e, const int *idx, int32_t rank) {
 /// Records, in the kernels forms, host code touching tensor memory or a
 /// kernel touching a host slot.
 static void check_host_access(cpu_emit_t *e, int buf) {
-  if (!e->par || e->host_ok || e->host_access)
+  if (!e->tgt->kernels || e->host_ok || e->host_access)
     return;
   bool slot = eddy_ptrmap_get(&e->slots, (void *)(intptr_t)(buf + 1));
   if (slot != (e->kernel_depth == 0)) {
@@ -357,8 +357,7 @@ int cpu_alloc_buf(cpu_emit_t *e, const eddy_type_t *t) {
   // stack, where LLVM promotes them to registers.
   int64_t bytes =
       eddy_ir_type_num_elements(t) * (int64_t)eddy_dtype_size(t->dtype);
-  // (Not in the kernels forms: kernels cannot reach the host's stack.)
-  if (!e->par && bytes <= CPU_STACK_BUF_MAX &&
+  if (e->tgt->stack_buffers && bytes <= CPU_STACK_BUF_MAX &&
       e->stack_bytes + bytes <= CPU_STACK_TOTAL_MAX) {
     e->stack_bytes += bytes;
     e->last_block = -1;
@@ -385,8 +384,8 @@ int cpu_alloc_buf(cpu_emit_t *e, const eddy_type_t *t) {
   }
   // Otherwise a new block from rt (its allocator hook and memory limit
   // apply); emit_func checks them all for NULL before running anything.
-  // (In the CUDA form, device memory.)
-  const char *mem = e->cuda ? "cuda_" : "";
+  // (The target's tensor memory.)
+  const char *mem = e->tgt->mem;
   int nb = cpu_fresh(e), p = cpu_fresh(e);
   cpu_p(e, "%%t%d = arith.constant %lld : i64\n", nb, (long long)bytes);
   cpu_p(e,
@@ -420,12 +419,12 @@ int cpu_alloc_slot(cpu_emit_t *e, const eddy_type_t *t) {
 
 eddy_status_t cpu_host_scalar(cpu_emit_t *e, eddy_value_t *v, int *out) {
   cpu_val_t *cv = cpu_val_get(e, v);
-  if (!e->par || (cv && cv->splat))
+  if (!e->tgt->kernels || (cv && cv->splat))
     return cpu_expr(e, v, NULL, out);
   if (!cv || cv->buf < 0)
     return eddy_status_create(EDDY_ERR_INTERNAL,
                               "cpu backend: predicate not materialized");
-  if (!e->cuda) {
+  if (!e->tgt->device_memory) {
     e->host_ok = true; // (host memory in this form)
     *out = cpu_load(e, cv->buf, v->type, NULL);
     e->host_ok = false;
@@ -434,13 +433,7 @@ eddy_status_t cpu_host_scalar(cpu_emit_t *e, eddy_value_t *v, int *out) {
   // Copied from the device; the copy waits for the kernels before it.
   int slot = cpu_alloc_slot(e, v->type);
   int dst = cpu_buf_ptr(e, slot, v->type), src = cpu_buf_ptr(e, cv->buf, v->type);
-  int n = cpu_fresh(e);
-  cpu_p(e, "%%t%d = arith.constant %d : i64\n", n,
-        (int)eddy_dtype_size(v->type->dtype));
-  cpu_p(e,
-        "func.call @eddy_rt_entry_cuda_to_host(%%t%d, %%t%d, %%t%d) : "
-        "(!llvm.ptr, !llvm.ptr, i64) -> ()\n",
-        dst, src, n);
+  cpu_target_copy(e, false, dst, src, (int64_t)eddy_dtype_size(v->type->dtype));
   *out = cpu_load(e, slot, v->type, NULL);
   return NULL;
 }
@@ -574,15 +567,11 @@ void cpu_sync_kernel_error(cpu_emit_t *e) {
   const eddy_type_t *i32s = eddy_ir_scalar_type_get(e->ctx, EDDY_DT_I32);
   const eddy_type_t *i64s = eddy_ir_scalar_type_get(e->ctx, EDDY_DT_I64);
   int rec = e->krec;
-  if (e->cuda) {
+  if (e->tgt->device_memory) {
     // Copied to a host slot (waiting for the kernel).
     rec = cpu_alloc_slot(e, rt);
-    int n = cpu_fresh(e);
-    cpu_p(e, "%%t%d = arith.constant 24 : i64\n", n);
-    cpu_p(e,
-          "func.call @eddy_rt_entry_cuda_to_host(%%t%d, %%t%d, %%t%d) : "
-          "(!llvm.ptr, !llvm.ptr, i64) -> ()\n",
-          cpu_buf_ptr(e, rec, rt), cpu_buf_ptr(e, e->krec, rt), n);
+    int dst = cpu_buf_ptr(e, rec, rt), src = cpu_buf_ptr(e, e->krec, rt);
+    cpu_target_copy(e, false, dst, src, 24);
   }
   e->host_ok = true; // (the kernels form reads host memory directly)
   int k0 = cpu_index_const(e, 0), k1 = cpu_index_const(e, 1),
@@ -602,7 +591,7 @@ void cpu_sync_kernel_error(cpu_emit_t *e) {
 }
 
 void cpu_fail_if(cpu_emit_t *e, int cond, int site, int index, int size) {
-  if (e->par && e->kernel_depth > 0) {
+  if (e->tgt->kernels && e->kernel_depth > 0) {
     kernel_fail_if(e, cond, site, index, size);
     return;
   }
@@ -1042,7 +1031,7 @@ static eddy_status_t emit_constant(cpu_emit_t *e, eddy_op_t *op) {
   for (size_t i = 0; i < v->u.dense.nbytes; i++)
     eddy_buf_printf(&e->globals, "%02X", p[i]);
   eddy_buf_printf(&e->globals, "\"> {alignment = 64 : i64}\n");
-  if (!e->cuda) {
+  if (!e->tgt->device_memory) {
     cv->buf = cpu_fresh(e);
     eddy_buf_printf(&e->pro,
                     "%%t%d = memref.get_global @__eddy_cst%d : %s\n", cv->buf,
@@ -1059,12 +1048,7 @@ static eddy_status_t emit_constant(cpu_emit_t *e, eddy_op_t *op) {
   int h = cpu_fresh(e);
   cpu_p(e, "%%t%d = memref.get_global @__eddy_cst%d : %s\n", h, g, mt);
   int dst = cpu_buf_ptr(e, cv->buf, t), src = cpu_buf_ptr(e, h, t);
-  int n = cpu_fresh(e);
-  cpu_p(e, "%%t%d = arith.constant %zu : i64\n", n, v->u.dense.nbytes);
-  cpu_p(e,
-        "func.call @eddy_rt_entry_cuda_to_device(%%t%d, %%t%d, %%t%d) : "
-        "(!llvm.ptr, !llvm.ptr, i64) -> ()\n",
-        dst, src, n);
+  cpu_target_copy(e, true, dst, src, (int64_t)v->u.dense.nbytes);
   e->init = e->body;
   e->body = body;
   return NULL;
@@ -1131,7 +1115,7 @@ static eddy_status_t emit_op_any(cpu_emit_t *e, eddy_op_t *op);
 
 static eddy_status_t emit_op(cpu_emit_t *e, eddy_op_t *op) {
   eddy_status_t st = emit_op_any(e, op);
-  if (!st && e->par && eddy_dialects_opcode(op) == EDDY_OP_CORE_GATHER)
+  if (!st && e->tgt->kernels && eddy_dialects_opcode(op) == EDDY_OP_CORE_GATHER)
     cpu_sync_kernel_error(e);
   return st;
 }

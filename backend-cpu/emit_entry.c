@@ -183,24 +183,9 @@ static int wrap_tensor(cpu_emit_t *e, const char *base, uint32_t index,
   return cpu_memref_from_ptr(e, tensor_data(e, base, index, NULL), t);
 }
 
-/// CUDA form: a call of eddy_rt_entry_cuda_to_device or _to_host copying
-/// i64 %t<n> bytes from %t<src> to %t<dst> (!llvm.ptr).
-static void cuda_copy_n(cpu_emit_t *e, const char *dir, int dst, int src,
-                        int n) {
-  cpu_p(e,
-        "func.call @eddy_rt_entry_cuda_%s(%%t%d, %%t%d, %%t%d) : (!llvm.ptr, "
-        "!llvm.ptr, i64) -> ()\n",
-        dir, dst, src, n);
-}
-
-/// cuda_copy_n of the bytes of static type t.
-static void cuda_copy(cpu_emit_t *e, const char *dir, int dst, int src,
-                      const eddy_type_t *t) {
-  int n = cpu_fresh(e);
-  cpu_p(e, "%%t%d = arith.constant %lld : i64\n", n,
-        (long long)(eddy_ir_type_num_elements(t) *
-                    (int64_t)eddy_dtype_size(t->dtype)));
-  cuda_copy_n(e, dir, dst, src, n);
+/// The bytes of static type t.
+static int64_t type_bytes(const eddy_type_t *t) {
+  return eddy_ir_type_num_elements(t) * (int64_t)eddy_dtype_size(t->dtype);
 }
 
 /// %tN = the bytes (i64) of a tensor of dtype t->dtype with the run-time
@@ -463,7 +448,7 @@ static eddy_status_t emit_dyn_result(cpu_emit_t *e, uint32_t i,
     cpu_p(e, "%%t%d = arith.index_cast %%t%d : i64 to index\n", dims[d], x);
   }
   int res = tensor_data(e, "%res", i, NULL);
-  if (e->cuda) {
+  if (e->tgt->device_memory) {
     // Computed into device storage, then copied to the result tensor.
     cpu_val_t *tmp = eddy_arena_alloc(e->arena, sizeof *tmp);
     memset(tmp, 0, sizeof *tmp);
@@ -475,7 +460,7 @@ static eddy_status_t emit_dyn_result(cpu_emit_t *e, uint32_t i,
                      NULL);
     int src = cpu_fresh(e);
     cpu_p(e, "%%t%d = llvm.inttoptr %%t%d : i64 to !llvm.ptr\n", src, p);
-    cuda_copy_n(e, "to_host", res, src, dyn_bytes(e, t, dims));
+    cpu_target_copy_n(e, false, res, src, dyn_bytes(e, t, dims));
     cpu_gate_close(e);
     cpu_gate_close(e);
     return NULL;
@@ -496,7 +481,7 @@ static eddy_status_t emit_dyn_result(cpu_emit_t *e, uint32_t i,
 static void bind_dyn_arg(cpu_emit_t *e, eddy_value_t *arg, uint32_t i,
                          const eddy_type_t *t) {
   cpu_val_t *cv = cpu_val_new(e, arg);
-  cpu_dyn_init(e, cv, t, e->cuda);
+  cpu_dyn_init(e, cv, t, e->tgt->device_memory);
   int64_t r = t->rank;
   const eddy_type_t *dt = eddy_ir_tensor_type_get(e->ctx, EDDY_DT_I64, 1, &r);
   const eddy_type_t *i64s = eddy_ir_scalar_type_get(e->ctx, EDDY_DT_I64);
@@ -512,7 +497,7 @@ static void bind_dyn_arg(cpu_emit_t *e, eddy_value_t *arg, uint32_t i,
     cpu_p(e, "%%t%d = llvm.load %%t%d : !llvm.ptr -> i64\n", x, gp);
     cpu_store(e, cv->dslot, dt, &k, x);
   }
-  if (!e->cuda)
+  if (!e->tgt->device_memory)
     return;
   int dims[EDDY_RT_MAX_RANK];
   for (int32_t d = 0; d < t->rank; d++) {
@@ -529,7 +514,7 @@ static void bind_dyn_arg(cpu_emit_t *e, eddy_value_t *arg, uint32_t i,
   cpu_gate_open(e);
   int p = cpu_load(e, cv->pslot, i64s, NULL), dev = cpu_fresh(e);
   cpu_p(e, "%%t%d = llvm.inttoptr %%t%d : i64 to !llvm.ptr\n", dev, p);
-  cuda_copy_n(e, "to_device", dev, data, dyn_bytes(e, t, dims));
+  cpu_target_copy_n(e, true, dev, data, dyn_bytes(e, t, dims));
   cpu_gate_close(e);
 }
 
@@ -587,7 +572,7 @@ static eddy_status_t emit_func(cpu_emit_t *e, eddy_op_t *func,
     e->eflag_ptr = cpu_buf_ptr(e, e->eflag, i32s);
     e->pro = e->body;
     e->body = body;
-    if (e->par) {
+    if (e->tgt->kernels) {
       // The kernels' error record, a tensor buffer of its own, zeroed by a
       // one-element kernel before the body runs.
       int64_t three = 3;
@@ -619,7 +604,7 @@ static eddy_status_t emit_func(cpu_emit_t *e, eddy_op_t *func,
         "i64, !llvm.ptr, i64) -> i32\n",
         begin, na, nr);
   fail_if(e, begin);
-  if (e->cuda) {
+  if (e->tgt->device_memory) {
     // The driver and the device: "no CUDA device: ..." where there is none.
     int c = cpu_fresh(e);
     cpu_p(e,
@@ -664,7 +649,7 @@ static eddy_status_t emit_func(cpu_emit_t *e, eddy_op_t *func,
     if (cpu_type_is_dynamic(t))
       continue;
     int host = tensor_data(e, "%args", i, NULL);
-    if (!e->cuda) {
+    if (!e->tgt->device_memory) {
       cpu_val_new(e, entry->args[i])->buf = cpu_memref_from_ptr(e, host, t);
       continue;
     }
@@ -673,7 +658,8 @@ static eddy_status_t emit_func(cpu_emit_t *e, eddy_op_t *func,
     cpu_val_new(e, entry->args[i])->buf = dev;
     eddy_buf_t body = e->body;
     e->body = e->init;
-    cuda_copy(e, "to_device", cpu_buf_ptr(e, dev, t), host, t);
+    int dst = cpu_buf_ptr(e, dev, t);
+    cpu_target_copy(e, true, dst, host, type_bytes(t));
     e->init = e->body;
     e->body = body;
   }
@@ -681,7 +667,7 @@ static eddy_status_t emit_func(cpu_emit_t *e, eddy_op_t *func,
   int *outs = eddy_arena_alloc(e->arena, sizeof(int) * (ft->num_outputs + 1));
   for (uint32_t i = 0; i < ft->num_outputs; i++)
     outs[i] = cpu_type_is_dynamic(ft->outputs[i]) ? -1
-              : e->cuda ? cpu_alloc_buf(e, ft->outputs[i])
+              : e->tgt->device_memory ? cpu_alloc_buf(e, ft->outputs[i])
                         : wrap_tensor(e, "%res", i, ft->outputs[i]);
   // A value computed by an op directly in the function body and returned
   // once is computed straight into its result tensor: no buffer, no copy.
@@ -727,14 +713,16 @@ static eddy_status_t emit_func(cpu_emit_t *e, eddy_op_t *func,
                             loc.data ? loc.data : "?", op->name->str);
     eddy_buf_destroy(&loc);
   }
-  if (!st && e->cuda) {
+  if (!st && e->tgt->device_memory) {
     // Results back to the host (each copy waits for the kernels before
     // it), then the first CUDA error of the call, if any.
     // (Results with `?` dims were copied by emit_dyn_result.)
     for (uint32_t i = 0; i < ft->num_outputs; i++)
-      if (outs[i] >= 0)
-        cuda_copy(e, "to_host", tensor_data(e, "%res", i, NULL),
-                  cpu_buf_ptr(e, outs[i], ft->outputs[i]), ft->outputs[i]);
+      if (outs[i] >= 0) {
+        int src = cpu_buf_ptr(e, outs[i], ft->outputs[i]);
+        int dst = tensor_data(e, "%res", i, NULL);
+        cpu_target_copy(e, false, dst, src, type_bytes(ft->outputs[i]));
+      }
     int c = cpu_fresh(e), z = cpu_fresh(e), bad = cpu_fresh(e),
         next = cpu_fresh(e);
     cpu_p(e,
@@ -783,7 +771,7 @@ static eddy_status_t emit_func(cpu_emit_t *e, eddy_op_t *func,
     int z = cpu_fresh(e);
     cpu_p(e, "%%t%d = arith.constant 0 : i32\nfunc.return %%t%d : i32\n", z, z);
     cpu_p(e, "^fail(%%code: i32):\nfunc.return %%code : i32\n");
-    if (e->cuda) {
+    if (e->tgt->device_memory) {
       // A CUDA error: everything freed, the results released.
       cpu_p(e, "^cuerr(%%cucode: i32):\n");
       release_all(e, ft->num_outputs);
@@ -907,8 +895,7 @@ eddy_status_t eddy_cpu_emit_mlir(const eddy_module_t *m, const char *entry,
   e.ctx = m->ctx;
   e.module = m;
   e.opts = opts;
-  e.par = opts->form != EDDY_CPU_FORM_HOST;
-  e.cuda = opts->form == EDDY_CPU_FORM_CUDA;
+  e.tgt = cpu_target_for(opts->form);
   e.arena = eddy_arena_create();
   if (!e.arena)
     return eddy_status_create(EDDY_ERR_RESOURCE, "out of memory");
@@ -928,10 +915,9 @@ eddy_status_t eddy_cpu_emit_mlir(const eddy_module_t *m, const char *entry,
     st = emit_func(&e, func, prefix);
   cpu_plan_destroy(&plan);
   if (!st) {
-    eddy_buf_puts(out, e.cuda ? "module attributes {gpu.container_module} {\n"
-                              : "module {\n");
+    eddy_buf_puts(out, e.tgt->module_open);
     eddy_buf_puts(out, k_decls);
-    if (e.cuda)
+    if (e.tgt->device_memory)
       eddy_buf_puts(out, k_cuda_decls);
     eddy_buf_append(out, e.globals.data ? e.globals.data : "", e.globals.len);
     eddy_buf_printf(out,

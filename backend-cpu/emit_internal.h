@@ -86,9 +86,9 @@ typedef struct cpu_emit {
   bool dyn;
   cpu_val_t **dyn_owned; ///< storage of dynamically shaped values, freed
   int num_dyn_owned;     ///< at every exit
-  /// ---- the GPU target's forms (EDDY_CPU_FORM_KERNELS / _CUDA) ----
-  bool par;  ///< outermost loop nests are scf.parallel kernels
-  bool cuda; ///< tensors live in CUDA device memory
+  /// What the program's form changes (emit_target.c).
+  const struct cpu_target *tgt;
+  /// ---- kernels (targets with cpu_target_t.kernels) ----
   /// Open loop nests, innermost last: the rank each cpu_loops_open asked
   /// for and the closing braces it emitted (a kernel is one scf.parallel).
   int nest_rank[CPU_MAX_NESTS], nest_braces[CPU_MAX_NESTS];
@@ -117,6 +117,44 @@ typedef struct cpu_emit {
   /// arguments copied to the device.
   eddy_buf_t init;
 } cpu_emit_t;
+
+/// ---- The target (emit_target.c) ----
+/// What differs between the forms of the program (eddy_cpu_form_t): the
+/// CPU target's, and the GPU target's kernels and CUDA forms. The emitter
+/// asks its target (cpu_emit_t.tgt), never the form.
+typedef struct cpu_target {
+  const char *name;
+  /// Loop nests over tensor elements, outside a kernel, are kernels: one
+  /// scf.parallel over the element count, one element per iteration (else
+  /// scf.for nests). Host code may then load and store only host slots,
+  /// and kernels anything but those (checked while emitting).
+  bool kernels;
+  /// Tensors live in device memory, which host code cannot read: arguments
+  /// and constants are copied in before the body, results and the
+  /// predicates of loops and branches copied out (cpu_target_copy), and
+  /// values with `?` dims own device storage.
+  bool device_memory;
+  /// Small buffers may be stack allocas (where kernels are threads of
+  /// their own, they cannot reach the host's stack).
+  bool stack_buffers;
+  /// The family of the runtime's helpers for tensor memory, f32 matmul and
+  /// TensorList items: eddy_rt_entry_<mem>alloc, _<mem>sgemm,
+  /// _<mem>list_*; "" (host memory) or "cuda_".
+  const char *mem;
+  /// The MLIR module's first line.
+  const char *module_open;
+} cpu_target_t;
+
+/// The target of a form (the host's for an unknown one).
+const cpu_target_t *cpu_target_for(eddy_cpu_form_t form);
+/// Copies i64 %t<n> bytes between the host's memory at %t<src> and the
+/// target's tensor memory at %t<dst> (to_device), or back; nothing where
+/// tensors live in host memory.
+void cpu_target_copy_n(cpu_emit_t *e, bool to_device, int dst, int src,
+                       int n);
+/// cpu_target_copy_n of a byte count known when compiling.
+void cpu_target_copy(cpu_emit_t *e, bool to_device, int dst, int src,
+                     int64_t bytes);
 
 /// ctl.call is inlined up to this depth.
 #define CPU_MAX_INLINE_DEPTH 32

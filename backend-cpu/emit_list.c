@@ -16,7 +16,7 @@
 /// The helpers' family: eddy_rt_entry_list_* (host memory), or in the GPU
 /// target's CUDA form eddy_rt_entry_cuda_list_* (items in device memory).
 static const char *lf(const cpu_emit_t *e) {
-  return e->cuda ? "cuda_list" : "list";
+  return e->tgt->device_memory ? "cuda_list" : "list";
 }
 
 static const eddy_type_t *i64_scalar(cpu_emit_t *e) {
@@ -250,7 +250,7 @@ eddy_status_t cpu_list_empty(cpu_emit_t *e, eddy_op_t *op) {
   // CUDA: the helper's swap argument: whether the list is a loop value of
   // a ctl.while with swap_memory (its items go to pinned host memory).
   int swap = -1;
-  if (e->cuda) {
+  if (e->tgt->device_memory) {
     bool sw = false;
     for (eddy_use_t *u = op->results[0].uses; u; u = u->next)
       sw = sw || (cpu_op_info(u->owner)->cls == CPU_OP_WHILE &&

@@ -214,7 +214,7 @@ static eddy_status_t mm_call(cpu_emit_t *e, eddy_op_t *op) {
   int abase = mm_buf_addr(e, abuf, at), bbase = mm_buf_addr(e, bbuf, bt);
   int cbase = mm_buf_addr(e, cbuf, rt);
   int flags = cpu_fresh(e);
-  bool tf32 = e->cuda && e->opts->matmul_tf32;
+  bool tf32 = e->tgt->device_memory && e->opts->matmul_tf32;
   cpu_p(e, "%%t%d = arith.constant %d : i32\n", flags,
         (ta ? EDDY_RT_SGEMM_TRANS_A : 0) | (tb ? EDDY_RT_SGEMM_TRANS_B : 0) |
             (tf32 ? EDDY_RT_SGEMM_TF32 : 0));
@@ -233,7 +233,7 @@ static eddy_status_t mm_call(cpu_emit_t *e, eddy_op_t *op) {
         "func.call @eddy_rt_entry_%ssgemm(%%rt, %%t%d, %%t%d, %%t%d, %%t%d, "
         "%%t%d, %%t%d, %%t%d, %%t%d, %%t%d, %%t%d) : (!llvm.ptr, i32, i64, "
         "i64, i64, !llvm.ptr, i64, !llvm.ptr, i64, !llvm.ptr, i64) -> ()\n",
-        e->cuda ? "cuda_" : "", flags, m, n, k, pa, lda, pb, ldb, pc, n);
+        e->tgt->mem, flags, m, n, k, pa, lda, pb, ldb, pc, n);
   cpu_loops_close(e, loops);
   return NULL;
 }
@@ -312,7 +312,7 @@ eddy_status_t cpu_matmul(cpu_emit_t *e, eddy_op_t *op) {
     return mm_call(e, op);
   // The kernels forms: one thread per result element, accumulating over k
   // in order (the inline nest shares a row of accumulators).
-  if (e->par)
+  if (e->tgt->kernels)
     return cpu_matmul_dyn(e, op);
   return mm_inline(e, op);
 }

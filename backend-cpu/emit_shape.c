@@ -68,7 +68,7 @@ void cpu_dyn_cleanup(cpu_emit_t *e) {
     cpu_p(e,
           "func.call @eddy_rt_entry_%sfree(%%rt, %%t%d, %%t%d) : (!llvm.ptr, "
           "!llvm.ptr, i64) -> ()\n",
-          e->cuda ? "cuda_" : "", q, c);
+          e->tgt->mem, q, c);
   }
 }
 
@@ -117,7 +117,7 @@ typedef struct hoist {
 
 static hoist_t hoist_begin(cpu_emit_t *e) {
   hoist_t h = {false, {0}, 0};
-  if (!e->par || e->kernel_depth == 0)
+  if (!e->tgt->kernels || e->kernel_depth == 0)
     return h;
   h.on = true;
   h.body = e->body;
@@ -943,8 +943,8 @@ void cpu_dyn_reserve(cpu_emit_t *e, const cpu_val_t *cv, const eddy_type_t *t,
   int old = cpu_load(e, cv->pslot, i64s(e), NULL);
   int oldp = cpu_fresh(e), np = cpu_fresh(e);
   cpu_p(e, "%%t%d = llvm.inttoptr %%t%d : i64 to !llvm.ptr\n", oldp, old);
-  // (Device memory in the GPU target's CUDA form.)
-  const char *mem = e->cuda ? "cuda_" : "";
+  // (The target's tensor memory.)
+  const char *mem = e->tgt->mem;
   cpu_p(e,
         "func.call @eddy_rt_entry_%sfree(%%rt, %%t%d, %%t%d) : (!llvm.ptr, "
         "!llvm.ptr, i64) -> ()\n",
