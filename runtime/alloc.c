@@ -3,7 +3,9 @@
 ///
 /// The block cache: a freed block of at least RT_CACHE_MIN_BYTES is kept by
 /// the context instead of going back to the allocator, and an allocation of
-/// the same size takes it again. Compiled code and the interpreter allocate
+/// the same size takes it again (the one cached last, warm in the CPU's
+/// caches). A TensorList's items are blocks of one size, so a loop that
+/// pushes a thousand of them reuses the thousand of the previous call. Compiled code and the interpreter allocate
 /// the same sizes at every call, so in steady state a call touches no fresh
 /// pages (a fresh page costs a fault and a clear). The cache holds at most
 /// as many bytes as the context's peak use, and blocks of other sizes are
@@ -26,14 +28,18 @@
 #endif
 
 /// Smaller blocks go straight back to the allocator (malloc keeps those).
-#define RT_CACHE_MIN_BYTES (64 * 1024)
-#define RT_CACHE_SLOTS 64
+#define RT_CACHE_MIN_BYTES (4 * 1024)
+/// Sizes cached at once; a new size past these gives back the blocks of
+/// the least recently cached size.
+#define RT_CACHE_SIZES 64
 
-typedef struct rt_cached {
-  void *ptr;
-  int64_t size;
-  uint64_t stamp; // when it was cached: the least recent goes first
-} rt_cached_t;
+/// The cached blocks of one size: a stack linked through the blocks' first
+/// bytes (the rest of a cached block is poisoned under AddressSanitizer).
+typedef struct rt_cached_size {
+  int64_t size; // 0: an unused entry
+  void *top;
+  uint64_t stamp; // when a block was last cached: the least recent goes first
+} rt_cached_size_t;
 
 struct eddy_rt_ctx {
   eddy_rt_allocator_t allocator;
@@ -46,53 +52,68 @@ struct eddy_rt_ctx {
   eddy_rt_pool_t *pool; // NULL when single-threaded
   pthread_mutex_t cache_lock; // guards the fields below
   bool cache_on;
-  rt_cached_t cache[RT_CACHE_SLOTS];
-  int num_cached;
+  rt_cached_size_t cache[RT_CACHE_SIZES];
   int64_t cached_bytes;
   uint64_t clock;
 };
 
-/// Gives cached block i back to the allocator (cache_lock held).
-static void cache_drop(eddy_rt_ctx_t *ctx, int i) {
-  rt_cached_t c = ctx->cache[i];
-  ctx->cache[i] = ctx->cache[--ctx->num_cached];
-  ctx->cached_bytes -= c.size;
-  RT_UNPOISON(c.ptr, c.size);
-  ctx->allocator.free(ctx->allocator.user, c.ptr, (size_t)c.size);
+/// Takes the top block of entry c, addressable again (cache_lock held).
+static void *cache_pop(eddy_rt_ctx_t *ctx, rt_cached_size_t *c) {
+  void *p = c->top;
+  int64_t size = c->size;
+  c->top = *(void **)p;
+  ctx->cached_bytes -= size;
+  if (!c->top)
+    c->size = 0;
+  RT_UNPOISON(p, size);
+  return p;
 }
 
-static int cache_oldest(const eddy_rt_ctx_t *ctx) {
-  int o = 0;
-  for (int i = 1; i < ctx->num_cached; i++)
-    if (ctx->cache[i].stamp < ctx->cache[o].stamp)
-      o = i;
+/// Gives one block of entry c back to the allocator (cache_lock held).
+static void cache_drop_one(eddy_rt_ctx_t *ctx, rt_cached_size_t *c) {
+  int64_t size = c->size;
+  void *p = cache_pop(ctx, c);
+  ctx->allocator.free(ctx->allocator.user, p, (size_t)size);
+}
+
+/// The entry of the least recently cached size, or NULL (cache_lock held).
+static rt_cached_size_t *cache_oldest(eddy_rt_ctx_t *ctx) {
+  rt_cached_size_t *o = NULL;
+  for (int i = 0; i < RT_CACHE_SIZES; i++) {
+    rt_cached_size_t *c = &ctx->cache[i];
+    if (c->size && (!o || c->stamp < o->stamp))
+      o = c;
+  }
   return o;
 }
 
+/// The entry holding blocks of size (size 0: an unused entry), or NULL
+/// (cache_lock held).
+static rt_cached_size_t *cache_find(eddy_rt_ctx_t *ctx, int64_t size) {
+  for (int i = 0; i < RT_CACHE_SIZES; i++)
+    if (ctx->cache[i].size == size)
+      return &ctx->cache[i];
+  return NULL;
+}
+
 /// A cached block of exactly size bytes, or NULL. When there is none, gives
-/// back cached blocks until the bytes in use (in_use, this block included)
-/// and the cached ones together are within the context's peak use: a fresh
-/// block is the only thing that adds to what the context holds (caching or
-/// reusing a block moves bytes between in use and cached).
+/// back cached blocks (of the least recently cached sizes first) until the
+/// bytes in use (in_use, this block included) and the cached ones together
+/// are within the context's peak use: a fresh block is the only thing that
+/// adds to what the context holds (caching or reusing a block moves bytes
+/// between in use and cached).
 static void *cache_take(eddy_rt_ctx_t *ctx, int64_t size, int64_t in_use) {
   if (size < RT_CACHE_MIN_BYTES)
     return NULL;
   pthread_mutex_lock(&ctx->cache_lock);
   void *p = NULL;
-  int best = -1;
-  for (int i = 0; i < ctx->num_cached; i++)
-    if (ctx->cache[i].size == size &&
-        (best < 0 || ctx->cache[i].stamp > ctx->cache[best].stamp))
-      best = i;
-  if (best >= 0) {
-    p = ctx->cache[best].ptr;
-    ctx->cache[best] = ctx->cache[--ctx->num_cached];
-    ctx->cached_bytes -= size;
-    RT_UNPOISON(p, size);
+  rt_cached_size_t *c = cache_find(ctx, size);
+  if (c) {
+    p = cache_pop(ctx, c);
   } else {
     int64_t peak = atomic_load(&ctx->peak);
-    while (ctx->num_cached && in_use + ctx->cached_bytes > peak)
-      cache_drop(ctx, cache_oldest(ctx));
+    while (ctx->cached_bytes && in_use + ctx->cached_bytes > peak)
+      cache_drop_one(ctx, cache_oldest(ctx));
   }
   pthread_mutex_unlock(&ctx->cache_lock);
   return p;
@@ -105,11 +126,21 @@ static bool cache_put(eddy_rt_ctx_t *ctx, void *ptr, int64_t size) {
   pthread_mutex_lock(&ctx->cache_lock);
   bool kept = false;
   if (ctx->cache_on) {
-    if (ctx->num_cached == RT_CACHE_SLOTS)
-      cache_drop(ctx, cache_oldest(ctx));
-    ctx->cache[ctx->num_cached++] = (rt_cached_t){ptr, size, ++ctx->clock};
+    rt_cached_size_t *c = cache_find(ctx, size);
+    if (!c)
+      c = cache_find(ctx, 0);
+    if (!c) {
+      // Every entry holds another size: the least recent one's blocks go.
+      c = cache_oldest(ctx);
+      while (c->size)
+        cache_drop_one(ctx, c);
+    }
+    c->size = size;
+    *(void **)ptr = c->top;
+    c->top = ptr;
+    c->stamp = ++ctx->clock;
     ctx->cached_bytes += size;
-    RT_POISON(ptr, size);
+    RT_POISON((char *)ptr + sizeof(void *), size - (int64_t)sizeof(void *));
     kept = true;
   }
   pthread_mutex_unlock(&ctx->cache_lock);
@@ -118,8 +149,9 @@ static bool cache_put(eddy_rt_ctx_t *ctx, void *ptr, int64_t size) {
 
 void eddy_rt_ctx_trim(eddy_rt_ctx_t *ctx) {
   pthread_mutex_lock(&ctx->cache_lock);
-  while (ctx->num_cached)
-    cache_drop(ctx, ctx->num_cached - 1);
+  for (int i = 0; i < RT_CACHE_SIZES; i++)
+    while (ctx->cache[i].size)
+      cache_drop_one(ctx, &ctx->cache[i]);
   pthread_mutex_unlock(&ctx->cache_lock);
 }
 

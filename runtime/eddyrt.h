@@ -161,7 +161,7 @@ void eddy_rt_ctx_clear_cancel(eddy_rt_ctx_t *ctx);
 bool eddy_rt_ctx_is_cancelled(const eddy_rt_ctx_t *ctx);
 /// Highest bytes_in_use seen.
 int64_t eddy_rt_ctx_peak_bytes(const eddy_rt_ctx_t *ctx);
-/// Freed blocks of 64 KiB or more are kept by the context and reused by
+/// Freed blocks of 4 KiB or more are kept by the context and reused by
 /// allocations of the same size (no fresh pages in a steady state of
 /// repeated calls). The context never holds more, in use and cached
 /// together, than its peak bytes_in_use. On by default; the environment

@@ -1,4 +1,4 @@
-/// The runtime context's block cache (runtime/alloc.c): freed blocks of 64
+/// The runtime context's block cache (runtime/alloc.c): freed blocks of 4
 /// KiB or more are reused by allocations of the same size, the context
 /// never holds more than its peak use, small blocks and a disabled cache go
 /// straight back to the allocator, and the memory limit and the accounting
@@ -92,10 +92,68 @@ static void test_small_blocks_are_not_cached(void **state) {
   (void)state;
   counting_t c;
   eddy_rt_ctx_t *ctx = counted_ctx(&c, 0);
-  void *a = alloc_ok(ctx, 64 * KIB - 1);
-  eddy_rt_free(ctx, a, 64 * KIB - 1);
+  void *a = alloc_ok(ctx, 4 * KIB - 1);
+  eddy_rt_free(ctx, a, 4 * KIB - 1);
   assert_int_equal(c.frees, 1);
   assert_int_equal(eddy_rt_ctx_cached_bytes(ctx), 0);
+  destroy(ctx, &c);
+}
+
+/// A thousand blocks of one size, as the items of a TensorList: all are
+/// reused by the next "call", the most recently freed first.
+static void test_many_blocks_of_one_size(void **state) {
+  (void)state;
+  counting_t c;
+  eddy_rt_ctx_t *ctx = counted_ctx(&c, 0);
+  enum { N = 1000 };
+  void **held = calloc(N, sizeof *held);
+  assert_non_null(held);
+  for (int call = 0; call < 3; call++) {
+    for (int i = 0; i < N; i++) {
+      held[i] = alloc_ok(ctx, 16 * KIB);
+      memset(held[i], call, 16 * KIB); // addressable (ASan)
+    }
+    assert_int_equal(eddy_rt_ctx_cached_bytes(ctx), 0);
+    for (int i = 0; i < N; i++)
+      eddy_rt_free(ctx, held[i], 16 * KIB);
+    assert_int_equal(eddy_rt_ctx_cached_bytes(ctx), (int64_t)N * 16 * KIB);
+  }
+  assert_int_equal(c.allocs, N);
+  assert_int_equal(c.frees, 0);
+  void *last = held[N - 1];
+  assert_ptr_equal(alloc_ok(ctx, 16 * KIB), last);
+  eddy_rt_free(ctx, last, 16 * KIB);
+  free(held);
+  destroy(ctx, &c);
+}
+
+/// Blocks of more sizes than the cache keeps: a new size takes the place
+/// of the least recently cached one, whose blocks go back.
+static void test_more_sizes_than_entries(void **state) {
+  (void)state;
+  counting_t c;
+  eddy_rt_ctx_t *ctx = counted_ctx(&c, 0);
+  enum { SIZES = 80 };
+  void *held[SIZES];
+  for (int i = 0; i < SIZES; i++)
+    held[i] = alloc_ok(ctx, (4 + i) * KIB);
+  for (int i = 0; i < SIZES; i++)
+    eddy_rt_free(ctx, held[i], (4 + i) * KIB);
+  // The first 16 sizes were the least recently cached: given back.
+  assert_int_equal(c.frees, 16);
+  int64_t kept = 0;
+  for (int i = 16; i < SIZES; i++)
+    kept += (4 + i) * KIB;
+  assert_int_equal(eddy_rt_ctx_cached_bytes(ctx), kept);
+  assert_int_equal(c.live, kept);
+  // A kept size is reused; a dropped one is fresh.
+  void *a = alloc_ok(ctx, (4 + SIZES - 1) * KIB);
+  assert_ptr_equal(a, held[SIZES - 1]);
+  int allocs = c.allocs;
+  void *b = alloc_ok(ctx, 4 * KIB);
+  assert_int_equal(c.allocs, allocs + 1);
+  eddy_rt_free(ctx, a, (4 + SIZES - 1) * KIB);
+  eddy_rt_free(ctx, b, 4 * KIB);
   destroy(ctx, &c);
 }
 
@@ -229,6 +287,8 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_same_size_is_reused),
       cmocka_unit_test(test_small_blocks_are_not_cached),
+      cmocka_unit_test(test_many_blocks_of_one_size),
+      cmocka_unit_test(test_more_sizes_than_entries),
       cmocka_unit_test(test_never_above_the_peak),
       cmocka_unit_test(test_trim_and_disable),
       cmocka_unit_test(test_limit_counts_live_bytes),
