@@ -487,6 +487,35 @@ def m_xent_losses(x):
                                                            logits=x * 2.0)]
 
 
+def m_where(x):
+    """One-operand tf.where: the coordinates of the true elements of a mask (rank 2 and 3), of
+    the nonzero elements of a float and an int tensor (rank 2 and 1), of an all-false mask (no
+    rows; TensorFlow's Where takes no scalar); gather_nd, boolean_mask and scatter_nd at what
+    they select; and a where in a while_loop's body whose row count changes every iteration.
+    Integer results are cast to float32. (Gradients: no op multiplies a tensor of run-time
+    shape, which would need BroadcastGradientArgs of run-time shapes.)"""
+    f = lambda t: tf.cast(t, tf.float32)  # noqa: E731
+    pos = x > 0.0
+    w_bool = tf.where(pos)
+    w_none = tf.where(x > 100.0)
+    r = tf.round(x * 2.0)
+    w_float = tf.where(r)
+    w_int = tf.where(tf.cast(r, tf.int32)[0])
+    w3 = tf.where(tf.reshape(x, [2, 3, 2]) < -0.3)
+    g = tf.square(tf.gather_nd(x, w_bool))
+    rows = x[:, 0] > 0.0
+    bm = tf.boolean_mask(x, rows)
+    back = tf.scatter_nd(tf.where(rows), bm, [3, 4])
+
+    def body(i, acc):
+        idx = tf.where(x > tf.cast(i, tf.float32) * 0.3 - 0.5)
+        m = tf.scatter_nd(idx, tf.gather_nd(x, idx), [3, 4])
+        return i + 1, acc + tf.reduce_sum(m * m)
+
+    _, acc = tf.while_loop(lambda i, a: i < 4, body, [tf.constant(0), tf.constant(0.0)])
+    return [f(w_bool), f(w_none), f(w_float), f(w_int), f(w3), g, bm, back * x, acc]
+
+
 def rnd(seed, shape, scale=1.0):
     return (np.random.RandomState(seed).standard_normal(shape) * scale).astype(np.float32)
 
@@ -499,6 +528,10 @@ UNARY_X = np.array([[-0.55, 0.2, 0.3, -0.8], [0.85, -0.1, 0.6, 0.05],
 BIN_X = np.array([[0.23, 1.35, -2.15, 0.77], [-0.42, -0.95, 1.64, -1.72]], np.float32)
 BIN_Y = np.array([[0.6, -1.2, 1.5, -0.4], [2.0, 0.7, -1.1, 0.35]], np.float32)
 BIN_D = np.array([[0.55, -0.8, 0.6, -1.3], [-0.45, 0.9, -0.55, 1.1]], np.float32)
+
+# where's input: away from its thresholds (0, the steps of round(2x), -0.3 and the loop's).
+WHERE_X = np.array([[0.62, -0.41, 0.15, -0.9], [0.33, 0.05, -0.12, 1.4],
+                    [-0.66, 0.88, -0.05, 0.52]], np.float32)
 
 # name -> (function, [(input name, value)], tolerance or None)
 T, B, D, H = 4, 2, 3, 3
@@ -543,6 +576,7 @@ MODELS = {
     "gather_scatter_nd": (m_gather_scatter_nd, [("x", rnd(27, [4, 3]))], None),
     "topk_einsum": (m_topk_einsum, [("x", rnd(28, [4, 6]))], None),
     "xent_losses": (m_xent_losses, [("x", rnd(29, [4, 5]))], None),
+    "where": (m_where, [("x", WHERE_X)], None),
 }
 
 # Feeds declared with dynamic dimensions (None), by model; the others take their values'

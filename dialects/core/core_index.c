@@ -1,6 +1,6 @@
 /// Shape functions and folders of the core ops that index along an axis:
-/// reverse, argmax / argmin and the scans cumsum / cumprod (semantics in
-/// docs/dialects/core.md).
+/// reverse, argmax / argmin and the scans cumsum / cumprod; and of scatter,
+/// topk and where (semantics in docs/dialects/core.md).
 #include "dialects/core/core_internal.h"
 #include "dialects/dialects_internal.h"
 
@@ -159,6 +159,39 @@ eddy_status_t eddy_core_infer_topk(eddy_infer_ctx_t *ic) {
   dims[x->rank - 1] = k;
   eddy_core_push(ic, x->dtype, x->rank, dims);
   eddy_core_push(ic, EDDY_DT_I32, x->rank, dims);
+  return NULL;
+}
+
+/// ---- where ----------------------------------------------------------------
+
+/// where(x, n): x of known rank r and any dtype, n an i64 scalar (the
+/// number of nonzero elements of x); the result tensor<?xrxi64>, one row of
+/// coordinates per nonzero element.
+eddy_status_t eddy_core_infer_where(eddy_infer_ctx_t *ic) {
+  EDDY_RETURN_IF_ERROR(eddy_core_check_operands(ic));
+  const eddy_type_t *x = ic->operand_types[0], *n = ic->operand_types[1];
+  if (x->rank == EDDY_RANK_UNKNOWN)
+    return eddy_ir_infer_error(ic, "the operand's rank must be known");
+  if (n->rank != 0 || n->dtype != EDDY_DT_I64)
+    return eddy_ir_infer_error(ic, "the count (operand 1) must be an i64 "
+                                   "scalar");
+  int64_t dims[2] = {EDDY_DIM_DYNAMIC, x->rank};
+  eddy_core_push(ic, EDDY_DT_I64, 2, dims);
+  return NULL;
+}
+
+eddy_status_t eddy_core_verify_where(const eddy_op_t *op) {
+  const eddy_type_t *t = op->results[0].type;
+  if (eddy_ir_type_is_tensor(t) && t->rank == 2 &&
+      t->dims[0] != EDDY_DIM_DYNAMIC) {
+    eddy_tt_t tt = {0};
+    eddy_status_t st = eddy_ir_op_error(
+        op, "result must be tensor<?x...>: its row count is known at run "
+            "time only, got %s",
+        eddy_tt(&tt, t));
+    eddy_tt_free(&tt);
+    return st;
+  }
   return NULL;
 }
 
