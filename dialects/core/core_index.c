@@ -181,18 +181,7 @@ eddy_status_t eddy_core_infer_where(eddy_infer_ctx_t *ic) {
 }
 
 eddy_status_t eddy_core_verify_where(const eddy_op_t *op) {
-  const eddy_type_t *t = op->results[0].type;
-  if (eddy_ir_type_is_tensor(t) && t->rank == 2 &&
-      t->dims[0] != EDDY_DIM_DYNAMIC) {
-    eddy_tt_t tt = {0};
-    eddy_status_t st = eddy_ir_op_error(
-        op, "result must be tensor<?x...>: its row count is known at run "
-            "time only, got %s",
-        eddy_tt(&tt, t));
-    eddy_tt_free(&tt);
-    return st;
-  }
-  return NULL;
+  return eddy_core_verify_dynamic_dim0(op, 2, "its row count");
 }
 
 /// ---- Folders ---------------------------------------------------------------
