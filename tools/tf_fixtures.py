@@ -145,6 +145,13 @@ def m_cond_in_cond(x):
     return [tf.cond(s < 0.0, outer_true, lambda: x * x)]
 
 
+def m_cond(x):
+    """Two tf.conds without loops, one taking each branch: sin, x * x and tanh."""
+    s = tf.reduce_sum(x)
+    y = tf.cond(s < 0.0, lambda: tf.sin(x) * x, lambda: tf.tanh(x))
+    return [tf.cond(s > 0.0, lambda: y * x, lambda: tf.tanh(y))]
+
+
 def m_map_fn(x):
     """tf.map_fn over the rows of a [4, 3] matrix."""
     return [tf.map_fn(lambda r: tf.reduce_sum(tf.tanh(r) * r), x)]
@@ -551,6 +558,7 @@ MODELS = {
     "while_cond_loop": (m_while_cond_loop, [("x", rnd(19, [3]))], None),
     "while_two_conds": (m_while_two_conds, [("x", rnd(19, [3]))], None),
     "cond_in_cond": (m_cond_in_cond, [("x", rnd(19, [3]))], None),
+    "cond": (m_cond, [("x", rnd(19, [3]))], None),
     "lstm": (m_lstm, [("x", rnd(13, [T, B, D])), ("h0", rnd(14, [B, H], 0.5)),
                       ("c0", rnd(15, [B, H], 0.5)), ("wx", rnd(16, [D, 4 * H], 0.5)),
                       ("wh", rnd(17, [H, 4 * H], 0.5)), ("b", rnd(18, [4 * H], 0.1))],
@@ -717,9 +725,12 @@ def op_histogram(gd):
 
 # Models also written with second-order gradients (`_grad2`: the outputs' sum y, then
 # d(sum of dy/dx_i squared)/dx_i for each input), in these control-flow versions. TensorFlow
-# refuses second-order gradients of v1 while_loops; eddy does not yet type the variants that
-# cond_v2's second-order gradient passes through its functions, nor lists of lists of them.
-SECOND_ORDER = {"cond_in_cond": ("v1",), "count": ("v2",), "map_fn": ("v2",),
+# refuses second-order gradients of v1 while_loops. eddy refuses the v2 second-order gradients
+# of a cond with a loop in a branch (cond_with_loop: a zero of an Optional holding the loop's
+# list; cond_in_cond: an Optional whose type depends on the branch, wrapped in another
+# Optional) and the v1 second-order gradient of a single cond (Switches on a Merge's
+# value_index); docs/import.md, Gaps.
+SECOND_ORDER = {"cond_in_cond": ("v1",), "cond": ("v2",), "count": ("v2",), "map_fn": ("v2",),
                 "scan": ("v2",)}
 
 
