@@ -1356,6 +1356,8 @@ static const ad_rule_t k_rules[EDDY_OP_COUNT_] = {
     [EDDY_OP_CORE_CUMPROD] = {r_cumprod},
     [EDDY_OP_CORE_SCATTER] = {r_scatter},
     [EDDY_OP_CORE_TOPK] = {r_topk},
+    [EDDY_OP_CORE_WHERE] = {.zero = "an integer result: the coordinates of "
+                                    "the nonzero elements"},
     /* lists */
     [EDDY_OP_TL_EMPTY] = {.zero = ZERO_NO_OPERAND},
     [EDDY_OP_TL_RESERVE] = {.zero = "its operand is a length"},

@@ -1115,7 +1115,10 @@ static eddy_status_t emit_op_any(cpu_emit_t *e, eddy_op_t *op);
 
 static eddy_status_t emit_op(cpu_emit_t *e, eddy_op_t *op) {
   eddy_status_t st = emit_op_any(e, op);
-  if (!st && e->tgt->kernels && eddy_dialects_opcode(op) == EDDY_OP_CORE_GATHER)
+  // A kernel that can fail (gather, scatter, where) records its error on
+  // the device side in the kernels forms: copied to the host right after.
+  const cpu_op_info_t *info = cpu_op_info(op);
+  if (!st && e->tgt->kernels && info->cls == CPU_OP_KERNEL && info->fallible)
     cpu_sync_kernel_error(e);
   return st;
 }

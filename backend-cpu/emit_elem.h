@@ -102,5 +102,6 @@ eddy_status_t cpu_kernel_arg(cpu_emit_t *e, eddy_op_t *op);
 eddy_status_t cpu_kernel_cumulative(cpu_emit_t *e, eddy_op_t *op);
 eddy_status_t cpu_kernel_scatter(cpu_emit_t *e, eddy_op_t *op);
 eddy_status_t cpu_kernel_topk(cpu_emit_t *e, eddy_op_t *op);
+eddy_status_t cpu_kernel_where(cpu_emit_t *e, eddy_op_t *op);
 
 #endif

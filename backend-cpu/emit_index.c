@@ -1,5 +1,6 @@
 /// The loop-nest kernels of the indexing, scan and selection ops: reverse,
-/// argmax/argmin, cumsum/cumprod, scatter (a scatter-add) and topk, after
+/// argmax/argmin, cumsum/cumprod, scatter (a scatter-add), topk and where,
+/// after
 /// the numeric contract of docs/dialects/core.md.
 #include "backend-cpu/emit_elem.h"
 
@@ -326,5 +327,65 @@ eddy_status_t cpu_kernel_topk(cpu_emit_t *e, eddy_op_t *op) {
   cpu_store(e, ibuf, xt, xidx, v32);
   cpu_p(e, "scf.yield %%t%d, %%t%d : %s, i64\n}\n", val, vi, ty);
   cpu_loops_close(e, rk - 1);
+  return NULL;
+}
+
+/// where: one sequential scan of x in row-major order (one thread in the GPU
+/// target's kernels form: each row's position is the count before it)
+/// carrying the number of nonzero elements seen; each one writes its
+/// coordinates to that row. The result has as many rows as the count
+/// operand says (infer_dims): rows past it are not written, and a count
+/// that differs is a run-time error.
+eddy_status_t cpu_kernel_where(cpu_emit_t *e, eddy_op_t *op) {
+  eddy_value_t *in = eddy_ir_op_operand(op, 0);
+  const eddy_type_t *it = in->type, *rt = op->results[0].type;
+  eddy_dtype_t dt = it->dtype;
+  int32_t rk = it->rank;
+  int d[EDDY_RT_MAX_RANK], rd[2], iidx[EDDY_RT_MAX_RANK];
+  EDDY_RETURN_IF_ERROR(dims_v(e, in, d));
+  EDDY_RETURN_IF_ERROR(cpu_dims(e, &op->results[0], false, rd));
+  int buf = cpu_val_get(e, &op->results[0])->buf;
+  int site = cpu_dims_site(e, op,
+                           "the count operand is not the number of nonzero "
+                           "elements (count and number)");
+  cpu_loops_open(e, 0, NULL, NULL);
+  int c0 = cpu_index_const(e, 0), c1 = cpu_index_const(e, 1);
+  int total = c1;
+  for (int32_t j = 0; j < rk; j++)
+    total = op2(e, "arith.muli", total, d[j], "index");
+  int i = cpu_fresh(e), c = cpu_fresh(e), res = cpu_fresh(e);
+  cpu_p(e,
+        "%%t%d = scf.for %%t%d = %%t%d to %%t%d step %%t%d iter_args(%%t%d = "
+        "%%t%d) -> (index) {\n",
+        res, i, c0, total, c1, c, c0);
+  int rest = i;
+  for (int32_t j = rk - 1; j >= 0; j--) {
+    iidx[j] = op2(e, "arith.remui", rest, d[j], "index");
+    rest = op2(e, "arith.divui", rest, d[j], "index");
+  }
+  int x, nz;
+  EDDY_RETURN_IF_ERROR(cpu_expr(e, in, iidx, &x));
+  if (eddy_dtype_is_float(dt)) {
+    const char *ct = calc_type(dt);
+    nz = cmp(e, "arith.cmpf", "une", to_calc(e, dt, x), fconst(e, ct, 0.0),
+             ct);
+  } else {
+    const char *ty = cpu_reg_type(dt);
+    nz = cmp(e, "arith.cmpi", "ne", x, iconst(e, ty, 0), ty);
+  }
+  int room = cmp(e, "arith.cmpi", "ult", c, rd[0], "index");
+  cpu_p(e, "scf.if %%t%d {\n", op2(e, "arith.andi", nz, room, "i1"));
+  for (int32_t j = 0; j < rk; j++) {
+    int v = cpu_fresh(e);
+    cpu_p(e, "%%t%d = arith.index_cast %%t%d : index to i64\n", v, iidx[j]);
+    int oidx[2] = {c, cpu_index_const(e, j)};
+    cpu_store(e, buf, rt, oidx, v);
+  }
+  cpu_p(e, "}\n");
+  int next = sel(e, nz, op2(e, "arith.addi", c, c1, "index"), c, "index");
+  cpu_p(e, "scf.yield %%t%d : index\n}\n", next);
+  cpu_fail_dims(e, cmp(e, "arith.cmpi", "ne", res, rd[0], "index"), site,
+                rd[0], res);
+  cpu_loops_close(e, 0);
   return NULL;
 }

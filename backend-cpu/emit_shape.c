@@ -717,6 +717,21 @@ static eddy_status_t infer_dims(cpu_emit_t *e, eddy_op_t *op, uint32_t r,
   }
   if (code == EDDY_OP_CORE_RANGE)
     return range_dims(e, op, check, out);
+  if (code == EDDY_OP_CORE_WHERE) {
+    // One row per nonzero element: the count operand, read on the host.
+    int n;
+    EDDY_RETURN_IF_ERROR(cpu_host_scalar(e, eddy_ir_op_operand(op, 1), &n));
+    int v = to_index(e, n);
+    if (check) {
+      int z = cpu_index_const(e, 0);
+      cpu_fail_dims(e, icmp(e, "slt", v, z),
+                    cpu_dims_site(e, op, "the count is negative (count and 0)"),
+                    v, z);
+    }
+    out[0] = (dimv_t){v, -1};
+    out[1] = (dimv_t){-1, in->type->rank};
+    return NULL;
+  }
   if (code == EDDY_OP_CORE_REVERSE || code == EDDY_OP_CORE_CUMSUM ||
       code == EDDY_OP_CORE_CUMPROD) {
     for (int32_t d = 0; d < rt->rank; d++)

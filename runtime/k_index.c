@@ -1,6 +1,6 @@
 /// Kernels of the ops that index along an axis: reverse (a strided view
 /// with negative strides, copied), argmax / argmin and the scans cumsum /
-/// cumprod. Each output element is computed exactly as the constant folder
+/// cumprod; and scatter, topk and where. Each output element is computed exactly as the constant folder
 /// does (dialects/core/core_index.c): float scans accumulate in f64 and
 /// round each output once, integer scans wrap.
 #include "runtime/rt_internal.h"
@@ -373,5 +373,48 @@ eddy_rt_status_t eddy_rt_topk(eddy_rt_ctx_t *ctx, const eddy_rt_tensor_t *x,
     }
   }
   eddy_rt_tensor_release(&src);
+  return NULL;
+}
+
+/// Element flat of x is nonzero (NaN is; -0.0 is not).
+static bool rt_nonzero(const eddy_rt_tensor_t *x, bool fl, int64_t flat) {
+  if (fl)
+    return eddy_rt_tensor_get_f64(x, flat) != 0.0;
+  return eddy_rt_tensor_get_i64(x, flat) != 0;
+}
+
+eddy_rt_status_t eddy_rt_where(eddy_rt_ctx_t *ctx, const eddy_rt_tensor_t *x,
+                               const eddy_rt_tensor_t *n,
+                               eddy_rt_tensor_t *out_t) {
+  const char *op = "core.where";
+  *out_t = eddy_rt_tensor_empty();
+  EDDY_RT_RETURN_IF_ERROR(rt_check_operand(x, op, 0));
+  EDDY_RT_RETURN_IF_ERROR(rt_check_operand(n, op, 1));
+  if (!eddy_rt_dtype_is_int(n->dtype) || n->rank != 0)
+    return rt_err(EDDY_RT_ERR_INVALID_ARGUMENT, op,
+                  "the count (operand 1) must be an integer scalar");
+  bool fl = eddy_rt_dtype_is_float(x->dtype);
+  int64_t total = eddy_rt_tensor_numel(x), count = 0;
+  for (int64_t i = 0; i < total; i++)
+    count += rt_nonzero(x, fl, i);
+  int64_t want = eddy_rt_tensor_get_i64(n, 0);
+  if (want != count)
+    return rt_err(EDDY_RT_ERR_INVALID_ARGUMENT, op,
+                  "the count (operand 1) is %" PRId64 ", but operand 0 has %"
+                  PRId64 " nonzero elements",
+                  want, count);
+  int64_t dims[2] = {count, x->rank};
+  EDDY_RT_RETURN_IF_ERROR(rt_alloc_tensor(ctx, op, EDDY_RT_I64, 2, dims, out_t));
+  int64_t row = 0;
+  for (int64_t i = 0; i < total && row < count; i++) {
+    if (!rt_nonzero(x, fl, i))
+      continue;
+    int64_t rest = i;
+    for (int32_t d = x->rank - 1; d >= 0; d--) {
+      eddy_rt_tensor_set_i64(out_t, row * x->rank + d, rest % x->dims[d]);
+      rest /= x->dims[d];
+    }
+    row++;
+  }
   return NULL;
 }

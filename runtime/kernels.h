@@ -268,6 +268,12 @@ eddy_rt_status_t eddy_rt_scatter(eddy_rt_ctx_t *ctx,
                                  const eddy_rt_tensor_t *indices,
                                  const eddy_rt_tensor_t *updates, int64_t axis,
                                  int64_t size, eddy_rt_tensor_t *out_t);
+/// core.where: the coordinates of the nonzero elements of x (true, or !=
+/// 0: NaN counts, -0.0 does not), in row-major order, as an i64 tensor
+/// [n, rank(x)]. n (an integer scalar) must be their number.
+eddy_rt_status_t eddy_rt_where(eddy_rt_ctx_t *ctx, const eddy_rt_tensor_t *x,
+                               const eddy_rt_tensor_t *n,
+                               eddy_rt_tensor_t *out_t);
 
 /// ---- TensorList ops (tl dialect) ---------------------------------------------
 /// Element shapes follow TensorFlow's lists: an item must match the known

@@ -145,6 +145,13 @@ def m_cond_in_cond(x):
     return [tf.cond(s < 0.0, outer_true, lambda: x * x)]
 
 
+def m_cond(x):
+    """Two tf.conds without loops, one taking each branch: sin, x * x and tanh."""
+    s = tf.reduce_sum(x)
+    y = tf.cond(s < 0.0, lambda: tf.sin(x) * x, lambda: tf.tanh(x))
+    return [tf.cond(s > 0.0, lambda: y * x, lambda: tf.tanh(y))]
+
+
 def m_map_fn(x):
     """tf.map_fn over the rows of a [4, 3] matrix."""
     return [tf.map_fn(lambda r: tf.reduce_sum(tf.tanh(r) * r), x)]
@@ -487,6 +494,35 @@ def m_xent_losses(x):
                                                            logits=x * 2.0)]
 
 
+def m_where(x):
+    """One-operand tf.where: the coordinates of the true elements of a mask (rank 2 and 3), of
+    the nonzero elements of a float and an int tensor (rank 2 and 1), of an all-false mask (no
+    rows; TensorFlow's Where takes no scalar); gather_nd, boolean_mask and scatter_nd at what
+    they select; and a where in a while_loop's body whose row count changes every iteration.
+    Integer results are cast to float32. (Gradients: no op multiplies a tensor of run-time
+    shape, which would need BroadcastGradientArgs of run-time shapes.)"""
+    f = lambda t: tf.cast(t, tf.float32)  # noqa: E731
+    pos = x > 0.0
+    w_bool = tf.where(pos)
+    w_none = tf.where(x > 100.0)
+    r = tf.round(x * 2.0)
+    w_float = tf.where(r)
+    w_int = tf.where(tf.cast(r, tf.int32)[0])
+    w3 = tf.where(tf.reshape(x, [2, 3, 2]) < -0.3)
+    g = tf.square(tf.gather_nd(x, w_bool))
+    rows = x[:, 0] > 0.0
+    bm = tf.boolean_mask(x, rows)
+    back = tf.scatter_nd(tf.where(rows), bm, [3, 4])
+
+    def body(i, acc):
+        idx = tf.where(x > tf.cast(i, tf.float32) * 0.3 - 0.5)
+        m = tf.scatter_nd(idx, tf.gather_nd(x, idx), [3, 4])
+        return i + 1, acc + tf.reduce_sum(m * m)
+
+    _, acc = tf.while_loop(lambda i, a: i < 4, body, [tf.constant(0), tf.constant(0.0)])
+    return [f(w_bool), f(w_none), f(w_float), f(w_int), f(w3), g, bm, back * x, acc]
+
+
 def rnd(seed, shape, scale=1.0):
     return (np.random.RandomState(seed).standard_normal(shape) * scale).astype(np.float32)
 
@@ -499,6 +535,10 @@ UNARY_X = np.array([[-0.55, 0.2, 0.3, -0.8], [0.85, -0.1, 0.6, 0.05],
 BIN_X = np.array([[0.23, 1.35, -2.15, 0.77], [-0.42, -0.95, 1.64, -1.72]], np.float32)
 BIN_Y = np.array([[0.6, -1.2, 1.5, -0.4], [2.0, 0.7, -1.1, 0.35]], np.float32)
 BIN_D = np.array([[0.55, -0.8, 0.6, -1.3], [-0.45, 0.9, -0.55, 1.1]], np.float32)
+
+# where's input: away from its thresholds (0, the steps of round(2x), -0.3 and the loop's).
+WHERE_X = np.array([[0.62, -0.41, 0.15, -0.9], [0.33, 0.05, -0.12, 1.4],
+                    [-0.66, 0.88, -0.05, 0.52]], np.float32)
 
 # name -> (function, [(input name, value)], tolerance or None)
 T, B, D, H = 4, 2, 3, 3
@@ -518,6 +558,7 @@ MODELS = {
     "while_cond_loop": (m_while_cond_loop, [("x", rnd(19, [3]))], None),
     "while_two_conds": (m_while_two_conds, [("x", rnd(19, [3]))], None),
     "cond_in_cond": (m_cond_in_cond, [("x", rnd(19, [3]))], None),
+    "cond": (m_cond, [("x", rnd(19, [3]))], None),
     "lstm": (m_lstm, [("x", rnd(13, [T, B, D])), ("h0", rnd(14, [B, H], 0.5)),
                       ("c0", rnd(15, [B, H], 0.5)), ("wx", rnd(16, [D, 4 * H], 0.5)),
                       ("wh", rnd(17, [H, 4 * H], 0.5)), ("b", rnd(18, [4 * H], 0.1))],
@@ -543,6 +584,7 @@ MODELS = {
     "gather_scatter_nd": (m_gather_scatter_nd, [("x", rnd(27, [4, 3]))], None),
     "topk_einsum": (m_topk_einsum, [("x", rnd(28, [4, 6]))], None),
     "xent_losses": (m_xent_losses, [("x", rnd(29, [4, 5]))], None),
+    "where": (m_where, [("x", WHERE_X)], None),
 }
 
 # Feeds declared with dynamic dimensions (None), by model; the others take their values'
@@ -683,9 +725,12 @@ def op_histogram(gd):
 
 # Models also written with second-order gradients (`_grad2`: the outputs' sum y, then
 # d(sum of dy/dx_i squared)/dx_i for each input), in these control-flow versions. TensorFlow
-# refuses second-order gradients of v1 while_loops; eddy does not yet type the variants that
-# cond_v2's second-order gradient passes through its functions, nor lists of lists of them.
-SECOND_ORDER = {"cond_in_cond": ("v1",), "count": ("v2",), "map_fn": ("v2",),
+# refuses second-order gradients of v1 while_loops. eddy refuses the v2 second-order gradients
+# of a cond with a loop in a branch (cond_with_loop: a zero of an Optional holding the loop's
+# list; cond_in_cond: an Optional whose type depends on the branch, wrapped in another
+# Optional) and the v1 second-order gradient of a single cond (Switches on a Merge's
+# value_index); docs/import.md, Gaps.
+SECOND_ORDER = {"cond_in_cond": ("v1",), "cond": ("v2",), "count": ("v2",), "map_fn": ("v2",),
                 "scan": ("v2",)}
 
 

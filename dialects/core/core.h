@@ -88,7 +88,8 @@ extern "C" {
   X(CUMSUM, "cumsum")                                                          \
   X(CUMPROD, "cumprod")                                                        \
   X(SCATTER, "scatter")                                                        \
-  X(TOPK, "topk")
+  X(TOPK, "topk")                                                              \
+  X(WHERE, "where")
 
 /// Largest rank the core shape functions and folders accept; higher ranks
 /// are reported as errors.

@@ -1,6 +1,6 @@
 /// Shape functions and folders of the core ops that index along an axis:
-/// reverse, argmax / argmin and the scans cumsum / cumprod (semantics in
-/// docs/dialects/core.md).
+/// reverse, argmax / argmin and the scans cumsum / cumprod; and of scatter,
+/// topk and where (semantics in docs/dialects/core.md).
 #include "dialects/core/core_internal.h"
 #include "dialects/dialects_internal.h"
 
@@ -160,6 +160,28 @@ eddy_status_t eddy_core_infer_topk(eddy_infer_ctx_t *ic) {
   eddy_core_push(ic, x->dtype, x->rank, dims);
   eddy_core_push(ic, EDDY_DT_I32, x->rank, dims);
   return NULL;
+}
+
+/// ---- where ----------------------------------------------------------------
+
+/// where(x, n): x of known rank r and any dtype, n an i64 scalar (the
+/// number of nonzero elements of x); the result tensor<?xrxi64>, one row of
+/// coordinates per nonzero element.
+eddy_status_t eddy_core_infer_where(eddy_infer_ctx_t *ic) {
+  EDDY_RETURN_IF_ERROR(eddy_core_check_operands(ic));
+  const eddy_type_t *x = ic->operand_types[0], *n = ic->operand_types[1];
+  if (x->rank == EDDY_RANK_UNKNOWN)
+    return eddy_ir_infer_error(ic, "the operand's rank must be known");
+  if (n->rank != 0 || n->dtype != EDDY_DT_I64)
+    return eddy_ir_infer_error(ic, "the count (operand 1) must be an i64 "
+                                   "scalar");
+  int64_t dims[2] = {EDDY_DIM_DYNAMIC, x->rank};
+  eddy_core_push(ic, EDDY_DT_I64, 2, dims);
+  return NULL;
+}
+
+eddy_status_t eddy_core_verify_where(const eddy_op_t *op) {
+  return eddy_core_verify_dynamic_dim0(op, 2, "its row count");
 }
 
 /// ---- Folders ---------------------------------------------------------------

@@ -94,17 +94,24 @@ eddy_status_t eddy_core_infer_pad(eddy_infer_ctx_t *ic);
 eddy_status_t eddy_core_infer_shape(eddy_infer_ctx_t *ic);
 eddy_status_t eddy_core_infer_dim(eddy_infer_ctx_t *ic);
 eddy_status_t eddy_core_infer_range(eddy_infer_ctx_t *ic);
-/// core_index.c: reverse, argmax/argmin, cumsum/cumprod, scatter, topk.
+/// core_index.c: reverse, argmax/argmin, cumsum/cumprod, scatter, topk,
+/// where.
 eddy_status_t eddy_core_infer_reverse(eddy_infer_ctx_t *ic);
 eddy_status_t eddy_core_infer_arg(eddy_infer_ctx_t *ic);
 eddy_status_t eddy_core_infer_cumulative(eddy_infer_ctx_t *ic);
 eddy_status_t eddy_core_infer_scatter(eddy_infer_ctx_t *ic);
 eddy_status_t eddy_core_infer_topk(eddy_infer_ctx_t *ic);
+eddy_status_t eddy_core_infer_where(eddy_infer_ctx_t *ic);
 
 /// ---- Verifiers -------------------------------------------------------------
 
 eddy_status_t eddy_core_verify_iota(const eddy_op_t *op);
+/// Result 0, when a tensor of this rank, must have a dynamic first dim
+/// ("result must be tensor<?x...>: WHAT is known at run time only").
+eddy_status_t eddy_core_verify_dynamic_dim0(const eddy_op_t *op,
+                                            int32_t rank, const char *what);
 eddy_status_t eddy_core_verify_range(const eddy_op_t *op);
+eddy_status_t eddy_core_verify_where(const eddy_op_t *op);
 
 /// ---- Fold helpers (core_fold.c) --------------------------------------------
 

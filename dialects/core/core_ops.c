@@ -224,6 +224,9 @@ const eddy_op_def_t eddy_core_op_defs[EDDY_CORE_OP_COUNT_] = {
             .fold = NULL,
             .opcode = EDDY_OP_CORE_TOPK,
         },
+    /* Its row count is the run-time operand n: no folder. */
+    OP(WHERE, "where", 2, PURE, NULL, eddy_core_verify_where,
+       eddy_core_infer_where, NULL),
 };
 
 const eddy_dialect_t eddy_core_dialect = {
@@ -234,7 +237,7 @@ const eddy_dialect_t eddy_core_dialect = {
 };
 
 /* Both number the core ops in the order of EDDY_CORE_OP_LIST. */
-_Static_assert(EDDY_OP_CORE_TOPK - EDDY_OP_CORE_CONSTANT == EDDY_CORE_OP_TOPK,
+_Static_assert(EDDY_OP_CORE_WHERE - EDDY_OP_CORE_CONSTANT == EDDY_CORE_OP_WHERE,
                "core opcodes and table indices differ");
 
 eddy_core_op_kind_t eddy_core_op_kind(const eddy_op_def_t *def) {

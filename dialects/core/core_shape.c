@@ -251,19 +251,24 @@ eddy_status_t eddy_core_infer_constant(eddy_infer_ctx_t *ic) {
   return NULL;
 }
 
-eddy_status_t eddy_core_verify_range(const eddy_op_t *op) {
+eddy_status_t eddy_core_verify_dynamic_dim0(const eddy_op_t *op,
+                                            int32_t rank, const char *what) {
   const eddy_type_t *t = op->results[0].type;
-  if (eddy_ir_type_is_tensor(t) && t->rank == 1 &&
+  if (eddy_ir_type_is_tensor(t) && t->rank == rank &&
       t->dims[0] != EDDY_DIM_DYNAMIC) {
     eddy_tt_t tt = {0};
     eddy_status_t st = eddy_ir_op_error(
-        op, "result must be tensor<?x...>: the length is known at run time "
-            "only, got %s",
-        eddy_tt(&tt, t));
+        op, "result must be tensor<?x...>: %s is known at run time only, "
+            "got %s",
+        what, eddy_tt(&tt, t));
     eddy_tt_free(&tt);
     return st;
   }
   return NULL;
+}
+
+eddy_status_t eddy_core_verify_range(const eddy_op_t *op) {
+  return eddy_core_verify_dynamic_dim0(op, 1, "the length");
 }
 
 eddy_status_t eddy_core_verify_iota(const eddy_op_t *op) {

@@ -265,8 +265,16 @@ static const eddy_type_t *vt_out(tf_importer_t *im, vscope_t sc,
   }
   if (op_is(n, "TensorListPushBack") || op_is(n, "TensorListSetItem") ||
       op_is(n, "Identity") || op_is(n, "Enter") || op_is(n, "Exit") ||
-      op_is(n, "NextIteration") || op_is(n, "Switch"))
+      op_is(n, "NextIteration") || op_is(n, "Switch") ||
+      op_is(n, "ZerosLike"))
     return n->n_input ? vt_ref(im, sc, n->input[0], depth + 1) : NULL;
+  if (op_is(n, "AddN")) {
+    // A sum of lists or Optionals (of gradients): what any term holds.
+    const eddy_type_t *t = NULL;
+    for (size_t i = 0; i < n->n_input && !t; i++)
+      t = vt_ref(im, sc, n->input[i], depth + 1);
+    return t;
+  }
   if (op_is(n, "IdentityN") || op_is(n, "While") || op_is(n, "StatelessWhile"))
     return out < n->n_input ? vt_ref(im, sc, n->input[out], depth + 1) : NULL;
   if (op_is(n, "If") || op_is(n, "StatelessIf")) {

@@ -3,8 +3,8 @@
 /// ConcatOffset (the gradient of ConcatV2), BroadcastArgs, BroadcastTo,
 /// InvertPermutation, EuclideanNorm, GatherNd, ScatterNd,
 /// TensorScatterUpdate/Add, UnsortedSegmentSum, GatherV2 with batch_dims,
-/// TopKV2, two-operand Einsum, BatchMatMulV3, the softmax cross entropies;
-/// and a clear refusal of the one-operand Where. (FloorMod, DivNoNan and
+/// TopKV2, two-operand Einsum, BatchMatMulV3, the softmax cross entropies
+/// and the one-operand Where. (FloorMod, DivNoNan and
 /// LogSoftmax, which the gradients of ConcatV2, Cumprod and the cross
 /// entropies hold, are legalize_math.c's.) They lower to core.reverse / argmax / argmin / cumsum
 /// / cumprod where one op does the work, and to compositions of core ops
@@ -491,6 +491,36 @@ static eddy_status_t lower_euclidean_norm(eddy_tfl_t *z, const eddy_op_t *op) {
   EDDY_RETURN_IF_ERROR(
       eddy_tfl_build(z, op, "core.reduce_sum", &sq, 1, a, 2, &sum));
   EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "core.sqrt", &sum, 1, NULL, 0, &r));
+  out1(z, op, r);
+  return NULL;
+}
+
+/// Where (one operand): the number of nonzero elements, a sum of x != 0 as
+/// i64 over every axis, then core.where, which takes it as its row count.
+static eddy_status_t lower_where(eddy_tfl_t *z, const eddy_op_t *op) {
+  eddy_value_t *x = in(z, op, 0), *nz = x, *n = NULL, *r = NULL;
+  int32_t rank = x->type->rank;
+  if (rank == EDDY_RANK_UNKNOWN)
+    return eddy_tfl_error(op, "the operand's rank is unknown");
+  if (x->type->dtype != EDDY_DT_I1) {
+    eddy_value_t *zero = NULL;
+    EDDY_RETURN_IF_ERROR(
+        eddy_tfl_splat(z, x->type->dtype, 0, NULL, 0, &zero));
+    EDDY_RETURN_IF_ERROR(bin(z, op, "core.ne", x, zero, &nz));
+  }
+  EDDY_RETURN_IF_ERROR(eddy_tfl_cast(z, op, nz, EDDY_DT_I64, &nz));
+  n = nz;
+  if (rank > 0) {
+    int64_t axes[MAXR];
+    for (int32_t i = 0; i < rank; i++)
+      axes[i] = i;
+    eddy_named_attr_t a[2] = {ints_attr(z, "axes", axes, (size_t)rank),
+                              bool_attr(z, "keepdims", false)};
+    EDDY_RETURN_IF_ERROR(
+        eddy_tfl_build(z, op, "core.reduce_sum", &nz, 1, a, 2, &n));
+  }
+  eddy_value_t *ops[2] = {x, n};
+  EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "core.where", ops, 2, NULL, 0, &r));
   out1(z, op, r);
   return NULL;
 }
@@ -1217,11 +1247,7 @@ eddy_status_t eddy_tfl_lower_index_op(eddy_tfl_t *z, const eddy_op_t *op,
   if (strcmp(t, "SparseSoftmaxCrossEntropyWithLogits") == 0)
     return lower_sparse_xent(z, op);
   if (strcmp(t, "Where") == 0)
-    return eddy_tfl_error(op, "Where with one operand (the coordinates of the "
-                              "true elements) has a data-dependent result "
-                              "size, which eddy does not support; "
-                              "tf.where(c, x, y) with three operands is "
-                              "supported");
+    return lower_where(z, op);
   *handled = false;
   return NULL;
 }

@@ -246,6 +246,11 @@ static eddy_status_t lower_like(eddy_tfl_t *z, const eddy_op_t *op,
     out1(z, op, eddy_ir_op_result(o, 0));
     return NULL;
   }
+  if (v->type->kind == EDDY_TYPE_LIST)
+    return eddy_tfl_error(op, "a zero of a list of lists or of an Optional "
+                              "holding a list is not supported (it would "
+                              "need the inner lists' lengths and element "
+                              "shapes)");
   if (v->type->kind != EDDY_TYPE_TENSOR)
     return eddy_tfl_error(op, "only tensors are supported");
   if (eddy_ir_type_is_static(v->type)) {

@@ -61,6 +61,42 @@ static size_t uses_of(eddy_module_t *m, const eddy_op_t *func) {
   return c.n;
 }
 
+/// The function `attr` of If u names, made u's own: when another node also
+/// names it (grappler's specialized copies of a gradient's functions call
+/// the same branches as the originals), u gets a copy `NAME.K` of it.
+/// *copied says whether it did (the copy's Ifs are new ones).
+static eddy_status_t own_branch(eddy_module_t *m, eddy_op_t *u,
+                                const char *attr, eddy_op_t **out,
+                                bool *copied) {
+  eddy_op_t *f = callee(m, u, attr);
+  *out = f;
+  if (!f || uses_of(m, f) <= 1)
+    return NULL;
+  const char *base = eddy_ir_func_name(f);
+  size_t cap = strlen(base) + 24;
+  char *name = malloc(cap);
+  if (!name)
+    return eddy_status_create(EDDY_ERR_RESOURCE, "out of memory");
+  for (unsigned k = 1;; k++) {
+    snprintf(name, cap, "%s.%u", base, k);
+    if (!eddy_ir_module_lookup_func(m, name))
+      break;
+  }
+  eddy_ptrmap_t map;
+  eddy_ptrmap_init(&map);
+  eddy_op_t *copy = eddy_ir_op_clone(f, &map);
+  eddy_ptrmap_destroy(&map);
+  eddy_ir_op_set_attr(copy, "sym_name",
+                      eddy_ir_string_attr_get(m->ctx, name, strlen(name)));
+  eddy_ir_op_insert_after(copy, f);
+  eddy_ir_op_set_attr(u, attr,
+                      eddy_ir_symbol_attr_get(m->ctx, name, strlen(name)));
+  free(name);
+  *out = copy;
+  *copied = true;
+  return NULL;
+}
+
 static eddy_status_t error_at(const eddy_op_t *op, const char *msg) {
   eddy_buf_t loc;
   eddy_buf_init(&loc);
@@ -197,9 +233,11 @@ static eddy_value_t *pred_of(const eddy_op_t *op) {
 }
 
 /// The gradient If `o` reads the split output through operand k: it gets
-/// `second` as a new last operand; its else branch reads that instead.
+/// `second` as a new last operand; its else branch reads that instead (o
+/// gets its own branches first where other nodes call them too).
 static eddy_status_t pass_second(eddy_module_t *m, eddy_op_t *u, eddy_op_t *o,
-                                 uint32_t k, eddy_value_t *second) {
+                                 uint32_t k, eddy_value_t *second,
+                                 bool *copied) {
   char msg[512];
   const char *un = u->loc && u->loc->file ? u->loc->file->str : "?";
   const char *on = o->loc && o->loc->file ? o->loc->file->str : "?";
@@ -212,8 +250,11 @@ static eddy_status_t pass_second(eddy_module_t *m, eddy_op_t *u, eddy_op_t *o,
              un, on);
     return error_at(o, msg);
   }
-  eddy_op_t *fo = callee(m, o, "then_branch"),
-            *go = callee(m, o, "else_branch");
+  eddy_op_t *fo = NULL, *go = NULL;
+  if (callee(m, o, "then_branch") != callee(m, o, "else_branch")) {
+    EDDY_RETURN_IF_ERROR(own_branch(m, o, "then_branch", &fo, copied));
+    EDDY_RETURN_IF_ERROR(own_branch(m, o, "else_branch", &go, copied));
+  }
   if (!fo || !go || fo == go || uses_of(m, fo) != 1 || uses_of(m, go) != 1) {
     snprintf(msg, sizeof msg,
              "the branches of If '%s' read an Optional whose type depends on "
@@ -279,10 +320,33 @@ static void collect_readers(eddy_value_t *v, reader_list_t *rd, int depth) {
   }
 }
 
+/// A ZerosLike of the split output (a second-order gradient's zero adjoint
+/// of it, passed to the gradient If): a ZerosLike of `second` next to it,
+/// which its readers get as they get `second`.
+static eddy_status_t pass_zeros(eddy_module_t *m, eddy_op_t *u, eddy_op_t *z,
+                                eddy_value_t *second, bool *copied) {
+  eddy_builder_t bb;
+  eddy_ir_builder_init(&bb, m->ctx);
+  eddy_ir_builder_set_after(&bb, z);
+  eddy_op_t *z2 = NULL;
+  EDDY_RETURN_IF_ERROR(eddy_tfl_make(&bb, "tf.ZerosLike", &second, 1,
+                                     z->attrs, z->num_attrs, &second->type, 1,
+                                     z->loc, &z2));
+  reader_list_t rd = {0};
+  collect_readers(&z->results[0], &rd, 0);
+  eddy_status_t st =
+      rd.oom ? eddy_status_create(EDDY_ERR_RESOURCE, "out of memory") : NULL;
+  for (size_t i = 0; !st && i < rd.n; i++)
+    st = pass_second(m, u, rd.owner[i], rd.index[i], &z2->results[0], copied);
+  free(rd.owner);
+  free(rd.index);
+  return st;
+}
+
 /// Splits output r of If u (then type a, else type b).
 static eddy_status_t split(eddy_module_t *m, eddy_op_t **u, eddy_op_t *f,
                            eddy_op_t *g, uint32_t r, const eddy_type_t *a,
-                           const eddy_type_t *b) {
+                           const eddy_type_t *b, bool *copied) {
   eddy_ctx_t *ctx = m->ctx;
   eddy_value_t *f_none = NULL, *g_none = NULL;
   eddy_op_t *gret = eddy_ir_block_terminator(eddy_ir_func_entry(g));
@@ -302,8 +366,13 @@ static eddy_status_t split(eddy_module_t *m, eddy_op_t **u, eddy_op_t *f,
   collect_readers(first, &rd, 0);
   eddy_status_t st =
       rd.oom ? eddy_status_create(EDDY_ERR_RESOURCE, "out of memory") : NULL;
-  for (size_t i = 0; !st && i < rd.n; i++)
-    st = pass_second(m, grown, rd.owner[i], rd.index[i], second);
+  for (size_t i = 0; !st && i < rd.n; i++) {
+    eddy_op_t *o = rd.owner[i];
+    if (eddy_ir_op_is(o, "tf.ZerosLike") && o->num_results == 1)
+      st = pass_zeros(m, grown, o, second, copied);
+    else
+      st = pass_second(m, grown, o, rd.index[i], second, copied);
+  }
   free(rd.owner);
   free(rd.index);
   return st;
@@ -333,19 +402,21 @@ static eddy_walk_result_t collect_ifs(eddy_op_t *op, void *user) {
   return EDDY_WALK_ADVANCE;
 }
 
-eddy_status_t eddy_tfl_split_optionals(eddy_module_t *m) {
+/// One pass over the module's Ifs; *copied when a function was copied to
+/// give an If its own branches (the copy holds Ifs the pass did not see).
+static eddy_status_t split_pass(eddy_module_t *m, bool *copied) {
   if_list_t ifs = {0};
   for (eddy_op_t *f = eddy_ir_module_body(m)->first; f; f = f->next)
     eddy_ir_walk_pre(f, collect_ifs, &ifs);
   eddy_status_t st =
       ifs.oom ? eddy_status_create(EDDY_ERR_RESOURCE, "out of memory") : NULL;
-  for (size_t i = 0; !st && i < ifs.n; i++) {
+  for (size_t i = 0; !st && !*copied && i < ifs.n; i++) {
     eddy_op_t *u = ifs.v[i];
     eddy_op_t *f = callee(m, u, "then_branch"),
               *g = callee(m, u, "else_branch");
     if (!f || !g || f == g)
       continue; // legalize-tf reports a missing function
-    for (uint32_t r = 0; !st && r < u->num_results; r++) {
+    for (uint32_t r = 0; !st && !*copied && r < u->num_results; r++) {
       const eddy_type_t *ft = eddy_ir_func_type(f), *gt = eddy_ir_func_type(g);
       if (r >= ft->num_outputs || r >= gt->num_outputs)
         break;
@@ -353,15 +424,27 @@ eddy_status_t eddy_tfl_split_optionals(eddy_module_t *m) {
       if (a->kind != EDDY_TYPE_LIST || b->kind != EDDY_TYPE_LIST ||
           eddy_ir_type_is_compatible(a, b))
         continue;
-      if (uses_of(m, f) != 1 || uses_of(m, g) != 1) {
-        st = error_at(u, "the branches of this If return Optionals whose "
-                         "type depends on the branch, so they must be two "
-                         "functions no other node calls");
-        break;
-      }
-      st = split(m, &u, f, g, r, a, b);
+      st = own_branch(m, u, "then_branch", &f, copied);
+      if (!st)
+        st = own_branch(m, u, "else_branch", &g, copied);
+      if (!st && !*copied)
+        st = split(m, &u, f, g, r, a, b, copied);
     }
   }
   free(ifs.v);
   return st;
+}
+
+eddy_status_t eddy_tfl_split_optionals(eddy_module_t *m) {
+  // Until no If needs a copy of its branches: a split output leaves both
+  // branches agreeing, so an If already done is not split again.
+  for (int round = 0; round < 4096; round++) {
+    bool copied = false;
+    EDDY_RETURN_IF_ERROR(split_pass(m, &copied));
+    if (!copied)
+      return NULL;
+  }
+  return eddy_status_create(EDDY_ERR_UNSUPPORTED,
+                            "splitting the Optionals of Ifs copied their "
+                            "branch functions more than 4096 times");
 }

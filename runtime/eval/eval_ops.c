@@ -732,6 +732,16 @@ static eddy_status_t h_topk(eval_state_t *s, eval_frame_t *f,
   return NULL;
 }
 
+static eddy_status_t h_where(eval_state_t *s, eval_frame_t *f,
+                             const eval_handler_t *h, const eddy_op_t *op,
+                             const eddy_eval_value_t *const *operands,
+                             eddy_eval_value_t *out) {
+  UNUSED_HANDLER_ARGS;
+  eddy_rt_tensor_t r = eddy_rt_tensor_empty();
+  RT(eddy_rt_where(s->rt, TENSOR(0), TENSOR(1), &r));
+  return put_tensor(&out[0], &r);
+}
+
 /// Indexed by opcode: the handler of every core, ctl and tl op the evaluator
 /// runs, and for the others the reason it does not (tests/unit/eval/
 /// test_eval_table.c holds every opcode to one or the other).
@@ -807,6 +817,7 @@ static const eval_handler_t k_handlers[EDDY_OP_COUNT_] = {
     [EDDY_OP_CORE_CUMPROD] = {h_cumulative, 1},
     [EDDY_OP_CORE_SCATTER] = {h_scatter, 0},
     [EDDY_OP_CORE_TOPK] = {h_topk, 0},
+    [EDDY_OP_CORE_WHERE] = {h_where, 0},
     [EDDY_OP_TL_EMPTY] = {h_tl_empty, 0},
     [EDDY_OP_TL_RESERVE] = {h_tl_reserve, 0},
     [EDDY_OP_TL_PUSH_BACK] = {h_tl_push_back, 0},

@@ -456,6 +456,19 @@ static void test_shape_dim(void **state) {
   RUN(cases);
 }
 
+static void test_where(void **state) {
+  (void)state;
+  static const shape_case_t cases[] = {
+      {"core.where", "2x?xi1; i64", "", "tensor<?x2xi64>"},
+      {"core.where", "4xf32; i64", "", "tensor<?x1xi64>"},
+      {"core.where", "i32; i64", "", "tensor<?x0xi64>"},
+      {"core.where", "*xf32; i64", "", "!the operand's rank must be known"},
+      {"core.where", "3xf32; i32", "", "!must be an i64 scalar"},
+      {"core.where", "3xf32; 1xi64", "", "!must be an i64 scalar"},
+  };
+  RUN(cases);
+}
+
 static void test_non_tensor_operand(void **state) {
   (void)state;
   core_fx_t *f = core_fx_create();
@@ -567,6 +580,7 @@ int main(void) {
       cmocka_unit_test(test_concat_split),
       cmocka_unit_test(test_slice_gather_pad),
       cmocka_unit_test(test_shape_dim),
+      cmocka_unit_test(test_where),
       cmocka_unit_test(test_non_tensor_operand),
       cmocka_unit_test(test_verify_declared_types),
       cmocka_unit_test(test_table_traits),

@@ -1,5 +1,5 @@
 /// Data movement kernels: reshape, transpose, broadcast_to, concat, split,
-/// slice, gather, pad, shape, dim.
+/// slice, gather, pad, shape, dim; where.
 #include "rt_test.h"
 
 static eddy_rt_ctx_t *g_ctx;
@@ -327,6 +327,33 @@ static void test_pad_shape_dim(void **state) {
     eddy_rt_tensor_release(all[i]);
 }
 
+static void test_where(void **state) {
+  (void)state;
+  eddy_rt_ctx_t *c = g_ctx;
+  // NaN is nonzero, -0.0 is not; rows in row-major order.
+  eddy_rt_tensor_t x = RTT_F(c, F32, "2x3", 0.0, NAN, -0.0, 2.5, 0.0, -1.0);
+  eddy_rt_tensor_t n3 = RTT_I(c, I64, "", 3), n0 = RTT_I(c, I64, "", 0);
+  eddy_rt_tensor_t out;
+  RTT_OK(eddy_rt_where(c, &x, &n3, &out));
+  RTT_EXPECT_I(&out, I64, "3x2", 0, 1, 1, 0, 1, 2);
+  eddy_rt_tensor_release(&out);
+  eddy_rt_tensor_t b = RTT_I(c, I1, "2x2x1", 0, 0, 0, 0);
+  RTT_OK(eddy_rt_where(c, &b, &n0, &out));
+  rtt_shape(&out, I64, "0x3");
+  eddy_rt_tensor_release(&out);
+  eddy_rt_tensor_t s = RTT_I(c, I32, "", 7), n1 = RTT_I(c, I32, "", 1);
+  RTT_OK(eddy_rt_where(c, &s, &n1, &out));
+  rtt_shape(&out, I64, "1x0");
+  eddy_rt_tensor_release(&out);
+  RTT_ERR(eddy_rt_where(c, &x, &n0, &out), EDDY_RT_ERR_INVALID_ARGUMENT,
+          "core.where", "the count (operand 1) is 0, but operand 0 has 3");
+  RTT_ERR(eddy_rt_where(c, &x, &x, &out), EDDY_RT_ERR_INVALID_ARGUMENT,
+          "must be an integer scalar");
+  eddy_rt_tensor_t *all[] = {&x, &n3, &n0, &b, &s, &n1};
+  for (size_t i = 0; i < 6; i++)
+    eddy_rt_tensor_release(all[i]);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_reshape),
@@ -335,6 +362,7 @@ int main(void) {
       cmocka_unit_test(test_slice),
       cmocka_unit_test(test_gather),
       cmocka_unit_test(test_pad_shape_dim),
+      cmocka_unit_test(test_where),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
