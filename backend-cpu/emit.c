@@ -100,7 +100,7 @@ cpu_val_t *cpu_val_get(cpu_emit_t *e, const eddy_value_t *v) {
 cpu_val_t *cpu_val_new(cpu_emit_t *e, const eddy_value_t *v) {
   cpu_val_t *cv = eddy_arena_alloc(e->arena, sizeof *cv);
   memset(cv, 0, sizeof *cv);
-  cv->buf = cv->dslot = cv->pslot = cv->cslot = -1;
+  cv->buf = cv->dslot = cv->pslot = cv->cslot = cv->vslot = -1;
   eddy_ptrmap_put(&e->vals, v, cv);
   return cv;
 }
@@ -1141,6 +1141,8 @@ static eddy_status_t emit_op_any(cpu_emit_t *e, eddy_op_t *op) {
   cpu_gate_open(e);
   eddy_status_t st = emit_op_static(e, op);
   cpu_gate_close(e);
+  if (!st && cls == CPU_OP_LIST)
+    cpu_list_view_rebind(e, op);
   return st;
 }
 

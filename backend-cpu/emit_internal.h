@@ -25,6 +25,9 @@ typedef struct cpu_val {
   int dslot; ///< memref<Rxindex> of the run-time dims, or -1
   int pslot; ///< memref<i64> of the data pointer, or -1
   int cslot; ///< memref<i64> of the bytes allocated (owned buffers), or -1
+  /// A list item read in place (the plan's view): memref<i64> holding its
+  /// address, from which buf is remade outside the gate it was read in.
+  int vslot;
 } cpu_val_t;
 
 /// A scratch block from the runtime; blocks of dead top-level values are
@@ -272,6 +275,10 @@ eddy_status_t cpu_list_resize(cpu_emit_t *e, eddy_op_t *op);
 eddy_status_t cpu_list_scatter(cpu_emit_t *e, eddy_op_t *op);
 eddy_status_t cpu_list_concat(cpu_emit_t *e, eddy_op_t *op);
 eddy_status_t cpu_list_split(cpu_emit_t *e, eddy_op_t *op);
+/// After the gate a list op ran in: the memref of a list item it read in
+/// place, remade from its slot (the one made inside the gate is out of
+/// scope there).
+void cpu_list_view_rebind(cpu_emit_t *e, const eddy_op_t *op);
 /// Releases every list slot (emitted fresh at each exit of the entry).
 void cpu_list_cleanup(cpu_emit_t *e);
 

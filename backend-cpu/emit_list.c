@@ -317,13 +317,17 @@ eddy_status_t cpu_list_from_tensor(cpu_emit_t *e, eddy_op_t *op) {
   cpu_val_new(e, &op->results[0])->buf = rs;
   int dt, rk, dp;
   EDDY_RETURN_IF_ERROR(item_args_of(e, x, &dt, &rk, &dp));
+  // The plan lends the list an argument's or a constant's data (no copy).
+  const cpu_step_t *s = cpu_plan_step(e->plan, op);
+  bool borrow = s && s->borrow;
   int p = cpu_fresh(e);
   cpu_p(e,
-        "%%t%d = func.call @eddy_rt_entry_%s_from_tensor(%%rt, %%t%d, "
+        "%%t%d = func.call @eddy_rt_entry_%s_%s(%%rt, %%t%d, "
         "%%t%d, %%t%d, %%t%d, %%t%d, %%err, %%errlen) : (!llvm.ptr, "
         "!llvm.ptr, i32, i32, !llvm.ptr, !llvm.ptr, !llvm.ptr, i64) -> "
         "!llvm.ptr\n",
-        p, lf(e), data, dt, rk, dp, e->eflag_ptr);
+        p, lf(e), borrow ? "from_arg" : "from_tensor", data, dt, rk, dp,
+        e->eflag_ptr);
   slot_set(e, rs, p);
   return NULL;
 }
@@ -401,6 +405,54 @@ static eddy_status_t list_pop_list(cpu_emit_t *e, eddy_op_t *op) {
 }
 
 /// get_item and stack: a tensor copied out of a list that is only read.
+/// get_item as the plan's view (plan.h, cpu_step_t.view): the result is a
+/// memref over the item in the list; an unset item (zeros) is copied into
+/// the result's buffer at %t<data> as usual.
+static eddy_status_t read_in_place(cpu_emit_t *e, eddy_op_t *op, int lp,
+                                   int idx, int data, int dt, int rk,
+                                   int dp) {
+  const eddy_type_t *xt = op->results[0].type;
+  int p = cpu_fresh(e), z = cpu_fresh(e), none = cpu_fresh(e),
+      q = cpu_fresh(e);
+  cpu_p(e,
+        "%%t%d = func.call @eddy_rt_entry_list_view(%%rt, %%t%d, %%t%d, "
+        "%%t%d, %%t%d, %%t%d, %%t%d, %%err, %%errlen) : (!llvm.ptr, "
+        "!llvm.ptr, i64, i32, i32, !llvm.ptr, !llvm.ptr, !llvm.ptr, i64) -> "
+        "!llvm.ptr\n",
+        p, lp, idx, dt, rk, dp, e->eflag_ptr);
+  cpu_p(e, "%%t%d = llvm.mlir.zero : !llvm.ptr\n", z);
+  cpu_p(e, "%%t%d = llvm.icmp \"eq\" %%t%d, %%t%d : !llvm.ptr\n", none, p,
+        z);
+  cpu_p(e, "%%t%d = scf.if %%t%d -> (!llvm.ptr) {\n", q, none);
+  cpu_p(e,
+        "func.call @eddy_rt_entry_list_get(%%rt, %%t%d, %%t%d, %%t%d, "
+        "%%t%d, %%t%d, %%t%d, %%t%d, %%err, %%errlen) : (!llvm.ptr, "
+        "!llvm.ptr, i64, !llvm.ptr, i32, i32, !llvm.ptr, !llvm.ptr, "
+        "!llvm.ptr, i64) -> ()\n",
+        lp, idx, data, dt, rk, dp, e->eflag_ptr);
+  cpu_p(e, "scf.yield %%t%d : !llvm.ptr\n} else {\n", data);
+  cpu_p(e, "scf.yield %%t%d : !llvm.ptr\n}\n", p);
+  cpu_val_t *cv = cpu_val_get(e, &op->results[0]);
+  cv->buf = cpu_memref_from_ptr(e, q, xt);
+  if (e->dyn) {
+    // Inside a gate: the address goes to a slot for cpu_list_view_rebind.
+    cv->vslot = cpu_alloc_slot(e, i64_scalar(e));
+    int a = cpu_fresh(e);
+    cpu_p(e, "%%t%d = llvm.ptrtoint %%t%d : !llvm.ptr to i64\n", a, q);
+    cpu_store(e, cv->vslot, i64_scalar(e), NULL, a);
+  }
+  return NULL;
+}
+
+void cpu_list_view_rebind(cpu_emit_t *e, const eddy_op_t *op) {
+  cpu_val_t *cv = op->num_results ? cpu_val_get(e, &op->results[0]) : NULL;
+  if (!cv || cv->vslot < 0)
+    return;
+  int a = cpu_load(e, cv->vslot, i64_scalar(e), NULL), q = cpu_fresh(e);
+  cpu_p(e, "%%t%d = llvm.inttoptr %%t%d : i64 to !llvm.ptr\n", q, a);
+  cv->buf = cpu_memref_from_ptr(e, q, op->results[0].type);
+}
+
 static eddy_status_t list_read(cpu_emit_t *e, eddy_op_t *op, bool stack) {
   const eddy_type_t *xt = op->results[0].type;
   EDDY_RETURN_IF_ERROR(cpu_check_type(op, xt));
@@ -425,6 +477,9 @@ static eddy_status_t list_read(cpu_emit_t *e, eddy_op_t *op, bool stack) {
     cpu_val_new(e, &op->results[0])->buf = xbuf;
     data = cpu_buf_ptr(e, xbuf, xt);
   }
+  const cpu_step_t *s = cpu_plan_step(e->plan, op);
+  if (!stack && s && s->view)
+    return read_in_place(e, op, lp, idx, data, dt, rk, dp);
   if (stack)
     cpu_p(e,
           "func.call @eddy_rt_entry_%s_stack(%%rt, %%t%d, %%t%d, %%t%d, "

@@ -84,6 +84,85 @@ static cpu_step_t *new_step(cpu_plan_t *p, const eddy_op_t *op,
 
 static void plan_block(cpu_plan_t *p, const eddy_block_t *b);
 
+/// True when some op under region r (regions included) other than a
+/// tl.get_item, tl.length or tl.stack has list l as an operand, or yields
+/// it elsewhere: an op that may write the list, or hand it to one that
+/// does.
+static bool list_touched(const eddy_region_t *r, const eddy_value_t *l) {
+  for (const eddy_block_t *b = r->first; b; b = b->next)
+    for (const eddy_op_t *op = b->first; op; op = op->next) {
+      eddy_opcode_t code = eddy_dialects_opcode(op);
+      bool reads = code == EDDY_OP_TL_GET_ITEM || code == EDDY_OP_TL_LENGTH ||
+                   code == EDDY_OP_TL_STACK;
+      // (A loop body passing its own loop value through is no use.)
+      bool through = code == EDDY_OP_CTL_YIELD && !l->def && l->block == b;
+      for (uint32_t i = 0; !reads && i < op->num_operands; i++)
+        if (eddy_ir_op_operand(op, i) == l && !(through && i == l->index))
+          return true;
+      for (uint32_t k = 0; k < op->num_regions; k++)
+        if (list_touched(&op->regions[k], l))
+          return true;
+    }
+  return false;
+}
+
+/// A tl.get_item of a tensor in a ctl.while whose list no op of the loop
+/// writes: a list from outside the loop, or a loop value the body passes
+/// through unchanged, used by nothing but reads in the loop. The list then
+/// holds the item, unchanged, for as long as the result is used (within an
+/// iteration), so the result can be the item in place.
+static bool reads_in_place(const eddy_op_t *op) {
+  if (eddy_dialects_opcode(op) != EDDY_OP_TL_GET_ITEM ||
+      op->results[0].type->kind == EDDY_TYPE_LIST ||
+      type_dynamic(op->results[0].type))
+    return false;
+  const eddy_op_t *w = eddy_ir_op_parent_op(op);
+  while (w && eddy_dialects_opcode(w) != EDDY_OP_CTL_WHILE)
+    w = eddy_ir_op_parent_op(w);
+  if (!w)
+    return false;
+  const eddy_value_t *l = eddy_ir_op_operand(op, 0);
+  const eddy_block_t *cb = eddy_ir_region_entry(&w->regions[0]);
+  const eddy_block_t *bb = eddy_ir_region_entry(&w->regions[1]);
+  if (!l->def && (l->block == cb || l->block == bb)) {
+    // A loop value: passed through unchanged, and read only, in both
+    // regions.
+    uint32_t k = l->index;
+    const eddy_op_t *y = eddy_ir_block_terminator(bb);
+    if (!y || k >= y->num_operands || eddy_ir_op_operand(y, k) != bb->args[k])
+      return false;
+    return !list_touched(&w->regions[0], cb->args[k]) &&
+           !list_touched(&w->regions[1], bb->args[k]);
+  }
+  // A list from outside the loop (defined above it, or a loop value of an
+  // enclosing loop): read only in the loop, and not one of its inits (a
+  // loop value that may take over the list's reference and write it).
+  const eddy_op_t *a = l->def ? eddy_ir_op_parent_op(l->def)
+                              : eddy_ir_block_parent_op(l->block);
+  for (; a; a = eddy_ir_op_parent_op(a))
+    if (a == w)
+      return false; // defined in the loop: it may change every iteration
+  for (uint32_t i = 0; i < w->num_operands; i++)
+    if (eddy_ir_op_operand(w, i) == l)
+      return false;
+  return !list_touched(&w->regions[0], l) && !list_touched(&w->regions[1], l);
+}
+
+/// tl.from_tensor of an entry argument or of a constant kept as a global,
+/// in host memory: its items can share the data (an argument is the
+/// caller's until the call returns, a global is read-only, and every list
+/// is released before the call returns).
+static bool borrows(const cpu_plan_t *p, const eddy_op_t *op) {
+  if (eddy_dialects_opcode(op) != EDDY_OP_TL_FROM_TENSOR ||
+      p->opts->form == EDDY_CPU_FORM_CUDA)
+    return false;
+  const eddy_value_t *x = eddy_ir_op_operand(op, 0);
+  if (!x->def)
+    return x->block == p->top;
+  const cpu_step_t *s = cpu_plan_step(p, x->def);
+  return s && s->kind == CPU_STEP_GLOBAL;
+}
+
 static void plan_op(cpu_plan_t *p, const eddy_op_t *op) {
   const cpu_op_info_t *info = cpu_op_info(op);
   switch (info->cls) {
@@ -124,8 +203,12 @@ static void plan_op(cpu_plan_t *p, const eddy_op_t *op) {
     return;
   }
   case CPU_OP_LIST:
-    new_step(p, op, CPU_STEP_LIST);
+  {
+    cpu_step_t *s = new_step(p, op, CPU_STEP_LIST);
+    s->borrow = borrows(p, op);
+    s->view = reads_in_place(op) && p->opts->form == EDDY_CPU_FORM_HOST;
     return;
+  }
   case CPU_OP_WHILE:
   case CPU_OP_IF:
     new_step(p, op,
@@ -460,6 +543,10 @@ static void print_step(plan_printer_t *pp, const eddy_op_t *op, int depth,
   }
   if (s->runtime_library)
     eddy_buf_puts(pp->out, " [sgemm above the threshold, at run time]");
+  if (s->borrow)
+    eddy_buf_puts(pp->out, " [shares its operand's data]");
+  if (s->view)
+    eddy_buf_puts(pp->out, " [the item in place]");
   const eddy_op_t *fused[64];
   const eddy_value_t *reads[64];
   size_t nf = 0, nr = 0;

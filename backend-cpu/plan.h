@@ -40,6 +40,14 @@ typedef struct cpu_step {
   /// KERNEL: a matmul with `?` dims whose f32 product calls sgemm when
   /// M*N*K reaches the threshold at run time (host code only).
   bool runtime_library;
+  /// LIST (tl.from_tensor): the list's items share the operand's data, an
+  /// argument of the entry or a constant, which nothing writes and which
+  /// outlives every list of the call (host memory only).
+  bool borrow;
+  /// LIST (tl.get_item of a tensor inside a loop): the result is the item
+  /// in place, not a copy: the list is the same, and nothing writes it, for
+  /// the whole loop (host form only).
+  bool view;
 } cpu_step_t;
 
 typedef struct cpu_plan {

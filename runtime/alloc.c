@@ -177,7 +177,8 @@ struct eddy_rt_buffer {
   _Atomic int64_t refs;
   eddy_rt_ctx_t *ctx;
   int64_t size;       // data bytes
-  int64_t alloc_size; // header + data, as passed to eddy_rt_alloc
+  int64_t alloc_size; // header + data (borrowed: the header), as allocated
+  void *data;         // after the header, or the borrowed memory
 };
 #define RT_BUFFER_HEADER ((int64_t)EDDY_RT_ALIGN)
 _Static_assert(sizeof(struct eddy_rt_buffer) <= EDDY_RT_ALIGN,
@@ -371,6 +372,23 @@ eddy_rt_status_t eddy_rt_buffer_create(eddy_rt_ctx_t *ctx, int64_t size,
   b->ctx = ctx;
   b->size = size;
   b->alloc_size = size + RT_BUFFER_HEADER;
+  b->data = (char *)b + RT_BUFFER_HEADER;
+  *out_buf = b;
+  return NULL;
+}
+
+eddy_rt_status_t eddy_rt_buffer_borrow(eddy_rt_ctx_t *ctx, void *data,
+                                       int64_t size, const char *op,
+                                       eddy_rt_buffer_t **out_buf) {
+  *out_buf = NULL;
+  void *p;
+  EDDY_RT_RETURN_IF_ERROR(eddy_rt_alloc(ctx, RT_BUFFER_HEADER, op, &p));
+  eddy_rt_buffer_t *b = p;
+  atomic_init(&b->refs, 1);
+  b->ctx = ctx;
+  b->size = size;
+  b->alloc_size = RT_BUFFER_HEADER;
+  b->data = data;
   *out_buf = b;
   return NULL;
 }
@@ -386,13 +404,13 @@ void eddy_rt_buffer_release(eddy_rt_buffer_t *buf) {
     eddy_rt_free(buf->ctx, buf, buf->alloc_size);
 }
 
-void *eddy_rt_buffer_data(const eddy_rt_buffer_t *buf) {
-  return (char *)buf + RT_BUFFER_HEADER;
-}
+void *eddy_rt_buffer_data(const eddy_rt_buffer_t *buf) { return buf->data; }
 
 int64_t eddy_rt_buffer_size(const eddy_rt_buffer_t *buf) { return buf->size; }
 
 bool eddy_rt_buffer_is_unique(const eddy_rt_buffer_t *buf) {
-  return atomic_load_explicit(&((eddy_rt_buffer_t *)buf)->refs,
+  // Borrowed memory is never the runtime's to write.
+  return buf->data == (const char *)buf + RT_BUFFER_HEADER &&
+         atomic_load_explicit(&((eddy_rt_buffer_t *)buf)->refs,
                               memory_order_acquire) == 1;
 }

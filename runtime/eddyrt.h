@@ -215,6 +215,13 @@ typedef struct eddy_rt_buffer eddy_rt_buffer_t;
 eddy_rt_status_t eddy_rt_buffer_create(eddy_rt_ctx_t *ctx, int64_t size,
                                        const char *op,
                                        eddy_rt_buffer_t **out_buf);
+/// Owned (one reference): a buffer over size bytes at data that the runtime
+/// does not own and never writes (eddy_rt_buffer_is_unique is false); the
+/// memory must outlive every reference. Compiled code lends its arguments
+/// this way (a TensorList made from an argument shares its data).
+eddy_rt_status_t eddy_rt_buffer_borrow(eddy_rt_ctx_t *ctx, void *data,
+                                       int64_t size, const char *op,
+                                       eddy_rt_buffer_t **out_buf);
 void eddy_rt_buffer_retain(eddy_rt_buffer_t *buf);
 /// Frees the storage when the last reference goes. buf may be NULL.
 void eddy_rt_buffer_release(eddy_rt_buffer_t *buf);
@@ -433,11 +440,27 @@ void *eddy_rt_entry_list_from_tensor(eddy_rt_ctx_t *rt, void *data,
                                      int32_t dtype, int32_t rank,
                                      const int64_t *dims, int32_t *code,
                                      char *err, size_t errlen);
+/// tl.from_tensor of an argument of the call (or a constant): the items
+/// share its data, which the runtime never writes and which outlives the
+/// list (compiled code releases every list before it returns).
+void *eddy_rt_entry_list_from_arg(eddy_rt_ctx_t *rt, void *data,
+                                  int32_t dtype, int32_t rank,
+                                  const int64_t *dims, int32_t *code,
+                                  char *err, size_t errlen);
 /// tl.get_item into out_data (room for dtype, rank, dims); list is kept.
 void eddy_rt_entry_list_get(eddy_rt_ctx_t *rt, const void *list, int64_t index,
                             void *out_data, int32_t dtype, int32_t rank,
                             const int64_t *dims, int32_t *code, char *err,
                             size_t errlen);
+/// The data of item index of the list, in place, when the list holds it
+/// (checked as eddy_rt_entry_list_get checks); NULL when the item is unset
+/// (the caller copies it out with eddy_rt_entry_list_get) or on an error
+/// (recorded in code). Valid while the list keeps the item: compiled code
+/// reads items this way only from lists that nothing writes meanwhile.
+const void *eddy_rt_entry_list_view(eddy_rt_ctx_t *rt, const void *list,
+                                    int64_t index, int32_t dtype,
+                                    int32_t rank, const int64_t *dims,
+                                    int32_t *code, char *err, size_t errlen);
 /// tl.set_item of a copy of data.
 void *eddy_rt_entry_list_set(eddy_rt_ctx_t *rt, void *list, int32_t moved,
                              int64_t index, void *data, int32_t dtype,

@@ -239,11 +239,11 @@ void *rt_entry_list_fail(eddy_rt_status_t st, int32_t *code, char *err,
   return NULL;
 }
 
-/// Copies item (then released) into out_data if it has exactly (dtype, rank,
-/// dims); else records an error. True on success.
-static bool copy_out(eddy_rt_tensor_t *item, const char *op, void *out_data,
-                     int32_t dtype, int32_t rank, const int64_t *dims,
-                     int32_t *code, char *err, size_t errlen) {
+/// True when item has exactly (dtype, rank, dims); else records an error
+/// and releases item.
+static bool spec_ok(eddy_rt_tensor_t *item, const char *op, int32_t dtype,
+                    int32_t rank, const int64_t *dims, int32_t *code,
+                    char *err, size_t errlen) {
   bool ok = item->dtype == dtype && item->rank == rank;
   for (int32_t i = 0; ok && i < rank; i++)
     ok = item->dims[i] == dims[i];
@@ -255,8 +255,17 @@ static bool copy_out(eddy_rt_tensor_t *item, const char *op, void *out_data,
     rt_entry_list_fail(eddy_rt_status_create(EDDY_RT_ERR_INVALID_ARGUMENT,
                                     "%s: expected %s, got %s", op, want, got),
               code, err, errlen);
-    return false;
   }
+  return ok;
+}
+
+/// Copies item (then released) into out_data if it has exactly (dtype, rank,
+/// dims); else records an error. True on success.
+static bool copy_out(eddy_rt_tensor_t *item, const char *op, void *out_data,
+                     int32_t dtype, int32_t rank, const int64_t *dims,
+                     int32_t *code, char *err, size_t errlen) {
+  if (!spec_ok(item, op, dtype, rank, dims, code, err, errlen))
+    return false;
   int64_t n = eddy_rt_tensor_numel(item);
   size_t size = eddy_rt_dtype_size(dtype);
   if (eddy_rt_tensor_is_contiguous(item)) {
@@ -430,6 +439,25 @@ void *eddy_rt_entry_list_from_tensor(eddy_rt_ctx_t *rt, void *data,
   return st ? rt_entry_list_fail(st, code, err, errlen) : l;
 }
 
+void *eddy_rt_entry_list_from_arg(eddy_rt_ctx_t *rt, void *data,
+                                  int32_t dtype, int32_t rank,
+                                  const int64_t *dims, int32_t *code,
+                                  char *err, size_t errlen) {
+  eddy_rt_tensor_t x = eddy_rt_tensor_empty();
+  eddy_rt_list_t *l = NULL;
+  eddy_rt_status_t st = eddy_rt_tensor_wrap(dtype, rank, dims, data, &x);
+  // The items share the argument's data through a borrowed buffer.
+  if (!st)
+    st = eddy_rt_buffer_borrow(rt, data,
+                               eddy_rt_tensor_numel(&x) *
+                                   (int64_t)eddy_rt_dtype_size(dtype),
+                               "tl.from_tensor", &x.owner);
+  if (!st)
+    st = eddy_rt_list_from_tensor(rt, &x, NULL, &l);
+  eddy_rt_buffer_release(x.owner);
+  return st ? rt_entry_list_fail(st, code, err, errlen) : l;
+}
+
 void eddy_rt_entry_list_get(eddy_rt_ctx_t *rt, const void *list, int64_t index,
                             void *out_data, int32_t dtype, int32_t rank,
                             const int64_t *dims, int32_t *code, char *err,
@@ -446,6 +474,30 @@ void eddy_rt_entry_list_get(eddy_rt_ctx_t *rt, const void *list, int64_t index,
   }
   copy_out(&item, "tl.get_item", out_data, dtype, rank, dims, code, err,
            errlen);
+}
+
+const void *eddy_rt_entry_list_view(eddy_rt_ctx_t *rt, const void *list,
+                                    int64_t index, int32_t dtype,
+                                    int32_t rank, const int64_t *dims,
+                                    int32_t *code, char *err, size_t errlen) {
+  if (!list)
+    return NULL;
+  eddy_rt_tensor_t it, item = eddy_rt_tensor_empty();
+  eddy_rt_status_t st = eddy_rt_tensor_wrap(EDDY_RT_I64, 0, NULL, &index, &it);
+  if (!st)
+    st = eddy_rt_list_get_item(rt, list, &it, &item);
+  if (st)
+    return rt_entry_list_fail(st, code, err, errlen);
+  if (!spec_ok(&item, "tl.get_item", dtype, rank, dims, code, err, errlen))
+    return NULL;
+  // An item the list holds (its reference keeps the data); an unset item
+  // comes back as a fresh tensor of zeros, which the caller copies instead.
+  const void *p = NULL;
+  if (item.owner && !eddy_rt_buffer_is_unique(item.owner) &&
+      eddy_rt_tensor_is_contiguous(&item))
+    p = item.data;
+  eddy_rt_tensor_release(&item);
+  return p;
 }
 
 void *eddy_rt_entry_list_set(eddy_rt_ctx_t *rt, void *list, int32_t moved,
