@@ -170,13 +170,22 @@ eddy_status_t cpu_kernel_scatter(cpu_emit_t *e, eddy_op_t *op) {
   const eddy_type_t *it = indices->type, *ut = updates->type;
   const eddy_type_t *rt = op->results[0].type;
   int64_t axis = eddy_ir_op_attr_int(op, "axis", 0);
-  int64_t size = eddy_ir_op_attr_int(op, "size", 0);
   int buf = cpu_val_get(e, &op->results[0])->buf;
   eddy_dtype_t dt = rt->dtype;
   const char *ty = cpu_reg_type(dt);
   bool fl = eddy_dtype_is_float(dt);
   int site = cpu_error_site(e, op);
-  int oidx[EDDY_RT_MAX_RANK];
+  int oidx[EDDY_RT_MAX_RANK], rd[EDDY_RT_MAX_RANK], sz;
+  // The size: the result's dim at axis (given by the size operand, it was
+  // read on the host, before the kernels).
+  if (rt->dims[axis] < 0) {
+    EDDY_RETURN_IF_ERROR(dims_v(e, &op->results[0], rd));
+    sz = cpu_fresh(e);
+    cpu_p(e, "%%t%d = arith.index_cast %%t%d : index to i64\n", sz,
+          rd[axis]);
+  } else {
+    sz = iconst(e, "i64", rt->dims[axis]);
+  }
   EDDY_RETURN_IF_ERROR(loops_over(e, &op->results[0], oidx));
   int zero;
   if (fl) {
@@ -204,7 +213,6 @@ eddy_status_t cpu_kernel_scatter(cpu_emit_t *e, eddy_op_t *op) {
           cpu_reg_type(it->dtype));
     iv = t;
   }
-  int sz = iconst(e, "i64", size);
   int bad = op2(e, "arith.ori",
                 cmp(e, "arith.cmpi", "slt", iv, iconst(e, "i64", 0), "i64"),
                 cmp(e, "arith.cmpi", "sge", iv, sz, "i64"), "i1");
