@@ -748,8 +748,8 @@ static bool all_static(eddy_op_t *op) {
 /// gives `core.range(off, off + len, 1)` (stride 1). off is offc, plus offv
 /// when not NULL (an i64 scalar).
 static eddy_status_t index_run(ad_scope_t *s, int64_t offc, eddy_value_t *offv,
-                               int64_t stride, int64_t lenc,
-                               eddy_value_t *lenv, eddy_value_t **out) {
+                               int64_t stride, int64_t lenc, eddy_value_t *lenv,
+                               eddy_value_t **out) {
   ad_t *ad = s->ad;
   eddy_value_t *off = offv, *c = NULL;
   if (offc != 0 || (!offv && lenv)) {
@@ -769,7 +769,8 @@ static eddy_status_t index_run(ad_scope_t *s, int64_t offc, eddy_value_t *offv,
     eddy_value_t *ops[3] = {off, lim, one};
     return ad_emit(s, "core.range", ops, 3, NULL, 0, out);
   }
-  const eddy_type_t *it = eddy_ir_tensor_type_get(ad->ctx, EDDY_DT_I64, 1, &lenc);
+  const eddy_type_t *it =
+      eddy_ir_tensor_type_get(ad->ctx, EDDY_DT_I64, 1, &lenc);
   eddy_named_attr_t da = eddy_ir_named_attr(
       ad->ctx, "dimension", eddy_ir_int_attr_get(ad->ctx, 0, EDDY_DT_I64));
   eddy_op_t *iota = NULL;
@@ -804,9 +805,9 @@ static eddy_status_t scatter_at(ad_scope_t *s, eddy_value_t *upd, int64_t axis,
   eddy_named_attr_t a[2] = {
       eddy_ir_named_attr(ad->ctx, "axis",
                          eddy_ir_int_attr_get(ad->ctx, axis, EDDY_DT_I64)),
-      eddy_ir_named_attr(ad->ctx, "size",
-                         eddy_ir_int_attr_get(ad->ctx, n ? -1 : nc,
-                                              EDDY_DT_I64))};
+      eddy_ir_named_attr(
+          ad->ctx, "size",
+          eddy_ir_int_attr_get(ad->ctx, n ? -1 : nc, EDDY_DT_I64))};
   eddy_value_t *ops[3] = {idx, upd, n};
   return ad_emit(s, "core.scatter", ops, n ? 3 : 2, a, 2, out);
 }
@@ -971,8 +972,7 @@ static eddy_status_t r_slice(ad_scope_t *s, eddy_op_t *op, eddy_value_t **g) {
   const int64_t *xd = x->type->dims;
   for (int32_t i = 0; i < rank; i++)
     if (strides[i] > 1 && cur[i] > 0 && xd[i] != EDDY_DIM_DYNAMIC)
-      TRY(unstride(s, r, rank, i, strides[i], xd[i] - start[i], cur, zero,
-                   &r));
+      TRY(unstride(s, r, rank, i, strides[i], xd[i] - start[i], cur, zero, &r));
   bool padded = false;
   for (int32_t i = 0; i < rank; i++) {
     bool d = xd[i] == EDDY_DIM_DYNAMIC;

@@ -183,8 +183,7 @@ eddy_status_t cpu_kernel_scatter(cpu_emit_t *e, eddy_op_t *op) {
   if (rt->dims[axis] < 0) {
     EDDY_RETURN_IF_ERROR(dims_v(e, &op->results[0], rd));
     sz = cpu_fresh(e);
-    cpu_p(e, "%%t%d = arith.index_cast %%t%d : index to i64\n", sz,
-          rd[axis]);
+    cpu_p(e, "%%t%d = arith.index_cast %%t%d : index to i64\n", sz, rd[axis]);
   } else {
     sz = iconst(e, "i64", rt->dims[axis]);
   }

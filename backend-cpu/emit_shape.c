@@ -775,8 +775,9 @@ static eddy_status_t infer_dims(cpu_emit_t *e, eddy_op_t *op, uint32_t r,
       if (check && !is_dim) {
         int z = cpu_index_const(e, 0);
         cpu_fail_dims(e, icmp(e, "slt", out[o].v, z),
-                      cpu_dims_site(e, op, "the size operand is negative "
-                                           "(size and minimum 0)"),
+                      cpu_dims_site(e, op,
+                                    "the size operand is negative "
+                                    "(size and minimum 0)"),
                       out[o].v, z);
       }
     }
