@@ -160,24 +160,34 @@ eddy_status_t cpu_kernel_cumulative(cpu_emit_t *e, eddy_op_t *op) {
   return NULL;
 }
 
-/// scatter: the result zeroed, then each update added at its index, in
-/// row-major order of the updates (runtime/k_index.c's order, so floats
-/// round the same). The adds run as one sequential nest (one thread in the
-/// GPU target's kernels form: duplicate indices must not race). An index
-/// outside [0, size) is a run-time error; nothing is then written for it.
+/// scatter: the result zeroed, then each update added at its index. The
+/// adds run in parallel over the dims before and after the indexed ones
+/// (one thread per position in the GPU target's kernels form); each
+/// position adds its updates in index order, so every result element sums
+/// in runtime/k_index.c's order and floats round the same, and duplicate
+/// indices do not race. An index outside [0, size) is a run-time error;
+/// nothing is then written for it.
 eddy_status_t cpu_kernel_scatter(cpu_emit_t *e, eddy_op_t *op) {
   eddy_value_t *indices = eddy_ir_op_operand(op, 0);
   eddy_value_t *updates = eddy_ir_op_operand(op, 1);
   const eddy_type_t *it = indices->type, *ut = updates->type;
   const eddy_type_t *rt = op->results[0].type;
   int64_t axis = eddy_ir_op_attr_int(op, "axis", 0);
-  int64_t size = eddy_ir_op_attr_int(op, "size", 0);
   int buf = cpu_val_get(e, &op->results[0])->buf;
   eddy_dtype_t dt = rt->dtype;
   const char *ty = cpu_reg_type(dt);
   bool fl = eddy_dtype_is_float(dt);
   int site = cpu_error_site(e, op);
-  int oidx[EDDY_RT_MAX_RANK];
+  int oidx[EDDY_RT_MAX_RANK], rd[EDDY_RT_MAX_RANK], sz;
+  // The size: the result's dim at axis (given by the size operand, it was
+  // read on the host, before the kernels).
+  if (rt->dims[axis] < 0) {
+    EDDY_RETURN_IF_ERROR(dims_v(e, &op->results[0], rd));
+    sz = cpu_fresh(e);
+    cpu_p(e, "%%t%d = arith.index_cast %%t%d : index to i64\n", sz, rd[axis]);
+  } else {
+    sz = iconst(e, "i64", rt->dims[axis]);
+  }
   EDDY_RETURN_IF_ERROR(loops_over(e, &op->results[0], oidx));
   int zero;
   if (fl) {
@@ -188,11 +198,23 @@ eddy_status_t cpu_kernel_scatter(cpu_emit_t *e, eddy_op_t *op) {
   }
   cpu_store(e, buf, rt, oidx, zero);
   cpu_loops_close(e, rt->rank);
-  int ud[EDDY_RT_MAX_RANK], uidx[EDDY_RT_MAX_RANK];
+  // One parallel position per element of the dims before and after the
+  // indexed ones; each adds its updates in index order, the evaluator's
+  // order for every result element.
+  int ud[EDDY_RT_MAX_RANK], uidx[EDDY_RT_MAX_RANK], pd[EDDY_RT_MAX_RANK],
+      pidx[EDDY_RT_MAX_RANK];
   EDDY_RETURN_IF_ERROR(dims_v(e, updates, ud));
-  cpu_loops_open(e, 0, NULL, NULL);
+  int32_t np = 0;
+  for (int32_t d = 0; d < ut->rank; d++)
+    if (d < axis || d >= axis + it->rank)
+      pd[np++] = ud[d];
+  cpu_loops_open_v(e, np, pd, pidx);
   int c0 = cpu_index_const(e, 0), c1 = cpu_index_const(e, 1);
-  for (int32_t d = 0; d < ut->rank; d++) {
+  for (int32_t d = 0, k = 0; d < ut->rank; d++) {
+    if (d < axis || d >= axis + it->rank) {
+      uidx[d] = pidx[k++];
+      continue;
+    }
     uidx[d] = cpu_fresh(e);
     cpu_p(e, "scf.for %%t%d = %%t%d to %%t%d step %%t%d {\n", uidx[d], c0,
           ud[d], c1);
@@ -205,7 +227,6 @@ eddy_status_t cpu_kernel_scatter(cpu_emit_t *e, eddy_op_t *op) {
           cpu_reg_type(it->dtype));
     iv = t;
   }
-  int sz = iconst(e, "i64", size);
   int bad = op2(e, "arith.ori",
                 cmp(e, "arith.cmpi", "slt", iv, iconst(e, "i64", 0), "i64"),
                 cmp(e, "arith.cmpi", "sge", iv, sz, "i64"), "i1");
@@ -232,9 +253,9 @@ eddy_status_t cpu_kernel_scatter(cpu_emit_t *e, eddy_op_t *op) {
   }
   cpu_store(e, buf, rt, ridx, sum);
   cpu_p(e, "}\n");
-  for (int32_t d = 0; d < ut->rank; d++)
+  for (int32_t d = 0; d < it->rank; d++)
     cpu_p(e, "}\n");
-  cpu_loops_close(e, 0);
+  cpu_loops_close(e, np);
   return NULL;
 }
 

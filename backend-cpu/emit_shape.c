@@ -302,6 +302,37 @@ static bool is_reduce(eddy_opcode_t code) {
   }
 }
 
+/// An i32 / i64 scalar operand dv that gives a dim at run time (reshape's
+/// dim operands, scatter's size), as an index. core.dim of a value is that
+/// value's dim as the host knows it, with no read (*is_dim); any other
+/// value is read on the host (on the GPU target, copied from the device).
+static eddy_status_t host_dim_operand(cpu_emit_t *e, eddy_value_t *dv,
+                                      bool *is_dim, dimv_t *out) {
+  *is_dim = false;
+  if (dv->def && eddy_dialects_opcode(dv->def) == EDDY_OP_CORE_DIM) {
+    eddy_value_t *u = eddy_ir_op_operand(dv->def, 0);
+    int64_t ix = eddy_ir_op_attr_int(dv->def, "index", 0);
+    dimv_t ud[EDDY_RT_MAX_RANK];
+    if (ix < 0)
+      ix += u->type->rank;
+    if (u->type->rank >= 0 && ix >= 0 && ix < u->type->rank) {
+      EDDY_RETURN_IF_ERROR(vdims(e, u, false, ud));
+      *out = ud[ix];
+      *is_dim = true;
+      return NULL;
+    }
+  }
+  int x, i64 = cpu_fresh(e);
+  EDDY_RETURN_IF_ERROR(cpu_host_scalar(e, dv, &x));
+  if (dv->type->dtype == EDDY_DT_I64)
+    i64 = x;
+  else
+    cpu_p(e, "%%t%d = arith.extsi %%t%d : %s to i64\n", i64, x,
+          cpu_reg_type(dv->type->dtype));
+  *out = (dimv_t){to_index(e, i64), -1};
+  return NULL;
+}
+
 /// core.reshape with dim operands: entry d of `shape` is static, or the
 /// next dim operand's value, read on the host; one of those values may be
 /// -1, inferred from the element count `total` (as without dim operands).
@@ -323,29 +354,16 @@ static eddy_status_t reshape_dim_operands(cpu_emit_t *e, eddy_op_t *op,
     }
     if (k >= op->num_operands)
       return cpu_unsupported(op, "needs one dim operand per -1 of 'shape'");
-    eddy_value_t *dv = eddy_ir_op_operand(op, k++);
-    if (dv->def && eddy_dialects_opcode(dv->def) == EDDY_OP_CORE_DIM) {
-      // core.dim of a value: its dim as the host knows it, no read.
-      eddy_value_t *u = eddy_ir_op_operand(dv->def, 0);
-      int64_t ix = eddy_ir_op_attr_int(dv->def, "index", 0);
-      dimv_t ud[EDDY_RT_MAX_RANK];
-      if (ix < 0)
-        ix += u->type->rank;
-      if (u->type->rank >= 0 && ix >= 0 && ix < u->type->rank) {
-        EDDY_RETURN_IF_ERROR(vdims(e, u, false, ud));
-        out[d] = ud[ix];
-        other = dmul(e, other, out[d]);
-        continue;
-      }
+    bool is_dim;
+    dimv_t dd;
+    EDDY_RETURN_IF_ERROR(
+        host_dim_operand(e, eddy_ir_op_operand(op, k++), &is_dim, &dd));
+    if (is_dim) {
+      out[d] = dd;
+      other = dmul(e, other, out[d]);
+      continue;
     }
-    int x, i64 = cpu_fresh(e);
-    EDDY_RETURN_IF_ERROR(cpu_host_scalar(e, dv, &x));
-    if (dv->type->dtype == EDDY_DT_I64)
-      i64 = x;
-    else
-      cpu_p(e, "%%t%d = arith.extsi %%t%d : %s to i64\n", i64, x,
-            cpu_reg_type(dv->type->dtype));
-    int v = to_index(e, i64);
+    int v = dd.v;
     if (check) {
       int bad = icmp(e, "slt", v, neg1);
       cpu_fail_dims(e, bad,
@@ -762,7 +780,23 @@ static eddy_status_t infer_dims(cpu_emit_t *e, eddy_op_t *op, uint32_t r,
     int32_t ir = in->type->rank, o = 0;
     for (int32_t d = 0; d < axis; d++)
       out[o++] = ud[d];
-    out[o++] = (dimv_t){-1, eddy_ir_op_attr_int(op, "size", 0)};
+    int64_t size = eddy_ir_op_attr_int(op, "size", 0);
+    out[o] = (dimv_t){-1, size};
+    if (size < 0 && op->num_operands > 2) {
+      // The size operand, read on the host; a negative one fails.
+      bool is_dim;
+      EDDY_RETURN_IF_ERROR(
+          host_dim_operand(e, eddy_ir_op_operand(op, 2), &is_dim, &out[o]));
+      if (check && !is_dim) {
+        int z = cpu_index_const(e, 0);
+        cpu_fail_dims(e, icmp(e, "slt", out[o].v, z),
+                      cpu_dims_site(e, op,
+                                    "the size operand is negative "
+                                    "(size and minimum 0)"),
+                      out[o].v, z);
+      }
+    }
+    o++;
     for (int32_t d = (int32_t)axis + ir; d < u->type->rank; d++)
       out[o++] = ud[d];
     for (int32_t j = 0; j < ir; j++) {

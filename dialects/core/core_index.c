@@ -94,9 +94,10 @@ eddy_status_t eddy_core_infer_cumulative(eddy_infer_ctx_t *ic) {
 
 /// ---- scatter ---------------------------------------------------------------
 
-/// scatter(indices, updates) {axis, size}: updates is
+/// scatter(indices, updates[, size]) {axis, size}: updates is
 /// pre + indices.shape + post (pre of `axis` dims); the result pre + [size]
-/// + post, zeros plus each update added at its index.
+/// + post, zeros plus each update added at its index. `size` -1 takes the
+/// size from the third operand, an integer scalar, at run time.
 eddy_status_t eddy_core_infer_scatter(eddy_infer_ctx_t *ic) {
   EDDY_RETURN_IF_ERROR(eddy_core_check_operands(ic));
   EDDY_RETURN_IF_ERROR(eddy_core_check_dtype(ic, 0, EDDY_CORE_DT_INT));
@@ -104,8 +105,34 @@ eddy_status_t eddy_core_infer_scatter(eddy_infer_ctx_t *ic) {
   int64_t axis, size;
   EDDY_RETURN_IF_ERROR(eddy_core_attr_int(ic, "axis", false, 0, &axis));
   EDDY_RETURN_IF_ERROR(eddy_core_attr_int(ic, "size", false, 0, &size));
-  if (size < 0)
+  if (size < -1)
     return eddy_ir_infer_error(ic, "size %lld is negative", (long long)size);
+  if (ic->num_operands != (size == -1 ? 3u : 2u))
+    return eddy_ir_infer_error(ic,
+                               "takes a size operand exactly when size is "
+                               "-1, got size %lld and %zu operands",
+                               (long long)size, ic->num_operands);
+  if (size == -1) {
+    const eddy_type_t *t = ic->operand_types[2];
+    if ((t->rank != 0 && t->rank != EDDY_RANK_UNKNOWN) ||
+        (t->dtype != EDDY_DT_I32 && t->dtype != EDDY_DT_I64)) {
+      eddy_tt_t tt = {0};
+      eddy_status_t st = eddy_ir_infer_error(
+          ic, "the size operand must be an i32 or i64 scalar, got %s",
+          eddy_tt(&tt, t));
+      eddy_tt_free(&tt);
+      return st;
+    }
+    /* A constant size operand (>= 0) is known. */
+    const eddy_value_t *v = ic->op ? ic->op->operands[2].value : NULL;
+    const eddy_attr_t *c =
+        v && v->def && eddy_ir_op_has_trait(v->def, EDDY_TRAIT_CONSTANT)
+            ? eddy_ir_op_attr(v->def, "value")
+            : NULL;
+    size = EDDY_DIM_DYNAMIC;
+    if (c && c->kind == EDDY_ATTR_DENSE && eddy_ir_dense_attr_i64(c, 0) >= 0)
+      size = eddy_ir_dense_attr_i64(c, 0);
+  }
   const eddy_type_t *idx = ic->operand_types[0], *u = ic->operand_types[1];
   if (idx->rank == EDDY_RANK_UNKNOWN || u->rank == EDDY_RANK_UNKNOWN)
     return eddy_ir_infer_error(ic, "the indices and updates need known ranks");

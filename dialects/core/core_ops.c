@@ -211,8 +211,18 @@ const eddy_op_def_t eddy_core_op_defs[EDDY_CORE_OP_COUNT_] = {
        eddy_core_infer_cumulative, eddy_core_fold_cumulative),
     OP(CUMPROD, "cumprod", 1, PURE, attrs_cumulative, NULL,
        eddy_core_infer_cumulative, eddy_core_fold_cumulative),
-    OP(SCATTER, "scatter", 2, PURE, attrs_scatter, NULL,
-       eddy_core_infer_scatter, NULL),
+    [EDDY_CORE_OP_SCATTER] =
+        {
+            .name = "core.scatter",
+            .num_operands = EDDY_VARIADIC, // indices, updates, then the
+            .min_operands = 2,             // size when `size` is -1
+            .num_results = 1,
+            .traits = PURE,
+            .attrs = attrs_scatter,
+            .infer = eddy_core_infer_scatter,
+            .fold = NULL,
+            .opcode = EDDY_OP_CORE_SCATTER,
+        },
     [EDDY_CORE_OP_TOPK] =
         {
             .name = "core.topk",

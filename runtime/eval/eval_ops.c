@@ -713,6 +713,13 @@ static eddy_status_t h_scatter(eval_state_t *s, eval_frame_t *f,
   int64_t axis = 0, size = 0;
   EDDY_RETURN_IF_ERROR(attr_int(op, "axis", &axis));
   EDDY_RETURN_IF_ERROR(attr_int(op, "size", &size));
+  // size -1: the size operand, read at run time.
+  if (size == -1) {
+    if (op->num_operands != 3 || eddy_rt_tensor_numel(TENSOR(2)) != 1)
+      return eddy_ir_op_error(op, "expects a scalar size operand when "
+                                  "'size' is -1");
+    size = eddy_rt_tensor_get_i64(TENSOR(2), 0);
+  }
   eddy_rt_tensor_t r = eddy_rt_tensor_empty();
   RT(eddy_rt_scatter(s->rt, TENSOR(0), TENSOR(1), axis, size, &r));
   return put_tensor(&out[0], &r);

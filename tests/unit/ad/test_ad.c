@@ -259,6 +259,51 @@ static void test_scatter(void **state) {
   eddy_eval_value_release(&args[0]);
 }
 
+/// scatter with a run-time size operand (core.dim of an argument), and a
+/// gather along a dynamic axis whose gradient is such a scatter, to second
+/// order: the updates' gradient gathers the adjoint back; the gather's
+/// scatters it into the params' run-time size.
+static void test_scatter_size(void **state) {
+  fixture_t *f = *state;
+  parse(f,
+        "module {\n"
+        "  func.func @f(%arg0: tensor<?x3x2xf64>, %arg1: tensor<?x5xf64>) -> (tensor<?x?x2xf64>, tensor<2x2xf64>) {\n"
+        "    %i = \"core.constant\"() {value = dense<[2, 0, 2]> : tensor<3xi32>} : () -> tensor<3xi32>\n"
+        "    %n = \"core.dim\"(%arg1) {index = 1} : (tensor<?x5xf64>) -> tensor<i64>\n"
+        "    %0 = \"core.tanh\"(%arg0) : (tensor<?x3x2xf64>) -> tensor<?x3x2xf64>\n"
+        "    %1 = \"core.scatter\"(%i, %0, %n) {axis = 1, size = -1} : (tensor<3xi32>, tensor<?x3x2xf64>, tensor<i64>) -> tensor<?x?x2xf64>\n"
+        "    %2 = \"core.mul\"(%1, %1) : (tensor<?x?x2xf64>, tensor<?x?x2xf64>) -> tensor<?x?x2xf64>\n"
+        "    %j = \"core.constant\"() {value = dense<[1, 1]> : tensor<2xi64>} : () -> tensor<2xi64>\n"
+        "    %3 = \"core.gather\"(%arg1, %j) {axis = 0} : (tensor<?x5xf64>, tensor<2xi64>) -> tensor<2x5xf64>\n"
+        "    %4 = \"core.slice\"(%3) {limit = [2, 4], start = [0, 2]} : (tensor<2x5xf64>) -> tensor<2x2xf64>\n"
+        "    %5 = \"core.sin\"(%4) : (tensor<2x2xf64>) -> tensor<2x2xf64>\n"
+        "    \"func.return\"(%2, %5) : (tensor<?x?x2xf64>, tensor<2x2xf64>) -> ()\n"
+        "  }\n"
+        "}\n");
+  int64_t dx[3] = {2, 3, 2}, dw[2] = {3, 5};
+  double vx[12] = {0.9, -0.7, 1.3, 0.4, -1.1, 0.6,
+                   1.2, 0.8, -0.5, 0.3, -0.2, 0.7};
+  double vw[15] = {0.1, 0.2, 0.3, 0.4, 0.5, -0.6, 0.7, -0.8,
+                   0.9, 1.0, -1.1, 1.2, 1.3, 1.4, -1.5};
+  eddy_eval_value_t args[2] = {tensor(f, 3, dx, vx), tensor(f, 2, dw, vw)};
+  size_t wrt[2] = {0, 1};
+  eddy_op_t *gf = grad_and_check(f, "f", wrt, 2, args);
+  assert_string_equal(eddy_ir_func_name(gf), "f_grad");
+  // f_grad(x, w, seeds): its gradient again.
+  int64_t ds0[3] = {2, 5, 2}, ds1[2] = {2, 2};
+  double vs0[20], vs1[4] = {0.5, -0.25, 1.0, 0.75};
+  for (int i = 0; i < 20; i++)
+    vs0[i] = 0.1 * (i % 7) - 0.3;
+  eddy_eval_value_t args2[4] = {tensor(f, 3, dx, vx), tensor(f, 2, dw, vw),
+                                tensor(f, 3, ds0, vs0),
+                                tensor(f, 2, ds1, vs1)};
+  grad_and_check(f, "f_grad", wrt, 2, args2);
+  for (int i = 0; i < 2; i++)
+    eddy_eval_value_release(&args[i]);
+  for (int i = 0; i < 4; i++)
+    eddy_eval_value_release(&args2[i]);
+}
+
 /// topk's values against finite differences (distinct inputs, so the
 /// selection does not change under the perturbation), a dynamic row count.
 static void test_topk(void **state) {
@@ -395,6 +440,7 @@ int main(void) {
                                       teardown),
       cmocka_unit_test_setup_teardown(test_index_ops, setup, teardown),
       cmocka_unit_test_setup_teardown(test_scatter, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_scatter_size, setup, teardown),
       cmocka_unit_test_setup_teardown(test_topk, setup, teardown),
       cmocka_unit_test_setup_teardown(test_dynamic_broadcast, setup, teardown),
       cmocka_unit_test_setup_teardown(test_reshape_dim_operands, setup,
