@@ -140,12 +140,17 @@ static void check_fn(fixture_t *f, const vm_fn_t *fn) {
     expect_ok(eddy_cpu_jit_run(jit, f->rt, &arg, &got));
     const float *g = got.data;
     for (int64_t i = 0; i < n; i++) {
-      double err = ulp_error(g[i], fn->ref((double)x[i]));
+      double want = fn->ref((double)x[i]);
+      // The correctly rounded result is within 0.5 ulp (the common case,
+      // skipped once the worst error is larger).
+      if (g[i] == (float)want && g[i] != 0 && worst >= 0.5)
+        continue;
+      double err = ulp_error(g[i], want);
       if (err > fn->bound)
         fail_msg("%s(%a = %.9g): got %a, the C library %a (%g ulp, bound "
                  "%g)",
-                 fn->op, (double)x[i], (double)x[i], (double)g[i],
-                 fn->ref((double)x[i]), err, fn->bound);
+                 fn->op, (double)x[i], (double)x[i], (double)g[i], want, err,
+                 fn->bound);
       if (err > worst)
         worst = err, worst_x = x[i];
     }
