@@ -70,7 +70,7 @@ static int pow2(cpu_emit_t *e, int n) {
 /// r = x - n ln2 with n = round(x / ln2), for |x| <= 150; *out_n gets n as
 /// i32. n comes from adding 1.5 * 2^23, which leaves it in the low bits of
 /// the sum (rounded to nearest); ln2 is split into a part with 15
-/// significant bits, so n * LN2_HI is exact, and the rest.
+/// significant bits, whose product with n is exact, and the rest.
 static int reduce_ln2(cpu_emit_t *e, int x, int *out_n) {
   int magic = f32c(e, 0x1.8p23);
   int k = fadd(e, fmul(e, x, f32c(e, 0x1.715476p0)), magic);

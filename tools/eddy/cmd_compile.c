@@ -59,9 +59,10 @@ static int print_help(void) {
       EDDY_PASSES_COMPILE_PIPELINE ";\n"
       "                         --passes= runs none; docs/passes.md)\n"
       "  --no-fuse              one loop nest per op (for debugging)\n"
-      "  --libm-math            (cpu) exp, expm1, log, tanh and sigmoid of\n"
+      "  --libm-math            exp, expm1, log, tanh and sigmoid of\n"
       "                         f32/f16/bf16 as libm calls, not the inline\n"
-      "                         approximations that vectorize (docs/cpu.md)\n"
+      "                         approximations that vectorize (docs/cpu.md;\n"
+      "                         the GPU target always calls libdevice)\n"
       "  --emit=mlir|llvm|ptx   print the emitted MLIR, the optimized LLVM\n"
       "                         IR (cpu) or the kernels' PTX (cuda), to -o\n"
       "                         (or stdout) instead of compiling\n"
@@ -167,9 +168,6 @@ static int parse_args(int argc, char **argv, compile_args_t *a) {
     return eddy_cli_usage_error("compile", "--gpu-arch, --cuda-toolkit and "
                                            "--gpu-matmul-precision need "
                                            "--target=cuda");
-  if (cuda && a->cpu.libm_math)
-    return eddy_cli_usage_error("compile", "--libm-math is for --target=cpu "
-                                           "(the GPU target uses libdevice)");
   if (a->emit && strcmp(a->emit, "ptx") == 0 && !cuda)
     return eddy_cli_usage_error("compile", "--emit=ptx needs --target=cuda");
   if (a->emit && strcmp(a->emit, "llvm") == 0 && cuda)
