@@ -44,9 +44,9 @@ typedef struct vm_fn {
   double bound;
 } vm_fn_t;
 
-static const vm_fn_t k_exp = {"core.exp", exp, 1.5};
+static const vm_fn_t k_exp = {"core.exp", exp, 1.0};
 static const vm_fn_t k_expm1 = {"core.expm1", expm1, 2.0};
-static const vm_fn_t k_log = {"core.log", log, 1.5};
+static const vm_fn_t k_log = {"core.log", log, 1.0};
 static const vm_fn_t k_tanh = {"core.tanh", tanh, 3.0};
 static const vm_fn_t k_sigmoid = {"core.sigmoid", ref_sigmoid, 3.0};
 
