@@ -60,6 +60,11 @@ typedef struct eddy_cpu_opts {
   /// EDDY_CPU_FORM_CUDA: cuBLAS products may round their inputs to TF32
   /// (EDDY_RT_SGEMM_TF32). Default false: FP32 arithmetic.
   bool matmul_tf32;
+  /// exp, expm1, log, tanh and sigmoid of f32, f16 and bf16 as the math
+  /// ops (libm calls, which keep loops scalar) instead of the inline
+  /// approximations that vectorize (docs/cpu.md, "Numerics"). Default
+  /// false. The GPU target's forms always use the math ops.
+  bool libm_math;
 } eddy_cpu_opts_t;
 
 /// prefix NULL, host CPU, -O3, fusion on.

@@ -96,6 +96,19 @@ static inline eddy_status_t loops_over(cpu_emit_t *e, eddy_value_t *v,
 }
 
 
+/// ---- f32 exp, expm1, log, tanh and sigmoid as inline arith ops
+/// (emit_vmath.c): each takes and gives an f32 register value.
+
+/// True where they replace the math ops for a value of dtype dt: f32 (and
+/// f16/bf16, computed in f32) in the CPU target's host code, unless
+/// eddy_cpu_opts_t.libm_math is set.
+bool cpu_vmath_applies(const cpu_emit_t *e, eddy_dtype_t dt);
+int cpu_vmath_exp(cpu_emit_t *e, int x);
+int cpu_vmath_expm1(cpu_emit_t *e, int x);
+int cpu_vmath_log(cpu_emit_t *e, int x);
+int cpu_vmath_tanh(cpu_emit_t *e, int x);
+int cpu_vmath_sigmoid(cpu_emit_t *e, int x);
+
 /// The kernels of emit_index.c (their entries are in emit_expr.c's table).
 eddy_status_t cpu_kernel_reverse(cpu_emit_t *e, eddy_op_t *op);
 eddy_status_t cpu_kernel_arg(cpu_emit_t *e, eddy_op_t *op);

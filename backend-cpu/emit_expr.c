@@ -279,10 +279,39 @@ static eddy_status_t elem_square(ELEM_ARGS) {
   return NULL;
 }
 
+/// exp, expm1, log and tanh: emit_vmath.c's inline forms where they apply
+/// (f32, f16 and bf16 in the CPU target's host code), else the math op.
+static eddy_status_t elem_vmath(ELEM_ARGS) {
+  if (!cpu_vmath_applies(e, dt))
+    return elem_arith(e, op, info, dt, x, idx, out);
+  int a = to_calc(e, dt, x[0]), r;
+  switch (eddy_dialects_opcode(op)) {
+  case EDDY_OP_CORE_EXP:
+    r = cpu_vmath_exp(e, a);
+    break;
+  case EDDY_OP_CORE_EXPM1:
+    r = cpu_vmath_expm1(e, a);
+    break;
+  case EDDY_OP_CORE_LOG:
+    r = cpu_vmath_log(e, a);
+    break;
+  default: // tanh
+    r = cpu_vmath_tanh(e, a);
+    break;
+  }
+  *out = from_calc(e, dt, r);
+  return NULL;
+}
+
+/// 1 / (1 + exp(-x)), or emit_vmath.c's form where it applies.
 static eddy_status_t elem_sigmoid(ELEM_ARGS) {
   (void)info, (void)idx;
   if (!eddy_dtype_is_float(dt))
     return no_dtype(op, dt);
+  if (cpu_vmath_applies(e, dt)) {
+    *out = from_calc(e, dt, cpu_vmath_sigmoid(e, to_calc(e, dt, x[0])));
+    return NULL;
+  }
   const char *ct = calc_type(dt);
   int a = to_calc(e, dt, x[0]), one = fconst(e, ct, 1.0);
   int ex = op1(e, "math.exp", op1(e, "arith.negf", a, ct), ct);
@@ -1045,10 +1074,10 @@ static const cpu_op_info_t k_ops[EDDY_OP_COUNT_] = {
     PW(IOTA, elem_iota, NULL, NULL),
     PW(NEG, elem_neg, "arith.negf", NULL),
     PW(ABS, elem_abs, "math.absf", NULL),
-    PW(EXP, elem_arith, "math.exp", NULL),
-    PW(LOG, elem_arith, "math.log", NULL),
+    PW(EXP, elem_vmath, "math.exp", NULL),
+    PW(LOG, elem_vmath, "math.log", NULL),
     PW(LOG1P, elem_arith, "math.log1p", NULL),
-    PW(TANH, elem_arith, "math.tanh", NULL),
+    PW(TANH, elem_vmath, "math.tanh", NULL),
     PW(SIGMOID, elem_sigmoid, NULL, NULL),
     PW(RELU, elem_relu, NULL, NULL),
     PW(SQRT, elem_arith, "math.sqrt", NULL),
@@ -1065,7 +1094,7 @@ static const cpu_op_info_t k_ops[EDDY_OP_COUNT_] = {
     PW(SINH, elem_device_math, "math.sinh", NULL),
     PW(COSH, elem_device_math, "math.cosh", NULL),
     PW(ERF, elem_arith, "math.erf", NULL),
-    PW(EXPM1, elem_arith, "math.expm1", NULL),
+    PW(EXPM1, elem_vmath, "math.expm1", NULL),
     PW(CEIL, elem_arith, "math.ceil", NULL),
     PW(ROUND, elem_arith, "math.roundeven", NULL),
     PW(ADD, elem_arith, "arith.addf", "arith.addi"),

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Times eddy AOT on exported cases with two `eddy compile --passes` pipelines, interleaved.
+"""Times eddy AOT on exported cases with two `eddy compile --passes` pipelines (or two sets of
+`eddy compile` flags), interleaved.
 
 For each case directory (written by models.py --out), the GraphDef is imported and optimized as
 run.py does (and differentiated for gradient cases), then compiled twice, once per pipeline,
@@ -11,6 +12,7 @@ load), and checks that both pipelines' outputs agree with each other within the 
 tolerances.
 
   passes_ab.py --build build-bench --cases DIR --only rnn_fwd_100 [--a ''] [--b gemm-hoist]
+  passes_ab.py ... --a gemm-hoist,dce --b gemm-hoist,dce --a-flags=--libm-math
 """
 
 import argparse
@@ -63,13 +65,14 @@ def prepare(args, case_dir, work):
     return manifest, ir, entry, inputs
 
 
-def build_aot(args, ir, entry, passes, work):
-    """The AOT executable of ir compiled with `--passes=passes`, in work."""
+def build_aot(args, ir, entry, passes, flags, work):
+    """The AOT executable of ir compiled with `--passes=passes` and the flags (a list), in
+    work."""
     os.makedirs(work, exist_ok=True)
     eddy = os.path.join(args.build, "tools", "eddy")
     obj, hdr = os.path.join(work, "bench_model.o"), os.path.join(work, "bench_model.h")
     _, err = run_cmd([eddy, "compile", ir, "--entry", entry, "--prefix", "bench_model",
-                      "--passes=" + passes, "-o", obj, "--header", hdr])
+                      "--passes=" + passes, "-o", obj, "--header", hdr] + flags)
     if err:
         raise RuntimeError(err)
     exe = os.path.join(work, "aot")
@@ -116,6 +119,9 @@ def main():
     ap.add_argument("--only", action="append", required=True, help="case name (repeatable)")
     ap.add_argument("--a", default="", help="pipeline A (default: none)")
     ap.add_argument("--b", default="gemm-hoist", help="pipeline B")
+    ap.add_argument("--a-flags", default="", help="more `eddy compile` flags for A "
+                    "(space-separated, e.g. --libm-math)")
+    ap.add_argument("--b-flags", default="", help="more `eddy compile` flags for B")
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--min-runs", type=int, default=5)
     ap.add_argument("--max-runs", type=int, default=10)
@@ -127,8 +133,8 @@ def main():
     for case in args.only:
         with tempfile.TemporaryDirectory(prefix="eddy-ab-") as work:
             manifest, ir, entry, inputs = prepare(args, os.path.join(args.cases, case), work)
-            exes = {k: build_aot(args, ir, entry, p, os.path.join(work, k))
-                    for k, p in (("a", args.a), ("b", args.b))}
+            exes = {k: build_aot(args, ir, entry, p, f.split(), os.path.join(work, k))
+                    for k, p, f in (("a", args.a, args.a_flags), ("b", args.b, args.b_flags))}
             times = {"a": [], "b": []}
             fastest = {"a": [], "b": []}
             for r in range(args.rounds):
@@ -142,8 +148,9 @@ def main():
             print("%s: A [%s] median %.2f ms (range of medians %.2f-%.2f, fastest call %.2f), "
                   "B [%s] median %.2f ms (%.2f-%.2f, fastest %.2f); B/A: medians %.2f, fastest "
                   "%.2f; outputs %s" % (
-                      case, args.a or "none", ma * 1e3, min(times["a"]) * 1e3,
-                      max(times["a"]) * 1e3, fa * 1e3, args.b or "none", mb * 1e3,
+                      case, " ".join([args.a or "none"] + args.a_flags.split()), ma * 1e3, min(times["a"]) * 1e3,
+                      max(times["a"]) * 1e3, fa * 1e3,
+                      " ".join([args.b or "none"] + args.b_flags.split()), mb * 1e3,
                       min(times["b"]) * 1e3, max(times["b"]) * 1e3, fb * 1e3, mb / ma, fb / fa,
                       "agree (max |diff| %.3g)" % worst if ok else "DISAGREE"), flush=True)
 

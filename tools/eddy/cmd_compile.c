@@ -59,6 +59,10 @@ static int print_help(void) {
       EDDY_PASSES_COMPILE_PIPELINE ";\n"
       "                         --passes= runs none; docs/passes.md)\n"
       "  --no-fuse              one loop nest per op (for debugging)\n"
+      "  --libm-math            exp, expm1, log, tanh and sigmoid of\n"
+      "                         f32/f16/bf16 as libm calls, not the inline\n"
+      "                         approximations that vectorize (docs/cpu.md;\n"
+      "                         the GPU target always calls libdevice)\n"
       "  --emit=mlir|llvm|ptx|plan\n"
       "                         print the emitted MLIR, the optimized LLVM\n"
       "                         IR (cpu), the kernels' PTX (cuda) or the\n"
@@ -141,6 +145,8 @@ static int parse_args(int argc, char **argv, compile_args_t *a) {
       a->pipeline = val;
     } else if (strcmp(arg, "--no-fuse") == 0) {
       a->cpu.fuse = false;
+    } else if (strcmp(arg, "--libm-math") == 0) {
+      a->cpu.libm_math = true;
     } else if (arg[0] == '-' && arg[1] == 'O' && arg[2] >= '0' &&
                arg[2] <= '3' && arg[3] == '\0') {
       a->cpu.opt_level = arg[2] - '0';

@@ -31,6 +31,7 @@ typedef struct run_args {
   const char *target;   ///< --mode=compiled: "cpu" (default), "kernels", "cuda"
   const char *precision; ///< --gpu-matmul-precision, or NULL
   bool matmul_tf32;      ///< --gpu-matmul-precision=tf32
+  bool libm_math;        ///< --libm-math (eddy_cpu_opts_t.libm_math)
   const char *out_dir;  ///< NULL: write no files
   const char *inputs_dir; ///< --write-inputs: the arguments as .npy, or NULL
   const char *pipeline; ///< passes to run before evaluating, or NULL
@@ -82,6 +83,10 @@ static int print_help(void) {
       "  --gpu-matmul-precision=highest|tf32\n"
       "                         --target=cuda: cuBLAS products in FP32\n"
       "                         (default) or TF32 arithmetic (docs/gpu.md)\n"
+      "  --libm-math            --mode=compiled: exp, expm1, log, tanh and\n"
+      "                         sigmoid of f32/f16/bf16 as libm calls, not\n"
+      "                         inline approximations (docs/cpu.md; the GPU\n"
+      "                         target always calls its library)\n"
       "  --output-dir DIR       write result i to DIR/i.npy (DIR and its missing\n"
       "                         parents are created)\n"
       "  --write-inputs DIR     write argument i, as F receives it, to\n"
@@ -200,6 +205,8 @@ static int parse_args(int argc, char **argv, run_args_t *a) {
                                     "(known: highest, tf32)",
                                     val ? val : "");
       a->precision = val;
+    } else if (strcmp(arg, "--libm-math") == 0) {
+      a->libm_math = true;
     } else if (eddy_cli_flag_value(argc, argv, &i, "--output-dir", &val)) {
       if (!val || !*val)
         return eddy_cli_usage_error("run", "flag '--output-dir' needs a "
@@ -458,6 +465,10 @@ static eddy_status_t run_eval(eddy_ctx_t *ctx, run_args_t *a) {
     return eddy_status_create(EDDY_ERR_INVALID_ARGUMENT,
                               "--target applies to --mode=compiled, not "
                               "--mode=%s", a->mode);
+  if (a->libm_math && strcmp(a->mode, "compiled") != 0)
+    return eddy_status_create(EDDY_ERR_INVALID_ARGUMENT,
+                              "--libm-math applies to --mode=compiled, not "
+                              "--mode=%s", a->mode);
   if (a->precision && (!a->target || strcmp(a->target, "cuda") != 0))
     return eddy_status_create(EDDY_ERR_INVALID_ARGUMENT,
                               "--gpu-matmul-precision needs --mode=compiled "
@@ -524,8 +535,9 @@ static eddy_status_t run_eval(eddy_ctx_t *ctx, run_args_t *a) {
   if (!st && m_v1)
     st = find_entry(m_v1, a->entry, &v1_func);
   if (!st && strcmp(a->mode, "compiled") == 0)
-    st = eddy_cli_run_compiled(rt, m, func, a->target, a->matmul_tf32, vals,
-                               nin, vals + nin, nout, NULL, NULL);
+    st = eddy_cli_run_compiled(rt, m, func, a->target, a->matmul_tf32,
+                               a->libm_math, vals, nin, vals + nin, nout, NULL,
+                               NULL);
   else if (!st && strcmp(a->mode, "compare") == 0)
     st = eddy_cli_run_compare(rt, m, (eddy_op_t *)func, (eddy_op_t *)v1_func,
                               &a->eval, &a->interp, vals, nin, vals + nin,
