@@ -19,7 +19,7 @@
 #include <math.h>
 
 bool cpu_vmath_applies(const cpu_emit_t *e, eddy_dtype_t dt) {
-  return !e->par && e->kernel_depth == 0 && !e->opts->libm_math &&
+  return !e->tgt->kernels && e->kernel_depth == 0 && !e->opts->libm_math &&
          (dt == EDDY_DT_F32 || is_half(dt));
 }
 
