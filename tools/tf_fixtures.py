@@ -730,7 +730,7 @@ def op_histogram(gd):
 # list; cond_in_cond: an Optional whose type depends on the branch, wrapped in another
 # Optional) and the v1 second-order gradient of a single cond (Switches on a Merge's
 # value_index); docs/import.md, Gaps.
-SECOND_ORDER = {"cond_in_cond": ("v1",), "cond": ("v2",), "count": ("v2",), "map_fn": ("v2",),
+SECOND_ORDER = {"cond_in_cond": ("v1",), "cond": ("v1", "v2"), "count": ("v2",), "map_fn": ("v2",),
                 "scan": ("v2",)}
 
 
