@@ -523,6 +523,20 @@ def m_where(x):
     return [f(w_bool), f(w_none), f(w_float), f(w_int), f(w3), g, bm, back * x, acc]
 
 
+def m_bcast_dyn(x, y):
+    """Binary ops between a [?, 3] input and a [3] one, whose gradients TensorFlow sums with
+    BroadcastGradientArgs of run-time shapes (Sum over run-time axes, Reshape to a run-time
+    shape), and tf.tile with run-time multiples of both. With the input's two rows, p is
+    [1, 3] at run time: p * cos(x) broadcasts along a dimension neither type knows."""
+    n = tf.shape(x)[0]
+    a = x * y + x / y - y
+    b = tf.maximum(x, y * 0.5) + tf.square(x - y)
+    t = tf.tile(x, tf.stack([n, 2]))
+    u = tf.tile(y[None, :], tf.stack([n, 1])) * tf.sin(x)
+    p = tf.reshape(y, tf.stack([n - 1, 3]))
+    return [a, b, t, u, p * tf.cos(x)]
+
+
 def rnd(seed, shape, scale=1.0):
     return (np.random.RandomState(seed).standard_normal(shape) * scale).astype(np.float32)
 
@@ -585,6 +599,8 @@ MODELS = {
     "topk_einsum": (m_topk_einsum, [("x", rnd(28, [4, 6]))], None),
     "xent_losses": (m_xent_losses, [("x", rnd(29, [4, 5]))], None),
     "where": (m_where, [("x", WHERE_X)], None),
+    "bcast_dyn": (m_bcast_dyn, [("x", rnd(30, [2, 3])), ("y", np.abs(rnd(31, [3])) + 0.5)],
+                  None),
 }
 
 # Feeds declared with dynamic dimensions (None), by model; the others take their values'
@@ -592,10 +608,12 @@ MODELS = {
 FEED_SHAPES = {"strided_slice_dyn": {"x": [None, 5, 3]}, "unary_math": {"x": [None, 4]},
                "activations": {"x": [None, 5]},
                "dyn_loop": {"x": [None, 3], "y": [None, None]},
-               "ta_dyn": {"x": [None, 3]}, "index_dyn": {"x": [None, 4]}}
+               "ta_dyn": {"x": [None, 3]}, "index_dyn": {"x": [None, 4]},
+               "bcast_dyn": {"x": [None, 3]}}
 
-# Models whose gradient fixtures take their values' (static) shapes: TensorFlow's gradients of
-# broadcasting ops compute shapes at run time (BroadcastGradientArgs) when a dim is dynamic.
+# Models whose gradient fixtures take their values' (static) shapes. TensorFlow's gradients of
+# broadcasting ops compute shapes at run time (BroadcastGradientArgs) when a dim is dynamic;
+# bcast_dyn has those.
 STATIC_GRADS = {"unary_math", "activations"}
 
 # Models written without their gradients: the gradient of a slice of a tensor of dynamic shape
@@ -730,7 +748,7 @@ def op_histogram(gd):
 # list; cond_in_cond: an Optional whose type depends on the branch, wrapped in another
 # Optional) and the v1 second-order gradient of a single cond (Switches on a Merge's
 # value_index); docs/import.md, Gaps.
-SECOND_ORDER = {"cond_in_cond": ("v1",), "cond": ("v2",), "count": ("v2",), "map_fn": ("v2",),
+SECOND_ORDER = {"cond_in_cond": ("v1",), "cond": ("v1", "v2"), "count": ("v2",), "map_fn": ("v2",),
                 "scan": ("v2",)}
 
 

@@ -552,6 +552,26 @@ static eddy_status_t merge_value_index(eddy_ctx_t *ctx, eddy_op_t *ifop,
   return NULL;
 }
 
+/// A Switch on `pred` inside the branch of the cond on `pred` that is
+/// taken when pred is `side` (TensorFlow's gradient of the gradient's
+/// Switch, in a second-order gradient of a cond, switches a value of the
+/// branch on the same predicate again): its output `side` is its input,
+/// the other output is never taken. The switch goes when nothing reads
+/// that other output.
+static void fold_inner_switches(const cf_names_t *nm, eddy_block_t *blk,
+                                eddy_value_t *pred, uint32_t side) {
+  for (eddy_op_t *op = blk->first, *next; op; op = next) {
+    next = op->next;
+    if (!is(op, nm->sw) || is_loop_switch(nm, op) ||
+        switch_pred(nm, op) != pred ||
+        eddy_ir_value_has_uses(&op->results[1 - side]))
+      continue;
+    eddy_ir_value_replace_all_uses(&op->results[side],
+                                   eddy_ir_op_operand(op, 0));
+    eddy_ir_op_erase(op);
+  }
+}
+
 /// Raises the diamond of the switches on predicate `pred` in block b;
 /// *raised false when it is not innermost (another diamond's switch is
 /// inside it).
@@ -712,6 +732,8 @@ static eddy_status_t raise_diamond(eddy_ctx_t *ctx, const cf_names_t *nm,
         ys[i] = mapped(&map, r == 0 ? tv[i] : ev[i]);
       st = ys ? build_term(ctx, blk, "ctl.yield", ys, merges.n, ifop->loc)
               : eddy_status_create(EDDY_ERR_RESOURCE, "out of memory");
+      if (!st && !nm->df)
+        fold_inner_switches(nm, blk, pred, r == 0 ? 1 : 0);
       free(ys);
       eddy_ptrmap_destroy(&map);
     }

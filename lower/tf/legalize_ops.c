@@ -116,17 +116,21 @@ static eddy_status_t lower_reduce(eddy_tfl_t *z, const eddy_op_t *op,
   eddy_value_t *x = in(z, op, 0);
   int64_t axes[64];
   int64_t n = eddy_tfl_const_ints(z, in(z, op, 1), axes, 64);
+  eddy_value_t *av = eddy_ir_op_operand(op, 1);
+  if (n < 0 && strcmp(name, "core.reduce_sum") == 0 && av->def &&
+      eddy_ir_op_is(av->def, "tf.BroadcastGradientArgs")) {
+    eddy_value_t *r = NULL;
+    EDDY_RETURN_IF_ERROR(
+        eddy_tfl_sum_broadcast(z, op, av->def, av->index, &r));
+    out1(z, op, r);
+    return NULL;
+  }
   if (n < 0)
     return eddy_tfl_error(op, "the reduction axes must be a constant");
-  eddy_named_attr_t a[2] = {
-      eddy_ir_named_attr(z->ctx, "axes",
-                         eddy_ir_i64_array_attr_get(z->ctx, axes, (size_t)n)),
-      eddy_ir_named_attr(
-          z->ctx, "keepdims",
-          eddy_ir_bool_attr_get(z->ctx,
-                                eddy_ir_op_attr_bool(op, "keep_dims", false)))};
   eddy_value_t *r = NULL;
-  EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, name, &x, 1, a, 2, &r));
+  EDDY_RETURN_IF_ERROR(
+      eddy_tfl_reduce(z, op, name, x, axes, (size_t)n,
+                      eddy_ir_op_attr_bool(op, "keep_dims", false), &r));
   out1(z, op, r);
   return NULL;
 }

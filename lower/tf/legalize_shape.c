@@ -266,6 +266,65 @@ static eddy_status_t lower_like(eddy_tfl_t *z, const eddy_op_t *op,
   return NULL;
 }
 
+/// Tile(x, m) with multiples known at run time only (their number and x's
+/// rank n known): x reshaped to [1, x0, 1, x1, ...] is broadcast against a
+/// tensor of shape [m0, 1, m1, 1, ...] (a core.range of m0 * m1 * ...
+/// elements, reshaped), then reshaped to [m0 * x0, m1 * x1, ...].
+static eddy_status_t tile_run_time(eddy_tfl_t *z, const eddy_op_t *op,
+                                   eddy_value_t *x, eddy_value_t *m,
+                                   eddy_value_t **out) {
+  const eddy_type_t *mt = m->type, *xt = x->type;
+  if (mt->kind != EDDY_TYPE_TENSOR || mt->rank != 1 || mt->dims[0] < 0 ||
+      eddy_dtype_is_float(mt->dtype) || xt->kind != EDDY_TYPE_TENSOR ||
+      xt->rank != mt->dims[0] || xt->rank > MAXR / 2)
+    return eddy_tfl_error(op, "the multiples are not a constant, and their "
+                              "number or the operand's rank is not known");
+  int64_t n = xt->rank;
+  if (n == 0) {
+    *out = x;
+    return NULL;
+  }
+  eddy_value_t *mi[MAXR / 2], *count = NULL, *zero = NULL, *one = NULL;
+  for (int64_t i = 0; i < n; i++) {
+    EDDY_RETURN_IF_ERROR(element(z, op, m, i, &mi[i]));
+    EDDY_RETURN_IF_ERROR(eddy_tfl_cast(z, op, mi[i], EDDY_DT_I64, &mi[i]));
+    if (i == 0) {
+      count = mi[0];
+      continue;
+    }
+    eddy_value_t *ops[2] = {count, mi[i]};
+    EDDY_RETURN_IF_ERROR(
+        eddy_tfl_build(z, op, "core.mul", ops, 2, NULL, 0, &count));
+  }
+  EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, EDDY_DT_I64, 0, NULL, 0, &zero));
+  EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, EDDY_DT_I64, 0, NULL, 1, &one));
+  eddy_value_t *rops[3] = {zero, count, one}, *grid = NULL, *xr = NULL;
+  EDDY_RETURN_IF_ERROR(
+      eddy_tfl_build(z, op, "core.range", rops, 3, NULL, 0, &grid));
+  int64_t gd[MAXR], xd[MAXR], from[MAXR], fd[MAXR / 2];
+  eddy_value_t *gv[MAXR] = {NULL}, *fv[MAXR / 2] = {NULL};
+  for (int64_t i = 0; i < n; i++) {
+    gd[2 * i] = -1;
+    gv[2 * i] = mi[i];
+    gd[2 * i + 1] = 1;
+    xd[2 * i] = 1;
+    xd[2 * i + 1] = xt->dims[i];
+    from[2 * i] = from[2 * i + 1] = i;
+    eddy_value_t *xi = NULL;
+    EDDY_RETURN_IF_ERROR(eddy_tfl_dim(z, op, x, i, &xi));
+    eddy_value_t *ops[2] = {mi[i], xi};
+    EDDY_RETURN_IF_ERROR(
+        eddy_tfl_build(z, op, "core.mul", ops, 2, NULL, 0, &fv[i]));
+    fd[i] = -1;
+  }
+  EDDY_RETURN_IF_ERROR(
+      eddy_tfl_reshape_dyn(z, op, grid, gd, (size_t)(2 * n), gv, &grid));
+  EDDY_RETURN_IF_ERROR(
+      eddy_tfl_reshape_keep(z, op, x, xd, (size_t)(2 * n), from, &xr));
+  EDDY_RETURN_IF_ERROR(broadcast_like(z, op, xr, grid, &xr));
+  return eddy_tfl_reshape_dyn(z, op, xr, fd, (size_t)n, fv, out);
+}
+
 static eddy_status_t lower_tile(eddy_tfl_t *z, const eddy_op_t *op) {
   eddy_value_t *x = in(z, op, 0), *r = x;
   int64_t m[MAXR];
@@ -274,11 +333,12 @@ static eddy_status_t lower_tile(eddy_tfl_t *z, const eddy_op_t *op) {
     // Tile(x, Shape(y)) with x all ones: x broadcast like y (gradients of
     // reductions build this).
     eddy_value_t *y = shape_source(in(z, op, 1));
-    if (!y || !all_ones(x->type, y->type->rank == EDDY_RANK_UNKNOWN
-                                      ? x->type->rank
-                                      : y->type->rank))
-      return eddy_tfl_error(op, "the multiples are not a constant");
-    EDDY_RETURN_IF_ERROR(broadcast_like(z, op, x, y, &r));
+    if (y && all_ones(x->type, y->type->rank == EDDY_RANK_UNKNOWN
+                                   ? x->type->rank
+                                   : y->type->rank))
+      EDDY_RETURN_IF_ERROR(broadcast_like(z, op, x, y, &r));
+    else
+      EDDY_RETURN_IF_ERROR(tile_run_time(z, op, x, in(z, op, 1), &r));
     out1(z, op, r);
     return NULL;
   }
@@ -531,13 +591,27 @@ static eddy_status_t lower_transpose(eddy_tfl_t *z, const eddy_op_t *op) {
 }
 
 /// BroadcastGradientArgs(s0, s1) of constant shapes: the axes each input
-/// was broadcast along, as constants.
+/// was broadcast along, as constants. Of shapes known at run time only,
+/// the axes are not made: each output must be the axes of a Sum, which
+/// eddy_tfl_sum_broadcast lowers from the shapes themselves.
 static eddy_status_t lower_bga(eddy_tfl_t *z, const eddy_op_t *op) {
   int64_t s[2][MAXR], n[2], red[2][MAXR], nr[2] = {0, 0};
-  for (int k = 0; k < 2; k++) {
+  for (int k = 0; k < 2; k++)
     n[k] = eddy_tfl_const_ints(z, in(z, op, (size_t)k), s[k], MAXR);
-    if (n[k] < 0)
-      return eddy_tfl_error(op, "the shapes are not constants");
+  if (n[0] < 0 || n[1] < 0) {
+    for (uint32_t k = 0; k < 2; k++)
+      for (eddy_use_t *u = op->results[k].uses; u; u = u->next)
+        if (!eddy_ir_op_is(u->owner, "tf.Sum") || u->index != 1)
+          return eddy_tfl_error(
+              op, "the shapes are not constants, and output %u is read "
+                  "by node '%s', which is not a Sum over these axes",
+              k,
+              u->owner->loc && u->owner->loc->file
+                  ? u->owner->loc->file->str
+                  : "?");
+    eddy_tfl_set(z, &op->results[0], NULL);
+    eddy_tfl_set(z, &op->results[1], NULL);
+    return NULL;
   }
   int64_t rk = n[0] > n[1] ? n[0] : n[1];
   for (int64_t i = 0; i < rk; i++) {
@@ -618,4 +692,135 @@ eddy_status_t eddy_tfl_broadcast_like(eddy_tfl_t *z, const eddy_op_t *op,
                                       eddy_value_t *x, eddy_value_t *y,
                                       eddy_value_t **out) {
   return broadcast_like(z, op, x, y, out);
+}
+
+eddy_status_t eddy_tfl_reduce(eddy_tfl_t *z, const eddy_op_t *op,
+                              const char *name, eddy_value_t *x,
+                              const int64_t *axes, size_t n, bool keep,
+                              eddy_value_t **out) {
+  // Without keepdims, two or more dynamic dims left: reduce with keepdims
+  // and drop the reduced dims with a reshape that names the kept ones, so
+  // that autodiff can put the reduced dims back.
+  const eddy_type_t *t = x->type;
+  int64_t dims[MAXR], from[MAXR];
+  size_t nk = 0, ndyn = 0;
+  bool reshape = !keep && t->kind == EDDY_TYPE_TENSOR &&
+                 t->rank != EDDY_RANK_UNKNOWN && t->rank <= MAXR;
+  for (int32_t i = 0; reshape && i < t->rank; i++) {
+    bool reduced = false;
+    for (size_t k = 0; k < n; k++)
+      reduced = reduced || axes[k] == i || axes[k] + t->rank == i;
+    if (reduced)
+      continue;
+    ndyn += t->dims[i] < 0;
+    dims[nk] = t->dims[i];
+    from[nk++] = i;
+  }
+  reshape = reshape && ndyn >= 2;
+  eddy_named_attr_t a[2] = {
+      eddy_ir_named_attr(z->ctx, "axes",
+                         eddy_ir_i64_array_attr_get(z->ctx, axes, n)),
+      eddy_ir_named_attr(z->ctx, "keepdims",
+                         eddy_ir_bool_attr_get(z->ctx, keep || reshape))};
+  EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, name, &x, 1, a, 2, out));
+  if (reshape)
+    EDDY_RETURN_IF_ERROR(
+        eddy_tfl_reshape_keep(z, op, *out, dims, nk, from, out));
+  return NULL;
+}
+
+/// core.reduce_sum of x over axes[0..n).
+static eddy_status_t sum_axes(eddy_tfl_t *z, const eddy_op_t *op,
+                              eddy_value_t *x, const int64_t *axes, size_t n,
+                              bool keep, eddy_value_t **out) {
+  return eddy_tfl_reduce(z, op, "core.reduce_sum", x, axes, n, keep, out);
+}
+
+/// ctl.if(c) { reduce_sum(x, [axis], keepdims) } else { x }, built at z's
+/// insertion point.
+static eddy_status_t sum_axis_if(eddy_tfl_t *z, const eddy_op_t *op,
+                                 eddy_value_t *c, eddy_value_t *x,
+                                 int64_t axis, eddy_value_t **out) {
+  int64_t d[MAXR];
+  for (int32_t i = 0; i < x->type->rank; i++)
+    d[i] = x->type->dims[i];
+  d[axis] = EDDY_DIM_DYNAMIC;
+  const eddy_type_t *t =
+      eddy_ir_tensor_type_get(z->ctx, x->type->dtype, x->type->rank, d);
+  eddy_op_state_t s = {.name = "ctl.if",
+                       .operands = &c,
+                       .num_operands = 1,
+                       .result_types = &t,
+                       .num_results = 1,
+                       .num_regions = 2,
+                       .loc = op->loc};
+  eddy_op_t *ifop = NULL, *y = NULL;
+  z->b.loc = op->loc;
+  EDDY_RETURN_IF_ERROR(eddy_ir_build(&z->b, &s, &ifop));
+  eddy_builder_t saved = z->b;
+  eddy_value_t *r = NULL;
+  eddy_ir_builder_set_end(&z->b, eddy_ir_region_add_block(&ifop->regions[0]));
+  eddy_status_t st = sum_axes(z, op, x, &axis, 1, true, &r);
+  if (!st)
+    st = eddy_tfl_build_typed(z, op, "ctl.yield", &r, 1, NULL, 0, NULL, 0, &y);
+  if (!st) {
+    eddy_ir_builder_set_end(&z->b,
+                            eddy_ir_region_add_block(&ifop->regions[1]));
+    st = eddy_tfl_build_typed(z, op, "ctl.yield", &x, 1, NULL, 0, NULL, 0, &y);
+  }
+  z->b = saved;
+  *out = eddy_ir_op_result(ifop, 0);
+  return st;
+}
+
+eddy_status_t eddy_tfl_sum_broadcast(eddy_tfl_t *z, const eddy_op_t *op,
+                                     const eddy_op_t *bga, uint32_t k,
+                                     eddy_value_t **out) {
+  bool keep = eddy_ir_op_attr_bool(op, "keep_dims", false);
+  eddy_value_t *x = in(z, op, 0);
+  eddy_value_t *t = shape_source(eddy_tfl_get(z, eddy_ir_op_operand(bga, k)));
+  const eddy_type_t *xt = x->type, *tt = t ? t->type : NULL;
+  if (!tt || tt->kind != EDDY_TYPE_TENSOR || tt->rank == EDDY_RANK_UNKNOWN ||
+      xt->kind != EDDY_TYPE_TENSOR || xt->rank == EDDY_RANK_UNKNOWN ||
+      xt->rank < tt->rank || xt->rank > MAXR)
+    return eddy_tfl_error(
+        op, "the axes are BroadcastGradientArgs of shapes known at run time "
+            "only, and input %u of node '%s' is not the Shape of a tensor "
+            "of known rank that the summed tensor broadcasts to",
+        k, bga->loc && bga->loc->file ? bga->loc->file->str : "?");
+  // Without keep_dims the sum's rank depends on the shapes; the result here
+  // has t's rank, which only a Reshape (to t's shape) may read.
+  for (eddy_use_t *u = op->results[0].uses; u && !keep; u = u->next)
+    if (!eddy_ir_op_is(u->owner, "tf.Reshape") || u->index != 0)
+      return eddy_tfl_error(
+          op, "the axes are BroadcastGradientArgs of shapes known at run "
+              "time only, and the sum is read by node '%s', not only by a "
+              "Reshape",
+          u->owner->loc && u->owner->loc->file ? u->owner->loc->file->str
+                                               : "?");
+  int64_t lead = xt->rank - tt->rank, axes[MAXR];
+  for (int64_t i = 0; i < lead; i++)
+    axes[i] = i;
+  if (lead > 0)
+    EDDY_RETURN_IF_ERROR(sum_axes(z, op, x, axes, (size_t)lead, keep, &x));
+  int64_t off = keep ? lead : 0;
+  for (int32_t i = 0; i < tt->rank; i++) {
+    int64_t sd = tt->dims[i], vd = x->type->dims[i + off];
+    if (vd == 1 || (sd >= 0 && sd != 1))
+      continue; // nothing to sum, or the dims agree
+    int64_t axis = i + off;
+    if (sd == 1) {
+      EDDY_RETURN_IF_ERROR(sum_axes(z, op, x, &axis, 1, true, &x));
+      continue;
+    }
+    // t's dim is known at run time only: summed when it is 1.
+    eddy_value_t *d = NULL, *one = NULL, *c = NULL;
+    EDDY_RETURN_IF_ERROR(eddy_tfl_dim(z, op, t, i, &d));
+    EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, EDDY_DT_I64, 0, NULL, 1, &one));
+    eddy_value_t *ops[2] = {d, one};
+    EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "core.eq", ops, 2, NULL, 0, &c));
+    EDDY_RETURN_IF_ERROR(sum_axis_if(z, op, c, x, axis, &x));
+  }
+  *out = x;
+  return NULL;
 }

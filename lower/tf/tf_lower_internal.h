@@ -193,6 +193,24 @@ eddy_value_t *eddy_tfl_shape_source(eddy_value_t *v);
 eddy_status_t eddy_tfl_broadcast_like(eddy_tfl_t *z, const eddy_op_t *op,
                                       eddy_value_t *x, eddy_value_t *y,
                                       eddy_value_t **out);
+/// Reduction `name` (core.reduce_sum, ...) of x over axes[0..n), keepdims
+/// `keep`; without keep, and with two or more dynamic dims left, it
+/// reduces with keepdims and reshapes the reduced dims away, which autodiff
+/// can undo (legalize_shape.c).
+eddy_status_t eddy_tfl_reduce(eddy_tfl_t *z, const eddy_op_t *op,
+                              const char *name, eddy_value_t *x,
+                              const int64_t *axes, size_t n, bool keep,
+                              eddy_value_t **out);
+/// Sum `op` of x over output k of BroadcastGradientArgs `bga` of shapes
+/// known at run time only (TensorFlow's gradient of a broadcasting binary
+/// op): x summed to the shape of the tensor that input k of bga is the
+/// Shape of, the dims summed at run time in a ctl.if where that tensor's
+/// dim is dynamic (legalize_shape.c). Without keep_dims, the sum has that
+/// tensor's rank (TensorFlow's drops the summed dims): only Reshapes may
+/// read it.
+eddy_status_t eddy_tfl_sum_broadcast(eddy_tfl_t *z, const eddy_op_t *op,
+                                     const eddy_op_t *bga, uint32_t k,
+                                     eddy_value_t **out);
 /// True when legalize-tf lowers the op named `name` (without "tf.").
 bool eddy_tfl_is_supported(const char *name);
 /// Calls fn for every op legalize-tf lowers (names without "tf."), each
