@@ -357,7 +357,8 @@ int cpu_alloc_buf(cpu_emit_t *e, const eddy_type_t *t) {
   // stack, where LLVM promotes them to registers.
   int64_t bytes =
       eddy_ir_type_num_elements(t) * (int64_t)eddy_dtype_size(t->dtype);
-  if (e->tgt->stack_buffers && bytes <= CPU_STACK_BUF_MAX &&
+  // (Not where kernels run: their threads cannot reach the host's stack.)
+  if (!e->tgt->kernels && bytes <= CPU_STACK_BUF_MAX &&
       e->stack_bytes + bytes <= CPU_STACK_TOTAL_MAX) {
     e->stack_bytes += bytes;
     e->last_block = -1;

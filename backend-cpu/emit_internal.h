@@ -137,9 +137,6 @@ typedef struct cpu_target {
   /// predicates of loops and branches copied out (cpu_target_copy), and
   /// values with `?` dims own device storage.
   bool device_memory;
-  /// Small buffers may be stack allocas (where kernels are threads of
-  /// their own, they cannot reach the host's stack).
-  bool stack_buffers;
   /// The family of the runtime's helpers for tensor memory, f32 matmul and
   /// TensorList items: eddy_rt_entry_<mem>alloc, _<mem>sgemm,
   /// _<mem>list_*; "" (host memory) or "cuda_".

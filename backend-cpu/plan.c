@@ -76,7 +76,6 @@ static cpu_step_t *new_step(cpu_plan_t *p, const eddy_op_t *op,
                             cpu_step_kind_t kind) {
   cpu_step_t *s = eddy_arena_alloc(p->arena, sizeof *s);
   memset(s, 0, sizeof *s);
-  s->op = op;
   s->kind = kind;
   eddy_ptrmap_put(&p->steps, op, s);
   return s;

@@ -33,7 +33,6 @@ typedef enum cpu_step_kind {
 
 /// The plan's entry for one op.
 typedef struct cpu_step {
-  const eddy_op_t *op;
   cpu_step_kind_t kind;
   /// FUSED: the op whose kernel computes this one (transitively, the root).
   const eddy_op_t *into;
