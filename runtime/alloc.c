@@ -11,7 +11,12 @@
 /// as many bytes as the context's peak use, and blocks of other sizes are
 /// given back (least recently cached first) before an allocation would take
 /// the process past that peak: peak memory is what it would be without it.
+// sched_getaffinity and CPU_COUNT (the cores of the default thread count).
+#define _GNU_SOURCE
 #include "runtime/rt_internal.h"
+
+#include <sched.h>
+#include <unistd.h>
 
 #include <inttypes.h>
 #include <pthread.h>
@@ -203,8 +208,30 @@ eddy_rt_ctx_options_t eddy_rt_ctx_options_default(void) {
   eddy_rt_ctx_options_t o;
   memset(&o, 0, sizeof(o));
   o.struct_size = (uint32_t)sizeof(o);
-  o.num_threads = 1;
+  o.num_threads = 0;
   return o;
+}
+
+/// The threads of a context whose options ask for 0: EDDY_NUM_THREADS, else
+/// the cores this process may run on.
+static int32_t rt_default_threads(void) {
+  const char *env = getenv("EDDY_NUM_THREADS");
+  if (env && *env) {
+    char *end;
+    long v = strtol(env, &end, 10);
+    if (*end == '\0' && v > 0 && v <= 1024)
+      return (int32_t)v;
+  }
+#if defined(__linux__)
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) == 0) {
+    int c = CPU_COUNT(&set);
+    if (c > 0)
+      return c;
+  }
+#endif
+  long c = sysconf(_SC_NPROCESSORS_ONLN);
+  return c > 0 && c <= 1024 ? (int32_t)c : 1;
 }
 
 eddy_rt_status_t eddy_rt_ctx_create(const eddy_rt_ctx_options_t *opts,
@@ -244,6 +271,8 @@ eddy_rt_status_t eddy_rt_ctx_create(const eddy_rt_ctx_options_t *opts,
                   "cannot create a mutex");
   }
   ctx->cache_on = getenv("EDDY_NO_BLOCK_CACHE") == NULL;
+  if (o.num_threads <= 0)
+    o.num_threads = rt_default_threads();
   if (o.num_threads > 1) {
     eddy_rt_status_t st = eddy_rt_pool_create(o.num_threads, &ctx->pool);
     if (st) {

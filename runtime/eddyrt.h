@@ -118,12 +118,16 @@ typedef struct eddy_rt_allocator {
 
 typedef struct eddy_rt_ctx_options {
   uint32_t struct_size;          ///< sizeof(eddy_rt_ctx_options_t)
-  int32_t num_threads;           ///< threads kernels may use, caller included
+  /// Threads kernels may use, the caller included; 0 (the default): the
+  /// environment variable EDDY_NUM_THREADS when it is a positive number,
+  /// else every core the process may run on.
+  int32_t num_threads;
   int64_t memory_limit;          ///< bytes live at once; 0 = unlimited
   eddy_rt_allocator_t allocator; ///< alloc == NULL: aligned malloc
 } eddy_rt_ctx_options_t;
 
-/// struct_size filled, one thread, no limit, the default allocator.
+/// struct_size filled, every core (num_threads 0), no limit, the default
+/// allocator.
 eddy_rt_ctx_options_t eddy_rt_ctx_options_default(void);
 
 typedef struct eddy_rt_ctx eddy_rt_ctx_t;
@@ -605,8 +609,10 @@ const char *eddy_rt_isa_name(int32_t isa);
 /// u = 2^-24. Never fails: when rt's allocator refuses the packing buffers
 /// the product is computed without them. Returns the implementation used.
 /// OpenBLAS uses its own threads (OPENBLAS_NUM_THREADS, default: every
-/// core); eddy's kernel runs on the calling thread. impl TILED runs the
-/// plan's tiled_isa micro-kernel.
+/// core); eddy's kernel splits products of 2^17 multiply-adds or more
+/// across the threads of rt's pool (the results do not depend on how many:
+/// each element sums in the same order). impl TILED runs the plan's
+/// tiled_isa micro-kernel.
 int32_t eddy_rt_sgemm(eddy_rt_ctx_t *rt, int32_t impl, int32_t trans,
                       int64_t m, int64_t n, int64_t k, const float *a,
                       int64_t lda, const float *b, int64_t ldb, float *c,
@@ -615,6 +621,41 @@ int32_t eddy_rt_sgemm(eddy_rt_ctx_t *rt, int32_t impl, int32_t trans,
 void eddy_rt_entry_sgemm(eddy_rt_ctx_t *rt, int32_t trans, int64_t m,
                          int64_t n, int64_t k, const float *a, int64_t lda,
                          const float *b, int64_t ldb, float *c, int64_t ldc);
+
+/// A packed copy of a product's right operand, kept across the products of
+/// a loop whose B does not change: eddy's tiled kernel rearranges B for its
+/// micro-kernel on every call, and for a loop's per-step products with a
+/// weight that is most of the work of packing. Plain storage (no pointers
+/// to it are kept): init before the first use, reset whenever the data at
+/// a B address used with it may have changed (compiled code: on entering
+/// the loop), release to give its memory back. The cache is reused while
+/// the next product has the same B address, shape, stride and transpose.
+/// Not thread-safe: one cache per call site and call.
+typedef struct eddy_rt_gemm_cache {
+  int64_t words[8];
+} eddy_rt_gemm_cache_t;
+void eddy_rt_gemm_cache_init(eddy_rt_gemm_cache_t *cache);
+void eddy_rt_gemm_cache_reset(eddy_rt_gemm_cache_t *cache);
+void eddy_rt_gemm_cache_release(eddy_rt_ctx_t *rt,
+                                eddy_rt_gemm_cache_t *cache);
+/// eddy_rt_sgemm with EDDY_RT_GEMM_AUTO, packing op(B) into cache (or
+/// reusing its packed copy) when the tiled kernel runs.
+int32_t eddy_rt_sgemm_cached(eddy_rt_ctx_t *rt, eddy_rt_gemm_cache_t *cache,
+                             int32_t trans, int64_t m, int64_t n, int64_t k,
+                             const float *a, int64_t lda, const float *b,
+                             int64_t ldb, float *c, int64_t ldc);
+/// Compiled code's packed-B caches (backend-cpu: a library matmul inside a
+/// loop whose B is defined outside it): n caches in a row at caches,
+/// initialized at the call's start, released at every exit; one is reset
+/// on entering the loop, and the product calls the cached form.
+void eddy_rt_entry_gemm_caches_init(eddy_rt_gemm_cache_t *caches, int64_t n);
+void eddy_rt_entry_gemm_caches_release(eddy_rt_ctx_t *rt,
+                                       eddy_rt_gemm_cache_t *caches, int64_t n);
+void eddy_rt_entry_gemm_cache_reset(eddy_rt_gemm_cache_t *cache);
+void eddy_rt_entry_sgemm_cached(eddy_rt_ctx_t *rt, eddy_rt_gemm_cache_t *cache,
+                                int32_t trans, int64_t m, int64_t n, int64_t k,
+                                const float *a, int64_t lda, const float *b,
+                                int64_t ldb, float *c, int64_t ldc);
 
 /// ===========================================================================
 /// CUDA (runtime/cuda.c, runtime/cuda_list.c)

@@ -201,45 +201,196 @@ static rt_macro_fn pick_macro(int32_t isa, int64_t *nr) {
   return macro_base;
 }
 
-static void gemm_tiled(eddy_rt_ctx_t *rt, int32_t isa, bool ta, bool tb,
-                       int64_t m, int64_t n, int64_t k, const float *a,
-                       int64_t lda, const float *b, int64_t ldb, float *c,
-                       int64_t ldc) {
+/// The packed form of all of op(B) (k x n) for the micro-kernel with strips
+/// of nr columns: for each block of NC columns (j0), for each block of KC
+/// rows (p0), the strips pack_b writes. The block (j0, p0) starts at
+/// j0 * k + p0 * round_up(nc, nr) floats, and a strip s of it s * kc later.
+static int64_t packed_b_floats(int64_t n, int64_t k, int64_t nr) {
+  return (n + nr - 1) / nr * nr * k;
+}
+
+static void pack_b_all(bool tb, const float *b, int64_t ldb, int64_t n,
+                       int64_t k, int64_t nr, float *out) {
+  for (int64_t j0 = 0; j0 < n; j0 += NC) {
+    int64_t nc = n - j0 < NC ? n - j0 : NC;
+    int64_t ncr = (nc + nr - 1) / nr * nr;
+    for (int64_t p0 = 0; p0 < k; p0 += KC) {
+      int64_t kc = k - p0 < KC ? k - p0 : KC;
+      pack_b(tb, b, ldb, p0, j0, kc, nc, nr, out + j0 * k + p0 * ncr);
+    }
+  }
+}
+
+/// One product of the tiled kernel, split into parts that run on the
+/// context's threads: part t computes the rows [i0[t], i1[t]) of C's
+/// columns [j0[t], j1[t]) (column bounds on strips of nr), so every element
+/// of C sums its k products in the same order whatever the split.
+typedef struct {
+  eddy_rt_ctx_t *rt;
+  rt_macro_fn macro;
   int64_t nr;
-  rt_macro_fn macro = pick_macro(isa, &nr);
+  bool ta, tb;
+  int64_t m, n, k;
+  const float *a, *b;
+  int64_t lda, ldb, ldc;
+  float *c;
+  const float *packed; ///< all of op(B) packed (pack_b_all), or NULL
+  int64_t parts;
+  bool split_n; ///< parts split the columns, else the rows
+} gemm_job_t;
+
+/// Rows [*lo, *hi) of units of `unit` of part t of `parts` over `total`.
+static void part_range(int64_t total, int64_t unit, int64_t parts, int64_t t,
+                       int64_t *lo, int64_t *hi) {
+  int64_t units = (total + unit - 1) / unit;
+  int64_t u0 = units * t / parts, u1 = units * (t + 1) / parts;
+  *lo = u0 * unit < total ? u0 * unit : total;
+  *hi = u1 * unit < total ? u1 * unit : total;
+}
+
+static void gemm_part(void *arg, int64_t t) {
+  gemm_job_t *g = arg;
+  int64_t ilo = 0, ihi = g->m, jlo = 0, jhi = g->n;
+  if (g->split_n)
+    part_range(g->n, g->nr, g->parts, t, &jlo, &jhi);
+  else
+    part_range(g->m, MR, g->parts, t, &ilo, &ihi);
+  if (ilo >= ihi || jlo >= jhi)
+    return;
+  int64_t k = g->k, nr = g->nr;
   int64_t kcap = k < KC ? k : KC;
-  int64_t mcap = m < MC ? m : MC;
-  int64_t ncap = n < NC ? n : NC;
+  int64_t mcap = ihi - ilo < MC ? ihi - ilo : MC;
+  int64_t ncap = jhi - jlo < NC ? jhi - jlo : NC;
   mcap = (mcap + MR - 1) / MR * MR;
   ncap = (ncap + nr - 1) / nr * nr;
   int64_t abytes = (int64_t)sizeof(float) * mcap * kcap;
-  int64_t bbytes = (int64_t)sizeof(float) * ncap * kcap;
+  int64_t bbytes = g->packed ? 0 : (int64_t)sizeof(float) * ncap * kcap;
   void *pa = NULL, *pb = NULL;
-  eddy_rt_status_t st = eddy_rt_alloc(rt, abytes, "core.matmul", &pa);
-  if (!st)
-    st = eddy_rt_alloc(rt, bbytes, "core.matmul", &pb);
+  eddy_rt_status_t st = eddy_rt_alloc(g->rt, abytes, "core.matmul", &pa);
+  if (!st && bbytes)
+    st = eddy_rt_alloc(g->rt, bbytes, "core.matmul", &pb);
   if (st) {
-    // No memory for the packed blocks (memory limit): the same product
-    // without them.
+    // No memory for the packing buffers (memory limit): this part without
+    // them.
     eddy_rt_status_destroy(st);
-    eddy_rt_free(rt, pa, abytes);
-    gemm_plain(ta, tb, m, n, k, a, lda, b, ldb, c, ldc);
+    eddy_rt_free(g->rt, pa, abytes);
+    const float *a = g->ta ? g->a + ilo : g->a + ilo * g->lda;
+    const float *b = g->tb ? g->b + jlo * g->ldb : g->b + jlo;
+    gemm_plain(g->ta, g->tb, ihi - ilo, jhi - jlo, k, a, g->lda, b, g->ldb,
+               g->c + ilo * g->ldc + jlo, g->ldc);
     return;
   }
-  for (int64_t j0 = 0; j0 < n; j0 += NC) {
-    int64_t nc = n - j0 < NC ? n - j0 : NC;
+  // Blocks of NC columns from jlo: inside the packed B they must not cross
+  // its own NC blocks, so they stop at the next multiple of NC.
+  for (int64_t j0 = jlo; j0 < jhi;) {
+    int64_t bj = j0 / NC * NC; // the packed block holding j0
+    int64_t jend = bj + NC < jhi ? bj + NC : jhi;
+    int64_t nc = jend - j0;
+    int64_t bnc = g->n - bj < NC ? g->n - bj : NC;
+    int64_t bncr = (bnc + nr - 1) / nr * nr;
     for (int64_t p0 = 0; p0 < k; p0 += KC) {
       int64_t kc = k - p0 < KC ? k - p0 : KC;
-      pack_b(tb, b, ldb, p0, j0, kc, nc, nr, pb);
-      for (int64_t i0 = 0; i0 < m; i0 += MC) {
-        int64_t mc = m - i0 < MC ? m - i0 : MC;
-        pack_a(ta, a, lda, i0, p0, mc, kc, pa);
-        macro(mc, nc, kc, pa, pb, c + i0 * ldc + j0, ldc, p0 == 0);
+      const float *bp;
+      if (g->packed) {
+        bp = g->packed + bj * k + p0 * bncr + (j0 - bj) * kc;
+      } else {
+        pack_b(g->tb, g->b, g->ldb, p0, j0, kc, nc, nr, pb);
+        bp = pb;
+      }
+      for (int64_t i0 = ilo; i0 < ihi; i0 += MC) {
+        int64_t mc = ihi - i0 < MC ? ihi - i0 : MC;
+        pack_a(g->ta, g->a, g->lda, i0, p0, mc, kc, pa);
+        g->macro(mc, nc, kc, pa, bp, g->c + i0 * g->ldc + j0, g->ldc,
+                 p0 == 0);
       }
     }
+    j0 = jend;
   }
-  eddy_rt_free(rt, pb, bbytes);
-  eddy_rt_free(rt, pa, abytes);
+  eddy_rt_free(g->rt, pb, bbytes);
+  eddy_rt_free(g->rt, pa, abytes);
+}
+
+/// Products with fewer multiply-adds run on the calling thread alone: below
+/// this, handing half to another thread costs about what it saves.
+#define RT_GEMM_PAR_WORK ((int64_t)1 << 17)
+/// Parts per thread of a split product, and the fewest multiply-adds a part
+/// gets (a part repacks A's rows or B's columns it needs).
+#define RT_GEMM_PARTS_PER_THREAD 4
+#define RT_GEMM_PART_WORK ((int64_t)1 << 16)
+
+/// The layout of eddy_rt_gemm_cache_t's words.
+typedef struct {
+  const float *b;  ///< the B packed, NULL when none
+  float *packed;   ///< pack_b_all's output
+  int64_t bytes;   ///< packed's size
+  int64_t n, k, ldb;
+  int64_t form;    ///< trans_b | nr << 1
+  int64_t unused;
+} rt_gemm_cache_words_t;
+_Static_assert(sizeof(rt_gemm_cache_words_t) == sizeof(eddy_rt_gemm_cache_t),
+               "eddy_rt_gemm_cache_t holds the cache's fields");
+
+/// cache's packed B for op(B) (packing it on a miss), or NULL when there is
+/// no cache or no memory for it.
+static const float *cache_lookup(eddy_rt_ctx_t *rt, eddy_rt_gemm_cache_t *cache,
+                                 bool tb, const float *b, int64_t ldb,
+                                 int64_t n, int64_t k, int64_t nr) {
+  if (!cache)
+    return NULL;
+  rt_gemm_cache_words_t *w = (rt_gemm_cache_words_t *)cache->words;
+  int64_t form = (tb ? 1 : 0) | nr << 1;
+  if (w->b == b && w->n == n && w->k == k && w->ldb == ldb && w->form == form)
+    return w->packed;
+  int64_t bytes = (int64_t)sizeof(float) * packed_b_floats(n, k, nr);
+  w->b = NULL;
+  if (w->bytes != bytes) {
+    eddy_rt_free(rt, w->packed, w->bytes);
+    w->packed = NULL;
+    w->bytes = 0;
+    void *p = NULL;
+    eddy_rt_status_t st = eddy_rt_alloc(rt, bytes, "core.matmul", &p);
+    if (st) {
+      eddy_rt_status_destroy(st);
+      return NULL;
+    }
+    w->packed = p;
+    w->bytes = bytes;
+  }
+  pack_b_all(tb, b, ldb, n, k, nr, w->packed);
+  w->b = b;
+  w->n = n;
+  w->k = k;
+  w->ldb = ldb;
+  w->form = form;
+  return w->packed;
+}
+
+static void gemm_tiled(eddy_rt_ctx_t *rt, int32_t isa, bool ta, bool tb,
+                       int64_t m, int64_t n, int64_t k, const float *a,
+                       int64_t lda, const float *b, int64_t ldb, float *c,
+                       int64_t ldc, eddy_rt_gemm_cache_t *cache) {
+  gemm_job_t g = {.rt = rt, .ta = ta, .tb = tb, .m = m, .n = n, .k = k,
+                  .a = a, .b = b, .lda = lda, .ldb = ldb, .ldc = ldc, .c = c};
+  g.macro = pick_macro(isa, &g.nr);
+  g.packed = cache_lookup(rt, cache, tb, b, ldb, n, k, g.nr);
+  eddy_rt_pool_t *pool = rt ? eddy_rt_ctx_pool(rt) : NULL;
+  int64_t threads = eddy_rt_pool_num_threads(pool);
+  double work = (double)m * (double)n * (double)k;
+  // Columns when every thread gets a strip of them, else rows.
+  int64_t col_units = (n + g.nr - 1) / g.nr, row_units = (m + MR - 1) / MR;
+  g.split_n = col_units >= threads || col_units >= row_units;
+  int64_t units = g.split_n ? col_units : row_units;
+  // Several parts per thread, claimed as threads come free: a thread that
+  // the OS preempts in a busy machine holds up a small part, not half the
+  // product. Each part keeps at least RT_GEMM_PART_WORK multiply-adds.
+  int64_t parts = threads * RT_GEMM_PARTS_PER_THREAD;
+  double most = work / (double)RT_GEMM_PART_WORK;
+  if ((double)parts > most)
+    parts = most < 1.0 ? 1 : (int64_t)most;
+  if (parts > units)
+    parts = units;
+  g.parts = threads < 2 || work < (double)RT_GEMM_PAR_WORK ? 1 : parts;
+  eddy_rt_pool_parallel_for(pool, g.parts, gemm_part, &g);
 }
 
 bool eddy_rt_gemm_has_blas(void) {
@@ -254,7 +405,7 @@ void rt_sgemm_tiled(eddy_rt_ctx_t *rt, int32_t isa, int32_t trans, int64_t m,
                     int64_t n, int64_t k, const float *a, int64_t lda,
                     const float *b, int64_t ldb, float *c, int64_t ldc) {
   gemm_tiled(rt, isa, (trans & 1) != 0, (trans & 2) != 0, m, n, k, a, lda, b,
-             ldb, c, ldc);
+             ldb, c, ldc, NULL);
 }
 
 // ---- Which implementation AUTO runs ----------------------------------------
@@ -477,10 +628,12 @@ static void gemv_blas(bool ta, bool tb, int m, int n, int k, const float *a,
 }
 #endif
 
-int32_t eddy_rt_sgemm(eddy_rt_ctx_t *rt, int32_t impl, int32_t trans,
-                      int64_t m, int64_t n, int64_t k, const float *a,
-                      int64_t lda, const float *b, int64_t ldb, float *c,
-                      int64_t ldc) {
+/// eddy_rt_sgemm, with op(B)'s packed form kept in cache (may be NULL) when
+/// the tiled kernel runs.
+static int32_t sgemm(eddy_rt_ctx_t *rt, int32_t impl, int32_t trans, int64_t m,
+                     int64_t n, int64_t k, const float *a, int64_t lda,
+                     const float *b, int64_t ldb, float *c, int64_t ldc,
+                     eddy_rt_gemm_cache_t *cache) {
   bool ta = (trans & 1) != 0, tb = (trans & 2) != 0;
   if (m <= 0 || n <= 0)
     return impl == EDDY_RT_GEMM_PLAIN ? EDDY_RT_GEMM_PLAIN : EDDY_RT_GEMM_TILED;
@@ -519,12 +672,66 @@ int32_t eddy_rt_sgemm(eddy_rt_ctx_t *rt, int32_t impl, int32_t trans,
     return EDDY_RT_GEMM_BLAS;
   }
 #endif
-  gemm_tiled(rt, plan->tiled_isa, ta, tb, m, n, k, a, lda, b, ldb, c, ldc);
+  gemm_tiled(rt, plan->tiled_isa, ta, tb, m, n, k, a, lda, b, ldb, c, ldc,
+             cache);
   return EDDY_RT_GEMM_TILED;
+}
+
+int32_t eddy_rt_sgemm(eddy_rt_ctx_t *rt, int32_t impl, int32_t trans,
+                      int64_t m, int64_t n, int64_t k, const float *a,
+                      int64_t lda, const float *b, int64_t ldb, float *c,
+                      int64_t ldc) {
+  return sgemm(rt, impl, trans, m, n, k, a, lda, b, ldb, c, ldc, NULL);
+}
+
+void eddy_rt_gemm_cache_init(eddy_rt_gemm_cache_t *cache) {
+  memset(cache, 0, sizeof *cache);
+}
+
+void eddy_rt_gemm_cache_reset(eddy_rt_gemm_cache_t *cache) {
+  ((rt_gemm_cache_words_t *)cache->words)->b = NULL;
+}
+
+void eddy_rt_gemm_cache_release(eddy_rt_ctx_t *rt,
+                                eddy_rt_gemm_cache_t *cache) {
+  rt_gemm_cache_words_t *w = (rt_gemm_cache_words_t *)cache->words;
+  eddy_rt_free(rt, w->packed, w->bytes);
+  eddy_rt_gemm_cache_init(cache);
+}
+
+int32_t eddy_rt_sgemm_cached(eddy_rt_ctx_t *rt, eddy_rt_gemm_cache_t *cache,
+                             int32_t trans, int64_t m, int64_t n, int64_t k,
+                             const float *a, int64_t lda, const float *b,
+                             int64_t ldb, float *c, int64_t ldc) {
+  return sgemm(rt, EDDY_RT_GEMM_AUTO, trans, m, n, k, a, lda, b, ldb, c, ldc,
+               cache);
 }
 
 void eddy_rt_entry_sgemm(eddy_rt_ctx_t *rt, int32_t trans, int64_t m,
                          int64_t n, int64_t k, const float *a, int64_t lda,
                          const float *b, int64_t ldb, float *c, int64_t ldc) {
   eddy_rt_sgemm(rt, EDDY_RT_GEMM_AUTO, trans, m, n, k, a, lda, b, ldb, c, ldc);
+}
+
+void eddy_rt_entry_sgemm_cached(eddy_rt_ctx_t *rt, eddy_rt_gemm_cache_t *cache,
+                                int32_t trans, int64_t m, int64_t n, int64_t k,
+                                const float *a, int64_t lda, const float *b,
+                                int64_t ldb, float *c, int64_t ldc) {
+  sgemm(rt, EDDY_RT_GEMM_AUTO, trans, m, n, k, a, lda, b, ldb, c, ldc, cache);
+}
+
+void eddy_rt_entry_gemm_caches_init(eddy_rt_gemm_cache_t *caches, int64_t n) {
+  for (int64_t i = 0; i < n; i++)
+    eddy_rt_gemm_cache_init(&caches[i]);
+}
+
+void eddy_rt_entry_gemm_caches_release(eddy_rt_ctx_t *rt,
+                                       eddy_rt_gemm_cache_t *caches,
+                                       int64_t n) {
+  for (int64_t i = 0; i < n; i++)
+    eddy_rt_gemm_cache_release(rt, &caches[i]);
+}
+
+void eddy_rt_entry_gemm_cache_reset(eddy_rt_gemm_cache_t *cache) {
+  eddy_rt_gemm_cache_reset(cache);
 }

@@ -2,10 +2,27 @@
 /// one at a time under the pool mutex: tasks are coarse (thousands of
 /// elements each), so the lock is cheap, and it keeps the protocol simple
 /// enough to be obviously right.
+///
+/// Compiled code calls it for every per-step matrix product of a loop (tens
+/// of microseconds each), where waking a thread blocked in the kernel costs
+/// about as much as the product. So an idle worker first spins for
+/// RT_POOL_SPIN_NS, watching the job counter, before it blocks; the caller
+/// waits for the last task the same way; and a job is signalled only when
+/// some worker is blocked.
+// clock_gettime.
+#define _POSIX_C_SOURCE 200809L
 #include "runtime/rt_internal.h"
 
 #include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdlib.h>
+#include <time.h>
+
+/// How long an idle worker, or a caller waiting for the workers' tasks,
+/// spins before it blocks: longer than the host code between the products
+/// of one loop step, short enough to be invisible to an idle process.
+#define RT_POOL_SPIN_NS 200000
 
 struct eddy_rt_pool {
   int32_t num_threads; // workers + the caller
@@ -16,17 +33,42 @@ struct eddy_rt_pool {
   pthread_cond_t done_cv; // the last task of a job finished
   pthread_mutex_t submit_mu; // one job at a time
   bool shutdown;
+  int32_t sleepers; // workers blocked on work_cv (under mu)
+  bool waiting;     // the caller is blocked on done_cv (under mu)
+  // Written under mu; read without it by spinning threads.
+  atomic_uint_fast64_t jobs; // jobs posted so far
+  atomic_bool stop;          // shutdown, for spinning workers
+  atomic_int_fast64_t done;  // tasks of the current job finished
   // The current job; n == 0 when none.
   eddy_rt_task_fn fn;
   void *arg;
   int64_t n;
   int64_t next; // next task to claim
-  int64_t done; // tasks finished
 };
 
 // Set on worker threads so that a parallel_for from inside a task runs
 // serially instead of waiting on itself.
 static _Thread_local const eddy_rt_pool_t *rt_pool_current_worker;
+
+static int64_t rt_pool_now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/// One round of waiting in a spin: a pause instruction for the first rounds
+/// (a few microseconds), then a yield of the core, so that a thread with
+/// work (OpenBLAS's own workers, which a large product wakes) is not kept
+/// from it by one that only waits.
+static inline void rt_pool_relax(int round) {
+  if (round < 256) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+    return;
+  }
+  sched_yield();
+}
 
 // Claims and runs tasks of the current job; called and returns with mu held.
 static void rt_pool_drain(eddy_rt_pool_t *p) {
@@ -37,8 +79,8 @@ static void rt_pool_drain(eddy_rt_pool_t *p) {
     pthread_mutex_unlock(&p->mu);
     fn(arg, t);
     pthread_mutex_lock(&p->mu);
-    if (++p->done == p->n)
-      pthread_cond_broadcast(&p->done_cv);
+    if (atomic_fetch_add(&p->done, 1) + 1 == p->n && p->waiting)
+      pthread_cond_signal(&p->done_cv);
   }
 }
 
@@ -46,12 +88,29 @@ static void *rt_pool_worker(void *arg) {
   eddy_rt_pool_t *p = arg;
   rt_pool_current_worker = p;
   pthread_mutex_lock(&p->mu);
-  for (;;) {
-    while (!p->shutdown && !(p->n > 0 && p->next < p->n))
-      pthread_cond_wait(&p->work_cv, &p->mu);
-    if (p->shutdown)
-      break;
-    rt_pool_drain(p);
+  while (!p->shutdown) {
+    if (p->n > 0 && p->next < p->n) {
+      rt_pool_drain(p);
+      continue;
+    }
+    // Idle: spin until a job is posted or the time is up, then block.
+    uint_fast64_t seen = atomic_load(&p->jobs);
+    pthread_mutex_unlock(&p->mu);
+    int64_t until = rt_pool_now_ns() + RT_POOL_SPIN_NS;
+    for (int i = 1; atomic_load_explicit(&p->jobs, memory_order_relaxed) ==
+                        seen &&
+                    !atomic_load_explicit(&p->stop, memory_order_relaxed);
+         i++) {
+      rt_pool_relax(i);
+      if ((i < 256 ? i % 64 == 0 : true) && rt_pool_now_ns() > until)
+        break;
+    }
+    pthread_mutex_lock(&p->mu);
+    if (p->shutdown || atomic_load(&p->jobs) != seen)
+      continue;
+    p->sleepers++;
+    pthread_cond_wait(&p->work_cv, &p->mu);
+    p->sleepers--;
   }
   pthread_mutex_unlock(&p->mu);
   return NULL;
@@ -68,6 +127,9 @@ eddy_rt_status_t eddy_rt_pool_create(int32_t num_threads,
   pthread_mutex_init(&p->submit_mu, NULL);
   pthread_cond_init(&p->work_cv, NULL);
   pthread_cond_init(&p->done_cv, NULL);
+  atomic_init(&p->jobs, 0);
+  atomic_init(&p->stop, false);
+  atomic_init(&p->done, 0);
   if (p->num_threads > 1) {
     p->workers = calloc((size_t)(p->num_threads - 1), sizeof(pthread_t));
     if (!p->workers) {
@@ -94,6 +156,7 @@ void eddy_rt_pool_destroy(eddy_rt_pool_t *pool) {
     return;
   pthread_mutex_lock(&pool->mu);
   pool->shutdown = true;
+  atomic_store(&pool->stop, true);
   pthread_cond_broadcast(&pool->work_cv);
   pthread_mutex_unlock(&pool->mu);
   for (int32_t i = 0; i < pool->num_workers; i++)
@@ -127,11 +190,27 @@ void eddy_rt_pool_parallel_for(eddy_rt_pool_t *pool, int64_t n,
   pool->arg = arg;
   pool->n = n;
   pool->next = 0;
-  pool->done = 0;
-  pthread_cond_broadcast(&pool->work_cv);
+  atomic_store(&pool->done, 0);
+  atomic_fetch_add(&pool->jobs, 1);
+  if (pool->sleepers > 0)
+    pthread_cond_broadcast(&pool->work_cv);
   rt_pool_drain(pool);
-  while (pool->done < pool->n)
-    pthread_cond_wait(&pool->done_cv, &pool->mu);
+  if (atomic_load(&pool->done) < n) {
+    // The workers' last tasks: spin, then block.
+    pthread_mutex_unlock(&pool->mu);
+    int64_t until = rt_pool_now_ns() + RT_POOL_SPIN_NS;
+    for (int i = 1;
+         atomic_load_explicit(&pool->done, memory_order_acquire) < n; i++) {
+      rt_pool_relax(i);
+      if ((i < 256 ? i % 64 == 0 : true) && rt_pool_now_ns() > until)
+        break;
+    }
+    pthread_mutex_lock(&pool->mu);
+    pool->waiting = true;
+    while (atomic_load(&pool->done) < n)
+      pthread_cond_wait(&pool->done_cv, &pool->mu);
+    pool->waiting = false;
+  }
   // No task can be claimed once n is 0, so nothing touches fn/arg after this.
   pool->n = 0;
   pool->fn = NULL;

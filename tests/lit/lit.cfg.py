@@ -11,7 +11,7 @@ config.test_exec_root = os.path.join(config.eddy_obj_root, "tests", "lit")
 
 config.environment["PATH"] = os.pathsep.join(
     [config.eddy_tools_dir, config.llvm_tools_dir, config.environment.get("PATH", os.environ.get("PATH", ""))])
-for var in ("ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS"):
+for var in ("ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS", "EDDY_NUM_THREADS"):
     if var in os.environ:
         config.environment[var] = os.environ[var]
 config.substitutions.append(("%eddy", os.path.join(config.eddy_tools_dir, "eddy")))

@@ -182,6 +182,138 @@ static void test_micro_kernels(void **state) {
   eddy_rt_ctx_destroy(ctx);
 }
 
+/// Seeded A and B of case c (no padding; B offset by b_bump).
+static void fill_ab(const gemm_case_t *c, float *a, float *b, float b_bump) {
+  uint64_t s = (uint64_t)(c->m * 7 + c->n * 11 + c->k);
+  for (int64_t i = 0; i < c->m * c->k; i++)
+    a[i] = rnd(&s);
+  for (int64_t i = 0; i < c->k * c->n; i++)
+    b[i] = rnd(&s) + b_bump;
+}
+
+/// C of case c (no padding) from a and b: through cache when not NULL
+/// (AUTO), else the plan's tiled kernel.
+static void product(eddy_rt_ctx_t *ctx, eddy_rt_gemm_cache_t *cache,
+                    const gemm_case_t *c, const float *a, const float *b,
+                    float *out) {
+  int64_t lda = c->trans & 1 ? c->m : c->k;
+  int64_t ldb = c->trans & 2 ? c->k : c->n;
+  if (cache) {
+    eddy_rt_sgemm_cached(ctx, cache, c->trans, c->m, c->n, c->k, a, lda, b,
+                         ldb, out, c->n);
+    return;
+  }
+  eddy_rt_gemm_plan_t p;
+  eddy_rt_gemm_plan_get(&p);
+  rt_sgemm_tiled(ctx, p.tiled_isa, c->trans, c->m, c->n, c->k, a, lda, b, ldb,
+                 out, c->n);
+}
+
+/// Products large enough to be split across threads: split by columns, by
+/// rows (few columns), and by columns across an NC panel's edge.
+static const gemm_case_t k_par_cases[] = {
+    {32, 256, 256, 0, 0}, {32, 256, 256, 3, 0}, {300, 40, 300, 1, 0},
+    {97, 33, 513, 2, 0},  {7, 8200, 19, 2, 0},  {64, 300, 200, 0, 0},
+};
+
+/// The tiled kernel on 2 and 3 threads gives the bits it gives on one
+/// (each element sums in the same order), within the bound, and frees its
+/// buffers.
+static void test_threads(void **state) {
+  (void)state;
+  eddy_rt_ctx_t *one = rtt_ctx(1), *two = rtt_ctx(2), *three = rtt_ctx(3);
+  for (size_t i = 0; i < sizeof k_par_cases / sizeof k_par_cases[0]; i++) {
+    const gemm_case_t *c = &k_par_cases[i];
+    size_t an = (size_t)(c->m * c->k), bn = (size_t)(c->k * c->n),
+           cn = (size_t)(c->m * c->n);
+    float *a = malloc(sizeof(float) * an), *b = malloc(sizeof(float) * bn);
+    float *c1 = malloc(sizeof(float) * cn), *c2 = malloc(sizeof(float) * cn),
+          *c3 = malloc(sizeof(float) * cn);
+    assert_true(a && b && c1 && c2 && c3);
+    fill_ab(c, a, b, 0.0f);
+    product(one, NULL, c, a, b, c1);
+    product(two, NULL, c, a, b, c2);
+    product(three, NULL, c, a, b, c3);
+    assert_memory_equal(c1, c2, sizeof(float) * cn);
+    assert_memory_equal(c1, c3, sizeof(float) * cn);
+    check_case(three, EDDY_RT_GEMM_TILED, c);
+    free(a);
+    free(b);
+    free(c1);
+    free(c2);
+    free(c3);
+  }
+  assert_int_equal(eddy_rt_ctx_bytes_in_use(two), 0);
+  assert_int_equal(eddy_rt_ctx_bytes_in_use(three), 0);
+  // No memory for the packing buffers: each part without them.
+  eddy_rt_ctx_set_memory_limit(three, 64);
+  gemm_case_t lim = {300, 40, 300, 1, 0};
+  check_case(three, EDDY_RT_GEMM_TILED, &lim);
+  assert_int_equal(eddy_rt_ctx_bytes_in_use(three), 0);
+  eddy_rt_ctx_destroy(one);
+  eddy_rt_ctx_destroy(two);
+  eddy_rt_ctx_destroy(three);
+}
+
+/// A cached B gives the bits of the uncached product; a new B at another
+/// address, or at the same address after a reset, is packed again; a
+/// release gives the memory back.
+static void test_cache(void **state) {
+  (void)state;
+  eddy_rt_ctx_t *ctx = rtt_ctx(2);
+  int ran = 0;
+  for (size_t i = 0; i < sizeof k_par_cases / sizeof k_par_cases[0]; i++) {
+    const gemm_case_t *c = &k_par_cases[i];
+    if (auto_impl(c) != EDDY_RT_GEMM_TILED)
+      continue; // AUTO runs the BLAS: the cache is not used
+    size_t an = (size_t)(c->m * c->k), bn = (size_t)(c->k * c->n),
+           cn = (size_t)(c->m * c->n);
+    float *a = malloc(sizeof(float) * an), *b = malloc(sizeof(float) * bn),
+          *b2 = malloc(sizeof(float) * bn);
+    float *want = malloc(sizeof(float) * cn), *got = malloc(sizeof(float) * cn);
+    assert_true(a && b && b2 && want && got);
+    eddy_rt_gemm_cache_t cache;
+    eddy_rt_gemm_cache_init(&cache);
+    fill_ab(c, a, b, 0.0f);
+    product(ctx, NULL, c, a, b, want);
+    for (int rep = 0; rep < 2; rep++) { // packs, then reuses
+      product(ctx, &cache, c, a, b, got);
+      assert_memory_equal(want, got, sizeof(float) * cn);
+    }
+    assert_true(eddy_rt_ctx_bytes_in_use(ctx) > 0); // the packed B
+    // Another B at another address.
+    fill_ab(c, a, b2, 0.5f);
+    product(ctx, NULL, c, a, b2, want);
+    product(ctx, &cache, c, a, b2, got);
+    assert_memory_equal(want, got, sizeof(float) * cn);
+    // Other data at the first address, after a reset.
+    fill_ab(c, a, b, -0.25f);
+    product(ctx, NULL, c, a, b, want);
+    eddy_rt_gemm_cache_reset(&cache);
+    product(ctx, &cache, c, a, b, got);
+    assert_memory_equal(want, got, sizeof(float) * cn);
+    eddy_rt_gemm_cache_release(ctx, &cache);
+    assert_int_equal(eddy_rt_ctx_bytes_in_use(ctx), 0);
+    free(a);
+    free(b);
+    free(b2);
+    free(want);
+    free(got);
+    ran++;
+  }
+  if (!ran)
+    print_message("no case runs the tiled kernel under AUTO here\n");
+  // A cache with no memory for the packed B: the product without it.
+  eddy_rt_gemm_cache_t cache;
+  eddy_rt_gemm_cache_init(&cache);
+  eddy_rt_ctx_set_memory_limit(ctx, 64);
+  float a[6] = {1, 2, 3, 4, 5, 6}, b[6] = {1, 0, 0, 1, 1, 1}, c[4];
+  eddy_rt_sgemm_cached(ctx, &cache, 0, 2, 2, 3, a, 3, b, 2, c, 2);
+  eddy_rt_gemm_cache_release(ctx, &cache);
+  assert_int_equal(eddy_rt_ctx_bytes_in_use(ctx), 0);
+  eddy_rt_ctx_destroy(ctx);
+}
+
 /// OpenBLAS's core names map to the level of their kernels, in any case.
 static void test_core_isa(void **state) {
   (void)state;
@@ -339,6 +471,8 @@ int main(void) {
       cmocka_unit_test(test_plan_rule),
       cmocka_unit_test(test_plan_env),
       cmocka_unit_test(test_auto_small),
+      cmocka_unit_test(test_threads),
+      cmocka_unit_test(test_cache),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
