@@ -789,6 +789,8 @@ static eddy_status_t emit_while(cpu_emit_t *e, eddy_op_t *op) {
   int z = cpu_fresh(e);
   cpu_p(e, "%%t%d = arith.constant 0 : i64\n", z);
   cpu_store(e, counter, i64s, NULL, z);
+  // B may hold other data than on the last entry (an outer iteration).
+  cpu_gemm_caches_reset(e, op);
   cpu_p(e, "scf.while : () -> () {\n");
   EDDY_RETURN_IF_ERROR(cpu_emit_block(e, cb));
   eddy_op_t *cond = eddy_ir_block_terminator(cb);

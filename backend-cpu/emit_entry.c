@@ -272,6 +272,12 @@ static const char *k_decls =
     "func.func private @eddy_rt_entry_list_release(!llvm.ptr)\n"
     "func.func private @eddy_rt_entry_sgemm(!llvm.ptr, i32, i64, i64, i64, "
     "!llvm.ptr, i64, !llvm.ptr, i64, !llvm.ptr, i64)\n"
+    "func.func private @eddy_rt_entry_sgemm_cached(!llvm.ptr, !llvm.ptr, i32, "
+    "i64, i64, i64, !llvm.ptr, i64, !llvm.ptr, i64, !llvm.ptr, i64)\n"
+    "func.func private @eddy_rt_entry_gemm_caches_init(!llvm.ptr, i64)\n"
+    "func.func private @eddy_rt_entry_gemm_caches_release(!llvm.ptr, "
+    "!llvm.ptr, i64)\n"
+    "func.func private @eddy_rt_entry_gemm_cache_reset(!llvm.ptr)\n"
     "func.func private @eddy_rt_entry_list_empty_nested(!llvm.ptr, i32, i32, "
     "i32, !llvm.ptr, i64, !llvm.ptr, !llvm.ptr, i64) -> !llvm.ptr\n"
     "func.func private @eddy_rt_entry_list_reserve_nested(!llvm.ptr, i32, i32, "
@@ -546,6 +552,7 @@ static eddy_status_t emit_func(cpu_emit_t *e, eddy_op_t *func,
     EDDY_RETURN_IF_ERROR(cpu_check_type(func, ft->outputs[i]));
   e->eflag = -1;
   e->elist = -1;
+  cpu_gemm_caches_open(e);
   e->loop_limit = -1;
   e->loop_deadline = -1;
   e->krec = -1;

@@ -119,7 +119,19 @@ typedef struct cpu_emit {
   /// Code run after the allocation check, before the body: constants and
   /// arguments copied to the device.
   eddy_buf_t init;
+  /// %tN (!llvm.ptr) of the plan's packed-B caches, eddy_rt_gemm_cache_t
+  /// each, on the stack; -1 when the plan has none.
+  int gemm_caches;
 } cpu_emit_t;
+
+/// The packed-B cache of the plan's LIBRARY step of op (an !llvm.ptr %tN),
+/// or -1 when it has none (emit_matmul.c).
+int cpu_gemm_cache(cpu_emit_t *e, const eddy_op_t *op);
+/// Resets the packed-B caches that entering loop op resets.
+void cpu_gemm_caches_reset(cpu_emit_t *e, const eddy_op_t *op);
+/// Allocates the plan's packed-B caches in the prologue, released on every
+/// exit.
+void cpu_gemm_caches_open(cpu_emit_t *e);
 
 /// ---- The target (emit_target.c) ----
 /// What differs between the forms of the program (eddy_cpu_form_t): the

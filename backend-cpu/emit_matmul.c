@@ -229,13 +229,81 @@ static eddy_status_t mm_call(cpu_emit_t *e, eddy_op_t *op) {
   int pa = fold ? mm_ptr(e, abase) : mm_matrix_ptr(e, abase, at, rt, oidx);
   int pb = fold ? mm_ptr(e, bbase) : mm_matrix_ptr(e, bbase, bt, rt, oidx);
   int pc = fold ? mm_ptr(e, cbase) : mm_matrix_ptr(e, cbase, rt, rt, oidx);
-  cpu_p(e,
-        "func.call @eddy_rt_entry_%ssgemm(%%rt, %%t%d, %%t%d, %%t%d, %%t%d, "
-        "%%t%d, %%t%d, %%t%d, %%t%d, %%t%d, %%t%d) : (!llvm.ptr, i32, i64, "
-        "i64, i64, !llvm.ptr, i64, !llvm.ptr, i64, !llvm.ptr, i64) -> ()\n",
-        e->tgt->mem, flags, m, n, k, pa, lda, pb, ldb, pc, n);
+  int cache = cpu_gemm_cache(e, op);
+  if (cache >= 0)
+    cpu_p(e,
+          "func.call @eddy_rt_entry_sgemm_cached(%%rt, %%t%d, %%t%d, %%t%d, "
+          "%%t%d, %%t%d, %%t%d, %%t%d, %%t%d, %%t%d, %%t%d, %%t%d) : "
+          "(!llvm.ptr, !llvm.ptr, i32, i64, i64, i64, !llvm.ptr, i64, "
+          "!llvm.ptr, i64, !llvm.ptr, i64) -> ()\n",
+          cache, flags, m, n, k, pa, lda, pb, ldb, pc, n);
+  else
+    cpu_p(e,
+          "func.call @eddy_rt_entry_%ssgemm(%%rt, %%t%d, %%t%d, %%t%d, %%t%d, "
+          "%%t%d, %%t%d, %%t%d, %%t%d, %%t%d, %%t%d) : (!llvm.ptr, i32, i64, "
+          "i64, i64, !llvm.ptr, i64, !llvm.ptr, i64, !llvm.ptr, i64) -> ()\n",
+          e->tgt->mem, flags, m, n, k, pa, lda, pb, ldb, pc, n);
   cpu_loops_close(e, loops);
   return NULL;
+}
+
+/// Each cache is an eddy_rt_gemm_cache_t: 64 bytes.
+#define CPU_GEMM_CACHE_BYTES 64
+
+void cpu_gemm_caches_open(cpu_emit_t *e) {
+  e->gemm_caches = -1;
+  int32_t n = e->plan->num_gemm_caches;
+  if (n <= 0)
+    return;
+  eddy_buf_t body = e->body;
+  e->body = e->pro;
+  int bytes = cpu_fresh(e), num = cpu_fresh(e), p = cpu_fresh(e);
+  cpu_p(e, "%%t%d = arith.constant %d : i64\n", bytes,
+        (int)n * CPU_GEMM_CACHE_BYTES);
+  cpu_p(e, "%%t%d = arith.constant %d : i64\n", num, (int)n);
+  cpu_p(e,
+        "%%t%d = llvm.alloca %%t%d x i8 {alignment = 8 : i64} : (i64) -> "
+        "!llvm.ptr\n",
+        p, bytes);
+  cpu_p(e,
+        "func.call @eddy_rt_entry_gemm_caches_init(%%t%d, %%t%d) : "
+        "(!llvm.ptr, i64) -> ()\n",
+        p, num);
+  e->pro = e->body;
+  e->body = body;
+  eddy_buf_printf(&e->epi,
+                  "func.call @eddy_rt_entry_gemm_caches_release(%%rt, %%t%d, "
+                  "%%t%d) : (!llvm.ptr, !llvm.ptr, i64) -> ()\n",
+                  p, num);
+  e->gemm_caches = p;
+}
+
+/// The address of cache i (0-based).
+static int gemm_cache_ptr(cpu_emit_t *e, int32_t i) {
+  int t = cpu_fresh(e);
+  cpu_p(e,
+        "%%t%d = llvm.getelementptr %%t%d[%d] : (!llvm.ptr) -> !llvm.ptr, "
+        "i8\n",
+        t, e->gemm_caches, (int)i * CPU_GEMM_CACHE_BYTES);
+  return t;
+}
+
+int cpu_gemm_cache(cpu_emit_t *e, const eddy_op_t *op) {
+  const cpu_step_t *s = cpu_plan_step(e->plan, op);
+  if (!s || !s->gemm_cache || e->gemm_caches < 0)
+    return -1;
+  return gemm_cache_ptr(e, s->gemm_cache - 1);
+}
+
+void cpu_gemm_caches_reset(cpu_emit_t *e, const eddy_op_t *op) {
+  if (e->gemm_caches < 0)
+    return;
+  for (int32_t i = 0; i < e->plan->num_gemm_caches; i++)
+    if (e->plan->cache_loops[i] == op)
+      cpu_p(e,
+            "func.call @eddy_rt_entry_gemm_cache_reset(%%t%d) : (!llvm.ptr) "
+            "-> ()\n",
+            gemm_cache_ptr(e, i));
 }
 
 /// The data address (an i64) of a matmul operand or result with `?` dims

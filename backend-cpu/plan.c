@@ -162,6 +162,73 @@ static bool borrows(const cpu_plan_t *p, const eddy_op_t *op) {
   return s && s->kind == CPU_STEP_GLOBAL;
 }
 
+/// op is nested (at any depth) inside the regions of `outer`.
+static bool op_within(const eddy_op_t *op, const eddy_op_t *outer) {
+  for (; op; op = eddy_ir_op_parent_op(op))
+    if (op == outer)
+      return true;
+  return false;
+}
+
+/// The outermost ctl.while around matmul op (inside its function) for the
+/// whole of which its B operand keeps its data: B is defined outside the
+/// loop, or is a loop value that the body passes through unchanged (as
+/// TensorFlow's loops carry their weights), traced to the loop's operand.
+/// NULL when there is none.
+static const eddy_op_t *invariant_b_loop(const eddy_op_t *op) {
+  const eddy_value_t *v = eddy_ir_op_operand(op, 1);
+  const eddy_op_t *best = NULL;
+  for (const eddy_op_t *w = eddy_ir_op_parent_op(op); w;
+       w = eddy_ir_op_parent_op(w)) {
+    bool is_while = cpu_op_info(w)->cls == CPU_OP_WHILE;
+    if (!v->def && eddy_ir_block_parent_op(v->block) == w) {
+      // A loop value of w (an argument of its cond or body).
+      if (!is_while || w->num_regions < 2)
+        break;
+      const eddy_block_t *body = eddy_ir_region_entry(&w->regions[1]);
+      const eddy_op_t *y = eddy_ir_block_terminator(body);
+      uint32_t i = v->index;
+      if (!y || i >= y->num_operands || i >= body->num_args ||
+          i >= w->num_operands ||
+          eddy_ir_op_operand(y, i) != body->args[i])
+        break;
+      best = w;
+      v = eddy_ir_op_operand(w, i);
+      continue;
+    }
+    const eddy_op_t *d = v->def ? v->def : eddy_ir_block_parent_op(v->block);
+    if (d == w || (d && op_within(d, w)))
+      break;
+    if (is_while)
+      best = w;
+  }
+  return best;
+}
+
+/// Gives LIBRARY step s of op a packed-B cache when its B is loop-invariant
+/// (host form; one product per step, or a row-folded batch).
+static void plan_gemm_cache(cpu_plan_t *p, const eddy_op_t *op,
+                            cpu_step_t *s) {
+  if (p->opts->form != EDDY_CPU_FORM_HOST)
+    return;
+  cpu_mm_shape_t d;
+  cpu_mm_shape(op, &d);
+  if (d.batch != 1 && !d.rows_fold)
+    return;
+  const eddy_op_t *w = invariant_b_loop(op);
+  if (!w)
+    return;
+  const eddy_op_t **loops = eddy_arena_alloc(
+      p->arena, sizeof(*loops) * (size_t)(p->num_gemm_caches + 1));
+  if (!loops)
+    return;
+  if (p->num_gemm_caches)
+    memcpy(loops, p->cache_loops, sizeof(*loops) * (size_t)p->num_gemm_caches);
+  loops[p->num_gemm_caches++] = w;
+  p->cache_loops = loops;
+  s->gemm_cache = p->num_gemm_caches;
+}
+
 static void plan_op(cpu_plan_t *p, const eddy_op_t *op) {
   const cpu_op_info_t *info = cpu_op_info(op);
   switch (info->cls) {
@@ -187,8 +254,10 @@ static void plan_op(cpu_plan_t *p, const eddy_op_t *op) {
         op->results[0].type->dtype != EDDY_DT_F32)
       return;
     if (!op_dynamic(op)) {
-      if (mm_call_work(op) >= cpu_matmul_call_min(p->opts))
+      if (mm_call_work(op) >= cpu_matmul_call_min(p->opts)) {
         s->kind = CPU_STEP_LIBRARY;
+        plan_gemm_cache(p, op, s);
+      }
       return;
     }
     // `?` dims: the size class is chosen at run time, in host code, for
@@ -546,6 +615,14 @@ static void print_step(plan_printer_t *pp, const eddy_op_t *op, int depth,
     eddy_buf_puts(pp->out, " [shares its operand's data]");
   if (s->view)
     eddy_buf_puts(pp->out, " [the item in place]");
+  if (s->gemm_cache) {
+    // Named by the loop that resets it.
+    const eddy_op_t *w = p->cache_loops[s->gemm_cache - 1];
+    eddy_buf_printf(pp->out, " [B packed once per loop: cache %d, reset by ",
+                    (int)s->gemm_cache - 1);
+    put_results(pp, w);
+    eddy_buf_printf(pp->out, "%s]", w->name->str);
+  }
   const eddy_op_t *fused[64];
   const eddy_value_t *reads[64];
   size_t nf = 0, nr = 0;

@@ -47,6 +47,12 @@ typedef struct cpu_step {
   /// in place, not a copy: the list is the same, and nothing writes it, for
   /// the whole loop (host form only).
   bool view;
+  /// LIBRARY inside a loop whose B operand is defined outside it (host
+  /// form, one product per step): index + 1 of the packed-B cache the
+  /// product keeps B's packed copy in across iterations (0: none). The
+  /// cache is reset on entering the outermost such loop (cpu_plan_t.
+  /// cache_loops), where B's data may have changed.
+  int32_t gemm_cache;
 } cpu_step_t;
 
 typedef struct cpu_plan {
@@ -63,6 +69,10 @@ typedef struct cpu_plan {
   /// once, with a static type: written straight into their result tensor.
   /// value -> (intptr_t) result index + 1.
   eddy_ptrmap_t direct;
+  /// Packed-B caches: cache i is reset on entering the ctl.while
+  /// cache_loops[i] (see cpu_step_t.gemm_cache).
+  const eddy_op_t **cache_loops;
+  int32_t num_gemm_caches;
   eddy_arena_t *arena;
 } cpu_plan_t;
 

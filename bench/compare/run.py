@@ -295,7 +295,8 @@ def write_markdown(path, results):
              "Ratios are to eddy AOT (higher: slower than eddy AOT)." % (
                  results["min_runs"], results["max_runs"], results["budget_s"]))
     L.append("- Threads: every system with its defaults on this machine (eddy's compiled code "
-             "runs on the calling thread, OpenBLAS and the interpreter use every core; "
+             "runs on the calling thread and splits its f32 products across the runtime "
+             "context's threads, one per core, OpenBLAS and the interpreter use every core; "
              "TensorFlow's and XLA's intra-op pools and JAX's use every core).")
     for note in results.get("notes", []):
         L.append("- " + note)
