@@ -30,7 +30,9 @@
 #include <cblas.h>
 #endif
 
-enum { MR = 6, MC = 96, KC = 256, NC = 4096, NR_MAX = 32 };
+/// MR is each micro-kernel's own (rows of a tile): 8 for AVX-512, which has
+/// 32 vector registers (16 accumulators), 6 for the others (12 of 16).
+enum { MC = 96, KC = 256, NC = 4096, NR_MAX = 32 };
 
 /// The element (i, p) of op(A) and (p, j) of op(B).
 static inline float at_a(const float *a, int64_t lda, bool ta, int64_t i,
@@ -57,18 +59,19 @@ static void gemm_plain(bool ta, bool tb, int64_t m, int64_t n, int64_t k,
   }
 }
 
-/// Packs op(A)[i0.., p0..] (mc x kc) into strips of MR rows: strip s holds,
-/// for each p, the MR values of rows s*MR.. (zero past the last row).
+/// Packs op(A)[i0.., p0..] (mc x kc) into strips of mr rows: strip s holds,
+/// for each p, the mr values of rows s*mr.. (zero past the last row).
 static void pack_a(bool ta, const float *a, int64_t lda, int64_t i0,
-                   int64_t p0, int64_t mc, int64_t kc, float *out) {
-  for (int64_t s = 0; s < mc; s += MR) {
-    int64_t rows = mc - s < MR ? mc - s : MR;
+                   int64_t p0, int64_t mc, int64_t kc, int64_t mr,
+                   float *out) {
+  for (int64_t s = 0; s < mc; s += mr) {
+    int64_t rows = mc - s < mr ? mc - s : mr;
     for (int64_t p = 0; p < kc; p++) {
       for (int64_t r = 0; r < rows; r++)
         out[r] = at_a(a, lda, ta, i0 + s + r, p0 + p);
-      for (int64_t r = rows; r < MR; r++)
+      for (int64_t r = rows; r < mr; r++)
         out[r] = 0.0f;
-      out += MR;
+      out += mr;
     }
   }
 }
@@ -119,7 +122,7 @@ static void pack_b(bool tb, const float *b, int64_t ldb, int64_t p0,
 /// The macro-kernel of one ISA: every MR x NR tile of the mc x nc block of C
 /// at c from the packed strips; `first` stores, otherwise adds to C. VT is
 /// a vector of VL floats; a tile row is two of them (NR = 2 * VL).
-#define EDDY_RT_GEMM_MACRO(NAME, ATTR, VT, VL)                                 \
+#define EDDY_RT_GEMM_MACRO(NAME, ATTR, VT, VL, MR)                             \
   ATTR static void NAME(int64_t mc, int64_t nc, int64_t kc, const float *pa,   \
                         const float *pb, float *c, int64_t ldc, bool first) {  \
     for (int64_t js = 0; js < nc; js += 2 * (VL)) {                            \
@@ -169,35 +172,39 @@ static void pack_b(bool tb, const float *b, int64_t ldb, int64_t p0,
 
 typedef float rt_v4f __attribute__((vector_size(16)));
 typedef float rt_v8f __attribute__((vector_size(32)));
-EDDY_RT_GEMM_MACRO(macro_base, , rt_v4f, 4)
+EDDY_RT_GEMM_MACRO(macro_base, , rt_v4f, 4, 6)
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #define EDDY_RT_GEMM_X86 1
 typedef float rt_v16f __attribute__((vector_size(64)));
-EDDY_RT_GEMM_MACRO(macro_avx2, __attribute__((target("avx2,fma"))), rt_v8f, 8)
+EDDY_RT_GEMM_MACRO(macro_avx2, __attribute__((target("avx2,fma"))), rt_v8f, 8,
+                   6)
 EDDY_RT_GEMM_MACRO(macro_avx512,
                    __attribute__((target("avx512f,avx512vl,avx2,fma"))),
-                   rt_v16f, 16)
+                   rt_v16f, 16, 8)
 #endif
 
 typedef void (*rt_macro_fn)(int64_t, int64_t, int64_t, const float *,
                             const float *, float *, int64_t, bool);
 
-/// The micro-kernel of level isa (which the CPU runs), and its NR.
-static rt_macro_fn pick_macro(int32_t isa, int64_t *nr) {
+/// The micro-kernel of level isa (which the CPU runs), its NR and MR.
+static rt_macro_fn pick_macro(int32_t isa, int64_t *nr, int64_t *mr) {
 #if defined(EDDY_RT_GEMM_X86)
   if (isa >= EDDY_RT_ISA_AVX512) {
     *nr = 32;
+    *mr = 8;
     return macro_avx512;
   }
   if (isa >= EDDY_RT_ISA_AVX2) {
     *nr = 16;
+    *mr = 6;
     return macro_avx2;
   }
 #else
   (void)isa;
 #endif
   *nr = 8;
+  *mr = 6;
   return macro_base;
 }
 
@@ -228,7 +235,7 @@ static void pack_b_all(bool tb, const float *b, int64_t ldb, int64_t n,
 typedef struct {
   eddy_rt_ctx_t *rt;
   rt_macro_fn macro;
-  int64_t nr;
+  int64_t nr, mr;
   bool ta, tb;
   int64_t m, n, k;
   const float *a, *b;
@@ -254,14 +261,14 @@ static void gemm_part(void *arg, int64_t t) {
   if (g->split_n)
     part_range(g->n, g->nr, g->parts, t, &jlo, &jhi);
   else
-    part_range(g->m, MR, g->parts, t, &ilo, &ihi);
+    part_range(g->m, g->mr, g->parts, t, &ilo, &ihi);
   if (ilo >= ihi || jlo >= jhi)
     return;
   int64_t k = g->k, nr = g->nr;
   int64_t kcap = k < KC ? k : KC;
   int64_t mcap = ihi - ilo < MC ? ihi - ilo : MC;
   int64_t ncap = jhi - jlo < NC ? jhi - jlo : NC;
-  mcap = (mcap + MR - 1) / MR * MR;
+  mcap = (mcap + g->mr - 1) / g->mr * g->mr;
   ncap = (ncap + nr - 1) / nr * nr;
   int64_t abytes = (int64_t)sizeof(float) * mcap * kcap;
   int64_t bbytes = g->packed ? 0 : (int64_t)sizeof(float) * ncap * kcap;
@@ -299,7 +306,7 @@ static void gemm_part(void *arg, int64_t t) {
       }
       for (int64_t i0 = ilo; i0 < ihi; i0 += MC) {
         int64_t mc = ihi - i0 < MC ? ihi - i0 : MC;
-        pack_a(g->ta, g->a, g->lda, i0, p0, mc, kc, pa);
+        pack_a(g->ta, g->a, g->lda, i0, p0, mc, kc, g->mr, pa);
         g->macro(mc, nc, kc, pa, bp, g->c + i0 * g->ldc + j0, g->ldc,
                  p0 == 0);
       }
@@ -371,13 +378,13 @@ static void gemm_tiled(eddy_rt_ctx_t *rt, int32_t isa, bool ta, bool tb,
                        int64_t ldc, eddy_rt_gemm_cache_t *cache) {
   gemm_job_t g = {.rt = rt, .ta = ta, .tb = tb, .m = m, .n = n, .k = k,
                   .a = a, .b = b, .lda = lda, .ldb = ldb, .ldc = ldc, .c = c};
-  g.macro = pick_macro(isa, &g.nr);
+  g.macro = pick_macro(isa, &g.nr, &g.mr);
   g.packed = cache_lookup(rt, cache, tb, b, ldb, n, k, g.nr);
   eddy_rt_pool_t *pool = rt ? eddy_rt_ctx_pool(rt) : NULL;
   int64_t threads = eddy_rt_pool_num_threads(pool);
   double work = (double)m * (double)n * (double)k;
   // Columns when every thread gets a strip of them, else rows.
-  int64_t col_units = (n + g.nr - 1) / g.nr, row_units = (m + MR - 1) / MR;
+  int64_t col_units = (n + g.nr - 1) / g.nr, row_units = (m + g.mr - 1) / g.mr;
   g.split_n = col_units >= threads || col_units >= row_units;
   int64_t units = g.split_n ? col_units : row_units;
   // Several parts per thread, claimed as threads come free: a thread that

@@ -143,13 +143,13 @@ static void test_blas(void **state) {
 }
 
 /// Every micro-kernel this CPU runs, on sizes around its edges: rows around
-/// MR (6) and MC (96), columns around each NR (8, 16, 32) and NC (4096),
+/// MR (6; 8 for AVX-512) and MC (96), columns around each NR (8, 16, 32) and NC (4096),
 /// depths around KC (256); every transpose, padded rows.
 static void test_micro_kernels(void **state) {
   (void)state;
   eddy_rt_gemm_plan_t p;
   eddy_rt_gemm_plan_get(&p);
-  static const int64_t ms[] = {1, 2, 5, 6, 7, 12, 95, 96, 97, 193};
+  static const int64_t ms[] = {1, 2, 5, 6, 7, 8, 9, 12, 16, 95, 96, 97, 193};
   static const int64_t ns[] = {1, 7, 8, 9, 15, 16, 17, 31, 32, 33, 65};
   static const int64_t ks[] = {1, 3, 255, 256, 257, 513};
   static const int32_t isas[] = {EDDY_RT_ISA_SSE, EDDY_RT_ISA_AVX2,
