@@ -608,11 +608,12 @@ const char *eddy_rt_isa_name(int32_t isa);
 /// |c - exact| <= gamma_k * sum_p |a_ip| |b_pj| with gamma_k = k u / (1 - k u),
 /// u = 2^-24. Never fails: when rt's allocator refuses the packing buffers
 /// the product is computed without them. Returns the implementation used.
-/// OpenBLAS uses its own threads (OPENBLAS_NUM_THREADS, default: every
-/// core); eddy's kernel splits products of 2^17 multiply-adds or more
-/// across the threads of rt's pool (the results do not depend on how many:
-/// each element sums in the same order). impl TILED runs the plan's
-/// tiled_isa micro-kernel.
+/// Products of 2^17 multiply-adds or more are split across the threads of
+/// rt's pool: eddy's kernel by strips (the results do not depend on how
+/// many threads: each element sums in the same order), OpenBLAS by blocks
+/// of rows or columns, one single-threaded call each (libeddyrt sets
+/// OpenBLAS to one thread at the process's first product). impl TILED runs
+/// the plan's tiled_isa micro-kernel.
 int32_t eddy_rt_sgemm(eddy_rt_ctx_t *rt, int32_t impl, int32_t trans,
                       int64_t m, int64_t n, int64_t k, const float *a,
                       int64_t lda, const float *b, int64_t ldb, float *c,

@@ -600,6 +600,11 @@ static void plan_init(void) {
   const char *core = NULL;
 #if defined(EDDY_RT_HAVE_CBLAS)
   core = openblas_get_corename();
+  // eddy runs the threads: a product is split across the context's pool
+  // and each part is one single-threaded OpenBLAS call. OpenBLAS's own
+  // workers would compete with the pool's for the same cores (and its
+  // concurrent multithreaded calls are serialized).
+  openblas_set_num_threads(1);
 #endif
   eddy_rt_gemm_plan_decide(cpu_isa(), eddy_rt_gemm_has_blas(), core,
                            getenv("EDDY_RT_GEMM"), getenv("EDDY_RT_GEMM_ISA"),
@@ -632,6 +637,60 @@ static void gemv_blas(bool ta, bool tb, int m, int n, int k, const float *a,
   // (stride lda) when A is transposed.
   cblas_sgemv(CblasRowMajor, tb ? CblasNoTrans : CblasTrans, tb ? n : k,
               tb ? k : n, 1.0f, b, ldb, a, ta ? lda : 1, 0.0f, c, 1);
+}
+#endif
+
+#if defined(EDDY_RT_HAVE_CBLAS)
+/// One OpenBLAS product split into parts on the context's pool: rows or
+/// columns of C in blocks of RT_BLAS_UNIT, one single-threaded cblas_sgemm
+/// each.
+typedef struct {
+  bool ta, tb, split_n;
+  int64_t m, n, k, lda, ldb, ldc, parts;
+  const float *a, *b;
+  float *c;
+} blas_job_t;
+
+#define RT_BLAS_UNIT 64
+
+static void blas_part(void *arg, int64_t t) {
+  const blas_job_t *g = arg;
+  int64_t lo, hi;
+  part_range(g->split_n ? g->n : g->m, RT_BLAS_UNIT, g->parts, t, &lo, &hi);
+  if (lo >= hi)
+    return;
+  int64_t m = g->split_n ? g->m : hi - lo, n = g->split_n ? hi - lo : g->n;
+  const float *a = g->a, *b = g->b;
+  float *c = g->c;
+  if (g->split_n) {
+    b += g->tb ? lo * g->ldb : lo;
+    c += lo;
+  } else {
+    a += g->ta ? lo : lo * g->lda;
+    c += lo * g->ldc;
+  }
+  cblas_sgemm(CblasRowMajor, g->ta ? CblasTrans : CblasNoTrans,
+              g->tb ? CblasTrans : CblasNoTrans, (int)m, (int)n, (int)g->k,
+              1.0f, a, (int)g->lda, b, (int)g->ldb, 0.0f, c, (int)g->ldc);
+}
+
+/// cblas_sgemm of the whole product, split across rt's threads when it is
+/// large enough (each part computes its elements as the whole call would).
+static void sgemm_blas(eddy_rt_ctx_t *rt, bool ta, bool tb, int64_t m,
+                       int64_t n, int64_t k, const float *a, int64_t lda,
+                       const float *b, int64_t ldb, float *c, int64_t ldc) {
+  eddy_rt_pool_t *pool = rt ? eddy_rt_ctx_pool(rt) : NULL;
+  int64_t threads = eddy_rt_pool_num_threads(pool);
+  blas_job_t g = {.ta = ta, .tb = tb, .m = m, .n = n, .k = k, .lda = lda,
+                  .ldb = ldb, .ldc = ldc, .a = a, .b = b, .c = c};
+  // The longer side, so that each part still makes a large product.
+  g.split_n = n > m;
+  int64_t units = ((g.split_n ? n : m) + RT_BLAS_UNIT - 1) / RT_BLAS_UNIT;
+  double work = (double)m * (double)n * (double)k;
+  g.parts = threads * 2 < units ? threads * 2 : units;
+  if (threads < 2 || work < (double)RT_GEMM_PAR_WORK || g.parts < 2)
+    g.parts = 1;
+  eddy_rt_pool_parallel_for(pool, g.parts, blas_part, &g);
 }
 #endif
 
@@ -673,9 +732,7 @@ static int32_t sgemm(eddy_rt_ctx_t *rt, int32_t impl, int32_t trans, int64_t m,
     return EDDY_RT_GEMM_BLAS;
   }
   if (impl == EDDY_RT_GEMM_BLAS && fits) {
-    cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans,
-                tb ? CblasTrans : CblasNoTrans, (int)m, (int)n, (int)k, 1.0f, a,
-                (int)lda, b, (int)ldb, 0.0f, c, (int)ldc);
+    sgemm_blas(rt, ta, tb, m, n, k, a, lda, b, ldb, c, ldc);
     return EDDY_RT_GEMM_BLAS;
   }
 #endif
