@@ -228,6 +228,44 @@ static void pack_b_all(bool tb, const float *b, int64_t ldb, int64_t n,
   }
 }
 
+/// Rows [*lo, *hi) of units of `unit` of part t of `parts` over `total`.
+static void part_range(int64_t total, int64_t unit, int64_t parts, int64_t t,
+                       int64_t *lo, int64_t *hi) {
+  int64_t units = (total + unit - 1) / unit;
+  int64_t u0 = units * t / parts, u1 = units * (t + 1) / parts;
+  *lo = u0 * unit < total ? u0 * unit : total;
+  *hi = u1 * unit < total ? u1 * unit : total;
+}
+
+/// The packed form of all of op(A) (m x k) in strips of mr rows, laid out
+/// as pack_b_all lays out B: the block (i0, p0) of MC rows and KC depth
+/// starts at i0 * k + p0 * round_up(mc, mr) floats. Part t of `parts`
+/// packs its share of each block's strips (a strip s of a block starts
+/// s * mr * kc later).
+typedef struct {
+  bool ta;
+  const float *a;
+  int64_t lda, m, k, mr, parts;
+  float *out;
+} pack_a_job_t;
+
+static void pack_a_part(void *arg, int64_t t) {
+  const pack_a_job_t *g = arg;
+  for (int64_t i0 = 0; i0 < g->m; i0 += MC) {
+    int64_t mc = g->m - i0 < MC ? g->m - i0 : MC;
+    int64_t mcr = (mc + g->mr - 1) / g->mr * g->mr;
+    int64_t lo, hi; // rows of the block, on strip bounds
+    part_range(mc, g->mr, g->parts, t, &lo, &hi);
+    if (lo >= hi)
+      continue;
+    for (int64_t p0 = 0; p0 < g->k; p0 += KC) {
+      int64_t kc = g->k - p0 < KC ? g->k - p0 : KC;
+      pack_a(g->ta, g->a, g->lda, i0 + lo, p0, hi - lo, kc, g->mr,
+             g->out + i0 * g->k + p0 * mcr + lo * kc);
+    }
+  }
+}
+
 /// One product of the tiled kernel, split into parts that run on the
 /// context's threads: part t computes the rows [i0[t], i1[t]) of C's
 /// columns [j0[t], j1[t]) (column bounds on strips of nr), so every element
@@ -242,18 +280,11 @@ typedef struct {
   int64_t lda, ldb, ldc;
   float *c;
   const float *packed; ///< all of op(B) packed (pack_b_all), or NULL
+  const float *packed_a; ///< all of op(A) packed (pack_a_part), or NULL
   int64_t parts;
   bool split_n; ///< parts split the columns, else the rows
 } gemm_job_t;
 
-/// Rows [*lo, *hi) of units of `unit` of part t of `parts` over `total`.
-static void part_range(int64_t total, int64_t unit, int64_t parts, int64_t t,
-                       int64_t *lo, int64_t *hi) {
-  int64_t units = (total + unit - 1) / unit;
-  int64_t u0 = units * t / parts, u1 = units * (t + 1) / parts;
-  *lo = u0 * unit < total ? u0 * unit : total;
-  *hi = u1 * unit < total ? u1 * unit : total;
-}
 
 static void gemm_part(void *arg, int64_t t) {
   gemm_job_t *g = arg;
@@ -270,10 +301,11 @@ static void gemm_part(void *arg, int64_t t) {
   int64_t ncap = jhi - jlo < NC ? jhi - jlo : NC;
   mcap = (mcap + g->mr - 1) / g->mr * g->mr;
   ncap = (ncap + nr - 1) / nr * nr;
-  int64_t abytes = (int64_t)sizeof(float) * mcap * kcap;
+  int64_t abytes = g->packed_a ? 0 : (int64_t)sizeof(float) * mcap * kcap;
   int64_t bbytes = g->packed ? 0 : (int64_t)sizeof(float) * ncap * kcap;
   void *pa = NULL, *pb = NULL;
-  eddy_rt_status_t st = eddy_rt_alloc(g->rt, abytes, "core.matmul", &pa);
+  eddy_rt_status_t st =
+      abytes ? eddy_rt_alloc(g->rt, abytes, "core.matmul", &pa) : NULL;
   if (!st && bbytes)
     st = eddy_rt_alloc(g->rt, bbytes, "core.matmul", &pb);
   if (st) {
@@ -306,8 +338,15 @@ static void gemm_part(void *arg, int64_t t) {
       }
       for (int64_t i0 = ilo; i0 < ihi; i0 += MC) {
         int64_t mc = ihi - i0 < MC ? ihi - i0 : MC;
-        pack_a(g->ta, g->a, g->lda, i0, p0, mc, kc, g->mr, pa);
-        g->macro(mc, nc, kc, pa, bp, g->c + i0 * g->ldc + j0, g->ldc,
+        const float *ap;
+        if (g->packed_a) {
+          // (Parts split by columns: i0 runs over all rows from 0.)
+          ap = g->packed_a + i0 * k + p0 * ((mc + g->mr - 1) / g->mr * g->mr);
+        } else {
+          pack_a(g->ta, g->a, g->lda, i0, p0, mc, kc, g->mr, pa);
+          ap = pa;
+        }
+        g->macro(mc, nc, kc, ap, bp, g->c + i0 * g->ldc + j0, g->ldc,
                  p0 == 0);
       }
     }
@@ -320,8 +359,8 @@ static void gemm_part(void *arg, int64_t t) {
 /// Products with fewer multiply-adds run on the calling thread alone: below
 /// this, handing half to another thread costs about what it saves.
 #define RT_GEMM_PAR_WORK ((int64_t)1 << 17)
-/// Parts per thread of a split product, and the fewest multiply-adds a part
-/// gets (a part repacks A's rows or B's columns it needs).
+/// Parts per thread of a split product whose parts repeat no packing, and
+/// the fewest multiply-adds a part gets.
 #define RT_GEMM_PARTS_PER_THREAD 4
 #define RT_GEMM_PART_WORK ((int64_t)1 << 16)
 
@@ -383,21 +422,46 @@ static void gemm_tiled(eddy_rt_ctx_t *rt, int32_t isa, bool ta, bool tb,
   eddy_rt_pool_t *pool = rt ? eddy_rt_ctx_pool(rt) : NULL;
   int64_t threads = eddy_rt_pool_num_threads(pool);
   double work = (double)m * (double)n * (double)k;
-  // Columns when every thread gets a strip of them, else rows.
+  // How to split. A part packs the A rows and B columns it reads. With B
+  // in the cache, by columns: each thread then reads its own columns of B
+  // at every step of a loop (they stay in its core's cache), and A is packed
+  // once, before the split, for all the parts. Otherwise by rows when every
+  // thread gets a strip of them (each part packs all of B, usually the
+  // faster to pack), else by columns with A packed once.
   int64_t col_units = (n + g.nr - 1) / g.nr, row_units = (m + g.mr - 1) / g.mr;
-  g.split_n = col_units >= threads || col_units >= row_units;
+  g.split_n = g.packed ? col_units >= threads : row_units < threads;
   int64_t units = g.split_n ? col_units : row_units;
-  // Several parts per thread, claimed as threads come free: a thread that
-  // the OS preempts in a busy machine holds up a small part, not half the
-  // product. Each part keeps at least RT_GEMM_PART_WORK multiply-adds.
-  int64_t parts = threads * RT_GEMM_PARTS_PER_THREAD;
+  // Several parts per thread when no part repeats another's packing,
+  // claimed as threads come free: a thread that the OS preempts in a busy
+  // machine then holds up a small part, not half the product. Each part
+  // keeps at least RT_GEMM_PART_WORK multiply-adds.
+  bool no_repeat = g.split_n || g.packed;
+  int64_t parts = threads * (no_repeat ? RT_GEMM_PARTS_PER_THREAD : 1);
   double most = work / (double)RT_GEMM_PART_WORK;
   if ((double)parts > most)
     parts = most < 1.0 ? 1 : (int64_t)most;
   if (parts > units)
     parts = units;
   g.parts = threads < 2 || work < (double)RT_GEMM_PAR_WORK ? 1 : parts;
+  void *pa = NULL;
+  int64_t abytes = 0;
+  if (g.parts > 1 && g.split_n) {
+    abytes = (int64_t)sizeof(float) * ((m + g.mr - 1) / g.mr * g.mr) * k;
+    eddy_rt_status_t st = eddy_rt_alloc(rt, abytes, "core.matmul", &pa);
+    if (st) { // each part packs A itself
+      eddy_rt_status_destroy(st);
+      pa = NULL;
+      abytes = 0;
+    } else {
+      // Packed by all the threads first (a second, short fork).
+      pack_a_job_t pj = {.ta = ta, .a = a, .lda = lda, .m = m, .k = k,
+                         .mr = g.mr, .parts = threads, .out = pa};
+      eddy_rt_pool_parallel_for(pool, threads, pack_a_part, &pj);
+      g.packed_a = pa;
+    }
+  }
   eddy_rt_pool_parallel_for(pool, g.parts, gemm_part, &g);
+  eddy_rt_free(rt, pa, abytes);
 }
 
 bool eddy_rt_gemm_has_blas(void) {
