@@ -125,6 +125,26 @@ static bool gh_rows_fit(const eddy_type_t *rows, const eddy_type_t *xt) {
   return true;
 }
 
+/// The hoisted product holds the loop's T products at once. It may be as
+/// large as the rows it is computed from (N <= K), or, larger, up to this
+/// many bytes; past that it raises peak memory by more than the input for
+/// what the loop's per-step products, with their weight packed once per
+/// loop (docs/cpu.md), do about as fast (bench/README.md: the LSTM of 1000
+/// steps, a 131 MB product). A T known only at run time is not bounded.
+#define GH_MAX_GROWTH_BYTES ((int64_t)16 << 20)
+
+/// The hoisted product of rows ([T, x dims...]) is small enough.
+static bool gh_size_ok(const eddy_value_t *rows, const eddy_type_t *xt,
+                       const eddy_type_t *rt) {
+  int64_t xn = eddy_ir_type_num_elements(xt),
+          rn = eddy_ir_type_num_elements(rt);
+  if (rn <= xn || !rows || rows->type->dims[0] == EDDY_DIM_DYNAMIC)
+    return true;
+  double bytes = (double)rows->type->dims[0] * (double)rn *
+                 (double)eddy_dtype_size(rt->dtype);
+  return bytes <= (double)GH_MAX_GROWTH_BYTES;
+}
+
 /// Matches mm against the pattern (see the file comment); fills *m.
 static bool gh_match(const eddy_op_t *loop, eddy_op_t *mm, gh_match_t *m) {
   if (!eddy_ir_op_is(mm, "core.matmul") ||
@@ -181,7 +201,8 @@ static bool gh_match(const eddy_op_t *loop, eddy_op_t *mm, gh_match_t *m) {
   } else {
     return false;
   }
-  return gh_is_counter(loop, gh_index_source(index));
+  return gh_size_ok(m->rows, xt, rt) &&
+         gh_is_counter(loop, gh_index_source(index));
 }
 
 static eddy_status_t gh_build(eddy_builder_t *b, const char *name,
