@@ -10,11 +10,16 @@
 /// MC rows, A's MC x KC block into strips of MR rows; a micro-kernel then
 /// computes each MR x NR tile of C with its accumulators in registers, from
 /// the two packed strips read contiguously. The micro-kernel is written with
-/// GCC vector types and compiled for AVX-512 (NR = 32), AVX2+FMA (NR = 16)
-/// and baseline x86-64; the widest the CPU runs is used (EDDY_RT_GEMM_ISA
-/// caps it). Packing buffers come from the runtime context's allocator;
-/// when that fails the product is computed by a plain loop that needs no
-/// memory.
+/// GCC vector types and compiled for AVX-512 (NR = 32, MR = 8), AVX2+FMA
+/// (NR = 16, MR = 6) and baseline x86-64; the widest the CPU runs is used
+/// (EDDY_RT_GEMM_ISA caps it). Packing buffers come from the runtime
+/// context's allocator; when that fails the product is computed by a plain
+/// loop that needs no memory.
+///
+/// Threads: a product large enough is split into parts (strips of C's rows
+/// or columns) on the context's pool, OpenBLAS's products too (each part one
+/// single-threaded call). A packed-B cache (eddy_rt_gemm_cache_t) keeps B's
+/// packed form across the products of a loop whose weight does not change.
 ///
 /// Accumulation is in f32 and its order is unspecified, as the numeric
 /// contract of compiled f32 matmul allows (docs/dialects/core.md).
@@ -284,7 +289,6 @@ typedef struct {
   int64_t parts;
   bool split_n; ///< parts split the columns, else the rows
 } gemm_job_t;
-
 
 static void gemm_part(void *arg, int64_t t) {
   gemm_job_t *g = arg;
