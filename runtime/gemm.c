@@ -124,27 +124,39 @@ static void pack_b(bool tb, const float *b, int64_t ldb, int64_t p0,
   }
 }
 
+/// Where the macro-kernel reads op(A)'s block: element (r, p) of the strip
+/// of rows starting at row `is` is p[is * strip + r * row + p * col]. Packed
+/// (pack_a): strip = kc, row = 1, col = MR. In place, for a block of whole
+/// strips: strip = row = the stride between rows of op(A), col = the
+/// stride between its columns (lda and 1, or 1 and lda when A is stored
+/// transposed).
+typedef struct {
+  const float *p;
+  int64_t strip, row, col;
+} rt_a_view_t;
+
 /// The macro-kernel of one ISA: every MR x NR tile of the mc x nc block of C
 /// at c from the packed strips; `first` stores, otherwise adds to C. VT is
 /// a vector of VL floats; a tile row is two of them (NR = 2 * VL).
 #define EDDY_RT_GEMM_MACRO(NAME, ATTR, VT, VL, MR)                             \
-  ATTR static void NAME(int64_t mc, int64_t nc, int64_t kc, const float *pa,   \
+  ATTR static void NAME(int64_t mc, int64_t nc, int64_t kc, rt_a_view_t av,    \
                         const float *pb, float *c, int64_t ldc, bool first) {  \
     for (int64_t js = 0; js < nc; js += 2 * (VL)) {                            \
       int64_t cols = nc - js < 2 * (VL) ? nc - js : 2 * (VL);                  \
       const float *bs = pb + js * kc;                                          \
       for (int64_t is = 0; is < mc; is += MR) {                                \
         int64_t rows = mc - is < MR ? mc - is : MR;                            \
-        const float *as = pa + is * kc;                                        \
+        const float *ar[MR];                                                   \
+        for (int r = 0; r < MR; r++)                                           \
+          ar[r] = av.p + is * av.strip + r * av.row;                           \
         VT acc[MR][2];                                                         \
         memset(acc, 0, sizeof acc);                                            \
-        for (int64_t p = 0; p < kc; p++) {                                     \
+        for (int64_t p = 0, off = 0; p < kc; p++, off += av.col) {             \
           VT b0, b1;                                                           \
           memcpy(&b0, bs + p * 2 * (VL), sizeof b0);                           \
           memcpy(&b1, bs + p * 2 * (VL) + (VL), sizeof b1);                    \
-          const float *ap = as + p * MR;                                       \
           for (int r = 0; r < MR; r++) {                                       \
-            VT x = ap[r] - (VT){0};                                             \
+            VT x = ar[r][off] - (VT){0};                                        \
             acc[r][0] += x * b0;                                               \
             acc[r][1] += x * b1;                                               \
           }                                                                    \
@@ -189,7 +201,7 @@ EDDY_RT_GEMM_MACRO(macro_avx512,
                    rt_v16f, 16, 8)
 #endif
 
-typedef void (*rt_macro_fn)(int64_t, int64_t, int64_t, const float *,
+typedef void (*rt_macro_fn)(int64_t, int64_t, int64_t, rt_a_view_t,
                             const float *, float *, int64_t, bool);
 
 /// The micro-kernel of level isa (which the CPU runs), its NR and MR.
@@ -286,6 +298,8 @@ typedef struct {
   float *c;
   const float *packed; ///< all of op(B) packed (pack_b_all), or NULL
   const float *packed_a; ///< all of op(A) packed (pack_a_part), or NULL
+  /// op(A) read in place, not packed (a product of at most MC rows).
+  bool direct_a;
   int64_t parts;
   bool split_n; ///< parts split the columns, else the rows
 } gemm_job_t;
@@ -305,7 +319,10 @@ static void gemm_part(void *arg, int64_t t) {
   int64_t ncap = jhi - jlo < NC ? jhi - jlo : NC;
   mcap = (mcap + g->mr - 1) / g->mr * g->mr;
   ncap = (ncap + nr - 1) / nr * nr;
-  int64_t abytes = g->packed_a ? 0 : (int64_t)sizeof(float) * mcap * kcap;
+  // (In place: room for the rows past the last whole strip.)
+  int64_t abytes = g->packed_a ? 0
+                   : g->direct_a ? (int64_t)sizeof(float) * g->mr * kcap
+                                 : (int64_t)sizeof(float) * mcap * kcap;
   int64_t bbytes = g->packed ? 0 : (int64_t)sizeof(float) * ncap * kcap;
   void *pa = NULL, *pb = NULL;
   eddy_rt_status_t st =
@@ -342,16 +359,31 @@ static void gemm_part(void *arg, int64_t t) {
       }
       for (int64_t i0 = ilo; i0 < ihi; i0 += MC) {
         int64_t mc = ihi - i0 < MC ? ihi - i0 : MC;
-        const float *ap;
+        float *ct = g->c + i0 * g->ldc + j0;
+        int64_t mr = g->mr;
+        rt_a_view_t av = {pa, kc, 1, mr};
         if (g->packed_a) {
           // (Parts split by columns: i0 runs over all rows from 0.)
-          ap = g->packed_a + i0 * k + p0 * ((mc + g->mr - 1) / g->mr * g->mr);
+          av.p = g->packed_a + i0 * k + p0 * ((mc + mr - 1) / mr * mr);
+        } else if (g->direct_a) {
+          // Whole strips read in place; the rows past the last whole strip
+          // packed.
+          int64_t whole = mc / mr * mr;
+          int64_t rs = g->ta ? 1 : g->lda, cs = g->ta ? g->lda : 1;
+          rt_a_view_t in_place = {g->a + i0 * rs + p0 * cs, rs, rs, cs};
+          if (whole)
+            g->macro(whole, nc, kc, in_place, bp, ct, g->ldc, p0 == 0);
+          if (whole == mc)
+            continue;
+          pack_a(g->ta, g->a, g->lda, i0 + whole, p0, mc - whole, kc, mr,
+                 pa);
+          g->macro(mc - whole, nc, kc, av, bp, ct + whole * g->ldc, g->ldc,
+                   p0 == 0);
+          continue;
         } else {
-          pack_a(g->ta, g->a, g->lda, i0, p0, mc, kc, g->mr, pa);
-          ap = pa;
+          pack_a(g->ta, g->a, g->lda, i0, p0, mc, kc, mr, pa);
         }
-        g->macro(mc, nc, kc, ap, bp, g->c + i0 * g->ldc + j0, g->ldc,
-                 p0 == 0);
+        g->macro(mc, nc, kc, av, bp, ct, g->ldc, p0 == 0);
       }
     }
     j0 = jend;
@@ -447,9 +479,13 @@ static void gemm_tiled(eddy_rt_ctx_t *rt, int32_t isa, bool ta, bool tb,
   if (parts > units)
     parts = units;
   g.parts = threads < 2 || work < (double)RT_GEMM_PAR_WORK ? 1 : parts;
+  // A product of at most one block of rows reads op(A) in place: its rows
+  // are few, and read again for every strip of B's columns while they stay
+  // in the cache, so packing them costs more than it saves.
+  g.direct_a = m <= MC;
   void *pa = NULL;
   int64_t abytes = 0;
-  if (g.parts > 1 && g.split_n) {
+  if (g.parts > 1 && g.split_n && !g.direct_a) {
     abytes = (int64_t)sizeof(float) * ((m + g.mr - 1) / g.mr * g.mr) * k;
     eddy_rt_status_t st = eddy_rt_alloc(rt, abytes, "core.matmul", &pa);
     if (st) { // each part packs A itself
