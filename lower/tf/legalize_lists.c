@@ -42,27 +42,16 @@ bool eddy_tfl_is_list_op(const char *t) {
 /// TensorArray made with dynamic_size = true (eddy_tfl_mark_growing_writes).
 #define GROWS_ATTR "_eddy_grows"
 
-static bool is(const eddy_op_t *op, const char *name) {
-  return op && eddy_ir_op_is(op, name);
-}
-
-static eddy_value_t *in(eddy_tfl_t *z, const eddy_op_t *op, size_t i) {
-  return eddy_tfl_get(z, eddy_ir_op_operand(op, i));
-}
-
-static void out1(eddy_tfl_t *z, const eddy_op_t *op, eddy_value_t *v) {
-  eddy_tfl_set(z, &op->results[0], v);
-}
-
 /// The TensorArrayV3 a handle comes from (through Identity, Enter,
 /// df.after, Switch and Merge), NULL when not found.
 static const eddy_op_t *array_of_handle(eddy_value_t *h) {
   for (int i = 0; i < 256 && h && h->def; i++) {
     eddy_op_t *d = h->def;
-    if (is(d, "tf.TensorArrayV3"))
+    if (tfl_is(d, "tf.TensorArrayV3"))
       return d;
-    if ((is(d, "tf.Identity") || is(d, "tf.Enter") || is(d, "df.after") ||
-         is(d, "tf.Switch") || is(d, "tf.Merge")) &&
+    if ((tfl_is(d, "tf.Identity") || tfl_is(d, "tf.Enter") ||
+         tfl_is(d, "df.after") || tfl_is(d, "tf.Switch") ||
+         tfl_is(d, "tf.Merge")) &&
         d->num_operands > 0)
       h = eddy_ir_op_operand(d, 0);
     else
@@ -73,7 +62,7 @@ static const eddy_op_t *array_of_handle(eddy_value_t *h) {
 
 void eddy_tfl_mark_growing_writes(eddy_ctx_t *ctx, eddy_block_t *b) {
   for (eddy_op_t *op = b->first; op; op = op->next) {
-    if (!is(op, "tf.TensorArrayWriteV3") || op->num_operands < 4)
+    if (!tfl_is(op, "tf.TensorArrayWriteV3") || op->num_operands < 4)
       continue;
     const eddy_op_t *ta = array_of_handle(eddy_ir_op_operand(op, 0));
     if (ta && eddy_ir_op_attr_bool(ta, "dynamic_size", false))
@@ -99,11 +88,11 @@ static bool is_const_iota(eddy_tfl_t *z, eddy_value_t *v) {
 /// ..., n-1, a read
 /// of an array of unranked elements whose result TensorFlow knows.
 bool eddy_tfl_is_list_form(eddy_tfl_t *z, const eddy_op_t *op) {
-  if (is(op, "tf.TensorArrayScatterV3") && op->num_operands >= 4)
-    return !is_const_iota(z, in(z, op, 1));
-  if (is(op, "tf.TensorListSetItem"))
+  if (tfl_is(op, "tf.TensorArrayScatterV3") && op->num_operands >= 4)
+    return !is_const_iota(z, tfl_in(z, op, 1));
+  if (tfl_is(op, "tf.TensorListSetItem"))
     return eddy_ir_op_attr_bool(op, "resize_if_index_out_of_bounds", false);
-  if (is(op, "tf.TensorArrayWriteV3"))
+  if (tfl_is(op, "tf.TensorArrayWriteV3"))
     return eddy_ir_op_attr_bool(op, GROWS_ATTR, false);
   return false;
 }
@@ -137,7 +126,7 @@ static eddy_status_t set_growing(eddy_tfl_t *z, const eddy_op_t *op,
   eddy_value_t *sops[3] = {eddy_ir_op_result(rs, 0), i64, x};
   EDDY_RETURN_IF_ERROR(
       eddy_tfl_build(z, op, "tl.set_item", sops, 3, NULL, 0, &r));
-  out1(z, op, r);
+  tfl_out1(z, op, r);
   return NULL;
 }
 
@@ -194,7 +183,7 @@ static eddy_status_t scatter(eddy_tfl_t *z, const eddy_op_t *op,
   EDDY_RETURN_IF_ERROR(eddy_tfl_build_typed(z, op, "tl.scatter", ops, 3, NULL,
                                             0, &l->type, 1, &o));
   r = eddy_ir_op_result(o, 0);
-  out1(z, op, r);
+  tfl_out1(z, op, r);
   return NULL;
 }
 
@@ -202,28 +191,30 @@ eddy_status_t eddy_tfl_lower_list_op(eddy_tfl_t *z, const eddy_op_t *op) {
   const char *t = op->name->str + 3;
   eddy_value_t *r = NULL;
   if (strcmp(t, "TensorListSetItem") == 0)
-    return set_growing(z, op, in(z, op, 0), in(z, op, 1), in(z, op, 2));
+    return set_growing(z, op, tfl_in(z, op, 0), tfl_in(z, op, 1),
+                       tfl_in(z, op, 2));
   if (strcmp(t, "TensorArrayWriteV3") == 0)
-    return set_growing(z, op, in(z, op, 3), in(z, op, 1), in(z, op, 2));
+    return set_growing(z, op, tfl_in(z, op, 3), tfl_in(z, op, 1),
+                       tfl_in(z, op, 2));
   if (strcmp(t, "TensorArrayScatterV3") == 0)
-    return scatter(z, op, in(z, op, 3), in(z, op, 1), in(z, op, 2));
+    return scatter(z, op, tfl_in(z, op, 3), tfl_in(z, op, 1), tfl_in(z, op, 2));
   if (strcmp(t, "TensorListScatterIntoExistingList") == 0)
-    return scatter(z, op, in(z, op, 0), in(z, op, 2), in(z, op, 1));
+    return scatter(z, op, tfl_in(z, op, 0), tfl_in(z, op, 2), tfl_in(z, op, 1));
   if (strcmp(t, "TensorListScatterV2") == 0 ||
       strcmp(t, "TensorListScatter") == 0) {
     // A new list of the element_shape operand's type and the tensor's
     // dtype: at least num_elements long (V2; -1: no minimum), grown to the
     // largest index + 1.
-    eddy_value_t *x = in(z, op, 0);
+    eddy_value_t *x = tfl_in(z, op, 0);
     if (!eddy_ir_type_is_tensor(x->type))
       return eddy_tfl_error(op, "the scattered operand is not a tensor");
     const eddy_type_t *lt = eddy_ir_list_type_get(
-        z->ctx, elem_type_of_shape(z, in(z, op, 2), x->type->dtype));
+        z->ctx, elem_type_of_shape(z, tfl_in(z, op, 2), x->type->dtype));
     eddy_op_t *o = NULL;
     if (strcmp(t, "TensorListScatterV2") == 0) {
       eddy_value_t *n = NULL, *zero = NULL;
       EDDY_RETURN_IF_ERROR(
-          eddy_tfl_cast(z, op, in(z, op, 3), EDDY_DT_I64, &n));
+          eddy_tfl_cast(z, op, tfl_in(z, op, 3), EDDY_DT_I64, &n));
       if (!eddy_ir_type_is_scalar(n->type))
         EDDY_RETURN_IF_ERROR(eddy_tfl_reshape(z, op, n, NULL, 0, &n));
       EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, EDDY_DT_I64, 0, NULL, 0, &zero));
@@ -234,21 +225,21 @@ eddy_status_t eddy_tfl_lower_list_op(eddy_tfl_t *z, const eddy_op_t *op) {
       EDDY_RETURN_IF_ERROR(
           eddy_tfl_build_typed(z, op, "tl.empty", NULL, 0, NULL, 0, &lt, 1, &o));
     }
-    return scatter(z, op, eddy_ir_op_result(o, 0), in(z, op, 1), x);
+    return scatter(z, op, eddy_ir_op_result(o, 0), tfl_in(z, op, 1), x);
   }
   if (strcmp(t, "TensorArrayReadV3") == 0) {
     // The list's elements are unranked; TensorFlow knew the item's shape.
-    eddy_value_t *ops[2] = {in(z, op, 2), in(z, op, 1)};
+    eddy_value_t *ops[2] = {tfl_in(z, op, 2), tfl_in(z, op, 1)};
     EDDY_RETURN_IF_ERROR(
         eddy_tfl_build(z, op, "tl.get_item", ops, 2, NULL, 0, &r));
     const eddy_type_t *rt = op->results[0].type;
     EDDY_RETURN_IF_ERROR(
         eddy_tfl_reshape(z, op, r, rt->dims, (size_t)rt->rank, &r));
-    out1(z, op, r);
+    tfl_out1(z, op, r);
     return NULL;
   }
   if (strcmp(t, "TensorListResize") == 0) {
-    eddy_value_t *l = in(z, op, 0), *n = in(z, op, 1);
+    eddy_value_t *l = tfl_in(z, op, 0), *n = tfl_in(z, op, 1);
     if (l->type->kind != EDDY_TYPE_LIST)
       return eddy_tfl_error(op, "the list operand is not a TensorList");
     if (!eddy_ir_type_is_scalar(n->type))
@@ -257,29 +248,29 @@ eddy_status_t eddy_tfl_lower_list_op(eddy_tfl_t *z, const eddy_op_t *op) {
     eddy_op_t *o = NULL;
     EDDY_RETURN_IF_ERROR(eddy_tfl_build_typed(z, op, "tl.resize", ops, 2,
                                               NULL, 0, &l->type, 1, &o));
-    out1(z, op, eddy_ir_op_result(o, 0));
+    tfl_out1(z, op, eddy_ir_op_result(o, 0));
     return NULL;
   }
   if (strcmp(t, "TensorListGather") == 0) {
     // The items at the indices, stacked: a stack, then a gather on axis 0
     // (an index out of range is core.gather's error).
-    eddy_value_t *l = in(z, op, 0), *idx = in(z, op, 1);
+    eddy_value_t *l = tfl_in(z, op, 0), *idx = tfl_in(z, op, 1);
     if (l->type->kind != EDDY_TYPE_LIST)
       return eddy_tfl_error(op, "the list operand is not a TensorList");
-    EDDY_RETURN_IF_ERROR(stack_shaped(z, op, l, in(z, op, 2), &r));
+    EDDY_RETURN_IF_ERROR(stack_shaped(z, op, l, tfl_in(z, op, 2), &r));
     eddy_value_t *ops[2] = {r, idx};
     eddy_named_attr_t a = eddy_ir_named_attr(
         z->ctx, "axis", eddy_ir_int_attr_get(z->ctx, 0, EDDY_DT_I64));
     EDDY_RETURN_IF_ERROR(
         eddy_tfl_build(z, op, "core.gather", ops, 2, &a, 1, &r));
-    out1(z, op, r);
+    tfl_out1(z, op, r);
     return NULL;
   }
   if (strcmp(t, "TensorListConcat") == 0 ||
       strcmp(t, "TensorListConcatV2") == 0 ||
       strcmp(t, "TensorArrayConcatV3") == 0) {
     bool ta = strcmp(t, "TensorArrayConcatV3") == 0;
-    eddy_value_t *l = in(z, op, ta ? 1 : 0);
+    eddy_value_t *l = tfl_in(z, op, ta ? 1 : 0);
     if (l->type->kind != EDDY_TYPE_LIST)
       return eddy_tfl_error(op, "the list operand is not a TensorList");
     eddy_op_t *o = NULL;
@@ -306,14 +297,14 @@ eddy_status_t eddy_tfl_lower_list_op(eddy_tfl_t *z, const eddy_op_t *op) {
       dims[0] = -1;
       EDDY_RETURN_IF_ERROR(eddy_tfl_reshape(z, op, r, dims, (size_t)n + 1, &r));
     }
-    out1(z, op, r);
+    tfl_out1(z, op, r);
     eddy_tfl_set(z, &op->results[1], eddy_ir_op_result(o, 1));
     return NULL;
   }
   if (strcmp(t, "TensorListSplit") == 0 ||
       strcmp(t, "TensorArraySplitV3") == 0) {
     bool ta = strcmp(t, "TensorArraySplitV3") == 0;
-    eddy_value_t *x = in(z, op, ta ? 1 : 0), *lens = in(z, op, 2);
+    eddy_value_t *x = tfl_in(z, op, ta ? 1 : 0), *lens = tfl_in(z, op, 2);
     if (!eddy_ir_type_is_tensor(x->type))
       return eddy_tfl_error(op, "the value to split is not a tensor");
     if (!eddy_ir_type_is_tensor(lens->type) || lens->type->rank != 1)
@@ -321,18 +312,18 @@ eddy_status_t eddy_tfl_lower_list_op(eddy_tfl_t *z, const eddy_op_t *op) {
     const eddy_type_t *lt = NULL;
     if (ta) {
       // The array's list, its items written anew.
-      lt = in(z, op, 3)->type;
+      lt = tfl_in(z, op, 3)->type;
       if (lt->kind != EDDY_TYPE_LIST)
         return eddy_tfl_error(op, "the flow input is not a TensorArray");
     } else {
       lt = eddy_ir_list_type_get(
-          z->ctx, elem_type_of_shape(z, in(z, op, 1), x->type->dtype));
+          z->ctx, elem_type_of_shape(z, tfl_in(z, op, 1), x->type->dtype));
     }
     eddy_value_t *ops[2] = {x, lens};
     eddy_op_t *o = NULL;
     EDDY_RETURN_IF_ERROR(
         eddy_tfl_build_typed(z, op, "tl.split", ops, 2, NULL, 0, &lt, 1, &o));
-    out1(z, op, eddy_ir_op_result(o, 0));
+    tfl_out1(z, op, eddy_ir_op_result(o, 0));
     return NULL;
   }
   return eddy_tfl_error(op, "no TensorList rule for this op");
@@ -344,7 +335,7 @@ eddy_status_t eddy_tfl_lower_range_dynamic(eddy_tfl_t *z,
   eddy_tfl_attr_dtype(op, "Tidx", &dt);
   eddy_value_t *ops[3];
   for (size_t i = 0; i < 3; i++) {
-    eddy_value_t *v = in(z, op, i);
+    eddy_value_t *v = tfl_in(z, op, i);
     if (!eddy_ir_type_is_tensor(v->type) ||
         (v->type->rank != 0 && v->type->rank != EDDY_RANK_UNKNOWN))
       return eddy_tfl_error(op, "start, limit and delta must be scalars");
@@ -356,6 +347,6 @@ eddy_status_t eddy_tfl_lower_range_dynamic(eddy_tfl_t *z,
   eddy_value_t *r = NULL;
   EDDY_RETURN_IF_ERROR(
       eddy_tfl_build(z, op, "core.range", ops, 3, NULL, 0, &r));
-  out1(z, op, r);
+  tfl_out1(z, op, r);
   return NULL;
 }
