@@ -604,17 +604,13 @@ MODELS = {
 }
 
 # Feeds declared with dynamic dimensions (None), by model; the others take their values'
-# shapes.
+# shapes. Their gradient fixtures take the same shapes (TensorFlow's gradients of broadcasting ops
+# then compute shapes at run time: BroadcastGradientArgs).
 FEED_SHAPES = {"strided_slice_dyn": {"x": [None, 5, 3]}, "unary_math": {"x": [None, 4]},
                "activations": {"x": [None, 5]},
                "dyn_loop": {"x": [None, 3], "y": [None, None]},
                "ta_dyn": {"x": [None, 3]}, "index_dyn": {"x": [None, 4]},
                "bcast_dyn": {"x": [None, 3]}}
-
-# Models whose gradient fixtures take their values' (static) shapes. TensorFlow's gradients of
-# broadcasting ops compute shapes at run time (BroadcastGradientArgs) when a dim is dynamic;
-# bcast_dyn has those.
-STATIC_GRADS = {"unary_math", "activations"}
 
 # Models written without their gradients: the gradient of a slice of a tensor of dynamic shape
 # (StridedSliceGrad of a run-time shape) is not supported, nor are the ops TensorFlow's
@@ -781,7 +777,7 @@ def write_models(out_dir, only):
         for grad in (0, 1, 2):
             if grad == 1 and model in FORWARD_ONLY:
                 continue
-            shapes = {} if grad and model in STATIC_GRADS else FEED_SHAPES.get(model, {})
+            shapes = FEED_SHAPES.get(model, {})
             for cf in ("v1", "v2"):
                 if grad == 2 and cf not in SECOND_ORDER.get(model, ()):
                     continue
