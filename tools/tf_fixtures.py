@@ -483,6 +483,19 @@ def m_topk_einsum(x):
             tf.einsum("ij,ij->", x, x), tf.matmul(x3, tf.reshape(x, [1, 6, 4]))]
 
 
+def m_einsum_multi(x, y, s, v):
+    """tf.einsum of three and four operands, which TensorFlow splits into two-operand Einsums
+    (its order from opt_einsum): a batched chain, a chain of four matrices, an outer product of
+    three vectors, a repeated letter in one operand (a diagonal) and a trace; their gradients
+    hold one-operand Einsums and letters repeated in the output ("i->ii")."""
+    return [tf.einsum("bij,bjk,bkl->bil", x, y, x),
+            tf.einsum("ij,jk,kl,lm->im", x[0], y[0], x[1], y[1]),
+            tf.einsum("i,j,k->ijk", v, x[0, 0], y[1, :, 2]),
+            tf.einsum("iij,jk,k->i", s, y[0], v),
+            tf.einsum("ii->i", s[:, :, 1]), tf.einsum("ii->", s[:, :, 2]),
+            tf.einsum("ij->ji", x[1])]
+
+
 def m_xent_losses(x):
     """SoftmaxCrossEntropyWithLogits and SparseSoftmaxCrossEntropyWithLogits of [4, 5] logits,
     with softmax labels and class indices. (With a dynamic batch, tf.nn's wrappers reshape the
@@ -597,6 +610,8 @@ MODELS = {
     "cumulative": (m_cumulative, [("x", rnd(26, [3, 5]) + 0.5)], None),
     "gather_scatter_nd": (m_gather_scatter_nd, [("x", rnd(27, [4, 3]))], None),
     "topk_einsum": (m_topk_einsum, [("x", rnd(28, [4, 6]))], None),
+    "einsum_multi": (m_einsum_multi, [("x", rnd(32, [2, 3, 4])), ("y", rnd(33, [2, 4, 3])),
+                                      ("s", rnd(34, [3, 3, 4])), ("v", rnd(35, [3]))], None),
     "xent_losses": (m_xent_losses, [("x", rnd(29, [4, 5]))], None),
     "where": (m_where, [("x", WHERE_X)], None),
     "bcast_dyn": (m_bcast_dyn, [("x", rnd(30, [2, 3])), ("y", np.abs(rnd(31, [3])) + 0.5)],

@@ -3,7 +3,7 @@
 /// ConcatOffset (the gradient of ConcatV2), BroadcastArgs, BroadcastTo,
 /// InvertPermutation, EuclideanNorm, GatherNd, ScatterNd,
 /// TensorScatterUpdate/Add, UnsortedSegmentSum, GatherV2 with batch_dims,
-/// TopKV2, two-operand Einsum, BatchMatMulV3, the softmax cross entropies
+/// TopKV2, Einsum (legalize_einsum.c), BatchMatMulV3, the softmax cross entropies
 /// and the one-operand Where. (FloorMod, DivNoNan and
 /// LogSoftmax, which the gradients of ConcatV2, Cumprod and the cross
 /// entropies hold, are legalize_math.c's.) They lower to core.reverse / argmax / argmin / cumsum
@@ -838,7 +838,7 @@ static eddy_status_t lower_batch_gather(eddy_tfl_t *z, const eddy_op_t *op,
   return NULL;
 }
 
-/// ---- TopKV2, Einsum, BatchMatMulV3 ----------------------------------------
+/// ---- TopKV2, BatchMatMulV3 -----------------------------------------------
 
 static eddy_status_t lower_topk(eddy_tfl_t *z, const eddy_op_t *op) {
   eddy_value_t *x = tfl_in(z, op, 0), *idx = NULL;
@@ -873,212 +873,6 @@ static eddy_status_t lower_bmm_v3(eddy_tfl_t *z, const eddy_op_t *op) {
       bool_attr(z, "transpose_b", eddy_ir_op_attr_bool(op, "adj_y", false))};
   EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "core.matmul", ops, 2, a, 2, &r));
   tfl_out1(z, op, r);
-  return NULL;
-}
-
-/// One operand of a two-operand einsum: its letters and value.
-typedef struct es_side {
-  const char *s;
-  char *w; ///< s, writable
-  int n;
-  eddy_value_t *v;
-} es_side_t;
-
-static int es_find(const char *s, int n, char c) {
-  for (int i = 0; i < n; i++)
-    if (s[i] == c)
-      return i;
-  return -1;
-}
-
-/// v transposed to the letters `to` (a permutation of `from`).
-static eddy_status_t es_transpose(eddy_tfl_t *z, const eddy_op_t *op,
-                                  eddy_value_t *v, const char *from,
-                                  const char *to, int n, eddy_value_t **out) {
-  int64_t perm[MAXR];
-  bool ident = true;
-  for (int i = 0; i < n; i++) {
-    perm[i] = es_find(from, n, to[i]);
-    ident = ident && perm[i] == i;
-  }
-  if (ident) {
-    *out = v;
-    return NULL;
-  }
-  eddy_named_attr_t a = ints_attr(z, "perm", perm, (size_t)n);
-  return eddy_tfl_build(z, op, "core.transpose", &v, 1, &a, 1, out);
-}
-
-/// v reshaped to dims[0..n) (one may be -1); v itself when it has them.
-static eddy_status_t es_reshape(eddy_tfl_t *z, const eddy_op_t *op,
-                                eddy_value_t *v, const int64_t *dims,
-                                size_t n, eddy_value_t **out) {
-  bool same = v->type->rank == (int32_t)n;
-  for (size_t i = 0; same && i < n; i++)
-    same = dims[i] >= 0 && v->type->dims[i] == dims[i];
-  if (same) {
-    *out = v;
-    return NULL;
-  }
-  return eddy_tfl_reshape(z, op, v, dims, n, out);
-}
-
-/// The size of letter c: static from either operand, else -1 (dynamic).
-static int64_t es_size(const es_side_t *sd, char c) {
-  int64_t d = -1;
-  for (int k = 0; k < 2; k++) {
-    int i = es_find(sd[k].s, sd[k].n, c);
-    if (i >= 0 && sd[k].v->type->dims[i] >= 0)
-      d = sd[k].v->type->dims[i];
-  }
-  return d;
-}
-
-/// The product of the sizes of letters ls[0..n) (1 for none); -1 when one
-/// is dynamic.
-static int64_t es_prod(const es_side_t *sd, const char *ls, int n) {
-  int64_t p = 1;
-  for (int i = 0; i < n; i++) {
-    int64_t d = es_size(sd, ls[i]);
-    if (d < 0)
-      return -1;
-    p *= d;
-  }
-  return p;
-}
-
-/// Einsum of two operands without ellipses or repeated letters in one
-/// operand: letters only in one operand and not in the output are summed
-/// first; the rest becomes transposes to [batch, free, contracted] and
-/// [batch, contracted, free], reshapes to rank 3 (batch flattened; rank 2
-/// without batch letters), one core.matmul, a reshape back and a transpose to the output's order.
-static eddy_status_t lower_einsum(eddy_tfl_t *z, const eddy_op_t *op) {
-  const eddy_attr_t *eq = eddy_ir_op_attr(op, "equation");
-  if (!eq || eq->kind != EDDY_ATTR_STRING)
-    return eddy_tfl_error(op, "no equation");
-  char buf[3 * MAXR + 8];
-  size_t len = eq->u.str.len;
-  if (len >= sizeof buf)
-    return eddy_tfl_error(op, "the equation is too long");
-  size_t w = 0;
-  for (size_t i = 0; i < len; i++)
-    if (eq->u.str.data[i] != ' ')
-      buf[w++] = eq->u.str.data[i];
-  buf[w] = 0;
-  if (op->num_operands != 2)
-    return eddy_tfl_error(op, "only two-operand equations are supported, "
-                              "got \"%s\" with %u operands",
-                          buf, op->num_operands);
-  char *comma = strchr(buf, ','), *arrow = strstr(buf, "->");
-  if (!comma || !arrow || arrow < comma || strchr(buf, '.'))
-    return eddy_tfl_error(op, "equation \"%s\" is not of the form "
-                              "\"ab,bc->ac\" (ellipses are not supported)",
-                          buf);
-  es_side_t sd[2] = {
-      {buf, buf, (int)(comma - buf), tfl_in(z, op, 0)},
-      {comma + 1, comma + 1, (int)(arrow - comma - 1), tfl_in(z, op, 1)}};
-  const char *os = arrow + 2;
-  int on = (int)strlen(os);
-  for (int k = 0; k < 2; k++) {
-    const eddy_type_t *t = sd[k].v->type;
-    if (t->rank != sd[k].n)
-      return eddy_tfl_error(op, "operand %d has rank %d, the equation \"%s\" "
-                                "gives it %d letters",
-                            k, (int)t->rank, buf, sd[k].n);
-    for (int i = 0; i < sd[k].n; i++)
-      if (es_find(sd[k].s, i, sd[k].s[i]) >= 0)
-        return eddy_tfl_error(op, "a letter repeated in one operand (a "
-                                  "diagonal) is not supported: \"%s\"",
-                              buf);
-  }
-  char bt[MAXR], fa[MAXR], fb[MAXR], ct[MAXR], red[2][MAXR];
-  int nbt = 0, nfa = 0, nfb = 0, nct = 0, nred[2] = {0, 0};
-  for (int k = 0; k < 2; k++)
-    for (int i = 0; i < sd[k].n; i++) {
-      char c = sd[k].s[i];
-      bool other = es_find(sd[1 - k].s, sd[1 - k].n, c) >= 0;
-      bool outp = es_find(os, on, c) >= 0;
-      if (!other && !outp)
-        red[k][nred[k]++] = c;
-      else if (!other && k)
-        fb[nfb++] = c;
-      else if (!other)
-        fa[nfa++] = c;
-      else if (k == 0 && outp)
-        bt[nbt++] = c;
-      else if (k == 0)
-        ct[nct++] = c;
-    }
-  for (int i = 0; i < on; i++)
-    if (es_find(sd[0].s, sd[0].n, os[i]) < 0 &&
-        es_find(sd[1].s, sd[1].n, os[i]) < 0)
-      return eddy_tfl_error(op, "output letter '%c' is in no operand", os[i]);
-  // Sum the letters only one operand has (and the output has not).
-  for (int k = 0; k < 2; k++) {
-    if (!nred[k])
-      continue;
-    int64_t axes[MAXR];
-    char rest[MAXR];
-    int nr = 0;
-    for (int i = 0; i < nred[k]; i++)
-      axes[i] = es_find(sd[k].s, sd[k].n, red[k][i]);
-    for (int i = 0; i < sd[k].n; i++)
-      if (es_find(red[k], nred[k], sd[k].s[i]) < 0)
-        rest[nr++] = sd[k].s[i];
-    eddy_named_attr_t a = ints_attr(z, "axes", axes, (size_t)nred[k]);
-    eddy_value_t *r = NULL;
-    EDDY_RETURN_IF_ERROR(
-        eddy_tfl_build(z, op, "core.reduce_sum", &sd[k].v, 1, &a, 1, &r));
-    sd[k].v = r;
-    // The remaining letters, in place of the operand's (never longer).
-    memcpy(sd[k].w, rest, (size_t)nr);
-    sd[k].n = nr;
-  }
-  // A: [batch, free, contracted]; B: [batch, contracted, free].
-  char la[MAXR], lb[MAXR];
-  int na = 0, nbb = 0;
-  memcpy(la + na, bt, (size_t)nbt), na += nbt;
-  memcpy(la + na, fa, (size_t)nfa), na += nfa;
-  memcpy(la + na, ct, (size_t)nct), na += nct;
-  memcpy(lb + nbb, bt, (size_t)nbt), nbb += nbt;
-  memcpy(lb + nbb, ct, (size_t)nct), nbb += nct;
-  memcpy(lb + nbb, fb, (size_t)nfb), nbb += nfb;
-  eddy_value_t *A = NULL, *Bv = NULL, *M = NULL, *R = NULL;
-  EDDY_RETURN_IF_ERROR(es_transpose(z, op, sd[0].v, sd[0].s, la, na, &A));
-  EDDY_RETURN_IF_ERROR(es_transpose(z, op, sd[1].v, sd[1].s, lb, nbb, &Bv));
-  int64_t pb = es_prod(sd, bt, nbt), pfa = es_prod(sd, fa, nfa),
-          pfb = es_prod(sd, fb, nfb), pct = es_prod(sd, ct, nct);
-  int ndyn = (pb < 0) + (pfa < 0) + (pfb < 0) + (pct < 0);
-  if (ndyn > 1 || (ndyn == 1 && pct < 0))
-    return eddy_tfl_error(op, "einsum \"%s\" needs static sizes but for one "
-                              "group of batch or free letters",
-                          buf);
-  // Rank 3 with batch letters, else plain matrices.
-  int64_t da[3] = {pb, pfa, pct}, db[3] = {pb, pct, pfb};
-  size_t off = nbt ? 0 : 1;
-  EDDY_RETURN_IF_ERROR(es_reshape(z, op, A, da + off, 3 - off, &A));
-  EDDY_RETURN_IF_ERROR(es_reshape(z, op, Bv, db + off, 3 - off, &Bv));
-  eddy_value_t *ops[2] = {A, Bv};
-  EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "core.matmul", ops, 2, NULL, 0, &M));
-  // Back to [batch..., freeA..., freeB...], then the output's order.
-  char lr[MAXR];
-  int nr = 0;
-  int64_t dr[MAXR];
-  for (int g = 0; g < 3; g++) {
-    const char *ls = g == 0 ? bt : g == 1 ? fa : fb;
-    int n = g == 0 ? nbt : g == 1 ? nfa : nfb;
-    for (int i = 0; i < n; i++) {
-      lr[nr] = ls[i];
-      dr[nr++] = es_size(sd, ls[i]);
-    }
-  }
-  if (nr != on)
-    return eddy_tfl_error(op, "equation \"%s\": the output letters do not "
-                              "match the operands'",
-                          buf);
-  EDDY_RETURN_IF_ERROR(es_reshape(z, op, M, dr, (size_t)nr, &R));
-  EDDY_RETURN_IF_ERROR(es_transpose(z, op, R, lr, os, nr, &R));
-  tfl_out1(z, op, R);
   return NULL;
 }
 
@@ -1219,7 +1013,7 @@ eddy_status_t eddy_tfl_lower_index_op(eddy_tfl_t *z, const eddy_op_t *op,
   if (strcmp(t, "TopKV2") == 0)
     return lower_topk(z, op);
   if (strcmp(t, "Einsum") == 0)
-    return lower_einsum(z, op);
+    return eddy_tfl_lower_einsum(z, op);
   if (strcmp(t, "BatchMatMulV3") == 0)
     return lower_bmm_v3(z, op);
   if (strcmp(t, "SoftmaxCrossEntropyWithLogits") == 0)

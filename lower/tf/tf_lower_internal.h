@@ -238,6 +238,9 @@ eddy_status_t eddy_tfl_lower_index_op(eddy_tfl_t *z, const eddy_op_t *op,
                                       bool *handled);
 void eddy_tfl_index_ops_each(void (*fn)(const char *name, void *user),
                              void *user);
+/// Einsum of any number of operands (legalize_einsum.c), called by
+/// eddy_tfl_lower_index_op.
+eddy_status_t eddy_tfl_lower_einsum(eddy_tfl_t *z, const eddy_op_t *op);
 /// When v is the (cast) core.shape of a tensor, that tensor; else NULL
 /// (legalize_shape.c).
 eddy_value_t *eddy_tfl_shape_source(eddy_value_t *v);
