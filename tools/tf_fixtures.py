@@ -507,6 +507,30 @@ def m_xent_losses(x):
                                                            logits=x * 2.0)]
 
 
+def m_push_back_batch(x):
+    """TensorListPushBackBatch, which only tf.raw_ops writes (tf.vectorized_map vectorizes
+    TensorList pushes without it): two vectors of three lists (Pack of variants), one
+    of lists that hold one row of x[0] each, one of empty lists, carried through a while_loop
+    that pushes row b of a [3, 2] tensor onto list b each step, then taken apart (Unpack) and
+    stacked, of a [4, 3, 2] input."""
+    raw = tf.raw_ops
+    shape = tf.constant([2], tf.int32)
+    full = tf.stack([raw.TensorListFromTensor(tensor=x[0, b:b + 1], element_shape=shape)
+                     for b in range(3)])
+    empty = tf.stack([raw.EmptyTensorList(element_shape=shape, max_num_elements=-1,
+                                          element_dtype=tf.float32) for _ in range(3)])
+
+    def body(i, full, empty):
+        row = x[i]
+        return (i + 1, raw.TensorListPushBackBatch(input_handles=full, tensor=tf.tanh(row)),
+                raw.TensorListPushBackBatch(input_handles=empty,
+                                            tensor=row * tf.cast(i, tf.float32)))
+
+    _, full, empty = tf.while_loop(lambda i, f, e: i < 4, body, [tf.constant(1), full, empty])
+    return [raw.TensorListStack(input_handle=h, element_shape=shape, element_dtype=tf.float32)
+            for h in tf.unstack(full, num=3) + tf.unstack(empty, num=3)]
+
+
 def m_where(x):
     """One-operand tf.where: the coordinates of the true elements of a mask (rank 2 and 3), of
     the nonzero elements of a float and an int tensor (rank 2 and 1), of an all-false mask (no
@@ -614,6 +638,7 @@ MODELS = {
                                       ("s", rnd(34, [3, 3, 4])), ("v", rnd(35, [3]))], None),
     "xent_losses": (m_xent_losses, [("x", rnd(29, [4, 5]))], None),
     "where": (m_where, [("x", WHERE_X)], None),
+    "push_back_batch": (m_push_back_batch, [("x", rnd(36, [4, 3, 2]))], None),
     "bcast_dyn": (m_bcast_dyn, [("x", rnd(30, [2, 3])), ("y", np.abs(rnd(31, [3])) + 0.5)],
                   None),
 }
@@ -629,10 +654,11 @@ FEED_SHAPES = {"strided_slice_dyn": {"x": [None, 5, 3]}, "unary_math": {"x": [No
 
 # Models written without their gradients: the gradient of a slice of a tensor of dynamic shape
 # (StridedSliceGrad of a run-time shape) is not supported, nor are the ops TensorFlow's
-# gradients of sums and concats over tensors of unknown shape use (BroadcastTo, DynamicStitch,
-# ConcatOffset), nor the DynamicStitch that the gradient of a reduction of a tensor of dynamic
-# shape (index_dyn's EuclideanNorm) computes its shape with.
-FORWARD_ONLY = {"strided_slice_dyn", "dyn_loop", "ta_dyn", "index_dyn"}
+# gradients of sums and concats over tensors of unknown shape use (DynamicStitch, ShapeN), nor
+# the DynamicStitch that the gradient of a reduction of a tensor of dynamic shape (index_dyn's
+# EuclideanNorm) computes its shape with. TensorFlow registers no gradient
+# for TensorListPushBackBatch (push_back_batch).
+FORWARD_ONLY = {"strided_slice_dyn", "dyn_loop", "ta_dyn", "index_dyn", "push_back_batch"}
 
 # Gradient graphs chain more ops; their sums get a looser relative tolerance.
 GRAD_TOL = (1e-4, 1e-5)

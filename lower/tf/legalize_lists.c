@@ -6,6 +6,13 @@
 /// tl.split), reads of arrays of unranked items, and Range of run-time
 /// operands (core.range), which the stack and the gradient of a
 /// dynamic-size TensorArray read.
+///
+/// A vector of B lists (a variant tensor of shape [B], made by Pack of
+/// lists; TensorListPushBackBatch pushes row b of a tensor onto list b, and
+/// Unpack takes the lists apart) is one list whose items are the B lists'
+/// items stacked, [B, ...]: the B lists have one length. Pack of empty lists
+/// is an empty list of such items; Pack of others and Unpack stack the
+/// items (every one set).
 #include "lower/tf/tf_lower_internal.h"
 
 #include "dialects/dialects.h"
@@ -23,6 +30,7 @@ static const char *const NAMES[] = {
     "TensorListSplit",
     "TensorArrayConcatV3",
     "TensorArraySplitV3",
+    "TensorListPushBackBatch",
 };
 
 void eddy_tfl_list_ops_each(void (*fn)(const char *name, void *user),
@@ -187,9 +195,185 @@ static eddy_status_t scatter(eddy_tfl_t *z, const eddy_op_t *op,
   return NULL;
 }
 
+/// The list type whose items are those of lt with a leading dim of b
+/// (b < 0: dynamic); NULL when lt's items have no known rank.
+static const eddy_type_t *batch_type(eddy_tfl_t *z, const eddy_type_t *lt,
+                                     int64_t b) {
+  const eddy_type_t *et = lt->elem;
+  if (lt->kind != EDDY_TYPE_LIST || et->kind != EDDY_TYPE_TENSOR ||
+      et->rank == EDDY_RANK_UNKNOWN || et->rank >= EDDY_TFL_MAX_RANK)
+    return NULL;
+  int64_t dims[EDDY_TFL_MAX_RANK];
+  dims[0] = b;
+  for (int32_t i = 0; i < et->rank; i++)
+    dims[i + 1] = et->dims[i];
+  return eddy_ir_list_type_get(
+      z->ctx, eddy_ir_tensor_type_get(z->ctx, et->dtype, et->rank + 1, dims));
+}
+
+eddy_status_t eddy_tfl_lower_list_pack(eddy_tfl_t *z, const eddy_op_t *op) {
+  if (eddy_ir_op_attr_int(op, "axis", 0) != 0)
+    return eddy_tfl_error(op, "lists are packed along axis 0 only");
+  eddy_value_t *ls[256];
+  uint32_t n = 0;
+  bool empty = true;
+  for (uint32_t i = 0; i < op->num_operands; i++) {
+    eddy_value_t *l = tfl_in(z, op, i);
+    if (l->type->kind == EDDY_TYPE_TOKEN)
+      continue;
+    if (n == 256 || l->type != tfl_in(z, op, 0)->type)
+      return eddy_tfl_error(op, "the packed lists are not all of one type "
+                                "(or more than 256)");
+    empty = empty && l->def && tfl_is(l->def, "tl.empty");
+    ls[n++] = l;
+  }
+  const eddy_type_t *bt = batch_type(z, ls[0]->type, n);
+  if (!bt)
+    return eddy_tfl_error(op, "the packed lists' element shape is not "
+                              "known (give element_shape a rank)");
+  eddy_op_t *o = NULL;
+  if (empty) {
+    EDDY_RETURN_IF_ERROR(
+        eddy_tfl_build_typed(z, op, "tl.empty", NULL, 0, NULL, 0, &bt, 1, &o));
+    tfl_out1(z, op, eddy_ir_op_result(o, 0));
+    return NULL;
+  }
+  // [n, B, ...]: each list stacked to [n, ...], a new axis 1, concatenated.
+  eddy_value_t *rows[256], *r = NULL;
+  int32_t er = bt->elem->rank;
+  int64_t dims[EDDY_TFL_MAX_RANK + 1], from[EDDY_TFL_MAX_RANK + 1];
+  for (uint32_t i = 0; i < n; i++) {
+    eddy_value_t *st = NULL;
+    EDDY_RETURN_IF_ERROR(
+        eddy_tfl_build(z, op, "tl.stack", &ls[i], 1, NULL, 0, &st));
+    dims[0] = st->type->dims[0];
+    from[0] = 0;
+    dims[1] = 1;
+    from[1] = 0;
+    for (int32_t k = 1; k < er; k++) {
+      dims[k + 1] = bt->elem->dims[k];
+      from[k + 1] = k;
+    }
+    EDDY_RETURN_IF_ERROR(eddy_tfl_reshape_keep(z, op, st, dims,
+                                               (size_t)er + 1, from, &rows[i]));
+  }
+  eddy_named_attr_t a = eddy_ir_named_attr(
+      z->ctx, "axis", eddy_ir_int_attr_get(z->ctx, 1, EDDY_DT_I64));
+  EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "core.concat", rows, n, &a, 1, &r));
+  EDDY_RETURN_IF_ERROR(eddy_tfl_build_typed(z, op, "tl.from_tensor", &r, 1,
+                                            NULL, 0, &bt, 1, &o));
+  tfl_out1(z, op, eddy_ir_op_result(o, 0));
+  return NULL;
+}
+
+/// The item type of the vector of lists that source value v carries, when
+/// its translation does not say (a v1 graph kept as dataflow leaves the
+/// lists through its frames unranked): that of the Pack v comes from,
+/// through identities, frames and TensorListPushBackBatch; NULL when not
+/// found.
+static const eddy_type_t *batch_elem_of(eddy_tfl_t *z, eddy_value_t *v) {
+  static const char *const through[] = {
+      "tf.Identity", "tf.Enter",   "tf.Exit",         "tf.Switch",
+      "tf.Merge",    "df.enter",   "df.exit",         "df.switch",
+      "df.merge",    "df.after",   "tf.NextIteration", "df.next_iteration",
+      "tf.TensorListPushBackBatch"};
+  for (int i = 0; i < 256 && v; i++) {
+    const eddy_type_t *t = eddy_tfl_get(z, v)->type;
+    if (t->kind == EDDY_TYPE_LIST && t->elem->kind == EDDY_TYPE_TENSOR &&
+        t->elem->rank != EDDY_RANK_UNKNOWN)
+      return t->elem;
+    eddy_op_t *d = v->def;
+    bool next = false;
+    for (size_t k = 0; d && !next && k < sizeof through / sizeof *through; k++)
+      next = tfl_is(d, through[k]) && d->num_operands > 0;
+    v = next ? eddy_ir_op_operand(d, 0) : NULL;
+  }
+  return NULL;
+}
+
+eddy_status_t eddy_tfl_lower_list_unpack(eddy_tfl_t *z, const eddy_op_t *op) {
+  eddy_value_t *l = tfl_in(z, op, 0);
+  const eddy_type_t *et = l->type->elem;
+  if (et->kind == EDDY_TYPE_TENSOR && et->rank == EDDY_RANK_UNKNOWN) {
+    const eddy_type_t *bt = batch_elem_of(z, eddy_ir_op_operand(op, 0));
+    et = bt ? bt : et;
+  }
+  int64_t num = op->num_results;
+  if (eddy_ir_op_attr_int(op, "axis", 0) != 0)
+    return eddy_tfl_error(op, "a vector of lists is unpacked along axis 0 "
+                              "only");
+  if (et->kind != EDDY_TYPE_TENSOR || et->rank == EDDY_RANK_UNKNOWN ||
+      et->rank < 1 || (et->dims[0] >= 0 && et->dims[0] != num))
+    return eddy_tfl_error(op, "the vector of lists does not hold %lld lists "
+                              "of items of known rank",
+                          (long long)num);
+  int64_t dims[EDDY_TFL_MAX_RANK], from[EDDY_TFL_MAX_RANK];
+  for (int32_t k = 1; k < et->rank; k++)
+    dims[k - 1] = et->dims[k];
+  const eddy_type_t *lt = eddy_ir_list_type_get(
+      z->ctx, eddy_ir_tensor_type_get(z->ctx, et->dtype, et->rank - 1, dims));
+  eddy_op_t *o = NULL;
+  if (l->def && tfl_is(l->def, "tl.empty")) {
+    for (int64_t i = 0; i < num; i++) {
+      EDDY_RETURN_IF_ERROR(eddy_tfl_build_typed(z, op, "tl.empty", NULL, 0,
+                                                NULL, 0, &lt, 1, &o));
+      eddy_tfl_set(z, &op->results[i], eddy_ir_op_result(o, 0));
+    }
+    return NULL;
+  }
+  // [n, B, ...] split along axis 1, each [n, ...] a list again.
+  eddy_value_t *st = NULL;
+  EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "tl.stack", &l, 1, NULL, 0, &st));
+  if (st->type->rank == EDDY_RANK_UNKNOWN) {
+    if (!eddy_ir_type_is_static(et))
+      return eddy_tfl_error(op, "the lists' items need a static shape");
+    int64_t sd[EDDY_TFL_MAX_RANK + 1];
+    sd[0] = -1;
+    for (int32_t k = 0; k < et->rank; k++)
+      sd[k + 1] = et->dims[k];
+    EDDY_RETURN_IF_ERROR(
+        eddy_tfl_reshape(z, op, st, sd, (size_t)et->rank + 1, &st));
+  }
+  eddy_named_attr_t a[2] = {
+      eddy_ir_named_attr(z->ctx, "axis",
+                         eddy_ir_int_attr_get(z->ctx, 1, EDDY_DT_I64)),
+      eddy_ir_named_attr(z->ctx, "num_splits",
+                         eddy_ir_int_attr_get(z->ctx, num, EDDY_DT_I64))};
+  eddy_op_t *s = NULL;
+  EDDY_RETURN_IF_ERROR(
+      eddy_tfl_build_typed(z, op, "core.split", &st, 1, a, 2, NULL, 0, &s));
+  dims[0] = st->type->dims[0];
+  from[0] = 0;
+  for (int32_t k = 1; k < et->rank; k++) {
+    dims[k] = et->dims[k];
+    from[k] = k + 1;
+  }
+  for (int64_t i = 0; i < num && (uint32_t)i < s->num_results; i++) {
+    eddy_value_t *r = NULL;
+    EDDY_RETURN_IF_ERROR(eddy_tfl_reshape_keep(z, op, eddy_ir_op_result(s, i),
+                                               dims, (size_t)et->rank, from,
+                                               &r));
+    EDDY_RETURN_IF_ERROR(eddy_tfl_build_typed(z, op, "tl.from_tensor", &r, 1,
+                                              NULL, 0, &lt, 1, &o));
+    eddy_tfl_set(z, &op->results[i], eddy_ir_op_result(o, 0));
+  }
+  return NULL;
+}
+
 eddy_status_t eddy_tfl_lower_list_op(eddy_tfl_t *z, const eddy_op_t *op) {
   const char *t = op->name->str + 3;
   eddy_value_t *r = NULL;
+  if (strcmp(t, "TensorListPushBackBatch") == 0) {
+    // Row b of the tensor onto list b: one push of the whole tensor onto
+    // the list of stacked items.
+    eddy_value_t *ops[2] = {tfl_in(z, op, 0), tfl_in(z, op, 1)};
+    if (ops[0]->type->kind != EDDY_TYPE_LIST)
+      return eddy_tfl_error(op, "the handles are not a vector of lists");
+    EDDY_RETURN_IF_ERROR(
+        eddy_tfl_build(z, op, "tl.push_back", ops, 2, NULL, 0, &r));
+    tfl_out1(z, op, r);
+    return NULL;
+  }
   if (strcmp(t, "TensorListSetItem") == 0)
     return set_growing(z, op, tfl_in(z, op, 0), tfl_in(z, op, 1),
                        tfl_in(z, op, 2));

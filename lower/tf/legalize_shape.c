@@ -370,6 +370,8 @@ static eddy_status_t expand(eddy_tfl_t *z, const eddy_op_t *op,
 }
 
 static eddy_status_t lower_pack(eddy_tfl_t *z, const eddy_op_t *op) {
+  if (op->num_operands > 0 && tfl_in(z, op, 0)->type->kind == EDDY_TYPE_LIST)
+    return eddy_tfl_lower_list_pack(z, op);
   int64_t axis = eddy_ir_op_attr_int(op, "axis", 0);
   eddy_value_t *vals[256];
   size_t n = 0;
@@ -397,6 +399,8 @@ static eddy_status_t lower_pack(eddy_tfl_t *z, const eddy_op_t *op) {
 
 static eddy_status_t lower_unpack(eddy_tfl_t *z, const eddy_op_t *op) {
   eddy_value_t *x = tfl_in(z, op, 0);
+  if (x->type->kind == EDDY_TYPE_LIST)
+    return eddy_tfl_lower_list_unpack(z, op);
   int64_t axis = eddy_ir_op_attr_int(op, "axis", 0);
   int64_t num = op->num_results;
   int64_t dims[MAXR], from[MAXR];

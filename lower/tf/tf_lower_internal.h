@@ -225,6 +225,11 @@ void eddy_tfl_list_ops_each(void (*fn)(const char *name, void *user),
                             void *user);
 bool eddy_tfl_is_list_form(eddy_tfl_t *z, const eddy_op_t *op);
 eddy_status_t eddy_tfl_lower_list_op(eddy_tfl_t *z, const eddy_op_t *op);
+/// Pack of lists (a vector of lists: one list of their items stacked) and
+/// Unpack of such a vector (legalize_lists.c), called by
+/// eddy_tfl_lower_shape_op.
+eddy_status_t eddy_tfl_lower_list_pack(eddy_tfl_t *z, const eddy_op_t *op);
+eddy_status_t eddy_tfl_lower_list_unpack(eddy_tfl_t *z, const eddy_op_t *op);
 /// Range of run-time operands: core.range (legalize_lists.c).
 eddy_status_t eddy_tfl_lower_range_dynamic(eddy_tfl_t *z, const eddy_op_t *op);
 /// functionalize's first step: marks the writes to a TensorArray made with
