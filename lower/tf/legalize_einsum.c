@@ -390,7 +390,7 @@ eddy_status_t eddy_tfl_lower_einsum(eddy_tfl_t *z, const eddy_op_t *op) {
       memcpy(keep, u, (size_t)nu);
       nk = nu;
     } else {
-      char need[64 * MAXR];
+      char need[65 * MAXR];
       int nn = 0;
       memcpy(need, u, (size_t)nu), nn += nu;
       for (uint32_t j = k + 1; j < n; j++)
