@@ -513,6 +513,11 @@ static eddy_status_t range_dims(cpu_emit_t *e, eddy_op_t *op, bool check,
 static eddy_status_t infer_dims(cpu_emit_t *e, eddy_op_t *op, uint32_t r,
                                 bool check, dimv_t *out) {
   const eddy_type_t *rt = op->results[r].type;
+  // Elementwise ops read operand 0's dims once, in bcast_dims: reading them
+  // here too would, down a chain of fused ops, double the work (and the
+  // code) at every level.
+  if (eddy_ir_op_has_trait(op, EDDY_TRAIT_ELEMENTWISE))
+    return bcast_dims(e, op, rt->rank, check, out);
   eddy_value_t *in = op->num_operands ? eddy_ir_op_operand(op, 0) : NULL;
   dimv_t id[EDDY_RT_MAX_RANK];
   if (in && eddy_ir_type_is_tensor(in->type))
@@ -535,8 +540,6 @@ static eddy_status_t infer_dims(cpu_emit_t *e, eddy_op_t *op, uint32_t r,
       }
     return NULL;
   }
-  if (eddy_ir_op_has_trait(op, EDDY_TRAIT_ELEMENTWISE))
-    return bcast_dims(e, op, rt->rank, check, out);
   if (is_reduce(code)) {
     bool keep = eddy_ir_op_attr_bool(op, "keepdims", false);
     bool red[EDDY_RT_MAX_RANK] = {false};

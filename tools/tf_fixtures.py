@@ -483,6 +483,19 @@ def m_topk_einsum(x):
             tf.einsum("ij,ij->", x, x), tf.matmul(x3, tf.reshape(x, [1, 6, 4]))]
 
 
+def m_einsum_multi(x, y, s, v):
+    """tf.einsum of three and four operands, which TensorFlow splits into two-operand Einsums
+    (its order from opt_einsum): a batched chain, a chain of four matrices, an outer product of
+    three vectors, a repeated letter in one operand (a diagonal) and a trace; their gradients
+    hold one-operand Einsums and letters repeated in the output ("i->ii")."""
+    return [tf.einsum("bij,bjk,bkl->bil", x, y, x),
+            tf.einsum("ij,jk,kl,lm->im", x[0], y[0], x[1], y[1]),
+            tf.einsum("i,j,k->ijk", v, x[0, 0], y[1, :, 2]),
+            tf.einsum("iij,jk,k->i", s, y[0], v),
+            tf.einsum("ii->i", s[:, :, 1]), tf.einsum("ii->", s[:, :, 2]),
+            tf.einsum("ij->ji", x[1])]
+
+
 def m_xent_losses(x):
     """SoftmaxCrossEntropyWithLogits and SparseSoftmaxCrossEntropyWithLogits of [4, 5] logits,
     with softmax labels and class indices. (With a dynamic batch, tf.nn's wrappers reshape the
@@ -492,6 +505,30 @@ def m_xent_losses(x):
     return [tf.nn.softmax_cross_entropy_with_logits(labels=labels, logits=x),
             tf.nn.sparse_softmax_cross_entropy_with_logits(labels=tf.constant([1, 0, 4, 2]),
                                                            logits=x * 2.0)]
+
+
+def m_push_back_batch(x):
+    """TensorListPushBackBatch, which only tf.raw_ops writes (tf.vectorized_map vectorizes
+    TensorList pushes without it): two vectors of three lists (Pack of variants), one
+    of lists that hold one row of x[0] each, one of empty lists, carried through a while_loop
+    that pushes row b of a [3, 2] tensor onto list b each step, then taken apart (Unpack) and
+    stacked, of a [4, 3, 2] input."""
+    raw = tf.raw_ops
+    shape = tf.constant([2], tf.int32)
+    full = tf.stack([raw.TensorListFromTensor(tensor=x[0, b:b + 1], element_shape=shape)
+                     for b in range(3)])
+    empty = tf.stack([raw.EmptyTensorList(element_shape=shape, max_num_elements=-1,
+                                          element_dtype=tf.float32) for _ in range(3)])
+
+    def body(i, full, empty):
+        row = x[i]
+        return (i + 1, raw.TensorListPushBackBatch(input_handles=full, tensor=tf.tanh(row)),
+                raw.TensorListPushBackBatch(input_handles=empty,
+                                            tensor=row * tf.cast(i, tf.float32)))
+
+    _, full, empty = tf.while_loop(lambda i, f, e: i < 4, body, [tf.constant(1), full, empty])
+    return [raw.TensorListStack(input_handle=h, element_shape=shape, element_dtype=tf.float32)
+            for h in tf.unstack(full, num=3) + tf.unstack(empty, num=3)]
 
 
 def m_where(x):
@@ -597,31 +634,31 @@ MODELS = {
     "cumulative": (m_cumulative, [("x", rnd(26, [3, 5]) + 0.5)], None),
     "gather_scatter_nd": (m_gather_scatter_nd, [("x", rnd(27, [4, 3]))], None),
     "topk_einsum": (m_topk_einsum, [("x", rnd(28, [4, 6]))], None),
+    "einsum_multi": (m_einsum_multi, [("x", rnd(32, [2, 3, 4])), ("y", rnd(33, [2, 4, 3])),
+                                      ("s", rnd(34, [3, 3, 4])), ("v", rnd(35, [3]))], None),
     "xent_losses": (m_xent_losses, [("x", rnd(29, [4, 5]))], None),
     "where": (m_where, [("x", WHERE_X)], None),
+    "push_back_batch": (m_push_back_batch, [("x", rnd(36, [4, 3, 2]))], None),
     "bcast_dyn": (m_bcast_dyn, [("x", rnd(30, [2, 3])), ("y", np.abs(rnd(31, [3])) + 0.5)],
                   None),
 }
 
 # Feeds declared with dynamic dimensions (None), by model; the others take their values'
-# shapes.
+# shapes. Their gradient fixtures take the same shapes (TensorFlow's gradients of broadcasting ops
+# then compute shapes at run time: BroadcastGradientArgs).
 FEED_SHAPES = {"strided_slice_dyn": {"x": [None, 5, 3]}, "unary_math": {"x": [None, 4]},
                "activations": {"x": [None, 5]},
                "dyn_loop": {"x": [None, 3], "y": [None, None]},
                "ta_dyn": {"x": [None, 3]}, "index_dyn": {"x": [None, 4]},
                "bcast_dyn": {"x": [None, 3]}}
 
-# Models whose gradient fixtures take their values' (static) shapes. TensorFlow's gradients of
-# broadcasting ops compute shapes at run time (BroadcastGradientArgs) when a dim is dynamic;
-# bcast_dyn has those.
-STATIC_GRADS = {"unary_math", "activations"}
-
 # Models written without their gradients: the gradient of a slice of a tensor of dynamic shape
 # (StridedSliceGrad of a run-time shape) is not supported, nor are the ops TensorFlow's
-# gradients of sums and concats over tensors of unknown shape use (BroadcastTo, DynamicStitch,
-# ConcatOffset), nor the DynamicStitch that the gradient of a reduction of a tensor of dynamic
-# shape (index_dyn's EuclideanNorm) computes its shape with.
-FORWARD_ONLY = {"strided_slice_dyn", "dyn_loop", "ta_dyn", "index_dyn"}
+# gradients of sums and concats over tensors of unknown shape use (DynamicStitch, ShapeN), nor
+# the DynamicStitch that the gradient of a reduction of a tensor of dynamic shape (index_dyn's
+# EuclideanNorm) computes its shape with. TensorFlow registers no gradient
+# for TensorListPushBackBatch (push_back_batch).
+FORWARD_ONLY = {"strided_slice_dyn", "dyn_loop", "ta_dyn", "index_dyn", "push_back_batch"}
 
 # Gradient graphs chain more ops; their sums get a looser relative tolerance.
 GRAD_TOL = (1e-4, 1e-5)
@@ -781,7 +818,7 @@ def write_models(out_dir, only):
         for grad in (0, 1, 2):
             if grad == 1 and model in FORWARD_ONLY:
                 continue
-            shapes = {} if grad and model in STATIC_GRADS else FEED_SHAPES.get(model, {})
+            shapes = FEED_SHAPES.get(model, {})
             for cf in ("v1", "v2"):
                 if grad == 2 and cf not in SECOND_ORDER.get(model, ()):
                     continue

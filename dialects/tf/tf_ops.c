@@ -91,6 +91,8 @@ static const eddy_tf_out_spec_t tl_new[] = {
     O_LIST("handle", "element_dtype", -1)};
 static const eddy_tf_out_spec_t tl_update[] = {
     O_LIST("output_handle", "element_dtype", 0)};
+static const eddy_tf_out_spec_t tl_update_batch[] = {
+    O_LIST("output_handles", "element_dtype", 0)};
 static const eddy_tf_out_spec_t tl_from_tensor[] = {
     O_LIST("output_handle", "element_dtype", -1)};
 static const eddy_tf_out_spec_t tl_pop_back[] = {
@@ -321,6 +323,7 @@ static const eddy_tf_op_info_t k_ops[] = {
     OP(TensorListLength, tl_length),
     OP(TensorListPopBack, tl_pop_back),
     OP(TensorListPushBack, tl_update),
+    OP(TensorListPushBackBatch, tl_update_batch),
     OP(TensorListReserve, tl_new),
     OP(TensorListResize, tl_same),
     OP(TensorListScatter, tl_from_tensor),

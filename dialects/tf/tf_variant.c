@@ -263,8 +263,12 @@ static const eddy_type_t *vt_out(tf_importer_t *im, vscope_t sc,
     // PopBack's output 0 is the list, output 1 the element.
     return op_is(n, "TensorListPopBack") && out == 0 ? l : elem_of(l);
   }
+  // A vector of lists (Pack of lists, TensorListPushBackBatch, and Unpack
+  // of it) holds lists of one type.
   if (op_is(n, "TensorListPushBack") || op_is(n, "TensorListSetItem") ||
-      op_is(n, "Identity") || op_is(n, "Enter") || op_is(n, "Exit") ||
+      op_is(n, "TensorListPushBackBatch") || op_is(n, "Pack") ||
+      op_is(n, "Unpack") || op_is(n, "Identity") || op_is(n, "Enter") ||
+      op_is(n, "Exit") || op_is(n, "Merge") ||
       op_is(n, "NextIteration") || op_is(n, "Switch") ||
       op_is(n, "ZerosLike"))
     return n->n_input ? vt_ref(im, sc, n->input[0], depth + 1) : NULL;

@@ -27,17 +27,6 @@
 
 #include <stdlib.h>
 
-static bool is(const eddy_op_t *op, const char *name) {
-  return op && eddy_ir_op_is(op, name);
-}
-
-/// The op of block b that is op or contains it.
-static eddy_op_t *in_block(eddy_op_t *op, eddy_block_t *b) {
-  while (op && op->block != b)
-    op = eddy_ir_op_parent_op(op);
-  return op;
-}
-
 /// Small counts kept in a pointer map as value + 1 (absent reads as dflt).
 static size_t num_get(const eddy_ptrmap_t *m, const void *k, size_t dflt) {
   uintptr_t v = (uintptr_t)eddy_ptrmap_get(m, k);
@@ -63,7 +52,7 @@ static bool reached(const stages_t *s, const eddy_op_t *op) {
 
 /// The depth an operand's definition gives its user.
 static size_t depth_in(const stages_t *s, eddy_value_t *v) {
-  eddy_op_t *d = v->def ? in_block(v->def, s->b) : NULL;
+  eddy_op_t *d = v->def ? tfl_in_block(v->def, s->b) : NULL;
   if (!d)
     return 0;
   return num_get(&s->depth, d, 0) + (eddy_ptrmap_has(&s->merges, d) ? 1 : 0);
@@ -71,10 +60,10 @@ static size_t depth_in(const stages_t *s, eddy_value_t *v) {
 
 static eddy_walk_result_t depth_walk(eddy_op_t *op, void *user) {
   stages_t *s = user;
-  bool merge = is(op, "tf.Merge");
+  bool merge = tfl_is(op, "tf.Merge");
   for (uint32_t k = 0; k < op->num_operands; k++) {
     eddy_value_t *v = eddy_ir_op_operand(op, k);
-    if (merge && v->def && is(v->def, "tf.NextIteration"))
+    if (merge && v->def && tfl_is(v->def, "tf.NextIteration"))
       continue; // the back edge of a loop not raised yet
     size_t d = depth_in(s, v);
     if (d > s->d)
@@ -90,7 +79,7 @@ static size_t least_user_stage(const stages_t *s, const eddy_op_t *op,
   size_t best = none;
   for (uint32_t r = 0; r < op->num_results; r++)
     for (eddy_use_t *u = op->results[r].uses; u; u = u->next) {
-      eddy_op_t *o = in_block(u->owner, s->b);
+      eddy_op_t *o = tfl_in_block(u->owner, s->b);
       size_t st = o ? num_get(&s->stage, o, SIZE_MAX) : SIZE_MAX;
       if (st < best)
         best = st;
@@ -174,7 +163,7 @@ static eddy_status_t export_value(eddy_ctx_t *ctx, stages_t *s,
 static bool used_later(const stages_t *s, const eddy_op_t *op, size_t first) {
   for (uint32_t r = 0; r < op->num_results; r++)
     for (eddy_use_t *u = op->results[r].uses; u; u = u->next) {
-      eddy_op_t *o = in_block(u->owner, s->b);
+      eddy_op_t *o = tfl_in_block(u->owner, s->b);
       if (o && num_get(&s->stage, o, first) > first)
         return true;
     }
@@ -187,7 +176,7 @@ static void move_later_uses(const stages_t *s, eddy_value_t *v,
   eddy_use_t *u = v->uses;
   while (u) {
     eddy_use_t *next = u->next;
-    eddy_op_t *o = in_block(u->owner, s->b);
+    eddy_op_t *o = tfl_in_block(u->owner, s->b);
     if (o && num_get(&s->stage, o, first) > first)
       eddy_ir_op_set_operand(u->owner, u->index, to);
     u = next;
@@ -205,12 +194,12 @@ static eddy_status_t cut_crossings(eddy_ctx_t *ctx, stages_t *s,
     eddy_use_t *u = v->uses;
     while (u) {
       eddy_use_t *next = u->next;
-      eddy_op_t *o = in_block(u->owner, s->b);
+      eddy_op_t *o = tfl_in_block(u->owner, s->b);
       if (!o || num_get(&s->stage, o, first) <= first) {
         u = next;
         continue;
       }
-      if (v->type->kind == EDDY_TYPE_TOKEN || is(u->owner, "df.control")) {
+      if (v->type->kind == EDDY_TYPE_TOKEN || tfl_is(u->owner, "df.control")) {
         // The consumer may go with the operand: start over.
         eddy_tfl_drop_token_use(u->owner, u->index, 0);
         u = v->uses;
@@ -267,7 +256,7 @@ eddy_status_t eddy_tfl_cond_first_stage(eddy_ctx_t *ctx, eddy_block_t *b,
   for (size_t i = 0; i < *nsw; i++)
     eddy_ptrmap_put(&is_sw, sws[i], sws[i]);
   for (eddy_op_t *op = b->first; op; op = op->next)
-    if (reached(&s, op) && is(op, "tf.Merge"))
+    if (reached(&s, op) && tfl_is(op, "tf.Merge"))
       eddy_ptrmap_put(&s.merges, op, op);
   // Depths, then stages, each to a fixed point: raising earlier constructs
   // may have left a definition after its use (captured values are moved

@@ -82,17 +82,6 @@ static eddy_status_t err_at(const eddy_op_t *op, const char *fmt,
   return st;
 }
 
-/// The op of block b that is op or contains it.
-static eddy_op_t *in_block(eddy_op_t *op, eddy_block_t *b) {
-  while (op && op->block != b)
-    op = eddy_ir_op_parent_op(op);
-  return op;
-}
-
-static bool is(const eddy_op_t *op, const char *name) {
-  return op && eddy_ir_op_is(op, name);
-}
-
 static bool op_after(const eddy_op_t *point, const eddy_op_t *op) {
   for (const eddy_op_t *p = point; p; p = p->next)
     if (p == op)
@@ -113,12 +102,12 @@ typedef struct sort_deps {
 
 static eddy_walk_result_t sort_walk(eddy_op_t *op, void *user) {
   sort_deps_t *sd = user;
-  bool merge = is(op, "tf.Merge") || is(op, "df.merge");
+  bool merge = tfl_is(op, "tf.Merge") || tfl_is(op, "df.merge");
   for (uint32_t k = 0; k < op->num_operands; k++) {
     eddy_op_t *d = eddy_ir_op_operand(op, k)->def;
-    d = d ? in_block(d, sd->b) : NULL;
-    if (!d ||
-        (merge && (is(d, "tf.NextIteration") || is(d, "df.next_iteration"))))
+    d = d ? tfl_in_block(d, sd->b) : NULL;
+    if (!d || (merge && (tfl_is(d, "tf.NextIteration") ||
+                         tfl_is(d, "df.next_iteration"))))
       continue; // a back edge
     size_t from = (size_t)(uintptr_t)eddy_ptrmap_get(sd->index, d) - 1;
     if (from == sd->to)
@@ -244,7 +233,7 @@ out:
 }
 
 void eddy_tfl_drop_token_use(eddy_op_t *op, uint32_t index, int depth) {
-  bool after = is(op, "df.after");
+  bool after = tfl_is(op, "df.after");
   uint32_t left = op->num_operands - 1;
   if (after && left == 1 && index == 1) {
     eddy_ir_value_replace_all_uses(&op->results[0], eddy_ir_op_operand(op, 0));
@@ -276,7 +265,7 @@ typedef bool (*stop_fn_t)(const eddy_op_t *op, const void *user);
 static void reach_from_value(eddy_value_t *v, eddy_block_t *b,
                              eddy_ptrmap_t *set, oplist_t *work) {
   for (eddy_use_t *u = v->uses; u; u = u->next) {
-    eddy_op_t *o = in_block(u->owner, b);
+    eddy_op_t *o = tfl_in_block(u->owner, b);
     if (o && !eddy_ptrmap_has(set, o)) {
       eddy_ptrmap_put(set, o, o);
       ol_push(work, o);
@@ -306,7 +295,7 @@ static void in_order(eddy_block_t *b, eddy_ptrmap_t *set, oplist_t *out) {
 /// that come after `root` in its block to before it, with what they use.
 static void hoist_value(const cf_names_t *nm, eddy_value_t *v,
                         eddy_op_t *root, int depth) {
-  eddy_op_t *d = v->def ? in_block(v->def, root->block) : NULL;
+  eddy_op_t *d = v->def ? tfl_in_block(v->def, root->block) : NULL;
   // A Merge closes a loop cycle: it is never moved (nor anything through
   // it).
   if (!d || d == root || depth > 256 || eddy_ir_op_is(d, nm->merge) ||
@@ -379,7 +368,7 @@ static eddy_status_t redirect_outside(eddy_block_t *b, oplist_t *ops,
       eddy_use_t *u = v->uses;
       while (u) {
         eddy_use_t *next = u->next;
-        eddy_op_t *o = in_block(u->owner, b);
+        eddy_op_t *o = tfl_in_block(u->owner, b);
         if (o && !eddy_ptrmap_has(set, o)) {
           if (v->type->kind == EDDY_TYPE_TOKEN && token)
             eddy_ir_op_set_operand(u->owner, u->index, token);
@@ -451,7 +440,7 @@ static eddy_op_t *insertion_point(eddy_block_t *b, oplist_t *ops,
   for (size_t k = 0; k < ops->n; k++)
     for (uint32_t r = 0; r < ops->v[k]->num_results; r++)
       for (eddy_use_t *u = ops->v[k]->results[r].uses; u; u = u->next) {
-        eddy_op_t *o = in_block(u->owner, b);
+        eddy_op_t *o = tfl_in_block(u->owner, b);
         if (o && !eddy_ptrmap_has(set, o))
           eddy_ptrmap_put(&users, o, o);
       }
@@ -473,13 +462,13 @@ static eddy_op_t *insertion_point(eddy_block_t *b, oplist_t *ops,
 
 static bool stop_at_merge(const eddy_op_t *op, const void *user) {
   const cf_names_t *nm = user;
-  return is(op, nm->merge);
+  return tfl_is(op, nm->merge);
 }
 
 /// A cond's switches test the predicate directly or through Identity
 /// (TensorFlow's pred_id): they belong together.
 static eddy_value_t *pred_root(const cf_names_t *nm, eddy_value_t *v) {
-  for (int i = 0; i < 64 && v->def && is(v->def, nm->identity); i++)
+  for (int i = 0; i < 64 && v->def && tfl_is(v->def, nm->identity); i++)
     v = eddy_ir_op_operand(v->def, 0);
   return v;
 }
@@ -491,17 +480,17 @@ static eddy_value_t *switch_pred(const cf_names_t *nm,
 
 static bool is_loop_switch(const cf_names_t *nm, const eddy_op_t *sw) {
   eddy_value_t *p = eddy_ir_op_operand(sw, 1);
-  return p->def && is(p->def, nm->loop_cond);
+  return p->def && tfl_is(p->def, nm->loop_cond);
 }
 
 /// df: the switch to-dataflow makes first for each ctl.if, switch(p, p),
 /// whose outputs are the branches' pivots (df.control).
 static bool is_pred_switch(const cf_names_t *nm, const eddy_op_t *op) {
-  if (!nm->df || !is(op, nm->sw) || is_loop_switch(nm, op) ||
+  if (!nm->df || !tfl_is(op, nm->sw) || is_loop_switch(nm, op) ||
       eddy_ir_op_operand(op, 0) != eddy_ir_op_operand(op, 1))
     return false;
   for (eddy_use_t *u = op->results[1].uses; u; u = u->next)
-    if (is(u->owner, "df.control"))
+    if (tfl_is(u->owner, "df.control"))
       return true;
   return false;
 }
@@ -562,7 +551,7 @@ static void fold_inner_switches(const cf_names_t *nm, eddy_block_t *blk,
                                 eddy_value_t *pred, uint32_t side) {
   for (eddy_op_t *op = blk->first, *next; op; op = next) {
     next = op->next;
-    if (!is(op, nm->sw) || is_loop_switch(nm, op) ||
+    if (!tfl_is(op, nm->sw) || is_loop_switch(nm, op) ||
         switch_pred(nm, op) != pred ||
         eddy_ir_value_has_uses(&op->results[1 - side]))
       continue;
@@ -593,7 +582,7 @@ static eddy_status_t raise_diamond(eddy_ctx_t *ctx, const cf_names_t *nm,
     if (start && op != start && is_pred_switch(nm, op) &&
         switch_pred(nm, op) == pred)
       break;
-    if (is(op, nm->sw) && switch_pred(nm, op) == pred)
+    if (tfl_is(op, nm->sw) && switch_pred(nm, op) == pred)
       ol_push(&sws, op);
   }
   for (size_t i = 0; i < sws.n; i++) {
@@ -605,9 +594,9 @@ static eddy_status_t raise_diamond(eddy_ctx_t *ctx, const cf_names_t *nm,
   // An inner diamond, or a loop inside a branch, is raised first.
   for (eddy_op_t *op = b->first; op; op = op->next)
     if ((eddy_ptrmap_has(&tset, op) || eddy_ptrmap_has(&eset, op)) &&
-        ((is(op, nm->sw) && !is_loop_switch(nm, op) &&
+        ((tfl_is(op, nm->sw) && !is_loop_switch(nm, op) &&
           switch_pred(nm, op) != pred) ||
-         is(op, nm->enter)))
+         tfl_is(op, nm->enter)))
       goto done;
   // tf: a cond and the gradient cond on the same predicate are two.
   if (!nm->df) {
@@ -620,7 +609,7 @@ static eddy_status_t raise_diamond(eddy_ctx_t *ctx, const cf_names_t *nm,
     bool t = eddy_ptrmap_has(&tset, op), e = eddy_ptrmap_has(&eset, op);
     if (!t && !e)
       continue;
-    if (is(op, nm->merge)) {
+    if (tfl_is(op, nm->merge)) {
       ol_push(&merges, op);
       continue;
     }
@@ -663,13 +652,15 @@ static eddy_status_t raise_diamond(eddy_ctx_t *ctx, const cf_names_t *nm,
     }
     for (uint32_t k = 0; k < 2; k++) {
       eddy_value_t *v = eddy_ir_op_operand(m, k);
-      eddy_op_t *d = v->def ? in_block(v->def, b) : NULL;
-      bool t = d && (eddy_ptrmap_has(&tset, d) ||
-                     (is(d, nm->sw) && v->index == 1 &&
-                      switch_pred(nm, d) == pred));
-      bool e = d && (eddy_ptrmap_has(&eset, d) ||
-                     (is(d, nm->sw) && v->index == 0 &&
-                      switch_pred(nm, d) == pred));
+      eddy_op_t *d = v->def ? tfl_in_block(v->def, b) : NULL;
+      bool t =
+          d &&
+          (eddy_ptrmap_has(&tset, d) ||
+           (tfl_is(d, nm->sw) && v->index == 1 && switch_pred(nm, d) == pred));
+      bool e =
+          d &&
+          (eddy_ptrmap_has(&eset, d) ||
+           (tfl_is(d, nm->sw) && v->index == 0 && switch_pred(nm, d) == pred));
       if (t && !tv[i])
         tv[i] = v;
       else if (e && !ev[i])
@@ -785,7 +776,7 @@ static eddy_status_t raise_diamonds(eddy_ctx_t *ctx, const cf_names_t *nm,
   for (;;) {
     bool any = false, progress = false;
     for (eddy_op_t *op = b->first; op && !progress; op = op->next) {
-      if (!is(op, nm->sw) || is_loop_switch(nm, op))
+      if (!tfl_is(op, nm->sw) || is_loop_switch(nm, op))
         continue;
       any = true;
       EDDY_RETURN_IF_ERROR(
@@ -795,7 +786,7 @@ static eddy_status_t raise_diamonds(eddy_ctx_t *ctx, const cf_names_t *nm,
       return NULL;
     if (!progress) {
       for (eddy_op_t *op = b->first; op; op = op->next)
-        if (is(op, nm->sw) && !is_loop_switch(nm, op))
+        if (tfl_is(op, nm->sw) && !is_loop_switch(nm, op))
           return err_at(op, "the conds around the switch '%s' cannot be "
                             "raised (they are not nested properly)%s",
                         node(op), "");
@@ -823,7 +814,7 @@ static bool same_frame(const eddy_op_t *enter, const char *f, size_t len) {
 
 static bool stop_at_exit(const eddy_op_t *op, const void *user) {
   const cf_names_t *nm = user;
-  return is(op, nm->exit);
+  return tfl_is(op, nm->exit);
 }
 
 typedef struct loopvar {
@@ -841,7 +832,7 @@ static eddy_walk_result_t need_walk(eddy_op_t *op, void *user) {
   need_ctx_t *nc = user;
   for (uint32_t k = 0; k < op->num_operands; k++) {
     eddy_op_t *d = eddy_ir_op_operand(op, k)->def;
-    d = d ? in_block(d, nc->b) : NULL;
+    d = d ? tfl_in_block(d, nc->b) : NULL;
     if (d)
       eddy_ptrmap_put(nc->need, d, d);
   }
@@ -861,7 +852,7 @@ static eddy_status_t raise_frame(eddy_ctx_t *ctx, const cf_names_t *nm,
   eddy_status_t st = NULL;
   eddy_op_t *loopcond = NULL;
   for (eddy_op_t *op = b->first; op; op = op->next)
-    if (is(op, nm->enter) && same_frame(op, frame, flen)) {
+    if (tfl_is(op, nm->enter) && same_frame(op, frame, flen)) {
       ol_push(&enters, op);
       eddy_ptrmap_put(&set, op, op);
       ol_push(&work, op);
@@ -870,11 +861,11 @@ static eddy_status_t raise_frame(eddy_ctx_t *ctx, const cf_names_t *nm,
   in_order(b, &set, &ops);
   for (size_t i = 0; i < ops.n; i++) {
     eddy_op_t *op = ops.v[i];
-    if (is(op, nm->enter) && !same_frame(op, frame, flen))
+    if (tfl_is(op, nm->enter) && !same_frame(op, frame, flen))
       goto done; // an inner frame: raise it first
-    if (is(op, nm->sw) && !is_loop_switch(nm, op))
+    if (tfl_is(op, nm->sw) && !is_loop_switch(nm, op))
       goto done; // an if inside the loop is raised first
-    if (is(op, nm->loop_cond)) {
+    if (tfl_is(op, nm->loop_cond)) {
       if (loopcond) {
         st = err_at(op, "the frame has two LoopConds ('%s' and '%s')",
                     node(loopcond), node(op));
@@ -895,14 +886,14 @@ static eddy_status_t raise_frame(eddy_ctx_t *ctx, const cf_names_t *nm,
   }
   for (size_t i = 0; i < ops.n && !st; i++) {
     eddy_op_t *m = ops.v[i];
-    if (!is(m, nm->merge))
+    if (!tfl_is(m, nm->merge))
       continue;
     loopvar_t lv = {0};
     for (uint32_t k = 0; k < m->num_operands; k++) {
       eddy_op_t *d = eddy_ir_op_operand(m, k)->def;
-      if (is(d, nm->enter) && d->block == b && same_frame(d, frame, flen))
+      if (tfl_is(d, nm->enter) && d->block == b && same_frame(d, frame, flen))
         lv.enter = d;
-      else if (is(d, nm->next))
+      else if (tfl_is(d, nm->next))
         lv.next = d;
     }
     if (!lv.enter)
@@ -920,19 +911,19 @@ static eddy_status_t raise_frame(eddy_ctx_t *ctx, const cf_names_t *nm,
     }
     lv.merge = m;
     for (eddy_use_t *u = m->results[0].uses; u; u = u->next)
-      if (is(u->owner, nm->sw) &&
+      if (tfl_is(u->owner, nm->sw) &&
           eddy_ir_op_operand(u->owner, 1)->def == loopcond)
         lv.sw = u->owner;
     if (lv.sw)
       for (eddy_use_t *u = lv.sw->results[0].uses; u; u = u->next)
-        if (is(u->owner, nm->exit))
+        if (tfl_is(u->owner, nm->exit))
           lv.exit = u->owner;
     vars[nv++] = lv;
   }
   // Exits that no loop value explains.
   for (size_t i = 0; i < ops.n && !st; i++) {
     eddy_op_t *x = ops.v[i];
-    if (!is(x, nm->exit))
+    if (!tfl_is(x, nm->exit))
       continue;
     bool ok = false;
     for (size_t k = 0; k < nv; k++)
@@ -1038,11 +1029,11 @@ static eddy_status_t raise_frame(eddy_ctx_t *ctx, const cf_names_t *nm,
       }
       while (cwork.n) {
         eddy_op_t *op = cwork.v[--cwork.n];
-        if (is(op, nm->merge) || is(op, nm->enter))
+        if (tfl_is(op, nm->merge) || tfl_is(op, nm->enter))
           continue;
         for (uint32_t i = 0; i < op->num_operands; i++) {
           eddy_op_t *d = eddy_ir_op_operand(op, i)->def;
-          d = d ? in_block(d, b) : NULL;
+          d = d ? tfl_in_block(d, b) : NULL;
           if (d && eddy_ptrmap_has(&set, d) && !eddy_ptrmap_has(&cset, d)) {
             eddy_ptrmap_put(&cset, d, d);
             ol_push(&cwork, d);
@@ -1051,8 +1042,8 @@ static eddy_status_t raise_frame(eddy_ctx_t *ctx, const cf_names_t *nm,
       }
       for (size_t i = 0; i < ops.n; i++) {
         eddy_op_t *op = ops.v[i];
-        bool structural = is(op, nm->enter) || is(op, nm->loop_cond) ||
-                          is(op, nm->exit);
+        bool structural = tfl_is(op, nm->enter) || tfl_is(op, nm->loop_cond) ||
+                          tfl_is(op, nm->exit);
         bool var = false;
         for (size_t k = 0; k < nv; k++)
           var = var || op == vars[k].merge || op == vars[k].sw ||
@@ -1107,10 +1098,9 @@ static eddy_status_t raise_frame(eddy_ctx_t *ctx, const cf_names_t *nm,
         size_t kept = 0;
         for (size_t i = 0; i < region_ops->n; i++) {
           eddy_op_t *op = region_ops->v[i];
-          eddy_op_t *d = is(op, "df.after")
-                             ? eddy_ir_op_operand(op, 0)->def
-                             : NULL;
-          if (d && is(d, nm->enter) && d->block == b &&
+          eddy_op_t *d =
+              tfl_is(op, "df.after") ? eddy_ir_op_operand(op, 0)->def : NULL;
+          if (d && tfl_is(d, nm->enter) && d->block == b &&
               same_frame(d, frame, flen) &&
               eddy_ir_op_attr_bool(d, "is_constant", false))
             eddy_ptrmap_put(&map, &op->results[0],
@@ -1152,7 +1142,7 @@ static eddy_status_t raise_frame(eddy_ctx_t *ctx, const cf_names_t *nm,
     for (int k = 0; k < 3 && !st; k++)
       for (eddy_op_t *c = counter_consts[k], *nx = NULL;
            c && !eddy_ir_value_has_uses(eddy_ir_op_result(c, 0)); c = nx) {
-        nx = is(c, "df.after") ? eddy_ir_op_operand(c, 0)->def : NULL;
+        nx = tfl_is(c, "df.after") ? eddy_ir_op_operand(c, 0)->def : NULL;
         eddy_ir_op_erase(c);
       }
     eddy_ptrmap_destroy(&cset);
@@ -1178,7 +1168,7 @@ static eddy_status_t raise_frames(eddy_ctx_t *ctx, const cf_names_t *nm,
   for (;;) {
     bool any = false, progress = false;
     for (eddy_op_t *op = b->first; op && !progress; op = op->next) {
-      if (!is(op, nm->enter))
+      if (!tfl_is(op, nm->enter))
         continue;
       any = true;
       size_t len = 0;
@@ -1189,7 +1179,7 @@ static eddy_status_t raise_frames(eddy_ctx_t *ctx, const cf_names_t *nm,
       break;
     if (!progress) {
       for (eddy_op_t *op = b->first; op; op = op->next)
-        if (is(op, nm->enter))
+        if (tfl_is(op, nm->enter))
           return err_at(op, "the loop frames around the Enter '%s' cannot "
                             "be raised (they are not nested properly)%s",
                         node(op), "");
@@ -1197,9 +1187,9 @@ static eddy_status_t raise_frames(eddy_ctx_t *ctx, const cf_names_t *nm,
   }
   // Leftovers of v1 control flow outside any frame.
   for (eddy_op_t *op = b->first; op; op = op->next) {
-    if (is(op, nm->exit))
+    if (tfl_is(op, nm->exit))
       return err_at(op, "the Exit '%s' has no matching Enter%s", node(op), "");
-    if (is(op, nm->next) || is(op, nm->loop_cond))
+    if (tfl_is(op, nm->next) || tfl_is(op, nm->loop_cond))
       return err_at(op, "the node '%s' is outside every loop frame%s",
                     node(op), "");
   }
@@ -1215,11 +1205,11 @@ static eddy_status_t raise_nested(eddy_ctx_t *ctx, const cf_names_t *nm,
     bool progress = false;
     for (eddy_op_t *op = b->first; op && !progress; op = op->next)
       if (nm->df ? is_pred_switch(nm, op)
-                 : is(op, nm->sw) && !is_loop_switch(nm, op))
+                 : tfl_is(op, nm->sw) && !is_loop_switch(nm, op))
         EDDY_RETURN_IF_ERROR(raise_diamond(ctx, nm, b, switch_pred(nm, op),
                                            nm->df ? op : NULL, &progress));
     for (eddy_op_t *op = b->first; op && !progress; op = op->next)
-      if (is(op, nm->enter)) {
+      if (tfl_is(op, nm->enter)) {
         size_t len = 0;
         const char *f = frame_of(op, &len);
         EDDY_RETURN_IF_ERROR(raise_frame(ctx, nm, b, f, len, &progress));
@@ -1235,7 +1225,7 @@ static eddy_status_t raise_nested(eddy_ctx_t *ctx, const cf_names_t *nm,
 /// True when block b holds df control flow to raise.
 static bool has_df_frames(eddy_block_t *b) {
   for (eddy_op_t *op = b->first; op; op = op->next)
-    if (is(op, "df.switch") || is(op, "df.enter"))
+    if (tfl_is(op, "df.switch") || tfl_is(op, "df.enter"))
       return true;
   return false;
 }
@@ -1251,9 +1241,9 @@ static bool branch_of(eddy_value_t *v, eddy_value_t **out_pred,
   while (seen < n) {
     eddy_value_t *x = work[seen++];
     eddy_op_t *d = x->def;
-    if (!d || is(d, "tf.Merge") || is(d, "tf.Enter"))
+    if (!d || tfl_is(d, "tf.Merge") || tfl_is(d, "tf.Enter"))
       continue;
-    if (is(d, "tf.Switch") && !is_loop_switch(&tf_names, d)) {
+    if (tfl_is(d, "tf.Switch") && !is_loop_switch(&tf_names, d)) {
       *out_pred = switch_pred(&tf_names, d);
       *out_branch = (int)x->index;
       return true;
@@ -1272,7 +1262,7 @@ static bool branch_of(eddy_value_t *v, eddy_value_t **out_pred,
 /// of the conds on one predicate handles (cond_stages.c).
 static void switch_on_merge_preds(eddy_block_t *b) {
   for (eddy_op_t *m = b->first; m; m = m->next) {
-    if (!is(m, "tf.Merge") || m->num_operands != 2 ||
+    if (!tfl_is(m, "tf.Merge") || m->num_operands != 2 ||
         !eddy_ir_value_has_uses(&m->results[1]))
       continue;
     eddy_value_t *pred = NULL;
@@ -1282,12 +1272,12 @@ static void switch_on_merge_preds(eddy_block_t *b) {
     int64_t k_then = br == 1 ? 0 : 1; // the input that comes from "then"
     for (eddy_use_t *u = m->results[1].uses; u; u = u->next) {
       eddy_op_t *eq = u->owner;
-      if (!is(eq, "tf.Equal") || eq->num_operands != 2)
+      if (!tfl_is(eq, "tf.Equal") || eq->num_operands != 2)
         continue;
       eddy_value_t *other = eddy_ir_op_operand(eq, 1 - u->index);
-      const eddy_attr_t *cv =
-          is(other->def, "tf.Const") ? eddy_ir_op_attr(other->def, "value")
-                                     : NULL;
+      const eddy_attr_t *cv = tfl_is(other->def, "tf.Const")
+                                  ? eddy_ir_op_attr(other->def, "value")
+                                  : NULL;
       int64_t k = cv && cv->kind == EDDY_ATTR_DENSE &&
                           eddy_ir_type_num_elements(cv->type) == 1
                       ? eddy_ir_dense_attr_i64(cv, 0)
@@ -1297,7 +1287,7 @@ static void switch_on_merge_preds(eddy_block_t *b) {
       for (eddy_use_t *w = eq->results[0].uses, *wn; w; w = wn) {
         wn = w->next;
         eddy_op_t *sw = w->owner;
-        if (!is(sw, "tf.Switch") || w->index != 1)
+        if (!tfl_is(sw, "tf.Switch") || w->index != 1)
           continue;
         eddy_ir_op_set_operand(sw, 1, pred);
         if (k != k_then)

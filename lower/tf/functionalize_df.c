@@ -13,19 +13,15 @@
 
 #include <stdlib.h>
 
-static bool is(const eddy_op_t *op, const char *name) {
-  return op && eddy_ir_op_is(op, name);
-}
-
 /// The scalar integer constant v holds (through df.after when `after`).
 static bool const_int(eddy_value_t *v, bool after, int64_t *out) {
   eddy_op_t *d = v->def;
-  if (after && !is(d, "df.after"))
+  if (after && !tfl_is(d, "df.after"))
     return false;
   // An enclosing if or loop may have pivoted it again.
-  while (is(d, "df.after"))
+  while (tfl_is(d, "df.after"))
     d = eddy_ir_op_operand(d, 0)->def;
-  if (!is(d, "core.constant") || d->num_operands != 0)
+  if (!tfl_is(d, "core.constant") || d->num_operands != 0)
     return false;
   const eddy_attr_t *a = eddy_ir_op_attr(d, "value");
   const eddy_type_t *t = eddy_ir_op_result(d, 0)->type;
@@ -45,14 +41,16 @@ bool eddy_tfl_df_counter(eddy_op_t *loopcond, eddy_op_t *enter,
       k != 0)
     return false;
   eddy_op_t *add = eddy_ir_op_operand(next, 0)->def;
-  if (!is(add, "core.add") || eddy_ir_op_operand(add, 0) != &sw->results[1] ||
+  if (!tfl_is(add, "core.add") ||
+      eddy_ir_op_operand(add, 0) != &sw->results[1] ||
       !const_int(eddy_ir_op_operand(add, 1), true, &k) || k != 1)
     return false;
   eddy_op_t *andp = eddy_ir_op_operand(loopcond, 0)->def;
-  if (!is(andp, "core.and"))
+  if (!tfl_is(andp, "core.and"))
     return false;
   eddy_op_t *lt = eddy_ir_op_operand(andp, 0)->def;
-  if (!is(lt, "core.lt") || eddy_ir_op_operand(lt, 0) != &merge->results[0] ||
+  if (!tfl_is(lt, "core.lt") ||
+      eddy_ir_op_operand(lt, 0) != &merge->results[0] ||
       !const_int(eddy_ir_op_operand(lt, 1), true, max))
     return false;
   // Nothing else may read the counter or the ops made for it.
@@ -91,14 +89,14 @@ static bool list_push(pivots_t *p, eddy_op_t *op) {
 
 static eddy_walk_result_t collect_after(eddy_op_t *op, void *user) {
   pivots_t *p = user;
-  if (!is(op, "df.after") || op->num_operands != 2)
+  if (!tfl_is(op, "df.after") || op->num_operands != 2)
     return EDDY_WALK_ADVANCE;
   return list_push(p, op) ? EDDY_WALK_ADVANCE : EDDY_WALK_INTERRUPT;
 }
 
 static eddy_walk_result_t collect_tokens(eddy_op_t *op, void *user) {
   pivots_t *p = user;
-  if (!is(op, "df.control"))
+  if (!tfl_is(op, "df.control"))
     return EDDY_WALK_ADVANCE;
   return list_push(p, op) ? EDDY_WALK_ADVANCE : EDDY_WALK_INTERRUPT;
 }

@@ -3,7 +3,7 @@
 /// ConcatOffset (the gradient of ConcatV2), BroadcastArgs, BroadcastTo,
 /// InvertPermutation, EuclideanNorm, GatherNd, ScatterNd,
 /// TensorScatterUpdate/Add, UnsortedSegmentSum, GatherV2 with batch_dims,
-/// TopKV2, two-operand Einsum, BatchMatMulV3, the softmax cross entropies
+/// TopKV2, Einsum (legalize_einsum.c), BatchMatMulV3, the softmax cross entropies
 /// and the one-operand Where. (FloorMod, DivNoNan and
 /// LogSoftmax, which the gradients of ConcatV2, Cumprod and the cross
 /// entropies hold, are legalize_math.c's.) They lower to core.reverse / argmax / argmin / cumsum
@@ -32,28 +32,6 @@ void eddy_tfl_index_ops_each(void (*fn)(const char *name, void *user),
                              void *user) {
   for (size_t i = 0; i < sizeof INDEX_OPS / sizeof INDEX_OPS[0]; i++)
     fn(INDEX_OPS[i], user);
-}
-
-static eddy_value_t *in(eddy_tfl_t *z, const eddy_op_t *op, size_t i) {
-  return eddy_tfl_get(z, eddy_ir_op_operand(op, i));
-}
-
-static void out1(eddy_tfl_t *z, const eddy_op_t *op, eddy_value_t *v) {
-  eddy_tfl_set(z, &op->results[0], v);
-}
-
-static eddy_status_t bin(eddy_tfl_t *z, const eddy_op_t *op, const char *name,
-                         eddy_value_t *a, eddy_value_t *b,
-                         eddy_value_t **out) {
-  eddy_value_t *ops[2] = {a, b};
-  return eddy_tfl_build(z, op, name, ops, 2, NULL, 0, out);
-}
-
-static eddy_status_t sel(eddy_tfl_t *z, const eddy_op_t *op, eddy_value_t *c,
-                         eddy_value_t *a, eddy_value_t *b,
-                         eddy_value_t **out) {
-  eddy_value_t *ops[3] = {c, a, b};
-  return eddy_tfl_build(z, op, "core.select", ops, 3, NULL, 0, out);
 }
 
 static eddy_named_attr_t int_attr(eddy_tfl_t *z, const char *name,
@@ -97,7 +75,7 @@ static eddy_status_t const_ints(eddy_tfl_t *z, eddy_dtype_t dt,
 static eddy_status_t const_axis(eddy_tfl_t *z, const eddy_op_t *op, size_t i,
                                 int32_t rank, int64_t *out) {
   int64_t a = 0;
-  if (eddy_tfl_const_ints(z, in(z, op, i), &a, 1) != 1)
+  if (eddy_tfl_const_ints(z, tfl_in(z, op, i), &a, 1) != 1)
     return eddy_tfl_error(op, "the axis must be a constant scalar");
   if (rank == EDDY_RANK_UNKNOWN)
     return eddy_tfl_error(op, "the operand's rank is unknown");
@@ -112,7 +90,7 @@ static eddy_status_t const_axis(eddy_tfl_t *z, const eddy_op_t *op, size_t i,
 static eddy_status_t const_axes(eddy_tfl_t *z, const eddy_op_t *op, size_t i,
                                 int32_t rank, int64_t *axes, size_t *n) {
   int64_t v[MAXR];
-  int64_t k = eddy_tfl_const_ints(z, in(z, op, i), v, MAXR);
+  int64_t k = eddy_tfl_const_ints(z, tfl_in(z, op, i), v, MAXR);
   if (k < 0)
     return eddy_tfl_error(op, "the axes must be a constant");
   if (rank == EDDY_RANK_UNKNOWN)
@@ -132,13 +110,13 @@ static eddy_status_t const_axes(eddy_tfl_t *z, const eddy_op_t *op, size_t i,
 }
 
 static eddy_status_t lower_reverse(eddy_tfl_t *z, const eddy_op_t *op) {
-  eddy_value_t *x = in(z, op, 0), *r = NULL;
+  eddy_value_t *x = tfl_in(z, op, 0), *r = NULL;
   int64_t axes[MAXR];
   size_t n = 0;
   EDDY_RETURN_IF_ERROR(const_axes(z, op, 1, x->type->rank, axes, &n));
   eddy_named_attr_t a = ints_attr(z, "axes", axes, n);
   EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "core.reverse", &x, 1, &a, 1, &r));
-  out1(z, op, r);
+  tfl_out1(z, op, r);
   return NULL;
 }
 
@@ -146,7 +124,7 @@ static eddy_status_t lower_reverse(eddy_tfl_t *z, const eddy_op_t *op) {
 /// that an empty reduction gives false / true as in TensorFlow.
 static eddy_status_t lower_any_all(eddy_tfl_t *z, const eddy_op_t *op,
                                    bool any) {
-  eddy_value_t *x = in(z, op, 0), *r = NULL, *zero = NULL;
+  eddy_value_t *x = tfl_in(z, op, 0), *r = NULL, *zero = NULL;
   int64_t axes[MAXR];
   size_t n = 0;
   EDDY_RETURN_IF_ERROR(const_axes(z, op, 1, x->type->rank, axes, &n));
@@ -157,13 +135,13 @@ static eddy_status_t lower_any_all(eddy_tfl_t *z, const eddy_op_t *op,
   EDDY_RETURN_IF_ERROR(eddy_tfl_build(
       z, op, any ? "core.reduce_max" : "core.reduce_min", &x, 1, a, 2, &r));
   EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, EDDY_DT_I8, 0, NULL, 0, &zero));
-  EDDY_RETURN_IF_ERROR(bin(z, op, "core.gt", r, zero, &r));
-  out1(z, op, r);
+  EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.gt", r, zero, &r));
+  tfl_out1(z, op, r);
   return NULL;
 }
 
 static eddy_status_t lower_arg(eddy_tfl_t *z, const eddy_op_t *op, bool mx) {
-  eddy_value_t *x = in(z, op, 0), *r = NULL;
+  eddy_value_t *x = tfl_in(z, op, 0), *r = NULL;
   eddy_dtype_t dt = EDDY_DT_I64;
   eddy_tfl_attr_dtype(op, "output_type", &dt);
   if (dt != EDDY_DT_I32 && dt != EDDY_DT_I64)
@@ -175,13 +153,13 @@ static eddy_status_t lower_arg(eddy_tfl_t *z, const eddy_op_t *op, bool mx) {
   eddy_named_attr_t a[2] = {int_attr(z, "axis", axis), dtype_attr(z, dt)};
   EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, mx ? "core.argmax" : "core.argmin",
                                       &x, 1, a, 2, &r));
-  out1(z, op, r);
+  tfl_out1(z, op, r);
   return NULL;
 }
 
 static eddy_status_t lower_cumulative(eddy_tfl_t *z, const eddy_op_t *op,
                                       bool prod) {
-  eddy_value_t *x = in(z, op, 0), *r = NULL;
+  eddy_value_t *x = tfl_in(z, op, 0), *r = NULL;
   int64_t axis;
   EDDY_RETURN_IF_ERROR(const_axis(z, op, 1, x->type->rank, &axis));
   eddy_named_attr_t a[3] = {
@@ -190,7 +168,7 @@ static eddy_status_t lower_cumulative(eddy_tfl_t *z, const eddy_op_t *op,
       bool_attr(z, "reverse", eddy_ir_op_attr_bool(op, "reverse", false))};
   EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, prod ? "core.cumprod" : "core.cumsum",
                                       &x, 1, a, 3, &r));
-  out1(z, op, r);
+  tfl_out1(z, op, r);
   return NULL;
 }
 
@@ -198,10 +176,11 @@ static eddy_status_t lower_cumulative(eddy_tfl_t *z, const eddy_op_t *op,
 /// dim), then select(on, off). An index outside [0, depth) matches nothing:
 /// a row of off values, as in TensorFlow.
 static eddy_status_t lower_one_hot(eddy_tfl_t *z, const eddy_op_t *op) {
-  eddy_value_t *idx = in(z, op, 0), *on = in(z, op, 2), *off = in(z, op, 3);
+  eddy_value_t *idx = tfl_in(z, op, 0), *on = tfl_in(z, op, 2),
+               *off = tfl_in(z, op, 3);
   const eddy_type_t *it = idx->type;
   int64_t depth = 0;
-  if (eddy_tfl_const_ints(z, in(z, op, 1), &depth, 1) != 1)
+  if (eddy_tfl_const_ints(z, tfl_in(z, op, 1), &depth, 1) != 1)
     return eddy_tfl_error(op, "depth must be a constant");
   if (depth < 0)
     return eddy_tfl_error(op, "depth %lld is negative", (long long)depth);
@@ -246,9 +225,9 @@ static eddy_status_t lower_one_hot(eddy_tfl_t *z, const eddy_op_t *op) {
   EDDY_RETURN_IF_ERROR(
       eddy_tfl_build_typed(z, op, "core.iota", NULL, 0, &da, 1, &iot, 1, &o));
   io = eddy_ir_op_result(o, 0);
-  EDDY_RETURN_IF_ERROR(bin(z, op, "core.eq", ex, io, &eq));
-  EDDY_RETURN_IF_ERROR(sel(z, op, eq, on, off, &res));
-  out1(z, op, res);
+  EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.eq", ex, io, &eq));
+  EDDY_RETURN_IF_ERROR(tfl_sel(z, op, eq, on, off, &res));
+  tfl_out1(z, op, res);
   return NULL;
 }
 
@@ -272,9 +251,9 @@ static int64_t shape_entry(eddy_tfl_t *z, eddy_value_t *v, int64_t axis) {
 static eddy_status_t lower_concat_offset(eddy_tfl_t *z, const eddy_op_t *op) {
   size_t n = op->num_operands - 1;
   int64_t axis = 0;
-  if (eddy_tfl_const_ints(z, in(z, op, 0), &axis, 1) != 1)
+  if (eddy_tfl_const_ints(z, tfl_in(z, op, 0), &axis, 1) != 1)
     return eddy_tfl_error(op, "the concat dimension must be a constant");
-  const eddy_type_t *st = in(z, op, 1)->type;
+  const eddy_type_t *st = tfl_in(z, op, 1)->type;
   if (st->rank != 1 || st->dims[0] < 0 || st->dims[0] > MAXR)
     return eddy_tfl_error(op, "the shapes must be vectors of known length");
   int64_t rank = st->dims[0];
@@ -312,7 +291,7 @@ static eddy_status_t lower_concat_offset(eddy_tfl_t *z, const eddy_op_t *op) {
     eddy_tfl_set(z, &op->results[i], r);
     if (i + 1 == n)
       break;
-    eddy_value_t *s = in(z, op, i + 1);
+    eddy_value_t *s = tfl_in(z, op, i + 1);
     int64_t d = shape_entry(z, s, axis);
     if (known && d >= 0) {
       off += d;
@@ -327,7 +306,7 @@ static eddy_status_t lower_concat_offset(eddy_tfl_t *z, const eddy_op_t *op) {
     eddy_named_attr_t a[2] = {ints_attr(z, "start", &lo, 1),
                               ints_attr(z, "limit", &hi, 1)};
     EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "core.slice", &s, 1, a, 2, &piece));
-    EDDY_RETURN_IF_ERROR(bin(z, op, "core.add", run, piece, &run));
+    EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.add", run, piece, &run));
   }
   return NULL;
 }
@@ -337,7 +316,7 @@ static eddy_status_t lower_concat_offset(eddy_tfl_t *z, const eddy_op_t *op) {
 /// of known lengths, the shorter is padded with 1s and each entry is the
 /// other where it is 1.
 static eddy_status_t lower_broadcast_args(eddy_tfl_t *z, const eddy_op_t *op) {
-  eddy_value_t *s[2] = {in(z, op, 0), in(z, op, 1)};
+  eddy_value_t *s[2] = {tfl_in(z, op, 0), tfl_in(z, op, 1)};
   int64_t v[2][MAXR], n[2];
   eddy_dtype_t dt = s[0]->type->dtype;
   for (int k = 0; k < 2; k++)
@@ -355,7 +334,7 @@ static eddy_status_t lower_broadcast_args(eddy_tfl_t *z, const eddy_op_t *op) {
     }
     eddy_value_t *r = NULL;
     EDDY_RETURN_IF_ERROR(const_ints(z, dt, out, rk, &r));
-    out1(z, op, r);
+    tfl_out1(z, op, r);
     return NULL;
   }
   int64_t len[2];
@@ -384,9 +363,9 @@ static eddy_status_t lower_broadcast_args(eddy_tfl_t *z, const eddy_op_t *op) {
   }
   eddy_value_t *one = NULL, *is1 = NULL, *r = NULL;
   EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, dt, 0, NULL, 1, &one));
-  EDDY_RETURN_IF_ERROR(bin(z, op, "core.eq", s[0], one, &is1));
-  EDDY_RETURN_IF_ERROR(sel(z, op, is1, s[1], s[0], &r));
-  out1(z, op, r);
+  EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.eq", s[0], one, &is1));
+  EDDY_RETURN_IF_ERROR(tfl_sel(z, op, is1, s[1], s[0], &r));
+  tfl_out1(z, op, r);
   return NULL;
 }
 
@@ -395,7 +374,7 @@ static eddy_status_t lower_broadcast_args(eddy_tfl_t *z, const eddy_op_t *op) {
 /// constant), x broadcast against y with core ops; else the declared
 /// result type when it is static.
 static eddy_status_t lower_broadcast_to(eddy_tfl_t *z, const eddy_op_t *op) {
-  eddy_value_t *x = in(z, op, 0), *shape = in(z, op, 1), *r = NULL;
+  eddy_value_t *x = tfl_in(z, op, 0), *shape = tfl_in(z, op, 1), *r = NULL;
   int64_t dims[MAXR];
   int64_t n = eddy_tfl_const_ints(z, shape, dims, MAXR);
   bool ok = n >= 0;
@@ -405,7 +384,7 @@ static eddy_status_t lower_broadcast_to(eddy_tfl_t *z, const eddy_op_t *op) {
     eddy_value_t *y = eddy_tfl_shape_source(shape);
     if (y) {
       EDDY_RETURN_IF_ERROR(eddy_tfl_broadcast_like(z, op, x, y, &r));
-      out1(z, op, r);
+      tfl_out1(z, op, r);
       return NULL;
     }
     const eddy_type_t *t = op->results[0].type;
@@ -420,7 +399,7 @@ static eddy_status_t lower_broadcast_to(eddy_tfl_t *z, const eddy_op_t *op) {
   eddy_named_attr_t a = ints_attr(z, "shape", dims, (size_t)n);
   EDDY_RETURN_IF_ERROR(
       eddy_tfl_build(z, op, "core.broadcast_to", &x, 1, &a, 1, &r));
-  out1(z, op, r);
+  tfl_out1(z, op, r);
   return NULL;
 }
 
@@ -428,7 +407,7 @@ static eddy_status_t lower_broadcast_to(eddy_tfl_t *z, const eddy_op_t *op) {
 /// must be a permutation); otherwise inv[i] = sum_j (p[j] == i) * j.
 static eddy_status_t lower_invert_permutation(eddy_tfl_t *z,
                                               const eddy_op_t *op) {
-  eddy_value_t *p = in(z, op, 0), *r = NULL;
+  eddy_value_t *p = tfl_in(z, op, 0), *r = NULL;
   const eddy_type_t *t = p->type;
   if (t->rank != 1 || t->dims[0] < 0)
     return eddy_tfl_error(op, "the permutation must be a vector of known "
@@ -446,7 +425,7 @@ static eddy_status_t lower_invert_permutation(eddy_tfl_t *z,
       inv[v[j]] = j;
     }
     EDDY_RETURN_IF_ERROR(const_ints(z, t->dtype, inv, n, &r));
-    out1(z, op, r);
+    tfl_out1(z, op, r);
     return NULL;
   }
   int64_t row[2] = {1, n}, sq[2] = {n, n};
@@ -463,42 +442,42 @@ static eddy_status_t lower_invert_permutation(eddy_tfl_t *z,
     else
       ii = eddy_ir_op_result(o, 0);
   }
-  EDDY_RETURN_IF_ERROR(bin(z, op, "core.eq", pr, ii, &eq));
+  EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.eq", pr, ii, &eq));
   EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, t->dtype, 0, NULL, 0, &zero));
-  EDDY_RETURN_IF_ERROR(sel(z, op, eq, jj, zero, &r));
+  EDDY_RETURN_IF_ERROR(tfl_sel(z, op, eq, jj, zero, &r));
   int64_t ax = 1;
   eddy_named_attr_t a = ints_attr(z, "axes", &ax, 1);
   eddy_value_t *sum = NULL;
   EDDY_RETURN_IF_ERROR(
       eddy_tfl_build(z, op, "core.reduce_sum", &r, 1, &a, 1, &sum));
-  out1(z, op, sum);
+  tfl_out1(z, op, sum);
   return NULL;
 }
 
 /// EuclideanNorm: sqrt(sum(x * x)) over the axes (floats).
 static eddy_status_t lower_euclidean_norm(eddy_tfl_t *z, const eddy_op_t *op) {
-  eddy_value_t *x = in(z, op, 0), *r = NULL;
+  eddy_value_t *x = tfl_in(z, op, 0), *r = NULL;
   if (!eddy_dtype_is_float(x->type->dtype))
     return eddy_tfl_error(op, "only floating-point operands are supported");
   int64_t axes[MAXR];
   size_t n = 0;
   EDDY_RETURN_IF_ERROR(const_axes(z, op, 1, x->type->rank, axes, &n));
   eddy_value_t *sq = NULL, *sum = NULL;
-  EDDY_RETURN_IF_ERROR(bin(z, op, "core.mul", x, x, &sq));
+  EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.mul", x, x, &sq));
   eddy_named_attr_t a[2] = {
       ints_attr(z, "axes", axes, n),
       bool_attr(z, "keepdims", eddy_ir_op_attr_bool(op, "keep_dims", false))};
   EDDY_RETURN_IF_ERROR(
       eddy_tfl_build(z, op, "core.reduce_sum", &sq, 1, a, 2, &sum));
   EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "core.sqrt", &sum, 1, NULL, 0, &r));
-  out1(z, op, r);
+  tfl_out1(z, op, r);
   return NULL;
 }
 
 /// Where (one operand): the number of nonzero elements, a sum of x != 0 as
 /// i64 over every axis, then core.where, which takes it as its row count.
 static eddy_status_t lower_where(eddy_tfl_t *z, const eddy_op_t *op) {
-  eddy_value_t *x = in(z, op, 0), *nz = x, *n = NULL, *r = NULL;
+  eddy_value_t *x = tfl_in(z, op, 0), *nz = x, *n = NULL, *r = NULL;
   int32_t rank = x->type->rank;
   if (rank == EDDY_RANK_UNKNOWN)
     return eddy_tfl_error(op, "the operand's rank is unknown");
@@ -506,7 +485,7 @@ static eddy_status_t lower_where(eddy_tfl_t *z, const eddy_op_t *op) {
     eddy_value_t *zero = NULL;
     EDDY_RETURN_IF_ERROR(
         eddy_tfl_splat(z, x->type->dtype, 0, NULL, 0, &zero));
-    EDDY_RETURN_IF_ERROR(bin(z, op, "core.ne", x, zero, &nz));
+    EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.ne", x, zero, &nz));
   }
   EDDY_RETURN_IF_ERROR(eddy_tfl_cast(z, op, nz, EDDY_DT_I64, &nz));
   n = nz;
@@ -521,7 +500,7 @@ static eddy_status_t lower_where(eddy_tfl_t *z, const eddy_op_t *op) {
   }
   eddy_value_t *ops[2] = {x, n};
   EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "core.where", ops, 2, NULL, 0, &r));
-  out1(z, op, r);
+  tfl_out1(z, op, r);
   return NULL;
 }
 
@@ -546,22 +525,22 @@ static eddy_status_t linearize(eddy_tfl_t *z, const eddy_op_t *op,
   EDDY_RETURN_IF_ERROR(eddy_tfl_cast(z, op, indices, EDDY_DT_I64, &ix));
   EDDY_RETURN_IF_ERROR(const_ints(z, EDDY_DT_I64, strides, k, &st));
   EDDY_RETURN_IF_ERROR(const_ints(z, EDDY_DT_I64, dims, k, &lim));
-  EDDY_RETURN_IF_ERROR(bin(z, op, "core.mul", ix, st, &prod));
+  EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.mul", ix, st, &prod));
   int64_t last = ix->type->rank - 1;
   eddy_named_attr_t a = ints_attr(z, "axes", &last, 1);
   EDDY_RETURN_IF_ERROR(
       eddy_tfl_build(z, op, "core.reduce_sum", &prod, 1, &a, 1, &lin));
   EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, EDDY_DT_I64, 0, NULL, 0, &zero));
-  EDDY_RETURN_IF_ERROR(bin(z, op, "core.lt", ix, zero, &neg));
-  EDDY_RETURN_IF_ERROR(bin(z, op, "core.ge", ix, lim, &big));
-  EDDY_RETURN_IF_ERROR(bin(z, op, "core.or", neg, big, &bad));
+  EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.lt", ix, zero, &neg));
+  EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.ge", ix, lim, &big));
+  EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.or", neg, big, &bad));
   EDDY_RETURN_IF_ERROR(eddy_tfl_cast(z, op, bad, EDDY_DT_I8, &badi));
   EDDY_RETURN_IF_ERROR(
       eddy_tfl_build(z, op, "core.reduce_max", &badi, 1, &a, 1, &anyb));
   EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, EDDY_DT_I8, 0, NULL, 0, &z8));
-  EDDY_RETURN_IF_ERROR(bin(z, op, "core.gt", anyb, z8, &anyb));
+  EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.gt", anyb, z8, &anyb));
   EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, EDDY_DT_I64, 0, NULL, -1, &m1));
-  return sel(z, op, anyb, m1, lin, out);
+  return tfl_sel(z, op, anyb, m1, lin, out);
 }
 
 /// The static last dim K of indices and the product of dims[0..K).
@@ -581,7 +560,7 @@ static eddy_status_t nd_depth(const eddy_op_t *op, const eddy_type_t *it,
 /// GatherNd(params, indices): params flattened over its first K dims,
 /// gathered at the linearized indices.
 static eddy_status_t lower_gather_nd(eddy_tfl_t *z, const eddy_op_t *op) {
-  eddy_value_t *p = in(z, op, 0), *idx = in(z, op, 1), *lin = NULL,
+  eddy_value_t *p = tfl_in(z, op, 0), *idx = tfl_in(z, op, 1), *lin = NULL,
                *flat = NULL, *r = NULL;
   int64_t k;
   EDDY_RETURN_IF_ERROR(nd_depth(op, idx->type, &k));
@@ -613,7 +592,7 @@ static eddy_status_t lower_gather_nd(eddy_tfl_t *z, const eddy_op_t *op) {
   eddy_value_t *ops[2] = {flat, lin};
   eddy_named_attr_t a = int_attr(z, "axis", 0);
   EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "core.gather", ops, 2, &a, 1, &r));
-  out1(z, op, r);
+  tfl_out1(z, op, r);
   return NULL;
 }
 
@@ -652,7 +631,7 @@ static eddy_status_t scatter_nd(eddy_tfl_t *z, const eddy_op_t *op,
 /// result type's.
 static eddy_status_t lower_scatter_nd(eddy_tfl_t *z, const eddy_op_t *op) {
   int64_t dims[MAXR];
-  int64_t n = eddy_tfl_const_ints(z, in(z, op, 2), dims, MAXR);
+  int64_t n = eddy_tfl_const_ints(z, tfl_in(z, op, 2), dims, MAXR);
   if (n < 0) {
     const eddy_type_t *t = op->results[0].type;
     if (t->rank == EDDY_RANK_UNKNOWN || t->rank > MAXR)
@@ -663,9 +642,9 @@ static eddy_status_t lower_scatter_nd(eddy_tfl_t *z, const eddy_op_t *op) {
       dims[i] = t->dims[i];
   }
   eddy_value_t *r = NULL;
-  EDDY_RETURN_IF_ERROR(
-      scatter_nd(z, op, in(z, op, 0), in(z, op, 1), dims, (int32_t)n, &r));
-  out1(z, op, r);
+  EDDY_RETURN_IF_ERROR(scatter_nd(z, op, tfl_in(z, op, 0), tfl_in(z, op, 1),
+                                  dims, (int32_t)n, &r));
+  tfl_out1(z, op, r);
   return NULL;
 }
 
@@ -675,15 +654,16 @@ static eddy_status_t lower_scatter_nd(eddy_tfl_t *z, const eddy_op_t *op) {
 /// summed; TensorFlow leaves their order unspecified).
 static eddy_status_t lower_tensor_scatter(eddy_tfl_t *z, const eddy_op_t *op,
                                           bool add) {
-  eddy_value_t *t = in(z, op, 0), *idx = in(z, op, 1), *upd = in(z, op, 2);
+  eddy_value_t *t = tfl_in(z, op, 0), *idx = tfl_in(z, op, 1),
+               *upd = tfl_in(z, op, 2);
   const eddy_type_t *tt = t->type;
   if (tt->rank == EDDY_RANK_UNKNOWN || tt->rank > MAXR)
     return eddy_tfl_error(op, "the tensor's rank is unknown");
   eddy_value_t *sc = NULL, *r = NULL;
   EDDY_RETURN_IF_ERROR(scatter_nd(z, op, idx, upd, tt->dims, tt->rank, &sc));
   if (add) {
-    EDDY_RETURN_IF_ERROR(bin(z, op, "core.add", t, sc, &r));
-    out1(z, op, r);
+    EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.add", t, sc, &r));
+    tfl_out1(z, op, r);
     return NULL;
   }
   eddy_value_t *one = NULL, *ones = NULL, *cnt = NULL, *zero = NULL,
@@ -692,9 +672,9 @@ static eddy_status_t lower_tensor_scatter(eddy_tfl_t *z, const eddy_op_t *op,
   EDDY_RETURN_IF_ERROR(eddy_tfl_broadcast_like(z, op, one, upd, &ones));
   EDDY_RETURN_IF_ERROR(scatter_nd(z, op, idx, ones, tt->dims, tt->rank, &cnt));
   EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, EDDY_DT_I32, 0, NULL, 0, &zero));
-  EDDY_RETURN_IF_ERROR(bin(z, op, "core.gt", cnt, zero, &hit));
-  EDDY_RETURN_IF_ERROR(sel(z, op, hit, sc, t, &r));
-  out1(z, op, r);
+  EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.gt", cnt, zero, &hit));
+  EDDY_RETURN_IF_ERROR(tfl_sel(z, op, hit, sc, t, &r));
+  tfl_out1(z, op, r);
   return NULL;
 }
 
@@ -702,9 +682,9 @@ static eddy_status_t lower_tensor_scatter(eddy_tfl_t *z, const eddy_op_t *op,
 /// of ids) added into num_segments rows; a negative id drops its row, as in
 /// TensorFlow (it adds zeros at row 0); an id >= num_segments is an error.
 static eddy_status_t lower_segment_sum(eddy_tfl_t *z, const eddy_op_t *op) {
-  eddy_value_t *data = in(z, op, 0), *ids = in(z, op, 1);
+  eddy_value_t *data = tfl_in(z, op, 0), *ids = tfl_in(z, op, 1);
   int64_t num = 0;
-  if (eddy_tfl_const_ints(z, in(z, op, 2), &num, 1) != 1 || num < 0)
+  if (eddy_tfl_const_ints(z, tfl_in(z, op, 2), &num, 1) != 1 || num < 0)
     return eddy_tfl_error(op, "num_segments must be a constant >= 0");
   const eddy_type_t *it = ids->type, *dt = data->type;
   if (it->rank == EDDY_RANK_UNKNOWN || dt->rank == EDDY_RANK_UNKNOWN ||
@@ -723,16 +703,16 @@ static eddy_status_t lower_segment_sum(eddy_tfl_t *z, const eddy_op_t *op) {
   eddy_value_t *zi = NULL, *neg = NULL, *negb = NULL, *zd = NULL,
                *d2 = NULL, *i2 = NULL, *r = NULL;
   EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, it->dtype, 0, NULL, 0, &zi));
-  EDDY_RETURN_IF_ERROR(bin(z, op, "core.lt", ids, zi, &neg));
+  EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.lt", ids, zi, &neg));
   EDDY_RETURN_IF_ERROR(
       eddy_tfl_reshape(z, op, neg, bd, (size_t)dt->rank, &negb));
   EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, dt->dtype, 0, NULL, 0, &zd));
-  EDDY_RETURN_IF_ERROR(sel(z, op, negb, zd, data, &d2));
-  EDDY_RETURN_IF_ERROR(sel(z, op, neg, zi, ids, &i2));
+  EDDY_RETURN_IF_ERROR(tfl_sel(z, op, negb, zd, data, &d2));
+  EDDY_RETURN_IF_ERROR(tfl_sel(z, op, neg, zi, ids, &i2));
   eddy_named_attr_t a[2] = {int_attr(z, "axis", 0), int_attr(z, "size", num)};
   eddy_value_t *ops[2] = {i2, d2};
   EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "core.scatter", ops, 2, a, 2, &r));
-  out1(z, op, r);
+  tfl_out1(z, op, r);
   return NULL;
 }
 
@@ -743,10 +723,10 @@ static eddy_status_t lower_segment_sum(eddy_tfl_t *z, const eddy_op_t *op) {
 /// error), one core.gather, and the pre dims moved back in front of I.
 static eddy_status_t lower_batch_gather(eddy_tfl_t *z, const eddy_op_t *op,
                                         int64_t nb) {
-  eddy_value_t *p = in(z, op, 0), *idx = in(z, op, 1);
+  eddy_value_t *p = tfl_in(z, op, 0), *idx = tfl_in(z, op, 1);
   const eddy_type_t *pt = p->type, *it = idx->type;
   int64_t axis = 0;
-  if (eddy_tfl_const_ints(z, in(z, op, 2), &axis, 1) != 1)
+  if (eddy_tfl_const_ints(z, tfl_in(z, op, 2), &axis, 1) != 1)
     return eddy_tfl_error(op, "the axis is not a constant");
   if (pt->rank == EDDY_RANK_UNKNOWN || it->rank == EDDY_RANK_UNKNOWN)
     return eddy_tfl_error(op, "params and indices need known ranks");
@@ -822,15 +802,15 @@ static eddy_status_t lower_batch_gather(eddy_tfl_t *z, const eddy_op_t *op,
   EDDY_RETURN_IF_ERROR(eddy_tfl_reshape(z, op, eddy_ir_op_result(o, 0), rd,
                                         (size_t)it->rank, &row));
   EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, EDDY_DT_I64, 0, NULL, (double)A, &ca));
-  EDDY_RETURN_IF_ERROR(bin(z, op, "core.mul", row, ca, &off));
-  EDDY_RETURN_IF_ERROR(bin(z, op, "core.add", ix, off, &li));
+  EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.mul", row, ca, &off));
+  EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.add", ix, off, &li));
   EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, EDDY_DT_I64, 0, NULL, 0, &zero));
   lim = ca;
-  EDDY_RETURN_IF_ERROR(bin(z, op, "core.lt", ix, zero, &neg));
-  EDDY_RETURN_IF_ERROR(bin(z, op, "core.ge", ix, lim, &big));
-  EDDY_RETURN_IF_ERROR(bin(z, op, "core.or", neg, big, &bad));
+  EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.lt", ix, zero, &neg));
+  EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.ge", ix, lim, &big));
+  EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.or", neg, big, &bad));
   EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, EDDY_DT_I64, 0, NULL, -1, &m1));
-  EDDY_RETURN_IF_ERROR(sel(z, op, bad, m1, li, &lin));
+  EDDY_RETURN_IF_ERROR(tfl_sel(z, op, bad, m1, li, &lin));
   eddy_value_t *g = NULL, *ops[2] = {flat, lin};
   eddy_named_attr_t a0 = int_attr(z, "axis", 0);
   EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "core.gather", ops, 2, &a0, 1, &g));
@@ -854,16 +834,16 @@ static eddy_status_t lower_batch_gather(eddy_tfl_t *z, const eddy_op_t *op,
         eddy_tfl_build(z, op, "core.transpose", &g, 1, &a, 1, &gt));
     g = gt;
   }
-  out1(z, op, g);
+  tfl_out1(z, op, g);
   return NULL;
 }
 
-/// ---- TopKV2, Einsum, BatchMatMulV3 ----------------------------------------
+/// ---- TopKV2, BatchMatMulV3 -----------------------------------------------
 
 static eddy_status_t lower_topk(eddy_tfl_t *z, const eddy_op_t *op) {
-  eddy_value_t *x = in(z, op, 0), *idx = NULL;
+  eddy_value_t *x = tfl_in(z, op, 0), *idx = NULL;
   int64_t k = 0;
-  if (eddy_tfl_const_ints(z, in(z, op, 1), &k, 1) != 1)
+  if (eddy_tfl_const_ints(z, tfl_in(z, op, 1), &k, 1) != 1)
     return eddy_tfl_error(op, "k must be a constant");
   if (k < 0)
     return eddy_tfl_error(op, "k %lld is negative", (long long)k);
@@ -886,219 +866,13 @@ static eddy_status_t lower_bmm_v3(eddy_tfl_t *z, const eddy_op_t *op) {
   if (!eddy_tfl_attr_dtype(op, "Tout", &dt))
     return eddy_tfl_error(op, "attribute 'Tout' is not an eddy dtype");
   eddy_value_t *ops[2], *r = NULL;
-  EDDY_RETURN_IF_ERROR(eddy_tfl_cast(z, op, in(z, op, 0), dt, &ops[0]));
-  EDDY_RETURN_IF_ERROR(eddy_tfl_cast(z, op, in(z, op, 1), dt, &ops[1]));
+  EDDY_RETURN_IF_ERROR(eddy_tfl_cast(z, op, tfl_in(z, op, 0), dt, &ops[0]));
+  EDDY_RETURN_IF_ERROR(eddy_tfl_cast(z, op, tfl_in(z, op, 1), dt, &ops[1]));
   eddy_named_attr_t a[2] = {
       bool_attr(z, "transpose_a", eddy_ir_op_attr_bool(op, "adj_x", false)),
       bool_attr(z, "transpose_b", eddy_ir_op_attr_bool(op, "adj_y", false))};
   EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "core.matmul", ops, 2, a, 2, &r));
-  out1(z, op, r);
-  return NULL;
-}
-
-/// One operand of a two-operand einsum: its letters and value.
-typedef struct es_side {
-  const char *s;
-  char *w; ///< s, writable
-  int n;
-  eddy_value_t *v;
-} es_side_t;
-
-static int es_find(const char *s, int n, char c) {
-  for (int i = 0; i < n; i++)
-    if (s[i] == c)
-      return i;
-  return -1;
-}
-
-/// v transposed to the letters `to` (a permutation of `from`).
-static eddy_status_t es_transpose(eddy_tfl_t *z, const eddy_op_t *op,
-                                  eddy_value_t *v, const char *from,
-                                  const char *to, int n, eddy_value_t **out) {
-  int64_t perm[MAXR];
-  bool ident = true;
-  for (int i = 0; i < n; i++) {
-    perm[i] = es_find(from, n, to[i]);
-    ident = ident && perm[i] == i;
-  }
-  if (ident) {
-    *out = v;
-    return NULL;
-  }
-  eddy_named_attr_t a = ints_attr(z, "perm", perm, (size_t)n);
-  return eddy_tfl_build(z, op, "core.transpose", &v, 1, &a, 1, out);
-}
-
-/// v reshaped to dims[0..n) (one may be -1); v itself when it has them.
-static eddy_status_t es_reshape(eddy_tfl_t *z, const eddy_op_t *op,
-                                eddy_value_t *v, const int64_t *dims,
-                                size_t n, eddy_value_t **out) {
-  bool same = v->type->rank == (int32_t)n;
-  for (size_t i = 0; same && i < n; i++)
-    same = dims[i] >= 0 && v->type->dims[i] == dims[i];
-  if (same) {
-    *out = v;
-    return NULL;
-  }
-  return eddy_tfl_reshape(z, op, v, dims, n, out);
-}
-
-/// The size of letter c: static from either operand, else -1 (dynamic).
-static int64_t es_size(const es_side_t *sd, char c) {
-  int64_t d = -1;
-  for (int k = 0; k < 2; k++) {
-    int i = es_find(sd[k].s, sd[k].n, c);
-    if (i >= 0 && sd[k].v->type->dims[i] >= 0)
-      d = sd[k].v->type->dims[i];
-  }
-  return d;
-}
-
-/// The product of the sizes of letters ls[0..n) (1 for none); -1 when one
-/// is dynamic.
-static int64_t es_prod(const es_side_t *sd, const char *ls, int n) {
-  int64_t p = 1;
-  for (int i = 0; i < n; i++) {
-    int64_t d = es_size(sd, ls[i]);
-    if (d < 0)
-      return -1;
-    p *= d;
-  }
-  return p;
-}
-
-/// Einsum of two operands without ellipses or repeated letters in one
-/// operand: letters only in one operand and not in the output are summed
-/// first; the rest becomes transposes to [batch, free, contracted] and
-/// [batch, contracted, free], reshapes to rank 3 (batch flattened; rank 2
-/// without batch letters), one core.matmul, a reshape back and a transpose to the output's order.
-static eddy_status_t lower_einsum(eddy_tfl_t *z, const eddy_op_t *op) {
-  const eddy_attr_t *eq = eddy_ir_op_attr(op, "equation");
-  if (!eq || eq->kind != EDDY_ATTR_STRING)
-    return eddy_tfl_error(op, "no equation");
-  char buf[3 * MAXR + 8];
-  size_t len = eq->u.str.len;
-  if (len >= sizeof buf)
-    return eddy_tfl_error(op, "the equation is too long");
-  size_t w = 0;
-  for (size_t i = 0; i < len; i++)
-    if (eq->u.str.data[i] != ' ')
-      buf[w++] = eq->u.str.data[i];
-  buf[w] = 0;
-  if (op->num_operands != 2)
-    return eddy_tfl_error(op, "only two-operand equations are supported, "
-                              "got \"%s\" with %u operands",
-                          buf, op->num_operands);
-  char *comma = strchr(buf, ','), *arrow = strstr(buf, "->");
-  if (!comma || !arrow || arrow < comma || strchr(buf, '.'))
-    return eddy_tfl_error(op, "equation \"%s\" is not of the form "
-                              "\"ab,bc->ac\" (ellipses are not supported)",
-                          buf);
-  es_side_t sd[2] = {{buf, buf, (int)(comma - buf), in(z, op, 0)},
-                     {comma + 1, comma + 1, (int)(arrow - comma - 1),
-                      in(z, op, 1)}};
-  const char *os = arrow + 2;
-  int on = (int)strlen(os);
-  for (int k = 0; k < 2; k++) {
-    const eddy_type_t *t = sd[k].v->type;
-    if (t->rank != sd[k].n)
-      return eddy_tfl_error(op, "operand %d has rank %d, the equation \"%s\" "
-                                "gives it %d letters",
-                            k, (int)t->rank, buf, sd[k].n);
-    for (int i = 0; i < sd[k].n; i++)
-      if (es_find(sd[k].s, i, sd[k].s[i]) >= 0)
-        return eddy_tfl_error(op, "a letter repeated in one operand (a "
-                                  "diagonal) is not supported: \"%s\"",
-                              buf);
-  }
-  char bt[MAXR], fa[MAXR], fb[MAXR], ct[MAXR], red[2][MAXR];
-  int nbt = 0, nfa = 0, nfb = 0, nct = 0, nred[2] = {0, 0};
-  for (int k = 0; k < 2; k++)
-    for (int i = 0; i < sd[k].n; i++) {
-      char c = sd[k].s[i];
-      bool other = es_find(sd[1 - k].s, sd[1 - k].n, c) >= 0;
-      bool outp = es_find(os, on, c) >= 0;
-      if (!other && !outp)
-        red[k][nred[k]++] = c;
-      else if (!other && k)
-        fb[nfb++] = c;
-      else if (!other)
-        fa[nfa++] = c;
-      else if (k == 0 && outp)
-        bt[nbt++] = c;
-      else if (k == 0)
-        ct[nct++] = c;
-    }
-  for (int i = 0; i < on; i++)
-    if (es_find(sd[0].s, sd[0].n, os[i]) < 0 &&
-        es_find(sd[1].s, sd[1].n, os[i]) < 0)
-      return eddy_tfl_error(op, "output letter '%c' is in no operand", os[i]);
-  // Sum the letters only one operand has (and the output has not).
-  for (int k = 0; k < 2; k++) {
-    if (!nred[k])
-      continue;
-    int64_t axes[MAXR];
-    char rest[MAXR];
-    int nr = 0;
-    for (int i = 0; i < nred[k]; i++)
-      axes[i] = es_find(sd[k].s, sd[k].n, red[k][i]);
-    for (int i = 0; i < sd[k].n; i++)
-      if (es_find(red[k], nred[k], sd[k].s[i]) < 0)
-        rest[nr++] = sd[k].s[i];
-    eddy_named_attr_t a = ints_attr(z, "axes", axes, (size_t)nred[k]);
-    eddy_value_t *r = NULL;
-    EDDY_RETURN_IF_ERROR(
-        eddy_tfl_build(z, op, "core.reduce_sum", &sd[k].v, 1, &a, 1, &r));
-    sd[k].v = r;
-    // The remaining letters, in place of the operand's (never longer).
-    memcpy(sd[k].w, rest, (size_t)nr);
-    sd[k].n = nr;
-  }
-  // A: [batch, free, contracted]; B: [batch, contracted, free].
-  char la[MAXR], lb[MAXR];
-  int na = 0, nbb = 0;
-  memcpy(la + na, bt, (size_t)nbt), na += nbt;
-  memcpy(la + na, fa, (size_t)nfa), na += nfa;
-  memcpy(la + na, ct, (size_t)nct), na += nct;
-  memcpy(lb + nbb, bt, (size_t)nbt), nbb += nbt;
-  memcpy(lb + nbb, ct, (size_t)nct), nbb += nct;
-  memcpy(lb + nbb, fb, (size_t)nfb), nbb += nfb;
-  eddy_value_t *A = NULL, *Bv = NULL, *M = NULL, *R = NULL;
-  EDDY_RETURN_IF_ERROR(es_transpose(z, op, sd[0].v, sd[0].s, la, na, &A));
-  EDDY_RETURN_IF_ERROR(es_transpose(z, op, sd[1].v, sd[1].s, lb, nbb, &Bv));
-  int64_t pb = es_prod(sd, bt, nbt), pfa = es_prod(sd, fa, nfa),
-          pfb = es_prod(sd, fb, nfb), pct = es_prod(sd, ct, nct);
-  int ndyn = (pb < 0) + (pfa < 0) + (pfb < 0) + (pct < 0);
-  if (ndyn > 1 || (ndyn == 1 && pct < 0))
-    return eddy_tfl_error(op, "einsum \"%s\" needs static sizes but for one "
-                              "group of batch or free letters",
-                          buf);
-  // Rank 3 with batch letters, else plain matrices.
-  int64_t da[3] = {pb, pfa, pct}, db[3] = {pb, pct, pfb};
-  size_t off = nbt ? 0 : 1;
-  EDDY_RETURN_IF_ERROR(es_reshape(z, op, A, da + off, 3 - off, &A));
-  EDDY_RETURN_IF_ERROR(es_reshape(z, op, Bv, db + off, 3 - off, &Bv));
-  eddy_value_t *ops[2] = {A, Bv};
-  EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "core.matmul", ops, 2, NULL, 0, &M));
-  // Back to [batch..., freeA..., freeB...], then the output's order.
-  char lr[MAXR];
-  int nr = 0;
-  int64_t dr[MAXR];
-  for (int g = 0; g < 3; g++) {
-    const char *ls = g == 0 ? bt : g == 1 ? fa : fb;
-    int n = g == 0 ? nbt : g == 1 ? nfa : nfb;
-    for (int i = 0; i < n; i++) {
-      lr[nr] = ls[i];
-      dr[nr++] = es_size(sd, ls[i]);
-    }
-  }
-  if (nr != on)
-    return eddy_tfl_error(op, "equation \"%s\": the output letters do not "
-                              "match the operands'",
-                          buf);
-  EDDY_RETURN_IF_ERROR(es_reshape(z, op, M, dr, (size_t)nr, &R));
-  EDDY_RETURN_IF_ERROR(es_transpose(z, op, R, lr, os, nr, &R));
-  out1(z, op, R);
+  tfl_out1(z, op, r);
   return NULL;
 }
 
@@ -1114,28 +888,28 @@ static eddy_status_t log_softmax(eddy_tfl_t *z, const eddy_op_t *op,
                             bool_attr(z, "keepdims", true)};
   eddy_value_t *m = NULL, *sh = NULL, *e = NULL, *s = NULL, *l = NULL;
   EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "core.reduce_max", &x, 1, a, 2, &m));
-  EDDY_RETURN_IF_ERROR(bin(z, op, "core.sub", x, m, &sh));
+  EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.sub", x, m, &sh));
   EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "core.exp", &sh, 1, NULL, 0, &e));
   EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "core.reduce_sum", &e, 1, a, 2, &s));
   EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "core.log", &s, 1, NULL, 0, &l));
-  return bin(z, op, "core.sub", sh, l, out);
+  return tfl_bin(z, op, "core.sub", sh, l, out);
 }
 
 /// loss = -sum(labels * log_softmax(x)) per row, backprop = softmax(x) -
 /// labels (labels broadcast against the logits).
 static eddy_status_t lower_xent(eddy_tfl_t *z, const eddy_op_t *op) {
-  eddy_value_t *x = in(z, op, 0), *lab = in(z, op, 1), *ls = NULL, *p = NULL,
-               *s = NULL, *loss = NULL, *sm = NULL, *bp = NULL;
+  eddy_value_t *x = tfl_in(z, op, 0), *lab = tfl_in(z, op, 1), *ls = NULL,
+               *p = NULL, *s = NULL, *loss = NULL, *sm = NULL, *bp = NULL;
   if (x->type->rank != 2)
     return eddy_tfl_error(op, "the logits must be a matrix [batch, classes]");
   EDDY_RETURN_IF_ERROR(log_softmax(z, op, x, &ls));
-  EDDY_RETURN_IF_ERROR(bin(z, op, "core.mul", lab, ls, &p));
+  EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.mul", lab, ls, &p));
   int64_t ax = 1;
   eddy_named_attr_t a = ints_attr(z, "axes", &ax, 1);
   EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "core.reduce_sum", &p, 1, &a, 1, &s));
   EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "core.neg", &s, 1, NULL, 0, &loss));
   EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "core.exp", &ls, 1, NULL, 0, &sm));
-  EDDY_RETURN_IF_ERROR(bin(z, op, "core.sub", sm, lab, &bp));
+  EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.sub", sm, lab, &bp));
   eddy_tfl_set(z, &op->results[0], loss);
   eddy_tfl_set(z, &op->results[1], bp);
   return NULL;
@@ -1146,7 +920,7 @@ static eddy_status_t lower_xent(eddy_tfl_t *z, const eddy_op_t *op) {
 /// [0, classes) gives NaN in its row (TensorFlow's GPU kernel does; its CPU
 /// kernel reports an error).
 static eddy_status_t lower_sparse_xent(eddy_tfl_t *z, const eddy_op_t *op) {
-  eddy_value_t *x = in(z, op, 0), *lab = in(z, op, 1), *ls = NULL;
+  eddy_value_t *x = tfl_in(z, op, 0), *lab = tfl_in(z, op, 1), *ls = NULL;
   const eddy_type_t *xt = x->type, *lt = lab->type;
   if (xt->rank != 2)
     return eddy_tfl_error(op, "the logits must be a matrix [batch, classes]");
@@ -1168,29 +942,29 @@ static eddy_status_t lower_sparse_xent(eddy_tfl_t *z, const eddy_op_t *op) {
   EDDY_RETURN_IF_ERROR(
       eddy_tfl_build_typed(z, op, "core.iota", NULL, 0, &da, 1, &iot, 1, &o));
   io = eddy_ir_op_result(o, 0);
-  EDDY_RETURN_IF_ERROR(bin(z, op, "core.eq", lr, io, &hit));
+  EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.eq", lr, io, &hit));
   EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, xt->dtype, 0, NULL, 0, &zero));
   EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, xt->dtype, 0, NULL, 1, &one));
-  EDDY_RETURN_IF_ERROR(sel(z, op, hit, one, zero, &oh));
-  EDDY_RETURN_IF_ERROR(bin(z, op, "core.mul", oh, ls, &p));
+  EDDY_RETURN_IF_ERROR(tfl_sel(z, op, hit, one, zero, &oh));
+  EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.mul", oh, ls, &p));
   int64_t ax = 1;
   eddy_named_attr_t a = ints_attr(z, "axes", &ax, 1);
   EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "core.reduce_sum", &p, 1, &a, 1, &s));
   EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "core.neg", &s, 1, NULL, 0, &loss));
   EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "core.exp", &ls, 1, NULL, 0, &sm));
-  EDDY_RETURN_IF_ERROR(bin(z, op, "core.sub", sm, oh, &bp));
+  EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.sub", sm, oh, &bp));
   // Labels out of range: NaN in the row.
   EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, lt->dtype, 0, NULL, 0, &lz));
   EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, lt->dtype, 0, NULL, (double)c, &lc));
-  EDDY_RETURN_IF_ERROR(bin(z, op, "core.lt", lab, lz, &neg));
-  EDDY_RETURN_IF_ERROR(bin(z, op, "core.ge", lab, lc, &big));
-  EDDY_RETURN_IF_ERROR(bin(z, op, "core.or", neg, big, &bad));
+  EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.lt", lab, lz, &neg));
+  EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.ge", lab, lc, &big));
+  EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.or", neg, big, &bad));
   EDDY_RETURN_IF_ERROR(
       eddy_tfl_splat(z, xt->dtype, 0, NULL, __builtin_nan(""), &nan));
   eddy_value_t *loss2 = NULL, *bp2 = NULL;
-  EDDY_RETURN_IF_ERROR(sel(z, op, bad, nan, loss, &loss2));
+  EDDY_RETURN_IF_ERROR(tfl_sel(z, op, bad, nan, loss, &loss2));
   EDDY_RETURN_IF_ERROR(eddy_tfl_reshape(z, op, bad, col, 2, &badr));
-  EDDY_RETURN_IF_ERROR(sel(z, op, badr, nan, bp, &bp2));
+  EDDY_RETURN_IF_ERROR(tfl_sel(z, op, badr, nan, bp, &bp2));
   eddy_tfl_set(z, &op->results[0], loss2);
   eddy_tfl_set(z, &op->results[1], bp2);
   return NULL;
@@ -1239,7 +1013,7 @@ eddy_status_t eddy_tfl_lower_index_op(eddy_tfl_t *z, const eddy_op_t *op,
   if (strcmp(t, "TopKV2") == 0)
     return lower_topk(z, op);
   if (strcmp(t, "Einsum") == 0)
-    return lower_einsum(z, op);
+    return eddy_tfl_lower_einsum(z, op);
   if (strcmp(t, "BatchMatMulV3") == 0)
     return lower_bmm_v3(z, op);
   if (strcmp(t, "SoftmaxCrossEntropyWithLogits") == 0)

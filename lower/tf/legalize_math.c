@@ -56,9 +56,7 @@ typedef struct mb {
   const eddy_op_t *op;
 } mb_t;
 
-static eddy_value_t *in(mb_t *m, size_t i) {
-  return eddy_tfl_get(m->z, eddy_ir_op_operand(m->op, i));
-}
+static eddy_value_t *in(mb_t *m, size_t i) { return tfl_in(m->z, m->op, i); }
 
 static eddy_status_t un(mb_t *m, const char *name, eddy_value_t *a,
                         eddy_value_t **out) {
@@ -67,20 +65,18 @@ static eddy_status_t un(mb_t *m, const char *name, eddy_value_t *a,
 
 static eddy_status_t bin(mb_t *m, const char *name, eddy_value_t *a,
                          eddy_value_t *b, eddy_value_t **out) {
-  eddy_value_t *ops[2] = {a, b};
-  return eddy_tfl_build(m->z, m->op, name, ops, 2, NULL, 0, out);
+  return tfl_bin(m->z, m->op, name, a, b, out);
 }
 
 static eddy_status_t sel(mb_t *m, eddy_value_t *c, eddy_value_t *a,
                          eddy_value_t *b, eddy_value_t **out) {
-  eddy_value_t *ops[3] = {c, a, b};
-  return eddy_tfl_build(m->z, m->op, "core.select", ops, 3, NULL, 0, out);
+  return tfl_sel(m->z, m->op, c, a, b, out);
 }
 
 /// A scalar constant of v's dtype.
 static eddy_status_t k(mb_t *m, eddy_value_t *v, double x,
                        eddy_value_t **out) {
-  return eddy_tfl_splat(m->z, v->type->dtype, 0, NULL, x, out);
+  return tfl_scalar_like(m->z, v, x, out);
 }
 
 #define TRY EDDY_RETURN_IF_ERROR

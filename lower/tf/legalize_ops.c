@@ -90,39 +90,18 @@ bool eddy_tfl_is_supported(const char *t) {
   return f.found;
 }
 
-static eddy_value_t *in(eddy_tfl_t *z, const eddy_op_t *op, size_t i) {
-  return eddy_tfl_get(z, eddy_ir_op_operand(op, i));
-}
-
-static void out1(eddy_tfl_t *z, const eddy_op_t *op, eddy_value_t *v) {
-  eddy_tfl_set(z, &op->results[0], v);
-}
-
-static eddy_status_t bin(eddy_tfl_t *z, const eddy_op_t *op, const char *name,
-                         eddy_value_t *a, eddy_value_t *b,
-                         eddy_value_t **out) {
-  eddy_value_t *ops[2] = {a, b};
-  return eddy_tfl_build(z, op, name, ops, 2, NULL, 0, out);
-}
-
-/// A scalar constant of v's dtype.
-static eddy_status_t scalar_like(eddy_tfl_t *z, eddy_value_t *v, double x,
-                                 eddy_value_t **out) {
-  return eddy_tfl_splat(z, v->type->dtype, 0, NULL, x, out);
-}
-
 static eddy_status_t lower_reduce(eddy_tfl_t *z, const eddy_op_t *op,
                                   const char *name) {
-  eddy_value_t *x = in(z, op, 0);
+  eddy_value_t *x = tfl_in(z, op, 0);
   int64_t axes[64];
-  int64_t n = eddy_tfl_const_ints(z, in(z, op, 1), axes, 64);
+  int64_t n = eddy_tfl_const_ints(z, tfl_in(z, op, 1), axes, 64);
   eddy_value_t *av = eddy_ir_op_operand(op, 1);
   if (n < 0 && strcmp(name, "core.reduce_sum") == 0 && av->def &&
       eddy_ir_op_is(av->def, "tf.BroadcastGradientArgs")) {
     eddy_value_t *r = NULL;
     EDDY_RETURN_IF_ERROR(
         eddy_tfl_sum_broadcast(z, op, av->def, av->index, &r));
-    out1(z, op, r);
+    tfl_out1(z, op, r);
     return NULL;
   }
   if (n < 0)
@@ -131,7 +110,7 @@ static eddy_status_t lower_reduce(eddy_tfl_t *z, const eddy_op_t *op,
   EDDY_RETURN_IF_ERROR(
       eddy_tfl_reduce(z, op, name, x, axes, (size_t)n,
                       eddy_ir_op_attr_bool(op, "keep_dims", false), &r));
-  out1(z, op, r);
+  tfl_out1(z, op, r);
   return NULL;
 }
 
@@ -156,7 +135,7 @@ static eddy_status_t list_op(eddy_tfl_t *z, const eddy_op_t *op,
   eddy_op_t *o = NULL;
   EDDY_RETURN_IF_ERROR(
       eddy_tfl_build_typed(z, op, name, ops, n, NULL, 0, &result, 1, &o));
-  out1(z, op, eddy_ir_op_result(o, 0));
+  tfl_out1(z, op, eddy_ir_op_result(o, 0));
   return NULL;
 }
 
@@ -198,7 +177,8 @@ static eddy_status_t lower_tensor_array(eddy_tfl_t *z, const eddy_op_t *op,
       et = eddy_ir_tensor_type_get(z->ctx, dt, (int32_t)rk, dims);
     }
     eddy_value_t *n = NULL;
-    EDDY_RETURN_IF_ERROR(eddy_tfl_cast(z, op, in(z, op, 0), EDDY_DT_I64, &n));
+    EDDY_RETURN_IF_ERROR(
+        eddy_tfl_cast(z, op, tfl_in(z, op, 0), EDDY_DT_I64, &n));
     if (!eddy_ir_type_is_scalar(n->type))
       EDDY_RETURN_IF_ERROR(eddy_tfl_reshape(z, op, n, NULL, 0, &n));
     const eddy_type_t *lt = eddy_ir_list_type_get(z->ctx, et);
@@ -210,21 +190,22 @@ static eddy_status_t lower_tensor_array(eddy_tfl_t *z, const eddy_op_t *op,
     return NULL;
   }
   if (strcmp(t, "TensorArrayWriteV3") == 0) {
-    eddy_value_t *ops[3] = {in(z, op, 3), in(z, op, 1), in(z, op, 2)};
+    eddy_value_t *ops[3] = {tfl_in(z, op, 3), tfl_in(z, op, 1),
+                            tfl_in(z, op, 2)};
     EDDY_RETURN_IF_ERROR(
         eddy_tfl_build(z, op, "tl.set_item", ops, 3, NULL, 0, &r));
-    out1(z, op, r);
+    tfl_out1(z, op, r);
     return NULL;
   }
   if (strcmp(t, "TensorArrayReadV3") == 0) {
-    eddy_value_t *ops[2] = {in(z, op, 2), in(z, op, 1)};
+    eddy_value_t *ops[2] = {tfl_in(z, op, 2), tfl_in(z, op, 1)};
     EDDY_RETURN_IF_ERROR(
         eddy_tfl_build(z, op, "tl.get_item", ops, 2, NULL, 0, &r));
-    out1(z, op, r);
+    tfl_out1(z, op, r);
     return NULL;
   }
   if (strcmp(t, "TensorArrayGatherV3") == 0) {
-    eddy_value_t *l = in(z, op, 2), *idx = in(z, op, 1);
+    eddy_value_t *l = tfl_in(z, op, 2), *idx = tfl_in(z, op, 1);
     EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "tl.stack", &l, 1, NULL, 0, &r));
     int64_t es[65];
     int64_t ne = eddy_ir_attr_as_i64_array(eddy_ir_op_attr(op, "element_shape"),
@@ -244,25 +225,25 @@ static eddy_status_t lower_tensor_array(eddy_tfl_t *z, const eddy_op_t *op,
       EDDY_RETURN_IF_ERROR(
           eddy_tfl_build(z, op, "core.gather", ops, 2, &a, 1, &r));
     }
-    out1(z, op, r);
+    tfl_out1(z, op, r);
     return NULL;
   }
   if (strcmp(t, "TensorArrayScatterV3") == 0) {
     int64_t n = 0;
-    if (!is_iota(z, in(z, op, 1), &n))
+    if (!is_iota(z, tfl_in(z, op, 1), &n))
       return eddy_tfl_error(op, "only scatters to indices 0, 1, ..., n-1 "
                                 "are supported");
-    eddy_value_t *x = in(z, op, 2);
+    eddy_value_t *x = tfl_in(z, op, 2);
     EDDY_RETURN_IF_ERROR(
         eddy_tfl_build(z, op, "tl.from_tensor", &x, 1, NULL, 0, &r));
-    out1(z, op, r);
+    tfl_out1(z, op, r);
     return NULL;
   }
   if (strcmp(t, "TensorArraySizeV3") == 0) {
-    eddy_value_t *l = in(z, op, 1);
+    eddy_value_t *l = tfl_in(z, op, 1);
     EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "tl.length", &l, 1, NULL, 0, &r));
     EDDY_RETURN_IF_ERROR(eddy_tfl_cast(z, op, r, EDDY_DT_I32, &r));
-    out1(z, op, r);
+    tfl_out1(z, op, r);
     return NULL;
   }
   if (strcmp(t, "TensorArrayGradV3") == 0) {
@@ -271,7 +252,7 @@ static eddy_status_t lower_tensor_array(eddy_tfl_t *z, const eddy_op_t *op,
     // writes take the flow). Writes to one index are not accumulated:
     // the gradients TensorFlow builds for map_fn, scan, foldl and RNNs
     // write each index once.
-    eddy_value_t *fwd = in(z, op, 1), *n = NULL;
+    eddy_value_t *fwd = tfl_in(z, op, 1), *n = NULL;
     if (fwd->type->kind != EDDY_TYPE_LIST)
       return eddy_tfl_error(op, "the flow input is not a TensorArray");
     EDDY_RETURN_IF_ERROR(
@@ -309,7 +290,8 @@ static eddy_status_t lower_list(eddy_tfl_t *z, const eddy_op_t *op,
     return list_op(z, op, "tl.empty", NULL, 0, rt0);
   if (nested && strcmp(t, "TensorListReserve") == 0) {
     eddy_value_t *n = NULL;
-    EDDY_RETURN_IF_ERROR(eddy_tfl_cast(z, op, in(z, op, 1), EDDY_DT_I64, &n));
+    EDDY_RETURN_IF_ERROR(
+        eddy_tfl_cast(z, op, tfl_in(z, op, 1), EDDY_DT_I64, &n));
     return list_op(z, op, "tl.reserve", &n, 1, rt0);
   }
   // An Optional is a list of at most one element.
@@ -323,7 +305,7 @@ static eddy_status_t lower_list(eddy_tfl_t *z, const eddy_op_t *op,
     eddy_op_t *e = NULL;
     EDDY_RETURN_IF_ERROR(
         eddy_tfl_build_typed(z, op, "tl.empty", NULL, 0, NULL, 0, &rt0, 1, &e));
-    eddy_value_t *ops[2] = {eddy_ir_op_result(e, 0), in(z, op, 0)};
+    eddy_value_t *ops[2] = {eddy_ir_op_result(e, 0), tfl_in(z, op, 0)};
     return list_op(z, op, "tl.push_back", ops, 2, rt0);
   }
   if (strcmp(t, "OptionalGetValue") == 0) {
@@ -331,29 +313,29 @@ static eddy_status_t lower_list(eddy_tfl_t *z, const eddy_op_t *op,
     // index check), as in TensorFlow.
     const eddy_type_t *i64 = eddy_ir_scalar_type_get(z->ctx, EDDY_DT_I64);
     int64_t zero = 0;
-    eddy_value_t *ops[2] = {in(z, op, 0), NULL};
+    eddy_value_t *ops[2] = {tfl_in(z, op, 0), NULL};
     EDDY_RETURN_IF_ERROR(eddy_ir_build_constant(
         &z->b, eddy_ir_dense_attr_from_i64(z->ctx, i64, &zero, 1), &ops[1]));
     return list_op(z, op, "tl.get_item", ops, 2, rt0);
   }
   if (strcmp(t, "OptionalHasValue") == 0) {
-    eddy_value_t *o = in(z, op, 0), *ops[2] = {NULL, NULL};
+    eddy_value_t *o = tfl_in(z, op, 0), *ops[2] = {NULL, NULL};
     EDDY_RETURN_IF_ERROR(
         eddy_tfl_build(z, op, "tl.length", &o, 1, NULL, 0, &ops[0]));
     EDDY_RETURN_IF_ERROR(
         eddy_tfl_splat(z, ops[0]->type->dtype, 0, NULL, 0, &ops[1]));
     EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "core.gt", ops, 2, NULL, 0, &r));
-    out1(z, op, r);
+    tfl_out1(z, op, r);
     return NULL;
   }
   if (strcmp(t, "EmptyTensorList") == 0 || strcmp(t, "StackV2") == 0) {
     if (!has_dt)
       return eddy_tfl_error(op, "no element dtype");
     const eddy_type_t *lt = eddy_ir_list_type_get(
-        z->ctx, strcmp(t, "StackV2") == 0
-                    ? eddy_ir_tensor_type_get(z->ctx, dt, EDDY_RANK_UNKNOWN,
-                                              NULL)
-                    : list_elem_type(z, op, in(z, op, 0), dt));
+        z->ctx,
+        strcmp(t, "StackV2") == 0
+            ? eddy_ir_tensor_type_get(z->ctx, dt, EDDY_RANK_UNKNOWN, NULL)
+            : list_elem_type(z, op, tfl_in(z, op, 0), dt));
     if (op->results[0].type->kind == EDDY_TYPE_LIST &&
         op->results[0].type->elem->kind == EDDY_TYPE_LIST)
       lt = op->results[0].type; // a list of lists
@@ -363,9 +345,10 @@ static eddy_status_t lower_list(eddy_tfl_t *z, const eddy_op_t *op,
     if (!has_dt)
       return eddy_tfl_error(op, "no element dtype");
     eddy_value_t *n = NULL;
-    EDDY_RETURN_IF_ERROR(eddy_tfl_cast(z, op, in(z, op, 1), EDDY_DT_I64, &n));
-    const eddy_type_t *lt =
-        eddy_ir_list_type_get(z->ctx, list_elem_type(z, op, in(z, op, 0), dt));
+    EDDY_RETURN_IF_ERROR(
+        eddy_tfl_cast(z, op, tfl_in(z, op, 1), EDDY_DT_I64, &n));
+    const eddy_type_t *lt = eddy_ir_list_type_get(
+        z->ctx, list_elem_type(z, op, tfl_in(z, op, 0), dt));
     return list_op(z, op, "tl.reserve", &n, 1, lt);
   }
   if (strcmp(t, "StackPushV2") == 0 || strcmp(t, "StackPopV2") == 0)
@@ -375,14 +358,14 @@ static eddy_status_t lower_list(eddy_tfl_t *z, const eddy_op_t *op,
                               "through the Enters of its frames and the "
                               "Switches of its conds)");
   if (strcmp(t, "TensorListPushBack") == 0) {
-    eddy_value_t *ops[2] = {in(z, op, 0), in(z, op, 1)};
+    eddy_value_t *ops[2] = {tfl_in(z, op, 0), tfl_in(z, op, 1)};
     EDDY_RETURN_IF_ERROR(
         eddy_tfl_build(z, op, "tl.push_back", ops, 2, NULL, 0, &r));
-    out1(z, op, r);
+    tfl_out1(z, op, r);
     return NULL;
   }
   if (strcmp(t, "TensorListPopBack") == 0) {
-    eddy_value_t *l = in(z, op, 0);
+    eddy_value_t *l = tfl_in(z, op, 0);
     eddy_op_t *o = NULL;
     EDDY_RETURN_IF_ERROR(
         eddy_tfl_build_typed(z, op, "tl.pop_back", &l, 1, NULL, 0, NULL, 0,
@@ -397,24 +380,25 @@ static eddy_status_t lower_list(eddy_tfl_t *z, const eddy_op_t *op,
     return NULL;
   }
   if (strcmp(t, "TensorListGetItem") == 0) {
-    eddy_value_t *ops[2] = {in(z, op, 0), in(z, op, 1)};
+    eddy_value_t *ops[2] = {tfl_in(z, op, 0), tfl_in(z, op, 1)};
     EDDY_RETURN_IF_ERROR(
         eddy_tfl_build(z, op, "tl.get_item", ops, 2, NULL, 0, &r));
-    out1(z, op, r);
+    tfl_out1(z, op, r);
     return NULL;
   }
   if (strcmp(t, "TensorListSetItem") == 0) {
-    eddy_value_t *ops[3] = {in(z, op, 0), in(z, op, 1), in(z, op, 2)};
+    eddy_value_t *ops[3] = {tfl_in(z, op, 0), tfl_in(z, op, 1),
+                            tfl_in(z, op, 2)};
     EDDY_RETURN_IF_ERROR(
         eddy_tfl_build(z, op, "tl.set_item", ops, 3, NULL, 0, &r));
-    out1(z, op, r);
+    tfl_out1(z, op, r);
     return NULL;
   }
   if (strcmp(t, "TensorListStack") == 0) {
-    eddy_value_t *l = in(z, op, 0);
+    eddy_value_t *l = tfl_in(z, op, 0);
     EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "tl.stack", &l, 1, NULL, 0, &r));
     // The element shape operand can say more than the list type.
-    const eddy_type_t *et = list_elem_type(z, op, in(z, op, 1), dt);
+    const eddy_type_t *et = list_elem_type(z, op, tfl_in(z, op, 1), dt);
     if (et->rank != EDDY_RANK_UNKNOWN && r->type->rank == EDDY_RANK_UNKNOWN &&
         eddy_ir_type_is_static(et)) {
       int64_t dims[65];
@@ -424,27 +408,27 @@ static eddy_status_t lower_list(eddy_tfl_t *z, const eddy_op_t *op,
       EDDY_RETURN_IF_ERROR(
           eddy_tfl_reshape(z, op, r, dims, (size_t)et->rank + 1, &r));
     }
-    out1(z, op, r);
+    tfl_out1(z, op, r);
     return NULL;
   }
   if (strcmp(t, "TensorListFromTensor") == 0) {
-    eddy_value_t *x = in(z, op, 0);
+    eddy_value_t *x = tfl_in(z, op, 0);
     EDDY_RETURN_IF_ERROR(
         eddy_tfl_build(z, op, "tl.from_tensor", &x, 1, NULL, 0, &r));
-    out1(z, op, r);
+    tfl_out1(z, op, r);
     return NULL;
   }
   if (strcmp(t, "TensorListLength") == 0) {
-    eddy_value_t *l = in(z, op, 0);
+    eddy_value_t *l = tfl_in(z, op, 0);
     EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "tl.length", &l, 1, NULL, 0, &r));
     EDDY_RETURN_IF_ERROR(eddy_tfl_cast(z, op, r, EDDY_DT_I32, &r));
-    out1(z, op, r);
+    tfl_out1(z, op, r);
     return NULL;
   }
   if (strcmp(t, "TensorListElementShape") == 0) {
     eddy_dtype_t st = EDDY_DT_I32;
     eddy_tfl_attr_dtype(op, "shape_type", &st);
-    const eddy_type_t *lt = in(z, op, 0)->type;
+    const eddy_type_t *lt = tfl_in(z, op, 0)->type;
     const eddy_type_t *et = lt->kind == EDDY_TYPE_LIST ? lt->elem : NULL;
     if (!et || et->kind != EDDY_TYPE_TENSOR || et->rank > 64)
       return eddy_tfl_error(op, "the operand is not a list of tensors");
@@ -458,7 +442,7 @@ static eddy_status_t lower_list(eddy_tfl_t *z, const eddy_op_t *op,
         z->ctx, st, et->rank < 0 ? 0 : 1, &rk);
     EDDY_RETURN_IF_ERROR(eddy_ir_build_constant(
         &z->b, eddy_ir_dense_attr_from_i64(z->ctx, vt, dims, (size_t)rk), &r));
-    out1(z, op, r);
+    tfl_out1(z, op, r);
     return NULL;
   }
   return lower_tensor_array(z, op, t, handled);
@@ -470,13 +454,14 @@ eddy_status_t eddy_tfl_lower_op(eddy_tfl_t *z, const eddy_op_t *op,
   *handled = true;
   eddy_value_t *r = NULL, *c = NULL, *d = NULL;
   if ((strcmp(t, "AddV2") == 0 || strcmp(t, "Add") == 0) &&
-      (in(z, op, 0)->type->kind == EDDY_TYPE_LIST ||
-       in(z, op, 1)->type->kind == EDDY_TYPE_LIST)) {
+      (tfl_in(z, op, 0)->type->kind == EDDY_TYPE_LIST ||
+       tfl_in(z, op, 1)->type->kind == EDDY_TYPE_LIST)) {
     // A sum of TensorArray flows (gradients accumulate the flow of an
     // entered TensorArray): the flow's only meaning is the list it
     // carries, the newer operand's.
-    out1(z, op, in(z, op, 1)->type->kind == EDDY_TYPE_LIST ? in(z, op, 1)
-                                                            : in(z, op, 0));
+    tfl_out1(z, op,
+             tfl_in(z, op, 1)->type->kind == EDDY_TYPE_LIST ? tfl_in(z, op, 1)
+                                                            : tfl_in(z, op, 0));
     return NULL;
   }
   for (size_t i = 0; i < sizeof SIMPLE / sizeof SIMPLE[0]; i++) {
@@ -485,10 +470,10 @@ eddy_status_t eddy_tfl_lower_op(eddy_tfl_t *z, const eddy_op_t *op,
     eddy_value_t *ops[3];
     size_t n = op->num_operands < 3 ? op->num_operands : 3;
     for (size_t k = 0; k < n; k++)
-      ops[k] = in(z, op, k);
+      ops[k] = tfl_in(z, op, k);
     EDDY_RETURN_IF_ERROR(
         eddy_tfl_build(z, op, SIMPLE[i].core, ops, n, NULL, 0, &r));
-    out1(z, op, r);
+    tfl_out1(z, op, r);
     return NULL;
   }
   if (strcmp(t, "Const") == 0) {
@@ -497,22 +482,22 @@ eddy_status_t eddy_tfl_lower_op(eddy_tfl_t *z, const eddy_op_t *op,
       return eddy_tfl_error(op, "no dense 'value'");
     z->b.loc = op->loc;
     EDDY_RETURN_IF_ERROR(eddy_ir_build_constant(&z->b, v, &r));
-    out1(z, op, r);
+    tfl_out1(z, op, r);
     return NULL;
   }
   if (strcmp(t, "Identity") == 0 || strcmp(t, "IdentityN") == 0 ||
       strcmp(t, "StopGradient") == 0 || strcmp(t, "Snapshot") == 0 ||
       strcmp(t, "PlaceholderWithDefault") == 0) {
     for (uint32_t i = 0; i < op->num_results && i < op->num_operands; i++)
-      eddy_tfl_set(z, &op->results[i], in(z, op, i));
+      eddy_tfl_set(z, &op->results[i], tfl_in(z, op, i));
     return NULL;
   }
   if (strcmp(t, "Cast") == 0) {
     eddy_dtype_t dt;
     if (!eddy_tfl_attr_dtype(op, "DstT", &dt))
       return eddy_tfl_error(op, "attribute 'DstT' is not an eddy dtype");
-    EDDY_RETURN_IF_ERROR(eddy_tfl_cast(z, op, in(z, op, 0), dt, &r));
-    out1(z, op, r);
+    EDDY_RETURN_IF_ERROR(eddy_tfl_cast(z, op, tfl_in(z, op, 0), dt, &r));
+    tfl_out1(z, op, r);
     return NULL;
   }
   if (strcmp(t, "MatMul") == 0 || strcmp(t, "BatchMatMulV2") == 0) {
@@ -528,103 +513,105 @@ eddy_status_t eddy_tfl_lower_op(eddy_tfl_t *z, const eddy_op_t *op,
             eddy_ir_bool_attr_get(z->ctx, eddy_ir_op_attr_bool(
                                               op, mm ? "transpose_b" : "adj_y",
                                               false)))};
-    eddy_value_t *ops[2] = {in(z, op, 0), in(z, op, 1)};
+    eddy_value_t *ops[2] = {tfl_in(z, op, 0), tfl_in(z, op, 1)};
     EDDY_RETURN_IF_ERROR(
         eddy_tfl_build(z, op, "core.matmul", ops, 2, a, 2, &r));
-    out1(z, op, r);
+    tfl_out1(z, op, r);
     return NULL;
   }
   if (strcmp(t, "Reciprocal") == 0) {
-    eddy_value_t *x = in(z, op, 0);
-    EDDY_RETURN_IF_ERROR(scalar_like(z, x, 1.0, &c));
-    EDDY_RETURN_IF_ERROR(bin(z, op, "core.div", c, x, &r));
-    out1(z, op, r);
+    eddy_value_t *x = tfl_in(z, op, 0);
+    EDDY_RETURN_IF_ERROR(tfl_scalar_like(z, x, 1.0, &c));
+    EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.div", c, x, &r));
+    tfl_out1(z, op, r);
     return NULL;
   }
   if (strcmp(t, "SquaredDifference") == 0) {
-    EDDY_RETURN_IF_ERROR(bin(z, op, "core.sub", in(z, op, 0), in(z, op, 1), &d));
-    EDDY_RETURN_IF_ERROR(bin(z, op, "core.mul", d, d, &r));
-    out1(z, op, r);
+    EDDY_RETURN_IF_ERROR(
+        tfl_bin(z, op, "core.sub", tfl_in(z, op, 0), tfl_in(z, op, 1), &d));
+    EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.mul", d, d, &r));
+    tfl_out1(z, op, r);
     return NULL;
   }
   if (strcmp(t, "FloorDiv") == 0) {
     // core.div on integers is floor division already.
-    eddy_value_t *x = in(z, op, 0);
-    EDDY_RETURN_IF_ERROR(bin(z, op, "core.div", x, in(z, op, 1), &d));
+    eddy_value_t *x = tfl_in(z, op, 0);
+    EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.div", x, tfl_in(z, op, 1), &d));
     if (!eddy_dtype_is_float(d->type->dtype)) {
-      out1(z, op, d);
+      tfl_out1(z, op, d);
       return NULL;
     }
     EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "core.floor", &d, 1, NULL, 0, &r));
-    out1(z, op, r);
+    tfl_out1(z, op, r);
     return NULL;
   }
   if (strcmp(t, "TanhGrad") == 0) {
     // dy * (1 - y^2)
-    eddy_value_t *y = in(z, op, 0), *dy = in(z, op, 1), *yy = NULL;
-    EDDY_RETURN_IF_ERROR(bin(z, op, "core.mul", y, y, &yy));
-    EDDY_RETURN_IF_ERROR(scalar_like(z, y, 1.0, &c));
-    EDDY_RETURN_IF_ERROR(bin(z, op, "core.sub", c, yy, &d));
-    EDDY_RETURN_IF_ERROR(bin(z, op, "core.mul", dy, d, &r));
-    out1(z, op, r);
+    eddy_value_t *y = tfl_in(z, op, 0), *dy = tfl_in(z, op, 1), *yy = NULL;
+    EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.mul", y, y, &yy));
+    EDDY_RETURN_IF_ERROR(tfl_scalar_like(z, y, 1.0, &c));
+    EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.sub", c, yy, &d));
+    EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.mul", dy, d, &r));
+    tfl_out1(z, op, r);
     return NULL;
   }
   if (strcmp(t, "SigmoidGrad") == 0) {
     // dy * y * (1 - y)
-    eddy_value_t *y = in(z, op, 0), *dy = in(z, op, 1), *e = NULL;
-    EDDY_RETURN_IF_ERROR(scalar_like(z, y, 1.0, &c));
-    EDDY_RETURN_IF_ERROR(bin(z, op, "core.sub", c, y, &d));
-    EDDY_RETURN_IF_ERROR(bin(z, op, "core.mul", y, d, &e));
-    EDDY_RETURN_IF_ERROR(bin(z, op, "core.mul", dy, e, &r));
-    out1(z, op, r);
+    eddy_value_t *y = tfl_in(z, op, 0), *dy = tfl_in(z, op, 1), *e = NULL;
+    EDDY_RETURN_IF_ERROR(tfl_scalar_like(z, y, 1.0, &c));
+    EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.sub", c, y, &d));
+    EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.mul", y, d, &e));
+    EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.mul", dy, e, &r));
+    tfl_out1(z, op, r);
     return NULL;
   }
   if (strcmp(t, "ReluGrad") == 0) {
     // dy where x > 0, else 0
-    eddy_value_t *dy = in(z, op, 0), *x = in(z, op, 1), *p = NULL;
-    EDDY_RETURN_IF_ERROR(scalar_like(z, x, 0.0, &c));
-    EDDY_RETURN_IF_ERROR(bin(z, op, "core.gt", x, c, &p));
+    eddy_value_t *dy = tfl_in(z, op, 0), *x = tfl_in(z, op, 1), *p = NULL;
+    EDDY_RETURN_IF_ERROR(tfl_scalar_like(z, x, 0.0, &c));
+    EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.gt", x, c, &p));
     eddy_value_t *ops[3] = {p, dy, c};
     EDDY_RETURN_IF_ERROR(
         eddy_tfl_build(z, op, "core.select", ops, 3, NULL, 0, &r));
-    out1(z, op, r);
+    tfl_out1(z, op, r);
     return NULL;
   }
-  if (strcmp(t, "AddN") == 0 && in(z, op, 0)->type->kind == EDDY_TYPE_LIST) {
+  if (strcmp(t, "AddN") == 0 &&
+      tfl_in(z, op, 0)->type->kind == EDDY_TYPE_LIST) {
     // Lists add element by element: stacked, added, unstacked (every
     // element must be set and of one shape).
-    const eddy_type_t *lt = in(z, op, 0)->type;
+    const eddy_type_t *lt = tfl_in(z, op, 0)->type;
     for (uint32_t i = 0; i < op->num_operands; i++) {
-      eddy_value_t *l = in(z, op, i), *st = NULL;
+      eddy_value_t *l = tfl_in(z, op, i), *st = NULL;
       if (l->type->kind != EDDY_TYPE_LIST)
         continue;
       EDDY_RETURN_IF_ERROR(
           eddy_tfl_build(z, op, "tl.stack", &l, 1, NULL, 0, &st));
       if (r)
-        EDDY_RETURN_IF_ERROR(bin(z, op, "core.add", r, st, &r));
+        EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.add", r, st, &r));
       else
         r = st;
     }
     eddy_op_t *o = NULL;
     EDDY_RETURN_IF_ERROR(eddy_tfl_build_typed(z, op, "tl.from_tensor", &r, 1,
                                               NULL, 0, &lt, 1, &o));
-    out1(z, op, eddy_ir_op_result(o, 0));
+    tfl_out1(z, op, eddy_ir_op_result(o, 0));
     return NULL;
   }
   if (strcmp(t, "AddN") == 0) {
-    r = in(z, op, 0);
+    r = tfl_in(z, op, 0);
     for (uint32_t i = 1; i < op->num_operands; i++) {
-      eddy_value_t *v = in(z, op, i);
+      eddy_value_t *v = tfl_in(z, op, i);
       if (v->type->kind == EDDY_TYPE_TOKEN)
         continue;
-      EDDY_RETURN_IF_ERROR(bin(z, op, "core.add", r, v, &r));
+      EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.add", r, v, &r));
     }
-    out1(z, op, r);
+    tfl_out1(z, op, r);
     return NULL;
   }
   if (strcmp(t, "Select") == 0) {
     // v1 Select: a vector condition picks rows of x and y.
-    eddy_value_t *p = in(z, op, 0), *x = in(z, op, 1);
+    eddy_value_t *p = tfl_in(z, op, 0), *x = tfl_in(z, op, 1);
     if (p->type->rank == 1 && x->type->rank > 1) {
       int64_t dims[64];
       dims[0] = -1;
@@ -633,10 +620,10 @@ eddy_status_t eddy_tfl_lower_op(eddy_tfl_t *z, const eddy_op_t *op,
       EDDY_RETURN_IF_ERROR(
           eddy_tfl_reshape(z, op, p, dims, (size_t)x->type->rank, &p));
     }
-    eddy_value_t *ops[3] = {p, x, in(z, op, 2)};
+    eddy_value_t *ops[3] = {p, x, tfl_in(z, op, 2)};
     EDDY_RETURN_IF_ERROR(
         eddy_tfl_build(z, op, "core.select", ops, 3, NULL, 0, &r));
-    out1(z, op, r);
+    tfl_out1(z, op, r);
     return NULL;
   }
   if (strcmp(t, "Sum") == 0)
@@ -650,7 +637,7 @@ eddy_status_t eddy_tfl_lower_op(eddy_tfl_t *z, const eddy_op_t *op,
   if (strcmp(t, "Prod") == 0)
     return lower_reduce(z, op, "core.reduce_prod");
   if (strcmp(t, "BiasAddGrad") == 0) {
-    eddy_value_t *x = in(z, op, 0);
+    eddy_value_t *x = tfl_in(z, op, 0);
     if (x->type->rank == EDDY_RANK_UNKNOWN)
       return eddy_tfl_error(op, "the operand's rank is unknown");
     int64_t axes[64];
@@ -661,7 +648,7 @@ eddy_status_t eddy_tfl_lower_op(eddy_tfl_t *z, const eddy_op_t *op,
         eddy_ir_i64_array_attr_get(z->ctx, axes, (size_t)x->type->rank - 1));
     EDDY_RETURN_IF_ERROR(
         eddy_tfl_build(z, op, "core.reduce_sum", &x, 1, &a, 1, &r));
-    out1(z, op, r);
+    tfl_out1(z, op, r);
     return NULL;
   }
   if (eddy_tfl_is_list_op(t) || eddy_tfl_is_list_form(z, op))

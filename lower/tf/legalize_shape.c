@@ -21,25 +21,6 @@ const char *const eddy_tfl_shape_ops[] = {
     "Slice", "BroadcastGradientArgs", "Pad", "PadV2", NULL,
 };
 
-static eddy_value_t *in(eddy_tfl_t *z, const eddy_op_t *op, size_t i) {
-  return eddy_tfl_get(z, eddy_ir_op_operand(op, i));
-}
-
-static void out1(eddy_tfl_t *z, const eddy_op_t *op, eddy_value_t *v) {
-  eddy_tfl_set(z, &op->results[0], v);
-}
-
-/// The dims of a ranked type with dynamic dims as -1; false when unranked
-/// or too large.
-static bool reshape_dims(const eddy_type_t *t, int64_t *dims) {
-  if (t->kind != EDDY_TYPE_TENSOR || t->rank == EDDY_RANK_UNKNOWN ||
-      t->rank > MAXR)
-    return false;
-  for (int32_t i = 0; i < t->rank; i++)
-    dims[i] = t->dims[i];
-  return true;
-}
-
 static eddy_status_t const_i64(eddy_tfl_t *z, eddy_dtype_t dt, int32_t rank,
                                const int64_t *dims, const int64_t *vals,
                                size_t n, eddy_value_t **out) {
@@ -149,15 +130,15 @@ static eddy_status_t reshape_run_time(eddy_tfl_t *z, const eddy_op_t *op,
 
 static eddy_status_t lower_reshape(eddy_tfl_t *z, const eddy_op_t *op) {
   int64_t dims[MAXR];
-  int64_t n = eddy_tfl_const_ints(z, in(z, op, 1), dims, MAXR);
+  int64_t n = eddy_tfl_const_ints(z, tfl_in(z, op, 1), dims, MAXR);
   eddy_value_t *r = NULL;
   if (n < 0)
     EDDY_RETURN_IF_ERROR(
-        reshape_run_time(z, op, in(z, op, 0), in(z, op, 1), &r));
+        reshape_run_time(z, op, tfl_in(z, op, 0), tfl_in(z, op, 1), &r));
   else
     EDDY_RETURN_IF_ERROR(
-        eddy_tfl_reshape(z, op, in(z, op, 0), dims, (size_t)n, &r));
-  out1(z, op, r);
+        eddy_tfl_reshape(z, op, tfl_in(z, op, 0), dims, (size_t)n, &r));
+  tfl_out1(z, op, r);
   return NULL;
 }
 
@@ -165,7 +146,7 @@ static eddy_status_t lower_shape(eddy_tfl_t *z, const eddy_op_t *op,
                                  const char *t) {
   eddy_dtype_t dt = EDDY_DT_I32;
   eddy_tfl_attr_dtype(op, "out_type", &dt);
-  eddy_value_t *x = in(z, op, 0), *r = NULL;
+  eddy_value_t *x = tfl_in(z, op, 0), *r = NULL;
   if (x->type->kind != EDDY_TYPE_TENSOR)
     return eddy_tfl_error(op, "the operand is not a tensor");
   if (strcmp(t, "Rank") == 0) {
@@ -173,7 +154,7 @@ static eddy_status_t lower_shape(eddy_tfl_t *z, const eddy_op_t *op,
       return eddy_tfl_error(op, "the operand's rank is unknown");
     int64_t rk = x->type->rank;
     EDDY_RETURN_IF_ERROR(const_i64(z, EDDY_DT_I32, 0, NULL, &rk, 1, &r));
-    out1(z, op, r);
+    tfl_out1(z, op, r);
     return NULL;
   }
   EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "core.shape", &x, 1, NULL, 0, &r));
@@ -183,7 +164,7 @@ static eddy_status_t lower_shape(eddy_tfl_t *z, const eddy_op_t *op,
                                  &r));
   }
   EDDY_RETURN_IF_ERROR(eddy_tfl_cast(z, op, r, dt, &r));
-  out1(z, op, r);
+  tfl_out1(z, op, r);
   return NULL;
 }
 
@@ -212,24 +193,23 @@ static eddy_status_t lower_fill(eddy_tfl_t *z, const eddy_op_t *op) {
   int64_t dims[MAXR];
   size_t rank = 0;
   eddy_value_t *r = NULL;
-  if (!target_shape(z, op, in(z, op, 0), dims, &rank)) {
-    eddy_value_t *y = shape_source(in(z, op, 0));
+  if (!target_shape(z, op, tfl_in(z, op, 0), dims, &rank)) {
+    eddy_value_t *y = shape_source(tfl_in(z, op, 0));
     if (!y)
       return eddy_tfl_error(op, "the shape to fill is not known statically");
-    EDDY_RETURN_IF_ERROR(broadcast_like(z, op, in(z, op, 1), y, &r));
-    out1(z, op, r);
+    EDDY_RETURN_IF_ERROR(broadcast_like(z, op, tfl_in(z, op, 1), y, &r));
+    tfl_out1(z, op, r);
     return NULL;
   }
-  EDDY_RETURN_IF_ERROR(
-      attr_op(z, op, "core.broadcast_to", in(z, op, 1), "shape", dims, rank,
-              &r));
-  out1(z, op, r);
+  EDDY_RETURN_IF_ERROR(attr_op(z, op, "core.broadcast_to", tfl_in(z, op, 1),
+                               "shape", dims, rank, &r));
+  tfl_out1(z, op, r);
   return NULL;
 }
 
 static eddy_status_t lower_like(eddy_tfl_t *z, const eddy_op_t *op,
                                 double x) {
-  eddy_value_t *v = in(z, op, 0), *r = NULL;
+  eddy_value_t *v = tfl_in(z, op, 0), *r = NULL;
   if (v->type->kind == EDDY_TYPE_LIST &&
       v->type->elem->kind == EDDY_TYPE_TENSOR) {
     // A list of zeros like each element: stack, zeros, unstack (the
@@ -243,7 +223,7 @@ static eddy_status_t lower_like(eddy_tfl_t *z, const eddy_op_t *op,
     eddy_op_t *o = NULL;
     EDDY_RETURN_IF_ERROR(eddy_tfl_build_typed(z, op, "tl.from_tensor", &zs,
                                               1, NULL, 0, &v->type, 1, &o));
-    out1(z, op, eddy_ir_op_result(o, 0));
+    tfl_out1(z, op, eddy_ir_op_result(o, 0));
     return NULL;
   }
   if (v->type->kind == EDDY_TYPE_LIST)
@@ -256,13 +236,13 @@ static eddy_status_t lower_like(eddy_tfl_t *z, const eddy_op_t *op,
   if (eddy_ir_type_is_static(v->type)) {
     EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, v->type->dtype, v->type->rank,
                                         v->type->dims, x, &r));
-    out1(z, op, r);
+    tfl_out1(z, op, r);
     return NULL;
   }
   eddy_value_t *c = NULL;
   EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, v->type->dtype, 0, NULL, x, &c));
   EDDY_RETURN_IF_ERROR(broadcast_like(z, op, c, v, &r));
-  out1(z, op, r);
+  tfl_out1(z, op, r);
   return NULL;
 }
 
@@ -326,27 +306,27 @@ static eddy_status_t tile_run_time(eddy_tfl_t *z, const eddy_op_t *op,
 }
 
 static eddy_status_t lower_tile(eddy_tfl_t *z, const eddy_op_t *op) {
-  eddy_value_t *x = in(z, op, 0), *r = x;
+  eddy_value_t *x = tfl_in(z, op, 0), *r = x;
   int64_t m[MAXR];
-  int64_t n = eddy_tfl_const_ints(z, in(z, op, 1), m, MAXR);
+  int64_t n = eddy_tfl_const_ints(z, tfl_in(z, op, 1), m, MAXR);
   if (n < 0) {
     // Tile(x, Shape(y)) with x all ones: x broadcast like y (gradients of
     // reductions build this).
-    eddy_value_t *y = shape_source(in(z, op, 1));
+    eddy_value_t *y = shape_source(tfl_in(z, op, 1));
     if (y && all_ones(x->type, y->type->rank == EDDY_RANK_UNKNOWN
                                    ? x->type->rank
                                    : y->type->rank))
       EDDY_RETURN_IF_ERROR(broadcast_like(z, op, x, y, &r));
     else
-      EDDY_RETURN_IF_ERROR(tile_run_time(z, op, x, in(z, op, 1), &r));
-    out1(z, op, r);
+      EDDY_RETURN_IF_ERROR(tile_run_time(z, op, x, tfl_in(z, op, 1), &r));
+    tfl_out1(z, op, r);
     return NULL;
   }
   bool ident = true;
   for (int64_t i = 0; i < n; i++)
     ident = ident && m[i] == 1;
   if (ident) {
-    out1(z, op, x);
+    tfl_out1(z, op, x);
     return NULL;
   }
   if (!eddy_ir_type_is_static(x->type) || x->type->rank != n ||
@@ -366,7 +346,7 @@ static eddy_status_t lower_tile(eddy_tfl_t *z, const eddy_op_t *op) {
   EDDY_RETURN_IF_ERROR(
       attr_op(z, op, "core.broadcast_to", r, "shape", big, (size_t)(2 * n), &r));
   EDDY_RETURN_IF_ERROR(eddy_tfl_reshape(z, op, r, fin, (size_t)n, &r));
-  out1(z, op, r);
+  tfl_out1(z, op, r);
   return NULL;
 }
 
@@ -375,7 +355,7 @@ static eddy_status_t expand(eddy_tfl_t *z, const eddy_op_t *op,
                             eddy_value_t *v, int64_t axis,
                             eddy_value_t **out) {
   int64_t dims[MAXR + 1], from[MAXR + 1];
-  if (!reshape_dims(v->type, dims) || v->type->rank >= MAXR)
+  if (!tfl_dims_of(v->type, dims) || v->type->rank >= MAXR)
     return eddy_tfl_error(op, "the operand's rank is unknown");
   int64_t r = v->type->rank;
   if (axis < 0)
@@ -390,11 +370,13 @@ static eddy_status_t expand(eddy_tfl_t *z, const eddy_op_t *op,
 }
 
 static eddy_status_t lower_pack(eddy_tfl_t *z, const eddy_op_t *op) {
+  if (op->num_operands > 0 && tfl_in(z, op, 0)->type->kind == EDDY_TYPE_LIST)
+    return eddy_tfl_lower_list_pack(z, op);
   int64_t axis = eddy_ir_op_attr_int(op, "axis", 0);
   eddy_value_t *vals[256];
   size_t n = 0;
   for (uint32_t i = 0; i < op->num_operands && n < 256; i++) {
-    eddy_value_t *v = in(z, op, i);
+    eddy_value_t *v = tfl_in(z, op, i);
     if (v->type->kind == EDDY_TYPE_TOKEN)
       continue;
     EDDY_RETURN_IF_ERROR(expand(z, op, v, axis, &vals[n++]));
@@ -411,16 +393,18 @@ static eddy_status_t lower_pack(eddy_tfl_t *z, const eddy_op_t *op) {
     EDDY_RETURN_IF_ERROR(
         eddy_tfl_build(z, op, "core.concat", vals, n, &a, 1, &r));
   }
-  out1(z, op, r);
+  tfl_out1(z, op, r);
   return NULL;
 }
 
 static eddy_status_t lower_unpack(eddy_tfl_t *z, const eddy_op_t *op) {
-  eddy_value_t *x = in(z, op, 0);
+  eddy_value_t *x = tfl_in(z, op, 0);
+  if (x->type->kind == EDDY_TYPE_LIST)
+    return eddy_tfl_lower_list_unpack(z, op);
   int64_t axis = eddy_ir_op_attr_int(op, "axis", 0);
   int64_t num = op->num_results;
   int64_t dims[MAXR], from[MAXR];
-  if (!reshape_dims(x->type, dims))
+  if (!tfl_dims_of(x->type, dims))
     return eddy_tfl_error(op, "the operand's rank is unknown");
   int64_t rk = x->type->rank;
   if (axis < 0)
@@ -451,25 +435,25 @@ static eddy_status_t lower_unpack(eddy_tfl_t *z, const eddy_op_t *op) {
 static eddy_status_t lower_concat(eddy_tfl_t *z, const eddy_op_t *op) {
   size_t n = op->num_operands - 1;
   int64_t axis = 0;
-  if (eddy_tfl_const_ints(z, in(z, op, n), &axis, 1) != 1)
+  if (eddy_tfl_const_ints(z, tfl_in(z, op, n), &axis, 1) != 1)
     return eddy_tfl_error(op, "the axis is not a constant");
   eddy_value_t *vals[256];
   size_t k = 0;
   for (size_t i = 0; i < n && k < 256; i++)
-    vals[k++] = in(z, op, i);
+    vals[k++] = tfl_in(z, op, i);
   eddy_named_attr_t a = eddy_ir_named_attr(
       z->ctx, "axis", eddy_ir_int_attr_get(z->ctx, axis, EDDY_DT_I64));
   eddy_value_t *r = NULL;
   EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "core.concat", vals, k, &a, 1, &r));
-  out1(z, op, r);
+  tfl_out1(z, op, r);
   return NULL;
 }
 
 static eddy_status_t lower_split(eddy_tfl_t *z, const eddy_op_t *op) {
   int64_t axis = 0;
-  if (eddy_tfl_const_ints(z, in(z, op, 0), &axis, 1) != 1)
+  if (eddy_tfl_const_ints(z, tfl_in(z, op, 0), &axis, 1) != 1)
     return eddy_tfl_error(op, "the axis is not a constant");
-  eddy_value_t *x = in(z, op, 1);
+  eddy_value_t *x = tfl_in(z, op, 1);
   eddy_named_attr_t a[2] = {
       eddy_ir_named_attr(z->ctx, "axis",
                          eddy_ir_int_attr_get(z->ctx, axis, EDDY_DT_I64)),
@@ -485,9 +469,9 @@ static eddy_status_t lower_split(eddy_tfl_t *z, const eddy_op_t *op) {
 }
 
 static eddy_status_t lower_squeeze(eddy_tfl_t *z, const eddy_op_t *op) {
-  eddy_value_t *x = in(z, op, 0), *r = NULL;
+  eddy_value_t *x = tfl_in(z, op, 0), *r = NULL;
   int64_t dims[MAXR], out[MAXR], sq[MAXR], from[MAXR];
-  if (!reshape_dims(x->type, dims))
+  if (!tfl_dims_of(x->type, dims))
     return eddy_tfl_error(op, "the operand's rank is unknown");
   int64_t rk = x->type->rank;
   int64_t ns = eddy_ir_attr_as_i64_array(eddy_ir_op_attr(op, "squeeze_dims"),
@@ -511,17 +495,17 @@ static eddy_status_t lower_squeeze(eddy_tfl_t *z, const eddy_op_t *op) {
       out[n++] = dims[i];
     }
   EDDY_RETURN_IF_ERROR(eddy_tfl_reshape_keep(z, op, x, out, n, from, &r));
-  out1(z, op, r);
+  tfl_out1(z, op, r);
   return NULL;
 }
 
 static eddy_status_t lower_expand_dims(eddy_tfl_t *z, const eddy_op_t *op) {
   int64_t axis = 0;
-  if (eddy_tfl_const_ints(z, in(z, op, 1), &axis, 1) != 1)
+  if (eddy_tfl_const_ints(z, tfl_in(z, op, 1), &axis, 1) != 1)
     return eddy_tfl_error(op, "the axis is not a constant");
   eddy_value_t *r = NULL;
-  EDDY_RETURN_IF_ERROR(expand(z, op, in(z, op, 0), axis, &r));
-  out1(z, op, r);
+  EDDY_RETURN_IF_ERROR(expand(z, op, tfl_in(z, op, 0), axis, &r));
+  tfl_out1(z, op, r);
   return NULL;
 }
 
@@ -530,7 +514,7 @@ static eddy_status_t lower_range(eddy_tfl_t *z, const eddy_op_t *op) {
   eddy_tfl_attr_dtype(op, "Tidx", &dt);
   const eddy_attr_t *a[3];
   for (int i = 0; i < 3; i++) {
-    a[i] = eddy_tfl_const(z, in(z, op, (size_t)i));
+    a[i] = eddy_tfl_const(z, tfl_in(z, op, (size_t)i));
     if (!a[i])
       return eddy_tfl_lower_range_dynamic(z, op);
   }
@@ -560,33 +544,33 @@ static eddy_status_t lower_range(eddy_tfl_t *z, const eddy_op_t *op) {
                                  &r);
   free(v);
   EDDY_RETURN_IF_ERROR(s);
-  out1(z, op, r);
+  tfl_out1(z, op, r);
   return NULL;
 }
 
 static eddy_status_t lower_gather(eddy_tfl_t *z, const eddy_op_t *op) {
   int64_t axis = 0;
-  if (eddy_tfl_const_ints(z, in(z, op, 2), &axis, 1) != 1)
+  if (eddy_tfl_const_ints(z, tfl_in(z, op, 2), &axis, 1) != 1)
     return eddy_tfl_error(op, "the axis is not a constant");
   if (eddy_ir_op_attr_int(op, "batch_dims", 0) != 0)
     return eddy_tfl_error(op, "batch_dims is not supported");
-  eddy_value_t *ops[2] = {in(z, op, 0), in(z, op, 1)}, *r = NULL;
+  eddy_value_t *ops[2] = {tfl_in(z, op, 0), tfl_in(z, op, 1)}, *r = NULL;
   eddy_named_attr_t a = eddy_ir_named_attr(
       z->ctx, "axis", eddy_ir_int_attr_get(z->ctx, axis, EDDY_DT_I64));
   EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "core.gather", ops, 2, &a, 1, &r));
-  out1(z, op, r);
+  tfl_out1(z, op, r);
   return NULL;
 }
 
 static eddy_status_t lower_transpose(eddy_tfl_t *z, const eddy_op_t *op) {
   int64_t perm[MAXR];
-  int64_t n = eddy_tfl_const_ints(z, in(z, op, 1), perm, MAXR);
+  int64_t n = eddy_tfl_const_ints(z, tfl_in(z, op, 1), perm, MAXR);
   if (n < 0)
     return eddy_tfl_error(op, "the permutation is not a constant");
   eddy_value_t *r = NULL;
-  EDDY_RETURN_IF_ERROR(attr_op(z, op, "core.transpose", in(z, op, 0), "perm",
-                               perm, (size_t)n, &r));
-  out1(z, op, r);
+  EDDY_RETURN_IF_ERROR(attr_op(z, op, "core.transpose", tfl_in(z, op, 0),
+                               "perm", perm, (size_t)n, &r));
+  tfl_out1(z, op, r);
   return NULL;
 }
 
@@ -597,7 +581,7 @@ static eddy_status_t lower_transpose(eddy_tfl_t *z, const eddy_op_t *op) {
 static eddy_status_t lower_bga(eddy_tfl_t *z, const eddy_op_t *op) {
   int64_t s[2][MAXR], n[2], red[2][MAXR], nr[2] = {0, 0};
   for (int k = 0; k < 2; k++)
-    n[k] = eddy_tfl_const_ints(z, in(z, op, (size_t)k), s[k], MAXR);
+    n[k] = eddy_tfl_const_ints(z, tfl_in(z, op, (size_t)k), s[k], MAXR);
   if (n[0] < 0 || n[1] < 0) {
     for (uint32_t k = 0; k < 2; k++)
       for (eddy_use_t *u = op->results[k].uses; u; u = u->next)
@@ -777,7 +761,7 @@ eddy_status_t eddy_tfl_sum_broadcast(eddy_tfl_t *z, const eddy_op_t *op,
                                      const eddy_op_t *bga, uint32_t k,
                                      eddy_value_t **out) {
   bool keep = eddy_ir_op_attr_bool(op, "keep_dims", false);
-  eddy_value_t *x = in(z, op, 0);
+  eddy_value_t *x = tfl_in(z, op, 0);
   eddy_value_t *t = shape_source(eddy_tfl_get(z, eddy_ir_op_operand(bga, k)));
   const eddy_type_t *xt = x->type, *tt = t ? t->type : NULL;
   if (!tt || tt->kind != EDDY_TYPE_TENSOR || tt->rank == EDDY_RANK_UNKNOWN ||

@@ -38,10 +38,6 @@
 /// The most positions one dimension of a dynamic size may take.
 #define MAX_POSITIONS ((int64_t)1 << 24)
 
-static eddy_value_t *in(eddy_tfl_t *z, const eddy_op_t *op, size_t i) {
-  return eddy_tfl_get(z, eddy_ir_op_operand(op, i));
-}
-
 /// What one dimension of the operand becomes.
 typedef enum ss_kind {
   SS_WHOLE, ///< all of it, in order
@@ -180,9 +176,9 @@ static eddy_status_t resolve(eddy_tfl_t *z, const eddy_op_t *op,
                              const int64_t *dims, int64_t rank, size_t first,
                              ss_spec_t *s) {
   int64_t b[MAXR], e[MAXR], st[MAXR];
-  int64_t n = eddy_tfl_const_ints(z, in(z, op, first), b, MAXR);
-  int64_t ne = eddy_tfl_const_ints(z, in(z, op, first + 1), e, MAXR);
-  int64_t ns = eddy_tfl_const_ints(z, in(z, op, first + 2), st, MAXR);
+  int64_t n = eddy_tfl_const_ints(z, tfl_in(z, op, first), b, MAXR);
+  int64_t ne = eddy_tfl_const_ints(z, tfl_in(z, op, first + 1), e, MAXR);
+  int64_t ns = eddy_tfl_const_ints(z, tfl_in(z, op, first + 2), st, MAXR);
   if (n < 0 || ne != n || ns != n)
     return eddy_tfl_error(op, "begin, end and strides must be constants of "
                               "equal length");
@@ -395,7 +391,7 @@ static bool is_run_time_index(eddy_tfl_t *z, const eddy_op_t *op,
   int64_t st[MAXR];
   ss_masks_t m = masks_of(op);
   return m.shrink == 1 && m.ellipsis == 0 && m.new_axis == 0 &&
-         eddy_tfl_const_ints(z, in(z, op, first + 2), st, MAXR) == 1 &&
+         eddy_tfl_const_ints(z, tfl_in(z, op, first + 2), st, MAXR) == 1 &&
          st[0] == 1;
 }
 
@@ -407,7 +403,7 @@ static eddy_status_t run_time_index(eddy_tfl_t *z, const eddy_op_t *op,
                                     eddy_value_t **out) {
   eddy_value_t *i = NULL, *size = NULL, *zero = NULL, *neg = NULL,
                *wrapped = NULL, *ops[3];
-  EDDY_RETURN_IF_ERROR(eddy_tfl_reshape(z, op, in(z, op, 1), NULL, 0, &i));
+  EDDY_RETURN_IF_ERROR(eddy_tfl_reshape(z, op, tfl_in(z, op, 1), NULL, 0, &i));
   EDDY_RETURN_IF_ERROR(eddy_tfl_cast(z, op, i, EDDY_DT_I64, &i));
   if (d) {
     EDDY_RETURN_IF_ERROR(const_index(z, d, 1, 0, &size));
@@ -431,21 +427,13 @@ static eddy_status_t run_time_index(eddy_tfl_t *z, const eddy_op_t *op,
   return eddy_tfl_build(z, op, "core.select", ops, 3, NULL, 0, out);
 }
 
-static bool dims_of(const eddy_type_t *t, int64_t *dims) {
-  if (t->kind != EDDY_TYPE_TENSOR || t->rank == EDDY_RANK_UNKNOWN ||
-      t->rank > MAXR)
-    return false;
-  for (int32_t i = 0; i < t->rank; i++)
-    dims[i] = t->dims[i];
-  return true;
-}
-
 eddy_status_t eddy_tfl_lower_strided_slice(eddy_tfl_t *z,
                                            const eddy_op_t *op) {
-  eddy_value_t *x = in(z, op, 0), *r = NULL;
+  eddy_value_t *x = tfl_in(z, op, 0), *r = NULL;
   int64_t dims[MAXR];
-  bool ranked = dims_of(x->type, dims);
-  if (eddy_tfl_const(z, in(z, op, 1)) == NULL && is_run_time_index(z, op, 1)) {
+  bool ranked = tfl_dims_of(x->type, dims);
+  if (eddy_tfl_const(z, tfl_in(z, op, 1)) == NULL &&
+      is_run_time_index(z, op, 1)) {
     if (ranked && x->type->rank < 1)
       return eddy_tfl_error(op, "the operand is a scalar");
     bool d0 = ranked && dims[0] != EDDY_DIM_DYNAMIC;
@@ -469,7 +457,7 @@ eddy_status_t eddy_tfl_lower_strided_slice(eddy_tfl_t *z,
 static eddy_status_t grad_run_time_index(eddy_tfl_t *z, const eddy_op_t *op,
                                          const int64_t *dims, int64_t rank,
                                          eddy_value_t **out) {
-  eddy_value_t *dy = in(z, op, 4), *idx = NULL, *mask = NULL, *zero = NULL;
+  eddy_value_t *dy = tfl_in(z, op, 4), *idx = NULL, *mask = NULL, *zero = NULL;
   EDDY_RETURN_IF_ERROR(run_time_index(z, op, NULL, &dims[0], &idx));
   const eddy_type_t *it = eddy_ir_tensor_type_get(z->ctx, EDDY_DT_I64, 1, dims);
   eddy_named_attr_t a = eddy_ir_named_attr(
@@ -530,7 +518,7 @@ static eddy_status_t scatter_dim(eddy_tfl_t *z, const eddy_op_t *op,
 eddy_status_t eddy_tfl_lower_strided_slice_grad(eddy_tfl_t *z,
                                                 const eddy_op_t *op) {
   int64_t dims[MAXR];
-  int64_t rank = eddy_tfl_const_ints(z, in(z, op, 0), dims, MAXR);
+  int64_t rank = eddy_tfl_const_ints(z, tfl_in(z, op, 0), dims, MAXR);
   if (rank < 0)
     return eddy_tfl_error(op, "the shape of the sliced operand is not a "
                               "constant (a gradient of a slice of a tensor "
@@ -540,7 +528,7 @@ eddy_status_t eddy_tfl_lower_strided_slice_grad(eddy_tfl_t *z,
       return eddy_tfl_error(op, "dimension %lld of the shape is %lld",
                             (long long)i, (long long)dims[i]);
   eddy_value_t *r = NULL;
-  if (rank >= 1 && eddy_tfl_const(z, in(z, op, 1)) == NULL &&
+  if (rank >= 1 && eddy_tfl_const(z, tfl_in(z, op, 1)) == NULL &&
       is_run_time_index(z, op, 1)) {
     EDDY_RETURN_IF_ERROR(grad_run_time_index(z, op, dims, rank, &r));
     eddy_tfl_set(z, &op->results[0], r);
@@ -556,7 +544,7 @@ eddy_status_t eddy_tfl_lower_strided_slice_grad(eddy_tfl_t *z,
             : s.d[i].kind == SS_INDEX ? 1
                                       : s.d[i].size;
   EDDY_RETURN_IF_ERROR(
-      eddy_tfl_reshape(z, op, in(z, op, 4), sd, (size_t)rank, &r));
+      eddy_tfl_reshape(z, op, tfl_in(z, op, 4), sd, (size_t)rank, &r));
   // Contiguous pieces are padded (all at once); strided or reversed ones
   // are scattered first.
   int64_t lo[MAXR], hi[MAXR];
@@ -592,14 +580,14 @@ eddy_status_t eddy_tfl_lower_strided_slice_grad(eddy_tfl_t *z,
 
 /// Slice(x, begin, size): size -1 takes the rest of the dimension.
 eddy_status_t eddy_tfl_lower_slice(eddy_tfl_t *z, const eddy_op_t *op) {
-  eddy_value_t *x = in(z, op, 0), *r = NULL;
+  eddy_value_t *x = tfl_in(z, op, 0), *r = NULL;
   int64_t dims[MAXR], b[MAXR], sz[MAXR];
-  int64_t nb = eddy_tfl_const_ints(z, in(z, op, 1), b, MAXR);
-  int64_t ns = eddy_tfl_const_ints(z, in(z, op, 2), sz, MAXR);
+  int64_t nb = eddy_tfl_const_ints(z, tfl_in(z, op, 1), b, MAXR);
+  int64_t ns = eddy_tfl_const_ints(z, tfl_in(z, op, 2), sz, MAXR);
   if (nb < 0 || ns != nb)
     return eddy_tfl_error(op, "begin and size must be constants of equal "
                               "length");
-  if (!dims_of(x->type, dims) || x->type->rank != nb)
+  if (!tfl_dims_of(x->type, dims) || x->type->rank != nb)
     return eddy_tfl_error(op, "begin and size have %lld entries for an "
                               "operand of %s rank",
                           (long long)nb,
@@ -644,9 +632,9 @@ eddy_status_t eddy_tfl_lower_slice(eddy_tfl_t *z, const eddy_op_t *op) {
 /// Pad(x, paddings) and PadV2(x, paddings, value), paddings a constant
 /// [rank, 2].
 eddy_status_t eddy_tfl_lower_pad(eddy_tfl_t *z, const eddy_op_t *op) {
-  eddy_value_t *x = in(z, op, 0), *v = NULL, *r = NULL;
+  eddy_value_t *x = tfl_in(z, op, 0), *v = NULL, *r = NULL;
   int64_t p[2 * MAXR], lo[MAXR], hi[MAXR];
-  int64_t n = eddy_tfl_const_ints(z, in(z, op, 1), p, 2 * MAXR);
+  int64_t n = eddy_tfl_const_ints(z, tfl_in(z, op, 1), p, 2 * MAXR);
   if (n < 0 || n % 2)
     return eddy_tfl_error(op, "the paddings are not a constant [rank, 2]");
   for (int64_t i = 0; i < n / 2; i++) {
@@ -655,7 +643,8 @@ eddy_status_t eddy_tfl_lower_pad(eddy_tfl_t *z, const eddy_op_t *op) {
   }
   if (op->num_operands == 3 &&
       eddy_ir_op_operand(op, 2)->type->kind == EDDY_TYPE_TENSOR)
-    EDDY_RETURN_IF_ERROR(eddy_tfl_reshape(z, op, in(z, op, 2), NULL, 0, &v));
+    EDDY_RETURN_IF_ERROR(
+        eddy_tfl_reshape(z, op, tfl_in(z, op, 2), NULL, 0, &v));
   else
     EDDY_RETURN_IF_ERROR(
         eddy_tfl_splat(z, x->type->dtype, 0, NULL, 0.0, &v));

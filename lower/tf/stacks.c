@@ -33,23 +33,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-static bool is(const eddy_op_t *op, const char *name) {
-  return op && eddy_ir_op_is(op, name);
-}
-
 /// The LoopCond of the frame an Enter belongs to: the one driving the
 /// Switch of a Merge of an Enter with the same frame_name.
 static eddy_op_t *frame_loopcond(eddy_block_t *b, const eddy_attr_t *frame) {
   for (eddy_op_t *op = b->first; op; op = op->next) {
-    if (!is(op, "tf.Switch"))
+    if (!tfl_is(op, "tf.Switch"))
       continue;
     eddy_op_t *lc = eddy_ir_op_operand(op, 1)->def;
     eddy_op_t *m = eddy_ir_op_operand(op, 0)->def;
-    if (!is(lc, "tf.LoopCond") || !is(m, "tf.Merge"))
+    if (!tfl_is(lc, "tf.LoopCond") || !tfl_is(m, "tf.Merge"))
       continue;
     for (uint32_t i = 0; i < m->num_operands; i++) {
       eddy_op_t *e = eddy_ir_op_operand(m, i)->def;
-      if (is(e, "tf.Enter") && eddy_ir_op_attr(e, "frame_name") == frame)
+      if (tfl_is(e, "tf.Enter") && eddy_ir_op_attr(e, "frame_name") == frame)
         return lc;
     }
   }
@@ -136,7 +132,7 @@ typedef struct level {
 enum { MAX_LEVELS = 8 };
 
 static bool is_switch_level(const level_t *l) {
-  return l->op ? is(l->op, "tf.Switch") : l->pred != NULL;
+  return l->op ? tfl_is(l->op, "tf.Switch") : l->pred != NULL;
 }
 
 static eddy_value_t *level_pred(const level_t *l) {
@@ -146,7 +142,7 @@ static eddy_value_t *level_pred(const level_t *l) {
 /// v without the Identity and df.after ops that pass it on.
 static eddy_value_t *skip_ids(eddy_value_t *v) {
   for (int i = 0; i < 64 && v->def &&
-                  (is(v->def, "tf.Identity") || is(v->def, "df.after"));
+                  (tfl_is(v->def, "tf.Identity") || tfl_is(v->def, "df.after"));
        i++)
     v = eddy_ir_op_operand(v->def, 0);
   return v;
@@ -157,7 +153,7 @@ static eddy_value_t *skip_ids(eddy_value_t *v) {
 static eddy_value_t *pred_root(eddy_value_t *v) {
   for (int i = 0; i < 64; i++) {
     v = skip_ids(v);
-    if (!v->def || !is(v->def, "tf.Enter"))
+    if (!v->def || !tfl_is(v->def, "tf.Enter"))
       break;
     v = eddy_ir_op_operand(v->def, 0);
   }
@@ -175,7 +171,7 @@ static size_t hoist_guards(level_t *lv, size_t n, eddy_op_t **guards,
                            size_t *ng) {
   for (size_t i = 0; i < n; i++) {
     eddy_op_t *sw = lv[i].op;
-    if (!sw || !is(sw, "tf.Switch") || *ng == MAX_LEVELS ||
+    if (!sw || !tfl_is(sw, "tf.Switch") || *ng == MAX_LEVELS ||
         eddy_ir_value_has_uses(&sw->results[1 - lv[i].k]))
       continue;
     // The predicate's Enters, innermost first, are those of the levels
@@ -183,8 +179,8 @@ static size_t hoist_guards(level_t *lv, size_t n, eddy_op_t **guards,
     eddy_value_t *p = skip_ids(eddy_ir_op_operand(sw, 1));
     size_t j = i;
     bool ok = true, any = false;
-    while (ok && p->def && is(p->def, "tf.Enter")) {
-      while (j > 0 && !is(lv[j - 1].op, "tf.Enter"))
+    while (ok && p->def && tfl_is(p->def, "tf.Enter")) {
+      while (j > 0 && !tfl_is(lv[j - 1].op, "tf.Enter"))
         j--;
       ok = j > 0 && eddy_ir_op_attr(lv[j - 1].op, "frame_name") ==
                         eddy_ir_op_attr(p->def, "frame_name");
@@ -218,15 +214,15 @@ static size_t chain_of(eddy_op_t *user, eddy_op_t *stack, level_t *out) {
   size_t n = 0;
   eddy_value_t *v = eddy_ir_op_operand(user, 0);
   for (int i = 0; i < 64 && v->def != stack; i++) {
-    while (v->def && is(v->def, "df.after"))
+    while (v->def && tfl_is(v->def, "df.after"))
       v = eddy_ir_op_operand(v->def, 0);
     if (v->def == stack)
       break;
     eddy_op_t *d = v->def;
-    bool sw = is(d, "tf.Switch") && d->num_operands == 2 &&
+    bool sw = tfl_is(d, "tf.Switch") && d->num_operands == 2 &&
               d->num_results == 2 &&
-              !is(eddy_ir_op_operand(d, 1)->def, "tf.LoopCond");
-    if ((!is(d, "tf.Enter") && !sw) || n == MAX_LEVELS)
+              !tfl_is(eddy_ir_op_operand(d, 1)->def, "tf.LoopCond");
+    if ((!tfl_is(d, "tf.Enter") && !sw) || n == MAX_LEVELS)
       return 0;
     rev[n++] =
         (level_t){d, sw && v == &d->results[1] ? 1u : 0u, NULL, NULL, NULL};
@@ -234,7 +230,7 @@ static size_t chain_of(eddy_op_t *user, eddy_op_t *stack, level_t *out) {
   }
   bool frame = false;
   for (size_t i = 0; i < n; i++)
-    frame = frame || is(rev[i].op, "tf.Enter");
+    frame = frame || tfl_is(rev[i].op, "tf.Enter");
   if (v->def != stack || !frame)
     return 0;
   for (size_t i = 0; i < n; i++)
@@ -249,15 +245,16 @@ static bool find_push_pop(eddy_value_t *v, eddy_op_t **push, eddy_op_t **pop,
   for (eddy_use_t *u = v->uses; u; u = u->next) {
     eddy_op_t *o = u->owner;
     if (depth < 16 && u->index == 0 &&
-        (is(o, "tf.Enter") || is(o, "df.after") || is(o, "tf.Switch"))) {
+        (tfl_is(o, "tf.Enter") || tfl_is(o, "df.after") ||
+         tfl_is(o, "tf.Switch"))) {
       for (uint32_t r = 0; r < o->num_results; r++)
         if (!find_push_pop(&o->results[r], push, pop, depth + 1))
           return false;
-    } else if (is(o, "tf.StackPushV2") && u->index == 0 && !*push) {
+    } else if (tfl_is(o, "tf.StackPushV2") && u->index == 0 && !*push) {
       *push = o;
-    } else if (is(o, "tf.StackPopV2") && u->index == 0 && !*pop) {
+    } else if (tfl_is(o, "tf.StackPopV2") && u->index == 0 && !*pop) {
       *pop = o;
-    } else if (!is(o, "df.control")) {
+    } else if (!tfl_is(o, "df.control")) {
       return false;
     }
   }
@@ -266,7 +263,7 @@ static bool find_push_pop(eddy_value_t *v, eddy_op_t **push, eddy_op_t **pop,
 
 static bool frames_known(eddy_block_t *b, const level_t *lv, size_t n) {
   for (size_t i = 0; i < n; i++)
-    if (lv[i].op && is(lv[i].op, "tf.Enter") &&
+    if (lv[i].op && tfl_is(lv[i].op, "tf.Enter") &&
         !frame_loopcond(b, eddy_ir_op_attr(lv[i].op, "frame_name")))
       return false;
   return true;
@@ -288,7 +285,7 @@ static eddy_status_t descend(eddy_ctx_t *ctx, eddy_block_t *b, level_t *lv,
       EDDY_RETURN_IF_ERROR(eddy_tfl_make(&bb, "tf.Switch", ops, 2, NULL, 0, st,
                                          2, loc, &lv[i].op));
     }
-    if (is(lv[i].op, "tf.Switch")) {
+    if (tfl_is(lv[i].op, "tf.Switch")) {
       eddy_ir_op_set_operand(lv[i].op, 0, v);
       v = &lv[i].op->results[lv[i].k];
       continue;
@@ -311,7 +308,7 @@ static eddy_status_t ascend(eddy_ctx_t *ctx, level_t *lv, size_t n,
   eddy_builder_t bb;
   eddy_ir_builder_init(&bb, ctx);
   for (size_t i = n; i-- > 0;) {
-    if (is(lv[i].op, "tf.Enter")) {
+    if (tfl_is(lv[i].op, "tf.Enter")) {
       eddy_ir_op_set_operand(lv[i].nx, 0, out);
       out = lv[i].exit;
       continue;
@@ -337,19 +334,19 @@ static eddy_status_t ascend(eddy_ctx_t *ctx, level_t *lv, size_t n,
 static void drop_stack_syncs(eddy_block_t *b) {
   size_t n = 0;
   for (eddy_op_t *op = b->first; op; op = op->next)
-    n += is(op, "tf.ControlTrigger");
+    n += tfl_is(op, "tf.ControlTrigger");
   eddy_op_t **syncs = n ? malloc(n * sizeof *syncs) : NULL;
   if (!syncs)
     return; // nothing to drop, or no memory to do it: the syncs stay
   n = 0;
   for (eddy_op_t *op = b->first; op; op = op->next) {
-    if (!is(op, "tf.ControlTrigger") || op->num_results != 1)
+    if (!tfl_is(op, "tf.ControlTrigger") || op->num_results != 1)
       continue;
     bool only_tokens = true;
     for (eddy_use_t *u = op->results[0].uses; u; u = u->next)
       only_tokens =
-          only_tokens && ((is(u->owner, "df.after") && u->index > 0) ||
-                          is(u->owner, "df.control"));
+          only_tokens && ((tfl_is(u->owner, "df.after") && u->index > 0) ||
+                          tfl_is(u->owner, "df.control"));
     if (only_tokens)
       syncs[n++] = op;
   }
@@ -367,7 +364,8 @@ static void drop_stack_syncs(eddy_block_t *b) {
       eddy_op_t *d = eddy_ir_op_operand(op, k - 1)->def;
       last = k == 1;
       eddy_tfl_drop_token_use(op, k - 1, 0); // the last one erases op
-      if (d && is(d, "df.control") && !eddy_ir_value_has_uses(&d->results[0]))
+      if (d && tfl_is(d, "df.control") &&
+          !eddy_ir_value_has_uses(&d->results[0]))
         eddy_ir_op_erase(d);
     }
   }
@@ -378,7 +376,7 @@ static void drop_stack_syncs(eddy_block_t *b) {
 /// op.
 static void erase_dead_chain(eddy_value_t *v, eddy_op_t *stack) {
   while (v->def && v->def != stack &&
-         (is(v->def, "tf.Enter") || is(v->def, "df.after"))) {
+         (tfl_is(v->def, "tf.Enter") || tfl_is(v->def, "df.after"))) {
     eddy_op_t *d = v->def;
     if (eddy_ir_value_has_uses(&d->results[0]))
       return;
@@ -417,7 +415,7 @@ static eddy_status_t thread_stack(eddy_ctx_t *ctx, eddy_block_t *b,
   // list the forward conds join with Switches of its own.
   for (size_t i = 0; i < np && i < nq && pl[i].op && pl[i].op == ql[i].op;
        i++) {
-    if (!is(ql[i].op, "tf.Switch"))
+    if (!tfl_is(ql[i].op, "tf.Switch"))
       return NULL;
     ql[i].pred = eddy_ir_op_operand(ql[i].op, 1);
     ql[i].op = NULL;
@@ -477,11 +475,11 @@ static eddy_status_t thread_stack(eddy_ctx_t *ctx, eddy_block_t *b,
   erase_dead_chain(qh, stack);
   // Enters whose Switch now takes the loop value.
   for (size_t i = np; i-- > 0;)
-    if (is(pl[i].op, "tf.Enter") && pl[i].op->block &&
+    if (tfl_is(pl[i].op, "tf.Enter") && pl[i].op->block &&
         !eddy_ir_value_has_uses(&pl[i].op->results[0]))
       erase_dead_chain(&pl[i].op->results[0], stack);
   for (size_t i = nq; i-- > 0;)
-    if (is(ql[i].op, "tf.Enter") && ql[i].op->block &&
+    if (tfl_is(ql[i].op, "tf.Enter") && ql[i].op->block &&
         !eddy_ir_value_has_uses(&ql[i].op->results[0]))
       erase_dead_chain(&ql[i].op->results[0], stack);
   // The guards moved out, with the Enters of their handle and predicate.
@@ -502,13 +500,13 @@ static eddy_status_t thread_stack(eddy_ctx_t *ctx, eddy_block_t *b,
 eddy_status_t eddy_tfl_thread_stacks(eddy_ctx_t *ctx, eddy_block_t *b) {
   bool any = false;
   for (eddy_op_t *op = b->first; op && !any; op = op->next)
-    any = is(op, "tf.StackV2");
+    any = tfl_is(op, "tf.StackV2");
   if (!any)
     return NULL;
   drop_stack_syncs(b);
   bool placed_anywhere = false; // a Switch made at the end of the block
   for (eddy_op_t *op = b->first; op; op = op->next) {
-    if (!is(op, "tf.StackV2"))
+    if (!tfl_is(op, "tf.StackV2"))
       continue;
     bool done = false;
     EDDY_RETURN_IF_ERROR(thread_stack(ctx, b, op, &done, &placed_anywhere));

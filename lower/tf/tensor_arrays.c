@@ -35,10 +35,6 @@
 
 #include <string.h>
 
-static bool is(const eddy_op_t *op, const char *name) {
-  return op && eddy_ir_op_is(op, name);
-}
-
 /// Operand i of op, NULL when op has fewer (the tf dialect does not check
 /// the arity of every op).
 static eddy_value_t *arg(const eddy_op_t *op, uint32_t i) {
@@ -67,9 +63,9 @@ static eddy_value_t *skip_fwd(eddy_value_t *v, bool through_enter,
                               eddy_op_t **enter) {
   for (int i = 0; i < 256 && v->def && arg(v->def, 0); i++) {
     eddy_op_t *d = v->def;
-    if (is(d, "tf.Identity") || is(d, "df.after")) {
+    if (tfl_is(d, "tf.Identity") || tfl_is(d, "df.after")) {
       v = arg(d, 0);
-    } else if (through_enter && is(d, "tf.Enter")) {
+    } else if (through_enter && tfl_is(d, "tf.Enter")) {
       if (enter && !*enter)
         *enter = d;
       v = arg(d, 0);
@@ -91,11 +87,11 @@ static ta_key_t handle_key(eddy_value_t *h) {
   for (int depth = 0; depth < 8; depth++) {
     h = skip_fwd(h, true, NULL);
     eddy_op_t *d = h->def;
-    if (is(d, "tf.TensorArrayV3")) {
+    if (tfl_is(d, "tf.TensorArrayV3")) {
       k.ta = d;
       return k;
     }
-    if (!is(d, "tf.TensorArrayGradV3") || !arg(d, 0))
+    if (!tfl_is(d, "tf.TensorArrayGradV3") || !arg(d, 0))
       return (ta_key_t){0};
     if (!k.source)
       k.source = grad_source(d);
@@ -110,27 +106,30 @@ static ta_key_t flow_key_in(eddy_value_t *f, int depth, int *steps) {
   ta_key_t none = {0};
   for (; f && f->def && *steps > 0; --*steps) {
     eddy_op_t *d = f->def;
-    if (is(d, "tf.Identity") || is(d, "df.after") || is(d, "tf.Enter") ||
-        is(d, "tf.Exit") || is(d, "tf.Switch") || is(d, "tf.Merge")) {
+    if (tfl_is(d, "tf.Identity") || tfl_is(d, "df.after") ||
+        tfl_is(d, "tf.Enter") || tfl_is(d, "tf.Exit") ||
+        tfl_is(d, "tf.Switch") || tfl_is(d, "tf.Merge")) {
       f = arg(d, 0);
       continue;
     }
-    if (is(d, "tf.TensorArrayV3"))
+    if (tfl_is(d, "tf.TensorArrayV3"))
       return (ta_key_t){d, NULL};
-    if (is(d, "tf.TensorArrayGradV3") && f == res(d, 1) && arg(d, 0)) {
+    if (tfl_is(d, "tf.TensorArrayGradV3") && f == res(d, 1) && arg(d, 0)) {
       ta_key_t k = handle_key(arg(d, 0));
       if (k.ta && !k.source)
         k.source = grad_source(d);
       return k;
     }
-    if ((is(d, "tf.TensorArrayWriteV3") || is(d, "tf.TensorArrayScatterV3") ||
-         is(d, "tf.TensorArraySplitV3")) &&
+    if ((tfl_is(d, "tf.TensorArrayWriteV3") ||
+         tfl_is(d, "tf.TensorArrayScatterV3") ||
+         tfl_is(d, "tf.TensorArraySplitV3")) &&
         arg(d, 0))
       return handle_key(arg(d, 0));
     // A sum of flows: an accumulator (AddV2), or the gradients of several
     // readers of one flow aggregated by tf.gradients (AddN). Any operand,
     // newest first, a few levels deep (each level tries them all).
-    if ((is(d, "tf.AddV2") || is(d, "tf.Add") || is(d, "tf.AddN")) &&
+    if ((tfl_is(d, "tf.AddV2") || tfl_is(d, "tf.Add") ||
+         tfl_is(d, "tf.AddN")) &&
         d->num_operands >= 2 && depth < 8) {
       for (uint32_t k = d->num_operands; k-- > 0;) {
         eddy_value_t *o = arg(d, k);
@@ -157,11 +156,11 @@ static void gradient_flow(eddy_op_t *g) {
   for (uint32_t r = 0; r < 2; r++)
     for (eddy_use_t *u = g->results[r].uses; u; u = u->next) {
       eddy_op_t *tok = u->owner;
-      if (!is(tok, "df.control"))
+      if (!tfl_is(tok, "df.control"))
         continue;
       for (eddy_use_t *w = tok->results[0].uses; w; w = w->next) {
         eddy_op_t *a = w->owner;
-        if (is(a, "df.after") && w->index > 0 &&
+        if (tfl_is(a, "df.after") && w->index > 0 &&
             eddy_ir_op_operand(a, 0) == flow_in &&
             a->results[0].type == g->results[1].type)
           eddy_ir_value_replace_all_uses(&a->results[0], &g->results[1]);
@@ -192,23 +191,23 @@ static eddy_status_t hoist_creation(eddy_op_t *g, bool *done) {
   eddy_op_t *acc_enter = NULL, *sw = NULL;
   for (eddy_use_t *u = g->results[0].uses; u && !acc_enter; u = u->next) {
     eddy_op_t *w = u->owner;
-    if (!is(w, "tf.TensorArrayWriteV3") || u->index != 0 || !res(w, 0))
+    if (!tfl_is(w, "tf.TensorArrayWriteV3") || u->index != 0 || !res(w, 0))
       continue;
     for (eddy_use_t *a = w->results[0].uses; a && !acc_enter; a = a->next) {
       eddy_op_t *add = a->owner;
-      if ((!is(add, "tf.AddV2") && !is(add, "tf.Add")) ||
+      if ((!tfl_is(add, "tf.AddV2") && !tfl_is(add, "tf.Add")) ||
           add->num_operands != 2 || !res(add, 0))
         continue;
       eddy_op_t *s = arg(add, 1 - a->index)->def;
-      if (!is(s, "tf.Switch") || !arg(s, 0) || !res(s, 1))
+      if (!tfl_is(s, "tf.Switch") || !arg(s, 0) || !res(s, 1))
         continue;
       eddy_op_t *m = arg(s, 0)->def;
-      if (!is(m, "tf.Merge") || m->num_operands != 2)
+      if (!tfl_is(m, "tf.Merge") || m->num_operands != 2)
         continue;
       eddy_op_t *e = arg(m, 0)->def;
       eddy_op_t *nx = arg(m, 1)->def;
-      eddy_op_t *c = is(e, "tf.Enter") && arg(e, 0) ? arg(e, 0)->def : NULL;
-      if (!is(nx, "tf.NextIteration") || !is(c, "tf.Const") ||
+      eddy_op_t *c = tfl_is(e, "tf.Enter") && arg(e, 0) ? arg(e, 0)->def : NULL;
+      if (!tfl_is(nx, "tf.NextIteration") || !tfl_is(c, "tf.Const") ||
           arg(nx, 0) != &add->results[0] ||
           eddy_ir_op_attr(e, "frame_name") != eddy_ir_op_attr(fe, "frame_name"))
         continue;
@@ -251,14 +250,16 @@ static eddy_status_t in_loop_error(const eddy_op_t *g, const eddy_op_t *enter) {
 
 /// The flow operand of a TensorArray op that takes a handle and a flow.
 static eddy_value_t *flow_operand(const eddy_op_t *op) {
-  if (is(op, "tf.TensorArrayWriteV3") || is(op, "tf.TensorArrayScatterV3") ||
-      is(op, "tf.TensorArraySplitV3"))
+  if (tfl_is(op, "tf.TensorArrayWriteV3") ||
+      tfl_is(op, "tf.TensorArrayScatterV3") ||
+      tfl_is(op, "tf.TensorArraySplitV3"))
     return arg(op, 3);
-  if (is(op, "tf.TensorArrayConcatV3"))
+  if (tfl_is(op, "tf.TensorArrayConcatV3"))
     return arg(op, 1);
-  if (is(op, "tf.TensorArrayReadV3") || is(op, "tf.TensorArrayGatherV3"))
+  if (tfl_is(op, "tf.TensorArrayReadV3") ||
+      tfl_is(op, "tf.TensorArrayGatherV3"))
     return arg(op, 2);
-  if (is(op, "tf.TensorArraySizeV3"))
+  if (tfl_is(op, "tf.TensorArraySizeV3"))
     return arg(op, 1);
   return NULL;
 }
@@ -310,13 +311,13 @@ static eddy_status_t check_handles_match_flows(eddy_block_t *b) {
 /// Rules 1 to 3 for every TensorArrayGradV3 of block b.
 static eddy_status_t rewrite_grads(eddy_block_t *b) {
   for (eddy_op_t *op = b->first; op; op = op->next)
-    if (is(op, "tf.TensorArrayGradV3") && op->num_operands >= 2 &&
+    if (tfl_is(op, "tf.TensorArrayGradV3") && op->num_operands >= 2 &&
         op->num_results == 2)
       gradient_flow(op);
   EDDY_RETURN_IF_ERROR(check_handles_match_flows(b));
   for (eddy_op_t *op = b->first; op;) {
     eddy_op_t *next = op->next;
-    if (!is(op, "tf.TensorArrayGradV3") || op->num_operands < 2 ||
+    if (!tfl_is(op, "tf.TensorArrayGradV3") || op->num_operands < 2 ||
         op->num_results != 2) {
       op = next;
       continue;
@@ -347,9 +348,10 @@ static bool only_tokens(eddy_value_t *v, int depth) {
     return false;
   for (eddy_use_t *u = v->uses; u; u = u->next) {
     eddy_op_t *o = u->owner;
-    if (is(o, "df.control"))
+    if (tfl_is(o, "df.control"))
       continue;
-    if (is(o, "tf.Identity") && res(o, 0) && only_tokens(res(o, 0), depth + 1))
+    if (tfl_is(o, "tf.Identity") && res(o, 0) &&
+        only_tokens(res(o, 0), depth + 1))
       continue;
     return false;
   }
@@ -363,9 +365,9 @@ static void retarget_tokens(eddy_value_t *v, eddy_value_t *to) {
   while (u) {
     eddy_use_t *next = u->next;
     eddy_op_t *o = u->owner;
-    if (is(o, "df.control")) {
+    if (tfl_is(o, "df.control")) {
       eddy_ir_op_set_operand(o, u->index, to);
-    } else if (is(o, "tf.Identity") && res(o, 0)) {
+    } else if (tfl_is(o, "tf.Identity") && res(o, 0)) {
       retarget_tokens(&o->results[0], to);
       if (!eddy_ir_value_has_uses(&o->results[0]))
         eddy_ir_op_erase(o);
@@ -380,20 +382,20 @@ static void stack_ops(eddy_value_t *v, eddy_op_t **ops, size_t *n, size_t cap,
   for (eddy_use_t *u = v->uses; u; u = u->next) {
     eddy_op_t *o = u->owner;
     if (depth < 16 && u->index == 0 && res(o, 0) &&
-        (is(o, "tf.Enter") || is(o, "df.after")))
+        (tfl_is(o, "tf.Enter") || tfl_is(o, "df.after")))
       stack_ops(&o->results[0], ops, n, cap, other, depth + 1);
-    else if (((is(o, "tf.StackPushV2") && arg(o, 1)) ||
-              is(o, "tf.StackPopV2")) &&
+    else if (((tfl_is(o, "tf.StackPushV2") && arg(o, 1)) ||
+              tfl_is(o, "tf.StackPopV2")) &&
              u->index == 0 && res(o, 0) && *n < cap)
       ops[(*n)++] = o;
-    else if (!is(o, "tf.StackCloseV2") && !is(o, "df.control"))
+    else if (!tfl_is(o, "tf.StackCloseV2") && !tfl_is(o, "df.control"))
       *other = true;
   }
 }
 
 static void drop_unread_stacks(eddy_block_t *b) {
   for (eddy_op_t *st = b->first; st; st = st->next) {
-    if (!is(st, "tf.StackV2") || !res(st, 0))
+    if (!tfl_is(st, "tf.StackV2") || !res(st, 0))
       continue;
     eddy_op_t *ops[64];
     size_t n = 0;
@@ -403,7 +405,7 @@ static void drop_unread_stacks(eddy_block_t *b) {
       continue;
     bool unread = true;
     for (size_t i = 0; i < n && unread; i++)
-      if (is(ops[i], "tf.StackPopV2")) {
+      if (tfl_is(ops[i], "tf.StackPopV2")) {
         pops = true;
         unread = only_tokens(&ops[i]->results[0], 0);
       }
@@ -411,7 +413,7 @@ static void drop_unread_stacks(eddy_block_t *b) {
       continue;
     for (size_t i = 0; i < n; i++) {
       eddy_op_t *o = ops[i];
-      if (is(o, "tf.StackPushV2"))
+      if (tfl_is(o, "tf.StackPushV2"))
         retarget_tokens(&o->results[0], eddy_ir_op_operand(o, 1));
       else
         retarget_tokens(&o->results[0], eddy_ir_op_operand(o, 0));
@@ -424,7 +426,7 @@ static void drop_unread_stacks(eddy_block_t *b) {
 eddy_status_t eddy_tfl_thread_tensor_arrays(eddy_ctx_t *ctx, eddy_block_t *b) {
   bool any = false;
   for (eddy_op_t *op = b->first; op && !any; op = op->next)
-    any = is(op, "tf.TensorArrayV3");
+    any = tfl_is(op, "tf.TensorArrayV3");
   if (!any)
     return NULL;
   eddy_tfl_mark_growing_writes(ctx, b);

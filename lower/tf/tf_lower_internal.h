@@ -94,6 +94,58 @@ bool eddy_tfl_attr_dtype(const eddy_op_t *src, const char *name,
 eddy_status_t eddy_tfl_error(const eddy_op_t *src, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
+/// ---- Small helpers the rules share -------------------------------------
+
+/// True when op is not NULL and is the op `name`.
+static inline bool tfl_is(const eddy_op_t *op, const char *name) {
+  return op && eddy_ir_op_is(op, name);
+}
+/// The op of block b that is op or contains it; NULL when none.
+static inline eddy_op_t *tfl_in_block(eddy_op_t *op, eddy_block_t *b) {
+  while (op && op->block != b)
+    op = eddy_ir_op_parent_op(op);
+  return op;
+}
+/// The replacement of operand i of the source op.
+static inline eddy_value_t *tfl_in(eddy_tfl_t *z, const eddy_op_t *op,
+                                   size_t i) {
+  return eddy_tfl_get(z, eddy_ir_op_operand(op, i));
+}
+/// Maps result 0 of the source op to v.
+static inline void tfl_out1(eddy_tfl_t *z, const eddy_op_t *op,
+                            eddy_value_t *v) {
+  eddy_tfl_set(z, &op->results[0], v);
+}
+/// The binary op `name` of a and b.
+static inline eddy_status_t tfl_bin(eddy_tfl_t *z, const eddy_op_t *op,
+                                    const char *name, eddy_value_t *a,
+                                    eddy_value_t *b, eddy_value_t **out) {
+  eddy_value_t *ops[2] = {a, b};
+  return eddy_tfl_build(z, op, name, ops, 2, NULL, 0, out);
+}
+/// core.select(c, a, b).
+static inline eddy_status_t tfl_sel(eddy_tfl_t *z, const eddy_op_t *op,
+                                    eddy_value_t *c, eddy_value_t *a,
+                                    eddy_value_t *b, eddy_value_t **out) {
+  eddy_value_t *ops[3] = {c, a, b};
+  return eddy_tfl_build(z, op, "core.select", ops, 3, NULL, 0, out);
+}
+/// A scalar constant x of v's dtype.
+static inline eddy_status_t tfl_scalar_like(eddy_tfl_t *z, eddy_value_t *v,
+                                            double x, eddy_value_t **out) {
+  return eddy_tfl_splat(z, v->type->dtype, 0, NULL, x, out);
+}
+/// The dims of a tensor type of known rank (at most EDDY_TFL_MAX_RANK),
+/// dynamic ones as -1; false otherwise.
+static inline bool tfl_dims_of(const eddy_type_t *t, int64_t *dims) {
+  if (t->kind != EDDY_TYPE_TENSOR || t->rank == EDDY_RANK_UNKNOWN ||
+      t->rank > EDDY_TFL_MAX_RANK)
+    return false;
+  for (int32_t i = 0; i < t->rank; i++)
+    dims[i] = t->dims[i];
+  return true;
+}
+
 /// Rules for the non-control-flow tf ops (legalize_ops.c). Sets *handled
 /// to false when op is not one of them.
 eddy_status_t eddy_tfl_lower_op(eddy_tfl_t *z, const eddy_op_t *op,
@@ -173,6 +225,11 @@ void eddy_tfl_list_ops_each(void (*fn)(const char *name, void *user),
                             void *user);
 bool eddy_tfl_is_list_form(eddy_tfl_t *z, const eddy_op_t *op);
 eddy_status_t eddy_tfl_lower_list_op(eddy_tfl_t *z, const eddy_op_t *op);
+/// Pack of lists (a vector of lists: one list of their items stacked) and
+/// Unpack of such a vector (legalize_lists.c), called by
+/// eddy_tfl_lower_shape_op.
+eddy_status_t eddy_tfl_lower_list_pack(eddy_tfl_t *z, const eddy_op_t *op);
+eddy_status_t eddy_tfl_lower_list_unpack(eddy_tfl_t *z, const eddy_op_t *op);
 /// Range of run-time operands: core.range (legalize_lists.c).
 eddy_status_t eddy_tfl_lower_range_dynamic(eddy_tfl_t *z, const eddy_op_t *op);
 /// functionalize's first step: marks the writes to a TensorArray made with
@@ -186,6 +243,9 @@ eddy_status_t eddy_tfl_lower_index_op(eddy_tfl_t *z, const eddy_op_t *op,
                                       bool *handled);
 void eddy_tfl_index_ops_each(void (*fn)(const char *name, void *user),
                              void *user);
+/// Einsum of any number of operands (legalize_einsum.c), called by
+/// eddy_tfl_lower_index_op.
+eddy_status_t eddy_tfl_lower_einsum(eddy_tfl_t *z, const eddy_op_t *op);
 /// When v is the (cast) core.shape of a tensor, that tensor; else NULL
 /// (legalize_shape.c).
 eddy_value_t *eddy_tfl_shape_source(eddy_value_t *v);

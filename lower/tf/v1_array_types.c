@@ -87,15 +87,12 @@ static void at_union(at_state_t *s, eddy_value_t *a, eddy_value_t *b) {
     s->parent[x] = y;
 }
 
-static bool is(const eddy_op_t *op, const char *name) {
-  return eddy_ir_op_is(op, name);
-}
-
 /// Ops that pass a handle on unchanged (data operand 0 to every result).
 static bool passes_handle(const eddy_op_t *op) {
-  return is(op, "tf.Enter") || is(op, "tf.Identity") || is(op, "tf.Exit") ||
-         is(op, "tf.NextIteration") || is(op, "tf.Switch") ||
-         is(op, "tf.Merge") || is(op, "df.after");
+  return tfl_is(op, "tf.Enter") || tfl_is(op, "tf.Identity") ||
+         tfl_is(op, "tf.Exit") || tfl_is(op, "tf.NextIteration") ||
+         tfl_is(op, "tf.Switch") || tfl_is(op, "tf.Merge") ||
+         tfl_is(op, "df.after");
 }
 
 static void at_connect(at_state_t *s, eddy_block_t *b) {
@@ -104,10 +101,10 @@ static void at_connect(at_state_t *s, eddy_block_t *b) {
       eddy_value_t *h = eddy_ir_op_operand(op, 0);
       for (uint32_t i = 0; i < op->num_results; i++)
         at_union(s, h, &op->results[i]);
-      if (is(op, "tf.Merge"))
+      if (tfl_is(op, "tf.Merge"))
         for (uint32_t i = 1; i < op->num_operands; i++)
           at_union(s, h, eddy_ir_op_operand(op, i));
-    } else if (is(op, "tf.TensorArrayGradV3") && op->num_operands > 0 &&
+    } else if (tfl_is(op, "tf.TensorArrayGradV3") && op->num_operands > 0 &&
                op->num_results > 0) {
       at_union(s, eddy_ir_op_operand(op, 0), &op->results[0]);
     }
@@ -150,12 +147,12 @@ static void at_write(at_state_t *s, int32_t root, const eddy_type_t *t) {
 
 static void at_writes(at_state_t *s, eddy_block_t *b) {
   for (eddy_op_t *op = b->first; op; op = op->next) {
-    if (is(op, "tf.TensorArrayWriteV3") && op->num_operands >= 3)
+    if (tfl_is(op, "tf.TensorArrayWriteV3") && op->num_operands >= 3)
       at_write(s, at_root(s, op), eddy_ir_op_operand(op, 2)->type);
-    else if (is(op, "tf.TensorArrayScatterV3") && op->num_operands >= 3)
+    else if (tfl_is(op, "tf.TensorArrayScatterV3") && op->num_operands >= 3)
       at_write(s, at_root(s, op),
                row_type(s->ctx, eddy_ir_op_operand(op, 2)->type));
-    else if (is(op, "tf.StackPushV2") && op->num_operands >= 2)
+    else if (tfl_is(op, "tf.StackPushV2") && op->num_operands >= 2)
       at_write(s, at_root(s, op), eddy_ir_op_operand(op, 1)->type);
     for (uint32_t r = 0; r < op->num_regions; r++)
       for (eddy_block_t *inner = op->regions[r].first; inner;
@@ -179,7 +176,8 @@ static const eddy_type_t *forwarded(at_state_t *s, const eddy_op_t *op) {
   if (!passes_handle(op) || op->num_operands == 0)
     return NULL;
   const eddy_type_t *t = eddy_ir_op_operand(op, 0)->type;
-  for (uint32_t i = 1; t && is(op, "tf.Merge") && i < op->num_operands; i++) {
+  for (uint32_t i = 1; t && tfl_is(op, "tf.Merge") && i < op->num_operands;
+       i++) {
     const eddy_type_t *o = eddy_ir_op_operand(op, i)->type;
     t = o->kind == EDDY_TYPE_TOKEN ? t : eddy_ir_type_generalize(s->ctx, t, o);
   }
@@ -191,10 +189,11 @@ static int64_t at_reads(at_state_t *s, eddy_block_t *b) {
   for (eddy_op_t *op = b->first; op; op = op->next) {
     const eddy_type_t *f = forwarded(s, op);
     for (uint32_t i = 0; f && i < op->num_results; i++)
-      if (!(is(op, "tf.Merge") && i == 1)) // value_index
+      if (!(tfl_is(op, "tf.Merge") && i == 1)) // value_index
         changed += at_refine(&op->results[i], s->ctx, f);
-    bool read = is(op, "tf.TensorArrayReadV3") || is(op, "tf.StackPopV2");
-    bool gather = is(op, "tf.TensorArrayGatherV3");
+    bool read =
+        tfl_is(op, "tf.TensorArrayReadV3") || tfl_is(op, "tf.StackPopV2");
+    bool gather = tfl_is(op, "tf.TensorArrayGatherV3");
     int32_t root = (read || gather) && op->num_results ? at_root(s, op) : -1;
     const eddy_type_t *w =
         root >= 0 && !s->no_join[root] ? s->written[root] : NULL;
