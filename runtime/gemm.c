@@ -392,6 +392,13 @@ static void gemm_part(void *arg, int64_t t) {
   eddy_rt_free(g->rt, pa, abytes);
 }
 
+/// AUTO's small products (tiny_work, small_work] run the tiled kernel when
+/// op(B) is cached or wider than this; narrower uncached ones run OpenBLAS
+/// split across the threads, which was faster there (bench/README.md: 2
+/// threads, 256x256x32: 216 against 170 GFLOP/s; 256x1024x32: 99 against
+/// 171).
+#define RT_GEMM_BLAS_MAX_N 512
+
 /// Products with fewer multiply-adds run on the calling thread alone: below
 /// this, handing half to another thread costs about what it saves.
 #define RT_GEMM_PAR_WORK ((int64_t)1 << 17)
@@ -755,7 +762,7 @@ typedef struct {
   float *c;
 } blas_job_t;
 
-#define RT_BLAS_UNIT 64
+#define RT_BLAS_UNIT 32
 
 static void blas_part(void *arg, int64_t t) {
   const blas_job_t *g = arg;
@@ -821,7 +828,8 @@ static int32_t sgemm(eddy_rt_ctx_t *rt, int32_t impl, int32_t trans, int64_t m,
     if (m == 1 || n == 1)
       impl = plan->vec;
     else if ((double)m * (double)n * (double)k > (double)plan->tiny_work &&
-             (double)m * (double)n * (double)k <= (double)plan->small_work)
+             (double)m * (double)n * (double)k <= (double)plan->small_work &&
+             (cache || n > RT_GEMM_BLAS_MAX_N))
       impl = EDDY_RT_GEMM_TILED;
     else
       impl = plan->large;

@@ -108,7 +108,8 @@ static int32_t auto_impl(const gemm_case_t *c) {
   if (c->m == 1 || c->n == 1)
     return p.vec;
   int64_t work = c->m * c->n * c->k;
-  if (work > p.tiny_work && work <= p.small_work)
+  // (Uncached: products up to 512 columns wide go to p.large.)
+  if (work > p.tiny_work && work <= p.small_work && c->n > 512)
     return EDDY_RT_GEMM_TILED;
   return p.large;
 }
@@ -274,7 +275,11 @@ static void test_cache(void **state) {
   int ran = 0;
   for (size_t i = 0; i < sizeof k_par_cases / sizeof k_par_cases[0]; i++) {
     const gemm_case_t *c = &k_par_cases[i];
-    if (auto_impl(c) != EDDY_RT_GEMM_TILED)
+    eddy_rt_gemm_plan_t plan;
+    eddy_rt_gemm_plan_get(&plan);
+    int64_t work = c->m * c->n * c->k;
+    if (plan.large != EDDY_RT_GEMM_TILED &&
+        (work <= plan.tiny_work || work > plan.small_work))
       continue; // AUTO runs the BLAS: the cache is not used
     size_t an = (size_t)(c->m * c->k), bn = (size_t)(c->k * c->n),
            cn = (size_t)(c->m * c->n);
@@ -432,13 +437,32 @@ static void test_auto_small(void **state) {
   eddy_rt_gemm_plan_t p;
   eddy_rt_gemm_plan_get(&p);
   eddy_rt_ctx_t *ctx = rtt_ctx(1);
-  gemm_case_t rnn = {32, 256, 256, 2, 0}, big = {256, 256, 257, 0, 0},
-              tiny = {64, 64, 64, 1, 0};
+  gemm_case_t rnn = {32, 256, 256, 2, 0}, wide = {32, 1024, 256, 0, 0},
+              big = {256, 256, 257, 0, 0}, tiny = {64, 64, 64, 1, 0};
   assert_int_equal(check_case(ctx, EDDY_RT_GEMM_AUTO, &rnn), auto_impl(&rnn));
+  assert_int_equal(check_case(ctx, EDDY_RT_GEMM_AUTO, &wide),
+                   auto_impl(&wide));
   assert_int_equal(check_case(ctx, EDDY_RT_GEMM_AUTO, &big), p.large);
   assert_int_equal(check_case(ctx, EDDY_RT_GEMM_AUTO, &tiny), p.large);
-  if (p.tiny_work < 32 * 256 * 256 && p.small_work >= 32 * 256 * 256)
-    assert_int_equal(auto_impl(&rnn), EDDY_RT_GEMM_TILED);
+  if (p.tiny_work < 32 * 256 * 256 && p.small_work >= 32 * 1024 * 256) {
+    // Wide products run the tiled kernel; narrow ones when their B is
+    // cached (otherwise the large products' implementation).
+    assert_int_equal(auto_impl(&wide), EDDY_RT_GEMM_TILED);
+    assert_int_equal(auto_impl(&rnn), p.large);
+    float *a = calloc(32 * 256, sizeof(float));
+    float *b = calloc(256 * 256, sizeof(float));
+    float *c = calloc(32 * 256, sizeof(float));
+    assert_true(a && b && c);
+    eddy_rt_gemm_cache_t cache;
+    eddy_rt_gemm_cache_init(&cache);
+    assert_int_equal(eddy_rt_sgemm_cached(ctx, &cache, 0, 32, 256, 256, a,
+                                          256, b, 256, c, 256),
+                     EDDY_RT_GEMM_TILED);
+    eddy_rt_gemm_cache_release(ctx, &cache);
+    free(a);
+    free(b);
+    free(c);
+  }
   eddy_rt_ctx_destroy(ctx);
 }
 
