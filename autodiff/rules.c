@@ -882,6 +882,12 @@ static eddy_status_t r_tl_split(ad_scope_t *s, eddy_op_t *op, eddy_value_t **g) 
   return ad_adj_add(s, x, eddy_ir_op_result(c, 0));
 }
 
+/// The sum passes its adjoint to both lists.
+static eddy_status_t r_tl_add(ad_scope_t *s, eddy_op_t *op, eddy_value_t **g) {
+  TRY(ad_adj_add(s, operand(op, 0), g[0]));
+  return ad_adj_add(s, operand(op, 1), g[0]);
+}
+
 /* ---- The table ------------------------------------------------------------------ */
 
 /// One entry per opcode: the rule, or why there is none. `zero`: the op
@@ -1126,6 +1132,8 @@ static const ad_rule_t k_rules[EDDY_OP_COUNT_] = {
     [EDDY_OP_TL_SCATTER] = {r_tl_scatter},
     [EDDY_OP_TL_CONCAT] = {r_tl_concat},
     [EDDY_OP_TL_SPLIT] = {r_tl_split},
+    [EDDY_OP_TL_ADD] = {r_tl_add},
+    [EDDY_OP_TL_ZEROS_LIKE] = {.zero = "zeros whatever the operand's values"},
     /* control flow */
     [EDDY_OP_CTL_IF] = {ad_if_grad},
     [EDDY_OP_CTL_WHILE] = {ad_while_grad},
