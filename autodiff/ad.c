@@ -456,24 +456,15 @@ static eddy_status_t ad_sum(ad_scope_t *s, eddy_value_t *a, eddy_value_t *b,
                             eddy_value_t **out) {
   if (a->type->kind != EDDY_TYPE_LIST)
     return ad_bin(s, "core.add", a, b, out);
-  /* Two list adjoints add element by element: stack both, add, unstack
-     (the elements of one list must share a shape at run time). */
-  const eddy_type_t *st = eddy_tl_stacked_type(s->ad->ctx, a->type->elem);
-  if (!st)
-    return eddy_status_create(EDDY_ERR_UNSUPPORTED,
-                              "autodiff: cannot add list adjoints of this "
-                              "element type");
-  eddy_op_t *sa = NULL, *sb = NULL, *un = NULL;
-  eddy_value_t *sum = NULL;
+  /* Two list adjoints add item by item (tl.add): an item only one of them
+     set is that item, as TensorFlow's AddN of TensorLists treats an unset
+     item as zeros of the other's shape. The items may differ in shape from
+     one another, and lists of lists add one level down. */
+  eddy_value_t *ops[2] = {a, b};
+  eddy_op_t *sum = NULL;
   EDDY_RETURN_IF_ERROR(
-      ad_emit_typed(s, "tl.stack", &a, 1, NULL, 0, &st, 1, &sa));
-  EDDY_RETURN_IF_ERROR(
-      ad_emit_typed(s, "tl.stack", &b, 1, NULL, 0, &st, 1, &sb));
-  EDDY_RETURN_IF_ERROR(ad_bin(s, "core.add", eddy_ir_op_result(sa, 0),
-                              eddy_ir_op_result(sb, 0), &sum));
-  EDDY_RETURN_IF_ERROR(
-      ad_emit_typed(s, "tl.from_tensor", &sum, 1, NULL, 0, &a->type, 1, &un));
-  *out = eddy_ir_op_result(un, 0);
+      ad_emit_typed(s, "tl.add", ops, 2, NULL, 0, &a->type, 1, &sum));
+  *out = eddy_ir_op_result(sum, 0);
   return NULL;
 }
 

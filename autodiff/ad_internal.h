@@ -1,5 +1,5 @@
-/// Internals of the autodiff transform, shared by ad.c, rules.c, ad_if.c and
-/// ad_while.c.
+/// Internals of the autodiff transform, shared by ad.c, rules.c,
+/// rules_movement.c, ad_if.c and ad_while.c.
 ///
 /// The transform walks the forward code backwards in *scopes*: the function
 /// body, each branch of a ctl.if, each body of a ctl.while. A scope has a
@@ -148,6 +148,18 @@ typedef eddy_status_t (*ad_rule_fn)(ad_scope_t *s, eddy_op_t *op,
 /// ctl.while included). NULL with *known true: the op passes no gradient
 /// (integer, comparison...). NULL with *known false: no rule.
 ad_rule_fn ad_rule_lookup(const eddy_op_t *op, bool *known);
+
+/// core.matmul of a and b, either transposed (the gradient of a matmul and
+/// of a static gather use it).
+eddy_status_t ad_matmul(ad_scope_t *s, eddy_value_t *a, eddy_value_t *b,
+                        bool ta, bool tb, eddy_value_t **out);
+
+/// Rules of data movement with possibly dynamic shapes (rules_movement.c).
+eddy_status_t ad_rule_concat(ad_scope_t *s, eddy_op_t *op, eddy_value_t **g);
+eddy_status_t ad_rule_split(ad_scope_t *s, eddy_op_t *op, eddy_value_t **g);
+eddy_status_t ad_rule_slice(ad_scope_t *s, eddy_op_t *op, eddy_value_t **g);
+eddy_status_t ad_rule_pad(ad_scope_t *s, eddy_op_t *op, eddy_value_t **g);
+eddy_status_t ad_rule_gather(ad_scope_t *s, eddy_op_t *op, eddy_value_t **g);
 
 eddy_status_t ad_if_grad(ad_scope_t *s, eddy_op_t *op, eddy_value_t **g);
 eddy_status_t ad_while_grad(ad_scope_t *s, eddy_op_t *op, eddy_value_t **g);

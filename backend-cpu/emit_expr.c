@@ -1170,6 +1170,8 @@ static const cpu_op_info_t k_ops[EDDY_OP_COUNT_] = {
     LIST(SCATTER, cpu_list_scatter),
     LIST(CONCAT, cpu_list_concat),
     LIST(SPLIT, cpu_list_split),
+    LIST(ADD, cpu_list_add),
+    LIST(ZEROS_LIKE, cpu_list_zeros_like),
 };
 
 const cpu_op_info_t *cpu_op_info(const eddy_op_t *op) {

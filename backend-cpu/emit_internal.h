@@ -284,6 +284,8 @@ eddy_status_t cpu_list_resize(cpu_emit_t *e, eddy_op_t *op);
 eddy_status_t cpu_list_scatter(cpu_emit_t *e, eddy_op_t *op);
 eddy_status_t cpu_list_concat(cpu_emit_t *e, eddy_op_t *op);
 eddy_status_t cpu_list_split(cpu_emit_t *e, eddy_op_t *op);
+eddy_status_t cpu_list_add(cpu_emit_t *e, eddy_op_t *op);
+eddy_status_t cpu_list_zeros_like(cpu_emit_t *e, eddy_op_t *op);
 /// After the gate a list op ran in: the memref of a list item it read in
 /// place, remade from its slot (the one made inside the gate is out of
 /// scope there).

@@ -595,6 +595,41 @@ eddy_status_t cpu_list_resize(cpu_emit_t *e, eddy_op_t *op) {
   return NULL;
 }
 
+/// tl.add: operand 0 moved when it can be (the sum is then built in its
+/// item table), operand 1 borrowed.
+eddy_status_t cpu_list_add(cpu_emit_t *e, eddy_op_t *op) {
+  eddy_value_t *a = eddy_ir_op_operand(op, 0), *b = eddy_ir_op_operand(op, 1);
+  int bp = slot_load(e, cpu_val_get(e, b)->buf);
+  int rs = cpu_list_slot(e);
+  bool moved;
+  int ap = take(e, a, op, &moved);
+  int mv = bool_const(e, moved);
+  int p = cpu_fresh(e);
+  cpu_p(e,
+        "%%t%d = func.call @eddy_rt_entry_%s_add(%%rt, %%t%d, %%t%d, %%t%d, "
+        "%%t%d, %%err, %%errlen) : (!llvm.ptr, !llvm.ptr, i32, !llvm.ptr, "
+        "!llvm.ptr, !llvm.ptr, i64) -> !llvm.ptr\n",
+        p, lf(e), ap, mv, bp, e->eflag_ptr);
+  slot_set(e, rs, p);
+  cpu_val_new(e, &op->results[0])->buf = rs;
+  return NULL;
+}
+
+/// tl.zeros_like: a new list from the borrowed operand.
+eddy_status_t cpu_list_zeros_like(cpu_emit_t *e, eddy_op_t *op) {
+  int lp = slot_load(e, cpu_val_get(e, eddy_ir_op_operand(op, 0))->buf);
+  int rs = cpu_list_slot(e);
+  int p = cpu_fresh(e);
+  cpu_p(e,
+        "%%t%d = func.call @eddy_rt_entry_%s_zeros_like(%%rt, %%t%d, %%t%d, "
+        "%%err, %%errlen) : (!llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, "
+        "i64) -> !llvm.ptr\n",
+        p, lf(e), lp, e->eflag_ptr);
+  slot_set(e, rs, p);
+  cpu_val_new(e, &op->results[0])->buf = rs;
+  return NULL;
+}
+
 eddy_status_t cpu_list_scatter(cpu_emit_t *e, eddy_op_t *op) {
   eddy_value_t *l = eddy_ir_op_operand(op, 0);
   eddy_value_t *ix = eddy_ir_op_operand(op, 1), *x = eddy_ir_op_operand(op, 2);

@@ -920,6 +920,230 @@ void *eddy_rt_entry_cuda_list_resize(eddy_rt_ctx_t *rt, void *list,
   return l;
 }
 
+/// ---- tl.add ----------------------------------------------------------------
+
+/// Copies item it (set) into host memory at dst; the stream is idle after.
+static bool item_to_host(rt_cuda_thread_t *t, const char *op,
+                         const cl_item_t *it, void *dst, size_t bytes,
+                         int32_t *code, char *err, size_t errlen) {
+  if (bytes == 0)
+    return true;
+  if (it->host) {
+    if (!cu_ok(rt_cu.stream_wait_event(t->stream, it->event, 0),
+               "cuStreamWaitEvent", op, code, err, errlen) ||
+        !cu_ok(rt_cu.stream_synchronize(t->stream), "cuStreamSynchronize", op,
+               code, err, errlen))
+      return false;
+    memcpy(dst, it->host, bytes);
+    return true;
+  }
+  return cu_ok(rt_cu.memcpy_dtoh_async(dst, it->dev, bytes, t->stream),
+               "cuMemcpyDtoHAsync_v2", op, code, err, errlen) &&
+         cu_ok(rt_cu.stream_synchronize(t->stream), "cuStreamSynchronize", op,
+               code, err, errlen);
+}
+
+/// The sum of items a and b (both set, of one shape) as a new item: both
+/// come to host memory and are added there (rt_list_sum_elems), the sum is
+/// copied back. A round trip, but only an item set in both lists takes it
+/// (a TensorArray index read twice). NULL with the failure stored.
+static cl_item_t *item_sum(rt_cuda_thread_t *t,
+                           const char *op, int32_t dtype, int64_t i,
+                           const cl_item_t *a, const cl_item_t *b,
+                           int32_t *code, char *err, size_t errlen) {
+  char sa[RT_SHAPE_BUF], sb[RT_SHAPE_BUF];
+  if (!same_dims(a->rank, a->dims, b->rank, b->dims))
+    return fail(code, err, errlen, EDDY_RT_ERR_INVALID_ARGUMENT, op,
+                "item %" PRId64 " is %s in one list and %s in the other: "
+                "items set in both must have one shape",
+                i, rt_spec_str(dtype, a->rank, a->dims, sa, sizeof sa),
+                rt_spec_str(dtype, b->rank, b->dims, sb, sizeof sb));
+  size_t bytes = elem_bytes(dtype, a->rank, a->dims);
+  void *ha = malloc(bytes ? bytes : 1), *hb = malloc(bytes ? bytes : 1);
+  cl_item_t *it = NULL;
+  if (!ha || !hb) {
+    fail(code, err, errlen, EDDY_RT_ERR_RESOURCE, op, "out of memory");
+    goto done;
+  }
+  if (!item_to_host(t, op, a, ha, bytes, code, err, errlen) ||
+      !item_to_host(t, op, b, hb, bytes, code, err, errlen))
+    goto done;
+  int64_t n = 1;
+  for (int32_t d = 0; d < a->rank; d++)
+    n *= a->dims[d];
+  if (!rt_list_sum_elems(dtype, n, ha, hb, ha)) {
+    fail(code, err, errlen, EDDY_RT_ERR_INVALID_ARGUMENT, op,
+         "cannot add items of %s (expected f16, bf16, f32, f64, i32 or i64)",
+         eddy_rt_dtype_name(dtype));
+    goto done;
+  }
+  it = item_new(a->rank, a->dims);
+  if (!it) {
+    fail(code, err, errlen, EDDY_RT_ERR_RESOURCE, op, "out of memory");
+    goto done;
+  }
+  if (bytes == 0)
+    goto done;
+  cu_result cr = rt_cu.mem_alloc(&it->dev, bytes);
+  if (!alloc_ok(cr, it->dev != 0, bytes, "device memory", op, code, err,
+                errlen) ||
+      !cu_ok(rt_cu.memcpy_htod_async(it->dev, ha, bytes, t->stream),
+             "cuMemcpyHtoDAsync_v2", op, code, err, errlen) ||
+      !cu_ok(rt_cu.stream_synchronize(t->stream), "cuStreamSynchronize", op,
+             code, err, errlen)) {
+    item_release(it);
+    it = NULL;
+  }
+done:
+  free(ha);
+  free(hb);
+  return it;
+}
+
+/// l (owned) plus other, item by item, as runtime/list.c's
+/// eddy_rt_list_add. NULL with the failure stored and l released.
+static cl_list_t *list_add(cl_list_t *l,
+                           const cl_list_t *other, int32_t *code, char *err,
+                           size_t errlen) {
+  const char *op = "tl.add";
+  char sa[RT_SHAPE_BUF], sb[RT_SHAPE_BUF];
+  if (l->depth != other->depth || l->dtype != other->dtype ||
+      !elem_compatible(&l->elem, &other->elem)) {
+    fail(code, err, errlen, EDDY_RT_ERR_INVALID_ARGUMENT, op,
+         "cannot add a list of depth %d of %s%s and one of depth %d of %s%s",
+         (int)l->depth + 1, eddy_rt_dtype_name(l->dtype),
+         rt_elem_str(&l->elem, sa), (int)other->depth + 1,
+         eddy_rt_dtype_name(other->dtype), rt_elem_str(&other->elem, sb));
+    list_release(l);
+    return NULL;
+  }
+  if (l->size != other->size) {
+    fail(code, err, errlen, EDDY_RT_ERR_INVALID_ARGUMENT, op,
+         "cannot add lists of lengths %" PRId64 " and %" PRId64
+         ": item-wise sums need one length",
+         l->size, other->size);
+    list_release(l);
+    return NULL;
+  }
+  // other may be l itself: its reference keeps it alive through the copy.
+  list_retain((cl_list_t *)other);
+  bool ok = make_unique(&l, op, code, err, errlen);
+  rt_cuda_thread_t *t = NULL;
+  for (int64_t i = 0; ok && i < l->size; i++) {
+    if (l->depth > 0) {
+      cl_list_t *o = other->lists[i], *mine = l->lists[i];
+      if (!o)
+        continue;
+      list_retain(o);
+      if (!mine) {
+        l->lists[i] = o;
+        continue;
+      }
+      l->lists[i] = list_add(mine, o, code, err, errlen);
+      list_release(o);
+      ok = l->lists[i] != NULL;
+      continue;
+    }
+    cl_item_t *o = other->items[i], *mine = l->items[i];
+    if (!o)
+      continue;
+    if (!mine) {
+      item_retain(o);
+      l->items[i] = o;
+      continue;
+    }
+    ok = t || (t = device(op, code, err, errlen));
+    cl_item_t *sum =
+        ok ? item_sum(t, op, l->dtype, i, mine, o, code, err, errlen)
+           : NULL;
+    ok = sum != NULL;
+    if (ok) {
+      item_release(mine);
+      l->items[i] = sum;
+    }
+  }
+  list_release((cl_list_t *)other);
+  if (!ok) {
+    list_release(l);
+    return NULL;
+  }
+  return l;
+}
+
+void *eddy_rt_entry_cuda_list_add(eddy_rt_ctx_t *rt, void *list,
+                                  int32_t moved, const void *other,
+                                  int32_t *code, char *err, size_t errlen) {
+  cl_list_t *l = list;
+  if (!l || !other)
+    return NULL;
+  (void)rt;
+  if (!moved)
+    list_retain(l);
+  return list_add(l, other, code, err, errlen);
+}
+
+/// ---- tl.zeros_like ---------------------------------------------------------
+
+/// A list like l whose set items are zeroed device blocks of their shapes.
+/// NULL with the failure stored.
+static cl_list_t *list_zeros_like(rt_cuda_thread_t *t, const cl_list_t *l,
+                                  int32_t *code, char *err, size_t errlen) {
+  const char *op = "tl.zeros_like";
+  cl_list_t *z = list_new(l->depth, l->dtype, &l->elem, l->max_elements, false);
+  if (!z || !list_grow(z, l->size)) {
+    list_release(z);
+    return fail(code, err, errlen, EDDY_RT_ERR_RESOURCE, op, "out of memory");
+  }
+  for (int64_t i = 0; i < l->size; i++) {
+    bool ok = true;
+    if (l->depth > 0) {
+      z->lists[i] = NULL;
+      if (l->lists[i]) {
+        z->lists[i] = list_zeros_like(t, l->lists[i], code, err, errlen);
+        ok = z->lists[i] != NULL;
+      }
+    } else {
+      z->items[i] = NULL;
+      const cl_item_t *it = l->items[i];
+      if (it) {
+        size_t bytes = elem_bytes(l->dtype, it->rank, it->dims);
+        cl_item_t *zi = item_new(it->rank, it->dims);
+        ok = zi != NULL;
+        if (!ok)
+          fail(code, err, errlen, EDDY_RT_ERR_RESOURCE, op, "out of memory");
+        if (ok && bytes > 0) {
+          cu_result r = rt_cu.mem_alloc(&zi->dev, bytes);
+          ok = alloc_ok(r, zi->dev != 0, bytes, "device memory", op, code, err,
+                        errlen) &&
+               cu_ok(rt_cu.memset_d8_async(zi->dev, 0, bytes, t->stream),
+                     "cuMemsetD8Async", op, code, err, errlen);
+          t->list_busy = true;
+        }
+        if (ok)
+          z->items[i] = zi;
+        else
+          item_release(zi);
+      }
+    }
+    z->size = i + 1;
+    if (!ok) {
+      list_release(z);
+      return NULL;
+    }
+  }
+  return z;
+}
+
+void *eddy_rt_entry_cuda_list_zeros_like(eddy_rt_ctx_t *rt, const void *list,
+                                         int32_t *code, char *err,
+                                         size_t errlen) {
+  (void)rt;
+  if (!list)
+    return NULL;
+  rt_cuda_thread_t *t = device("tl.zeros_like", code, err, errlen);
+  return t ? list_zeros_like(t, list, code, err, errlen) : NULL;
+}
+
 void *eddy_rt_entry_cuda_list_scatter(eddy_rt_ctx_t *rt, void *list,
                                       int32_t moved, void *idx_data,
                                       int32_t idx_dtype, int64_t n, void *data,

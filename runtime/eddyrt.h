@@ -474,6 +474,14 @@ void *eddy_rt_entry_list_set(eddy_rt_ctx_t *rt, void *list, int32_t moved,
 void *eddy_rt_entry_list_resize(eddy_rt_ctx_t *rt, void *list, int32_t moved,
                                 int64_t n, int32_t *code, char *err,
                                 size_t errlen);
+/// tl.add of two lists of any depth: list (moved or borrowed) plus other
+/// (borrowed; may be list itself).
+void *eddy_rt_entry_list_add(eddy_rt_ctx_t *rt, void *list, int32_t moved,
+                             const void *other, int32_t *code, char *err,
+                             size_t errlen);
+/// tl.zeros_like of a list of any depth (borrowed).
+void *eddy_rt_entry_list_zeros_like(eddy_rt_ctx_t *rt, const void *list,
+                                    int32_t *code, char *err, size_t errlen);
 /// tl.scatter of the rows of x (dtype, rank, dims) to the n indices at
 /// idx_data (of dtype idx_dtype).
 void *eddy_rt_entry_list_scatter(eddy_rt_ctx_t *rt, void *list, int32_t moved,
@@ -804,6 +812,15 @@ void *eddy_rt_entry_cuda_list_split(eddy_rt_ctx_t *rt, void *data,
                                     int32_t len_dtype, int64_t n,
                                     int32_t erank, const int64_t *edims,
                                     int32_t *code, char *err, size_t errlen);
+/// tl.add of two lists of any depth; items set in both are summed through
+/// host memory (a synchronous copy each way).
+void *eddy_rt_entry_cuda_list_add(eddy_rt_ctx_t *rt, void *list,
+                                  int32_t moved, const void *other,
+                                  int32_t *code, char *err, size_t errlen);
+/// tl.zeros_like of a list of any depth (borrowed): zeroed device blocks.
+void *eddy_rt_entry_cuda_list_zeros_like(eddy_rt_ctx_t *rt, const void *list,
+                                         int32_t *code, char *err,
+                                         size_t errlen);
 /// tl.resize of a list of any depth to length n.
 void *eddy_rt_entry_cuda_list_resize(eddy_rt_ctx_t *rt, void *list,
                                      int32_t moved, int64_t n, int32_t *code,

@@ -347,6 +347,27 @@ void *eddy_rt_entry_list_resize(eddy_rt_ctx_t *rt, void *list, int32_t moved,
   return st ? rt_entry_list_fail(st, code, err, errlen) : out;
 }
 
+void *eddy_rt_entry_list_add(eddy_rt_ctx_t *rt, void *list, int32_t moved,
+                             const void *other, int32_t *code, char *err,
+                             size_t errlen) {
+  if (!list || !other)
+    return NULL;
+  if (!moved)
+    eddy_rt_list_retain(list);
+  eddy_rt_list_t *out = NULL;
+  eddy_rt_status_t st = eddy_rt_list_add(rt, list, other, &out);
+  return st ? rt_entry_list_fail(st, code, err, errlen) : out;
+}
+
+void *eddy_rt_entry_list_zeros_like(eddy_rt_ctx_t *rt, const void *list,
+                                    int32_t *code, char *err, size_t errlen) {
+  if (!list)
+    return NULL;
+  eddy_rt_list_t *out = NULL;
+  eddy_rt_status_t st = eddy_rt_list_zeros_like(rt, list, &out);
+  return st ? rt_entry_list_fail(st, code, err, errlen) : out;
+}
+
 void *eddy_rt_entry_list_scatter(eddy_rt_ctx_t *rt, void *list, int32_t moved,
                                  void *idx_data, int32_t idx_dtype, int64_t n,
                                  void *data, int32_t dtype, int32_t rank,

@@ -329,6 +329,23 @@ eddy_rt_status_t eddy_rt_list_scatter(eddy_rt_ctx_t *ctx,
                                       const eddy_rt_tensor_t *indices,
                                       const eddy_rt_tensor_t *x,
                                       eddy_rt_list_t **out_list);
+/// tl.add: the item-wise sum of two lists of one length, depth and dtype
+/// (TensorFlow's AddN of TensorLists): an item set in one list only is that
+/// item (shared, not copied), an item set in both is their sum (of one
+/// shape; in lists of lists, the item lists' tl.add), an item set in
+/// neither stays unset. Consumes owned_list (even on error); other is
+/// borrowed and may be owned_list itself.
+eddy_rt_status_t eddy_rt_list_add(eddy_rt_ctx_t *ctx,
+                                  eddy_rt_list_t *owned_list,
+                                  const eddy_rt_list_t *other,
+                                  eddy_rt_list_t **out_list);
+/// tl.zeros_like: a new list of list's length, depth, dtype and element
+/// shape whose item i is zeros of item i's shape (an item list: its
+/// zeros_like), or unset where list's is (TensorFlow's ZerosLike of a
+/// TensorList). list is borrowed.
+eddy_rt_status_t eddy_rt_list_zeros_like(eddy_rt_ctx_t *ctx,
+                                         const eddy_rt_list_t *list,
+                                         eddy_rt_list_t **out_list);
 /// tl.concat: the items (rank >= 1, equal in every dim but the first)
 /// joined along axis 0, and their first dims (an i64 vector). Unset items
 /// read as zeros of the element shape when it is fully known; an empty

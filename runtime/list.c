@@ -13,6 +13,7 @@
 /// to its list in `data`; dtype and element shape then describe the
 /// innermost tensors.
 #include "runtime/rt_internal.h"
+#include "runtime/scalar.h"
 
 #include <inttypes.h>
 #include <stdatomic.h>
@@ -1140,5 +1141,205 @@ eddy_rt_status_t eddy_rt_list_set_item_list(eddy_rt_ctx_t *ctx,
   rt_item_release(&l->items[i]);
   l->items[i] = (rt_item_t){NULL, x, RT_LIST_ITEM};
   *out_list = l;
+  return NULL;
+}
+
+/// ---- tl.add -----------------------------------------------------------------
+
+bool rt_list_sum_elems(int32_t dtype, int64_t n, const void *a, const void *b,
+                       void *out) {
+  for (int64_t k = 0; k < n; k++) {
+    switch (dtype) {
+    case EDDY_RT_F16:
+      ((uint16_t *)out)[k] =
+          eddy_scalar_f32_to_f16(eddy_scalar_f16_to_f32(((const uint16_t *)a)[k]) +
+                                 eddy_scalar_f16_to_f32(((const uint16_t *)b)[k]));
+      break;
+    case EDDY_RT_BF16:
+      ((uint16_t *)out)[k] = eddy_scalar_f32_to_bf16(
+          eddy_scalar_bf16_to_f32(((const uint16_t *)a)[k]) +
+          eddy_scalar_bf16_to_f32(((const uint16_t *)b)[k]));
+      break;
+    case EDDY_RT_F32:
+      ((float *)out)[k] = ((const float *)a)[k] + ((const float *)b)[k];
+      break;
+    case EDDY_RT_F64:
+      ((double *)out)[k] = ((const double *)a)[k] + ((const double *)b)[k];
+      break;
+    case EDDY_RT_I32:
+      ((int32_t *)out)[k] =
+          eddy_scalar_wrap_i32((uint64_t)((const int32_t *)a)[k] +
+                               (uint64_t)((const int32_t *)b)[k]);
+      break;
+    case EDDY_RT_I64:
+      ((int64_t *)out)[k] =
+          eddy_scalar_wrap_i64((uint64_t)((const int64_t *)a)[k] +
+                               (uint64_t)((const int64_t *)b)[k]);
+      break;
+    default:
+      return false;
+    }
+  }
+  return true;
+}
+
+// Item i of l becomes item i of `other` (l's unset): the item shares its
+// buffer or list.
+static eddy_rt_status_t rt_add_take(eddy_rt_list_t *l, const char *op,
+                                    const eddy_rt_list_t *other, int64_t i) {
+  const rt_item_t *it = &other->items[i];
+  if (it->shape == RT_LIST_ITEM) {
+    eddy_rt_list_retain(it->data);
+    l->items[i] = *it;
+    return NULL;
+  }
+  eddy_rt_tensor_t t;
+  EDDY_RT_RETURN_IF_ERROR(rt_item_tensor(other, op, i, &t));
+  eddy_rt_status_t st = rt_check_item(l, op, &t);
+  rt_item_t item;
+  if (!st)
+    st = rt_make_item(l, op, &t, &item);
+  eddy_rt_tensor_release(&t);
+  if (!st)
+    l->items[i] = item;
+  return st;
+}
+
+// Item i of l (set, a tensor) becomes its sum with item i of other (set).
+static eddy_rt_status_t rt_add_sum(eddy_rt_ctx_t *ctx, eddy_rt_list_t *l,
+                                   const char *op,
+                                   const eddy_rt_list_t *other, int64_t i) {
+  eddy_rt_tensor_t a, b, r = eddy_rt_tensor_empty();
+  EDDY_RT_RETURN_IF_ERROR(rt_item_tensor(l, op, i, &a));
+  eddy_rt_status_t st = rt_item_tensor(other, op, i, &b);
+  if (st) {
+    eddy_rt_tensor_release(&a);
+    return st;
+  }
+  if (a.rank != b.rank ||
+      memcmp(a.dims, b.dims, (size_t)a.rank * sizeof(int64_t)) != 0) {
+    char sa[RT_SHAPE_BUF], sb[RT_SHAPE_BUF];
+    st = rt_err(EDDY_RT_ERR_INVALID_ARGUMENT, op,
+                "item %" PRId64 " is %s in one list and %s in the other: "
+                "items set in both must have one shape",
+                i, rt_type_str(&a, sa), rt_type_str(&b, sb));
+  }
+  if (!st)
+    st = eddy_rt_tensor_create(ctx, l->dtype, a.rank, a.dims, op, &r);
+  if (!st && !rt_list_sum_elems(l->dtype, eddy_rt_tensor_numel(&r), a.data,
+                                b.data, r.data))
+    st = rt_err(EDDY_RT_ERR_INVALID_ARGUMENT, op,
+                "cannot add items of %s (expected f16, bf16, f32, f64, i32 "
+                "or i64)",
+                eddy_rt_dtype_name(l->dtype));
+  eddy_rt_tensor_release(&a);
+  eddy_rt_tensor_release(&b);
+  rt_item_t item;
+  if (!st)
+    st = rt_make_item(l, op, &r, &item);
+  eddy_rt_tensor_release(&r);
+  if (st)
+    return st;
+  rt_item_release(&l->items[i]);
+  l->items[i] = item;
+  return NULL;
+}
+
+eddy_rt_status_t eddy_rt_list_add(eddy_rt_ctx_t *ctx,
+                                  eddy_rt_list_t *owned_list,
+                                  const eddy_rt_list_t *other,
+                                  eddy_rt_list_t **out_list) {
+  const char *op = "tl.add";
+  *out_list = NULL;
+  eddy_rt_list_t *l = owned_list;
+  eddy_rt_status_t st = NULL;
+  if (l->depth != other->depth || l->dtype != other->dtype ||
+      !rt_elem_compatible(&l->elem, &other->elem)) {
+    char sa[RT_SHAPE_BUF], sb[RT_SHAPE_BUF];
+    st = rt_err(EDDY_RT_ERR_INVALID_ARGUMENT, op,
+                "cannot add a list of depth %d of %s%s and one of depth %d "
+                "of %s%s",
+                (int)l->depth + 1, eddy_rt_dtype_name(l->dtype),
+                rt_elem_str(&l->elem, sa), (int)other->depth + 1,
+                eddy_rt_dtype_name(other->dtype),
+                rt_elem_str(&other->elem, sb));
+  } else if (l->size != other->size) {
+    st = rt_err(EDDY_RT_ERR_INVALID_ARGUMENT, op,
+                "cannot add lists of lengths %" PRId64 " and %" PRId64
+                ": item-wise sums need one length",
+                l->size, other->size);
+  }
+  if (st) {
+    eddy_rt_list_release(l);
+    return st;
+  }
+  // other may be l itself: its reference keeps it alive through the copy.
+  eddy_rt_list_retain((eddy_rt_list_t *)other);
+  st = rt_list_make_unique(op, &l);
+  for (int64_t i = 0; !st && i < l->size; i++) {
+    rt_item_t *it = &l->items[i];
+    if (other->items[i].shape == RT_UNSET)
+      continue;
+    if (it->shape == RT_UNSET) {
+      st = rt_add_take(l, op, other, i);
+    } else if (it->shape == RT_LIST_ITEM) {
+      // Lists of lists add item by item, one level down.
+      eddy_rt_list_t *sum = NULL;
+      eddy_rt_list_t *mine = it->data;
+      *it = (rt_item_t){NULL, NULL, RT_UNSET};
+      st = eddy_rt_list_add(ctx, mine, other->items[i].data, &sum);
+      if (!st)
+        *it = (rt_item_t){NULL, sum, RT_LIST_ITEM};
+    } else {
+      st = rt_add_sum(ctx, l, op, other, i);
+    }
+  }
+  eddy_rt_list_release((eddy_rt_list_t *)other);
+  if (st) {
+    eddy_rt_list_release(l);
+    return st;
+  }
+  *out_list = l;
+  return NULL;
+}
+
+/// ---- tl.zeros_like -----------------------------------------------------------
+
+eddy_rt_status_t eddy_rt_list_zeros_like(eddy_rt_ctx_t *ctx,
+                                         const eddy_rt_list_t *list,
+                                         eddy_rt_list_t **out_list) {
+  const char *op = "tl.zeros_like";
+  *out_list = NULL;
+  const eddy_rt_list_t *l = list;
+  eddy_rt_list_t *z;
+  EDDY_RT_RETURN_IF_ERROR(rt_list_new(ctx, op, l->depth, l->dtype, &l->elem,
+                                      l->max_elements, &z));
+  eddy_rt_status_t st = rt_grow(ctx, op, (void **)&z->items, &z->cap, 0,
+                                l->size, (int64_t)sizeof(rt_item_t));
+  for (int64_t i = 0; !st && i < l->size; i++) {
+    const rt_item_t *it = &l->items[i];
+    rt_item_t item = {NULL, NULL, RT_UNSET};
+    if (it->shape == RT_LIST_ITEM) {
+      eddy_rt_list_t *inner = NULL;
+      st = eddy_rt_list_zeros_like(ctx, it->data, &inner);
+      if (!st)
+        item = (rt_item_t){NULL, inner, RT_LIST_ITEM};
+    } else if (it->shape != RT_UNSET) {
+      const eddy_rt_elem_shape_t *s = &l->shapes[it->shape];
+      eddy_rt_tensor_t t;
+      st = eddy_rt_tensor_create(ctx, l->dtype, s->rank, s->dims, op, &t);
+      if (!st) {
+        st = rt_make_item(z, op, &t, &item);
+        eddy_rt_tensor_release(&t);
+      }
+    }
+    if (!st)
+      z->items[z->size++] = item;
+  }
+  if (st) {
+    eddy_rt_list_release(z);
+    return st;
+  }
+  *out_list = z;
   return NULL;
 }

@@ -156,4 +156,9 @@ eddy_rt_status_t rt_make_owned_contiguous(eddy_rt_ctx_t *ctx, const char *op,
 void *rt_entry_list_fail(eddy_rt_status_t st, int32_t *code, char *err,
                          size_t errlen);
 
+/// out[k] = a[k] + b[k] for k < n, elements of dtype (f16 and bf16 through
+/// f32, integers wrapping); false for i1 and i8, which no list sum takes.
+bool rt_list_sum_elems(int32_t dtype, int64_t n, const void *a, const void *b,
+                       void *out);
+
 #endif

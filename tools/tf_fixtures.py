@@ -780,13 +780,11 @@ def op_histogram(gd):
 
 # Models also written with second-order gradients (`_grad2`: the outputs' sum y, then
 # d(sum of dy/dx_i squared)/dx_i for each input), in these control-flow versions. TensorFlow
-# refuses second-order gradients of v1 while_loops. eddy refuses the v2 second-order gradients
-# of a cond with a loop in a branch (cond_with_loop: a zero of an Optional holding the loop's
-# list; cond_in_cond: an Optional whose type depends on the branch, wrapped in another
-# Optional) and the v1 second-order gradient of a single cond (Switches on a Merge's
-# value_index); docs/import.md, Gaps.
+# refuses second-order gradients of v1 while_loops. eddy refuses the v2 second-order gradient
+# of a cond in a cond with a loop (cond_in_cond: an Optional whose type depends on the branch,
+# wrapped in another Optional); docs/import.md, Gaps.
 SECOND_ORDER = {"cond_in_cond": ("v1",), "cond": ("v1", "v2"), "count": ("v2",), "map_fn": ("v2",),
-                "scan": ("v2",)}
+                "scan": ("v2",), "cond_with_loop": ("v2",)}
 
 
 def second_order(fn, v2):

@@ -304,6 +304,32 @@ static eddy_status_t verify_scatter(const eddy_op_t *op) {
   return NULL;
 }
 
+/// add: two lists of one type up to refinement; the result has that type.
+static eddy_status_t verify_add(const eddy_op_t *op) {
+  EDDY_RETURN_IF_ERROR(expect_list(op, 0));
+  EDDY_RETURN_IF_ERROR(expect_list(op, 1));
+  const eddy_type_t *a = op->operands[0].value->type;
+  const eddy_type_t *b = op->operands[1].value->type;
+  if (!eddy_ir_type_is_compatible(a, b))
+    return type_error(op, "cannot add lists of types %s and %s", a, b);
+  const eddy_type_t *r = op->results[0].type;
+  if (!eddy_ir_type_is_compatible(r, a))
+    return type_error(op, "result has type %s, incompatible with the "
+                          "operands' %s", r, a);
+  return NULL;
+}
+
+/// zeros_like: a list; the result has its type up to refinement.
+static eddy_status_t verify_zeros_like(const eddy_op_t *op) {
+  EDDY_RETURN_IF_ERROR(expect_list(op, 0));
+  const eddy_type_t *l = op->operands[0].value->type;
+  const eddy_type_t *r = op->results[0].type;
+  if (!eddy_ir_type_is_compatible(r, l))
+    return type_error(op, "result has type %s, incompatible with the "
+                          "operand's %s", r, l);
+  return NULL;
+}
+
 static eddy_status_t verify_split(const eddy_op_t *op) {
   const eddy_type_t *ix = op->operands[1].value->type;
   if (!eddy_ir_type_is_tensor(ix) || ix->rank != 1 ||
@@ -348,6 +374,8 @@ static const eddy_op_def_t tl_ops[] = {
     TL_OP(SCATTER, "scatter", 3, 1, verify_scatter, infer_same_list),
     TL_OP(CONCAT, "concat", 1, 2, verify_list_only, infer_concat),
     TL_OP(SPLIT, "split", 2, 1, verify_split, infer_split),
+    TL_OP(ADD, "add", 2, 1, verify_add, infer_same_list),
+    TL_OP(ZEROS_LIKE, "zeros_like", 1, 1, verify_zeros_like, infer_same_list),
 };
 
 const eddy_dialect_t eddy_tl_dialect = {

@@ -24,7 +24,9 @@ extern "C" {
   X(RESIZE, "resize")                                                          \
   X(SCATTER, "scatter")                                                        \
   X(CONCAT, "concat")                                                          \
-  X(SPLIT, "split")
+  X(SPLIT, "split")                                                            \
+  X(ADD, "add")                                                                \
+  X(ZEROS_LIKE, "zeros_like")
 
 extern const eddy_dialect_t eddy_tl_dialect;
 

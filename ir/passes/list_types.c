@@ -7,7 +7,9 @@
 /// shape. Forward inference cannot see that: a tl.set_item's result holds
 /// the items of its operand list too. This step looks at whole webs instead:
 /// the list values connected by the ops that derive one list from another
-/// (push_back, pop_back, set_item, resize, scatter), by ctl.while (operand,
+/// (push_back, pop_back, set_item, resize, scatter, add: its two operands
+/// and its result, zeros_like: its items have the operand's shapes), by
+/// ctl.while (operand,
 /// cond and body arguments, body yield, result) and by ctl.if (the yields
 /// and the result). Every item of every list in a web was written into it by
 /// a push_back, a set_item, a scatter (its tensor's rows) or a from_tensor
@@ -115,7 +117,8 @@ static bool reads_list_operand0(const eddy_op_t *op) {
   static const char *const names[] = {"tl.push_back", "tl.pop_back",
                                       "tl.set_item",  "tl.get_item",
                                       "tl.length",    "tl.stack",
-                                      "tl.resize",    "tl.scatter"};
+                                      "tl.resize",    "tl.scatter",
+                                      "tl.add",       "tl.zeros_like"};
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
     if (eddy_ir_op_is(op, names[i]))
       return true;
@@ -148,6 +151,7 @@ static void lt_operands(lt_state_t *s, eddy_op_t *op) {
     if (!is_list(v))
       continue;
     if ((i == 0 && in_sight_op0) || yield_in_cf ||
+        (i == 1 && eddy_ir_op_is(op, "tl.add")) ||
         eddy_ir_op_is(op, "ctl.while") || is_item_operand(op, i))
       (void)lt_id(s, v); // unioned where its op is visited
     else
@@ -198,7 +202,9 @@ static void lt_results(lt_state_t *s, eddy_op_t *op) {
                  eddy_ir_op_is(op, "tl.pop_back") ||
                  eddy_ir_op_is(op, "tl.set_item") ||
                  eddy_ir_op_is(op, "tl.resize") ||
-                 eddy_ir_op_is(op, "tl.scatter");
+                 eddy_ir_op_is(op, "tl.scatter") ||
+                 eddy_ir_op_is(op, "tl.add") ||
+                 eddy_ir_op_is(op, "tl.zeros_like");
   bool creates = eddy_ir_op_is(op, "tl.empty") ||
                  eddy_ir_op_is(op, "tl.reserve") ||
                  eddy_ir_op_is(op, "tl.from_tensor");
@@ -207,8 +213,11 @@ static void lt_results(lt_state_t *s, eddy_op_t *op) {
     eddy_value_t *r = &op->results[i];
     if (!is_list(r))
       continue;
-    if (derives && i == 0 && op->num_operands > 0)
+    if (derives && i == 0 && op->num_operands > 0) {
       lt_union(s, eddy_ir_op_operand(op, 0), r);
+      if (eddy_ir_op_is(op, "tl.add") && op->num_operands == 2)
+        lt_union(s, eddy_ir_op_operand(op, 1), r);
+    }
     else if ((creates && i == 0) || cf || is_item_result(op, i))
       (void)lt_id(s, r);
     else

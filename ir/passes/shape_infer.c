@@ -344,8 +344,11 @@ static eddy_status_t shape_infer_run(eddy_pass_ctx_t *pc, eddy_module_t *m) {
   // A refined signature can refine its callers: at most one round per
   // function along a call chain, plus one to see that nothing changed. A
   // refined list element type can refine the items written into another
-  // list: such rounds are counted apart (each refines some list type, so
-  // they end; the cap only guards against a bug).
+  // list, and a type the inference refined can be an item written into a
+  // list (an item list taken out of a list of lists, whose type the
+  // inference after the list step refines): while either changes a type,
+  // another round runs. Such rounds are counted apart (each refines some
+  // type, so they end; the cap only guards against a bug).
   size_t list_rounds = 0;
   for (size_t round = 0; round <= num_funcs + list_rounds; round++) {
     bool changed = false, lists_changed = false;
@@ -356,7 +359,9 @@ static eddy_status_t shape_infer_run(eddy_pass_ctx_t *pc, eddy_module_t *m) {
       EDDY_RETURN_IF_ERROR(eddy_passes_refine_list_types(s.ctx, f, &retyped));
       s.updates += retyped;
       lists_changed |= retyped > 0;
+      int64_t before = s.updates;
       EDDY_RETURN_IF_ERROR(infer_regions(&s, f));
+      lists_changed |= s.updates > before;
       EDDY_RETURN_IF_ERROR(update_signature(&s, f, &changed));
     }
     if (lists_changed && list_rounds < SI_MAX_LIST_ROUNDS) {

@@ -899,6 +899,14 @@ static eddy_status_t translate_op(eddy_tfl_t *z, const eddy_op_t *op) {
                    eddy_tfl_get(z, eddy_ir_op_operand(op, 0)));
       return NULL;
     }
+    if (strcmp(name, "df.after") == 0) {
+      // It forwards its data operand, whose legalized type may be more
+      // refined than the imported one (the value of an Optional).
+      EDDY_RETURN_IF_ERROR(copy_op(z, op));
+      eddy_value_t *r = eddy_tfl_get(z, &op->results[0]);
+      eddy_ir_value_set_type(r, eddy_ir_op_operand(r->def, 0)->type);
+      return NULL;
+    }
     if (strncmp(name, "df.", 3) == 0)
       return copy_op(z, op);
   }

@@ -210,9 +210,18 @@ static eddy_status_t lower_fill(eddy_tfl_t *z, const eddy_op_t *op) {
 static eddy_status_t lower_like(eddy_tfl_t *z, const eddy_op_t *op,
                                 double x) {
   eddy_value_t *v = tfl_in(z, op, 0), *r = NULL;
+  if (v->type->kind == EDDY_TYPE_LIST && x == 0.0) {
+    // TensorFlow's ZerosLike of a TensorList (or of an Optional, a list of
+    // at most one item): zeros like each item, lists of lists included.
+    eddy_op_t *o = NULL;
+    EDDY_RETURN_IF_ERROR(eddy_tfl_build_typed(z, op, "tl.zeros_like", &v, 1,
+                                              NULL, 0, &v->type, 1, &o));
+    tfl_out1(z, op, eddy_ir_op_result(o, 0));
+    return NULL;
+  }
   if (v->type->kind == EDDY_TYPE_LIST &&
       v->type->elem->kind == EDDY_TYPE_TENSOR) {
-    // A list of zeros like each element: stack, zeros, unstack (the
+    // A list of ones like each element: stack, ones, unstack (the
     // elements must all be set and of one shape).
     eddy_value_t *st = NULL, *zs = NULL, *c = NULL;
     EDDY_RETURN_IF_ERROR(
@@ -227,10 +236,8 @@ static eddy_status_t lower_like(eddy_tfl_t *z, const eddy_op_t *op,
     return NULL;
   }
   if (v->type->kind == EDDY_TYPE_LIST)
-    return eddy_tfl_error(op, "a zero of a list of lists or of an Optional "
-                              "holding a list is not supported (it would "
-                              "need the inner lists' lengths and element "
-                              "shapes)");
+    return eddy_tfl_error(op, "OnesLike of a list of lists or of an "
+                              "Optional holding a list is not supported");
   if (v->type->kind != EDDY_TYPE_TENSOR)
     return eddy_tfl_error(op, "only tensors are supported");
   if (eddy_ir_type_is_static(v->type)) {

@@ -661,6 +661,37 @@ static eddy_status_t h_tl_split(eval_state_t *s, eval_frame_t *f,
   return put_list(&out[0], l);
 }
 
+static eddy_status_t h_tl_add(eval_state_t *s, eval_frame_t *f,
+                              const eval_handler_t *h, const eddy_op_t *op,
+                              const eddy_eval_value_t *const *operands,
+                              eddy_eval_value_t *out) {
+  UNUSED_HANDLER_ARGS;
+  // Operand 1 is borrowed before operand 0 is taken: both may be one list.
+  eddy_rt_list_t *other = operands[1]->list, *owned = NULL, *l = NULL;
+  eddy_rt_list_retain(other);
+  eddy_status_t est = eddy_eval_take_list(s, f, op, 0, &owned);
+  if (est) {
+    eddy_rt_list_release(other);
+    return est;
+  }
+  eddy_rt_status_t rs = eddy_rt_list_add(s->rt, owned, other, &l);
+  eddy_rt_list_release(other);
+  if (rs)
+    return eddy_eval_op_rt_error(op, rs);
+  return put_list(&out[0], l);
+}
+
+static eddy_status_t h_tl_zeros_like(eval_state_t *s, eval_frame_t *f,
+                                     const eval_handler_t *h,
+                                     const eddy_op_t *op,
+                                     const eddy_eval_value_t *const *operands,
+                                     eddy_eval_value_t *out) {
+  UNUSED_HANDLER_ARGS;
+  eddy_rt_list_t *l = NULL;
+  RT(eddy_rt_list_zeros_like(s->rt, operands[0]->list, &l));
+  return put_list(&out[0], l);
+}
+
 /// ---- The table ------------------------------------------------------------------
 
 static eddy_status_t h_reverse(eval_state_t *s, eval_frame_t *f,
@@ -838,6 +869,8 @@ static const eval_handler_t k_handlers[EDDY_OP_COUNT_] = {
     [EDDY_OP_TL_SCATTER] = {h_tl_scatter, 0},
     [EDDY_OP_TL_CONCAT] = {h_tl_concat, 0},
     [EDDY_OP_TL_SPLIT] = {h_tl_split, 0},
+    [EDDY_OP_TL_ADD] = {h_tl_add, 0},
+    [EDDY_OP_TL_ZEROS_LIKE] = {h_tl_zeros_like, 0},
     [EDDY_OP_CTL_WHILE] = {eddy_eval_ctl_while, 0},
     [EDDY_OP_CTL_IF] = {eddy_eval_ctl_if, 0},
     [EDDY_OP_CTL_CALL] = {eddy_eval_ctl_call, 0},

@@ -510,6 +510,113 @@ static void test_resize_scatter(void **state) {
   p_release(l); // (the original reference)
 }
 
+static pair_t p_add(pair_t l, int32_t moved, pair_t other, res_t *r) {
+  slots_t s = slots();
+  pair_t p = {eddy_rt_entry_list_add(g_ctx, l.h, moved, other.h, &s.hc, s.he,
+                                     ERRLEN),
+              eddy_rt_entry_cuda_list_add(g_ctx, l.d, moved, other.d, &s.dc,
+                                          s.de, ERRLEN)};
+  *r = agree(&s, p.h, p.d, true);
+  if (p.h)
+    same_length(p);
+  return p;
+}
+
+static pair_t p_zeros_like(pair_t l, res_t *r) {
+  slots_t s = slots();
+  pair_t p = {eddy_rt_entry_list_zeros_like(g_ctx, l.h, &s.hc, s.he, ERRLEN),
+              eddy_rt_entry_cuda_list_zeros_like(g_ctx, l.d, &s.dc, s.de,
+                                                 ERRLEN)};
+  *r = agree(&s, p.h, p.d, true);
+  if (p.h)
+    same_length(p);
+  return p;
+}
+
+/// tl.add: items of different shapes; an item set in one list is taken,
+/// one set in both is summed (through host memory on the device), one set
+/// in neither stays unset; a shared operand keeps its items; a list added
+/// to itself doubles; lengths and shapes that differ fail. tl.zeros_like:
+/// zeros of each item's shape.
+static void test_add(void **state) {
+  (void)state;
+  res_t r;
+  const int64_t k1[] = {-1}, k2[] = {2}, k3[] = {3};
+  float x[3] = {1, 2, 3}, y[3] = {10, 20, 30}, out[3];
+  pair_t a = p_reserve(F32, 1, k1, 3, &r);
+  a = p_set(a, 1, 0, x, F32, 1, k2, &r);
+  a = p_set(a, 1, 1, x, F32, 1, k3, &r);
+  pair_t b = p_reserve(F32, 1, k1, 3, &r);
+  b = p_set(b, 1, 1, y, F32, 1, k3, &r);
+  b = p_set(b, 1, 2, y, F32, 1, k2, &r);
+  OK(r);
+  pair_t c = p_add(a, 0, b, &r); // a kept: the sum copies its item table
+  OK(r);
+  p_get(c, 0, out, F32, 1, k2, &r);
+  OK(r);
+  assert_true(out[0] == 1 && out[1] == 2);
+  p_get(c, 1, out, F32, 1, k3, &r);
+  OK(r);
+  assert_true(out[0] == 11 && out[1] == 22 && out[2] == 33);
+  p_get(c, 2, out, F32, 1, k2, &r);
+  OK(r);
+  assert_true(out[0] == 10 && out[1] == 20);
+  p_get(a, 1, out, F32, 1, k3, &r); // the operand keeps its item
+  OK(r);
+  assert_true(out[0] == 1 && out[1] == 2 && out[2] == 3);
+  p_release(a);
+  pair_t d = p_add(c, 0, c, &r); // c + c, c kept
+  OK(r);
+  p_get(d, 1, out, F32, 1, k3, &r);
+  OK(r);
+  assert_true(out[0] == 22 && out[1] == 44 && out[2] == 66);
+  p_release(d);
+  pair_t u = p_reserve(F32, 1, k1, 3, &r); // all unset: nothing changes
+  c = p_add(c, 1, u, &r);
+  OK(r);
+  p_get(c, 2, out, F32, 1, k2, &r);
+  OK(r);
+  assert_true(out[0] == 10 && out[1] == 20);
+  p_release(u);
+  // zeros_like: zeros of each item's shape, unset where c's is unset.
+  pair_t z = p_zeros_like(c, &r);
+  OK(r);
+  p_get(z, 1, out, F32, 1, k3, &r);
+  OK(r);
+  assert_true(out[0] == 0 && out[1] == 0 && out[2] == 0);
+  p_get(z, 0, out, F32, 1, k2, &r);
+  OK(r);
+  assert_true(out[0] == 0 && out[1] == 0);
+  z = p_add(z, 1, c, &r); // 0 + c is c
+  OK(r);
+  p_get(z, 1, out, F32, 1, k3, &r);
+  OK(r);
+  assert_true(out[0] == 11 && out[1] == 22 && out[2] == 33);
+  p_release(z);
+  pair_t v = p_reserve(F32, 1, k1, 2, &r);
+  u = p_zeros_like(v, &r); // unset stays unset
+  OK(r);
+  p_release(v);
+  p_get(u, 0, out, F32, 1, k2, &r);
+  expect_err(&r, -EDDY_RT_ERR_INVALID_ARGUMENT,
+             "tl.get_item: item 0 was never set and the element shape [?] is "
+             "not fully known, so it cannot be read as zeros");
+  p_release(u);
+  pair_t e = p_reserve(F32, 1, k1, 2, &r);
+  e = p_add(e, 1, c, &r);
+  expect_err(&r, -EDDY_RT_ERR_INVALID_ARGUMENT,
+             "tl.add: cannot add lists of lengths 2 and 3: item-wise sums "
+             "need one length");
+  pair_t f = p_reserve(F32, 1, k1, 3, &r);
+  f = p_set(f, 1, 0, x, F32, 1, k3, &r);
+  f = p_add(f, 1, c, &r);
+  expect_err(&r, -EDDY_RT_ERR_INVALID_ARGUMENT,
+             "tl.add: item 0 is f32[3] in one list and f32[2] in the other: "
+             "items set in both must have one shape");
+  p_release(c);
+  p_release(b);
+}
+
 static void p_concat(pair_t l, void *out, int32_t rank, const int64_t *dims,
                      int64_t *lens, int64_t n, res_t *r) {
   slots_t s = slots();
@@ -1402,6 +1509,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_reserve_set_stack, setup, teardown),
       cmocka_unit_test_setup_teardown(test_from_tensor, setup, teardown),
       cmocka_unit_test_setup_teardown(test_resize_scatter, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_add, setup, teardown),
       cmocka_unit_test_setup_teardown(test_split_concat, setup, teardown),
       cmocka_unit_test_setup_teardown(test_errors, setup, teardown),
       cmocka_unit_test_setup_teardown(test_nested_push_pop_get, setup,
