@@ -3,7 +3,7 @@
 # build/fuzz, and runs one of them for SECONDS seconds (docs/reliability.md).
 #
 # usage: scripts/fuzz.sh TARGET SECONDS [LIBFUZZER_FLAG...]
-#   TARGET: graphdef, ir_text, npy or grad
+#   TARGET: graphdef, ir_text, npy, grad or compile
 #
 # The corpus grows in build/fuzz/corpus/TARGET, seeded from the fixtures, the
 # lit tests, tests/fuzz/corpus/TARGET and tests/fuzz/regressions/TARGET. A
@@ -15,7 +15,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 
 usage() {
   echo "usage: $0 TARGET SECONDS [LIBFUZZER_FLAG...]" >&2
-  echo "  TARGET: graphdef, ir_text, npy or grad" >&2
+  echo "  TARGET: graphdef, ir_text, npy, grad or compile" >&2
   exit 2
 }
 [[ $# -ge 2 ]] || usage
@@ -24,7 +24,7 @@ shift 2
 case "$target" in
   graphdef) suffix=.pb; seed_dirs=("$root/tests/fixtures/tf" "$root/tests/fixtures/tf-bad");
             flags=(-max_len=65536) ;;
-  ir_text | grad) suffix=.eddy; seed_dirs=("$root/tests/lit");
+  ir_text | grad | compile) suffix=.eddy; seed_dirs=("$root/tests/lit");
             flags=(-max_len=16384 "-dict=$root/tests/fuzz/ir_text.dict") ;;
   npy) suffix=.npy; seed_dirs=("$root/tests/fixtures/tf"); flags=(-max_len=4096) ;;
   *) usage ;;
