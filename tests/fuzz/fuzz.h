@@ -28,6 +28,11 @@ eddy_status_t eddy_fuzz_run_passes(eddy_ctx_t *ctx, eddy_module_t *m,
 /// memory).
 eddy_ctx_t *eddy_fuzz_ctx_create(void);
 
+/// Parses data as IR text and verifies it: the module, or NULL when it does
+/// not parse or verify.
+eddy_module_t *eddy_fuzz_parse(eddy_ctx_t *ctx, const uint8_t *data,
+                               size_t size);
+
 /// Destroys st, whatever it is (NULL included): refusals are expected.
 void eddy_fuzz_ignore(eddy_status_t st);
 

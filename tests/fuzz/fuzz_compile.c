@@ -71,13 +71,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   eddy_ctx_t *ctx = eddy_fuzz_ctx_create();
   if (!ctx)
     return 0;
-  eddy_module_t *m = NULL;
-  eddy_status_t st =
-      eddy_ir_parse_module(ctx, "fuzz.eddy", (const char *)data, size, &m);
-  if (!st)
-    st = eddy_ir_verify_module(m);
+  eddy_module_t *m = eddy_fuzz_parse(ctx, data, size);
   size_t n = 0;
-  for (eddy_op_t *op = st ? NULL : eddy_ir_module_body(m)->first;
+  for (eddy_op_t *op = m ? eddy_ir_module_body(m)->first : NULL;
        op && n < FUZZ_COMPILE_MAX_FUNCS; op = op->next) {
     if (!eddy_ir_op_is(op, "func.func"))
       continue;
@@ -92,7 +88,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     eddy_fuzz_ignore(es);
     eddy_buf_destroy(&text);
   }
-  eddy_fuzz_ignore(st);
   if (m)
     eddy_ir_module_destroy(m);
   eddy_ir_ctx_destroy(ctx);

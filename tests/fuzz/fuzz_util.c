@@ -50,6 +50,21 @@ eddy_status_t eddy_fuzz_run_passes(eddy_ctx_t *ctx, eddy_module_t *m,
   return st;
 }
 
+eddy_module_t *eddy_fuzz_parse(eddy_ctx_t *ctx, const uint8_t *data,
+                               size_t size) {
+  eddy_module_t *m = NULL;
+  eddy_status_t st =
+      eddy_ir_parse_module(ctx, "fuzz.eddy", (const char *)data, size, &m);
+  if (!st)
+    st = eddy_ir_verify_module(m);
+  if (!st)
+    return m;
+  eddy_status_destroy(st);
+  if (m)
+    eddy_ir_module_destroy(m);
+  return NULL;
+}
+
 void eddy_fuzz_ignore(eddy_status_t st) {
   if (st)
     eddy_status_destroy(st);
