@@ -63,13 +63,17 @@ static void run_file(replay_t *r, const char *path) {
   }
   // libFuzzer hands over an exact-size copy: out-of-bounds reads are seen.
   uint8_t *exact = malloc(len ? len : 1);
-  if (exact) {
-    memcpy(exact, data, len);
-    LLVMFuzzerTestOneInput(exact, len);
-    r->num_run++;
+  if (!exact) {
+    fprintf(stderr, "replay: out of memory for '%s'\n", path);
+    free(data);
+    r->failed = true;
+    return;
   }
-  free(exact);
+  memcpy(exact, data, len);
   free(data);
+  LLVMFuzzerTestOneInput(exact, len);
+  r->num_run++;
+  free(exact);
 }
 
 static int compare_names(const void *a, const void *b) {
