@@ -4,10 +4,12 @@
 Identity of x that waits on the last;
 `loops N`: N v1 while loops nested in one another (Enter, Merge, LoopCond
 on a loop-invariant Placeholder p, Switch, NextIteration, Exit), the
-innermost body passing x through; fetch `x0`.
+innermost body passing x through; fetch `x0`;
+`conds N`: N v1 conds nested in the true branches (Switch on p, on
+LogicalNot(p) one level in, ..., and Merge), passing x through; fetch `m0`.
 Walks over such graphs must iterate, not recurse once per node (a stack of
 8 MiB holds a few ten thousand frames), and must not cost a power of the
-nesting depth. Usage: long_chain.py data|control|loops N > FILE.pb"""
+nesting depth. Usage: long_chain.py data|control|loops|conds N > FILE.pb"""
 import sys
 
 DT_FLOAT, DT_BOOL = 1, 10
@@ -75,12 +77,30 @@ def node(name, op, inputs=(), attrs=b""):  # GraphDef.node, NodeDef 1 2 3
     return field(1, body + attrs)
 
 
+def nested_conds(n):
+    shape = attr("shape", field(7, b""))
+    g = [node("p", "Placeholder", (), type_attr("dtype", DT_BOOL) + shape)]
+    v, p = "x", "p"
+    for i in range(n):
+        g.append(node("s%d" % i, "Switch", (v, p), type_attr("T")))
+        g.append(node("t%d" % i, "Identity", ("s%d:1" % i,), type_attr("T")))
+        g.append(node("q%d" % i, "LogicalNot", (p,)))
+        v, p = "t%d" % i, "q%d" % i
+    for i in reversed(range(n)):  # the false output joins the inner result
+        g.append(node("m%d" % i, "Merge", ("s%d" % i, v),
+                      type_attr("T") + attr("N", varint(3 << 3) + varint(2))))
+        v = "m%d" % i
+    return g
+
+
 def main():
     kind, n = sys.argv[1], int(sys.argv[2])
     # Placeholder x: dtype float, shape [] (AttrValue.shape 7, empty shape).
     g = [node("x", "Placeholder", (), type_attr("dtype") + attr("shape", field(7, b"")))]
     if kind == "loops":
         g += nested_loops(n)
+    elif kind == "conds":
+        g += nested_conds(n)
     elif kind == "data":
         prev = "x"
         for i in range(n):
