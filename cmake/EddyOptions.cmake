@@ -10,7 +10,18 @@ target_include_directories(eddy_flags INTERFACE ${PROJECT_SOURCE_DIR})
 if(CMAKE_BUILD_TYPE STREQUAL "Debug")
   target_compile_definitions(eddy_flags INTERFACE EDDY_DEBUG=1)
 endif()
-if(EDDY_SANITIZE)
+if(EDDY_FUZZ)
+  # Every library is instrumented for coverage and checked by ASan and UBSan;
+  # the fuzz targets add -fsanitize=fuzzer (libFuzzer's main) at link time.
+  if(NOT CMAKE_C_COMPILER_ID MATCHES "Clang")
+    message(FATAL_ERROR "EDDY_FUZZ needs clang (-DCMAKE_C_COMPILER=clang-19), "
+                        "not ${CMAKE_C_COMPILER_ID}")
+  endif()
+  target_compile_options(eddy_flags INTERFACE
+    -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all
+    -fno-omit-frame-pointer)
+  target_link_options(eddy_flags INTERFACE -fsanitize=address,undefined)
+elseif(EDDY_SANITIZE)
   target_compile_options(eddy_flags INTERFACE -fsanitize=address,undefined
     -fno-sanitize-recover=all -fno-omit-frame-pointer)
   target_link_options(eddy_flags INTERFACE -fsanitize=address,undefined)

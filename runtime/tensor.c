@@ -364,13 +364,17 @@ int64_t eddy_rt_tensor_numel(const eddy_rt_tensor_t *t) {
 }
 
 bool eddy_rt_tensor_is_contiguous(const eddy_rt_tensor_t *t) {
-  int64_t s = 1;
-  for (int32_t i = t->rank - 1; i >= 0; i--) {
+  // An empty tensor is, whatever its strides: look for a zero dim first,
+  // since the inner dims of one may multiply past INT64_MAX (a .npy file of
+  // shape (8430, 0, 5, 646668853801416, 20, ...)).
+  for (int32_t i = 0; i < t->rank; i++)
     if (t->dims[i] == 0)
       return true;
+  int64_t s = 1;
+  for (int32_t i = t->rank - 1; i >= 0; i--) {
     if (t->dims[i] != 1 && t->strides[i] != s)
       return false;
-    s *= t->dims[i];
+    s = rt_mul_sat(s, t->dims[i]);
   }
   return true;
 }

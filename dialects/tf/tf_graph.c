@@ -274,6 +274,14 @@ static eddy_status_t resolve_inputs(tf_body_t *bd, tf_node_t *nd) {
     }
     nd->num_edges++;
   }
+  if (nd->info) {
+    int64_t lo = nd->info->inputs.min_inputs, hi = nd->info->inputs.max_inputs;
+    if ((int64_t)nd->num_data < lo || (hi >= 0 && (int64_t)nd->num_data > hi))
+      return tf_error(bd, nd, EDDY_ERR_INVALID_ARGUMENT,
+                      "%s takes %s%lld data input%s, the node has %u",
+                      nd->def->op, hi < 0 ? "at least " : "", (long long)lo,
+                      plural((size_t)lo), nd->num_data);
+  }
   return NULL;
 }
 

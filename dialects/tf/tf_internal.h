@@ -64,6 +64,12 @@ typedef struct eddy_tf_op_info {
   const eddy_tf_out_spec_t *outs;
   uint32_t num_outs;
   eddy_tf_call_kind_t call;
+  /// How many data inputs the node takes: min_inputs, and at most
+  /// max_inputs (-1: any number). The importer refuses another count, so
+  /// that the passes after it may take the operands they expect.
+  struct {
+    int16_t min_inputs, max_inputs;
+  } inputs;
 } eddy_tf_op_info_t;
 
 /// The entry for a TensorFlow op, or NULL when the importer cannot type it.

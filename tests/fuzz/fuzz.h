@@ -1,0 +1,39 @@
+/// The fuzz targets of tests/fuzz: one entry point per input path, in
+/// libFuzzer's form. Built with -DEDDY_FUZZ=ON (clang) each target links
+/// libFuzzer's main; otherwise replay.c's main runs the files it is given
+/// through the same function (docs/reliability.md).
+#ifndef EDDY_TESTS_FUZZ_FUZZ_H
+#define EDDY_TESTS_FUZZ_FUZZ_H
+
+#include "ir/ir.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/// Runs one input. Returns 0; an input that eddy refuses is not a failure,
+/// only a crash, a sanitizer report or an abort (a broken invariant, such
+/// as a reparse that prints differently) is.
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/// A fuzz target's failed invariant: prints "fuzz: MESSAGE" and aborts.
+void eddy_fuzz_fail(const char *fmt, ...)
+    __attribute__((format(printf, 1, 2), noreturn));
+
+/// Runs pipeline (pass names, as `eddy opt --passes`) on m with the passes
+/// registered, printing nothing, then verifies m.
+eddy_status_t eddy_fuzz_run_passes(eddy_ctx_t *ctx, eddy_module_t *m,
+                                   const char *pipeline);
+
+/// A new context with every dialect and pass registered (NULL on out of
+/// memory).
+eddy_ctx_t *eddy_fuzz_ctx_create(void);
+
+/// Parses data as IR text and verifies it: the module, or NULL when it does
+/// not parse or verify.
+eddy_module_t *eddy_fuzz_parse(eddy_ctx_t *ctx, const uint8_t *data,
+                               size_t size);
+
+/// Destroys st, whatever it is (NULL included): refusals are expected.
+void eddy_fuzz_ignore(eddy_status_t st);
+
+#endif

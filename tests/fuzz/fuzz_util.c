@@ -1,0 +1,71 @@
+/// Helpers shared by the fuzz targets.
+#include "tests/fuzz/fuzz.h"
+
+#include "dialects/dialects.h"
+#include "dialects/tf/tf.h"
+#include "ir/pass.h"
+#include "ir/passes/passes.h"
+#include "lower/lower.h"
+#include "lower/tf/tf_lower.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+void eddy_fuzz_fail(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fputs("fuzz: ", stderr);
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
+  va_end(ap);
+  abort();
+}
+
+eddy_ctx_t *eddy_fuzz_ctx_create(void) {
+  eddy_ctx_t *ctx = eddy_ir_ctx_create();
+  if (!ctx)
+    return NULL;
+  eddy_dialects_register_all(ctx);
+  eddy_tf_dialect_register(ctx);
+  eddy_passes_register_all(ctx);
+  eddy_lower_passes_register(ctx);
+  eddy_tf_lower_passes_register(ctx);
+  return ctx;
+}
+
+eddy_status_t eddy_fuzz_run_passes(eddy_ctx_t *ctx, eddy_module_t *m,
+                                   const char *pipeline) {
+  eddy_pm_opts_t po;
+  eddy_ir_pm_opts_default(&po);
+  eddy_pass_manager_t *pm = eddy_ir_pm_create(ctx, &po);
+  if (!pm)
+    return eddy_status_create(EDDY_ERR_RESOURCE, "out of memory");
+  eddy_status_t st = eddy_ir_pm_add_pipeline(pm, pipeline);
+  if (!st)
+    st = eddy_ir_pm_run(pm, m);
+  if (!st)
+    st = eddy_ir_verify_module(m);
+  eddy_ir_pm_destroy(pm);
+  return st;
+}
+
+eddy_module_t *eddy_fuzz_parse(eddy_ctx_t *ctx, const uint8_t *data,
+                               size_t size) {
+  eddy_module_t *m = NULL;
+  eddy_status_t st =
+      eddy_ir_parse_module(ctx, "fuzz.eddy", (const char *)data, size, &m);
+  if (!st)
+    st = eddy_ir_verify_module(m);
+  if (!st)
+    return m;
+  eddy_status_destroy(st);
+  if (m)
+    eddy_ir_module_destroy(m);
+  return NULL;
+}
+
+void eddy_fuzz_ignore(eddy_status_t st) {
+  if (st)
+    eddy_status_destroy(st);
+}
