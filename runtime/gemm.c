@@ -805,6 +805,51 @@ static void sgemm_blas(eddy_rt_ctx_t *rt, bool ta, bool tb, int64_t m,
 }
 #endif
 
+#if defined(EDDY_RT_HAVE_CBLAS)
+/// A matrix-vector product (m == 1 or n == 1) split across rt's threads by
+/// blocks of the result, one single-threaded sgemv each: bound by reading
+/// the matrix, it needs both cores' bandwidth as much as their arithmetic.
+typedef struct {
+  bool ta, tb;
+  int64_t m, n, k, lda, ldb, ldc, parts;
+  const float *a, *b;
+  float *c;
+} gemv_job_t;
+
+static void gemv_part(void *arg, int64_t t) {
+  const gemv_job_t *g = arg;
+  int64_t lo, hi;
+  if (g->n == 1) { // rows of op(A)
+    part_range(g->m, RT_BLAS_UNIT, g->parts, t, &lo, &hi);
+    if (lo < hi)
+      gemv_blas(g->ta, g->tb, (int)(hi - lo), 1, (int)g->k,
+                g->ta ? g->a + lo : g->a + lo * g->lda, (int)g->lda, g->b,
+                (int)g->ldb, g->c + lo * g->ldc, (int)g->ldc);
+    return;
+  }
+  part_range(g->n, RT_BLAS_UNIT, g->parts, t, &lo, &hi); // columns of op(B)
+  if (lo < hi)
+    gemv_blas(g->ta, g->tb, 1, (int)(hi - lo), (int)g->k, g->a, (int)g->lda,
+              g->tb ? g->b + lo * g->ldb : g->b + lo, (int)g->ldb, g->c + lo,
+              (int)g->ldc);
+}
+
+static void gemv_split(eddy_rt_ctx_t *rt, bool ta, bool tb, int64_t m,
+                       int64_t n, int64_t k, const float *a, int64_t lda,
+                       const float *b, int64_t ldb, float *c, int64_t ldc) {
+  eddy_rt_pool_t *pool = rt ? eddy_rt_ctx_pool(rt) : NULL;
+  int64_t threads = eddy_rt_pool_num_threads(pool);
+  gemv_job_t g = {.ta = ta, .tb = tb, .m = m, .n = n, .k = k, .lda = lda,
+                  .ldb = ldb, .ldc = ldc, .a = a, .b = b, .c = c};
+  int64_t units = ((n == 1 ? m : n) + RT_BLAS_UNIT - 1) / RT_BLAS_UNIT;
+  double work = (double)m * (double)n * (double)k;
+  g.parts = threads < units ? threads : units;
+  if (threads < 2 || work < (double)RT_GEMM_PAR_WORK || g.parts < 2)
+    g.parts = 1;
+  eddy_rt_pool_parallel_for(pool, g.parts, gemv_part, &g);
+}
+#endif
+
 /// eddy_rt_sgemm, with op(B)'s packed form kept in cache (may be NULL) when
 /// the tiled kernel runs.
 static int32_t sgemm(eddy_rt_ctx_t *rt, int32_t impl, int32_t trans, int64_t m,
@@ -839,8 +884,7 @@ static int32_t sgemm(eddy_rt_ctx_t *rt, int32_t impl, int32_t trans, int64_t m,
   bool fits = m <= INT_MAX && n <= INT_MAX && k <= INT_MAX && lda <= INT_MAX &&
               ldb <= INT_MAX && ldc <= INT_MAX;
   if (impl == EDDY_RT_GEMM_BLAS && fits && (m == 1 || n == 1)) {
-    gemv_blas(ta, tb, (int)m, (int)n, (int)k, a, (int)lda, b, (int)ldb, c,
-              (int)ldc);
+    gemv_split(rt, ta, tb, m, n, k, a, lda, b, ldb, c, ldc);
     return EDDY_RT_GEMM_BLAS;
   }
   if (impl == EDDY_RT_GEMM_BLAS && fits) {

@@ -248,8 +248,11 @@ static void test_threads(void **state) {
     free(c3);
   }
   // Padded rows, every transpose, split by rows and by columns.
-  static const gemm_case_t padded[] = {{300, 97, 65, 3, 5}, {97, 300, 65, 1, 3},
-                                       {200, 130, 40, 2, 1}};
+  // One row or one column, large enough to split (OpenBLAS: sgemv).
+  static const gemm_case_t padded[] = {
+      {300, 97, 65, 3, 5}, {97, 300, 65, 1, 3},  {200, 130, 40, 2, 1},
+      {1, 2000, 300, 1, 3}, {1, 2000, 300, 2, 0}, {2000, 1, 300, 2, 1},
+      {2000, 1, 300, 1, 2}};
   for (size_t i = 0; i < sizeof padded / sizeof padded[0]; i++) {
     check_case(three, EDDY_RT_GEMM_TILED, &padded[i]);
     check_case(three, EDDY_RT_GEMM_BLAS, &padded[i]);
