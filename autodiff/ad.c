@@ -2,6 +2,7 @@
 /// forward values visible in the backward code, adjoint accumulation and
 /// the reduction that undoes broadcasting.
 #include "autodiff/ad_internal.h"
+#include "ir/passes/passes.h"
 
 #include "dialects/ctl/ctl.h"
 #include "dialects/tl/tl.h"
@@ -283,6 +284,32 @@ static int64_t ad_cost(ad_scope_t *s, eddy_value_t *v, int depth) {
   return ad_bytes(v->type);
 }
 
+/// Clones op into the gradient body of s with its values read through map
+/// (forward value -> value visible there), after the last op of that body
+/// that defines one of them.
+static eddy_op_t *ad_place_copy(ad_scope_t *s, const eddy_op_t *op,
+                                eddy_ptrmap_t *map) {
+  eddy_ptrmap_t defs;
+  eddy_ptrmap_init(&defs);
+  for (size_t i = 0; i < map->cap; i++)
+    if (map->keys && map->keys[i] && map->vals[i])
+      eddy_ptrmap_put(&defs, map->vals[i], map->vals[i]);
+  eddy_op_t *after = NULL;
+  for (eddy_op_t *b = s->bwd->first; b; b = b->next)
+    for (uint32_t r = 0; r < b->num_results; r++)
+      if (eddy_ptrmap_has(&defs, eddy_ir_op_result(b, r)))
+        after = b;
+  eddy_ptrmap_destroy(&defs);
+  eddy_op_t *copy = eddy_ir_op_clone(op, map);
+  if (after)
+    eddy_ir_op_insert_after(copy, after);
+  else if (s->bwd->first)
+    eddy_ir_op_insert_before(copy, s->bwd->first);
+  else
+    eddy_ir_op_append(copy, s->bwd);
+  return copy;
+}
+
 /// Recomputes v = op(operands) in the gradient body when that stores less
 /// per iteration than carrying v (its operands are free there or smaller);
 /// *out stays NULL otherwise.
@@ -313,29 +340,69 @@ static eddy_status_t ad_recompute(ad_scope_t *s, eddy_value_t *v,
     eddy_ptrmap_destroy(&map);
     return st;
   }
-  /* After the last of its operands that lives in the gradient body. */
-  eddy_op_t *after = NULL;
-  for (eddy_op_t *b = s->bwd->first; b; b = b->next)
-    for (uint32_t r = 0; r < b->num_results; r++)
-      for (uint32_t i = 0; i < op->num_operands; i++)
-        if (eddy_ptrmap_get(&map, eddy_ir_op_operand(op, i)) ==
-            eddy_ir_op_result(b, r))
-          after = b;
-  eddy_op_t *copy = eddy_ir_op_clone(op, &map);
+  eddy_op_t *copy = ad_place_copy(s, op, &map);
   eddy_ptrmap_destroy(&map);
-  if (after)
-    eddy_ir_op_insert_after(copy, after);
-  else if (s->bwd->first)
-    eddy_ir_op_insert_before(copy, s->bwd->first);
-  else
-    eddy_ir_op_append(copy, s->bwd);
   *out = eddy_ir_op_result(copy, 0);
+  return NULL;
+}
+
+/// True when v is defined in one of op's regions, at any depth.
+static bool ad_inside(const eddy_value_t *v, const eddy_op_t *op) {
+  eddy_block_t *b = eddy_ir_value_block(v);
+  eddy_op_t *p = b ? eddy_ir_block_parent_op(b) : NULL;
+  return p && eddy_ir_op_is_ancestor(op, p);
+}
+
+typedef struct ad_remat_walk {
+  ad_scope_t *s;
+  const eddy_op_t *root;
+  eddy_ptrmap_t *map;
+  eddy_status_t st;
+} ad_remat_walk_t;
+
+static eddy_walk_result_t ad_remat_visit(eddy_op_t *op, void *user) {
+  ad_remat_walk_t *w = user;
+  for (uint32_t i = 0; i < op->num_operands && !w->st; i++) {
+    eddy_value_t *u = eddy_ir_op_operand(op, i), *c = NULL;
+    if (!u || eddy_ptrmap_has(w->map, u) || ad_inside(u, w->root))
+      continue;
+    w->st = ad_fwd(w->s, u, &c);
+    if (!w->st)
+      eddy_ptrmap_put(w->map, u, c);
+  }
+  return w->st ? EDDY_WALK_INTERRUPT : EDDY_WALK_ADVANCE;
+}
+
+/// Re-runs the loop op (marked AD_REMAT_ATTR, defined in the forward body
+/// of s) in the gradient body of s, from its operands and the outside
+/// values its regions read, all made visible there; records every result
+/// of the copy as the visible value of op's result.
+static eddy_status_t ad_remat_loop(ad_scope_t *s, eddy_op_t *op) {
+  eddy_ptrmap_t map;
+  eddy_ptrmap_init(&map);
+  ad_remat_walk_t w = {.s = s, .root = op, .map = &map};
+  eddy_ir_walk_pre(op, ad_remat_visit, &w);
+  if (w.st) {
+    eddy_ptrmap_destroy(&map);
+    return w.st;
+  }
+  eddy_op_t *copy = ad_place_copy(s, op, &map);
+  eddy_ptrmap_destroy(&map);
+  for (uint32_t r = 0; r < op->num_results; r++)
+    eddy_ptrmap_put(&s->vis, eddy_ir_op_result(op, r),
+                    eddy_ir_op_result(copy, r));
   return NULL;
 }
 
 static eddy_status_t ad_export_while(ad_scope_t *s, eddy_value_t *v,
                                      eddy_value_t **out) {
   ad_t *ad = s->ad;
+  if (v->def && eddy_ir_op_is(v->def, "ctl.while") &&
+      eddy_ir_op_attr_bool(v->def, AD_REMAT_ATTR, false)) {
+    EDDY_RETURN_IF_ERROR(ad_remat_loop(s, v->def));
+    *out = eddy_ptrmap_get(&s->vis, v);
+    return NULL;
+  }
   EDDY_RETURN_IF_ERROR(ad_recompute(s, v, out));
   if (*out)
     return NULL;
@@ -768,6 +835,7 @@ static eddy_status_t ad_grad_body(ad_t *ad, eddy_op_t *f, eddy_op_t *gf,
     eddy_ir_op_append(eddy_ir_op_clone(op, &map), dst);
   eddy_ptrmap_destroy(&map);
   EDDY_RETURN_IF_ERROR(ad_inline_calls(ad, gf));
+  EDDY_RETURN_IF_ERROR(ad_checkpoint_loops(ad, gf));
   ad_activity(ad, gf, wrt, num_wrt);
 
   eddy_op_t *ret = eddy_ir_block_terminator(dst);
@@ -808,6 +876,16 @@ static eddy_status_t ad_grad_body(ad_t *ad, eddy_op_t *f, eddy_op_t *gf,
 eddy_status_t eddy_ad_grad(eddy_module_t *m, const char *entry,
                            const size_t *wrt, size_t num_wrt,
                            eddy_ad_stats_t *stats, eddy_op_t **out_func) {
+  return eddy_ad_grad_opts(m, entry, wrt, num_wrt, NULL, stats, out_func);
+}
+
+eddy_status_t eddy_ad_grad_opts(eddy_module_t *m, const char *entry,
+                                const size_t *wrt, size_t num_wrt,
+                                const eddy_ad_options_t *opts,
+                                eddy_ad_stats_t *stats, eddy_op_t **out_func) {
+  eddy_ad_options_t dflt = eddy_ad_options_default();
+  if (!opts)
+    opts = &dflt;
   if (out_func)
     *out_func = NULL;
   eddy_op_t *f = eddy_ir_module_lookup_func(m, entry);
@@ -849,11 +927,15 @@ eddy_status_t eddy_ad_grad(eddy_module_t *m, const char *entry,
   free(name);
   EDDY_RETURN_IF_ERROR(st);
 
-  ad_t ad = {.ctx = m->ctx, .m = m, .stats = stats};
+  ad_t ad = {.ctx = m->ctx, .m = m, .stats = stats, .opts = opts};
   eddy_ptrmap_init(&ad.repl);
   eddy_ptrmap_init(&ad.active);
   eddy_ptrmap_init(&ad.known);
   st = ad_grad_body(&ad, f, gf, wrt, num_wrt);
+  /* A checkpointed loop's forward segment loop still pushes what its
+     recomputed copy in the gradient stores: drop those lists. */
+  if (!st && ad.num_checkpointed)
+    st = eddy_passes_dce_func(gf);
   eddy_ptrmap_destroy(&ad.repl);
   eddy_ptrmap_destroy(&ad.active);
   eddy_ptrmap_destroy(&ad.known);

@@ -59,6 +59,47 @@ eddy_status_t eddy_ad_grad(eddy_module_t *m, const char *entry,
                            const size_t *wrt, size_t num_wrt,
                            eddy_ad_stats_t *stats, eddy_op_t **out_func);
 
+/// How the gradient of a loop keeps what the forward iterations computed
+/// (docs/autodiff.md, "Loop memory").
+typedef enum eddy_ad_loop_memory {
+  /// Push every intermediate the gradient needs, each iteration, on a
+  /// TensorList (while_v2): memory grows with the trip count.
+  EDDY_AD_LOOP_STORE,
+  /// Store only the loop state, once per segment of iterations; the
+  /// gradient re-runs each segment forward, storing its intermediates, just
+  /// before running that segment's gradient.
+  EDDY_AD_LOOP_CHECKPOINT,
+} eddy_ad_loop_memory_t;
+
+typedef struct eddy_ad_options {
+  /// For loops without an eddy.loop_memory attribute (whose value,
+  /// "store", "checkpoint" or "checkpoint:SLOTS", takes precedence).
+  eddy_ad_loop_memory_t loop_memory;
+  /// CHECKPOINT: 0 cuts a loop into segments of 1, 2, 3, ... iterations as
+  /// it runs (about sqrt(2T) snapshots for T iterations, none stored at
+  /// more than sqrt(2T) iterations at a time, no trip count needed);
+  /// SLOTS > 0 counts the trip count T first, with a run of the loop that
+  /// stores nothing, and cuts it into SLOTS segments of ceil(T / SLOTS).
+  int64_t checkpoint_slots;
+} eddy_ad_options_t;
+
+/// store, slots 0.
+eddy_ad_options_t eddy_ad_options_default(void);
+
+/// Parses "store", "checkpoint" or "checkpoint:SLOTS" (1 <= SLOTS <= 2^31)
+/// into *mem and *slots (0 for store and for plain checkpoint). Anything
+/// else is an INVALID_ARGUMENT error quoting it.
+eddy_status_t eddy_ad_parse_loop_memory(const char *text,
+                                        eddy_ad_loop_memory_t *mem,
+                                        int64_t *slots);
+
+/// eddy_ad_grad with options (NULL: eddy_ad_options_default()). A loop
+/// whose eddy.loop_memory attribute does not parse is an error naming it.
+eddy_status_t eddy_ad_grad_opts(eddy_module_t *m, const char *entry,
+                                const size_t *wrt, size_t num_wrt,
+                                const eddy_ad_options_t *opts,
+                                eddy_ad_stats_t *stats, eddy_op_t **out_func);
+
 /// Parses a --wrt list of func's arguments: comma-separated names of its
 /// arg_names attribute, or positions "arg0", "%arg0" or "0"; or "all", every
 /// float tensor argument (unless an argument is named "all"). Writes at most

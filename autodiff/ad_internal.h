@@ -59,6 +59,8 @@ typedef struct ad_scope {
 
 struct ad {
   eddy_ctx_t *ctx;
+  const eddy_ad_options_t *opts;
+  int32_t num_checkpointed; ///< loops split by ad_checkpoint_loops
   eddy_module_t *m;
   eddy_ptrmap_t repl; ///< old value -> new value after an op was rebuilt
   eddy_ad_stats_t *stats;
@@ -68,6 +70,22 @@ struct ad {
   eddy_ptrmap_t known; ///< every value that existed during the analysis
   bool active_done;
 };
+
+/// Splits every ctl.while of func whose loop-memory policy (its
+/// eddy.loop_memory attribute, else ad->opts) is checkpoint into a loop over
+/// segments around a loop over the iterations of one segment, marked
+/// ad.remat: the gradient stores the loop state once per segment and
+/// recomputes each segment's intermediates (ad_checkpoint.c).
+eddy_status_t ad_checkpoint_loops(ad_t *ad, eddy_op_t *func);
+/// The attribute that marks a ctl.while whose results the gradient
+/// recomputes from its operands instead of storing them per iteration of
+/// an enclosing loop.
+#define AD_REMAT_ATTR "ad.remat"
+
+/// Creates "ctl.while"(inits) with the given loop types and empty blocks.
+eddy_status_t ad_build_while(eddy_builder_t *b, eddy_value_t *const *inits,
+                             const eddy_type_t *const *types, size_t n,
+                             eddy_op_t **out_op);
 
 /// Inlines every ctl.call in func (recursion is an error).
 eddy_status_t ad_inline_calls(ad_t *ad, eddy_op_t *func);

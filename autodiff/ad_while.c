@@ -26,8 +26,7 @@ static size_t ad_index_of(const ad_vec_t *v, const void *p) {
   return (size_t)-1;
 }
 
-/// Creates "ctl.while"(inits) with the given loop types and empty blocks.
-static eddy_status_t ad_build_while(eddy_builder_t *b,
+eddy_status_t ad_build_while(eddy_builder_t *b,
                                     eddy_value_t *const *inits,
                                     const eddy_type_t *const *types, size_t n,
                                     eddy_op_t **out_op) {

@@ -20,6 +20,11 @@ typedef struct dce_state {
 /// Such a value can be dropped together with that operand. `proven` holds
 /// the ops already shown to only feed it, so shared subexpressions are
 /// visited once.
+static void dce_stat(dce_state_t *s, const char *stat, int64_t n) {
+  if (s->pc)
+    eddy_ir_pass_stat_add(s->pc, stat, n);
+}
+
 static bool only_feeds(const eddy_value_t *v, const eddy_op_t *yield,
                        uint32_t index, eddy_ptrmap_t *proven, int depth) {
   if (depth > 256)
@@ -90,13 +95,13 @@ static eddy_status_t dce_while(dce_state_t *s, eddy_op_t *op,
       next[k++] = eddy_ir_op_operand(yield, i);
   eddy_ir_op_set_operands(yield, next, k);
   free(next);
-  eddy_ir_pass_stat_add(s->pc, "erased-ops",
+  dce_stat(s, "erased-ops",
                         eddy_passes_erase_dead_in_block(body));
   eddy_status_t st = eddy_passes_rebuild_op(op, keep, keep, keep, out_op);
   free(keep);
   if (st)
     return st;
-  eddy_ir_pass_stat_add(s->pc, "dropped-loop-values", dropped);
+  dce_stat(s, "dropped-loop-values", dropped);
   s->changed = true;
   return NULL;
 }
@@ -133,7 +138,7 @@ static eddy_status_t dce_if(dce_state_t *s, eddy_op_t *op,
       if (keep[i])
         vals[k++] = eddy_ir_op_operand(yields[r], i);
     eddy_ir_op_set_operands(yields[r], vals, k);
-    eddy_ir_pass_stat_add(s->pc, "erased-ops",
+    dce_stat(s, "erased-ops",
                           eddy_passes_erase_dead_in_region(&op->regions[r]));
   }
   free(vals);
@@ -141,7 +146,7 @@ static eddy_status_t dce_if(dce_state_t *s, eddy_op_t *op,
   free(keep);
   if (st)
     return st;
-  eddy_ir_pass_stat_add(s->pc, "dropped-if-results", dropped);
+  dce_stat(s, "dropped-if-results", dropped);
   s->changed = true;
   return NULL;
 }
@@ -160,7 +165,7 @@ static eddy_status_t dce_block(dce_state_t *s, eddy_block_t *b) {
     eddy_op_t *prev = op->prev;
     if (eddy_passes_op_is_dead(op)) {
       eddy_ir_op_erase(op);
-      eddy_ir_pass_stat_add(s->pc, "erased-ops", 1);
+      dce_stat(s, "erased-ops", 1);
       s->changed = true;
       op = prev;
       continue;
@@ -173,7 +178,7 @@ static eddy_status_t dce_block(dce_state_t *s, eddy_block_t *b) {
       EDDY_RETURN_IF_ERROR(dce_if(s, op, &op));
     if (eddy_passes_op_is_dead(op)) { // its regions may have emptied
       eddy_ir_op_erase(op);
-      eddy_ir_pass_stat_add(s->pc, "erased-ops", 1);
+      dce_stat(s, "erased-ops", 1);
       s->changed = true;
     }
     op = prev;
@@ -181,21 +186,34 @@ static eddy_status_t dce_block(dce_state_t *s, eddy_block_t *b) {
   return NULL;
 }
 
-static eddy_status_t dce_run(eddy_pass_ctx_t *pc, eddy_module_t *m) {
-  dce_state_t s = {.pc = pc};
+/// Sweeps the bodies of the functions from `first` on (only `first` when
+/// one_func) until nothing changes.
+static eddy_status_t dce_funcs(dce_state_t *s, eddy_op_t *first,
+                               bool one_func) {
   // Dropping a loop value can make values from before the loop dead, so
   // repeat; each round only removes, hence the bound is generous.
   for (int round = 0; round < 16; round++) {
-    s.changed = false;
+    s->changed = false;
     // Functions themselves are never dropped: only their bodies are swept.
-    for (eddy_op_t *f = eddy_ir_module_body(m)->first; f; f = f->next)
+    for (eddy_op_t *f = first; f; f = one_func ? NULL : f->next)
       for (uint32_t r = 0; r < f->num_regions; r++)
-        EDDY_RETURN_IF_ERROR(dce_region(&s, &f->regions[r]));
-    if (!s.changed)
+        EDDY_RETURN_IF_ERROR(dce_region(s, &f->regions[r]));
+    if (!s->changed)
       break;
-    eddy_ir_pass_mark_changed(pc);
+    if (s->pc)
+      eddy_ir_pass_mark_changed(s->pc);
   }
   return NULL;
+}
+
+static eddy_status_t dce_run(eddy_pass_ctx_t *pc, eddy_module_t *m) {
+  dce_state_t s = {.pc = pc};
+  return dce_funcs(&s, eddy_ir_module_body(m)->first, false);
+}
+
+eddy_status_t eddy_passes_dce_func(eddy_op_t *func) {
+  dce_state_t s = {.pc = NULL};
+  return dce_funcs(&s, func, true);
 }
 
 const eddy_pass_t eddy_pass_dce = {

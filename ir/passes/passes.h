@@ -25,6 +25,10 @@ extern const eddy_pass_t eddy_pass_gemm_sink;
 /// input the loop no longer reads would still be copied in).
 #define EDDY_PASSES_COMPILE_PIPELINE "gemm-hoist,dce"
 
+/// Runs dce on one function's body alone (the rest of its module is left
+/// as it is), outside a pass pipeline.
+eddy_status_t eddy_passes_dce_func(eddy_op_t *func);
+
 /// Registers every pass above in ctx.
 void eddy_passes_register_all(eddy_ctx_t *ctx);
 

@@ -23,6 +23,7 @@ typedef struct grad_args {
   const char *entry;
   const char *wrt;
   const char *pipeline;
+  eddy_ad_options_t ad_opts;
   bool check, stats, help;
   double lo, hi;
   int64_t dyn_dim, int_value, directions;
@@ -58,6 +59,14 @@ static int print_help(void) {
       "                         argument\n"
       "  -o FILE                write the module to FILE (default: stdout)\n"
       "  --passes=LIST          run these passes after adding F_grad\n"
+      "  --loop-memory=POLICY   how loop gradients keep the forward iterations'\n"
+      "                         values: store (default: every iteration's),\n"
+      "                         checkpoint (the loop state once per segment of\n"
+      "                         1, 2, 3, ... iterations; each segment is run\n"
+      "                         again in the gradient) or checkpoint:SLOTS\n"
+      "                         (SLOTS equal segments; the trip count is\n"
+      "                         counted by a first run). A loop's\n"
+      "                         eddy.loop_memory attribute takes precedence\n"
       "  --stats                print what each loop accumulates per iteration\n"
       "                         (to stderr)\n"
       "  --check                compare F_grad with central differences in f64\n"
@@ -87,6 +96,7 @@ static int parse_args(int argc, char **argv, grad_args_t *a) {
   a->int_value = 3;
   a->directions = 3;
   a->seed = 1;
+  a->ad_opts = eddy_ad_options_default();
   a->inputs = calloc((size_t)argc + 1, sizeof(*a->inputs));
   a->feeds = calloc((size_t)argc + 1, sizeof(*a->feeds));
   a->fetches = calloc((size_t)argc + 1, sizeof(*a->fetches));
@@ -107,6 +117,15 @@ static int parse_args(int argc, char **argv, grad_args_t *a) {
       if (!val || !*val)
         return eddy_cli_usage_error("grad", "flag '--entry' needs a name");
       a->entry = val[0] == '@' ? val + 1 : val;
+    } else if (eddy_cli_flag_value(argc, argv, &i, "--loop-memory", &val)) {
+      eddy_status_t st = eddy_ad_parse_loop_memory(
+          val, &a->ad_opts.loop_memory, &a->ad_opts.checkpoint_slots);
+      if (st) {
+        int rc = eddy_cli_usage_error("grad", "flag '--loop-memory': %s",
+                                      eddy_status_message(st));
+        eddy_status_destroy(st);
+        return rc;
+      }
     } else if (eddy_cli_flag_value(argc, argv, &i, "--wrt", &val)) {
       if (!val || !*val)
         return eddy_cli_usage_error("grad", "flag '--wrt' needs a list");
@@ -344,7 +363,8 @@ static eddy_status_t run_grad(eddy_ctx_t *ctx, const grad_args_t *a,
   eddy_ad_stats_t stats;
   eddy_ad_stats_init(&stats);
   if (!st)
-    st = eddy_ad_grad(m, eddy_ir_func_name(f), wrt, nw, &stats, &gf);
+    st = eddy_ad_grad_opts(m, eddy_ir_func_name(f), wrt, nw, &a->ad_opts,
+                           &stats, &gf);
   if (!st && a->pipeline) {
     st = eddy_cli_run_passes(ctx, m, a->pipeline);
     if (!st) {
