@@ -1,4 +1,5 @@
-# eddy_add_model(NAME SOURCE FILE ENTRY FUNC [GRAD_WRT ARG...] [PREFIX P]
+# eddy_add_model(NAME SOURCE FILE ENTRY FUNC [GRAD_WRT ARG...]
+#                [LOOP_MEMORY store|checkpoint|checkpoint:SLOTS] [PREFIX P]
 #                [TARGET cpu|cuda] [MARCH CPU] [GPU_ARCH sm_80|sm_90]
 #                [GPU_MATMUL_PRECISION highest|tf32] [FEEDS name...] [FETCHES name[:i]...])
 #
@@ -23,14 +24,16 @@
 # Placeholders) or by position (arg0, %arg0 or 0). FUNC_grad takes FUNC's
 # arguments followed by one seed per result (the gradient flowing into that
 # result) and returns FUNC's results followed by
-# the gradient of each ARG (docs/autodiff.md).
+# the gradient of each ARG (docs/autodiff.md). LOOP_MEMORY is `eddy grad
+# --loop-memory`: how the gradient keeps its loops' intermediates
+# (docs/autodiff.md, "Loop memory"; needs GRAD_WRT).
 #
 # The compiler is EDDY_EXECUTABLE if set, else the target eddy::eddy (from
 # find_package(eddy), or eddy's own build). The runtime linked is
 # EDDY_MODEL_RUNTIME if set (e.g. eddy::eddyrt_shared), else eddy::eddyrt.
 function(eddy_add_model name)
   cmake_parse_arguments(A ""
-    "SOURCE;ENTRY;PREFIX;TARGET;MARCH;GPU_ARCH;GPU_MATMUL_PRECISION"
+    "SOURCE;ENTRY;PREFIX;TARGET;MARCH;GPU_ARCH;GPU_MATMUL_PRECISION;LOOP_MEMORY"
     "FEEDS;FETCHES;GRAD_WRT" ${ARGN})
   if(A_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "eddy_add_model(${name}): unknown arguments: ${A_UNPARSED_ARGUMENTS}")
@@ -52,6 +55,13 @@ function(eddy_add_model name)
   if(A_GPU_MATMUL_PRECISION AND NOT A_GPU_MATMUL_PRECISION MATCHES "^(highest|tf32)$")
     message(FATAL_ERROR "eddy_add_model(${name}): unknown GPU_MATMUL_PRECISION "
       "'${A_GPU_MATMUL_PRECISION}' (known: highest, tf32)")
+  endif()
+  if(A_LOOP_MEMORY AND NOT A_GRAD_WRT)
+    message(FATAL_ERROR "eddy_add_model(${name}): LOOP_MEMORY needs GRAD_WRT")
+  endif()
+  if(A_LOOP_MEMORY AND NOT A_LOOP_MEMORY MATCHES "^(store|checkpoint|checkpoint:[1-9][0-9]*)$")
+    message(FATAL_ERROR "eddy_add_model(${name}): unknown LOOP_MEMORY "
+      "'${A_LOOP_MEMORY}' (known: store, checkpoint, checkpoint:SLOTS)")
   endif()
   if(NOT A_PREFIX)
     set(A_PREFIX ${name})
@@ -132,8 +142,13 @@ function(eddy_add_model name)
   if(num_wrt GREATER 0)
     list(JOIN wrt "," wrt_flag)
     set(grad_ir ${dir}/${name}.grad.eddy)
+    set(loop_memory)
+    if(A_LOOP_MEMORY)
+      set(loop_memory --loop-memory=${A_LOOP_MEMORY})
+    endif()
     set(grad_cmds
-      COMMAND ${compiler} grad ${ir} --entry ${A_ENTRY} --wrt ${wrt_flag} -o ${grad_ir})
+      COMMAND ${compiler} grad ${ir} --entry ${A_ENTRY} --wrt ${wrt_flag} ${loop_memory}
+              -o ${grad_ir})
     set(ir ${grad_ir})
     set(entry ${A_ENTRY}_grad)
     set(what "eddy grad ${A_SOURCE} --entry ${A_ENTRY} --wrt ${wrt_flag}, compile ${entry}")

@@ -19,7 +19,8 @@
 /// DIR/out_<i>.npy. Then calls are timed until there are at least min-runs
 /// and either max-runs or budget-s seconds of timed calls. Each call's
 /// results are released after its time is taken. DIR/result.json gets the
-/// times, their median and the process's peak resident memory; a failure
+/// times, their median, the process's peak resident memory and the runtime
+/// context's peak tensor and list bytes (eddy_rt_ctx_peak_bytes); a failure
 /// writes {"error": ...} there and exits 1.
 #define _POSIX_C_SOURCE 200809L
 
@@ -311,7 +312,8 @@ static int parse_args(int argc, char **argv, opts_t *o) {
 }
 
 static void write_result(FILE *f, const opts_t *o, const model_t *m,
-                         double first, const double *times, int n) {
+                         const eddy_rt_ctx_t *rt, double first,
+                         const double *times, int n) {
   double *sorted = malloc((size_t)n * sizeof *sorted);
   double median = 0;
   if (sorted && n > 0) {
@@ -332,8 +334,12 @@ static void write_result(FILE *f, const opts_t *o, const model_t *m,
     fprintf(f, "%.9g, \"compile_note\": \"eddy_cpu_jit_create\"", m->compile_s);
   else
     fprintf(f, "null");
-  fprintf(f, ", \"peak_rss_mb\": %.1f, \"version\": \"eddy (runtime ABI %u)\"}\n",
-          (double)ru.ru_maxrss / 1024.0, (unsigned)eddy_rt_abi_version());
+  fprintf(f,
+          ", \"peak_rss_mb\": %.1f, \"peak_tensor_mb\": %.1f, "
+          "\"version\": \"eddy (runtime ABI %u)\"}\n",
+          (double)ru.ru_maxrss / 1024.0,
+          (double)eddy_rt_ctx_peak_bytes(rt) / (1024.0 * 1024.0),
+          (unsigned)eddy_rt_abi_version());
 }
 
 int main(int argc, char **argv) {
@@ -413,7 +419,7 @@ int main(int argc, char **argv) {
     FILE *f = open_result();
     ok = f != NULL;
     if (f) {
-      write_result(f, &o, &m, first, times, n);
+      write_result(f, &o, &m, rt, first, times, n);
       fclose(f);
     }
     if (!ok)

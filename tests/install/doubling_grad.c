@@ -3,7 +3,11 @@
 /// dy/dlimit. x = [1, 2, 3] with limit 100 is doubled 5 times, so y = 32 x,
 /// the gradient of x is 32 * seed_y, and the limit (only compared with) has
 /// none.
+#ifdef EDDY_TEST_MODEL_HEADER
+#include EDDY_TEST_MODEL_HEADER
+#else
 #include "doubling_grad.h"
+#endif
 
 #include <stdio.h>
 

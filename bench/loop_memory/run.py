@@ -1,0 +1,168 @@
+"""Memory and time of loop gradients under each --loop-memory policy.
+
+The LSTM of lstm.eddy (hidden 256, batch 32, a run-time sequence length T) is
+differentiated w.r.t. its weights with `eddy grad --loop-memory=POLICY`,
+compiled with `eddy compile`, linked with bench/compare's AOT driver and run
+at each T. For every (T, policy): the median call time, the runtime
+context's peak tensor bytes, the process's peak resident set, and the largest
+difference of the gradients from the stored policy's. The accumulator memory
+is the peak tensor bytes minus what every policy holds (inputs, weights,
+results: the peak of the forward function alone).
+
+    python3 bench/loop_memory/run.py [--build DIR] [--steps 100,1000,10000]
+                                     [--out FILE.md] [--work DIR]
+
+Needs numpy and a Release build of eddy (bench/compare/run.sh makes both:
+build-bench/ and its virtual environment). The table goes to --out
+(default bench/loop_memory/results.md) and to standard output.
+"""
+import argparse
+import datetime
+import json
+import math
+import os
+import platform
+import subprocess
+import sys
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(ROOT, "bench", "compare"))
+from run import build_aot_driver, machine_info  # noqa: E402
+
+HIDDEN, BATCH = 256, 32
+
+
+def run(cmd):
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    if p.returncode != 0:
+        sys.exit("failed: %s\n%s%s" % (" ".join(cmd), p.stdout, p.stderr))
+    return p.stdout
+
+
+def inputs(work, steps):
+    """x [T, 32, 256], h0, c0, wx, wh, b and two seeds of ones; fixed seeds."""
+    rng = np.random.default_rng(7)
+    arrays = [
+        rng.standard_normal((steps, BATCH, HIDDEN)).astype(np.float32) * 0.5,
+        np.zeros((BATCH, HIDDEN), np.float32),
+        np.zeros((BATCH, HIDDEN), np.float32),
+        rng.standard_normal((HIDDEN, 4 * HIDDEN)).astype(np.float32) * 0.05,
+        rng.standard_normal((HIDDEN, 4 * HIDDEN)).astype(np.float32) * 0.05,
+        np.zeros((4 * HIDDEN,), np.float32),
+        np.ones((BATCH, HIDDEN), np.float32),
+        np.ones((BATCH, HIDDEN), np.float32),
+    ]
+    paths = []
+    for i, a in enumerate(arrays):
+        path = os.path.join(work, "in_%d_%d.npy" % (steps, i))
+        np.save(path, a)
+        paths.append(path)
+    return paths
+
+
+def build(args, policy, work):
+    """The AOT executable of the gradient under policy."""
+    eddy = os.path.join(args.build, "tools", "eddy")
+    d = os.path.join(work, policy.replace(":", "_"))
+    os.makedirs(d, exist_ok=True)
+    grad = os.path.join(d, "grad.eddy")
+    stats = run([eddy, "grad", os.path.join(HERE, "lstm.eddy"), "--entry", "main",
+                 "--wrt", "3,4,5", "--loop-memory=" + policy, "--stats", "-o", grad]
+                + [])
+    obj = os.path.join(d, "bench_model.o")
+    run([eddy, "compile", grad, "--entry", "main_grad", "--prefix", "bench_model",
+         "-o", obj, "--header", os.path.join(d, "bench_model.h")])
+    exe = os.path.join(d, "aot")
+    err = build_aot_driver(args.build, d, obj, exe)
+    if err:
+        sys.exit("linking %s: %s" % (exe, err))
+    return exe, stats
+
+
+def held_mb(ins, out):
+    """Megabytes of the inputs and results: held by every policy."""
+    paths = list(ins) + [os.path.join(out, f) for f in os.listdir(out)
+                         if f.startswith("out_") and f.endswith(".npy")]
+    return sum(np.load(p, mmap_mode="r").nbytes for p in paths) / 2 ** 20
+
+
+def call(exe, ins, out, runs):
+    os.makedirs(out, exist_ok=True)
+    cmd = [exe, "--mode=aot", "--out", out, "--min-runs", str(runs),
+           "--max-runs", str(runs), "--budget-s", "1"]
+    for p in ins:
+        cmd += ["--input", p]
+    run(cmd)
+    with open(os.path.join(out, "result.json")) as f:
+        return json.load(f)
+
+
+def policies(steps):
+    return ["store", "checkpoint",
+            "checkpoint:%d" % math.ceil(math.sqrt(steps)),
+            "checkpoint:%d" % max(1, math.ceil(math.log2(steps)))]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--build", default=os.path.join(ROOT, "build-bench"))
+    ap.add_argument("--steps", default="100,1000,10000")
+    ap.add_argument("--out", default=os.path.join(HERE, "results.md"))
+    ap.add_argument("--work", default=os.path.join(
+        os.path.expanduser("~"), ".cache", "eddy-bench", "loop_memory"))
+    args = ap.parse_args()
+    os.makedirs(args.work, exist_ok=True)
+    steps_list = [int(s) for s in args.steps.split(",")]
+    exes = {}
+    rows = []
+    for steps in steps_list:
+        ins = inputs(args.work, steps)
+        runs = 3 if steps <= 1000 else 1
+        ref = None
+        store = None
+        for policy in policies(steps):
+            if policy not in exes:
+                exes[policy] = build(args, policy, args.work)[0]
+            out = os.path.join(args.work, "out_%s_%d" % (policy.replace(":", "_"), steps))
+            r = call(exes[policy], ins, out, runs)
+            grads = [np.load(os.path.join(out, "out_%d.npy" % i)) for i in range(2, 5)]
+            if ref is None:
+                ref, store = grads, r
+            diff = max(float(np.max(np.abs(g - h)) / max(1e-30, float(np.max(np.abs(h)))))
+                       for g, h in zip(grads, ref))
+            held = held_mb(ins, out)
+            acc = r["peak_tensor_mb"] - held
+            store_acc = store["peak_tensor_mb"] - held
+            rows.append({"steps": steps, "policy": policy, "time_s": r["median_s"],
+                         "time_ratio": r["median_s"] / store["median_s"],
+                         "peak_tensor_mb": r["peak_tensor_mb"], "acc_mb": acc,
+                         "acc_ratio": acc / store_acc if store_acc > 0 else float("nan"),
+                         "peak_rss_mb": r["peak_rss_mb"], "rel_diff": diff})
+            print("T=%-6d %-16s %8.3f s  x%.2f  peak tensors %8.1f MB  working %8.1f MB"
+                  " (%.2f%% of store)  rss %8.1f MB  diff %.2g" % (
+                      steps, policy, r["median_s"], rows[-1]["time_ratio"],
+                      r["peak_tensor_mb"], acc, 100 * rows[-1]["acc_ratio"],
+                      r["peak_rss_mb"], diff), flush=True)
+    lines = ["# Loop gradient memory: store vs checkpoint", "",
+             "`python3 bench/loop_memory/run.py` on %s, %s. The LSTM of lstm.eddy (hidden 256, "
+             "batch 32) differentiated w.r.t. wx, wh and b, compiled AOT, T steps. "
+             "Working memory: peak tensor bytes minus the inputs and results. Difference: largest |g - g_store| / max |g_store| over "
+             "the three gradients." % (machine_info(), datetime.date.today().isoformat()),
+             "",
+             "| T | policy | time | vs store | peak tensors | working memory | of store's | "
+             "peak RSS | difference |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        lines.append("| %d | %s | %.3f s | %.2fx | %.1f MB | %.1f MB | %.1f%% | %.0f MB | %.1e |" % (
+            r["steps"], r["policy"], r["time_s"], r["time_ratio"], r["peak_tensor_mb"],
+            r["acc_mb"], 100 * r["acc_ratio"], r["peak_rss_mb"], r["rel_diff"]))
+    with open(args.out, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    print("wrote " + args.out)
+
+
+if __name__ == "__main__":
+    main()
