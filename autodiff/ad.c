@@ -50,7 +50,7 @@ void ad_scope_destroy(ad_scope_t *s) {
   eddy_ptrmap_destroy(&s->vis);
   ad_vec_t *vecs[] = {&s->exp_fwd, &s->exp_bwd, &s->exp_list, &s->exp_next,
                       &s->cap_fwd, &s->cap_cur, &s->cap_arg,  &s->args,
-                      &s->next};
+                      &s->next,    &s->rev_arg, &s->rev_kind, &s->rev_val};
   for (size_t i = 0; i < sizeof vecs / sizeof vecs[0]; i++)
     ad_vec_free(vecs[i]);
 }
@@ -346,6 +346,17 @@ static eddy_status_t ad_recompute(ad_scope_t *s, eddy_value_t *v,
   return NULL;
 }
 
+/// True when v is defined in block b or inside an op of b, at any depth.
+static bool ad_in_block(const eddy_value_t *v, const eddy_block_t *b) {
+  for (eddy_block_t *vb = eddy_ir_value_block(v); vb;) {
+    if (vb == b)
+      return true;
+    eddy_op_t *p = eddy_ir_block_parent_op(vb);
+    vb = p ? p->block : NULL;
+  }
+  return false;
+}
+
 /// True when v is defined in one of op's regions, at any depth.
 static bool ad_inside(const eddy_value_t *v, const eddy_op_t *op) {
   eddy_block_t *b = eddy_ir_value_block(v);
@@ -353,24 +364,33 @@ static bool ad_inside(const eddy_value_t *v, const eddy_op_t *op) {
   return p && eddy_ir_op_is_ancestor(op, p);
 }
 
-typedef struct ad_remat_walk {
+typedef struct ad_free_walk {
   ad_scope_t *s;
   const eddy_op_t *root;
+  const eddy_block_t *home;
   eddy_ptrmap_t *map;
   eddy_status_t st;
-} ad_remat_walk_t;
+} ad_free_walk_t;
 
-static eddy_walk_result_t ad_remat_visit(eddy_op_t *op, void *user) {
-  ad_remat_walk_t *w = user;
+static eddy_walk_result_t ad_free_visit(eddy_op_t *op, void *user) {
+  ad_free_walk_t *w = user;
   for (uint32_t i = 0; i < op->num_operands && !w->st; i++) {
     eddy_value_t *u = eddy_ir_op_operand(op, i), *c = NULL;
-    if (!u || eddy_ptrmap_has(w->map, u) || ad_inside(u, w->root))
+    if (!u || eddy_ptrmap_has(w->map, u) || ad_inside(u, w->root) ||
+        (w->home && ad_in_block(u, w->home)))
       continue;
     w->st = ad_fwd(w->s, u, &c);
     if (!w->st)
       eddy_ptrmap_put(w->map, u, c);
   }
   return w->st ? EDDY_WALK_INTERRUPT : EDDY_WALK_ADVANCE;
+}
+
+eddy_status_t ad_map_free(ad_scope_t *s, eddy_op_t *op,
+                          const eddy_block_t *home, eddy_ptrmap_t *map) {
+  ad_free_walk_t w = {.s = s, .root = op, .home = home, .map = map};
+  eddy_ir_walk_pre(op, ad_free_visit, &w);
+  return w.st;
 }
 
 /// Re-runs the loop op (marked AD_REMAT_ATTR, defined in the forward body
@@ -380,11 +400,10 @@ static eddy_walk_result_t ad_remat_visit(eddy_op_t *op, void *user) {
 static eddy_status_t ad_remat_loop(ad_scope_t *s, eddy_op_t *op) {
   eddy_ptrmap_t map;
   eddy_ptrmap_init(&map);
-  ad_remat_walk_t w = {.s = s, .root = op, .map = &map};
-  eddy_ir_walk_pre(op, ad_remat_visit, &w);
-  if (w.st) {
+  eddy_status_t st = ad_map_free(s, op, NULL, &map);
+  if (st) {
     eddy_ptrmap_destroy(&map);
-    return w.st;
+    return st;
   }
   eddy_op_t *copy = ad_place_copy(s, op, &map);
   eddy_ptrmap_destroy(&map);
@@ -411,6 +430,12 @@ static eddy_status_t ad_export_while(ad_scope_t *s, eddy_value_t *v,
     eddy_op_t *y = eddy_ir_block_terminator(s->fwd);
     if (v->index < y->num_operands && eddy_ir_op_operand(y, v->index) == v)
       return ad_fwd(s->parent, eddy_ir_op_operand(s->fwd_op, v->index), out);
+    /* The loop values of a revolve loop are rebuilt from snapshots. */
+    if (eddy_ir_op_attr(s->fwd_op, AD_REVOLVE_ATTR)) {
+      EDDY_RETURN_IF_ERROR(ad_revolve_state(s));
+      *out = eddy_ptrmap_get(&s->vis, v);
+      return NULL;
+    }
   }
   /* A list (an inner loop's accumulator, a TensorArray) is pushed as it
      is: the accumulator becomes a list of lists, so its elements keep

@@ -9,30 +9,30 @@
 /// into a loop over segments around a loop over the iterations of one
 /// segment:
 ///
-///   k = K0
+///   k = 1
 ///   x, k = while (c(x)) {
 ///     x = while (c(x) && t < k) { x = f(x); t += 1 }   [ad.remat]
-///     k = next(k)
+///     k = k + 1          (growing segments; with SLOTS, k stays 1)
 ///   }
 ///
 /// which computes the same values. The ordinary rule then differentiates
-/// it. The outer loop stores per segment only what its body reads: the
-/// loop state at the segment's start (and k). The inner loop is marked
-/// ad.remat, so the outer gradient body does not store its accumulator
-/// lists per segment but re-runs it from the stored state (ad.c,
-/// ad_remat_loop): one segment's intermediates exist at a time, during
-/// that segment's gradient. The forward copy's lists become dead and are
-/// dropped (dce).
+/// it. The inner loop is marked ad.remat, so the outer gradient body does
+/// not store its accumulator lists per segment but re-runs it from its
+/// operands (ad.c, ad_remat_loop): one segment's intermediates exist at a
+/// time, during that segment's gradient. The forward copy's lists become
+/// dead and are dropped (dce).
 ///
-/// Segments: with SLOTS, a first run of the loop that stores nothing counts
-/// the trip count T and k = max(ceil(T / SLOTS), 1) throughout. Without,
-/// k = 1, 2, 3, ...: T iterations take about sqrt(2T) segments of at most
-/// about sqrt(2T) iterations, and nothing needs T in advance.
+/// checkpoint (no SLOTS): the outer gradient stores per segment what its
+/// body reads, the state at the segment's start. T iterations take about
+/// sqrt(2T) segments of at most about sqrt(2T) iterations; nothing needs T
+/// in advance; one more forward run.
 ///
-/// Memory for T iterations, state of S bytes and B bytes stored per
-/// iteration: store T*B; checkpoint (SLOTS) SLOTS*S + ceil(T/SLOTS)*B;
-/// checkpoint (growing) about sqrt(2T)*(S + B). Time: one more forward
-/// run (two with SLOTS).
+/// checkpoint:SLOTS: segments of one step, and the outer loop is marked
+/// ad.revolve = SLOTS: its states are not stored per step but rebuilt in
+/// the gradient loop from at most SLOTS snapshots, taken while advancing on
+/// Griewank's binomial schedule (ad_revolve_state below), which runs the
+/// fewest forward steps possible with SLOTS snapshots once T is known (the
+/// gradient loop starts after the forward loop, so T is its trip count).
 #include "autodiff/ad_internal.h"
 
 #include "dialects/ctl/ctl.h"
@@ -164,33 +164,6 @@ static void ckpt_yield_append(eddy_block_t *body, eddy_value_t *extra) {
     free(v);
 }
 
-/// Builds, before w, a copy of w counting its iterations; *out_count is
-/// the count.
-static eddy_status_t ckpt_count(ad_t *ad, eddy_op_t *w, eddy_value_t **inits,
-                                const eddy_type_t **types,
-                                eddy_value_t **out_count) {
-  size_t n = w->num_results;
-  eddy_builder_t b;
-  eddy_ir_builder_init(&b, ad->ctx);
-  eddy_ir_builder_set_before(&b, w);
-  TRY(ckpt_i64(&b, ad, 0, &inits[n]));
-  eddy_op_t *cw = NULL;
-  TRY(ad_build_while(&b, inits, types, n + 1, &cw));
-  cw->loc = w->loc;
-  eddy_block_t *cb = eddy_ctl_while_cond(cw), *bb = eddy_ctl_while_body(cw);
-  ckpt_clone_block(eddy_ctl_while_cond(w), cb);
-  ckpt_clone_block(eddy_ctl_while_body(w), bb);
-  eddy_builder_t yb;
-  eddy_ir_builder_init(&yb, ad->ctx);
-  eddy_ir_builder_set_before(&yb, eddy_ir_block_terminator(bb));
-  eddy_value_t *one = NULL, *inc = NULL;
-  TRY(ckpt_i64(&yb, ad, 1, &one));
-  TRY(ckpt_bin(&yb, "core.add", bb->args[n], one, &inc));
-  ckpt_yield_append(bb, inc);
-  *out_count = eddy_ir_op_result(cw, n);
-  return NULL;
-}
-
 /// Rewrites w (policy checkpoint with `slots`) as described at the top.
 static eddy_status_t ckpt_split(ad_t *ad, eddy_op_t *w, int64_t slots) {
   size_t n = w->num_results;
@@ -211,26 +184,10 @@ static eddy_status_t ckpt_split(ad_t *ad, eddy_op_t *w, int64_t slots) {
   eddy_builder_t b;
   eddy_ir_builder_init(&b, ad->ctx);
   eddy_ir_builder_set_before(&b, w);
-  /* The segment length before the first segment. */
-  if (!st && slots > 0) {
-    eddy_value_t *count = NULL, *s1 = NULL, *s = NULL, *one = NULL,
-                 *sum = NULL, *q = NULL;
-    st = ckpt_count(ad, w, inits, types, &count);
-    if (!st)
-      st = ckpt_i64(&b, ad, slots - 1, &s1);
-    if (!st)
-      st = ckpt_i64(&b, ad, slots, &s);
-    if (!st)
-      st = ckpt_i64(&b, ad, 1, &one);
-    if (!st)
-      st = ckpt_bin(&b, "core.add", count, s1, &sum);
-    if (!st)
-      st = ckpt_bin(&b, "core.div", sum, s, &q);
-    if (!st)
-      st = ckpt_bin(&b, "core.maximum", q, one, &inits[n]);
-  } else if (!st) {
+  /* The first segment's length: 1 (growing segments, or revolve's single
+     steps). */
+  if (!st)
     st = ckpt_i64(&b, ad, 1, &inits[n]);
-  }
   eddy_op_t *ow = NULL, *iw = NULL;
   if (!st)
     st = ad_build_while(&b, inits, types, n + 1, &ow);
@@ -239,6 +196,9 @@ static eddy_status_t ckpt_split(ad_t *ad, eddy_op_t *w, int64_t slots) {
     for (uint32_t a = 0; a < w->num_attrs; a++)
       if (strcmp(w->attrs[a].name->str, "eddy.loop_memory") != 0)
         eddy_ir_op_set_attr(ow, w->attrs[a].name->str, w->attrs[a].value);
+    if (slots > 0)
+      eddy_ir_op_set_attr(ow, AD_REVOLVE_ATTR,
+                          eddy_ir_int_attr_get(ad->ctx, slots, EDDY_DT_I64));
     /* Outer cond: a copy of w's. */
     ckpt_clone_block(wc, eddy_ctl_while_cond(ow));
     /* Outer body: the inner loop, then the next segment length. */
@@ -353,4 +313,392 @@ eddy_status_t ad_checkpoint_loops(ad_t *ad, eddy_op_t *func) {
   }
   free(c.loops);
   return st;
+}
+
+/* ---- Revolve: loop states rebuilt from snapshots ------------------------------ */
+
+static eddy_status_t rev_simple(eddy_builder_t *b, const char *name,
+                                eddy_value_t *x, eddy_value_t **out) {
+  return eddy_ir_build_simple(b, name, &x, 1, NULL, 0, out);
+}
+
+/// Builds at b the number of steps to advance before the next snapshot,
+/// when l steps (from the current snapshot to the step to reverse,
+/// inclusive) are left and s snapshots are free:
+///   m = max(1, l - beta(S-1, r), beta(S, r-2)),  S = s + 1,
+/// where beta(S, r) = C(S + r, r) is the most steps S snapshots reverse
+/// with each step run at most r times, and r is the least with
+/// beta(S, r) >= l (Griewank's binomial checkpointing: the left part, m
+/// steps, is reversed later with S snapshots and r - 1 more runs, the right
+/// part with S - 1 and r). beta(S-1, r) = beta(S, r) - beta(S, r-1).
+/// This m is optimal: with it, the total of steps run equals the optimum
+/// of the recursion T(l, s) = min_m [m + T(m, s) + T(l - m, s - 1)] (checked
+/// against that recursion for s < 9, l < 260; docs/autodiff.md).
+static eddy_status_t rev_split(ad_t *ad, eddy_builder_t *b, eddy_value_t *l,
+                               eddy_value_t *s, eddy_value_t **out_m) {
+  const eddy_type_t *i64 = eddy_ir_scalar_type_get(ad->ctx, EDDY_DT_I64);
+  eddy_value_t *zero = NULL, *one = NULL, *big_s = NULL;
+  TRY(ckpt_i64(b, ad, 0, &zero));
+  TRY(ckpt_i64(b, ad, 1, &one));
+  TRY(ckpt_bin(b, "core.add", s, one, &big_s));
+  /* (r, beta(S, r), beta(S, r-1), beta(S, r-2)) from (0, 1, 0, 0). */
+  eddy_value_t *inits[4] = {zero, one, zero, zero};
+  const eddy_type_t *types[4] = {i64, i64, i64, i64};
+  eddy_op_t *lw = NULL;
+  TRY(ad_build_while(b, inits, types, 4, &lw));
+  eddy_block_t *cb = eddy_ctl_while_cond(lw), *bb = eddy_ctl_while_body(lw);
+  eddy_builder_t ib;
+  eddy_ir_builder_init(&ib, ad->ctx);
+  eddy_ir_builder_set_end(&ib, cb);
+  eddy_value_t *p = NULL;
+  TRY(ckpt_bin(&ib, "core.lt", cb->args[1], l, &p));
+  TRY(eddy_ctl_build_condition(&ib, p, NULL));
+  eddy_ir_builder_set_end(&ib, bb);
+  eddy_value_t *one_in = NULL, *r1 = NULL, *sr = NULL, *prod = NULL,
+               *next = NULL;
+  TRY(ckpt_i64(&ib, ad, 1, &one_in));
+  TRY(ckpt_bin(&ib, "core.add", bb->args[0], one_in, &r1));
+  TRY(ckpt_bin(&ib, "core.add", big_s, r1, &sr));
+  TRY(ckpt_bin(&ib, "core.mul", bb->args[1], sr, &prod));
+  TRY(ckpt_bin(&ib, "core.div", prod, r1, &next));
+  eddy_value_t *y[4] = {r1, next, bb->args[1], bb->args[2]};
+  TRY(eddy_ctl_build_yield(&ib, y, 4, NULL));
+  eddy_value_t *right = NULL, *rest = NULL, *m1 = NULL;
+  TRY(ckpt_bin(b, "core.sub", eddy_ir_op_result(lw, 1),
+               eddy_ir_op_result(lw, 2), &right));
+  TRY(ckpt_bin(b, "core.sub", l, right, &rest));
+  TRY(ckpt_bin(b, "core.maximum", rest, one, &m1));
+  return ckpt_bin(b, "core.maximum", m1, eddy_ir_op_result(lw, 3), out_m);
+}
+
+/// Builds at b a loop that runs the forward body fb m times from the
+/// values x (one per state component comp[c]; the other loop values read
+/// fixed[k]); out_x receives the values after the last run.
+static eddy_status_t rev_steps(ad_scope_t *s, eddy_builder_t *b,
+                               eddy_value_t *m, const size_t *comp, size_t nc,
+                               eddy_value_t *const *x, eddy_value_t **fixed,
+                               eddy_value_t **out_x) {
+  ad_t *ad = s->ad;
+  eddy_block_t *fb = s->fwd;
+  eddy_op_t *fy = eddy_ir_block_terminator(fb);
+  eddy_value_t **inits = malloc((nc + 1) * sizeof(*inits));
+  const eddy_type_t **types = malloc((nc + 1) * sizeof(*types));
+  eddy_value_t **yv = malloc((nc + 1) * sizeof(*yv));
+  eddy_status_t st = NULL;
+  if (!inits || !types || !yv)
+    st = eddy_status_create(EDDY_ERR_RESOURCE, "out of memory");
+  if (!st)
+    st = ckpt_i64(b, ad, 0, &inits[0]);
+  types[0] = eddy_ir_scalar_type_get(ad->ctx, EDDY_DT_I64);
+  for (size_t c = 0; c < nc && !st; c++) {
+    inits[1 + c] = x[c];
+    types[1 + c] = fb->args[comp[c]]->type;
+  }
+  eddy_op_t *sw = NULL;
+  if (!st)
+    st = ad_build_while(b, inits, types, nc + 1, &sw);
+  eddy_ptrmap_t map;
+  eddy_ptrmap_init(&map);
+  if (!st) {
+    eddy_block_t *cb = eddy_ctl_while_cond(sw), *bb = eddy_ctl_while_body(sw);
+    eddy_builder_t ib;
+    eddy_ir_builder_init(&ib, ad->ctx);
+    eddy_ir_builder_set_end(&ib, cb);
+    eddy_value_t *p = NULL;
+    st = ckpt_bin(&ib, "core.lt", cb->args[0], m, &p);
+    if (!st)
+      st = eddy_ctl_build_condition(&ib, p, NULL);
+    /* The body: fb's ops on the loop's values, outside values visible. */
+    for (uint32_t k = 0; k < fb->num_args; k++)
+      if (fixed[k])
+        eddy_ptrmap_put(&map, fb->args[k], fixed[k]);
+    for (size_t c = 0; c < nc; c++)
+      eddy_ptrmap_put(&map, fb->args[comp[c]], bb->args[1 + c]);
+    for (eddy_op_t *op = fb->first; op && op != fy && !st; op = op->next)
+      st = ad_map_free(s, op, fb, &map);
+    for (eddy_op_t *op = fb->first; op && op != fy && !st; op = op->next)
+      eddy_ir_op_append(eddy_ir_op_clone(op, &map), bb);
+    eddy_ir_builder_set_end(&ib, bb);
+    eddy_value_t *one = NULL;
+    if (!st)
+      st = ckpt_i64(&ib, ad, 1, &one);
+    if (!st)
+      st = ckpt_bin(&ib, "core.add", bb->args[0], one, &yv[0]);
+    for (size_t c = 0; c < nc && !st; c++) {
+      eddy_value_t *v = eddy_ir_op_operand(fy, comp[c]);
+      eddy_value_t *mv = eddy_ptrmap_get(&map, v);
+      yv[1 + c] = mv ? mv : v;
+    }
+    if (!st)
+      st = eddy_ctl_build_yield(&ib, yv, nc + 1, NULL);
+  }
+  for (size_t c = 0; c < nc && !st; c++)
+    out_x[c] = eddy_ir_op_result(sw, 1 + c);
+  eddy_ptrmap_destroy(&map);
+  free(inits);
+  free(types);
+  free(yv);
+  return st;
+}
+
+/// Builds at b "if (pred) {then} else {lists unchanged}" over nl lists:
+/// then pushes item[i] on lists[i] (push) or pops every list (!push).
+/// out receives the lists after it.
+static eddy_status_t rev_lists_if(ad_t *ad, eddy_builder_t *b,
+                                  eddy_value_t *pred, bool push,
+                                  eddy_value_t *const *lists,
+                                  eddy_value_t *const *items, size_t nl,
+                                  eddy_value_t **out) {
+  const eddy_type_t **types = malloc(nl * sizeof(*types));
+  eddy_value_t **yv = malloc(nl * sizeof(*yv));
+  eddy_status_t st = NULL;
+  if (!types || !yv)
+    st = eddy_status_create(EDDY_ERR_RESOURCE, "out of memory");
+  for (size_t i = 0; i < nl && !st; i++)
+    types[i] = lists[i]->type;
+  eddy_op_t *iff = NULL;
+  if (!st)
+    st = eddy_ctl_build_if(b, pred, types, nl, &iff);
+  if (!st) {
+    eddy_builder_t tb;
+    eddy_ir_builder_init(&tb, ad->ctx);
+    eddy_ir_builder_set_end(&tb, eddy_ctl_if_then(iff));
+    for (size_t i = 0; i < nl && !st; i++) {
+      if (push) {
+        eddy_value_t *ops[2] = {lists[i], items[i]};
+        st = eddy_ir_build_simple(&tb, "tl.push_back", ops, 2, NULL, 0,
+                                  &yv[i]);
+      } else {
+        const eddy_type_t *pt[2] = {types[i], types[i]->elem};
+        eddy_op_state_t ps = {.name = "tl.pop_back",
+                              .operands = &lists[i],
+                              .num_operands = 1,
+                              .result_types = pt,
+                              .num_results = 2};
+        eddy_op_t *pop = NULL;
+        st = eddy_ir_build(&tb, &ps, &pop);
+        if (!st)
+          yv[i] = eddy_ir_op_result(pop, 0);
+      }
+    }
+    if (!st)
+      st = eddy_ctl_build_yield(&tb, yv, nl, NULL);
+    eddy_ir_builder_set_end(&tb, eddy_ctl_if_else(iff));
+    if (!st)
+      st = eddy_ctl_build_yield(&tb, lists, nl, NULL);
+  }
+  for (size_t i = 0; i < nl && !st; i++)
+    out[i] = eddy_ir_op_result(iff, i);
+  free(types);
+  free(yv);
+  return st;
+}
+
+/// Adds a gradient-loop argument of type t to s (yielding itself until
+/// *next is set by the caller), recorded as revolve argument of kind k.
+static eddy_value_t *rev_arg(ad_scope_t *s, const eddy_type_t *t, int k,
+                             eddy_value_t *init) {
+  eddy_value_t *a = eddy_ir_block_add_arg(s->bwd, t);
+  ad_vec_push(&s->args, a);
+  ad_vec_push(&s->next, a);
+  ad_vec_push(&s->rev_arg, a);
+  ad_vec_push(&s->rev_kind, (void *)(intptr_t)k);
+  ad_vec_push(&s->rev_val, init);
+  return a;
+}
+
+static void rev_set_next(ad_scope_t *s, eddy_value_t *arg, eddy_value_t *v) {
+  for (size_t i = 0; i < s->args.len; i++)
+    if (s->args.data[i] == arg)
+      s->next.data[i] = v;
+}
+
+/// The gradient loop of a revolve loop reverses step i = T - 1 - j in its
+/// iteration j. It carries T, a stack of snapshots (the loop state at
+/// positions p_0 = 0 < p_1 < ... , at most SLOTS) and their positions. At
+/// the top of its body: from the last snapshot, advance to step i, taking
+/// a snapshot wherever rev_split says while slots are free; the state at i
+/// is then what the gradient of step i reads; the snapshot at i, if any, is
+/// dropped. The first iteration advances from the loop's init (the first
+/// snapshot) to step T - 1.
+eddy_status_t ad_revolve_state(ad_scope_t *s) {
+  ad_t *ad = s->ad;
+  eddy_op_t *w = s->fwd_op;
+  eddy_block_t *fb = s->fwd;
+  eddy_op_t *fy = eddy_ir_block_terminator(fb);
+  int64_t slots = eddy_ir_op_attr_int(w, AD_REVOLVE_ATTR, 1);
+  size_t n = fb->num_args;
+  if (s->args.len < 1 || n == 0 || !fy || fy->num_operands != n)
+    return eddy_ir_op_error(w, "autodiff: malformed revolve loop");
+  size_t *comp = malloc(n * sizeof(*comp));
+  eddy_value_t **fixed = calloc(n, sizeof(*fixed));
+  /* x, x0, xi; lists (positions first, then one per component), their
+     states after the advance and after the final pop; items. */
+  eddy_value_t **buf = calloc(8 * (n + 1), sizeof(*buf));
+  eddy_status_t st = NULL;
+  if (!comp || !fixed || !buf)
+    st = eddy_status_create(EDDY_ERR_RESOURCE, "out of memory");
+  size_t nc = 0;
+  for (size_t k = 0; k < n && !st; k++) {
+    if (eddy_ir_op_operand(fy, k) == fb->args[k])
+      st = ad_fwd(s->parent, eddy_ir_op_operand(w, k), &fixed[k]);
+    else
+      comp[nc++] = k;
+  }
+  eddy_value_t **x0 = buf, **xi = buf + (n + 1), **lists = buf + 2 * (n + 1),
+               **adv = buf + 3 * (n + 1), **popped = buf + 4 * (n + 1),
+               **items = buf + 5 * (n + 1), **bx = buf + 6 * (n + 1),
+               **lx = buf + 7 * (n + 1);
+  const eddy_type_t *i64 = eddy_ir_scalar_type_get(ad->ctx, EDDY_DT_I64);
+  eddy_value_t *count = NULL;
+  if (!st) {
+    count = rev_arg(s, i64, AD_REV_COUNT, NULL);
+    lists[0] = rev_arg(s, eddy_ir_list_type_get(ad->ctx, i64),
+                       AD_REV_POSITIONS, NULL);
+    for (size_t c = 0; c < nc; c++)
+      lists[1 + c] = rev_arg(
+          s, eddy_ir_list_type_get(ad->ctx, fb->args[comp[c]]->type),
+          AD_REV_SNAPSHOTS, eddy_ir_op_operand(w, comp[c]));
+  }
+  eddy_builder_t b;
+  eddy_ir_builder_init(&b, ad->ctx);
+  if (s->bwd->first)
+    eddy_ir_builder_set_before(&b, s->bwd->first);
+  else
+    eddy_ir_builder_set_end(&b, s->bwd);
+  eddy_value_t *one = NULL, *tm1 = NULL, *i = NULL, *d = NULL, *top = NULL,
+               *p0 = NULL;
+  if (!st)
+    st = ckpt_i64(&b, ad, 1, &one);
+  if (!st)
+    st = ckpt_bin(&b, "core.sub", count, one, &tm1);
+  if (!st)
+    st = ckpt_bin(&b, "core.sub", tm1, s->args.data[0], &i);
+  /* The last snapshot. */
+  if (!st)
+    st = rev_simple(&b, "tl.length", lists[0], &d);
+  if (!st)
+    st = ckpt_bin(&b, "core.sub", d, one, &top);
+  if (!st)
+    st = ckpt_bin(&b, "tl.get_item", lists[0], top, &p0);
+  for (size_t c = 0; c < nc && !st; c++)
+    st = ckpt_bin(&b, "tl.get_item", lists[1 + c], top, &x0[c]);
+  /* Advance: (pos, state..., lists...) while pos < i. */
+  size_t na = 1 + nc + 1 + nc;
+  eddy_value_t **ainit = calloc(na, sizeof(*ainit));
+  const eddy_type_t **atypes = calloc(na, sizeof(*atypes));
+  if (!st && (!ainit || !atypes))
+    st = eddy_status_create(EDDY_ERR_RESOURCE, "out of memory");
+  eddy_op_t *aw = NULL;
+  if (!st) {
+    ainit[0] = p0;
+    atypes[0] = i64;
+    for (size_t c = 0; c < nc; c++) {
+      ainit[1 + c] = x0[c];
+      atypes[1 + c] = fb->args[comp[c]]->type;
+    }
+    for (size_t c = 0; c <= nc; c++) {
+      ainit[1 + nc + c] = lists[c];
+      atypes[1 + nc + c] = lists[c]->type;
+    }
+    st = ad_build_while(&b, ainit, atypes, na, &aw);
+  }
+  if (!st) {
+    eddy_block_t *cb = eddy_ctl_while_cond(aw), *bb = eddy_ctl_while_body(aw);
+    eddy_builder_t ib;
+    eddy_ir_builder_init(&ib, ad->ctx);
+    eddy_ir_builder_set_end(&ib, cb);
+    eddy_value_t *p = NULL;
+    st = ckpt_bin(&ib, "core.lt", cb->args[0], i, &p);
+    if (!st)
+      st = eddy_ctl_build_condition(&ib, p, NULL);
+    eddy_ir_builder_set_end(&ib, bb);
+    eddy_value_t *pos = bb->args[0], *gap = NULL, *l = NULL, *dl = NULL,
+                 *cap = NULL, *sfree = NULL, *m = NULL, *npos = NULL,
+                 *more = NULL;
+    for (size_t c = 0; c < nc; c++)
+      bx[c] = bb->args[1 + c];
+    for (size_t c = 0; c <= nc; c++)
+      lx[c] = bb->args[1 + nc + c];
+    if (!st)
+      st = ckpt_bin(&ib, "core.sub", i, pos, &gap);
+    if (!st)
+      st = ckpt_bin(&ib, "core.add", gap, one, &l);
+    if (!st)
+      st = rev_simple(&ib, "tl.length", lx[0], &dl);
+    if (!st)
+      st = ckpt_i64(&ib, ad, slots, &cap);
+    if (!st)
+      st = ckpt_bin(&ib, "core.sub", cap, dl, &sfree);
+    if (!st)
+      st = rev_split(ad, &ib, l, sfree, &m);
+    if (!st)
+      st = rev_steps(s, &ib, m, comp, nc, bx, fixed, &items[1]);
+    if (!st)
+      st = ckpt_bin(&ib, "core.add", pos, m, &npos);
+    items[0] = npos;
+    if (!st)
+      st = ckpt_bin(&ib, "core.lt", npos, i, &more);
+    eddy_value_t **after = adv; /* reused as the lists after the push */
+    if (!st)
+      st = rev_lists_if(ad, &ib, more, true, lx, items, nc + 1, after);
+    eddy_value_t **yv = ainit; /* reused: na entries */
+    if (!st) {
+      yv[0] = npos;
+      for (size_t c = 0; c < nc; c++)
+        yv[1 + c] = items[1 + c];
+      for (size_t c = 0; c <= nc; c++)
+        yv[1 + nc + c] = after[c];
+      st = eddy_ctl_build_yield(&ib, yv, na, NULL);
+    }
+  }
+  /* The state at i, and the snapshot at i dropped. */
+  eddy_value_t *d2 = NULL, *top2 = NULL, *ptop = NULL, *at = NULL;
+  if (!st) {
+    for (size_t c = 0; c < nc; c++)
+      xi[c] = eddy_ir_op_result(aw, 1 + c);
+    for (size_t c = 0; c <= nc; c++)
+      adv[c] = eddy_ir_op_result(aw, 1 + nc + c);
+    st = rev_simple(&b, "tl.length", adv[0], &d2);
+  }
+  if (!st)
+    st = ckpt_bin(&b, "core.sub", d2, one, &top2);
+  if (!st)
+    st = ckpt_bin(&b, "tl.get_item", adv[0], top2, &ptop);
+  if (!st)
+    st = ckpt_bin(&b, "core.eq", ptop, i, &at);
+  if (!st)
+    st = rev_lists_if(ad, &b, at, false, adv, NULL, nc + 1, popped);
+  for (size_t c = 0; c <= nc && !st; c++)
+    rev_set_next(s, lists[c], popped[c]);
+  for (size_t c = 0; c < nc && !st; c++)
+    eddy_ptrmap_put(&s->vis, fb->args[comp[c]], xi[c]);
+  for (size_t k = 0; k < n && !st; k++)
+    if (fixed[k])
+      eddy_ptrmap_put(&s->vis, fb->args[k], fixed[k]);
+  free(ainit);
+  free(atypes);
+  free(comp);
+  free(fixed);
+  free(buf);
+  return st;
+}
+
+eddy_status_t ad_revolve_init(ad_scope_t *s, ad_scope_t *bs, size_t r,
+                              eddy_value_t *count, eddy_value_t **out) {
+  int kind = (int)(intptr_t)bs->rev_kind.data[r];
+  if (kind == AD_REV_COUNT) {
+    *out = count;
+    return NULL;
+  }
+  const eddy_type_t *lt = ((eddy_value_t *)bs->rev_arg.data[r])->type;
+  eddy_value_t *first = NULL;
+  if (kind == AD_REV_POSITIONS)
+    TRY(ad_scalar(s, EDDY_DT_I64, 0.0, &first));
+  else
+    TRY(ad_fwd(s, bs->rev_val.data[r], &first));
+  eddy_op_t *e = NULL;
+  TRY(ad_emit_typed(s, "tl.empty", NULL, 0, NULL, 0, &lt, 1, &e));
+  eddy_value_t *ops[2] = {eddy_ir_op_result(e, 0), first};
+  return ad_emit(s, "tl.push_back", ops, 2, NULL, 0, out);
 }

@@ -55,6 +55,10 @@ typedef struct ad_scope {
   ad_vec_t cap_fwd, cap_cur, cap_arg;
   /// WHILE: the scratch block arguments in order and what each yields.
   ad_vec_t args, next;
+  /// WHILE of a loop marked AD_REVOLVE_ATTR: the scratch block arguments
+  /// that ad_revolve_state added, their kinds (AD_REV_*, as intptr_t) and,
+  /// for snapshot lists, the forward init of the loop value they hold.
+  ad_vec_t rev_arg, rev_kind, rev_val;
 } ad_scope_t;
 
 struct ad {
@@ -81,6 +85,25 @@ eddy_status_t ad_checkpoint_loops(ad_t *ad, eddy_op_t *func);
 /// recomputes from its operands instead of storing them per iteration of
 /// an enclosing loop.
 #define AD_REMAT_ATTR "ad.remat"
+
+/// The attribute (an integer, the number of snapshots) that marks a loop
+/// over single steps whose states the gradient rebuilds from snapshots on
+/// the binomial schedule instead of storing them (ad_checkpoint.c).
+#define AD_REVOLVE_ATTR "ad.revolve"
+enum { AD_REV_COUNT, AD_REV_POSITIONS, AD_REV_SNAPSHOTS };
+/// Makes the loop values of s's forward loop (marked AD_REVOLVE_ATTR)
+/// visible in its gradient body: rebuilt there, step by step, from
+/// snapshots that the gradient loop carries; records them in s->vis.
+eddy_status_t ad_revolve_state(ad_scope_t *s);
+/// The init, in the parent scope s, of revolve argument number r of the
+/// gradient loop of scope bs (count: the forward trip count).
+eddy_status_t ad_revolve_init(ad_scope_t *s, ad_scope_t *bs, size_t r,
+                              eddy_value_t *count, eddy_value_t **out);
+/// Maps (in map) every value that op reads, in its operands and in its
+/// regions, that is defined neither inside op nor in `home` (or inside an
+/// op of home; home may be NULL) to its visible value in s (ad_fwd).
+eddy_status_t ad_map_free(ad_scope_t *s, eddy_op_t *op,
+                          const eddy_block_t *home, eddy_ptrmap_t *map);
 
 /// Creates "ctl.while"(inits) with the given loop types and empty blocks.
 eddy_status_t ad_build_while(eddy_builder_t *b, eddy_value_t *const *inits,

@@ -247,6 +247,8 @@ static eddy_status_t ad_while_grad_impl(ad_scope_t *s, eddy_op_t *w,
       st = ad_zeros_like_fwd(s, bs->cap_fwd.data[c], &inits[j]);
     } else if ((l = ad_index_of(&bs->exp_list, arg)) != (size_t)-1) {
       st = ad_fwd(s, eddy_ir_op_result(nw, 1 + n + l), &inits[j]);
+    } else if ((l = ad_index_of(&bs->rev_arg, arg)) != (size_t)-1) {
+      st = ad_revolve_init(s, bs, l, count, &inits[j]);
     } else {
       st = eddy_status_create(EDDY_ERR_INTERNAL,
                               "autodiff: unclassified gradient loop value");
