@@ -76,10 +76,11 @@ typedef struct eddy_ad_options {
   /// "store", "checkpoint" or "checkpoint:SLOTS", takes precedence).
   eddy_ad_loop_memory_t loop_memory;
   /// CHECKPOINT: 0 cuts a loop into segments of 1, 2, 3, ... iterations as
-  /// it runs (about sqrt(2T) snapshots for T iterations, none stored at
-  /// more than sqrt(2T) iterations at a time, no trip count needed);
-  /// SLOTS > 0 counts the trip count T first, with a run of the loop that
-  /// stores nothing, and cuts it into SLOTS segments of ceil(T / SLOTS).
+  /// it runs (about sqrt(2T) snapshots for T iterations, intermediates of
+  /// at most about sqrt(2T) iterations at a time, one more forward run);
+  /// SLOTS > 0 stores no iteration: the gradient loop rebuilds each state
+  /// from at most SLOTS snapshots of the loop state, on the binomial
+  /// (revolve) schedule, which runs the fewest forward steps possible.
   int64_t checkpoint_slots;
 } eddy_ad_options_t;
 

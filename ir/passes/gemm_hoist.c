@@ -130,7 +130,8 @@ static bool gh_rows_fit(const eddy_type_t *rows, const eddy_type_t *xt) {
 /// many bytes; past that it raises peak memory by more than the input for
 /// what the loop's per-step products, with their weight packed once per
 /// loop (docs/cpu.md), do about as fast (bench/README.md: the LSTM of 1000
-/// steps, a 131 MB product). A T known only at run time is not bounded.
+/// steps, a 131 MB product). A T known only at run time may be any size, so
+/// a product larger than its rows is not hoisted then.
 #define GH_MAX_GROWTH_BYTES ((int64_t)16 << 20)
 
 /// The hoisted product of rows ([T, x dims...]) is small enough.
@@ -138,8 +139,10 @@ static bool gh_size_ok(const eddy_value_t *rows, const eddy_type_t *xt,
                        const eddy_type_t *rt) {
   int64_t xn = eddy_ir_type_num_elements(xt),
           rn = eddy_ir_type_num_elements(rt);
-  if (rn <= xn || !rows || rows->type->dims[0] == EDDY_DIM_DYNAMIC)
+  if (rn <= xn || !rows)
     return true;
+  if (rows->type->dims[0] == EDDY_DIM_DYNAMIC)
+    return false;
   double bytes = (double)rows->type->dims[0] * (double)rn *
                  (double)eddy_dtype_size(rt->dtype);
   return bytes <= (double)GH_MAX_GROWTH_BYTES;
