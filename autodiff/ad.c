@@ -593,6 +593,43 @@ eddy_status_t ad_adj_add(ad_scope_t *s, eddy_value_t *v, eddy_value_t *g) {
   return NULL;
 }
 
+eddy_status_t ad_adj_take(ad_scope_t *s, eddy_value_t *v,
+                          eddy_value_t **out) {
+  *out = NULL;
+  if (!ad_active(s->ad, v))
+    return NULL;
+  if (s->kind == AD_SCOPE_FUNC || ad_defined_in(v, s->fwd)) {
+    *out = eddy_ptrmap_get(&s->adj, v);
+    return NULL;
+  }
+  for (size_t i = 0; i < s->cap_fwd.len; i++)
+    if (s->cap_fwd.data[i] == v) {
+      *out = s->cap_cur.data[i];
+      return NULL;
+    }
+  if (s->kind != AD_SCOPE_WHILE)
+    return NULL;
+  /* The accumulator over s's iterations, with nothing added yet. */
+  eddy_value_t *arg = eddy_ir_block_add_arg(s->bwd, v->type);
+  ad_vec_push(&s->args, arg);
+  ad_vec_push(&s->next, NULL);
+  ad_vec_push(&s->cap_arg, arg);
+  ad_vec_push(&s->cap_fwd, v);
+  ad_vec_push(&s->cap_cur, arg);
+  *out = arg;
+  return NULL;
+}
+
+void ad_adj_set(ad_scope_t *s, eddy_value_t *v, eddy_value_t *g) {
+  if (s->kind == AD_SCOPE_FUNC || ad_defined_in(v, s->fwd)) {
+    eddy_ptrmap_put(&s->adj, v, g);
+    return;
+  }
+  for (size_t i = 0; i < s->cap_fwd.len; i++)
+    if (s->cap_fwd.data[i] == v)
+      s->cap_cur.data[i] = g;
+}
+
 /// Sums g over the axes in which v was broadcast, so that the result has
 /// v's shape. Dims that are dynamic in v may or may not have been broadcast;
 /// that is decided at run time with a ctl.if on dim(v) == 1.

@@ -173,6 +173,14 @@ eddy_status_t ad_fwd_len(ad_scope_t *s, eddy_value_t *list,
 /// Adds g to the adjoint of the forward value v (nothing for values that
 /// are not differentiable).
 eddy_status_t ad_adj_add(ad_scope_t *s, eddy_value_t *v, eddy_value_t *g);
+/// The adjoint of v summed so far in s, for a nested gradient loop to go on
+/// summing into (its init): the local adjoint, or s's accumulator of a
+/// value s captures (made, with nothing added, when s is a loop that has
+/// none yet). NULL when there is none to continue; then the nested loop
+/// starts from zeros and its result is added (ad_adj_add).
+eddy_status_t ad_adj_take(ad_scope_t *s, eddy_value_t *v, eddy_value_t **out);
+/// Replaces the adjoint of v in s by g: the sum a nested loop went on with.
+void ad_adj_set(ad_scope_t *s, eddy_value_t *v, eddy_value_t *g);
 /// Sums g down to v's shape (undoing broadcasting), then ad_adj_add.
 eddy_status_t ad_adj_add_reduced(ad_scope_t *s, eddy_value_t *v,
                                  eddy_value_t *g);

@@ -225,8 +225,9 @@ static eddy_status_t ad_while_grad_impl(ad_scope_t *s, eddy_op_t *w,
   size_t na = bs->args.len;
   eddy_value_t **inits = calloc(na, sizeof(*inits));
   const eddy_type_t **types = calloc(na, sizeof(*types));
+  bool *cont = calloc(bs->cap_fwd.len + 1, sizeof(*cont));
   eddy_status_t st = NULL;
-  if (!inits || !types)
+  if (!inits || !types || !cont)
     st = eddy_status_create(EDDY_ERR_RESOURCE, "out of memory");
   eddy_value_t *count = NULL;
   if (!st)
@@ -244,7 +245,16 @@ static eddy_status_t ad_while_grad_impl(ad_scope_t *s, eddy_op_t *w,
       if (!inits[j])
         st = ad_zeros_like_fwd(s, eddy_ir_op_result(nw, 1 + k), &inits[j]);
     } else if ((c = ad_index_of(&bs->cap_arg, arg)) != (size_t)-1) {
-      st = ad_zeros_like_fwd(s, bs->cap_fwd.data[c], &inits[j]);
+      /* Go on summing the captured value's adjoint where s is: no zeros
+         to fill and no sum to add per execution of this loop. */
+      eddy_value_t *cur = NULL;
+      st = ad_adj_take(s, bs->cap_fwd.data[c], &cur);
+      if (!st && cur && cur->type == arg->type) {
+        inits[j] = cur;
+        cont[c] = true;
+      } else if (!st) {
+        st = ad_zeros_like_fwd(s, bs->cap_fwd.data[c], &inits[j]);
+      }
     } else if ((l = ad_index_of(&bs->exp_list, arg)) != (size_t)-1) {
       st = ad_fwd(s, eddy_ir_op_result(nw, 1 + n + l), &inits[j]);
     } else if ((l = ad_index_of(&bs->rev_arg, arg)) != (size_t)-1) {
@@ -279,17 +289,24 @@ static eddy_status_t ad_while_grad_impl(ad_scope_t *s, eddy_op_t *w,
     for (size_t j = 0; j < na; j++)
       eddy_ir_value_replace_all_uses(bs->args.data[j], bb->args[j]);
   }
+  for (size_t i = 0; i < bs->cap_fwd.len && !st; i++) {
+    eddy_value_t *r =
+        eddy_ir_op_result(gw, ad_index_of(&bs->args, bs->cap_arg.data[i]));
+    if (cont[i])
+      ad_adj_set(s, bs->cap_fwd.data[i], r);
+    else
+      st = ad_adj_add(s, bs->cap_fwd.data[i], r);
+  }
+  /* After the captured values' sums replaced their adjoints: an init may
+     be one of them. */
   for (size_t k = 0; k < n && !st; k++)
     if (gk_arg[k])
       st = ad_adj_add(
           s, w_inits[k],
           eddy_ir_op_result(gw, ad_index_of(&bs->args, gk_arg[k])));
-  for (size_t i = 0; i < bs->cap_fwd.len && !st; i++)
-    st = ad_adj_add(
-        s, bs->cap_fwd.data[i],
-        eddy_ir_op_result(gw, ad_index_of(&bs->args, bs->cap_arg.data[i])));
   free(inits);
   free(types);
+  free(cont);
   return st;
 }
 
