@@ -430,9 +430,13 @@ static eddy_status_t ad_export_while(ad_scope_t *s, eddy_value_t *v,
     eddy_op_t *y = eddy_ir_block_terminator(s->fwd);
     if (v->index < y->num_operands && eddy_ir_op_operand(y, v->index) == v)
       return ad_fwd(s->parent, eddy_ir_op_operand(s->fwd_op, v->index), out);
-    /* The loop values of a revolve loop are rebuilt from snapshots. */
-    if (eddy_ir_op_attr(s->fwd_op, AD_REVOLVE_ATTR)) {
-      EDDY_RETURN_IF_ERROR(ad_revolve_state(s));
+    /* The loop values of a revolve loop are rebuilt from snapshots, those
+       of a reversible one by inverting the steps. */
+    if (eddy_ir_op_attr(s->fwd_op, AD_REVOLVE_ATTR) ||
+        eddy_ptrmap_has(&s->ad->inverse, s->fwd_op)) {
+      EDDY_RETURN_IF_ERROR(eddy_ir_op_attr(s->fwd_op, AD_REVOLVE_ATTR)
+                               ? ad_revolve_state(s)
+                               : ad_reversible_state(s));
       *out = eddy_ptrmap_get(&s->vis, v);
       return NULL;
     }
@@ -993,6 +997,7 @@ eddy_status_t eddy_ad_grad_opts(eddy_module_t *m, const char *entry,
   eddy_ptrmap_init(&ad.repl);
   eddy_ptrmap_init(&ad.active);
   eddy_ptrmap_init(&ad.known);
+  eddy_ptrmap_init(&ad.inverse);
   st = ad_grad_body(&ad, f, gf, wrt, num_wrt);
   /* A checkpointed loop's forward segment loop still pushes what its
      recomputed copy in the gradient stores: drop those lists. */
@@ -1001,6 +1006,7 @@ eddy_status_t eddy_ad_grad_opts(eddy_module_t *m, const char *entry,
   eddy_ptrmap_destroy(&ad.repl);
   eddy_ptrmap_destroy(&ad.active);
   eddy_ptrmap_destroy(&ad.known);
+  eddy_ptrmap_destroy(&ad.inverse);
   if (!st) {
     st = eddy_ir_verify_op(gf);
     if (st)

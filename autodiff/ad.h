@@ -69,6 +69,12 @@ typedef enum eddy_ad_loop_memory {
   /// gradient re-runs each segment forward, storing its intermediates, just
   /// before running that segment's gradient.
   EDDY_AD_LOOP_CHECKPOINT,
+  /// Store only the state after the loop: the gradient loop inverts each
+  /// iteration to rebuild the state before it. For bodies that update each
+  /// loop value by adding (or subtracting) terms computed without it, as
+  /// RevNet's additive coupling y1 = x1 + F(x2), y2 = x2 + G(y1) and
+  /// counters do; other bodies are refused, naming the op.
+  EDDY_AD_LOOP_REVERSIBLE,
 } eddy_ad_loop_memory_t;
 
 typedef struct eddy_ad_options {
@@ -87,8 +93,8 @@ typedef struct eddy_ad_options {
 /// store, slots 0.
 eddy_ad_options_t eddy_ad_options_default(void);
 
-/// Parses "store", "checkpoint" or "checkpoint:SLOTS" (1 <= SLOTS <= 2^31)
-/// into *mem and *slots (0 for store and for plain checkpoint). Anything
+/// Parses "store", "checkpoint", "checkpoint:SLOTS" (1 <= SLOTS <= 2^31) or
+/// "reversible" into *mem and *slots (0 but for checkpoint:SLOTS). Anything
 /// else is an INVALID_ARGUMENT error quoting it.
 eddy_status_t eddy_ad_parse_loop_memory(const char *text,
                                         eddy_ad_loop_memory_t *mem,

@@ -55,6 +55,10 @@ eddy_status_t eddy_ad_parse_loop_memory(const char *text,
   *slots = 0;
   if (text && strcmp(text, "store") == 0)
     return NULL;
+  if (text && strcmp(text, "reversible") == 0) {
+    *mem = EDDY_AD_LOOP_REVERSIBLE;
+    return NULL;
+  }
   static const char k_ckpt[] = "checkpoint";
   size_t nc = sizeof k_ckpt - 1;
   if (text && strncmp(text, k_ckpt, nc) == 0) {
@@ -74,8 +78,9 @@ eddy_status_t eddy_ad_parse_loop_memory(const char *text,
     }
   }
   return eddy_status_create(EDDY_ERR_INVALID_ARGUMENT,
-                            "loop memory '%s': expected store, checkpoint or "
-                            "checkpoint:SLOTS with 1 <= SLOTS <= 2^31",
+                            "loop memory '%s': expected store, checkpoint, "
+                            "checkpoint:SLOTS with 1 <= SLOTS <= 2^31 or "
+                            "reversible",
                             text ? text : "");
 }
 
@@ -164,8 +169,10 @@ static void ckpt_yield_append(eddy_block_t *body, eddy_value_t *extra) {
     free(v);
 }
 
-/// Rewrites w (policy checkpoint with `slots`) as described at the top.
-static eddy_status_t ckpt_split(ad_t *ad, eddy_op_t *w, int64_t slots) {
+/// Rewrites w as described at the top: segments of one step (one_step) or
+/// of 1, 2, 3, ... steps. *out_outer receives the loop over segments.
+static eddy_status_t ckpt_split(ad_t *ad, eddy_op_t *w, bool one_step,
+                                eddy_op_t **out_outer) {
   size_t n = w->num_results;
   eddy_block_t *wc = eddy_ctl_while_cond(w), *wb = eddy_ctl_while_body(w);
   eddy_op_t *wy = eddy_ir_block_terminator(wb);
@@ -196,9 +203,6 @@ static eddy_status_t ckpt_split(ad_t *ad, eddy_op_t *w, int64_t slots) {
     for (uint32_t a = 0; a < w->num_attrs; a++)
       if (strcmp(w->attrs[a].name->str, "eddy.loop_memory") != 0)
         eddy_ir_op_set_attr(ow, w->attrs[a].name->str, w->attrs[a].value);
-    if (slots > 0)
-      eddy_ir_op_set_attr(ow, AD_REVOLVE_ATTR,
-                          eddy_ir_int_attr_get(ad->ctx, slots, EDDY_DT_I64));
     /* Outer cond: a copy of w's. */
     ckpt_clone_block(wc, eddy_ctl_while_cond(ow));
     /* Outer body: the inner loop, then the next segment length. */
@@ -248,7 +252,7 @@ static eddy_status_t ckpt_split(ad_t *ad, eddy_op_t *w, int64_t slots) {
        next segment length. */
     eddy_ir_builder_set_end(&b, ob);
     eddy_value_t *next_k = k, *kone = NULL;
-    if (!st && slots == 0) {
+    if (!st && !one_step) {
       st = ckpt_i64(&b, ad, 1, &kone);
       if (!st)
         st = ckpt_bin(&b, "core.add", k, kone, &next_k);
@@ -266,6 +270,7 @@ static eddy_status_t ckpt_split(ad_t *ad, eddy_op_t *w, int64_t slots) {
                                      eddy_ir_op_result(ow, j));
     eddy_ir_op_erase(w);
     ad->num_checkpointed++;
+    *out_outer = ow;
   }
   free(inits);
   free(pass);
@@ -308,8 +313,21 @@ eddy_status_t ad_checkpoint_loops(ad_t *ad, eddy_op_t *func) {
     eddy_ad_loop_memory_t mem;
     int64_t slots;
     st = ckpt_policy(ad, c.loops[i], &mem, &slots);
-    if (!st && mem == EDDY_AD_LOOP_CHECKPOINT)
-      st = ckpt_split(ad, c.loops[i], slots);
+    eddy_block_t *inverse = NULL;
+    eddy_op_t *outer = NULL;
+    if (!st && mem == EDDY_AD_LOOP_REVERSIBLE)
+      st = ad_reversible_inverse(ad, c.loops[i], &inverse);
+    if (!st && mem != EDDY_AD_LOOP_STORE)
+      st = ckpt_split(ad, c.loops[i], mem == EDDY_AD_LOOP_REVERSIBLE || slots > 0,
+                      &outer);
+    if (!st && mem == EDDY_AD_LOOP_REVERSIBLE) {
+      eddy_ir_op_set_attr(outer, AD_REVERSIBLE_ATTR,
+                          eddy_ir_bool_attr_get(ad->ctx, true));
+      eddy_ptrmap_put(&ad->inverse, outer, inverse);
+    } else if (!st && mem == EDDY_AD_LOOP_CHECKPOINT && slots > 0) {
+      eddy_ir_op_set_attr(outer, AD_REVOLVE_ATTR,
+                          eddy_ir_int_attr_get(ad->ctx, slots, EDDY_DT_I64));
+    }
   }
   free(c.loops);
   return st;
@@ -494,20 +512,8 @@ static eddy_status_t rev_lists_if(ad_t *ad, eddy_builder_t *b,
   return st;
 }
 
-/// Adds a gradient-loop argument of type t to s (yielding itself until
-/// *next is set by the caller), recorded as revolve argument of kind k.
-static eddy_value_t *rev_arg(ad_scope_t *s, const eddy_type_t *t, int k,
-                             eddy_value_t *init) {
-  eddy_value_t *a = eddy_ir_block_add_arg(s->bwd, t);
-  ad_vec_push(&s->args, a);
-  ad_vec_push(&s->next, a);
-  ad_vec_push(&s->rev_arg, a);
-  ad_vec_push(&s->rev_kind, (void *)(intptr_t)k);
-  ad_vec_push(&s->rev_val, init);
-  return a;
-}
 
-static void rev_set_next(ad_scope_t *s, eddy_value_t *arg, eddy_value_t *v) {
+void ad_rev_set_next(ad_scope_t *s, eddy_value_t *arg, eddy_value_t *v) {
   for (size_t i = 0; i < s->args.len; i++)
     if (s->args.data[i] == arg)
       s->next.data[i] = v;
@@ -539,12 +545,8 @@ eddy_status_t ad_revolve_state(ad_scope_t *s) {
   if (!comp || !fixed || !buf)
     st = eddy_status_create(EDDY_ERR_RESOURCE, "out of memory");
   size_t nc = 0;
-  for (size_t k = 0; k < n && !st; k++) {
-    if (eddy_ir_op_operand(fy, k) == fb->args[k])
-      st = ad_fwd(s->parent, eddy_ir_op_operand(w, k), &fixed[k]);
-    else
-      comp[nc++] = k;
-  }
+  if (!st)
+    st = ad_loop_state(s, comp, &nc, fixed);
   eddy_value_t **x0 = buf, **xi = buf + (n + 1), **lists = buf + 2 * (n + 1),
                **adv = buf + 3 * (n + 1), **popped = buf + 4 * (n + 1),
                **items = buf + 5 * (n + 1), **bx = buf + 6 * (n + 1),
@@ -552,11 +554,11 @@ eddy_status_t ad_revolve_state(ad_scope_t *s) {
   const eddy_type_t *i64 = eddy_ir_scalar_type_get(ad->ctx, EDDY_DT_I64);
   eddy_value_t *count = NULL;
   if (!st) {
-    count = rev_arg(s, i64, AD_REV_COUNT, NULL);
-    lists[0] = rev_arg(s, eddy_ir_list_type_get(ad->ctx, i64),
+    count = ad_rev_arg(s, i64, AD_REV_COUNT, NULL);
+    lists[0] = ad_rev_arg(s, eddy_ir_list_type_get(ad->ctx, i64),
                        AD_REV_POSITIONS, NULL);
     for (size_t c = 0; c < nc; c++)
-      lists[1 + c] = rev_arg(
+      lists[1 + c] = ad_rev_arg(
           s, eddy_ir_list_type_get(ad->ctx, fb->args[comp[c]]->type),
           AD_REV_SNAPSHOTS, eddy_ir_op_operand(w, comp[c]));
   }
@@ -670,7 +672,7 @@ eddy_status_t ad_revolve_state(ad_scope_t *s) {
   if (!st)
     st = rev_lists_if(ad, &b, at, false, adv, NULL, nc + 1, popped);
   for (size_t c = 0; c <= nc && !st; c++)
-    rev_set_next(s, lists[c], popped[c]);
+    ad_rev_set_next(s, lists[c], popped[c]);
   for (size_t c = 0; c < nc && !st; c++)
     eddy_ptrmap_put(&s->vis, fb->args[comp[c]], xi[c]);
   for (size_t k = 0; k < n && !st; k++)
@@ -684,6 +686,31 @@ eddy_status_t ad_revolve_state(ad_scope_t *s) {
   return st;
 }
 
+eddy_status_t ad_loop_state(ad_scope_t *s, size_t *comp, size_t *nc,
+                            eddy_value_t **fixed) {
+  eddy_block_t *fb = s->fwd;
+  eddy_op_t *fy = eddy_ir_block_terminator(fb);
+  *nc = 0;
+  for (uint32_t k = 0; k < fb->num_args; k++) {
+    if (eddy_ir_op_operand(fy, k) == fb->args[k])
+      TRY(ad_fwd(s->parent, eddy_ir_op_operand(s->fwd_op, k), &fixed[k]));
+    else
+      comp[(*nc)++] = k;
+  }
+  return NULL;
+}
+
+eddy_value_t *ad_rev_arg(ad_scope_t *s, const eddy_type_t *t, int k,
+                         eddy_value_t *val) {
+  eddy_value_t *a = eddy_ir_block_add_arg(s->bwd, t);
+  ad_vec_push(&s->args, a);
+  ad_vec_push(&s->next, a);
+  ad_vec_push(&s->rev_arg, a);
+  ad_vec_push(&s->rev_kind, (void *)(intptr_t)k);
+  ad_vec_push(&s->rev_val, val);
+  return a;
+}
+
 eddy_status_t ad_revolve_init(ad_scope_t *s, ad_scope_t *bs, size_t r,
                               eddy_value_t *count, eddy_value_t **out) {
   int kind = (int)(intptr_t)bs->rev_kind.data[r];
@@ -691,6 +718,8 @@ eddy_status_t ad_revolve_init(ad_scope_t *s, ad_scope_t *bs, size_t r,
     *out = count;
     return NULL;
   }
+  if (kind == AD_REV_FINAL)
+    return ad_fwd(s, ad_resolve(s->ad, bs->rev_val.data[r]), out);
   const eddy_type_t *lt = ((eddy_value_t *)bs->rev_arg.data[r])->type;
   eddy_value_t *first = NULL;
   if (kind == AD_REV_POSITIONS)

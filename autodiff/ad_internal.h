@@ -72,6 +72,8 @@ struct ad {
   /// get adjoints. Values made after the analysis count as active.
   eddy_ptrmap_t active;
   eddy_ptrmap_t known; ///< every value that existed during the analysis
+  /// Reversible loops (after the split) -> the inverse of one step.
+  eddy_ptrmap_t inverse;
   bool active_done;
 };
 
@@ -90,7 +92,37 @@ eddy_status_t ad_checkpoint_loops(ad_t *ad, eddy_op_t *func);
 /// over single steps whose states the gradient rebuilds from snapshots on
 /// the binomial schedule instead of storing them (ad_checkpoint.c).
 #define AD_REVOLVE_ATTR "ad.revolve"
-enum { AD_REV_COUNT, AD_REV_POSITIONS, AD_REV_SNAPSHOTS };
+/// The attribute (true) that marks a loop over single steps whose states
+/// the gradient rebuilds by inverting each step (ad_reversible.c).
+#define AD_REVERSIBLE_ATTR "ad.reversible"
+/// Kinds of the gradient-loop arguments that ad_revolve_state and
+/// ad_reversible_state add: the forward trip count, the snapshot positions,
+/// a snapshot list (init: the forward init it starts with), a loop value
+/// after the forward loop (init: that result).
+enum { AD_REV_COUNT, AD_REV_POSITIONS, AD_REV_SNAPSHOTS, AD_REV_FINAL };
+/// Adds an argument of type t to the gradient body of s, of kind k (val:
+/// the forward value its init derives from), yielding itself until
+/// ad_rev_set_next says otherwise.
+eddy_value_t *ad_rev_arg(ad_scope_t *s, const eddy_type_t *t, int k,
+                         eddy_value_t *val);
+void ad_rev_set_next(ad_scope_t *s, eddy_value_t *arg, eddy_value_t *v);
+/// The loop values of s's forward loop that change (their positions in
+/// comp[0..*nc)) and the visible init of each one passed through unchanged
+/// (fixed[k]; NULL for the others).
+eddy_status_t ad_loop_state(ad_scope_t *s, size_t *comp, size_t *nc,
+                            eddy_value_t **fixed);
+/// Builds, for loop w (policy reversible), the inverse of one iteration of
+/// its body: a detached block whose arguments are the loop values after an
+/// iteration and which yields them before it (kept in ad->inverse for the
+/// loop over steps w becomes). A body whose update of some loop value is
+/// not invertible (not that value plus or minus terms computed without it)
+/// is an error naming the op.
+eddy_status_t ad_reversible_inverse(ad_t *ad, eddy_op_t *w,
+                                    eddy_block_t **out_block);
+/// Makes the loop values of s's forward loop (marked AD_REVERSIBLE_ATTR)
+/// visible in its gradient body: the gradient loop carries the state after
+/// the step it reverses and inverts that step; records them in s->vis.
+eddy_status_t ad_reversible_state(ad_scope_t *s);
 /// Makes the loop values of s's forward loop (marked AD_REVOLVE_ATTR)
 /// visible in its gradient body: rebuilt there, step by step, from
 /// snapshots that the gradient loop carries; records them in s->vis.

@@ -66,8 +66,13 @@ static int print_help(void) {
       "                         again in the gradient) or checkpoint:SLOTS\n"
       "                         (at most SLOTS snapshots of the state; the\n"
       "                         gradient rebuilds each step's state from them\n"
-      "                         on the binomial schedule). A loop's\n"
+      "                         on the binomial schedule) or reversible (only\n"
+      "                         the state after the loop; the gradient inverts\n"
+      "                         each iteration: for bodies that update each\n"
+      "                         value by adding terms computed without it, as\n"
+      "                         RevNet's coupling). A loop's\n"
       "                         eddy.loop_memory attribute takes precedence\n"
+      "  --reversible           --loop-memory=reversible\n"
       "  --stats                print what each loop accumulates per iteration\n"
       "                         (to stderr)\n"
       "  --check                compare F_grad with central differences in f64\n"
@@ -118,6 +123,8 @@ static int parse_args(int argc, char **argv, grad_args_t *a) {
       if (!val || !*val)
         return eddy_cli_usage_error("grad", "flag '--entry' needs a name");
       a->entry = val[0] == '@' ? val + 1 : val;
+    } else if (strcmp(arg, "--reversible") == 0) {
+      a->ad_opts.loop_memory = EDDY_AD_LOOP_REVERSIBLE;
     } else if (eddy_cli_flag_value(argc, argv, &i, "--loop-memory", &val)) {
       eddy_status_t st = eddy_ad_parse_loop_memory(
           val, &a->ad_opts.loop_memory, &a->ad_opts.checkpoint_slots);
