@@ -1,5 +1,6 @@
 # eddy_add_model(NAME SOURCE FILE ENTRY FUNC [GRAD_WRT ARG...]
-#                [LOOP_MEMORY store|checkpoint|checkpoint:SLOTS] [PREFIX P]
+#                [LOOP_MEMORY store|checkpoint|checkpoint:SLOTS|reversible]
+#                [PREFIX P]
 #                [TARGET cpu|cuda] [MARCH CPU] [GPU_ARCH sm_80|sm_90]
 #                [GPU_MATMUL_PRECISION highest|tf32] [FEEDS name...] [FETCHES name[:i]...])
 #
@@ -59,9 +60,10 @@ function(eddy_add_model name)
   if(A_LOOP_MEMORY AND NOT A_GRAD_WRT)
     message(FATAL_ERROR "eddy_add_model(${name}): LOOP_MEMORY needs GRAD_WRT")
   endif()
-  if(A_LOOP_MEMORY AND NOT A_LOOP_MEMORY MATCHES "^(store|checkpoint|checkpoint:[1-9][0-9]*)$")
+  if(A_LOOP_MEMORY AND NOT A_LOOP_MEMORY MATCHES
+      "^(store|checkpoint|checkpoint:[1-9][0-9]*|reversible)$")
     message(FATAL_ERROR "eddy_add_model(${name}): unknown LOOP_MEMORY "
-      "'${A_LOOP_MEMORY}' (known: store, checkpoint, checkpoint:SLOTS)")
+      "'${A_LOOP_MEMORY}' (known: store, checkpoint, checkpoint:SLOTS, reversible)")
   endif()
   if(NOT A_PREFIX)
     set(A_PREFIX ${name})

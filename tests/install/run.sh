@@ -7,7 +7,9 @@
 #      eddy_add_model on model.eddy, on its gradient (GRAD_WRT) and on two
 #      TensorFlow GraphDefs, a loop and an RNN with its gradient; static and
 #      shared runtime), built and run;
-#   3. `eddy compile` by hand and a C99 compile + link with the flags of
+#   3. examples/app and examples/revnet, copied out of the tree, configured
+#      and built against the prefix as projects of their own, and run;
+#   4. `eddy compile` by hand and a C99 compile + link with the flags of
 #      `pkg-config eddyrt`, run.
 # usage: run.sh SOURCE_DIR BUILD_DIR CMAKE GENERATOR MAKE_PROGRAM C_COMPILER
 set -eu
@@ -94,6 +96,19 @@ for app in app_static app_shared app_grad app_grad_ckpt app_graphdef; do
   "$work/project/$app" || fail "$app"
 done
 "$work/project/app_rnn_grad" "$rnn_grad" || fail "app_rnn_grad"
+echo "== the examples, copied out of the tree, as projects of their own"
+for ex in app revnet; do
+  cp -r "$src/examples/$ex" "$work/example-$ex"
+  "$cmake" -S "$work/example-$ex" -B "$work/example-$ex/build" -G "$generator" \
+    -DCMAKE_MAKE_PROGRAM="$make_program" -DCMAKE_C_COMPILER="$cc" \
+    -DCMAKE_PREFIX_PATH="$prefix" >"$work/example-$ex.log" 2>&1 &&
+    "$cmake" --build "$work/example-$ex/build" >>"$work/example-$ex.log" 2>&1 ||
+    { cat "$work/example-$ex.log"; fail "building examples/$ex on its own"; }
+done
+"$work/example-app/build/eddy_example_app" 1 -0.5 2 100 1e-5 >/dev/null ||
+  fail "examples/app built on its own"
+"$work/example-revnet/build/revnet_example" 16 >/dev/null ||
+  fail "examples/revnet built on its own"
 if [ "$cuda" = ON ]; then
   EDDY_CUDA_DRIVER=$work/no-libcuda.so.1 "$work/project/app_cuda" ||
     fail "app_cuda (the model compiled for the GPU, without a device)"
