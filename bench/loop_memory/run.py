@@ -1,20 +1,23 @@
 """Memory and time of loop gradients under each --loop-memory policy.
 
-The LSTM of lstm.eddy (hidden 256, batch 32, a run-time sequence length T) is
-differentiated w.r.t. its weights with `eddy grad --loop-memory=POLICY`,
-compiled with `eddy compile`, linked with bench/compare's AOT driver and run
-at each T. For every (T, policy): the median call time, the runtime
+--model lstm (default): the LSTM of lstm.eddy (hidden 256, batch 32, a
+run-time sequence length T), differentiated w.r.t. its weights with
+`eddy grad --loop-memory=POLICY`, compiled with `eddy compile`, linked with
+bench/compare's AOT driver and run at each T. --model revnet: the RevNet of
+examples/revnet (batch 128, width 2x64, a run-time depth T), differentiated
+w.r.t. everything, store against checkpoint:4 and reversible. For every (T, policy): the median call time, the runtime
 context's peak tensor bytes, the process's peak resident set, and the largest
 difference of the gradients from the stored policy's. The accumulator memory
 is the peak tensor bytes minus what every policy holds (inputs, weights,
 results: the peak of the forward function alone).
 
-    python3 bench/loop_memory/run.py [--build DIR] [--steps 100,1000,10000]
-                                     [--out FILE.md] [--work DIR]
+    python3 bench/loop_memory/run.py [--model lstm|revnet] [--build DIR]
+                                     [--steps 100,1000,10000] [--out FILE.md]
+                                     [--work DIR]
 
 Needs numpy and a Release build of eddy (bench/compare/run.sh makes both:
 build-bench/ and its virtual environment). The table goes to --out
-(default bench/loop_memory/results.md) and to standard output.
+(default bench/loop_memory/results[_revnet].md) and to standard output.
 """
 import argparse
 import datetime
@@ -42,10 +45,37 @@ def run(cmd):
     return p.stdout
 
 
-def inputs(work, steps):
+def revnet_inputs(steps):
+    """x1, x2 [128, 64], wf [T, 64, 64], bf [T, 64], wg, bg, two seeds."""
+    rng = np.random.default_rng(7)
+    half = (128, 64)
+    return [rng.standard_normal(half).astype(np.float32),
+            rng.standard_normal(half).astype(np.float32),
+            rng.uniform(-1 / 64, 1 / 64, (steps, 64, 64)).astype(np.float32),
+            rng.uniform(-0.1, 0.1, (steps, 64)).astype(np.float32),
+            rng.uniform(-1 / 64, 1 / 64, (steps, 64, 64)).astype(np.float32),
+            rng.uniform(-0.1, 0.1, (steps, 64)).astype(np.float32),
+            np.ones(half, np.float32), np.ones(half, np.float32)]
+
+
+MODELS = {
+    "lstm": {"file": os.path.join(HERE, "lstm.eddy"), "entry": "main", "wrt": "3,4,5",
+             "grads": range(2, 5), "steps": "100,1000,10000",
+             "what": "The LSTM of lstm.eddy (hidden 256, batch 32) differentiated w.r.t. "
+                     "wx, wh and b, compiled AOT, T steps."},
+    "revnet": {"file": os.path.join(ROOT, "examples", "revnet", "model.eddy"),
+               "entry": "revnet", "wrt": "0,1,2,3,4,5", "grads": range(2, 8),
+               "steps": "8,32,128,256",
+               "what": "The RevNet of examples/revnet (batch 128, width 2x64, weights "
+                       "uniform in +-1/64) differentiated w.r.t. everything, compiled AOT, "
+                       "depth T."},
+}
+
+
+def inputs(work, steps, model="lstm"):
     """x [T, 32, 256], h0, c0, wx, wh, b and two seeds of ones; fixed seeds."""
     rng = np.random.default_rng(7)
-    arrays = [
+    arrays = revnet_inputs(steps) if model == "revnet" else [
         rng.standard_normal((steps, BATCH, HIDDEN)).astype(np.float32) * 0.5,
         np.zeros((BATCH, HIDDEN), np.float32),
         np.zeros((BATCH, HIDDEN), np.float32),
@@ -57,7 +87,7 @@ def inputs(work, steps):
     ]
     paths = []
     for i, a in enumerate(arrays):
-        path = os.path.join(work, "in_%d_%d.npy" % (steps, i))
+        path = os.path.join(work, "in_%s_%d_%d.npy" % (model, steps, i))
         np.save(path, a)
         paths.append(path)
     return paths
@@ -65,15 +95,15 @@ def inputs(work, steps):
 
 def build(args, policy, work):
     """The AOT executable of the gradient under policy."""
+    m = MODELS[args.model]
     eddy = os.path.join(args.build, "tools", "eddy")
-    d = os.path.join(work, policy.replace(":", "_"))
+    d = os.path.join(work, args.model + "_" + policy.replace(":", "_"))
     os.makedirs(d, exist_ok=True)
     grad = os.path.join(d, "grad.eddy")
-    stats = run([eddy, "grad", os.path.join(HERE, "lstm.eddy"), "--entry", "main",
-                 "--wrt", "3,4,5", "--loop-memory=" + policy, "--stats", "-o", grad]
-                + [])
+    stats = run([eddy, "grad", m["file"], "--entry", m["entry"], "--wrt", m["wrt"],
+                 "--loop-memory=" + policy, "--stats", "-o", grad])
     obj = os.path.join(d, "bench_model.o")
-    run([eddy, "compile", grad, "--entry", "main_grad", "--prefix", "bench_model",
+    run([eddy, "compile", grad, "--entry", m["entry"] + "_grad", "--prefix", "bench_model",
          "-o", obj, "--header", os.path.join(d, "bench_model.h")])
     exe = os.path.join(d, "aot")
     err = build_aot_driver(args.build, d, obj, exe)
@@ -100,7 +130,9 @@ def call(exe, ins, out, runs):
         return json.load(f)
 
 
-def policies(steps):
+def policies(steps, model="lstm"):
+    if model == "revnet":
+        return ["store", "checkpoint:4", "reversible"]
     return ["store", "checkpoint",
             "checkpoint:%d" % math.ceil(math.sqrt(steps)),
             "checkpoint:%d" % max(1, math.ceil(math.log2(steps)))]
@@ -108,27 +140,33 @@ def policies(steps):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--model", choices=sorted(MODELS), default="lstm")
     ap.add_argument("--build", default=os.path.join(ROOT, "build-bench"))
-    ap.add_argument("--steps", default="100,1000,10000")
-    ap.add_argument("--out", default=os.path.join(HERE, "results.md"))
+    ap.add_argument("--steps", default=None)
+    ap.add_argument("--out", default=None)
     ap.add_argument("--work", default=os.path.join(
         os.path.expanduser("~"), ".cache", "eddy-bench", "loop_memory"))
     args = ap.parse_args()
+    model = MODELS[args.model]
+    if args.out is None:
+        args.out = os.path.join(HERE, "results.md" if args.model == "lstm"
+                                else "results_%s.md" % args.model)
     os.makedirs(args.work, exist_ok=True)
-    steps_list = [int(s) for s in args.steps.split(",")]
+    steps_list = [int(s) for s in (args.steps or model["steps"]).split(",")]
     exes = {}
     rows = []
     for steps in steps_list:
-        ins = inputs(args.work, steps)
+        ins = inputs(args.work, steps, args.model)
         runs = 3 if steps <= 1000 else 1
         ref = None
         store = None
-        for policy in policies(steps):
+        for policy in policies(steps, args.model):
             if policy not in exes:
                 exes[policy] = build(args, policy, args.work)[0]
-            out = os.path.join(args.work, "out_%s_%d" % (policy.replace(":", "_"), steps))
+            out = os.path.join(args.work, "out_%s_%s_%d" % (
+                args.model, policy.replace(":", "_"), steps))
             r = call(exes[policy], ins, out, runs)
-            grads = [np.load(os.path.join(out, "out_%d.npy" % i)) for i in range(2, 5)]
+            grads = [np.load(os.path.join(out, "out_%d.npy" % i)) for i in model["grads"]]
             if ref is None:
                 ref, store = grads, r
             diff = max(float(np.max(np.abs(g - h)) / max(1e-30, float(np.max(np.abs(h)))))
@@ -146,11 +184,11 @@ def main():
                       steps, policy, r["median_s"], rows[-1]["time_ratio"],
                       r["peak_tensor_mb"], acc, 100 * rows[-1]["acc_ratio"],
                       r["peak_rss_mb"], diff), flush=True)
-    lines = ["# Loop gradient memory: store vs checkpoint", "",
-             "`python3 bench/loop_memory/run.py` on %s, %s. The LSTM of lstm.eddy (hidden 256, "
-             "batch 32) differentiated w.r.t. wx, wh and b, compiled AOT, T steps. "
+    lines = ["# Loop gradient memory: %s" % args.model, "",
+             "`python3 bench/loop_memory/run.py --model %s` on %s, %s. %s "
              "Working memory: peak tensor bytes minus the inputs and results. Difference: largest |g - g_store| / max |g_store| over "
-             "the three gradients." % (machine_info(), datetime.date.today().isoformat()),
+             "the gradients." % (args.model, machine_info(), datetime.date.today().isoformat(),
+                                 model["what"]),
              "",
              "| T | policy | time | vs store | peak tensors | working memory | of store's | "
              "peak RSS | difference |",
