@@ -513,9 +513,14 @@ static eddy_status_t scatter_dim(eddy_tfl_t *z, const eddy_op_t *op,
   return gather(z, op, ext, idx, axis, out);
 }
 
-/// Element i of the integer vector v, as an i64 scalar.
+/// Element i of the integer vector v, as an i64 scalar: a constant when v
+/// is one (so that no op is made of constants only: in a v1 loop kept as
+/// dataflow it would sit outside the loop's frame).
 static eddy_status_t vec_elem(eddy_tfl_t *z, const eddy_op_t *op,
                               eddy_value_t *v, int64_t i, eddy_value_t **out) {
+  int64_t c[2 * MAXR];
+  if (eddy_tfl_const_ints(z, v, c, 2 * MAXR) > i)
+    return const_index(z, &c[i], 1, 0, out);
   eddy_value_t *e = NULL;
   int64_t lo = i, hi = i + 1, st = 1;
   eddy_named_attr_t a[3] = {
@@ -530,14 +535,12 @@ static eddy_status_t vec_elem(eddy_tfl_t *z, const eddy_op_t *op,
   return eddy_tfl_cast(z, op, e, EDDY_DT_I64, out);
 }
 
-/// The run-time size of dimension i of the sliced operand, from the tensor
-/// the shape is the Shape of, or from the shape vector itself.
+/// The run-time size of dimension i of the sliced operand, read from the
+/// shape vector (not from the tensor it may be the Shape of: in a v1 loop
+/// kept as dataflow, that tensor may belong to another frame).
 static eddy_status_t shape_dim(eddy_tfl_t *z, const eddy_op_t *op,
                                eddy_value_t *shape, int64_t i,
                                eddy_value_t **out) {
-  eddy_value_t *src = eddy_tfl_shape_source(shape);
-  if (src)
-    return eddy_tfl_dim(z, op, src, i, out);
   return vec_elem(z, op, shape, i, out);
 }
 
@@ -591,10 +594,13 @@ static eddy_status_t scatter_positions(eddy_tfl_t *z, const eddy_op_t *op,
     EDDY_RETURN_IF_ERROR(shape_dim(z, op, shape, axis, &size));
   if (d->kind == SS_INDEX) {
     int64_t one = 1;
-    EDDY_RETURN_IF_ERROR(const_index(z, &d->begin, 1, 0, &idx));
-    if (d->begin < 0 && dyn)
+    if (d->begin < 0 && dyn) {
+      EDDY_RETURN_IF_ERROR(const_index(z, &d->begin, 1, 0, &idx));
       EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.add", size, idx, &idx));
-    EDDY_RETURN_IF_ERROR(eddy_tfl_reshape(z, op, idx, &one, 1, &idx));
+      EDDY_RETURN_IF_ERROR(eddy_tfl_reshape(z, op, idx, &one, 1, &idx));
+    } else {
+      EDDY_RETURN_IF_ERROR(const_index(z, &d->begin, 1, 1, &idx));
+    }
   } else {
     int64_t *pos = malloc((size_t)(d->size ? d->size : 1) * sizeof *pos);
     if (!pos)
@@ -706,13 +712,60 @@ eddy_status_t eddy_tfl_lower_strided_slice_grad(eddy_tfl_t *z,
   return NULL;
 }
 
+/// Slice(x, begin, size) with begin or size known at run time only (the
+/// gradient of a concat of tensors of run-time shape: ConcatOffset and
+/// ShapeN): each dimension gathered at core.range(begin, begin + size), a
+/// size < 0 taking the rest; the gathers check the bounds at run time.
+static eddy_status_t slice_run_time(eddy_tfl_t *z, const eddy_op_t *op) {
+  eddy_value_t *x = tfl_in(z, op, 0), *r = x;
+  const eddy_type_t *xt = x->type;
+  if (xt->kind != EDDY_TYPE_TENSOR || xt->rank == EDDY_RANK_UNKNOWN ||
+      xt->rank > MAXR)
+    return eddy_tfl_error(op, "begin and size are not constants and the "
+                              "operand's rank is unknown");
+  for (size_t k = 1; k <= 2; k++) {
+    const eddy_type_t *t = tfl_in(z, op, k)->type;
+    if (t->kind != EDDY_TYPE_TENSOR || eddy_dtype_is_float(t->dtype) ||
+        (t->rank != EDDY_RANK_UNKNOWN &&
+         (t->rank != 1 || (t->dims[0] >= 0 && t->dims[0] != xt->rank))))
+      return eddy_tfl_error(op, "%s must be an integer vector of %d "
+                                "entries, one per dimension",
+                            k == 1 ? "begin" : "size", (int)xt->rank);
+  }
+  for (int32_t i = 0; i < xt->rank; i++) {
+    eddy_value_t *b = NULL, *n = NULL, *d = NULL, *rest = NULL, *neg = NULL,
+                 *zero = NULL, *pos = NULL;
+    EDDY_RETURN_IF_ERROR(vec_elem(z, op, tfl_in(z, op, 1), i, &b));
+    EDDY_RETURN_IF_ERROR(vec_elem(z, op, tfl_in(z, op, 2), i, &n));
+    EDDY_RETURN_IF_ERROR(eddy_tfl_dim(z, op, r, i, &d));
+    int64_t nc = 0;
+    bool known = eddy_tfl_const_ints(z, n, &nc, 1) == 1;
+    if (!known || nc < 0)
+      EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.sub", d, b, &rest));
+    if (!known) {
+      EDDY_RETURN_IF_ERROR(
+          eddy_tfl_splat(z, EDDY_DT_I64, 0, NULL, 0, &zero));
+      EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.lt", n, zero, &neg));
+      EDDY_RETURN_IF_ERROR(tfl_sel(z, op, neg, rest, n, &n));
+    } else if (nc < 0) {
+      n = rest;
+    }
+    EDDY_RETURN_IF_ERROR(positions(z, op, b, n, &pos));
+    EDDY_RETURN_IF_ERROR(gather(z, op, r, pos, i, &r));
+  }
+  eddy_tfl_set(z, &op->results[0], r);
+  return NULL;
+}
+
 /// Slice(x, begin, size): size -1 takes the rest of the dimension.
 eddy_status_t eddy_tfl_lower_slice(eddy_tfl_t *z, const eddy_op_t *op) {
   eddy_value_t *x = tfl_in(z, op, 0), *r = NULL;
   int64_t dims[MAXR], b[MAXR], sz[MAXR];
   int64_t nb = eddy_tfl_const_ints(z, tfl_in(z, op, 1), b, MAXR);
   int64_t ns = eddy_tfl_const_ints(z, tfl_in(z, op, 2), sz, MAXR);
-  if (nb < 0 || ns != nb)
+  if (nb < 0 || ns < 0)
+    return slice_run_time(z, op);
+  if (ns != nb)
     return eddy_tfl_error(op, "begin and size must be constants of equal "
                               "length");
   if (!tfl_dims_of(x->type, dims) || x->type->rank != nb)
