@@ -702,6 +702,12 @@ eddy_status_t eddy_tfl_lower_shape_op(eddy_tfl_t *z, const eddy_op_t *op,
 
 eddy_value_t *eddy_tfl_shape_source(eddy_value_t *v) { return shape_source(v); }
 
+eddy_status_t eddy_tfl_element(eddy_tfl_t *z, const eddy_op_t *op,
+                               eddy_value_t *s, int64_t i,
+                               eddy_value_t **out) {
+  return element(z, op, s, i, out);
+}
+
 eddy_status_t eddy_tfl_broadcast_like(eddy_tfl_t *z, const eddy_op_t *op,
                                       eddy_value_t *x, eddy_value_t *y,
                                       eddy_value_t **out) {

@@ -522,16 +522,7 @@ static eddy_status_t vec_elem(eddy_tfl_t *z, const eddy_op_t *op,
   if (eddy_tfl_const_ints(z, v, c, 2 * MAXR) > i)
     return const_index(z, &c[i], 1, 0, out);
   eddy_value_t *e = NULL;
-  int64_t lo = i, hi = i + 1, st = 1;
-  eddy_named_attr_t a[3] = {
-      eddy_ir_named_attr(z->ctx, "start",
-                         eddy_ir_i64_array_attr_get(z->ctx, &lo, 1)),
-      eddy_ir_named_attr(z->ctx, "limit",
-                         eddy_ir_i64_array_attr_get(z->ctx, &hi, 1)),
-      eddy_ir_named_attr(z->ctx, "strides",
-                         eddy_ir_i64_array_attr_get(z->ctx, &st, 1))};
-  EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "core.slice", &v, 1, a, 3, &e));
-  EDDY_RETURN_IF_ERROR(eddy_tfl_reshape(z, op, e, NULL, 0, &e));
+  EDDY_RETURN_IF_ERROR(eddy_tfl_element(z, op, v, i, &e));
   return eddy_tfl_cast(z, op, e, EDDY_DT_I64, out);
 }
 

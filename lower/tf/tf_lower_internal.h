@@ -254,6 +254,11 @@ eddy_status_t eddy_tfl_lower_dynamic_stitch(eddy_tfl_t *z,
 /// When v is the (cast) core.shape of a tensor, that tensor; else NULL
 /// (legalize_shape.c).
 eddy_value_t *eddy_tfl_shape_source(eddy_value_t *v);
+/// Entry i of the 1-D integer tensor s, as a scalar of its dtype
+/// (legalize_shape.c).
+eddy_status_t eddy_tfl_element(eddy_tfl_t *z, const eddy_op_t *op,
+                               eddy_value_t *s, int64_t i,
+                               eddy_value_t **out);
 /// x broadcast to the run-time shape of y with core ops (legalize_shape.c).
 eddy_status_t eddy_tfl_broadcast_like(eddy_tfl_t *z, const eddy_op_t *op,
                                       eddy_value_t *x, eddy_value_t *y,
