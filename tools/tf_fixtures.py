@@ -652,13 +652,13 @@ FEED_SHAPES = {"strided_slice_dyn": {"x": [None, 5, 3]}, "unary_math": {"x": [No
                "ta_dyn": {"x": [None, 3]}, "index_dyn": {"x": [None, 4]},
                "bcast_dyn": {"x": [None, 3]}}
 
-# Models written without their gradients: the gradient of a slice of a tensor of dynamic shape
-# (StridedSliceGrad of a run-time shape) is not supported, nor are the ops TensorFlow's
-# gradients of sums and concats over tensors of unknown shape use (DynamicStitch, ShapeN), nor
-# the DynamicStitch that the gradient of a reduction of a tensor of dynamic shape (index_dyn's
-# EuclideanNorm) computes its shape with. TensorFlow registers no gradient
-# for TensorListPushBackBatch (push_back_batch).
-FORWARD_ONLY = {"strided_slice_dyn", "dyn_loop", "ta_dyn", "index_dyn", "push_back_batch"}
+# Models written without their gradients. ta_dyn's gradient reshapes to shapes whose
+# length (a rank) TensorFlow leaves unknown: the gradient of a Sum over a TensorArray item
+# of unknown shape is a Reshape to a DynamicStitch of a shape pushed on a stack (v1) or list
+# (v2) in the loop, which legalize-tf must lower before shape inference knows the item's
+# rank (docs/import.md, Gaps). TensorFlow registers no gradient for TensorListPushBackBatch
+# (push_back_batch).
+FORWARD_ONLY = {"ta_dyn", "push_back_batch"}
 
 # Gradient graphs chain more ops; their sums get a looser relative tolerance.
 GRAD_TOL = (1e-4, 1e-5)

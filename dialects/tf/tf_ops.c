@@ -64,6 +64,9 @@ static const eddy_tf_out_spec_t output_output_type[] = {
 static const eddy_tf_out_spec_t r0_T[] = {O_ATTR("r0", "T", -1)};
 static const eddy_tf_out_spec_t concat_offsets[] = {
     O_REPEAT("offset", "shape_type", "N")};
+static const eddy_tf_out_spec_t shape_n_outs[] = {
+    O_REPEAT("output", "out_type", "N")};
+static const eddy_tf_out_spec_t merged_T[] = {O_ATTR("merged", "T", -1)};
 static const eddy_tf_out_spec_t out_T_like0[] = {O_ATTR("out", "T", 0)};
 static const eddy_tf_out_spec_t index_i64[] = {O_FIXED("index", INT64, -1)};
 static const eddy_tf_out_spec_t topk_outs[] = {
@@ -181,6 +184,7 @@ static const eddy_tf_op_info_t k_ops[] = {
     OP(Cumsum, IN(2), out_T_like0),
     OP(Div, IN(2), z_T),
     OP(DivNoNan, IN(2), z_T),
+    OP(DynamicStitch, IN_ATLEAST(2), merged_T),
     OP(Einsum, IN_ATLEAST(1), output_T),
     OP(Elu, IN(1), activations_T_like0),
     OP(EluGrad, IN(2), backprops_T_like0),
@@ -245,6 +249,7 @@ static const eddy_tf_op_info_t k_ops[] = {
     OP(Pack, IN_ATLEAST(1), output_T),
     OP(Pad, IN(2), output_T),
     OP(PadV2, IN(3), output_T),
+    OP(ParallelDynamicStitch, IN_ATLEAST(2), merged_T),
     OP_CALL(PartitionedCall, IN_ATLEAST(0), call_outs, EDDY_TF_CALL_FUNC),
     OP(Placeholder, IN(0), output_dtype),
     OP(PlaceholderWithDefault, IN(1), output_dtype_like0),
@@ -271,6 +276,7 @@ static const eddy_tf_op_info_t k_ops[] = {
     OP(Selu, IN(1), activations_T_like0),
     OP(SeluGrad, IN(2), backprops_T_like0),
     OP(Shape, IN(1), output_out_type),
+    OP(ShapeN, IN_ATLEAST(1), shape_n_outs),
     OP(Sigmoid, IN(1), y_T_like0),
     OP(SigmoidGrad, IN(2), z_T_like0),
     OP(Sign, IN(1), y_T_like0),

@@ -25,7 +25,8 @@ static const char *const INDEX_OPS[] = {
     "GatherNd",      "ScatterNd",     "TensorScatterUpdate",
     "TensorScatterAdd", "UnsortedSegmentSum", "TopKV2", "Einsum",
     "BatchMatMulV3", "SoftmaxCrossEntropyWithLogits",
-    "SparseSoftmaxCrossEntropyWithLogits",
+    "SparseSoftmaxCrossEntropyWithLogits", "DynamicStitch",
+    "ParallelDynamicStitch",
 };
 
 void eddy_tfl_index_ops_each(void (*fn)(const char *name, void *user),
@@ -1022,6 +1023,9 @@ eddy_status_t eddy_tfl_lower_index_op(eddy_tfl_t *z, const eddy_op_t *op,
     return lower_sparse_xent(z, op);
   if (strcmp(t, "Where") == 0)
     return lower_where(z, op);
+  if (strcmp(t, "DynamicStitch") == 0 ||
+      strcmp(t, "ParallelDynamicStitch") == 0)
+    return eddy_tfl_lower_dynamic_stitch(z, op);
   *handled = false;
   return NULL;
 }

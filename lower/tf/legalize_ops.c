@@ -578,24 +578,29 @@ eddy_status_t eddy_tfl_lower_op(eddy_tfl_t *z, const eddy_op_t *op,
   }
   if (strcmp(t, "AddN") == 0 &&
       tfl_in(z, op, 0)->type->kind == EDDY_TYPE_LIST) {
-    // Lists add element by element: stacked, added, unstacked (every
-    // element must be set and of one shape).
+    // Lists add item by item, pairwise (tl.add: TensorFlow's
+    // TensorListBinaryAdd, an unset item taken as the zero of the other's;
+    // the items may differ in shape from one another).
     const eddy_type_t *lt = tfl_in(z, op, 0)->type;
     for (uint32_t i = 0; i < op->num_operands; i++) {
-      eddy_value_t *l = tfl_in(z, op, i), *st = NULL;
-      if (l->type->kind != EDDY_TYPE_LIST)
+      eddy_value_t *l = tfl_in(z, op, i);
+      if (l->type->kind == EDDY_TYPE_TOKEN)
         continue;
-      EDDY_RETURN_IF_ERROR(
-          eddy_tfl_build(z, op, "tl.stack", &l, 1, NULL, 0, &st));
-      if (r)
-        EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.add", r, st, &r));
-      else
-        r = st;
+      if (l->type->kind != EDDY_TYPE_LIST)
+        return eddy_tfl_error(op, "operand #%u is not a list like operand "
+                                  "#0",
+                              (unsigned)i);
+      if (!r) {
+        r = l;
+        continue;
+      }
+      eddy_value_t *ops[2] = {r, l};
+      eddy_op_t *o = NULL;
+      EDDY_RETURN_IF_ERROR(eddy_tfl_build_typed(z, op, "tl.add", ops, 2, NULL,
+                                                0, &lt, 1, &o));
+      r = eddy_ir_op_result(o, 0);
     }
-    eddy_op_t *o = NULL;
-    EDDY_RETURN_IF_ERROR(eddy_tfl_build_typed(z, op, "tl.from_tensor", &r, 1,
-                                              NULL, 0, &lt, 1, &o));
-    tfl_out1(z, op, eddy_ir_op_result(o, 0));
+    tfl_out1(z, op, r);
     return NULL;
   }
   if (strcmp(t, "AddN") == 0) {

@@ -15,7 +15,7 @@
 #define MAXR 64
 
 const char *const eddy_tfl_shape_ops[] = {
-    "Reshape", "Shape", "Size", "Rank", "Fill", "ZerosLike", "OnesLike",
+    "Reshape", "Shape", "ShapeN", "Size", "Rank", "Fill", "ZerosLike", "OnesLike",
     "Tile", "Pack", "Unpack", "ConcatV2", "Split", "ExpandDims", "Squeeze",
     "StridedSlice", "StridedSliceGrad", "Range", "GatherV2", "Transpose",
     "Slice", "BroadcastGradientArgs", "Pad", "PadV2", NULL,
@@ -139,6 +139,27 @@ static eddy_status_t lower_reshape(eddy_tfl_t *z, const eddy_op_t *op) {
     EDDY_RETURN_IF_ERROR(
         eddy_tfl_reshape(z, op, tfl_in(z, op, 0), dims, (size_t)n, &r));
   tfl_out1(z, op, r);
+  return NULL;
+}
+
+/// ShapeN(x_0, ..., x_{N-1}): the Shape of each (the gradient of a concat
+/// of tensors whose shapes are known at run time only).
+static eddy_status_t lower_shape_n(eddy_tfl_t *z, const eddy_op_t *op) {
+  eddy_dtype_t dt = EDDY_DT_I32;
+  eddy_tfl_attr_dtype(op, "out_type", &dt);
+  if (op->num_results != op->num_operands)
+    return eddy_tfl_error(op, "has %u operands and %u results",
+                          (unsigned)op->num_operands,
+                          (unsigned)op->num_results);
+  for (uint32_t i = 0; i < op->num_operands; i++) {
+    eddy_value_t *x = tfl_in(z, op, i), *r = NULL;
+    if (x->type->kind != EDDY_TYPE_TENSOR)
+      return eddy_tfl_error(op, "operand #%u is not a tensor", (unsigned)i);
+    EDDY_RETURN_IF_ERROR(
+        eddy_tfl_build(z, op, "core.shape", &x, 1, NULL, 0, &r));
+    EDDY_RETURN_IF_ERROR(eddy_tfl_cast(z, op, r, dt, &r));
+    eddy_tfl_set(z, &op->results[i], r);
+  }
   return NULL;
 }
 
@@ -637,6 +658,8 @@ eddy_status_t eddy_tfl_lower_shape_op(eddy_tfl_t *z, const eddy_op_t *op,
   if (strcmp(t, "Shape") == 0 || strcmp(t, "Size") == 0 ||
       strcmp(t, "Rank") == 0)
     return lower_shape(z, op, t);
+  if (strcmp(t, "ShapeN") == 0)
+    return lower_shape_n(z, op);
   if (strcmp(t, "Fill") == 0)
     return lower_fill(z, op);
   if (strcmp(t, "ZerosLike") == 0)
@@ -678,6 +701,12 @@ eddy_status_t eddy_tfl_lower_shape_op(eddy_tfl_t *z, const eddy_op_t *op,
 }
 
 eddy_value_t *eddy_tfl_shape_source(eddy_value_t *v) { return shape_source(v); }
+
+eddy_status_t eddy_tfl_element(eddy_tfl_t *z, const eddy_op_t *op,
+                               eddy_value_t *s, int64_t i,
+                               eddy_value_t **out) {
+  return element(z, op, s, i, out);
+}
 
 eddy_status_t eddy_tfl_broadcast_like(eddy_tfl_t *z, const eddy_op_t *op,
                                       eddy_value_t *x, eddy_value_t *y,
@@ -764,20 +793,61 @@ static eddy_status_t sum_axis_if(eddy_tfl_t *z, const eddy_op_t *op,
   return st;
 }
 
+/// The shape a BroadcastGradientArgs input gives: its length, its static
+/// dims (-1 where known at run time only), and where to read the others:
+/// the tensor it is the Shape of, or the shape vector itself (a constant,
+/// or a run-time vector of known length: a shape pushed on a stack in a
+/// loop and popped in its gradient).
+typedef struct bcast_shape {
+  int32_t rank;
+  int64_t dims[MAXR];
+  eddy_value_t *of;  ///< the tensor it is the Shape of, or NULL
+  eddy_value_t *vec; ///< else the shape vector
+} bcast_shape_t;
+
+static bool bcast_shape(eddy_tfl_t *z, eddy_value_t *s, bcast_shape_t *out) {
+  eddy_value_t *t = shape_source(s);
+  out->of = t;
+  out->vec = s;
+  if (t) {
+    if (t->type->kind != EDDY_TYPE_TENSOR ||
+        t->type->rank == EDDY_RANK_UNKNOWN || t->type->rank > MAXR)
+      return false;
+    out->rank = t->type->rank;
+    for (int32_t i = 0; i < out->rank; i++)
+      out->dims[i] = t->type->dims[i];
+    return true;
+  }
+  int64_t n = eddy_tfl_const_ints(z, s, out->dims, MAXR);
+  if (n >= 0) {
+    out->rank = (int32_t)n;
+    return true;
+  }
+  const eddy_type_t *st = s->type;
+  if (st->kind != EDDY_TYPE_TENSOR || st->rank != 1 || st->dims[0] < 0 ||
+      st->dims[0] > MAXR || eddy_dtype_is_float(st->dtype))
+    return false;
+  out->rank = (int32_t)st->dims[0];
+  for (int32_t i = 0; i < out->rank; i++)
+    out->dims[i] = EDDY_DIM_DYNAMIC;
+  return true;
+}
+
 eddy_status_t eddy_tfl_sum_broadcast(eddy_tfl_t *z, const eddy_op_t *op,
                                      const eddy_op_t *bga, uint32_t k,
                                      eddy_value_t **out) {
   bool keep = eddy_ir_op_attr_bool(op, "keep_dims", false);
   eddy_value_t *x = tfl_in(z, op, 0);
-  eddy_value_t *t = shape_source(eddy_tfl_get(z, eddy_ir_op_operand(bga, k)));
-  const eddy_type_t *xt = x->type, *tt = t ? t->type : NULL;
-  if (!tt || tt->kind != EDDY_TYPE_TENSOR || tt->rank == EDDY_RANK_UNKNOWN ||
+  bcast_shape_t bs;
+  const eddy_type_t *xt = x->type;
+  if (!bcast_shape(z, eddy_tfl_get(z, eddy_ir_op_operand(bga, k)), &bs) ||
       xt->kind != EDDY_TYPE_TENSOR || xt->rank == EDDY_RANK_UNKNOWN ||
-      xt->rank < tt->rank || xt->rank > MAXR)
+      xt->rank < bs.rank || xt->rank > MAXR)
     return eddy_tfl_error(
         op, "the axes are BroadcastGradientArgs of shapes known at run time "
-            "only, and input %u of node '%s' is not the Shape of a tensor "
-            "of known rank that the summed tensor broadcasts to",
+            "only, and input %u of node '%s' is neither the Shape of a "
+            "tensor of known rank nor a shape vector of known length that "
+            "the summed tensor broadcasts to",
         k, bga->loc && bga->loc->file ? bga->loc->file->str : "?");
   // Without keep_dims the sum's rank depends on the shapes; the result here
   // has t's rank, which only a Reshape (to t's shape) may read.
@@ -789,14 +859,14 @@ eddy_status_t eddy_tfl_sum_broadcast(eddy_tfl_t *z, const eddy_op_t *op,
               "Reshape",
           u->owner->loc && u->owner->loc->file ? u->owner->loc->file->str
                                                : "?");
-  int64_t lead = xt->rank - tt->rank, axes[MAXR];
+  int64_t lead = xt->rank - bs.rank, axes[MAXR];
   for (int64_t i = 0; i < lead; i++)
     axes[i] = i;
   if (lead > 0)
     EDDY_RETURN_IF_ERROR(sum_axes(z, op, x, axes, (size_t)lead, keep, &x));
   int64_t off = keep ? lead : 0;
-  for (int32_t i = 0; i < tt->rank; i++) {
-    int64_t sd = tt->dims[i], vd = x->type->dims[i + off];
+  for (int32_t i = 0; i < bs.rank; i++) {
+    int64_t sd = bs.dims[i], vd = x->type->dims[i + off];
     if (vd == 1 || (sd >= 0 && sd != 1))
       continue; // nothing to sum, or the dims agree
     int64_t axis = i + off;
@@ -804,9 +874,14 @@ eddy_status_t eddy_tfl_sum_broadcast(eddy_tfl_t *z, const eddy_op_t *op,
       EDDY_RETURN_IF_ERROR(sum_axes(z, op, x, &axis, 1, true, &x));
       continue;
     }
-    // t's dim is known at run time only: summed when it is 1.
+    // The dim is known at run time only: summed when it is 1.
     eddy_value_t *d = NULL, *one = NULL, *c = NULL;
-    EDDY_RETURN_IF_ERROR(eddy_tfl_dim(z, op, t, i, &d));
+    if (bs.of) {
+      EDDY_RETURN_IF_ERROR(eddy_tfl_dim(z, op, bs.of, i, &d));
+    } else {
+      EDDY_RETURN_IF_ERROR(element(z, op, bs.vec, i, &d));
+      EDDY_RETURN_IF_ERROR(eddy_tfl_cast(z, op, d, EDDY_DT_I64, &d));
+    }
     EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, EDDY_DT_I64, 0, NULL, 1, &one));
     eddy_value_t *ops[2] = {d, one};
     EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "core.eq", ops, 2, NULL, 0, &c));

@@ -513,23 +513,132 @@ static eddy_status_t scatter_dim(eddy_tfl_t *z, const eddy_op_t *op,
   return gather(z, op, ext, idx, axis, out);
 }
 
+/// Element i of the integer vector v, as an i64 scalar: a constant when v
+/// is one (so that no op is made of constants only: in a v1 loop kept as
+/// dataflow it would sit outside the loop's frame).
+static eddy_status_t vec_elem(eddy_tfl_t *z, const eddy_op_t *op,
+                              eddy_value_t *v, int64_t i, eddy_value_t **out) {
+  int64_t c[2 * MAXR];
+  if (eddy_tfl_const_ints(z, v, c, 2 * MAXR) > i)
+    return const_index(z, &c[i], 1, 0, out);
+  eddy_value_t *e = NULL;
+  EDDY_RETURN_IF_ERROR(eddy_tfl_element(z, op, v, i, &e));
+  return eddy_tfl_cast(z, op, e, EDDY_DT_I64, out);
+}
+
+/// The run-time size of dimension i of the sliced operand, read from the
+/// shape vector (not from the tensor it may be the Shape of: in a v1 loop
+/// kept as dataflow, that tensor may belong to another frame).
+static eddy_status_t shape_dim(eddy_tfl_t *z, const eddy_op_t *op,
+                               eddy_value_t *shape, int64_t i,
+                               eddy_value_t **out) {
+  return vec_elem(z, op, shape, i, out);
+}
+
+/// core.range(start, start + n) of i64 scalars: the positions a run-time
+/// slice or pad takes along one dimension.
+static eddy_status_t positions(eddy_tfl_t *z, const eddy_op_t *op,
+                               eddy_value_t *start, eddy_value_t *n,
+                               eddy_value_t **out) {
+  eddy_value_t *one = NULL, *end = NULL;
+  EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, EDDY_DT_I64, 0, NULL, 1, &one));
+  EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.add", start, n, &end));
+  eddy_value_t *ops[3] = {start, end, one};
+  return eddy_tfl_build(z, op, "core.range", ops, 3, NULL, 0, out);
+}
+
+/// The shape operand of a StridedSliceGrad known at run time only: its
+/// length (the operand's rank) must be known; a dim is static where the
+/// tensor it is the Shape of has it static.
+static eddy_status_t run_time_shape(eddy_tfl_t *z, const eddy_op_t *op,
+                                    eddy_value_t *shape, int64_t *dims,
+                                    int64_t *rank) {
+  const eddy_type_t *st = shape->type;
+  if (st->kind != EDDY_TYPE_TENSOR || st->rank != 1 || st->dims[0] < 0 ||
+      eddy_dtype_is_float(st->dtype))
+    return eddy_tfl_error(op, "the shape of the sliced operand is neither a "
+                              "constant nor an integer vector of known "
+                              "length");
+  if (st->dims[0] > MAXR)
+    return eddy_tfl_error(op, "the sliced operand's rank %lld is above %d",
+                          (long long)st->dims[0], MAXR);
+  *rank = st->dims[0];
+  eddy_value_t *src = eddy_tfl_shape_source(shape);
+  for (int64_t i = 0; i < *rank; i++)
+    dims[i] = src && src->type->rank == *rank && src->type->dims[i] >= 0
+                  ? src->type->dims[i]
+                  : EDDY_DIM_DYNAMIC;
+  return NULL;
+}
+
+/// Dimension `axis` of v (its dy, `d->size` or 1 long there) spread into
+/// the operand's dimension: core.scatter at the positions the slice took
+/// into its size, read at run time when dynamic (an index from the end then
+/// counts from that size).
+static eddy_status_t scatter_positions(eddy_tfl_t *z, const eddy_op_t *op,
+                                       eddy_value_t *v, eddy_value_t *shape,
+                                       int64_t axis, const ss_dim_t *d,
+                                       eddy_value_t **out) {
+  eddy_value_t *size = NULL, *idx = NULL;
+  bool dyn = d->dim == EDDY_DIM_DYNAMIC;
+  if (dyn)
+    EDDY_RETURN_IF_ERROR(shape_dim(z, op, shape, axis, &size));
+  if (d->kind == SS_INDEX) {
+    int64_t one = 1;
+    if (d->begin < 0 && dyn) {
+      EDDY_RETURN_IF_ERROR(const_index(z, &d->begin, 1, 0, &idx));
+      EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.add", size, idx, &idx));
+      EDDY_RETURN_IF_ERROR(eddy_tfl_reshape(z, op, idx, &one, 1, &idx));
+    } else {
+      EDDY_RETURN_IF_ERROR(const_index(z, &d->begin, 1, 1, &idx));
+    }
+  } else {
+    int64_t *pos = malloc((size_t)(d->size ? d->size : 1) * sizeof *pos);
+    if (!pos)
+      return eddy_status_create(EDDY_ERR_RESOURCE, "out of memory");
+    for (int64_t j = 0; j < d->size; j++)
+      pos[j] = d->begin + j * d->stride;
+    eddy_status_t st = const_index(z, pos, d->size, 1, &idx);
+    free(pos);
+    EDDY_RETURN_IF_ERROR(st);
+  }
+  eddy_value_t *ops[3] = {idx, v, size};
+  eddy_named_attr_t a[2] = {
+      eddy_ir_named_attr(z->ctx, "axis",
+                         eddy_ir_int_attr_get(z->ctx, axis, EDDY_DT_I64)),
+      eddy_ir_named_attr(z->ctx, "size",
+                         eddy_ir_int_attr_get(z->ctx, dyn ? -1 : d->dim,
+                                              EDDY_DT_I64))};
+  return eddy_tfl_build(z, op, "core.scatter", ops, dyn ? 3 : 2, a, 2, out);
+}
+
 /// StridedSliceGrad(shape, begin, end, strides, dy): dy placed where the
-/// slice was taken, zeros elsewhere. shape must be a constant.
+/// slice was taken, zeros elsewhere. shape is a constant, or a vector of
+/// known length whose dims are read at run time where not static (the
+/// gradient of a slice of a tensor of dynamic shape): a dynamic dimension
+/// the slice takes whole stays as it is, one it indexes or slices gets dy
+/// scattered into its run-time size.
 eddy_status_t eddy_tfl_lower_strided_slice_grad(eddy_tfl_t *z,
                                                 const eddy_op_t *op) {
   int64_t dims[MAXR];
-  int64_t rank = eddy_tfl_const_ints(z, tfl_in(z, op, 0), dims, MAXR);
-  if (rank < 0)
-    return eddy_tfl_error(op, "the shape of the sliced operand is not a "
-                              "constant (a gradient of a slice of a tensor "
-                              "of dynamic shape)");
-  for (int64_t i = 0; i < rank; i++)
+  eddy_value_t *shape = tfl_in(z, op, 0);
+  int64_t rank = eddy_tfl_const_ints(z, shape, dims, MAXR);
+  bool dynamic = rank < 0;
+  if (dynamic)
+    EDDY_RETURN_IF_ERROR(run_time_shape(z, op, shape, dims, &rank));
+  for (int64_t i = 0; i < rank && !dynamic; i++)
     if (dims[i] < 0)
       return eddy_tfl_error(op, "dimension %lld of the shape is %lld",
                             (long long)i, (long long)dims[i]);
   eddy_value_t *r = NULL;
   if (rank >= 1 && eddy_tfl_const(z, tfl_in(z, op, 1)) == NULL &&
       is_run_time_index(z, op, 1)) {
+    for (int64_t i = 0; i < rank; i++)
+      if (dims[i] < 0)
+        return eddy_tfl_error(op, "the gradient of x[i] with a run-time i "
+                                  "needs x of static shape; dimension %lld "
+                                  "is dynamic",
+                              (long long)i);
     EDDY_RETURN_IF_ERROR(grad_run_time_index(z, op, dims, rank, &r));
     eddy_tfl_set(z, &op->results[0], r);
     return NULL;
@@ -539,12 +648,19 @@ eddy_status_t eddy_tfl_lower_strided_slice_grad(eddy_tfl_t *z,
   // dy with one dimension per dimension of the operand (new axes gone,
   // shrunk dimensions back as 1).
   int64_t sd[MAXR];
-  for (int64_t i = 0; i < rank; i++)
+  eddy_value_t *sdv[MAXR] = {NULL};
+  int ndyn = 0;
+  for (int64_t i = 0; i < rank; i++) {
     sd[i] = s.d[i].kind == SS_WHOLE   ? dims[i]
             : s.d[i].kind == SS_INDEX ? 1
                                       : s.d[i].size;
-  EDDY_RETURN_IF_ERROR(
-      eddy_tfl_reshape(z, op, tfl_in(z, op, 4), sd, (size_t)rank, &r));
+    ndyn += sd[i] < 0;
+  }
+  for (int64_t i = 0; i < rank && ndyn > 1; i++)
+    if (sd[i] < 0)
+      EDDY_RETURN_IF_ERROR(shape_dim(z, op, shape, i, &sdv[i]));
+  EDDY_RETURN_IF_ERROR(eddy_tfl_reshape_dyn(z, op, tfl_in(z, op, 4), sd,
+                                            (size_t)rank, sdv, &r));
   // Contiguous pieces are padded (all at once); strided or reversed ones
   // are scattered first.
   int64_t lo[MAXR], hi[MAXR];
@@ -554,6 +670,15 @@ eddy_status_t eddy_tfl_lower_strided_slice_grad(eddy_tfl_t *z,
     lo[i] = hi[i] = 0;
     if (d->kind == SS_WHOLE)
       continue;
+    // A dynamic dimension, or a strided or reversed piece of a tensor with
+    // one (scatter_dim's zeros need a static shape), is scattered; the
+    // others are padded below.
+    if (d->dim == EDDY_DIM_DYNAMIC ||
+        (d->kind == SS_RANGE && d->size > 1 && d->stride != 1 &&
+         !eddy_ir_type_is_static(r->type))) {
+      EDDY_RETURN_IF_ERROR(scatter_positions(z, op, r, shape, i, d, &r));
+      continue;
+    }
     if (d->kind == SS_RANGE && d->size > 1 && d->stride != 1) {
       EDDY_RETURN_IF_ERROR(scatter_dim(z, op, r, i, d, &r));
       continue;
@@ -578,13 +703,60 @@ eddy_status_t eddy_tfl_lower_strided_slice_grad(eddy_tfl_t *z,
   return NULL;
 }
 
+/// Slice(x, begin, size) with begin or size known at run time only (the
+/// gradient of a concat of tensors of run-time shape: ConcatOffset and
+/// ShapeN): each dimension gathered at core.range(begin, begin + size), a
+/// size < 0 taking the rest; the gathers check the bounds at run time.
+static eddy_status_t slice_run_time(eddy_tfl_t *z, const eddy_op_t *op) {
+  eddy_value_t *x = tfl_in(z, op, 0), *r = x;
+  const eddy_type_t *xt = x->type;
+  if (xt->kind != EDDY_TYPE_TENSOR || xt->rank == EDDY_RANK_UNKNOWN ||
+      xt->rank > MAXR)
+    return eddy_tfl_error(op, "begin and size are not constants and the "
+                              "operand's rank is unknown");
+  for (size_t k = 1; k <= 2; k++) {
+    const eddy_type_t *t = tfl_in(z, op, k)->type;
+    if (t->kind != EDDY_TYPE_TENSOR || eddy_dtype_is_float(t->dtype) ||
+        (t->rank != EDDY_RANK_UNKNOWN &&
+         (t->rank != 1 || (t->dims[0] >= 0 && t->dims[0] != xt->rank))))
+      return eddy_tfl_error(op, "%s must be an integer vector of %d "
+                                "entries, one per dimension",
+                            k == 1 ? "begin" : "size", (int)xt->rank);
+  }
+  for (int32_t i = 0; i < xt->rank; i++) {
+    eddy_value_t *b = NULL, *n = NULL, *d = NULL, *rest = NULL, *neg = NULL,
+                 *zero = NULL, *pos = NULL;
+    EDDY_RETURN_IF_ERROR(vec_elem(z, op, tfl_in(z, op, 1), i, &b));
+    EDDY_RETURN_IF_ERROR(vec_elem(z, op, tfl_in(z, op, 2), i, &n));
+    EDDY_RETURN_IF_ERROR(eddy_tfl_dim(z, op, r, i, &d));
+    int64_t nc = 0;
+    bool known = eddy_tfl_const_ints(z, n, &nc, 1) == 1;
+    if (!known || nc < 0)
+      EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.sub", d, b, &rest));
+    if (!known) {
+      EDDY_RETURN_IF_ERROR(
+          eddy_tfl_splat(z, EDDY_DT_I64, 0, NULL, 0, &zero));
+      EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.lt", n, zero, &neg));
+      EDDY_RETURN_IF_ERROR(tfl_sel(z, op, neg, rest, n, &n));
+    } else if (nc < 0) {
+      n = rest;
+    }
+    EDDY_RETURN_IF_ERROR(positions(z, op, b, n, &pos));
+    EDDY_RETURN_IF_ERROR(gather(z, op, r, pos, i, &r));
+  }
+  eddy_tfl_set(z, &op->results[0], r);
+  return NULL;
+}
+
 /// Slice(x, begin, size): size -1 takes the rest of the dimension.
 eddy_status_t eddy_tfl_lower_slice(eddy_tfl_t *z, const eddy_op_t *op) {
   eddy_value_t *x = tfl_in(z, op, 0), *r = NULL;
   int64_t dims[MAXR], b[MAXR], sz[MAXR];
   int64_t nb = eddy_tfl_const_ints(z, tfl_in(z, op, 1), b, MAXR);
   int64_t ns = eddy_tfl_const_ints(z, tfl_in(z, op, 2), sz, MAXR);
-  if (nb < 0 || ns != nb)
+  if (nb < 0 || ns < 0)
+    return slice_run_time(z, op);
+  if (ns != nb)
     return eddy_tfl_error(op, "begin and size must be constants of equal "
                               "length");
   if (!tfl_dims_of(x->type, dims) || x->type->rank != nb)
@@ -629,13 +801,70 @@ eddy_status_t eddy_tfl_lower_slice(eddy_tfl_t *z, const eddy_op_t *op) {
   return NULL;
 }
 
+/// Pad(x, paddings) (or PadV2 with a constant value 0) with paddings known
+/// at run time only (the gradient of a Slice of a tensor of dynamic
+/// shape): each dimension of x scattered into zeros of size low + dim +
+/// high at positions low, low + 1, ...; a negative padding is a run-time
+/// error of the range or the scatter.
+static eddy_status_t pad_run_time(eddy_tfl_t *z, const eddy_op_t *op) {
+  eddy_value_t *x = tfl_in(z, op, 0), *p = tfl_in(z, op, 1), *r = x;
+  const eddy_type_t *xt = x->type, *pt = p->type;
+  if (xt->kind != EDDY_TYPE_TENSOR || xt->rank == EDDY_RANK_UNKNOWN ||
+      xt->rank > MAXR)
+    return eddy_tfl_error(op, "the paddings are not a constant and the "
+                              "operand's rank is unknown");
+  if (pt->kind != EDDY_TYPE_TENSOR || eddy_dtype_is_float(pt->dtype) ||
+      (pt->rank != EDDY_RANK_UNKNOWN &&
+       (pt->rank != 2 || (pt->dims[0] >= 0 && pt->dims[0] != xt->rank) ||
+        (pt->dims[1] >= 0 && pt->dims[1] != 2))))
+    return eddy_tfl_error(op, "the paddings must be an integer [%d, 2] "
+                              "tensor",
+                          (int)xt->rank);
+  if (op->num_operands == 3) {
+    int64_t v = 0;
+    double f = 0.0;
+    const eddy_attr_t *c = eddy_tfl_const(z, tfl_in(z, op, 2));
+    if (c && eddy_dtype_is_float(c->type->dtype))
+      f = eddy_ir_dense_attr_f64(c, 0);
+    else if (c)
+      v = eddy_ir_dense_attr_i64(c, 0);
+    if (!c || f != 0.0 || v != 0)
+      return eddy_tfl_error(op, "with paddings known at run time only, the "
+                                "pad value must be a constant 0");
+  }
+  int64_t flat = 2 * (int64_t)xt->rank;
+  EDDY_RETURN_IF_ERROR(eddy_tfl_reshape(z, op, p, &flat, 1, &p));
+  for (int32_t i = 0; i < xt->rank; i++) {
+    eddy_value_t *lo = NULL, *hi = NULL, *d = NULL, *pos = NULL,
+                 *size = NULL;
+    EDDY_RETURN_IF_ERROR(vec_elem(z, op, p, 2 * i, &lo));
+    EDDY_RETURN_IF_ERROR(vec_elem(z, op, p, 2 * i + 1, &hi));
+    EDDY_RETURN_IF_ERROR(eddy_tfl_dim(z, op, r, i, &d));
+    EDDY_RETURN_IF_ERROR(positions(z, op, lo, d, &pos));
+    EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.add", lo, d, &size));
+    EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.add", size, hi, &size));
+    eddy_value_t *ops[3] = {pos, r, size};
+    eddy_named_attr_t a[2] = {
+        eddy_ir_named_attr(z->ctx, "axis",
+                           eddy_ir_int_attr_get(z->ctx, i, EDDY_DT_I64)),
+        eddy_ir_named_attr(z->ctx, "size",
+                           eddy_ir_int_attr_get(z->ctx, -1, EDDY_DT_I64))};
+    EDDY_RETURN_IF_ERROR(
+        eddy_tfl_build(z, op, "core.scatter", ops, 3, a, 2, &r));
+  }
+  eddy_tfl_set(z, &op->results[0], r);
+  return NULL;
+}
+
 /// Pad(x, paddings) and PadV2(x, paddings, value), paddings a constant
-/// [rank, 2].
+/// [rank, 2] (or known at run time only: pad_run_time).
 eddy_status_t eddy_tfl_lower_pad(eddy_tfl_t *z, const eddy_op_t *op) {
   eddy_value_t *x = tfl_in(z, op, 0), *v = NULL, *r = NULL;
   int64_t p[2 * MAXR], lo[MAXR], hi[MAXR];
   int64_t n = eddy_tfl_const_ints(z, tfl_in(z, op, 1), p, 2 * MAXR);
-  if (n < 0 || n % 2)
+  if (n < 0)
+    return pad_run_time(z, op);
+  if (n % 2)
     return eddy_tfl_error(op, "the paddings are not a constant [rank, 2]");
   for (int64_t i = 0; i < n / 2; i++) {
     lo[i] = p[2 * i];

@@ -238,7 +238,8 @@ void eddy_tfl_mark_growing_writes(eddy_ctx_t *ctx, eddy_block_t *b);
 /// Rules for indexing, scan and arg-reduction ops (legalize_index.c):
 /// ReverseV2, Any, All, ArgMax, ArgMin, Cumsum, Cumprod, OneHot,
 /// ConcatOffset, BroadcastArgs, BroadcastTo, InvertPermutation,
-/// EuclideanNorm (and the one-operand Where, refused with a reason).
+/// EuclideanNorm, DynamicStitch (and the one-operand Where, refused with a
+/// reason).
 eddy_status_t eddy_tfl_lower_index_op(eddy_tfl_t *z, const eddy_op_t *op,
                                       bool *handled);
 void eddy_tfl_index_ops_each(void (*fn)(const char *name, void *user),
@@ -246,9 +247,18 @@ void eddy_tfl_index_ops_each(void (*fn)(const char *name, void *user),
 /// Einsum of any number of operands (legalize_einsum.c), called by
 /// eddy_tfl_lower_index_op.
 eddy_status_t eddy_tfl_lower_einsum(eddy_tfl_t *z, const eddy_op_t *op);
+/// DynamicStitch and ParallelDynamicStitch (legalize_stitch.c), called by
+/// eddy_tfl_lower_index_op.
+eddy_status_t eddy_tfl_lower_dynamic_stitch(eddy_tfl_t *z,
+                                            const eddy_op_t *op);
 /// When v is the (cast) core.shape of a tensor, that tensor; else NULL
 /// (legalize_shape.c).
 eddy_value_t *eddy_tfl_shape_source(eddy_value_t *v);
+/// Entry i of the 1-D integer tensor s, as a scalar of its dtype
+/// (legalize_shape.c).
+eddy_status_t eddy_tfl_element(eddy_tfl_t *z, const eddy_op_t *op,
+                               eddy_value_t *s, int64_t i,
+                               eddy_value_t **out);
 /// x broadcast to the run-time shape of y with core ops (legalize_shape.c).
 eddy_status_t eddy_tfl_broadcast_like(eddy_tfl_t *z, const eddy_op_t *op,
                                       eddy_value_t *x, eddy_value_t *y,
