@@ -8,7 +8,9 @@ to pass fails the run too, so that the list shrinks as support grows).
 --skip NAME=REASON leaves a fixture out, with the reason printed: for inputs
 where the program is not differentiable (central differences across a
 branch of the data, such as a mask of exact zeros).
+--loop-memory POLICY differentiates with `eddy grad --loop-memory=POLICY`.
     python3 grad_check_tf.py EDDY FIXTURES_DIR [--directions N]
+                             [--loop-memory POLICY]
                              [--refused NAME=TEXT]... [--skip NAME=REASON]...
                              [NAME...]"""
 import json
@@ -23,12 +25,12 @@ FD = re.compile(r"finite differences: max abs err (\S+), max rel err ([^;:]+)")
 LOW = re.compile(r"gradient vs f64: max abs err (\S+), max rel err ([^:]+)")
 
 
-def check(eddy, fixtures, name, directions):
+def check(eddy, fixtures, name, directions, extra):
     d = os.path.join(fixtures, name)
     with open(os.path.join(d, "manifest.json")) as f:
         manifest = json.load(f)
     cmd = [eddy, "grad", os.path.join(d, manifest["graph"]), "--wrt", "all",
-           "--check", "--check-directions", str(directions), "-o", os.devnull]
+           "--check", "--check-directions", str(directions), "-o", os.devnull] + extra
     for fetch in manifest["fetches"]:
         cmd += ["--fetch", fetch["name"]]
     for i, feed in enumerate(manifest["feeds"]):
@@ -66,6 +68,11 @@ def main():
         i = args.index("--directions")
         directions = int(args[i + 1])
         del args[i:i + 2]
+    extra = []
+    if "--loop-memory" in args:
+        i = args.index("--loop-memory")
+        extra = ["--loop-memory=" + args[i + 1]]
+        del args[i:i + 2]
     refused, skipped = take_pairs(args, "--refused"), take_pairs(args, "--skip")
     eddy, fixtures, names = args[0], args[1], args[2:]
     if not names:
@@ -78,7 +85,7 @@ def main():
         if name in skipped:
             print("%-22s skipped: %s" % (name, skipped[name]))
             continue
-        rc, rows, err = check(eddy, fixtures, name, directions)
+        rc, rows, err = check(eddy, fixtures, name, directions, extra)
         if name in refused:
             if rc != 0 and refused[name] in err:
                 known += 1
