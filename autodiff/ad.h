@@ -75,6 +75,9 @@ typedef enum eddy_ad_loop_memory {
   /// RevNet's additive coupling y1 = x1 + F(x2), y2 = x2 + G(y1) and
   /// counters do; other bodies are refused, naming the op.
   EDDY_AD_LOOP_REVERSIBLE,
+  /// CHECKPOINT with as many snapshots as memory_budget holds: SLOTS =
+  /// budget / the bytes of the loop state (a static shape is needed).
+  EDDY_AD_LOOP_AUTO,
 } eddy_ad_loop_memory_t;
 
 typedef struct eddy_ad_options {
@@ -88,13 +91,17 @@ typedef struct eddy_ad_options {
   /// from at most SLOTS snapshots of the loop state, on the binomial
   /// (revolve) schedule, which runs the fewest forward steps possible.
   int64_t checkpoint_slots;
+  /// AUTO: bytes the snapshots of each loop may take (one step's
+  /// intermediates come on top). 0: none given, an error for AUTO.
+  int64_t memory_budget;
 } eddy_ad_options_t;
 
 /// store, slots 0.
 eddy_ad_options_t eddy_ad_options_default(void);
 
-/// Parses "store", "checkpoint", "checkpoint:SLOTS" (1 <= SLOTS <= 2^31) or
-/// "reversible" into *mem and *slots (0 but for checkpoint:SLOTS). Anything
+/// Parses "store", "checkpoint", "checkpoint:SLOTS" (1 <= SLOTS <= 2^31),
+/// "reversible" or "auto" into *mem and *slots (0 but for
+/// checkpoint:SLOTS). Anything
 /// else is an INVALID_ARGUMENT error quoting it.
 eddy_status_t eddy_ad_parse_loop_memory(const char *text,
                                         eddy_ad_loop_memory_t *mem,

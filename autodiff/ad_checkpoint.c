@@ -44,8 +44,9 @@
 #define TRY EDDY_RETURN_IF_ERROR
 
 eddy_ad_options_t eddy_ad_options_default(void) {
-  return (eddy_ad_options_t){.loop_memory = EDDY_AD_LOOP_STORE,
-                             .checkpoint_slots = 0};
+  return (eddy_ad_options_t){
+      .loop_memory = EDDY_AD_LOOP_STORE, .checkpoint_slots = 0,
+      .memory_budget = 0};
 }
 
 eddy_status_t eddy_ad_parse_loop_memory(const char *text,
@@ -57,6 +58,10 @@ eddy_status_t eddy_ad_parse_loop_memory(const char *text,
     return NULL;
   if (text && strcmp(text, "reversible") == 0) {
     *mem = EDDY_AD_LOOP_REVERSIBLE;
+    return NULL;
+  }
+  if (text && strcmp(text, "auto") == 0) {
+    *mem = EDDY_AD_LOOP_AUTO;
     return NULL;
   }
   static const char k_ckpt[] = "checkpoint";
@@ -79,9 +84,44 @@ eddy_status_t eddy_ad_parse_loop_memory(const char *text,
   }
   return eddy_status_create(EDDY_ERR_INVALID_ARGUMENT,
                             "loop memory '%s': expected store, checkpoint, "
-                            "checkpoint:SLOTS with 1 <= SLOTS <= 2^31 or "
-                            "reversible",
+                            "checkpoint:SLOTS with 1 <= SLOTS <= 2^31, "
+                            "reversible or auto",
                             text ? text : "");
+}
+
+/// auto: checkpoint with the snapshots of w's state that the budget holds.
+static eddy_status_t ckpt_auto(const ad_t *ad, const eddy_op_t *w,
+                               eddy_ad_loop_memory_t *mem, int64_t *slots) {
+  int64_t budget = ad->opts->memory_budget, state = 0;
+  if (budget <= 0)
+    return eddy_ir_op_error(w, "loop memory auto needs a memory budget "
+                               "(eddy grad --loop-memory-budget SIZE)");
+  eddy_block_t *body = eddy_ctl_while_body(w);
+  eddy_op_t *y = body ? eddy_ir_block_terminator(body) : NULL;
+  for (uint32_t k = 0; y && k < w->num_results; k++) {
+    if (k < y->num_operands && eddy_ir_op_operand(y, k) == body->args[k])
+      continue; /* passed through: never snapshotted */
+    const eddy_type_t *t = eddy_ir_op_result((eddy_op_t *)w, k)->type;
+    int64_t n = t->kind == EDDY_TYPE_TENSOR ? eddy_ir_type_num_elements(t) : -1,
+            b = 0;
+    if (n < 0 || !eddy_checked_mul_i64(n, (int64_t)eddy_dtype_size(t->dtype),
+                                       &b) ||
+        !eddy_checked_add_i64(state, b, &state))
+      return eddy_ir_op_error(
+          w, "loop memory auto: loop value #%u is not a tensor of a static "
+             "shape, so the size of a snapshot is not known; use "
+             "checkpoint:SLOTS",
+          k);
+  }
+  int64_t n = state > 0 ? budget / state : ((int64_t)1 << 31);
+  if (n < 1)
+    return eddy_ir_op_error(
+        w, "loop memory auto: the budget of %lld bytes holds no snapshot of "
+           "the loop state (%lld bytes)",
+        (long long)budget, (long long)state);
+  *mem = EDDY_AD_LOOP_CHECKPOINT;
+  *slots = n < ((int64_t)1 << 31) ? n : ((int64_t)1 << 31);
+  return NULL;
 }
 
 /// The policy of loop w: its eddy.loop_memory attribute, else the options.
@@ -313,6 +353,8 @@ eddy_status_t ad_checkpoint_loops(ad_t *ad, eddy_op_t *func) {
     eddy_ad_loop_memory_t mem;
     int64_t slots;
     st = ckpt_policy(ad, c.loops[i], &mem, &slots);
+    if (!st && mem == EDDY_AD_LOOP_AUTO)
+      st = ckpt_auto(ad, c.loops[i], &mem, &slots);
     eddy_block_t *inverse = NULL;
     eddy_op_t *outer = NULL;
     if (!st && mem == EDDY_AD_LOOP_REVERSIBLE)

@@ -46,6 +46,10 @@ int eddy_cli_dot_main(int argc, char **argv);
 /// `eddy grad`: add the reverse-mode gradient of a function (cmd_grad.c).
 int eddy_cli_grad_main(int argc, char **argv);
 
+/// Parses a count: decimal digits, with an optional K, M or G suffix
+/// (powers of 1024) when suffixes; false on anything else or overflow.
+bool eddy_cli_parse_count(const char *s, bool suffixes, int64_t *out);
+
 /// Prints "eddy CMD: MESSAGE" and a hint to use --help to stderr; returns
 /// EDDY_CLI_EXIT_USAGE so callers can `return eddy_cli_usage_error(...)`.
 int eddy_cli_usage_error(const char *cmd, const char *fmt, ...)

@@ -167,3 +167,26 @@ eddy_status_t eddy_cli_run_passes(eddy_ctx_t *ctx, eddy_module_t *m,
   eddy_ir_pm_destroy(pm);
   return st;
 }
+
+bool eddy_cli_parse_count(const char *s, bool suffixes, int64_t *out) {
+  if (!s || *s < '0' || *s > '9')
+    return false;
+  errno = 0;
+  char *end = NULL;
+  unsigned long long v = strtoull(s, &end, 10);
+  if (errno || v > (unsigned long long)INT64_MAX)
+    return false;
+  int64_t mul = 1;
+  if (suffixes && *end) {
+    switch (*end) {
+    case 'k': case 'K': mul = (int64_t)1 << 10; break;
+    case 'm': case 'M': mul = (int64_t)1 << 20; break;
+    case 'g': case 'G': mul = (int64_t)1 << 30; break;
+    default: return false;
+    }
+    end++;
+  }
+  if (*end)
+    return false;
+  return eddy_checked_mul_i64((int64_t)v, mul, out);
+}

@@ -66,12 +66,17 @@ static int print_help(void) {
       "                         again in the gradient) or checkpoint:SLOTS\n"
       "                         (at most SLOTS snapshots of the state; the\n"
       "                         gradient rebuilds each step's state from them\n"
-      "                         on the binomial schedule) or reversible (only\n"
+      "                         on the binomial schedule), reversible (only\n"
       "                         the state after the loop; the gradient inverts\n"
       "                         each iteration: for bodies that update each\n"
       "                         value by adding terms computed without it, as\n"
-      "                         RevNet's coupling). A loop's\n"
+      "                         RevNet's coupling) or auto (checkpoint:SLOTS\n"
+      "                         with as many snapshots as\n"
+      "                         --loop-memory-budget holds). A loop's\n"
       "                         eddy.loop_memory attribute takes precedence\n"
+      "  --loop-memory-budget SIZE\n"
+      "                         bytes of snapshots per loop for auto (K, M, G\n"
+      "                         suffixes)\n"
       "  --reversible           --loop-memory=reversible\n"
       "  --stats                print what each loop accumulates per iteration\n"
       "                         (to stderr)\n"
@@ -123,6 +128,14 @@ static int parse_args(int argc, char **argv, grad_args_t *a) {
       if (!val || !*val)
         return eddy_cli_usage_error("grad", "flag '--entry' needs a name");
       a->entry = val[0] == '@' ? val + 1 : val;
+    } else if (eddy_cli_flag_value(argc, argv, &i, "--loop-memory-budget",
+                                   &val)) {
+      if (!eddy_cli_parse_count(val, true, &a->ad_opts.memory_budget) ||
+          a->ad_opts.memory_budget <= 0)
+        return eddy_cli_usage_error(
+            "grad", "flag '--loop-memory-budget' needs a size in bytes > 0 "
+                    "(e.g. 65536, 512M, 2G), got '%s'",
+            val ? val : "");
     } else if (strcmp(arg, "--reversible") == 0) {
       a->ad_opts.loop_memory = EDDY_AD_LOOP_REVERSIBLE;
     } else if (eddy_cli_flag_value(argc, argv, &i, "--loop-memory", &val)) {

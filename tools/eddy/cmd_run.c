@@ -107,31 +107,6 @@ static int print_help(void) {
   return EDDY_CLI_EXIT_OK;
 }
 
-/// A non-negative decimal integer with an optional K/M/G (1024-based)
-/// suffix when `suffixes`; false when malformed or past INT64_MAX.
-static bool parse_count(const char *s, bool suffixes, int64_t *out) {
-  if (!s || *s < '0' || *s > '9')
-    return false;
-  errno = 0;
-  char *end = NULL;
-  unsigned long long v = strtoull(s, &end, 10);
-  if (errno || v > (unsigned long long)INT64_MAX)
-    return false;
-  int64_t mul = 1;
-  if (suffixes && *end) {
-    switch (*end) {
-    case 'k': case 'K': mul = (int64_t)1 << 10; break;
-    case 'm': case 'M': mul = (int64_t)1 << 20; break;
-    case 'g': case 'G': mul = (int64_t)1 << 30; break;
-    default: return false;
-    }
-    end++;
-  }
-  if (*end)
-    return false;
-  return eddy_checked_mul_i64((int64_t)v, mul, out);
-}
-
 /// Returns -1 when the arguments are fine, else the exit code to return.
 static int parse_args(int argc, char **argv, run_args_t *a) {
   memset(a, 0, sizeof *a);
@@ -222,18 +197,18 @@ static int parse_args(int argc, char **argv, run_args_t *a) {
         return eddy_cli_usage_error("run", "flag '--passes' needs a value");
       a->pipeline = val;
     } else if (eddy_cli_flag_value(argc, argv, &i, "--max-iterations", &val)) {
-      if (!parse_count(val, false, &a->eval.max_iterations))
+      if (!eddy_cli_parse_count(val, false, &a->eval.max_iterations))
         return eddy_cli_usage_error(
             "run", "flag '--max-iterations' needs a count >= 0, got '%s'",
             val ? val : "");
     } else if (eddy_cli_flag_value(argc, argv, &i, "--max-call-depth", &val)) {
-      if (!parse_count(val, false, &n) || n > INT32_MAX)
+      if (!eddy_cli_parse_count(val, false, &n) || n > INT32_MAX)
         return eddy_cli_usage_error(
             "run", "flag '--max-call-depth' needs a count >= 0, got '%s'",
             val ? val : "");
       a->eval.max_call_depth = (int32_t)n;
     } else if (eddy_cli_flag_value(argc, argv, &i, "--memory-limit", &val)) {
-      if (!parse_count(val, true, &a->memory_limit))
+      if (!eddy_cli_parse_count(val, true, &a->memory_limit))
         return eddy_cli_usage_error(
             "run", "flag '--memory-limit' needs a size in bytes (e.g. 4096, "
                    "512M, 2G), got '%s'",
@@ -241,7 +216,7 @@ static int parse_args(int argc, char **argv, run_args_t *a) {
     } else if (eddy_cli_flag_value(argc, argv, &i, "--preview", &val)) {
       if (val && strcmp(val, "all") == 0)
         a->preview = -1;
-      else if (!parse_count(val, false, &a->preview))
+      else if (!eddy_cli_parse_count(val, false, &a->preview))
         return eddy_cli_usage_error(
             "run", "flag '--preview' needs a count or 'all', got '%s'",
             val ? val : "");
