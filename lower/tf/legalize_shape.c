@@ -189,15 +189,56 @@ static bool target_shape(eddy_tfl_t *z, const eddy_op_t *op,
   return true;
 }
 
+/// Fill(s, v) with s known only at run time (its length known): v broadcast
+/// like a core.range of prod(s) elements reshaped to s (dims the result
+/// type knows are static). Keras builds the zero states of its RNN layers
+/// this way, zeros([Shape(x)[0], units]), for an input of dynamic batch.
+static eddy_status_t fill_run_time(eddy_tfl_t *z, const eddy_op_t *op,
+                                   eddy_value_t *s, eddy_value_t *v,
+                                   eddy_value_t **out) {
+  const eddy_type_t *st = s->type, *rt = op->results[0].type;
+  if (st->kind != EDDY_TYPE_TENSOR || st->rank != 1 || st->dims[0] < 0 ||
+      st->dims[0] > MAXR || eddy_dtype_is_float(st->dtype))
+    return eddy_tfl_error(op, "the shape to fill is not a constant, and its "
+                              "length is not known");
+  int64_t n = st->dims[0], dims[MAXR];
+  bool typed = rt->kind == EDDY_TYPE_TENSOR && rt->rank == n;
+  eddy_value_t *dv[MAXR] = {NULL}, *count = NULL, *zero = NULL, *one = NULL;
+  EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, EDDY_DT_I64, 0, NULL, 1, &count));
+  for (int64_t i = 0; i < n; i++) {
+    eddy_value_t *d = NULL;
+    EDDY_RETURN_IF_ERROR(element(z, op, s, i, &d));
+    EDDY_RETURN_IF_ERROR(eddy_tfl_cast(z, op, d, EDDY_DT_I64, &d));
+    dims[i] = typed ? rt->dims[i] : EDDY_DIM_DYNAMIC;
+    if (dims[i] < 0) {
+      dims[i] = -1;
+      dv[i] = d;
+    }
+    eddy_value_t *ops[2] = {count, d};
+    EDDY_RETURN_IF_ERROR(
+        eddy_tfl_build(z, op, "core.mul", ops, 2, NULL, 0, &count));
+  }
+  EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, EDDY_DT_I64, 0, NULL, 0, &zero));
+  EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, EDDY_DT_I64, 0, NULL, 1, &one));
+  eddy_value_t *rops[3] = {zero, count, one}, *grid = NULL;
+  EDDY_RETURN_IF_ERROR(
+      eddy_tfl_build(z, op, "core.range", rops, 3, NULL, 0, &grid));
+  EDDY_RETURN_IF_ERROR(
+      eddy_tfl_reshape_dyn(z, op, grid, dims, (size_t)n, dv, &grid));
+  return broadcast_like(z, op, v, grid, out);
+}
+
 static eddy_status_t lower_fill(eddy_tfl_t *z, const eddy_op_t *op) {
   int64_t dims[MAXR];
   size_t rank = 0;
   eddy_value_t *r = NULL;
   if (!target_shape(z, op, tfl_in(z, op, 0), dims, &rank)) {
     eddy_value_t *y = shape_source(tfl_in(z, op, 0));
-    if (!y)
-      return eddy_tfl_error(op, "the shape to fill is not known statically");
-    EDDY_RETURN_IF_ERROR(broadcast_like(z, op, tfl_in(z, op, 1), y, &r));
+    if (y)
+      EDDY_RETURN_IF_ERROR(broadcast_like(z, op, tfl_in(z, op, 1), y, &r));
+    else
+      EDDY_RETURN_IF_ERROR(
+          fill_run_time(z, op, tfl_in(z, op, 0), tfl_in(z, op, 1), &r));
     tfl_out1(z, op, r);
     return NULL;
   }
@@ -769,15 +810,33 @@ eddy_status_t eddy_tfl_sum_broadcast(eddy_tfl_t *z, const eddy_op_t *op,
                                      eddy_value_t **out) {
   bool keep = eddy_ir_op_attr_bool(op, "keep_dims", false);
   eddy_value_t *x = tfl_in(z, op, 0);
-  eddy_value_t *t = shape_source(eddy_tfl_get(z, eddy_ir_op_operand(bga, k)));
-  const eddy_type_t *xt = x->type, *tt = t ? t->type : NULL;
-  if (!tt || tt->kind != EDDY_TYPE_TENSOR || tt->rank == EDDY_RANK_UNKNOWN ||
-      xt->kind != EDDY_TYPE_TENSOR || xt->rank == EDDY_RANK_UNKNOWN ||
-      xt->rank < tt->rank || xt->rank > MAXR)
+  // The shape x is summed to: the Shape of a tensor t, else a vector of
+  // known length (a while_v2 gradient pops the forward loop's shapes from
+  // a list), whose entries are read at run time.
+  eddy_value_t *sv = eddy_tfl_get(z, eddy_ir_op_operand(bga, k));
+  eddy_value_t *t = shape_source(sv);
+  const eddy_type_t *xt = x->type, *st = sv->type;
+  int64_t tr = -1, td[MAXR];
+  if (t && t->type->kind == EDDY_TYPE_TENSOR &&
+      t->type->rank != EDDY_RANK_UNKNOWN && t->type->rank <= MAXR) {
+    tr = t->type->rank;
+    for (int64_t i = 0; i < tr; i++)
+      td[i] = t->type->dims[i];
+  } else if (st->kind == EDDY_TYPE_TENSOR && st->rank == 1 &&
+             st->dims[0] >= 0 && st->dims[0] <= MAXR &&
+             !eddy_dtype_is_float(st->dtype)) {
+    t = NULL;
+    tr = st->dims[0];
+    for (int64_t i = 0; i < tr; i++)
+      td[i] = EDDY_DIM_DYNAMIC;
+  }
+  if (tr < 0 || xt->kind != EDDY_TYPE_TENSOR ||
+      xt->rank == EDDY_RANK_UNKNOWN || xt->rank < tr || xt->rank > MAXR)
     return eddy_tfl_error(
         op, "the axes are BroadcastGradientArgs of shapes known at run time "
-            "only, and input %u of node '%s' is not the Shape of a tensor "
-            "of known rank that the summed tensor broadcasts to",
+            "only, and input %u of node '%s' is neither the Shape of a "
+            "tensor of known rank nor a shape of known length that the "
+            "summed tensor broadcasts to",
         k, bga->loc && bga->loc->file ? bga->loc->file->str : "?");
   // Without keep_dims the sum's rank depends on the shapes; the result here
   // has t's rank, which only a Reshape (to t's shape) may read.
@@ -789,14 +848,14 @@ eddy_status_t eddy_tfl_sum_broadcast(eddy_tfl_t *z, const eddy_op_t *op,
               "Reshape",
           u->owner->loc && u->owner->loc->file ? u->owner->loc->file->str
                                                : "?");
-  int64_t lead = xt->rank - tt->rank, axes[MAXR];
+  int64_t lead = xt->rank - tr, axes[MAXR];
   for (int64_t i = 0; i < lead; i++)
     axes[i] = i;
   if (lead > 0)
     EDDY_RETURN_IF_ERROR(sum_axes(z, op, x, axes, (size_t)lead, keep, &x));
   int64_t off = keep ? lead : 0;
-  for (int32_t i = 0; i < tt->rank; i++) {
-    int64_t sd = tt->dims[i], vd = x->type->dims[i + off];
+  for (int64_t i = 0; i < tr; i++) {
+    int64_t sd = td[i], vd = x->type->dims[i + off];
     if (vd == 1 || (sd >= 0 && sd != 1))
       continue; // nothing to sum, or the dims agree
     int64_t axis = i + off;
@@ -804,9 +863,14 @@ eddy_status_t eddy_tfl_sum_broadcast(eddy_tfl_t *z, const eddy_op_t *op,
       EDDY_RETURN_IF_ERROR(sum_axes(z, op, x, &axis, 1, true, &x));
       continue;
     }
-    // t's dim is known at run time only: summed when it is 1.
+    // The target dim is known at run time only: summed when it is 1.
     eddy_value_t *d = NULL, *one = NULL, *c = NULL;
-    EDDY_RETURN_IF_ERROR(eddy_tfl_dim(z, op, t, i, &d));
+    if (t)
+      EDDY_RETURN_IF_ERROR(eddy_tfl_dim(z, op, t, (int32_t)i, &d));
+    else {
+      EDDY_RETURN_IF_ERROR(element(z, op, sv, i, &d));
+      EDDY_RETURN_IF_ERROR(eddy_tfl_cast(z, op, d, EDDY_DT_I64, &d));
+    }
     EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, EDDY_DT_I64, 0, NULL, 1, &one));
     eddy_value_t *ops[2] = {d, one};
     EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "core.eq", ops, 2, NULL, 0, &c));
