@@ -264,6 +264,12 @@ static eddy_status_t resolve_inputs(tf_body_t *bd, tf_node_t *nd) {
       }
       e->control = true;
     } else {
+      // Assert(condition, data...): the data only makes the message (often
+      // strings, which eddy has no dtype for), and eddy does not check the
+      // condition (legalize-tf drops the node): only the condition is
+      // imported, and pruning does not follow the others.
+      if (nd->num_data > 0 && tf_node_is(nd, "Assert"))
+        continue;
       if (nd->num_edges > nd->num_data)
         return tf_error(bd, nd, EDDY_ERR_INVALID_ARGUMENT,
                         "data input '%s' comes after a control input", in);

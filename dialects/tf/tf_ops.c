@@ -157,6 +157,7 @@ static const eddy_tf_op_info_t k_ops[] = {
     OP(ArgMax, IN(2), output_output_type),
     OP(ArgMin, IN(2), output_output_type),
     OP(Asin, IN(1), y_T_like0),
+    OP_NONE(Assert, IN_ATLEAST(1)),
     OP(Atan, IN(1), y_T_like0),
     OP(Atan2, IN(2), z_T),
     OP(BatchMatMulV2, IN(2), output_T),
