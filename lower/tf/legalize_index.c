@@ -2,7 +2,8 @@
 /// ops: ReverseV2, Any, All, ArgMax, ArgMin, Cumsum, Cumprod, OneHot,
 /// ConcatOffset (the gradient of ConcatV2), BroadcastArgs, BroadcastTo,
 /// InvertPermutation, EuclideanNorm, GatherNd, ScatterNd,
-/// TensorScatterUpdate/Add, UnsortedSegmentSum, GatherV2 with batch_dims,
+/// TensorScatterUpdate/Add, the segment reductions (Segment* and
+/// UnsortedSegment* of Sum, Max, Min, Prod; SegmentMean), GatherV2 with batch_dims,
 /// TopKV2, Einsum (legalize_einsum.c), BatchMatMulV3, the softmax cross entropies
 /// and the one-operand Where. (FloorMod, DivNoNan and
 /// LogSoftmax, which the gradients of ConcatV2, Cumprod and the cross
@@ -24,6 +25,9 @@ static const char *const INDEX_OPS[] = {
     "EuclideanNorm", "Where",
     "GatherNd",      "ScatterNd",     "TensorScatterUpdate",
     "TensorScatterAdd", "UnsortedSegmentSum", "TopKV2", "Einsum",
+    "SegmentSum",    "SegmentMean",   "SegmentMax",  "SegmentMin",
+    "SegmentProd",   "UnsortedSegmentMax", "UnsortedSegmentMin",
+    "UnsortedSegmentProd",
     "BatchMatMulV3", "SoftmaxCrossEntropyWithLogits",
     "SparseSoftmaxCrossEntropyWithLogits",
 };
@@ -678,14 +682,46 @@ static eddy_status_t lower_tensor_scatter(eddy_tfl_t *z, const eddy_op_t *op,
   return NULL;
 }
 
-/// UnsortedSegmentSum(data, ids, num_segments): data's rows (over the dims
-/// of ids) added into num_segments rows; a negative id drops its row, as in
-/// TensorFlow (it adds zeros at row 0); an id >= num_segments is an error.
-static eddy_status_t lower_segment_sum(eddy_tfl_t *z, const eddy_op_t *op) {
-  eddy_value_t *data = tfl_in(z, op, 0), *ids = tfl_in(z, op, 1);
-  int64_t num = 0;
-  if (eddy_tfl_const_ints(z, tfl_in(z, op, 2), &num, 1) != 1 || num < 0)
-    return eddy_tfl_error(op, "num_segments must be a constant >= 0");
+/// The number of segments of a sorted segment op (SegmentSum, ...): the
+/// last id + 1, a constant when the ids are (*num >= 0), else a run-time
+/// i64 scalar (*numv; the largest id + 1: TensorFlow requires sorted ids).
+static eddy_status_t sorted_segment_count(eddy_tfl_t *z, const eddy_op_t *op,
+                                          eddy_value_t *ids, int64_t *num,
+                                          eddy_value_t **numv) {
+  int64_t v[1024];
+  int64_t n = eddy_tfl_const_ints(z, ids, v, 1024);
+  *num = -1;
+  *numv = NULL;
+  if (n >= 0) {
+    int64_t m = -1;
+    for (int64_t i = 0; i < n; i++) {
+      if (v[i] < 0 || (i > 0 && v[i] < v[i - 1]))
+        return eddy_tfl_error(op, "segment ids must be sorted and >= 0, id "
+                                  "#%lld is %lld",
+                              (long long)i, (long long)v[i]);
+      m = v[i];
+    }
+    *num = m + 1;
+    return NULL;
+  }
+  eddy_value_t *m = NULL, *one = NULL;
+  int64_t ax = 0;
+  eddy_named_attr_t a[2] = {ints_attr(z, "axes", &ax, 1),
+                            bool_attr(z, "keepdims", false)};
+  EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "core.reduce_max", &ids, 1, a, 2,
+                                      &m));
+  EDDY_RETURN_IF_ERROR(eddy_tfl_cast(z, op, m, EDDY_DT_I64, &m));
+  EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, EDDY_DT_I64, 0, NULL, 1, &one));
+  return tfl_bin(z, op, "core.add", m, one, numv);
+}
+
+/// data's rows (over the dims of ids, which may be negative: dropped)
+/// added into num rows (numv: a run-time count when num < 0) with
+/// core.scatter; an id >= the count is an error.
+static eddy_status_t scatter_segments(eddy_tfl_t *z, const eddy_op_t *op,
+                                      eddy_value_t *data, eddy_value_t *ids,
+                                      int64_t num, eddy_value_t *numv,
+                                      eddy_value_t **out) {
   const eddy_type_t *it = ids->type, *dt = data->type;
   if (it->rank == EDDY_RANK_UNKNOWN || dt->rank == EDDY_RANK_UNKNOWN ||
       it->rank > dt->rank)
@@ -701,7 +737,7 @@ static eddy_status_t lower_segment_sum(eddy_tfl_t *z, const eddy_op_t *op) {
     return eddy_tfl_error(op, "segment ids with more than one dynamic "
                               "dimension are not supported");
   eddy_value_t *zi = NULL, *neg = NULL, *negb = NULL, *zd = NULL,
-               *d2 = NULL, *i2 = NULL, *r = NULL;
+               *d2 = NULL, *i2 = NULL;
   EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, it->dtype, 0, NULL, 0, &zi));
   EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.lt", ids, zi, &neg));
   EDDY_RETURN_IF_ERROR(
@@ -709,9 +745,151 @@ static eddy_status_t lower_segment_sum(eddy_tfl_t *z, const eddy_op_t *op) {
   EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, dt->dtype, 0, NULL, 0, &zd));
   EDDY_RETURN_IF_ERROR(tfl_sel(z, op, negb, zd, data, &d2));
   EDDY_RETURN_IF_ERROR(tfl_sel(z, op, neg, zi, ids, &i2));
-  eddy_named_attr_t a[2] = {int_attr(z, "axis", 0), int_attr(z, "size", num)};
-  eddy_value_t *ops[2] = {i2, d2};
-  EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "core.scatter", ops, 2, a, 2, &r));
+  eddy_named_attr_t a[2] = {int_attr(z, "axis", 0),
+                            int_attr(z, "size", numv ? -1 : num)};
+  eddy_value_t *ops[3] = {i2, d2, numv};
+  return eddy_tfl_build(z, op, "core.scatter", ops, numv ? 3 : 2, a, 2, out);
+}
+
+/// UnsortedSegmentSum(data, ids, num_segments): data's rows (over the dims
+/// of ids) added into num_segments rows; a negative id drops its row, as in
+/// TensorFlow (it adds zeros at row 0); an id >= num_segments is an error.
+/// SegmentSum(data, ids): the same with sorted 1-D ids, last id + 1 rows.
+static eddy_status_t lower_segment_sum(eddy_tfl_t *z, const eddy_op_t *op,
+                                       bool sorted) {
+  eddy_value_t *data = tfl_in(z, op, 0), *ids = tfl_in(z, op, 1);
+  int64_t num = 0;
+  eddy_value_t *numv = NULL, *r = NULL;
+  if (sorted)
+    EDDY_RETURN_IF_ERROR(sorted_segment_count(z, op, ids, &num, &numv));
+  else if (eddy_tfl_const_ints(z, tfl_in(z, op, 2), &num, 1) != 1 || num < 0)
+    return eddy_tfl_error(op, "num_segments must be a constant >= 0");
+  EDDY_RETURN_IF_ERROR(scatter_segments(z, op, data, ids, num, numv, &r));
+  tfl_out1(z, op, r);
+  return NULL;
+}
+
+/// The largest (hi) or lowest finite value of dtype dt, as a double.
+static bool dtype_extreme(eddy_dtype_t dt, bool hi, double *out) {
+  double m;
+  switch (dt) {
+  case EDDY_DT_F16: m = 65504.0; break;
+  case EDDY_DT_BF16: m = 3.3895313892515355e38; break;
+  case EDDY_DT_F32: m = 3.4028234663852886e38; break;
+  case EDDY_DT_F64: m = 1.7976931348623157e308; break;
+  case EDDY_DT_I8: *out = hi ? 127.0 : -128.0; return true;
+  case EDDY_DT_I32: *out = hi ? 2147483647.0 : -2147483648.0; return true;
+  default: return false;
+  }
+  *out = hi ? m : -m;
+  return true;
+}
+
+/// Segment reductions by a mask (ids 1-D, [N]; data [N, p...]):
+/// mask[k, j] = ids[j] == k for k in [0, num), the data broadcast to
+/// [num, N, p...] with the reduction's identity where the mask is false,
+/// reduced over N. kind: "max", "min", "prod" or "mean". Empty segments
+/// get `empty` (TensorFlow: 0 for the sorted ops, the identity for the
+/// unsorted ones; mean: 0). Ids outside [0, num) match no segment.
+static eddy_status_t masked_segments(eddy_tfl_t *z, const eddy_op_t *op,
+                                     const char *kind, eddy_value_t *data,
+                                     eddy_value_t *ids, int64_t num,
+                                     eddy_value_t *numv, bool zero_empty,
+                                     eddy_value_t **out) {
+  const eddy_type_t *it = ids->type, *dt = data->type;
+  if (it->kind != EDDY_TYPE_TENSOR || it->rank != 1 ||
+      dt->kind != EDDY_TYPE_TENSOR || dt->rank == EDDY_RANK_UNKNOWN ||
+      dt->rank < 1 || dt->rank >= MAXR)
+    return eddy_tfl_error(op, "segment ids must be a vector and the data of "
+                              "known rank >= 1");
+  bool mean = strcmp(kind, "mean") == 0, prod = strcmp(kind, "prod") == 0;
+  bool max = strcmp(kind, "max") == 0;
+  double ident = mean ? 0.0 : prod ? 1.0 : 0.0;
+  if (!mean && !prod && !dtype_extreme(dt->dtype, !max, &ident))
+    return eddy_tfl_error(op, "data of dtype %s is not supported",
+                          eddy_dtype_name(dt->dtype));
+  int32_t r = dt->rank;
+  // seg: [num, 1] of ids' dtype.
+  eddy_value_t *seg = NULL, *zero = NULL, *one = NULL, *lim = NULL;
+  EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, it->dtype, 0, NULL, 0, &zero));
+  EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, it->dtype, 0, NULL, 1, &one));
+  if (numv)
+    EDDY_RETURN_IF_ERROR(eddy_tfl_cast(z, op, numv, it->dtype, &lim));
+  else
+    EDDY_RETURN_IF_ERROR(
+        eddy_tfl_splat(z, it->dtype, 0, NULL, (double)num, &lim));
+  eddy_value_t *rops[3] = {zero, lim, one};
+  EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "core.range", rops, 3, NULL, 0,
+                                      &seg));
+  int64_t sd[2] = {numv ? -1 : num, 1}, sf[2] = {0, 1};
+  EDDY_RETURN_IF_ERROR(eddy_tfl_reshape_keep(z, op, seg, sd, 2, sf, &seg));
+  // ids: [1, N]; mask: [num, N, 1...] (rank r + 1).
+  int64_t idd[2] = {1, it->dims[0] < 0 ? -1 : it->dims[0]}, idf[2] = {0, 0};
+  eddy_value_t *idr = NULL, *mask = NULL;
+  EDDY_RETURN_IF_ERROR(eddy_tfl_reshape_keep(z, op, ids, idd, 2, idf, &idr));
+  EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.eq", seg, idr, &mask));
+  int64_t md[MAXR], mf[MAXR], xd[MAXR], xf[MAXR];
+  md[0] = sd[0];
+  mf[0] = 0;
+  md[1] = idd[1];
+  mf[1] = 1;
+  xd[0] = 1;
+  xf[0] = 0;
+  for (int32_t i = 0; i < r; i++) {
+    xd[i + 1] = dt->dims[i] < 0 ? -1 : dt->dims[i];
+    xf[i + 1] = i;
+    if (i > 0) {
+      md[i + 1] = 1;
+      mf[i + 1] = 0;
+    }
+  }
+  eddy_value_t *maskb = NULL, *xb = NULL, *id = NULL, *sel = NULL, *red = NULL;
+  EDDY_RETURN_IF_ERROR(
+      eddy_tfl_reshape_keep(z, op, mask, md, (size_t)r + 1, mf, &maskb));
+  EDDY_RETURN_IF_ERROR(
+      eddy_tfl_reshape_keep(z, op, data, xd, (size_t)r + 1, xf, &xb));
+  EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, dt->dtype, 0, NULL, ident, &id));
+  EDDY_RETURN_IF_ERROR(tfl_sel(z, op, maskb, xb, id, &sel));
+  int64_t ax = 1;
+  const char *rn = mean ? "core.reduce_sum"
+                   : prod ? "core.reduce_prod"
+                   : max  ? "core.reduce_max"
+                          : "core.reduce_min";
+  EDDY_RETURN_IF_ERROR(eddy_tfl_reduce(z, op, rn, sel, &ax, 1, false, &red));
+  if (!mean && !zero_empty) {
+    *out = red;
+    return NULL;
+  }
+  // The count of each segment's rows, [num, 1...] (rank r).
+  eddy_value_t *cnt = NULL, *cf = NULL, *zd = NULL, *hit = NULL;
+  EDDY_RETURN_IF_ERROR(eddy_tfl_cast(z, op, maskb, dt->dtype, &cf));
+  EDDY_RETURN_IF_ERROR(eddy_tfl_reduce(z, op, "core.reduce_sum", cf, &ax, 1,
+                                       false, &cnt));
+  EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, dt->dtype, 0, NULL, 0, &zd));
+  if (mean) {
+    eddy_value_t *onef = NULL, *den = NULL;
+    EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, dt->dtype, 0, NULL, 1, &onef));
+    EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.maximum", cnt, onef, &den));
+    return tfl_bin(z, op, "core.div", red, den, out);
+  }
+  EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.gt", cnt, zd, &hit));
+  return tfl_sel(z, op, hit, red, zd, out);
+}
+
+/// SegmentMean / SegmentMax / SegmentMin / SegmentProd (sorted 1-D ids)
+/// and UnsortedSegmentMax / Min / Prod (1-D ids, constant num_segments).
+static eddy_status_t lower_segment_reduce(eddy_tfl_t *z, const eddy_op_t *op,
+                                          const char *kind, bool sorted) {
+  eddy_value_t *data = tfl_in(z, op, 0), *ids = tfl_in(z, op, 1);
+  int64_t num = 0;
+  eddy_value_t *numv = NULL, *r = NULL;
+  if (sorted)
+    EDDY_RETURN_IF_ERROR(sorted_segment_count(z, op, ids, &num, &numv));
+  else if (eddy_tfl_const_ints(z, tfl_in(z, op, 2), &num, 1) != 1 || num < 0)
+    return eddy_tfl_error(op, "num_segments must be a constant >= 0");
+  EDDY_RETURN_IF_ERROR(masked_segments(z, op, kind, data, ids, num, numv,
+                                       sorted && strcmp(kind, "prod") != 0,
+                                       &r));
   tfl_out1(z, op, r);
   return NULL;
 }
@@ -1008,8 +1186,16 @@ eddy_status_t eddy_tfl_lower_index_op(eddy_tfl_t *z, const eddy_op_t *op,
   if (strcmp(t, "TensorScatterUpdate") == 0 ||
       strcmp(t, "TensorScatterAdd") == 0)
     return lower_tensor_scatter(z, op, strcmp(t, "TensorScatterAdd") == 0);
-  if (strcmp(t, "UnsortedSegmentSum") == 0)
-    return lower_segment_sum(z, op);
+  if (strcmp(t, "UnsortedSegmentSum") == 0 || strcmp(t, "SegmentSum") == 0)
+    return lower_segment_sum(z, op, t[0] == 'S');
+  if (strcmp(t, "SegmentMean") == 0)
+    return lower_segment_reduce(z, op, "mean", true);
+  if (strcmp(t, "SegmentMax") == 0 || strcmp(t, "UnsortedSegmentMax") == 0)
+    return lower_segment_reduce(z, op, "max", t[0] == 'S');
+  if (strcmp(t, "SegmentMin") == 0 || strcmp(t, "UnsortedSegmentMin") == 0)
+    return lower_segment_reduce(z, op, "min", t[0] == 'S');
+  if (strcmp(t, "SegmentProd") == 0 || strcmp(t, "UnsortedSegmentProd") == 0)
+    return lower_segment_reduce(z, op, "prod", t[0] == 'S');
   if (strcmp(t, "TopKV2") == 0)
     return lower_topk(z, op);
   if (strcmp(t, "Einsum") == 0)
