@@ -70,6 +70,7 @@ static const eddy_tf_out_spec_t topk_outs[] = {
     O_ATTR("values", "T", -1), O_ATTR("indices", "index_type", -1)};
 static const eddy_tf_out_spec_t xent_outs[] = {O_ATTR("loss", "T", -1),
                                                O_ATTR("backprop", "T", -1)};
+static const eddy_tf_out_spec_t band_T_like0[] = {O_ATTR("band", "T", 0)};
 static const eddy_tf_out_spec_t output_Tout[] = {
     O_ATTR("output", "Tout", -1)};
 
@@ -224,6 +225,7 @@ static const eddy_tf_op_info_t k_ops[] = {
     OP(LogicalOr, IN(2), z_bool),
     OP(LoopCond, IN(1), output_bool_like0),
     OP(MatMul, IN(2), product_T),
+    OP(MatrixBandPart, IN(3), band_T_like0),
     OP(Max, IN(2), output_T),
     OP(Maximum, IN(2), z_T),
     OP(Mean, IN(2), output_T),

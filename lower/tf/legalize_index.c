@@ -3,7 +3,8 @@
 /// ConcatOffset (the gradient of ConcatV2), BroadcastArgs, BroadcastTo,
 /// InvertPermutation, EuclideanNorm, GatherNd, ScatterNd,
 /// TensorScatterUpdate/Add, the segment reductions (Segment* and
-/// UnsortedSegment* of Sum, Max, Min, Prod; SegmentMean), GatherV2 with batch_dims,
+/// UnsortedSegment* of Sum, Max, Min, Prod; SegmentMean), MatrixBandPart,
+/// GatherV2 with batch_dims,
 /// TopKV2, Einsum (legalize_einsum.c), BatchMatMulV3, the softmax cross entropies
 /// and the one-operand Where. (FloorMod, DivNoNan and
 /// LogSoftmax, which the gradients of ConcatV2, Cumprod and the cross
@@ -27,7 +28,7 @@ static const char *const INDEX_OPS[] = {
     "TensorScatterAdd", "UnsortedSegmentSum", "TopKV2", "Einsum",
     "SegmentSum",    "SegmentMean",   "SegmentMax",  "SegmentMin",
     "SegmentProd",   "UnsortedSegmentMax", "UnsortedSegmentMin",
-    "UnsortedSegmentProd",
+    "UnsortedSegmentProd", "MatrixBandPart",
     "BatchMatMulV3", "SoftmaxCrossEntropyWithLogits",
     "SparseSoftmaxCrossEntropyWithLogits",
 };
@@ -894,6 +895,67 @@ static eddy_status_t lower_segment_reduce(eddy_tfl_t *z, const eddy_op_t *op,
   return NULL;
 }
 
+/// MatrixBandPart(x, lower, upper): x [..., M, N] with the elements outside
+/// the band set to 0, element (i, j) kept when (lower < 0 or i - j <=
+/// lower) and (upper < 0 or j - i <= upper); the bounds may be run-time
+/// scalars. Keras' causal attention mask is MatrixBandPart(ones, -1, 0).
+static eddy_status_t lower_band_part(eddy_tfl_t *z, const eddy_op_t *op) {
+  eddy_value_t *x = tfl_in(z, op, 0);
+  const eddy_type_t *xt = x->type;
+  if (xt->kind != EDDY_TYPE_TENSOR || xt->rank == EDDY_RANK_UNKNOWN ||
+      xt->rank < 2)
+    return eddy_tfl_error(op, "the operand must have a known rank >= 2");
+  eddy_value_t *bound[2] = {tfl_in(z, op, 1), tfl_in(z, op, 2)};
+  for (int k = 0; k < 2; k++) {
+    const eddy_type_t *bt = bound[k]->type;
+    if (bt->kind != EDDY_TYPE_TENSOR || bt->rank != 0 ||
+        eddy_dtype_is_float(bt->dtype))
+      return eddy_tfl_error(op, "num_%s must be an integer scalar",
+                            k ? "upper" : "lower");
+    EDDY_RETURN_IF_ERROR(
+        eddy_tfl_cast(z, op, bound[k], EDDY_DT_I64, &bound[k]));
+  }
+  // i: [M, 1], j: [1, N] (i64).
+  eddy_value_t *idx[2], *zero = NULL, *one = NULL;
+  EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, EDDY_DT_I64, 0, NULL, 0, &zero));
+  EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, EDDY_DT_I64, 0, NULL, 1, &one));
+  for (int k = 0; k < 2; k++) {
+    int32_t axis = xt->rank - 2 + k;
+    int64_t d = xt->dims[axis];
+    eddy_value_t *n = NULL, *r = NULL;
+    if (d >= 0)
+      EDDY_RETURN_IF_ERROR(
+          eddy_tfl_splat(z, EDDY_DT_I64, 0, NULL, (double)d, &n));
+    else
+      EDDY_RETURN_IF_ERROR(eddy_tfl_dim(z, op, x, axis, &n));
+    eddy_value_t *rops[3] = {zero, n, one};
+    EDDY_RETURN_IF_ERROR(
+        eddy_tfl_build(z, op, "core.range", rops, 3, NULL, 0, &r));
+    int64_t dims[2] = {k ? 1 : d, k ? d : 1}, from[2] = {0, 0};
+    dims[k] = d < 0 ? -1 : d;
+    EDDY_RETURN_IF_ERROR(eddy_tfl_reshape_keep(z, op, r, dims, 2, from,
+                                               &idx[k]));
+  }
+  // keep = (lower < 0 | i - j <= lower) & (upper < 0 | j - i <= upper)
+  eddy_value_t *keep = NULL;
+  for (int k = 0; k < 2; k++) {
+    eddy_value_t *diff = NULL, *neg = NULL, *in = NULL, *c = NULL;
+    EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.sub", idx[k], idx[1 - k],
+                                 &diff));
+    EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.lt", bound[k], zero, &neg));
+    EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.le", diff, bound[k], &in));
+    EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.or", neg, in, &c));
+    if (keep)
+      EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.and", keep, c, &c));
+    keep = c;
+  }
+  eddy_value_t *zx = NULL, *r = NULL;
+  EDDY_RETURN_IF_ERROR(tfl_scalar_like(z, x, 0.0, &zx));
+  EDDY_RETURN_IF_ERROR(tfl_sel(z, op, keep, x, zx, &r));
+  tfl_out1(z, op, r);
+  return NULL;
+}
+
 /// GatherV2 with batch_dims b > 0: params [B..., pre..., A, post...],
 /// indices [B..., I...]. The gathered axis is moved next to the batch dims,
 /// params flattened to [prod(B) * A, pre..., post...], each index offset
@@ -1188,6 +1250,8 @@ eddy_status_t eddy_tfl_lower_index_op(eddy_tfl_t *z, const eddy_op_t *op,
     return lower_tensor_scatter(z, op, strcmp(t, "TensorScatterAdd") == 0);
   if (strcmp(t, "UnsortedSegmentSum") == 0 || strcmp(t, "SegmentSum") == 0)
     return lower_segment_sum(z, op, t[0] == 'S');
+  if (strcmp(t, "MatrixBandPart") == 0)
+    return lower_band_part(z, op);
   if (strcmp(t, "SegmentMean") == 0)
     return lower_segment_reduce(z, op, "mean", true);
   if (strcmp(t, "SegmentMax") == 0 || strcmp(t, "UnsortedSegmentMax") == 0)
