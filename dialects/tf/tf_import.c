@@ -589,11 +589,7 @@ static eddy_status_t prune(tf_body_t *bd) {
   }
   while (sp) {
     const tf_node_t *nd = &bd->nodes[stack[--sp]];
-    bool assert = strcmp(nd->def->op, "Assert") == 0;
     for (size_t k = 0; k < nd->def->n_input; k++) {
-      // An Assert's data inputs (its message) are not imported.
-      if (assert && k > 0 && nd->def->input[k][0] != '^')
-        continue;
       tf_node_t *src = ref_node(bd, nd->def->input[k]);
       if (src && !src->keep) {
         src->keep = true;
