@@ -263,6 +263,7 @@ static const eddy_tf_op_info_t k_ops[] = {
     OP(Relu6Grad, IN(2), backprops_T_like0),
     OP(ReluGrad, IN(2), backprops_T_like0),
     OP(Reshape, IN(2), output_T),
+    OP(ReverseSequence, IN(2), output_T_like0),
     OP(ReverseV2, IN(2), output_T_like0),
     OP(Rint, IN(1), y_T_like0),
     OP(Round, IN(1), y_T_like0),

@@ -4,6 +4,7 @@
 /// InvertPermutation, EuclideanNorm, GatherNd, ScatterNd,
 /// TensorScatterUpdate/Add, the segment reductions (Segment* and
 /// UnsortedSegment* of Sum, Max, Min, Prod; SegmentMean), MatrixBandPart,
+/// ReverseSequence,
 /// GatherV2 with batch_dims,
 /// TopKV2, Einsum (legalize_einsum.c), BatchMatMulV3, the softmax cross entropies
 /// and the one-operand Where. (FloorMod, DivNoNan and
@@ -28,7 +29,7 @@ static const char *const INDEX_OPS[] = {
     "TensorScatterAdd", "UnsortedSegmentSum", "TopKV2", "Einsum",
     "SegmentSum",    "SegmentMean",   "SegmentMax",  "SegmentMin",
     "SegmentProd",   "UnsortedSegmentMax", "UnsortedSegmentMin",
-    "UnsortedSegmentProd", "MatrixBandPart",
+    "UnsortedSegmentProd", "MatrixBandPart", "ReverseSequence",
     "BatchMatMulV3", "SoftmaxCrossEntropyWithLogits",
     "SparseSoftmaxCrossEntropyWithLogits",
 };
@@ -956,6 +957,111 @@ static eddy_status_t lower_band_part(eddy_tfl_t *z, const eddy_op_t *op) {
   return NULL;
 }
 
+/// A dim of v as an i64 scalar: a constant when static, else core.dim.
+static eddy_status_t dim_i64(eddy_tfl_t *z, const eddy_op_t *op,
+                             eddy_value_t *v, int32_t k, eddy_value_t **out) {
+  int64_t d = v->type->dims[k];
+  if (d >= 0)
+    return eddy_tfl_splat(z, EDDY_DT_I64, 0, NULL, (double)d, out);
+  return eddy_tfl_dim(z, op, v, k, out);
+}
+
+/// ReverseSequence(x, lengths) {seq_dim, batch_dim}: along seq_dim, the
+/// first lengths[b] elements of batch row b reversed, the others kept. x
+/// is transposed to [batch, seq, rest...] and flattened to [B * T, rest...];
+/// one core.gather at b * T + (t < len_b ? len_b - 1 - t : t), of shape
+/// [B, T], gives [B, T, rest...], transposed back. A length above T is
+/// reported by the gather (an index out of range), as TensorFlow reports it.
+static eddy_status_t lower_reverse_sequence(eddy_tfl_t *z,
+                                            const eddy_op_t *op) {
+  eddy_value_t *x = tfl_in(z, op, 0), *lens = tfl_in(z, op, 1);
+  const eddy_type_t *xt = x->type, *lt = lens->type;
+  int64_t sd = eddy_ir_op_attr_int(op, "seq_dim", -1);
+  int64_t bd = eddy_ir_op_attr_int(op, "batch_dim", 0);
+  if (xt->kind != EDDY_TYPE_TENSOR || xt->rank == EDDY_RANK_UNKNOWN ||
+      xt->rank < 2 || xt->rank > MAXR)
+    return eddy_tfl_error(op, "the input must have a known rank >= 2");
+  int32_t r = xt->rank;
+  if (sd < 0 || sd >= r || bd < 0 || bd >= r || sd == bd)
+    return eddy_tfl_error(op, "seq_dim %lld and batch_dim %lld must be two "
+                              "different dims of the input (rank %d)",
+                          (long long)sd, (long long)bd, (int)r);
+  if (lt->kind != EDDY_TYPE_TENSOR || lt->rank != 1 ||
+      eddy_dtype_is_float(lt->dtype))
+    return eddy_tfl_error(op, "seq_lengths must be an integer vector");
+  int64_t perm[MAXR], inv[MAXR];
+  int32_t q = 0;
+  perm[q++] = bd;
+  perm[q++] = sd;
+  for (int32_t i = 0; i < r; i++)
+    if (i != bd && i != sd)
+      perm[q++] = i;
+  bool ident = true;
+  for (int32_t i = 0; i < r; i++) {
+    inv[perm[i]] = i;
+    ident = ident && perm[i] == i;
+  }
+  eddy_value_t *xp = x;
+  if (!ident) {
+    eddy_named_attr_t a = ints_attr(z, "perm", perm, (size_t)r);
+    EDDY_RETURN_IF_ERROR(
+        eddy_tfl_build(z, op, "core.transpose", &x, 1, &a, 1, &xp));
+  }
+  // rev[b, t] = b * T + (t < len_b ? len_b - 1 - t : t), [B, T] (i64).
+  eddy_value_t *B = NULL, *T = NULL, *zero = NULL, *one = NULL;
+  EDDY_RETURN_IF_ERROR(dim_i64(z, op, xp, 0, &B));
+  EDDY_RETURN_IF_ERROR(dim_i64(z, op, xp, 1, &T));
+  EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, EDDY_DT_I64, 0, NULL, 0, &zero));
+  EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, EDDY_DT_I64, 0, NULL, 1, &one));
+  int64_t db = xp->type->dims[0] < 0 ? -1 : xp->type->dims[0];
+  int64_t dt = xp->type->dims[1] < 0 ? -1 : xp->type->dims[1];
+  eddy_value_t *bi = NULL, *ti = NULL, *l = NULL;
+  eddy_value_t *rb[3] = {zero, B, one}, *rt[3] = {zero, T, one};
+  EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "core.range", rb, 3, NULL, 0,
+                                      &bi));
+  EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "core.range", rt, 3, NULL, 0,
+                                      &ti));
+  int64_t col[2] = {db, 1}, row[2] = {1, dt}, f0[2] = {0, 0};
+  EDDY_RETURN_IF_ERROR(eddy_tfl_reshape_keep(z, op, bi, col, 2, f0, &bi));
+  EDDY_RETURN_IF_ERROR(eddy_tfl_reshape_keep(z, op, ti, row, 2, f0, &ti));
+  EDDY_RETURN_IF_ERROR(eddy_tfl_cast(z, op, lens, EDDY_DT_I64, &l));
+  int64_t lcol[2] = {lt->dims[0] < 0 ? -1 : lt->dims[0], 1};
+  EDDY_RETURN_IF_ERROR(eddy_tfl_reshape_keep(z, op, l, lcol, 2, f0, &l));
+  eddy_value_t *in = NULL, *lm1 = NULL, *back = NULL, *t2 = NULL, *base = NULL,
+               *idx = NULL;
+  EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.lt", ti, l, &in));
+  EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.sub", l, one, &lm1));
+  EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.sub", lm1, ti, &back));
+  EDDY_RETURN_IF_ERROR(tfl_sel(z, op, in, back, ti, &t2));
+  EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.mul", bi, T, &base));
+  EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.add", base, t2, &idx));
+  // xp flattened to [B * T, rest...].
+  int64_t fd[MAXR];
+  eddy_value_t *fv[MAXR] = {NULL}, *xf = NULL, *g = NULL;
+  fd[0] = db >= 0 && dt >= 0 ? db * dt : -1;
+  if (fd[0] < 0)
+    EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.mul", B, T, &fv[0]));
+  for (int32_t i = 2; i < r; i++) {
+    fd[i - 1] = xp->type->dims[i] < 0 ? -1 : xp->type->dims[i];
+    if (fd[i - 1] < 0)
+      EDDY_RETURN_IF_ERROR(eddy_tfl_dim(z, op, xp, i, &fv[i - 1]));
+  }
+  EDDY_RETURN_IF_ERROR(
+      eddy_tfl_reshape_dyn(z, op, xp, fd, (size_t)r - 1, fv, &xf));
+  eddy_named_attr_t a0 = int_attr(z, "axis", 0);
+  eddy_value_t *gops[2] = {xf, idx};
+  EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "core.gather", gops, 2, &a0, 1,
+                                      &g));
+  eddy_value_t *res = g;
+  if (!ident) {
+    eddy_named_attr_t a = ints_attr(z, "perm", inv, (size_t)r);
+    EDDY_RETURN_IF_ERROR(
+        eddy_tfl_build(z, op, "core.transpose", &g, 1, &a, 1, &res));
+  }
+  tfl_out1(z, op, res);
+  return NULL;
+}
+
 /// GatherV2 with batch_dims b > 0: params [B..., pre..., A, post...],
 /// indices [B..., I...]. The gathered axis is moved next to the batch dims,
 /// params flattened to [prod(B) * A, pre..., post...], each index offset
@@ -1252,6 +1358,8 @@ eddy_status_t eddy_tfl_lower_index_op(eddy_tfl_t *z, const eddy_op_t *op,
     return lower_segment_sum(z, op, t[0] == 'S');
   if (strcmp(t, "MatrixBandPart") == 0)
     return lower_band_part(z, op);
+  if (strcmp(t, "ReverseSequence") == 0)
+    return lower_reverse_sequence(z, op);
   if (strcmp(t, "SegmentMean") == 0)
     return lower_segment_reduce(z, op, "mean", true);
   if (strcmp(t, "SegmentMax") == 0 || strcmp(t, "UnsortedSegmentMax") == 0)
