@@ -162,28 +162,49 @@ def m_scan_cumulative():
     return fn
 
 
+class TanhCell:
+    """The smallest cell tf.compat.v1.nn's RNN functions take: h' = tanh([x, h] W)."""
+    state_size = H
+    output_size = H
+
+    def __init__(self, w):
+        self.w = w
+
+    def __call__(self, x, h, scope=None):
+        h2 = tf.tanh(tf.matmul(tf.concat([x, h], 1), tf.constant(self.w)))
+        return h2, h2
+
+    def zero_state(self, b, dtype):
+        return tf.zeros([b, H], dtype)
+
+
 def m_dynamic_rnn():
     """tf.compat.v1.nn.dynamic_rnn of a tanh cell over sequences of lengths 5 and 3 (fed as
     the floats 5.5 and 3.5 and truncated by a cast, away from the cast's steps so that finite
-    differences see no jump): steps past a sequence's end output zeros and keep its state; an Assert
-    checks the lengths' shape."""
+    differences see no jump): steps past a sequence's end output zeros and keep its state; an
+    Assert checks the lengths' shape."""
     w = rnd(50, [D + H, H], 0.5)
 
-    class Cell:
-        state_size = H
-        output_size = H
-
-        def __call__(self, x, h, scope=None):
-            h2 = tf.tanh(tf.matmul(tf.concat([x, h], 1), tf.constant(w)))
-            return h2, h2
-
-        def zero_state(self, b, dtype):
-            return tf.zeros([b, H], dtype)
-
     def fn(x, lens):
-        out, st = tf.compat.v1.nn.dynamic_rnn(Cell(), x, sequence_length=tf.cast(lens, tf.int32),
+        out, st = tf.compat.v1.nn.dynamic_rnn(TanhCell(w), x,
+                                              sequence_length=tf.cast(lens, tf.int32),
                                               dtype=tf.float32)
         return [out, st]
+
+    return fn
+
+
+def m_bidi_dynamic_rnn():
+    """tf.compat.v1.nn.bidirectional_dynamic_rnn of two tanh cells over sequences of lengths 5
+    and 2 (fed as 5.5 and 2.5): the backward pass reverses each sequence within its length
+    (ReverseSequence, which is also its own gradient)."""
+    wf, wb = rnd(51, [D + H, H], 0.5), rnd(52, [D + H, H], 0.5)
+
+    def fn(x, lens):
+        (of, ob), (sf, sb) = tf.compat.v1.nn.bidirectional_dynamic_rnn(
+            TanhCell(wf), TanhCell(wb), x, sequence_length=tf.cast(lens, tf.int32),
+            dtype=tf.float32)
+        return [tf.concat([of, ob], -1), sf + sb]
 
     return fn
 
@@ -282,6 +303,9 @@ MODELS = {
     "dynamic_rnn": (m_dynamic_rnn, lambda: [("x", rnd(47, [B, T, D])),
                                             ("lens", np.array([5.5, 3.5], np.float32))],
                     ("v1", "v2"), True),
+    "bidi_dynamic_rnn": (m_bidi_dynamic_rnn, lambda: [("x", rnd(49, [B, T, D])),
+                                                      ("lens", np.array([5.5, 2.5], np.float32))],
+                         ("v1", "v2"), True),
     "mha_block": (m_mha_block, lambda: [("x", rnd(48, [B, T, D]))], ("v1", "v2"), False),
     # TensorFlow's v1 TensorArray gradient of Keras' loop fails to run in TensorFlow itself.
     "lstm_train_step": (m_lstm_train_step, train_step_inputs, ("v2",), False),

@@ -594,6 +594,13 @@ def m_band_part(x):
             tf.linalg.band_part(tf.stack([x, x * 2.0]), 0, -1), tf.linalg.band_part(x, 0, 0)]
 
 
+def m_reverse_sequence(x, y):
+    """tf.reverse_sequence time-major (seq_axis 0, batch_axis 1, lengths 3 and 5) of a [5, 2, 3]
+    input, and along axis 1 of a [2, 4, 3, 2] one batched on axis 2 (lengths 1, 4, 2)."""
+    return [tf.reverse_sequence(x, [3, 5], seq_axis=0, batch_axis=1) * x,
+            tf.reverse_sequence(y, [1, 4, 2], seq_axis=1, batch_axis=2)]
+
+
 def rnd(seed, shape, scale=1.0):
     return (np.random.RandomState(seed).standard_normal(shape) * scale).astype(np.float32)
 
@@ -666,6 +673,8 @@ MODELS = {
     "push_back_batch": (m_push_back_batch, [("x", rnd(36, [4, 3, 2]))], None),
     "segments": (m_segments, [("x", SEGMENTS_X)], None),
     "band_part": (m_band_part, [("x", rnd(38, [4, 5]))], None),
+    "reverse_sequence": (m_reverse_sequence, [("x", rnd(39, [5, 2, 3])), ("y", rnd(40, [2, 4, 3, 2]))],
+                         None),
     "bcast_dyn": (m_bcast_dyn, [("x", rnd(30, [2, 3])), ("y", np.abs(rnd(31, [3])) + 0.5)],
                   None),
 }
