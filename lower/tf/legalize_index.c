@@ -753,24 +753,6 @@ static eddy_status_t scatter_segments(eddy_tfl_t *z, const eddy_op_t *op,
   return eddy_tfl_build(z, op, "core.scatter", ops, numv ? 3 : 2, a, 2, out);
 }
 
-/// UnsortedSegmentSum(data, ids, num_segments): data's rows (over the dims
-/// of ids) added into num_segments rows; a negative id drops its row, as in
-/// TensorFlow (it adds zeros at row 0); an id >= num_segments is an error.
-/// SegmentSum(data, ids): the same with sorted 1-D ids, last id + 1 rows.
-static eddy_status_t lower_segment_sum(eddy_tfl_t *z, const eddy_op_t *op,
-                                       bool sorted) {
-  eddy_value_t *data = tfl_in(z, op, 0), *ids = tfl_in(z, op, 1);
-  int64_t num = 0;
-  eddy_value_t *numv = NULL, *r = NULL;
-  if (sorted)
-    EDDY_RETURN_IF_ERROR(sorted_segment_count(z, op, ids, &num, &numv));
-  else if (eddy_tfl_const_ints(z, tfl_in(z, op, 2), &num, 1) != 1 || num < 0)
-    return eddy_tfl_error(op, "num_segments must be a constant >= 0");
-  EDDY_RETURN_IF_ERROR(scatter_segments(z, op, data, ids, num, numv, &r));
-  tfl_out1(z, op, r);
-  return NULL;
-}
-
 /// The largest (hi) or lowest finite value of dtype dt, as a double.
 static bool dtype_extreme(eddy_dtype_t dt, bool hi, double *out) {
   double m;
@@ -878,10 +860,15 @@ static eddy_status_t masked_segments(eddy_tfl_t *z, const eddy_op_t *op,
   return tfl_sel(z, op, hit, red, zd, out);
 }
 
-/// SegmentMean / SegmentMax / SegmentMin / SegmentProd (sorted 1-D ids)
-/// and UnsortedSegmentMax / Min / Prod (1-D ids, constant num_segments).
-static eddy_status_t lower_segment_reduce(eddy_tfl_t *z, const eddy_op_t *op,
-                                          const char *kind, bool sorted) {
+/// The segment reductions. kind "sum": UnsortedSegmentSum(data, ids,
+/// num_segments), data's rows (over the dims of ids) added into
+/// num_segments rows, a negative id dropping its row, as in TensorFlow (it
+/// adds zeros at row 0), an id >= num_segments an error; SegmentSum the
+/// same with sorted 1-D ids, last id + 1 rows. Otherwise ("mean", "max",
+/// "min", "prod"): SegmentMean / Max / Min / Prod (sorted 1-D ids) and
+/// UnsortedSegmentMax / Min / Prod (1-D ids, constant num_segments).
+static eddy_status_t lower_segment(eddy_tfl_t *z, const eddy_op_t *op,
+                                   const char *kind, bool sorted) {
   eddy_value_t *data = tfl_in(z, op, 0), *ids = tfl_in(z, op, 1);
   int64_t num = 0;
   eddy_value_t *numv = NULL, *r = NULL;
@@ -889,9 +876,12 @@ static eddy_status_t lower_segment_reduce(eddy_tfl_t *z, const eddy_op_t *op,
     EDDY_RETURN_IF_ERROR(sorted_segment_count(z, op, ids, &num, &numv));
   else if (eddy_tfl_const_ints(z, tfl_in(z, op, 2), &num, 1) != 1 || num < 0)
     return eddy_tfl_error(op, "num_segments must be a constant >= 0");
-  EDDY_RETURN_IF_ERROR(masked_segments(z, op, kind, data, ids, num, numv,
-                                       sorted && strcmp(kind, "prod") != 0,
-                                       &r));
+  if (strcmp(kind, "sum") == 0)
+    EDDY_RETURN_IF_ERROR(scatter_segments(z, op, data, ids, num, numv, &r));
+  else
+    EDDY_RETURN_IF_ERROR(masked_segments(z, op, kind, data, ids, num, numv,
+                                         sorted && strcmp(kind, "prod") != 0,
+                                         &r));
   tfl_out1(z, op, r);
   return NULL;
 }
@@ -1355,19 +1345,19 @@ eddy_status_t eddy_tfl_lower_index_op(eddy_tfl_t *z, const eddy_op_t *op,
       strcmp(t, "TensorScatterAdd") == 0)
     return lower_tensor_scatter(z, op, strcmp(t, "TensorScatterAdd") == 0);
   if (strcmp(t, "UnsortedSegmentSum") == 0 || strcmp(t, "SegmentSum") == 0)
-    return lower_segment_sum(z, op, t[0] == 'S');
+    return lower_segment(z, op, "sum", t[0] == 'S');
   if (strcmp(t, "MatrixBandPart") == 0)
     return lower_band_part(z, op);
   if (strcmp(t, "ReverseSequence") == 0)
     return lower_reverse_sequence(z, op);
   if (strcmp(t, "SegmentMean") == 0)
-    return lower_segment_reduce(z, op, "mean", true);
+    return lower_segment(z, op, "mean", true);
   if (strcmp(t, "SegmentMax") == 0 || strcmp(t, "UnsortedSegmentMax") == 0)
-    return lower_segment_reduce(z, op, "max", t[0] == 'S');
+    return lower_segment(z, op, "max", t[0] == 'S');
   if (strcmp(t, "SegmentMin") == 0 || strcmp(t, "UnsortedSegmentMin") == 0)
-    return lower_segment_reduce(z, op, "min", t[0] == 'S');
+    return lower_segment(z, op, "min", t[0] == 'S');
   if (strcmp(t, "SegmentProd") == 0 || strcmp(t, "UnsortedSegmentProd") == 0)
-    return lower_segment_reduce(z, op, "prod", t[0] == 'S');
+    return lower_segment(z, op, "prod", t[0] == 'S');
   if (strcmp(t, "TopKV2") == 0)
     return lower_topk(z, op);
   if (strcmp(t, "Einsum") == 0)
