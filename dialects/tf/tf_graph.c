@@ -267,7 +267,8 @@ static eddy_status_t resolve_inputs(tf_body_t *bd, tf_node_t *nd) {
       // Assert(condition, data...): the data only makes the message (often
       // strings, which eddy has no dtype for), and eddy does not check the
       // condition (legalize-tf drops the node): only the condition is
-      // imported, and pruning does not follow the others.
+      // imported (and the Consts that only make the message are not,
+      // drop_assert_messages).
       if (nd->num_data > 0 && tf_node_is(nd, "Assert"))
         continue;
       if (nd->num_edges > nd->num_data)
