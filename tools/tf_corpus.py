@@ -162,6 +162,72 @@ def m_scan_cumulative():
     return fn
 
 
+class TanhCell:
+    """The smallest cell tf.compat.v1.nn's RNN functions take: h' = tanh([x, h] W)."""
+    state_size = H
+    output_size = H
+
+    def __init__(self, w):
+        self.w = w
+
+    def __call__(self, x, h, scope=None):
+        h2 = tf.tanh(tf.matmul(tf.concat([x, h], 1), tf.constant(self.w)))
+        return h2, h2
+
+    def zero_state(self, b, dtype):
+        return tf.zeros([b, H], dtype)
+
+
+def m_dynamic_rnn():
+    """tf.compat.v1.nn.dynamic_rnn of a tanh cell over sequences of lengths 5 and 3 (fed as
+    the floats 5.5 and 3.5 and truncated by a cast, away from the cast's steps so that finite
+    differences see no jump): steps past a sequence's end output zeros and keep its state; an
+    Assert checks the lengths' shape."""
+    w = rnd(50, [D + H, H], 0.5)
+
+    def fn(x, lens):
+        out, st = tf.compat.v1.nn.dynamic_rnn(TanhCell(w), x,
+                                              sequence_length=tf.cast(lens, tf.int32),
+                                              dtype=tf.float32)
+        return [out, st]
+
+    return fn
+
+
+def m_bidi_dynamic_rnn():
+    """tf.compat.v1.nn.bidirectional_dynamic_rnn of two tanh cells over sequences of lengths 5
+    and 2 (fed as 5.5 and 2.5): the backward pass reverses each sequence within its length
+    (ReverseSequence, which is also its own gradient)."""
+    wf, wb = rnd(51, [D + H, H], 0.5), rnd(52, [D + H, H], 0.5)
+
+    def fn(x, lens):
+        (of, ob), (sf, sb) = tf.compat.v1.nn.bidirectional_dynamic_rnn(
+            TanhCell(wf), TanhCell(wb), x, sequence_length=tf.cast(lens, tf.int32),
+            dtype=tf.float32)
+        return [tf.concat([of, ob], -1), sf + sb]
+
+    return fn
+
+
+def m_mha_block():
+    """A transformer encoder block: keras.layers.MultiHeadAttention (2 heads, a causal mask:
+    MatrixBandPart), a residual, LayerNormalization and a Dense feed-forward layer."""
+    keras.utils.set_random_seed(12)
+    inp = keras.Input((T, D))
+    a = keras.layers.MultiHeadAttention(2, 2)(inp, inp, use_causal_mask=True)
+    h = keras.layers.LayerNormalization()(inp + a)
+    model = keras.Model(inp, keras.layers.Dense(D, activation="relu")(h))
+    ws = [v.numpy() for v in model.trainable_variables]
+    fixed = [v.numpy() for v in model.non_trainable_variables]
+
+    def fn(x):
+        y, _ = model.stateless_call([tf.constant(w) for w in ws],
+                                    [tf.constant(w) for w in fixed], x)
+        return [y]
+
+    return fn
+
+
 def train_step_weights():
     keras.utils.set_random_seed(10)
     model = keras.Sequential([keras.Input((T, D)), keras.layers.LSTM(H), keras.layers.Dense(1)])
@@ -229,18 +295,35 @@ MODELS = {
     "beam_search": (m_beam_search, lambda: [("h0", rnd(43, [1, D]))], ("v1", "v2"), False),
     "scan_cumulative": (m_scan_cumulative, lambda: [("x", rnd(44, [T, D])),
                                                     ("w", rnd(45, [D]))], ("v1", "v2"), False),
+    "keras_gru_dyn": (layer_model("keras.layers.GRU(go_backwards=True) on a [None, None, 4] input "
+                                  "(dynamic batch and time: its zero state is a Fill of a run-time "
+                                  "shape).", lambda: keras.layers.GRU(
+        H, go_backwards=True, return_sequences=True), 11),
+        lambda: [("x", rnd(46, [B, T, D]))], ("v1", "v2"), False),
+    "dynamic_rnn": (m_dynamic_rnn, lambda: [("x", rnd(47, [B, T, D])),
+                                            ("lens", np.array([5.5, 3.5], np.float32))],
+                    ("v1", "v2"), True),
+    "bidi_dynamic_rnn": (m_bidi_dynamic_rnn, lambda: [("x", rnd(49, [B, T, D])),
+                                                      ("lens", np.array([5.5, 2.5], np.float32))],
+                         ("v1", "v2"), True),
+    "mha_block": (m_mha_block, lambda: [("x", rnd(48, [B, T, D]))], ("v1", "v2"), False),
     # TensorFlow's v1 TensorArray gradient of Keras' loop fails to run in TensorFlow itself.
     "lstm_train_step": (m_lstm_train_step, train_step_inputs, ("v2",), False),
 }
 
 
-def build_v1(fn, inputs):
+# Feeds declared with dynamic dimensions (None), by model.
+FEED_SHAPES = {"keras_gru_dyn": {"x": [None, None, D]}}
+
+
+def build_v1(fn, inputs, shapes=None):
     """Like tf_fixtures.build_v1, and the graph's variables are initialized, then frozen."""
     tf.compat.v1.disable_control_flow_v2()
     try:
         g = tf.Graph()
         with g.as_default():
-            phs = [tf.compat.v1.placeholder(tf.float32, v.shape, name=n) for n, v in inputs]
+            phs = [tf.compat.v1.placeholder(tf.float32, (shapes or {}).get(n, v.shape), name=n)
+                   for n, v in inputs]
             outs = [tf.identity(o, name="out_%d" % i) for i, o in enumerate(fn(*phs))]
             with tf.compat.v1.Session(graph=g) as sess:
                 sess.run(tf.compat.v1.global_variables_initializer())
@@ -262,12 +345,13 @@ def write_models(out_dir, only):
                 if only and name not in only:
                     continue
                 fn = make()
+                shapes = FEED_SHAPES.get(model)
                 if cf == "v1":
                     gd, feeds, fetches, results = build_v1(
-                        tff.with_grads(fn) if grad else fn, values)
+                        tff.with_grads(fn) if grad else fn, values, shapes)
                 else:
                     gd, feeds, fetches, results = tff.build_v2(
-                        tff.with_tape(fn) if grad else fn, values)
+                        tff.with_tape(fn) if grad else fn, values, shapes)
                 meta = {"model": model, "control_flow": cf, "gradient": grad,
                         "description": (make.__doc__ or fn.__doc__ or "").strip()}
                 tff.write_fixture(out_dir, name, gd, list(zip(feeds, [v for _, v in values])),

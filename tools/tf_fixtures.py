@@ -574,6 +574,33 @@ def m_bcast_dyn(x, y):
     return [a, b, t, u, p * tf.cos(x)]
 
 
+def m_segments(x):
+    """The sorted segment reductions of a [6, 3] input with ids [0, 0, 1, 3, 3, 3] (segment 2
+    empty: 0), and the unsorted ones (mean as TensorFlow composes it, max, min, prod; ids
+    [2, 0, 2, 1, 0, 2], num_segments 3)."""
+    ids = tf.constant([0, 0, 1, 3, 3, 3])
+    uids = tf.constant([2, 0, 2, 1, 0, 2])
+    return [tf.math.segment_sum(x, ids), tf.math.segment_mean(x, ids),
+            tf.math.segment_max(x, ids), tf.math.segment_min(x, ids),
+            tf.math.segment_prod(x, ids), tf.math.unsorted_segment_mean(x, uids, 3),
+            tf.math.unsorted_segment_max(x, uids, 3), tf.math.unsorted_segment_min(x, uids, 3),
+            tf.math.unsorted_segment_prod(x, uids, 3)]
+
+
+def m_band_part(x):
+    """tf.linalg.band_part of a [4, 5] input: lower triangle (a causal mask), a band of one
+    below and two above, the upper triangle of a batch of two, the diagonal."""
+    return [tf.linalg.band_part(x, -1, 0), tf.linalg.band_part(x, 1, 2),
+            tf.linalg.band_part(tf.stack([x, x * 2.0]), 0, -1), tf.linalg.band_part(x, 0, 0)]
+
+
+def m_reverse_sequence(x, y):
+    """tf.reverse_sequence time-major (seq_axis 0, batch_axis 1, lengths 3 and 5) of a [5, 2, 3]
+    input, and along axis 1 of a [2, 4, 3, 2] one batched on axis 2 (lengths 1, 4, 2)."""
+    return [tf.reverse_sequence(x, [3, 5], seq_axis=0, batch_axis=1) * x,
+            tf.reverse_sequence(y, [1, 4, 2], seq_axis=1, batch_axis=2)]
+
+
 def rnd(seed, shape, scale=1.0):
     return (np.random.RandomState(seed).standard_normal(shape) * scale).astype(np.float32)
 
@@ -590,6 +617,11 @@ BIN_D = np.array([[0.55, -0.8, 0.6, -1.3], [-0.45, 0.9, -0.55, 1.1]], np.float32
 # where's input: away from its thresholds (0, the steps of round(2x), -0.3 and the loop's).
 WHERE_X = np.array([[0.62, -0.41, 0.15, -0.9], [0.33, 0.05, -0.12, 1.4],
                     [-0.66, 0.88, -0.05, 0.52]], np.float32)
+
+# segments' input: distinct values at least 0.2 apart, so that no max or min of a segment
+# changes within the steps of finite differences.
+SEGMENTS_X = (np.random.RandomState(37).permutation(18).reshape(6, 3) * 0.23 - 2.0).astype(
+    np.float32)
 
 # name -> (function, [(input name, value)], tolerance or None)
 T, B, D, H = 4, 2, 3, 3
@@ -639,6 +671,10 @@ MODELS = {
     "xent_losses": (m_xent_losses, [("x", rnd(29, [4, 5]))], None),
     "where": (m_where, [("x", WHERE_X)], None),
     "push_back_batch": (m_push_back_batch, [("x", rnd(36, [4, 3, 2]))], None),
+    "segments": (m_segments, [("x", SEGMENTS_X)], None),
+    "band_part": (m_band_part, [("x", rnd(38, [4, 5]))], None),
+    "reverse_sequence": (m_reverse_sequence, [("x", rnd(39, [5, 2, 3])), ("y", rnd(40, [2, 4, 3, 2]))],
+                         None),
     "bcast_dyn": (m_bcast_dyn, [("x", rnd(30, [2, 3])), ("y", np.abs(rnd(31, [3])) + 0.5)],
                   None),
 }

@@ -264,6 +264,13 @@ static eddy_status_t resolve_inputs(tf_body_t *bd, tf_node_t *nd) {
       }
       e->control = true;
     } else {
+      // Assert(condition, data...): the data only makes the message (often
+      // strings, which eddy has no dtype for), and eddy does not check the
+      // condition (legalize-tf drops the node): only the condition is
+      // imported (and the Consts that only make the message are not,
+      // drop_assert_messages).
+      if (nd->num_data > 0 && tf_node_is(nd, "Assert"))
+        continue;
       if (nd->num_edges > nd->num_data)
         return tf_error(bd, nd, EDDY_ERR_INVALID_ARGUMENT,
                         "data input '%s' comes after a control input", in);
@@ -311,7 +318,63 @@ eddy_status_t tf_body_index(tf_body_t *bd) {
   return NULL;
 }
 
+static tf_node_t *node_of_ref(tf_body_t *bd, const char *ref) {
+  if (ref[0] == '^')
+    ref++;
+  size_t len = strcspn(ref, ":");
+  return tf_body_find(bd, ref, len);
+}
+
+/// The Consts that only make Assert messages (an Assert's data inputs after
+/// its condition, which are not imported): not imported either, since they
+/// are often strings, which eddy has no dtype for. Runs on names, before
+/// the nodes are resolved. A Const that a fetch or a function's ret names
+/// is kept.
+static void drop_assert_messages(tf_body_t *bd) {
+  size_t n = bd->num_nodes;
+  // used: 1 read as a message only, 2 read otherwise.
+  uint8_t *used = eddy_arena_alloc(bd->im->arena, n + 1);
+  memset(used, 0, n + 1);
+  bool any = false;
+  for (size_t i = 0; i < n; i++) {
+    const tf_node_t *nd = &bd->nodes[i];
+    if (!nd->keep)
+      continue;
+    bool assert = tf_node_is(nd, "Assert");
+    for (size_t k = 0; k < nd->def->n_input; k++) {
+      tf_node_t *src = node_of_ref(bd, nd->def->input[k]);
+      if (!src)
+        continue;
+      size_t j = (size_t)(src - bd->nodes);
+      if (assert && k > 0 && nd->def->input[k][0] != '^') {
+        used[j] = used[j] ? used[j] : 1;
+        any = true;
+      } else {
+        used[j] = 2;
+      }
+    }
+  }
+  if (!any)
+    return;
+  const eddy_tf_import_opts_t *o = bd->im->opts;
+  for (size_t k = 0; !bd->fn && k < o->num_fetches; k++) {
+    tf_node_t *src = node_of_ref(bd, o->fetches[k]);
+    if (src)
+      used[src - bd->nodes] = 2;
+  }
+  const Tensorflow__FunctionDef *f = bd->fn ? bd->fn->fdef : NULL;
+  for (size_t k = 0; f && k < f->n_ret; k++) {
+    tf_node_t *src = node_of_ref(bd, f->ret[k]->value);
+    if (src)
+      used[src - bd->nodes] = 2;
+  }
+  for (size_t i = 0; i < n; i++)
+    if (used[i] == 1 && tf_node_is(&bd->nodes[i], "Const"))
+      bd->nodes[i].keep = false;
+}
+
 eddy_status_t tf_body_resolve(tf_body_t *bd) {
+  drop_assert_messages(bd);
   for (size_t i = 0; i < bd->num_nodes; i++)
     if (bd->nodes[i].keep)
       EDDY_RETURN_IF_ERROR(layout(bd, &bd->nodes[i]));

@@ -73,6 +73,7 @@ static const eddy_tf_out_spec_t topk_outs[] = {
     O_ATTR("values", "T", -1), O_ATTR("indices", "index_type", -1)};
 static const eddy_tf_out_spec_t xent_outs[] = {O_ATTR("loss", "T", -1),
                                                O_ATTR("backprop", "T", -1)};
+static const eddy_tf_out_spec_t band_T_like0[] = {O_ATTR("band", "T", 0)};
 static const eddy_tf_out_spec_t output_Tout[] = {
     O_ATTR("output", "Tout", -1)};
 
@@ -160,6 +161,7 @@ static const eddy_tf_op_info_t k_ops[] = {
     OP(ArgMax, IN(2), output_output_type),
     OP(ArgMin, IN(2), output_output_type),
     OP(Asin, IN(1), y_T_like0),
+    OP_NONE(Assert, IN_ATLEAST(1)),
     OP(Atan, IN(1), y_T_like0),
     OP(Atan2, IN(2), z_T),
     OP(BatchMatMulV2, IN(2), output_T),
@@ -227,6 +229,7 @@ static const eddy_tf_op_info_t k_ops[] = {
     OP(LogicalOr, IN(2), z_bool),
     OP(LoopCond, IN(1), output_bool_like0),
     OP(MatMul, IN(2), product_T),
+    OP(MatrixBandPart, IN(3), band_T_like0),
     OP(Max, IN(2), output_T),
     OP(Maximum, IN(2), z_T),
     OP(Mean, IN(2), output_T),
@@ -265,12 +268,18 @@ static const eddy_tf_op_info_t k_ops[] = {
     OP(Relu6Grad, IN(2), backprops_T_like0),
     OP(ReluGrad, IN(2), backprops_T_like0),
     OP(Reshape, IN(2), output_T),
+    OP(ReverseSequence, IN(2), output_T_like0),
     OP(ReverseV2, IN(2), output_T_like0),
     OP(Rint, IN(1), y_T_like0),
     OP(Round, IN(1), y_T_like0),
     OP(Rsqrt, IN(1), y_T_like0),
     OP(RsqrtGrad, IN(2), z_T_like0),
     OP(ScatterNd, IN(3), output_T),
+    OP(SegmentMax, IN(2), output_T),
+    OP(SegmentMean, IN(2), output_T),
+    OP(SegmentMin, IN(2), output_T),
+    OP(SegmentProd, IN(2), output_T),
+    OP(SegmentSum, IN(2), output_T),
     OP(Select, IN(3), output_T_like1),
     OP(SelectV2, IN(3), output_T),
     OP(Selu, IN(1), activations_T_like0),
@@ -351,6 +360,9 @@ static const eddy_tf_op_info_t k_ops[] = {
     OP(TruncateDiv, IN(2), z_T),
     OP(TruncateMod, IN(2), z_T),
     OP(Unpack, IN(1), unpack_outs),
+    OP(UnsortedSegmentMax, IN(3), output_T),
+    OP(UnsortedSegmentMin, IN(3), output_T),
+    OP(UnsortedSegmentProd, IN(3), output_T),
     OP(UnsortedSegmentSum, IN(3), output_T),
     OP(Where, IN(1), index_i64),
     OP_CALL(While, IN_ATLEAST(0), while_outs, EDDY_TF_CALL_LOOP),

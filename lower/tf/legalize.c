@@ -889,7 +889,9 @@ static eddy_status_t translate_op(eddy_tfl_t *z, const eddy_op_t *op) {
     EDDY_RETURN_IF_ERROR(eddy_tfl_keep_dataflow_op(z, op, &kept));
     if (kept)
       return NULL;
-    if (strcmp(name, "tf.NoOp") == 0 || strcmp(name, "tf.ControlTrigger") == 0)
+    if (strcmp(name, "tf.NoOp") == 0 ||
+        strcmp(name, "tf.ControlTrigger") == 0 ||
+        strcmp(name, "tf.Assert") == 0)
       return keep_noop(z, op);
     if (strcmp(name, "df.control") == 0)
       return keep_noop(z, op); // tokens of dropped nodes left out
@@ -910,8 +912,11 @@ static eddy_status_t translate_op(eddy_tfl_t *z, const eddy_op_t *op) {
     if (strncmp(name, "df.", 3) == 0)
       return copy_op(z, op);
   }
+  // tf.Assert is dropped as the other token ops: its condition is not
+  // checked (as XLA's compilation of TensorFlow graphs does not either).
   if (strcmp(name, "df.control") == 0 || strcmp(name, "tf.NoOp") == 0 ||
-      strcmp(name, "tf.ControlTrigger") == 0) {
+      strcmp(name, "tf.ControlTrigger") == 0 ||
+      strcmp(name, "tf.Assert") == 0) {
     for (uint32_t i = 0; i < op->num_results; i++)
       eddy_tfl_set(z, &op->results[i], NULL);
     return NULL;

@@ -2,7 +2,10 @@
 /// ops: ReverseV2, Any, All, ArgMax, ArgMin, Cumsum, Cumprod, OneHot,
 /// ConcatOffset (the gradient of ConcatV2), BroadcastArgs, BroadcastTo,
 /// InvertPermutation, EuclideanNorm, GatherNd, ScatterNd,
-/// TensorScatterUpdate/Add, UnsortedSegmentSum, GatherV2 with batch_dims,
+/// TensorScatterUpdate/Add, the segment reductions (Segment* and
+/// UnsortedSegment* of Sum, Max, Min, Prod; SegmentMean), MatrixBandPart,
+/// ReverseSequence,
+/// GatherV2 with batch_dims,
 /// TopKV2, Einsum (legalize_einsum.c), BatchMatMulV3, the softmax cross entropies
 /// and the one-operand Where. (FloorMod, DivNoNan and
 /// LogSoftmax, which the gradients of ConcatV2, Cumprod and the cross
@@ -24,6 +27,9 @@ static const char *const INDEX_OPS[] = {
     "EuclideanNorm", "Where",
     "GatherNd",      "ScatterNd",     "TensorScatterUpdate",
     "TensorScatterAdd", "UnsortedSegmentSum", "TopKV2", "Einsum",
+    "SegmentSum",    "SegmentMean",   "SegmentMax",  "SegmentMin",
+    "SegmentProd",   "UnsortedSegmentMax", "UnsortedSegmentMin",
+    "UnsortedSegmentProd", "MatrixBandPart", "ReverseSequence",
     "BatchMatMulV3", "SoftmaxCrossEntropyWithLogits",
     "SparseSoftmaxCrossEntropyWithLogits", "DynamicStitch",
     "ParallelDynamicStitch",
@@ -679,14 +685,46 @@ static eddy_status_t lower_tensor_scatter(eddy_tfl_t *z, const eddy_op_t *op,
   return NULL;
 }
 
-/// UnsortedSegmentSum(data, ids, num_segments): data's rows (over the dims
-/// of ids) added into num_segments rows; a negative id drops its row, as in
-/// TensorFlow (it adds zeros at row 0); an id >= num_segments is an error.
-static eddy_status_t lower_segment_sum(eddy_tfl_t *z, const eddy_op_t *op) {
-  eddy_value_t *data = tfl_in(z, op, 0), *ids = tfl_in(z, op, 1);
-  int64_t num = 0;
-  if (eddy_tfl_const_ints(z, tfl_in(z, op, 2), &num, 1) != 1 || num < 0)
-    return eddy_tfl_error(op, "num_segments must be a constant >= 0");
+/// The number of segments of a sorted segment op (SegmentSum, ...): the
+/// last id + 1, a constant when the ids are (*num >= 0), else a run-time
+/// i64 scalar (*numv; the largest id + 1: TensorFlow requires sorted ids).
+static eddy_status_t sorted_segment_count(eddy_tfl_t *z, const eddy_op_t *op,
+                                          eddy_value_t *ids, int64_t *num,
+                                          eddy_value_t **numv) {
+  int64_t v[1024];
+  int64_t n = eddy_tfl_const_ints(z, ids, v, 1024);
+  *num = -1;
+  *numv = NULL;
+  if (n >= 0) {
+    int64_t m = -1;
+    for (int64_t i = 0; i < n; i++) {
+      if (v[i] < 0 || (i > 0 && v[i] < v[i - 1]))
+        return eddy_tfl_error(op, "segment ids must be sorted and >= 0, id "
+                                  "#%lld is %lld",
+                              (long long)i, (long long)v[i]);
+      m = v[i];
+    }
+    *num = m + 1;
+    return NULL;
+  }
+  eddy_value_t *m = NULL, *one = NULL;
+  int64_t ax = 0;
+  eddy_named_attr_t a[2] = {ints_attr(z, "axes", &ax, 1),
+                            bool_attr(z, "keepdims", false)};
+  EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "core.reduce_max", &ids, 1, a, 2,
+                                      &m));
+  EDDY_RETURN_IF_ERROR(eddy_tfl_cast(z, op, m, EDDY_DT_I64, &m));
+  EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, EDDY_DT_I64, 0, NULL, 1, &one));
+  return tfl_bin(z, op, "core.add", m, one, numv);
+}
+
+/// data's rows (over the dims of ids, which may be negative: dropped)
+/// added into num rows (numv: a run-time count when num < 0) with
+/// core.scatter; an id >= the count is an error.
+static eddy_status_t scatter_segments(eddy_tfl_t *z, const eddy_op_t *op,
+                                      eddy_value_t *data, eddy_value_t *ids,
+                                      int64_t num, eddy_value_t *numv,
+                                      eddy_value_t **out) {
   const eddy_type_t *it = ids->type, *dt = data->type;
   if (it->rank == EDDY_RANK_UNKNOWN || dt->rank == EDDY_RANK_UNKNOWN ||
       it->rank > dt->rank)
@@ -702,7 +740,7 @@ static eddy_status_t lower_segment_sum(eddy_tfl_t *z, const eddy_op_t *op) {
     return eddy_tfl_error(op, "segment ids with more than one dynamic "
                               "dimension are not supported");
   eddy_value_t *zi = NULL, *neg = NULL, *negb = NULL, *zd = NULL,
-               *d2 = NULL, *i2 = NULL, *r = NULL;
+               *d2 = NULL, *i2 = NULL;
   EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, it->dtype, 0, NULL, 0, &zi));
   EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.lt", ids, zi, &neg));
   EDDY_RETURN_IF_ERROR(
@@ -710,10 +748,308 @@ static eddy_status_t lower_segment_sum(eddy_tfl_t *z, const eddy_op_t *op) {
   EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, dt->dtype, 0, NULL, 0, &zd));
   EDDY_RETURN_IF_ERROR(tfl_sel(z, op, negb, zd, data, &d2));
   EDDY_RETURN_IF_ERROR(tfl_sel(z, op, neg, zi, ids, &i2));
-  eddy_named_attr_t a[2] = {int_attr(z, "axis", 0), int_attr(z, "size", num)};
-  eddy_value_t *ops[2] = {i2, d2};
-  EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "core.scatter", ops, 2, a, 2, &r));
+  eddy_named_attr_t a[2] = {int_attr(z, "axis", 0),
+                            int_attr(z, "size", numv ? -1 : num)};
+  eddy_value_t *ops[3] = {i2, d2, numv};
+  return eddy_tfl_build(z, op, "core.scatter", ops, numv ? 3 : 2, a, 2, out);
+}
+
+/// The largest (hi) or lowest finite value of dtype dt, as a double.
+static bool dtype_extreme(eddy_dtype_t dt, bool hi, double *out) {
+  double m;
+  switch (dt) {
+  case EDDY_DT_F16: m = 65504.0; break;
+  case EDDY_DT_BF16: m = 3.3895313892515355e38; break;
+  case EDDY_DT_F32: m = 3.4028234663852886e38; break;
+  case EDDY_DT_F64: m = 1.7976931348623157e308; break;
+  case EDDY_DT_I8: *out = hi ? 127.0 : -128.0; return true;
+  case EDDY_DT_I32: *out = hi ? 2147483647.0 : -2147483648.0; return true;
+  default: return false;
+  }
+  *out = hi ? m : -m;
+  return true;
+}
+
+/// Segment reductions by a mask (ids 1-D, [N]; data [N, p...]):
+/// mask[k, j] = ids[j] == k for k in [0, num), the data broadcast to
+/// [num, N, p...] with the reduction's identity where the mask is false,
+/// reduced over N. kind: "max", "min", "prod" or "mean". Empty segments
+/// get `empty` (TensorFlow: 0 for the sorted ops, the identity for the
+/// unsorted ones; mean: 0). Ids outside [0, num) match no segment.
+static eddy_status_t masked_segments(eddy_tfl_t *z, const eddy_op_t *op,
+                                     const char *kind, eddy_value_t *data,
+                                     eddy_value_t *ids, int64_t num,
+                                     eddy_value_t *numv, bool zero_empty,
+                                     eddy_value_t **out) {
+  const eddy_type_t *it = ids->type, *dt = data->type;
+  if (it->kind != EDDY_TYPE_TENSOR || it->rank != 1 ||
+      dt->kind != EDDY_TYPE_TENSOR || dt->rank == EDDY_RANK_UNKNOWN ||
+      dt->rank < 1 || dt->rank >= MAXR)
+    return eddy_tfl_error(op, "segment ids must be a vector and the data of "
+                              "known rank >= 1");
+  bool mean = strcmp(kind, "mean") == 0, prod = strcmp(kind, "prod") == 0;
+  bool max = strcmp(kind, "max") == 0;
+  double ident = mean ? 0.0 : prod ? 1.0 : 0.0;
+  if (!mean && !prod && !dtype_extreme(dt->dtype, !max, &ident))
+    return eddy_tfl_error(op, "data of dtype %s is not supported",
+                          eddy_dtype_name(dt->dtype));
+  int32_t r = dt->rank;
+  // seg: [num, 1] of ids' dtype.
+  eddy_value_t *seg = NULL, *zero = NULL, *one = NULL, *lim = NULL;
+  EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, it->dtype, 0, NULL, 0, &zero));
+  EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, it->dtype, 0, NULL, 1, &one));
+  if (numv)
+    EDDY_RETURN_IF_ERROR(eddy_tfl_cast(z, op, numv, it->dtype, &lim));
+  else
+    EDDY_RETURN_IF_ERROR(
+        eddy_tfl_splat(z, it->dtype, 0, NULL, (double)num, &lim));
+  eddy_value_t *rops[3] = {zero, lim, one};
+  EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "core.range", rops, 3, NULL, 0,
+                                      &seg));
+  int64_t sd[2] = {numv ? -1 : num, 1}, sf[2] = {0, 1};
+  EDDY_RETURN_IF_ERROR(eddy_tfl_reshape_keep(z, op, seg, sd, 2, sf, &seg));
+  // ids: [1, N]; mask: [num, N, 1...] (rank r + 1).
+  int64_t idd[2] = {1, it->dims[0] < 0 ? -1 : it->dims[0]}, idf[2] = {0, 0};
+  eddy_value_t *idr = NULL, *mask = NULL;
+  EDDY_RETURN_IF_ERROR(eddy_tfl_reshape_keep(z, op, ids, idd, 2, idf, &idr));
+  EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.eq", seg, idr, &mask));
+  int64_t md[MAXR], mf[MAXR], xd[MAXR], xf[MAXR];
+  md[0] = sd[0];
+  mf[0] = 0;
+  md[1] = idd[1];
+  mf[1] = 1;
+  xd[0] = 1;
+  xf[0] = 0;
+  for (int32_t i = 0; i < r; i++) {
+    xd[i + 1] = dt->dims[i] < 0 ? -1 : dt->dims[i];
+    xf[i + 1] = i;
+    if (i > 0) {
+      md[i + 1] = 1;
+      mf[i + 1] = 0;
+    }
+  }
+  eddy_value_t *maskb = NULL, *xb = NULL, *id = NULL, *sel = NULL, *red = NULL;
+  EDDY_RETURN_IF_ERROR(
+      eddy_tfl_reshape_keep(z, op, mask, md, (size_t)r + 1, mf, &maskb));
+  EDDY_RETURN_IF_ERROR(
+      eddy_tfl_reshape_keep(z, op, data, xd, (size_t)r + 1, xf, &xb));
+  EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, dt->dtype, 0, NULL, ident, &id));
+  EDDY_RETURN_IF_ERROR(tfl_sel(z, op, maskb, xb, id, &sel));
+  int64_t ax = 1;
+  const char *rn = mean ? "core.reduce_sum"
+                   : prod ? "core.reduce_prod"
+                   : max  ? "core.reduce_max"
+                          : "core.reduce_min";
+  EDDY_RETURN_IF_ERROR(eddy_tfl_reduce(z, op, rn, sel, &ax, 1, false, &red));
+  if (!mean && !zero_empty) {
+    *out = red;
+    return NULL;
+  }
+  // The count of each segment's rows, [num, 1...] (rank r).
+  eddy_value_t *cnt = NULL, *cf = NULL, *zd = NULL, *hit = NULL;
+  EDDY_RETURN_IF_ERROR(eddy_tfl_cast(z, op, maskb, dt->dtype, &cf));
+  EDDY_RETURN_IF_ERROR(eddy_tfl_reduce(z, op, "core.reduce_sum", cf, &ax, 1,
+                                       false, &cnt));
+  EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, dt->dtype, 0, NULL, 0, &zd));
+  if (mean) {
+    eddy_value_t *onef = NULL, *den = NULL;
+    EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, dt->dtype, 0, NULL, 1, &onef));
+    EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.maximum", cnt, onef, &den));
+    return tfl_bin(z, op, "core.div", red, den, out);
+  }
+  EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.gt", cnt, zd, &hit));
+  return tfl_sel(z, op, hit, red, zd, out);
+}
+
+/// The segment reductions. kind "sum": UnsortedSegmentSum(data, ids,
+/// num_segments), data's rows (over the dims of ids) added into
+/// num_segments rows, a negative id dropping its row, as in TensorFlow (it
+/// adds zeros at row 0), an id >= num_segments an error; SegmentSum the
+/// same with sorted 1-D ids, last id + 1 rows. Otherwise ("mean", "max",
+/// "min", "prod"): SegmentMean / Max / Min / Prod (sorted 1-D ids) and
+/// UnsortedSegmentMax / Min / Prod (1-D ids, constant num_segments).
+static eddy_status_t lower_segment(eddy_tfl_t *z, const eddy_op_t *op,
+                                   const char *kind, bool sorted) {
+  eddy_value_t *data = tfl_in(z, op, 0), *ids = tfl_in(z, op, 1);
+  int64_t num = 0;
+  eddy_value_t *numv = NULL, *r = NULL;
+  if (sorted)
+    EDDY_RETURN_IF_ERROR(sorted_segment_count(z, op, ids, &num, &numv));
+  else if (eddy_tfl_const_ints(z, tfl_in(z, op, 2), &num, 1) != 1 || num < 0)
+    return eddy_tfl_error(op, "num_segments must be a constant >= 0");
+  if (strcmp(kind, "sum") == 0)
+    EDDY_RETURN_IF_ERROR(scatter_segments(z, op, data, ids, num, numv, &r));
+  else
+    EDDY_RETURN_IF_ERROR(masked_segments(z, op, kind, data, ids, num, numv,
+                                         sorted && strcmp(kind, "prod") != 0,
+                                         &r));
   tfl_out1(z, op, r);
+  return NULL;
+}
+
+/// MatrixBandPart(x, lower, upper): x [..., M, N] with the elements outside
+/// the band set to 0, element (i, j) kept when (lower < 0 or i - j <=
+/// lower) and (upper < 0 or j - i <= upper); the bounds may be run-time
+/// scalars. Keras' causal attention mask is MatrixBandPart(ones, -1, 0).
+static eddy_status_t lower_band_part(eddy_tfl_t *z, const eddy_op_t *op) {
+  eddy_value_t *x = tfl_in(z, op, 0);
+  const eddy_type_t *xt = x->type;
+  if (xt->kind != EDDY_TYPE_TENSOR || xt->rank == EDDY_RANK_UNKNOWN ||
+      xt->rank < 2)
+    return eddy_tfl_error(op, "the operand must have a known rank >= 2");
+  eddy_value_t *bound[2] = {tfl_in(z, op, 1), tfl_in(z, op, 2)};
+  for (int k = 0; k < 2; k++) {
+    const eddy_type_t *bt = bound[k]->type;
+    if (bt->kind != EDDY_TYPE_TENSOR || bt->rank != 0 ||
+        eddy_dtype_is_float(bt->dtype))
+      return eddy_tfl_error(op, "num_%s must be an integer scalar",
+                            k ? "upper" : "lower");
+    EDDY_RETURN_IF_ERROR(
+        eddy_tfl_cast(z, op, bound[k], EDDY_DT_I64, &bound[k]));
+  }
+  // i: [M, 1], j: [1, N] (i64).
+  eddy_value_t *idx[2], *zero = NULL, *one = NULL;
+  EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, EDDY_DT_I64, 0, NULL, 0, &zero));
+  EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, EDDY_DT_I64, 0, NULL, 1, &one));
+  for (int k = 0; k < 2; k++) {
+    int32_t axis = xt->rank - 2 + k;
+    int64_t d = xt->dims[axis];
+    eddy_value_t *n = NULL, *r = NULL;
+    if (d >= 0)
+      EDDY_RETURN_IF_ERROR(
+          eddy_tfl_splat(z, EDDY_DT_I64, 0, NULL, (double)d, &n));
+    else
+      EDDY_RETURN_IF_ERROR(eddy_tfl_dim(z, op, x, axis, &n));
+    eddy_value_t *rops[3] = {zero, n, one};
+    EDDY_RETURN_IF_ERROR(
+        eddy_tfl_build(z, op, "core.range", rops, 3, NULL, 0, &r));
+    int64_t dims[2] = {k ? 1 : d, k ? d : 1}, from[2] = {0, 0};
+    dims[k] = d < 0 ? -1 : d;
+    EDDY_RETURN_IF_ERROR(eddy_tfl_reshape_keep(z, op, r, dims, 2, from,
+                                               &idx[k]));
+  }
+  // keep = (lower < 0 | i - j <= lower) & (upper < 0 | j - i <= upper)
+  eddy_value_t *keep = NULL;
+  for (int k = 0; k < 2; k++) {
+    eddy_value_t *diff = NULL, *neg = NULL, *in = NULL, *c = NULL;
+    EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.sub", idx[k], idx[1 - k],
+                                 &diff));
+    EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.lt", bound[k], zero, &neg));
+    EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.le", diff, bound[k], &in));
+    EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.or", neg, in, &c));
+    if (keep)
+      EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.and", keep, c, &c));
+    keep = c;
+  }
+  eddy_value_t *zx = NULL, *r = NULL;
+  EDDY_RETURN_IF_ERROR(tfl_scalar_like(z, x, 0.0, &zx));
+  EDDY_RETURN_IF_ERROR(tfl_sel(z, op, keep, x, zx, &r));
+  tfl_out1(z, op, r);
+  return NULL;
+}
+
+/// A dim of v as an i64 scalar: a constant when static, else core.dim.
+static eddy_status_t dim_i64(eddy_tfl_t *z, const eddy_op_t *op,
+                             eddy_value_t *v, int32_t k, eddy_value_t **out) {
+  int64_t d = v->type->dims[k];
+  if (d >= 0)
+    return eddy_tfl_splat(z, EDDY_DT_I64, 0, NULL, (double)d, out);
+  return eddy_tfl_dim(z, op, v, k, out);
+}
+
+/// ReverseSequence(x, lengths) {seq_dim, batch_dim}: along seq_dim, the
+/// first lengths[b] elements of batch row b reversed, the others kept. x
+/// is transposed to [batch, seq, rest...] and flattened to [B * T, rest...];
+/// one core.gather at b * T + (t < len_b ? len_b - 1 - t : t), of shape
+/// [B, T], gives [B, T, rest...], transposed back. A length above T is
+/// reported by the gather (an index out of range), as TensorFlow reports it.
+static eddy_status_t lower_reverse_sequence(eddy_tfl_t *z,
+                                            const eddy_op_t *op) {
+  eddy_value_t *x = tfl_in(z, op, 0), *lens = tfl_in(z, op, 1);
+  const eddy_type_t *xt = x->type, *lt = lens->type;
+  int64_t sd = eddy_ir_op_attr_int(op, "seq_dim", -1);
+  int64_t bd = eddy_ir_op_attr_int(op, "batch_dim", 0);
+  if (xt->kind != EDDY_TYPE_TENSOR || xt->rank == EDDY_RANK_UNKNOWN ||
+      xt->rank < 2 || xt->rank > MAXR)
+    return eddy_tfl_error(op, "the input must have a known rank >= 2");
+  int32_t r = xt->rank;
+  if (sd < 0 || sd >= r || bd < 0 || bd >= r || sd == bd)
+    return eddy_tfl_error(op, "seq_dim %lld and batch_dim %lld must be two "
+                              "different dims of the input (rank %d)",
+                          (long long)sd, (long long)bd, (int)r);
+  if (lt->kind != EDDY_TYPE_TENSOR || lt->rank != 1 ||
+      eddy_dtype_is_float(lt->dtype))
+    return eddy_tfl_error(op, "seq_lengths must be an integer vector");
+  int64_t perm[MAXR], inv[MAXR];
+  int32_t q = 0;
+  perm[q++] = bd;
+  perm[q++] = sd;
+  for (int32_t i = 0; i < r; i++)
+    if (i != bd && i != sd)
+      perm[q++] = i;
+  bool ident = true;
+  for (int32_t i = 0; i < r; i++) {
+    inv[perm[i]] = i;
+    ident = ident && perm[i] == i;
+  }
+  eddy_value_t *xp = x;
+  if (!ident) {
+    eddy_named_attr_t a = ints_attr(z, "perm", perm, (size_t)r);
+    EDDY_RETURN_IF_ERROR(
+        eddy_tfl_build(z, op, "core.transpose", &x, 1, &a, 1, &xp));
+  }
+  // rev[b, t] = b * T + (t < len_b ? len_b - 1 - t : t), [B, T] (i64).
+  eddy_value_t *B = NULL, *T = NULL, *zero = NULL, *one = NULL;
+  EDDY_RETURN_IF_ERROR(dim_i64(z, op, xp, 0, &B));
+  EDDY_RETURN_IF_ERROR(dim_i64(z, op, xp, 1, &T));
+  EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, EDDY_DT_I64, 0, NULL, 0, &zero));
+  EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, EDDY_DT_I64, 0, NULL, 1, &one));
+  int64_t db = xp->type->dims[0] < 0 ? -1 : xp->type->dims[0];
+  int64_t dt = xp->type->dims[1] < 0 ? -1 : xp->type->dims[1];
+  eddy_value_t *bi = NULL, *ti = NULL, *l = NULL;
+  eddy_value_t *rb[3] = {zero, B, one}, *rt[3] = {zero, T, one};
+  EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "core.range", rb, 3, NULL, 0,
+                                      &bi));
+  EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "core.range", rt, 3, NULL, 0,
+                                      &ti));
+  int64_t col[2] = {db, 1}, row[2] = {1, dt}, f0[2] = {0, 0};
+  EDDY_RETURN_IF_ERROR(eddy_tfl_reshape_keep(z, op, bi, col, 2, f0, &bi));
+  EDDY_RETURN_IF_ERROR(eddy_tfl_reshape_keep(z, op, ti, row, 2, f0, &ti));
+  EDDY_RETURN_IF_ERROR(eddy_tfl_cast(z, op, lens, EDDY_DT_I64, &l));
+  int64_t lcol[2] = {lt->dims[0] < 0 ? -1 : lt->dims[0], 1};
+  EDDY_RETURN_IF_ERROR(eddy_tfl_reshape_keep(z, op, l, lcol, 2, f0, &l));
+  eddy_value_t *in = NULL, *lm1 = NULL, *back = NULL, *t2 = NULL, *base = NULL,
+               *idx = NULL;
+  EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.lt", ti, l, &in));
+  EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.sub", l, one, &lm1));
+  EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.sub", lm1, ti, &back));
+  EDDY_RETURN_IF_ERROR(tfl_sel(z, op, in, back, ti, &t2));
+  EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.mul", bi, T, &base));
+  EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.add", base, t2, &idx));
+  // xp flattened to [B * T, rest...].
+  int64_t fd[MAXR];
+  eddy_value_t *fv[MAXR] = {NULL}, *xf = NULL, *g = NULL;
+  fd[0] = db >= 0 && dt >= 0 ? db * dt : -1;
+  if (fd[0] < 0)
+    EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.mul", B, T, &fv[0]));
+  for (int32_t i = 2; i < r; i++) {
+    fd[i - 1] = xp->type->dims[i] < 0 ? -1 : xp->type->dims[i];
+    if (fd[i - 1] < 0)
+      EDDY_RETURN_IF_ERROR(eddy_tfl_dim(z, op, xp, i, &fv[i - 1]));
+  }
+  EDDY_RETURN_IF_ERROR(
+      eddy_tfl_reshape_dyn(z, op, xp, fd, (size_t)r - 1, fv, &xf));
+  eddy_named_attr_t a0 = int_attr(z, "axis", 0);
+  eddy_value_t *gops[2] = {xf, idx};
+  EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "core.gather", gops, 2, &a0, 1,
+                                      &g));
+  eddy_value_t *res = g;
+  if (!ident) {
+    eddy_named_attr_t a = ints_attr(z, "perm", inv, (size_t)r);
+    EDDY_RETURN_IF_ERROR(
+        eddy_tfl_build(z, op, "core.transpose", &g, 1, &a, 1, &res));
+  }
+  tfl_out1(z, op, res);
   return NULL;
 }
 
@@ -1009,8 +1345,20 @@ eddy_status_t eddy_tfl_lower_index_op(eddy_tfl_t *z, const eddy_op_t *op,
   if (strcmp(t, "TensorScatterUpdate") == 0 ||
       strcmp(t, "TensorScatterAdd") == 0)
     return lower_tensor_scatter(z, op, strcmp(t, "TensorScatterAdd") == 0);
-  if (strcmp(t, "UnsortedSegmentSum") == 0)
-    return lower_segment_sum(z, op);
+  if (strcmp(t, "UnsortedSegmentSum") == 0 || strcmp(t, "SegmentSum") == 0)
+    return lower_segment(z, op, "sum", t[0] == 'S');
+  if (strcmp(t, "MatrixBandPart") == 0)
+    return lower_band_part(z, op);
+  if (strcmp(t, "ReverseSequence") == 0)
+    return lower_reverse_sequence(z, op);
+  if (strcmp(t, "SegmentMean") == 0)
+    return lower_segment(z, op, "mean", true);
+  if (strcmp(t, "SegmentMax") == 0 || strcmp(t, "UnsortedSegmentMax") == 0)
+    return lower_segment(z, op, "max", t[0] == 'S');
+  if (strcmp(t, "SegmentMin") == 0 || strcmp(t, "UnsortedSegmentMin") == 0)
+    return lower_segment(z, op, "min", t[0] == 'S');
+  if (strcmp(t, "SegmentProd") == 0 || strcmp(t, "UnsortedSegmentProd") == 0)
+    return lower_segment(z, op, "prod", t[0] == 'S');
   if (strcmp(t, "TopKV2") == 0)
     return lower_topk(z, op);
   if (strcmp(t, "Einsum") == 0)

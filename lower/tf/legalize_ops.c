@@ -34,8 +34,8 @@ static const simple_rule_t SIMPLE[] = {
 /// Ops with a rule in this file or legalize_shape.c beyond SIMPLE.
 static const char *const OTHER[] = {
     "Const", "Identity", "IdentityN", "StopGradient", "Snapshot",
-    "PlaceholderWithDefault", "NoOp", "ControlTrigger", "Cast", "MatMul",
-    "BatchMatMulV2", "Reciprocal", "SquaredDifference", "FloorDiv",
+    "PlaceholderWithDefault", "NoOp", "ControlTrigger", "Assert", "Cast",
+    "MatMul", "BatchMatMulV2", "Reciprocal", "SquaredDifference", "FloorDiv",
     "TanhGrad", "SigmoidGrad", "ReluGrad", "AddN", "Select", "Sum", "Mean",
     "Max", "Min", "Prod", "BiasAddGrad", "EmptyTensorList",
     "TensorListReserve", "TensorListPushBack", "TensorListPopBack",

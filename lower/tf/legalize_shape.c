@@ -210,15 +210,56 @@ static bool target_shape(eddy_tfl_t *z, const eddy_op_t *op,
   return true;
 }
 
+/// Fill(s, v) with s known only at run time (its length known): v broadcast
+/// like a core.range of prod(s) elements reshaped to s (dims the result
+/// type knows are static). Keras builds the zero states of its RNN layers
+/// this way, zeros([Shape(x)[0], units]), for an input of dynamic batch.
+static eddy_status_t fill_run_time(eddy_tfl_t *z, const eddy_op_t *op,
+                                   eddy_value_t *s, eddy_value_t *v,
+                                   eddy_value_t **out) {
+  const eddy_type_t *st = s->type, *rt = op->results[0].type;
+  if (st->kind != EDDY_TYPE_TENSOR || st->rank != 1 || st->dims[0] < 0 ||
+      st->dims[0] > MAXR || eddy_dtype_is_float(st->dtype))
+    return eddy_tfl_error(op, "the shape to fill is not a constant, and its "
+                              "length is not known");
+  int64_t n = st->dims[0], dims[MAXR];
+  bool typed = rt->kind == EDDY_TYPE_TENSOR && rt->rank == n;
+  eddy_value_t *dv[MAXR] = {NULL}, *count = NULL, *zero = NULL, *one = NULL;
+  EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, EDDY_DT_I64, 0, NULL, 1, &count));
+  for (int64_t i = 0; i < n; i++) {
+    eddy_value_t *d = NULL;
+    EDDY_RETURN_IF_ERROR(element(z, op, s, i, &d));
+    EDDY_RETURN_IF_ERROR(eddy_tfl_cast(z, op, d, EDDY_DT_I64, &d));
+    dims[i] = typed ? rt->dims[i] : EDDY_DIM_DYNAMIC;
+    if (dims[i] < 0) {
+      dims[i] = -1;
+      dv[i] = d;
+    }
+    eddy_value_t *ops[2] = {count, d};
+    EDDY_RETURN_IF_ERROR(
+        eddy_tfl_build(z, op, "core.mul", ops, 2, NULL, 0, &count));
+  }
+  EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, EDDY_DT_I64, 0, NULL, 0, &zero));
+  EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, EDDY_DT_I64, 0, NULL, 1, &one));
+  eddy_value_t *rops[3] = {zero, count, one}, *grid = NULL;
+  EDDY_RETURN_IF_ERROR(
+      eddy_tfl_build(z, op, "core.range", rops, 3, NULL, 0, &grid));
+  EDDY_RETURN_IF_ERROR(
+      eddy_tfl_reshape_dyn(z, op, grid, dims, (size_t)n, dv, &grid));
+  return broadcast_like(z, op, v, grid, out);
+}
+
 static eddy_status_t lower_fill(eddy_tfl_t *z, const eddy_op_t *op) {
   int64_t dims[MAXR];
   size_t rank = 0;
   eddy_value_t *r = NULL;
   if (!target_shape(z, op, tfl_in(z, op, 0), dims, &rank)) {
     eddy_value_t *y = shape_source(tfl_in(z, op, 0));
-    if (!y)
-      return eddy_tfl_error(op, "the shape to fill is not known statically");
-    EDDY_RETURN_IF_ERROR(broadcast_like(z, op, tfl_in(z, op, 1), y, &r));
+    if (y)
+      EDDY_RETURN_IF_ERROR(broadcast_like(z, op, tfl_in(z, op, 1), y, &r));
+    else
+      EDDY_RETURN_IF_ERROR(
+          fill_run_time(z, op, tfl_in(z, op, 0), tfl_in(z, op, 1), &r));
     tfl_out1(z, op, r);
     return NULL;
   }
