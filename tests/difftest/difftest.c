@@ -17,8 +17,8 @@
 /// through the same executions.
 ///
 /// A failure is shrunk (ops replaced by an operand, an argument or a
-/// constant, loops by their initial values, while it still fails the same
-/// way) and the reproducer, with its inputs, is printed and written to
+/// constant, loops by their initial values, dead ops erased, while it still
+/// fails the same way) and the reproducer, with its inputs, is printed and written to
 /// DIR/difftest-S-I.eddy. --only I runs program I alone; --emit prints the
 /// generated program and stops. The exit status is 1 when a program
 /// failed.
@@ -28,7 +28,6 @@
 #include "backend-cpu/cpu.h"
 #include "dialects/dialects.h"
 #include "ir/ir.h"
-#include "ir/pass.h"
 #include "lower/lower.h"
 #include "runtime/eval/eval.h"
 #include "runtime/interp/interp.h"

@@ -319,8 +319,9 @@ static eddy_value_t *from_x(gen_t *g, const ty_t *t) {
   if (t->rank == 1) { // [D]
     int64_t ax = 1;
     eddy_named_attr_t a = nints(g, "axes", &ax, 1);
-    return op(g, chance(g, 50) ? "core.reduce_sum" : "core.reduce_max", &x, 1,
-              &a, 1);
+    return op(g, chance(g, 50) || g->smooth ? "core.reduce_sum"
+                                             : "core.reduce_max",
+              &x, 1, &a, 1);
   }
   if (t->d[0] == DYN && t->d[1] == DYN) // x x^T
     return op(g, "core.matmul", (eddy_value_t *[]){x, x}, 2,
@@ -682,11 +683,7 @@ static eddy_value_t *gen_while(gen_t *g, const ty_t *t, int depth) {
   if (g->loop_depth >= 2 || g->region_depth >= 4)
     return NULL;
   list_kind_t lk = (list_kind_t)below(g, L_COUNT_);
-  // Lists of lists only at the outer level, and not in smooth programs:
-  // the gradient of tl.push_back pops the list's adjoint, which is empty
-  // where an item of a list of lists got no gradient (docs/reliability.md,
-  // "Differential testing", bug 2).
-  if (lk == L_NESTED && (g->loop_depth > 0 || g->smooth))
+  if (lk == L_NESTED && g->loop_depth > 0) // lists of lists at the top
     lk = L_PUSH;
   ty_t et = vec(g->f, 1 + below(g, 3));
   eddy_value_t *trip = trip_count(g);
