@@ -737,6 +737,24 @@ static eddy_status_t r_broadcast_to(ad_scope_t *s, eddy_op_t *op,
 
 /* ---- TensorLists (for gradients of gradients) ------------------------------- */
 
+/// The adjoint gx read from an item of a list of lists' adjoint, for the
+/// inner list x. An item that got no gradient is unset there and reads as
+/// an empty list, but the gradients of x's own pushes pop one item each:
+/// gx is resized to x's length (unset items read as zeros; a no-op when gx
+/// has that length already).
+static eddy_status_t inner_list_adjoint(ad_scope_t *s, eddy_value_t *x,
+                                        eddy_value_t **gx) {
+  if (x->type->kind != EDDY_TYPE_LIST)
+    return NULL;
+  eddy_value_t *n = NULL;
+  TRY(ad_fwd_len(s, x, &n));
+  eddy_value_t *ops[2] = {*gx, n};
+  eddy_op_t *rs = NULL;
+  TRY(ad_emit_typed(s, "tl.resize", ops, 2, NULL, 0, &x->type, 1, &rs));
+  *gx = eddy_ir_op_result(rs, 0);
+  return NULL;
+}
+
 static eddy_status_t r_push_back(ad_scope_t *s, eddy_op_t *op,
                                  eddy_value_t **g) {
   eddy_value_t *l = operand(op, 0), *x = operand(op, 1);
@@ -745,6 +763,7 @@ static eddy_status_t r_push_back(ad_scope_t *s, eddy_op_t *op,
   TRY(ad_emit_typed(s, "tl.pop_back", &g[0], 1, NULL, 0, types, 2, &pop));
   TRY(ad_adj_add(s, l, eddy_ir_op_result(pop, 0)));
   eddy_value_t *gx = eddy_ir_op_result(pop, 1);
+  TRY(inner_list_adjoint(s, x, &gx));
   return ad_adj_add(s, x, gx);
 }
 
@@ -799,7 +818,9 @@ static eddy_status_t r_set_item(ad_scope_t *s, eddy_op_t *op,
     eddy_value_t *ops[2] = {g[0], i};
     eddy_op_t *get = NULL;
     TRY(ad_emit_typed(s, "tl.get_item", ops, 2, NULL, 0, &x->type, 1, &get));
-    TRY(ad_adj_add(s, x, eddy_ir_op_result(get, 0)));
+    eddy_value_t *gx = eddy_ir_op_result(get, 0);
+    TRY(inner_list_adjoint(s, x, &gx));
+    TRY(ad_adj_add(s, x, gx));
   }
   if (!act(s, op, 0))
     return NULL;

@@ -20,7 +20,12 @@
 /// each of their uses goes through df.after(c, pivot), TensorFlow's control
 /// pivot: a token from merge_0 (loop cond), sw_0#1 (loop body) or the
 /// predicate's own switch (if branches). That gives them a tag and makes
-/// them dead on the untaken side. Regions are lowered innermost first; an
+/// them dead on the untaken side. Likewise a loop body reads each captured
+/// value through df.after(cap, pivot): an op whose operands are all loop
+/// invariants (TensorFlow's "free" ops, which its while_loop ties to the
+/// pivot by a control input) would otherwise run in the iteration where the
+/// cond is false, and a body value computed from invariants alone would
+/// reach the next iteration's merge although the loop has ended. Regions are lowered innermost first; an
 /// outer lowering then treats the inner df ops like any other op.
 #include "lower/lower.h"
 
@@ -114,6 +119,10 @@ typedef struct capture {
   int64_t parallel;      ///< loops
   bool implicit_parallel; ///< loops: no parallel_iterations on the ctl.while
   eddy_value_t *pivot;   ///< loops: the region's token (see capture_operands)
+  eddy_ptrmap_t *tied;   ///< loops: captured enter -> df.after(it, pivot)
+  /// loops: tie every captured value (the body), not only those that enter
+  /// an inner loop (the cond, whose every iteration runs to its end)
+  bool tie_all;
   eddy_value_t *pred;    ///< ifs: the predicate
   unsigned branch;       ///< ifs: switch result to use (1 then, 0 else)
   eddy_status_t st;
@@ -151,16 +160,23 @@ static eddy_walk_result_t capture_operands(eddy_op_t *op, void *user) {
     eddy_value_t *r = capture_value(c, v);
     if (!r)
       return EDDY_WALK_INTERRUPT;
-    // An inner loop's value entering from above this loop: the constant
-    // enter is live in every iteration, the last (dead) one too, where the
-    // inner loop would then run with that value live and the others dead,
-    // and never finish. Tied to this region's token, it dies with it.
-    if (c->frame && c->pivot && eddy_ir_op_is(op, "df.enter") &&
-        !eddy_ir_op_attr_bool(op, "is_constant", false)) {
-      eddy_value_t *ai[2] = {r, c->pivot};
-      c->st = build1(c->b, "df.after", ai, 2, &r);
-      if (c->st)
-        return EDDY_WALK_INTERRUPT;
+    // The constant enter is live in every iteration, the last (dead) one
+    // too, where an op reading only invariants would run although the loop
+    // has ended (an inner loop entered from above would run with that value
+    // live and the others dead, and never finish). Tied to this region's
+    // token, the value dies with it.
+    bool inner_enter = eddy_ir_op_is(op, "df.enter") &&
+                       !eddy_ir_op_attr_bool(op, "is_constant", false);
+    if (c->frame && c->pivot && (c->tie_all || inner_enter)) {
+      eddy_value_t *tied = eddy_ptrmap_get(c->tied, r);
+      if (!tied) {
+        eddy_value_t *ai[2] = {r, c->pivot};
+        c->st = build1(c->b, "df.after", ai, 2, &tied);
+        if (c->st)
+          return EDDY_WALK_INTERRUPT;
+        eddy_ptrmap_put(c->tied, r, tied);
+      }
+      r = tied;
     }
     eddy_ir_op_set_operand(op, i, r);
   }
@@ -271,8 +287,10 @@ static eddy_status_t lower_while(lower_state_t *s, eddy_op_t *w) {
   eddy_op_t **merges = calloc(nv, sizeof(*merges));
   eddy_value_t **sw_true = calloc(nv, sizeof(*sw_true));
   eddy_value_t **sw_false = calloc(nv, sizeof(*sw_false));
-  eddy_ptrmap_t caps;
+  eddy_ptrmap_t caps, tied_cond, tied_body;
   eddy_ptrmap_init(&caps);
+  eddy_ptrmap_init(&tied_cond);
+  eddy_ptrmap_init(&tied_body);
   eddy_status_t st = NULL;
   if (!merge_out || !merges || !sw_true || !sw_false) {
     st = oom();
@@ -314,7 +332,8 @@ static eddy_status_t lower_while(lower_state_t *s, eddy_op_t *w) {
     goto done;
   // Captures first: the values built above are outside w too.
   capture_t cap = {.region_op = w, .b = &b, .map = &caps, .frame = frame,
-                   .parallel = parallel, .implicit_parallel = implicit};
+                   .parallel = parallel, .implicit_parallel = implicit,
+                   .tied = &tied_cond};
   cap.pivot = cond_tok;
   if ((st = capture_block(&cap, cond)))
     goto done;
@@ -360,6 +379,8 @@ static eddy_status_t lower_while(lower_state_t *s, eddy_op_t *w) {
   if ((st = build1(&b, "df.control", &sw_true[0], 1, &body_tok)))
     goto done;
   cap.pivot = body_tok;
+  cap.tied = &tied_body;
+  cap.tie_all = true;
   if ((st = capture_block(&cap, body)))
     goto done;
   for (size_t i = 0; i < n; i++)
@@ -404,6 +425,8 @@ static eddy_status_t lower_while(lower_state_t *s, eddy_op_t *w) {
   eddy_ir_op_erase(w);
 done:
   eddy_ptrmap_destroy(&caps);
+  eddy_ptrmap_destroy(&tied_cond);
+  eddy_ptrmap_destroy(&tied_body);
   free(merge_out);
   free(merges);
   free(sw_true);
