@@ -346,8 +346,7 @@ static eddy_status_t ad_recompute(ad_scope_t *s, eddy_value_t *v,
   return NULL;
 }
 
-/// True when v is defined in block b or inside an op of b, at any depth.
-static bool ad_in_block(const eddy_value_t *v, const eddy_block_t *b) {
+bool ad_in_block(const eddy_value_t *v, const eddy_block_t *b) {
   for (eddy_block_t *vb = eddy_ir_value_block(v); vb;) {
     if (vb == b)
       return true;

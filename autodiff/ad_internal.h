@@ -162,6 +162,8 @@ void ad_replace(ad_t *ad, eddy_value_t *from, eddy_value_t *to);
 
 /// True for float tensors and lists (of lists) of float tensors.
 bool ad_is_diff(const eddy_type_t *t);
+/// True when v is defined in block b or inside an op of b, at any depth.
+bool ad_in_block(const eddy_value_t *v, const eddy_block_t *b);
 /// True when v is defined in block b (an op result or a block arg).
 bool ad_defined_in(const eddy_value_t *v, const eddy_block_t *b);
 

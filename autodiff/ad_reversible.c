@@ -39,22 +39,11 @@ typedef struct inv {
   eddy_ptrmap_t fail; ///< forward values not computable this round
 } inv_t;
 
-/// True when v is defined in block b or inside an op of b.
-static bool inv_in_block(const eddy_value_t *v, const eddy_block_t *b) {
-  for (eddy_block_t *vb = eddy_ir_value_block(v); vb;) {
-    if (vb == b)
-      return true;
-    eddy_op_t *p = eddy_ir_block_parent_op(vb);
-    vb = p ? p->block : NULL;
-  }
-  return false;
-}
-
 /// The value v of the forward body computed in the inverse from what is
 /// known, or NULL when it needs an unrecovered loop value (or an op with
 /// regions, or one with effects).
 static eddy_value_t *inv_value(inv_t *iv, eddy_value_t *v, int depth) {
-  if (!inv_in_block(v, iv->body))
+  if (!ad_in_block(v, iv->body))
     return v; /* from outside the loop: read as it is */
   eddy_value_t *m = eddy_ptrmap_get(&iv->memo, v);
   if (m)
@@ -187,7 +176,7 @@ eddy_status_t ad_reversible_inverse(ad_t *ad, eddy_op_t *w,
      of the body read (y1 in G(y1)) is read from the block's arguments. */
   for (uint32_t k = 0; k < n; k++) {
     eddy_value_t *next = eddy_ir_op_operand(y, k);
-    if (inv_in_block(next, body) && next->def)
+    if (ad_in_block(next, body) && next->def)
       eddy_ptrmap_put(&iv.memo, next, iv.blk->args[k]);
   }
   eddy_builder_t b;
