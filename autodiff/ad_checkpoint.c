@@ -360,8 +360,8 @@ eddy_status_t ad_checkpoint_loops(ad_t *ad, eddy_op_t *func) {
     if (!st && mem == EDDY_AD_LOOP_REVERSIBLE)
       st = ad_reversible_inverse(ad, c.loops[i], &inverse);
     if (!st && mem != EDDY_AD_LOOP_STORE)
-      st = ckpt_split(ad, c.loops[i], mem == EDDY_AD_LOOP_REVERSIBLE || slots > 0,
-                      &outer);
+      st = ckpt_split(ad, c.loops[i],
+                      mem == EDDY_AD_LOOP_REVERSIBLE || slots > 0, &outer);
     if (!st && mem == EDDY_AD_LOOP_REVERSIBLE) {
       eddy_ir_op_set_attr(outer, AD_REVERSIBLE_ATTR,
                           eddy_ir_bool_attr_get(ad->ctx, true));
@@ -375,7 +375,7 @@ eddy_status_t ad_checkpoint_loops(ad_t *ad, eddy_op_t *func) {
   return st;
 }
 
-/* ---- Revolve: loop states rebuilt from snapshots ------------------------------ */
+/* ---- Revolve: loop states rebuilt from snapshots -------------------------- */
 
 static eddy_status_t rev_simple(eddy_builder_t *b, const char *name,
                                 eddy_value_t *x, eddy_value_t **out) {

@@ -127,10 +127,11 @@ static bool inv_is_coupling(const inv_t *iv, uint32_t k) {
   eddy_value_t *x = iv->body->args[k];
   eddy_value_t *y = eddy_ir_op_operand(eddy_ir_block_terminator(iv->body), k);
   eddy_op_t *op = y->def;
-  return op && op->block == iv->body && op->num_operands == 2 &&
-         ((eddy_ir_op_is(op, "core.add") &&
-           (eddy_ir_op_operand(op, 0) == x || eddy_ir_op_operand(op, 1) == x)) ||
-          (eddy_ir_op_is(op, "core.sub") && eddy_ir_op_operand(op, 0) == x));
+  if (!op || op->block != iv->body || op->num_operands != 2)
+    return false;
+  eddy_value_t *a = eddy_ir_op_operand(op, 0), *b = eddy_ir_op_operand(op, 1);
+  return (eddy_ir_op_is(op, "core.add") && (a == x || b == x)) ||
+         (eddy_ir_op_is(op, "core.sub") && a == x);
 }
 
 /// Why loop value k could not be recovered, as an error at its update.
