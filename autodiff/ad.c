@@ -892,13 +892,7 @@ static eddy_status_t ad_grad_body(ad_t *ad, eddy_op_t *f, eddy_op_t *gf,
   eddy_block_t *src = eddy_ir_func_entry(f);
   eddy_block_t *dst = eddy_ir_func_entry(gf);
   const eddy_type_t *ft = eddy_ir_func_type(f);
-  eddy_ptrmap_t map;
-  eddy_ptrmap_init(&map);
-  for (uint32_t i = 0; i < src->num_args; i++)
-    eddy_ptrmap_put(&map, src->args[i], dst->args[i]);
-  for (eddy_op_t *op = src->first; op; op = op->next)
-    eddy_ir_op_append(eddy_ir_op_clone(op, &map), dst);
-  eddy_ptrmap_destroy(&map);
+  ad_clone_block(src, dst);
   EDDY_RETURN_IF_ERROR(ad_inline_calls(ad, gf));
   EDDY_RETURN_IF_ERROR(ad_checkpoint_loops(ad, gf));
   ad_activity(ad, gf, wrt, num_wrt);

@@ -161,9 +161,7 @@ static eddy_status_t ckpt_bin(eddy_builder_t *b, const char *name,
   return eddy_ir_build_simple(b, name, ops, 2, NULL, 0, out);
 }
 
-/// Copies the ops of src into dst (at its end), src's arguments read as
-/// dst's first src->num_args arguments.
-static void ckpt_clone_block(const eddy_block_t *src, eddy_block_t *dst) {
+void ad_clone_block(const eddy_block_t *src, eddy_block_t *dst) {
   eddy_ptrmap_t map;
   eddy_ptrmap_init(&map);
   for (uint32_t i = 0; i < src->num_args; i++)
@@ -244,7 +242,7 @@ static eddy_status_t ckpt_split(ad_t *ad, eddy_op_t *w, bool one_step,
       if (strcmp(w->attrs[a].name->str, "eddy.loop_memory") != 0)
         eddy_ir_op_set_attr(ow, w->attrs[a].name->str, w->attrs[a].value);
     /* Outer cond: a copy of w's. */
-    ckpt_clone_block(wc, eddy_ctl_while_cond(ow));
+    ad_clone_block(wc, eddy_ctl_while_cond(ow));
     /* Outer body: the inner loop, then the next segment length. */
     eddy_block_t *ob = eddy_ctl_while_body(ow);
     eddy_ir_builder_set_end(&b, ob);

@@ -154,6 +154,9 @@ void ad_scope_init(ad_scope_t *s, ad_t *ad, ad_scope_t *parent,
 void ad_scope_destroy(ad_scope_t *s);
 /// A detached block to build a scope's gradient ops in.
 eddy_status_t ad_scratch_block(ad_t *ad, eddy_block_t **out_block);
+/// Copies the ops of src to the end of dst, src's arguments read as dst's
+/// first src->num_args arguments.
+void ad_clone_block(const eddy_block_t *src, eddy_block_t *dst);
 /// Moves every op of from to the end of to.
 void ad_move_ops(eddy_block_t *from, eddy_block_t *to);
 /// Follows the replacements recorded when ops were rebuilt.

@@ -41,18 +41,6 @@ void eddy_tfl_index_ops_each(void (*fn)(const char *name, void *user),
     fn(INDEX_OPS[i], user);
 }
 
-static eddy_named_attr_t int_attr(eddy_tfl_t *z, const char *name,
-                                  int64_t v) {
-  return eddy_ir_named_attr(z->ctx, name,
-                            eddy_ir_int_attr_get(z->ctx, v, EDDY_DT_I64));
-}
-
-static eddy_named_attr_t ints_attr(eddy_tfl_t *z, const char *name,
-                                   const int64_t *v, size_t n) {
-  return eddy_ir_named_attr(z->ctx, name,
-                            eddy_ir_i64_array_attr_get(z->ctx, v, n));
-}
-
 static eddy_named_attr_t bool_attr(eddy_tfl_t *z, const char *name, bool v) {
   return eddy_ir_named_attr(z->ctx, name, eddy_ir_bool_attr_get(z->ctx, v));
 }
@@ -121,7 +109,7 @@ static eddy_status_t lower_reverse(eddy_tfl_t *z, const eddy_op_t *op) {
   int64_t axes[MAXR];
   size_t n = 0;
   EDDY_RETURN_IF_ERROR(const_axes(z, op, 1, x->type->rank, axes, &n));
-  eddy_named_attr_t a = ints_attr(z, "axes", axes, n);
+  eddy_named_attr_t a = eddy_tfl_ints_attr(z, "axes", axes, n);
   EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "core.reverse", &x, 1, &a, 1, &r));
   tfl_out1(z, op, r);
   return NULL;
@@ -137,7 +125,7 @@ static eddy_status_t lower_any_all(eddy_tfl_t *z, const eddy_op_t *op,
   EDDY_RETURN_IF_ERROR(const_axes(z, op, 1, x->type->rank, axes, &n));
   EDDY_RETURN_IF_ERROR(eddy_tfl_cast(z, op, x, EDDY_DT_I8, &x));
   eddy_named_attr_t a[2] = {
-      ints_attr(z, "axes", axes, n),
+      eddy_tfl_ints_attr(z, "axes", axes, n),
       bool_attr(z, "keepdims", eddy_ir_op_attr_bool(op, "keep_dims", false))};
   EDDY_RETURN_IF_ERROR(eddy_tfl_build(
       z, op, any ? "core.reduce_max" : "core.reduce_min", &x, 1, a, 2, &r));
@@ -157,7 +145,8 @@ static eddy_status_t lower_arg(eddy_tfl_t *z, const eddy_op_t *op, bool mx) {
   EDDY_RETURN_IF_ERROR(const_axis(z, op, 1, x->type->rank, &axis));
   if (x->type->dtype == EDDY_DT_I1)
     EDDY_RETURN_IF_ERROR(eddy_tfl_cast(z, op, x, EDDY_DT_I8, &x));
-  eddy_named_attr_t a[2] = {int_attr(z, "axis", axis), dtype_attr(z, dt)};
+  eddy_named_attr_t a[2] = {eddy_tfl_int_attr(z, "axis", axis),
+                            dtype_attr(z, dt)};
   EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, mx ? "core.argmax" : "core.argmin",
                                       &x, 1, a, 2, &r));
   tfl_out1(z, op, r);
@@ -170,7 +159,7 @@ static eddy_status_t lower_cumulative(eddy_tfl_t *z, const eddy_op_t *op,
   int64_t axis;
   EDDY_RETURN_IF_ERROR(const_axis(z, op, 1, x->type->rank, &axis));
   eddy_named_attr_t a[3] = {
-      int_attr(z, "axis", axis),
+      eddy_tfl_int_attr(z, "axis", axis),
       bool_attr(z, "exclusive", eddy_ir_op_attr_bool(op, "exclusive", false)),
       bool_attr(z, "reverse", eddy_ir_op_attr_bool(op, "reverse", false))};
   EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, prod ? "core.cumprod" : "core.cumsum",
@@ -227,7 +216,7 @@ static eddy_status_t lower_one_hot(eddy_tfl_t *z, const eddy_op_t *op) {
     id[i] = 1;
   const eddy_type_t *iot = eddy_ir_tensor_type_get(
       z->ctx, idx->type->dtype, (int32_t)(r - axis + 1), id);
-  eddy_named_attr_t da = int_attr(z, "dimension", 0);
+  eddy_named_attr_t da = eddy_tfl_int_attr(z, "dimension", 0);
   eddy_op_t *o = NULL;
   EDDY_RETURN_IF_ERROR(
       eddy_tfl_build_typed(z, op, "core.iota", NULL, 0, &da, 1, &iot, 1, &o));
@@ -291,7 +280,7 @@ static eddy_status_t lower_concat_offset(eddy_tfl_t *z, const eddy_op_t *op) {
       if (rank - axis - 1 > 0)
         EDDY_RETURN_IF_ERROR(
             const_ints(z, dt, zeros, rank - axis - 1, &parts[np++]));
-      eddy_named_attr_t a = int_attr(z, "axis", 0);
+      eddy_named_attr_t a = eddy_tfl_int_attr(z, "axis", 0);
       EDDY_RETURN_IF_ERROR(
           eddy_tfl_build(z, op, "core.concat", parts, np, &a, 1, &r));
     }
@@ -310,8 +299,8 @@ static eddy_status_t lower_concat_offset(eddy_tfl_t *z, const eddy_op_t *op) {
     }
     eddy_value_t *piece = NULL;
     int64_t lo = axis, hi = axis + 1;
-    eddy_named_attr_t a[2] = {ints_attr(z, "start", &lo, 1),
-                              ints_attr(z, "limit", &hi, 1)};
+    eddy_named_attr_t a[2] = {eddy_tfl_ints_attr(z, "start", &lo, 1),
+                              eddy_tfl_ints_attr(z, "limit", &hi, 1)};
     EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "core.slice", &s, 1, a, 2, &piece));
     EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.add", run, piece, &run));
   }
@@ -364,7 +353,7 @@ static eddy_status_t lower_broadcast_args(eddy_tfl_t *z, const eddy_op_t *op) {
     EDDY_RETURN_IF_ERROR(const_ints(z, dt, ones, rk - len[k], &pad));
     parts[0] = pad;
     parts[1] = s[k];
-    eddy_named_attr_t a = int_attr(z, "axis", 0);
+    eddy_named_attr_t a = eddy_tfl_int_attr(z, "axis", 0);
     EDDY_RETURN_IF_ERROR(
         eddy_tfl_build(z, op, "core.concat", parts, 2, &a, 1, &s[k]));
   }
@@ -403,7 +392,7 @@ static eddy_status_t lower_broadcast_to(eddy_tfl_t *z, const eddy_op_t *op) {
     for (int32_t i = 0; i < t->rank; i++)
       dims[i] = t->dims[i];
   }
-  eddy_named_attr_t a = ints_attr(z, "shape", dims, (size_t)n);
+  eddy_named_attr_t a = eddy_tfl_ints_attr(z, "shape", dims, (size_t)n);
   EDDY_RETURN_IF_ERROR(
       eddy_tfl_build(z, op, "core.broadcast_to", &x, 1, &a, 1, &r));
   tfl_out1(z, op, r);
@@ -441,7 +430,7 @@ static eddy_status_t lower_invert_permutation(eddy_tfl_t *z,
   EDDY_RETURN_IF_ERROR(eddy_tfl_reshape(z, op, p, row, 2, &pr));
   eddy_op_t *o = NULL;
   for (int d = 0; d < 2; d++) {
-    eddy_named_attr_t da = int_attr(z, "dimension", d);
+    eddy_named_attr_t da = eddy_tfl_int_attr(z, "dimension", d);
     EDDY_RETURN_IF_ERROR(
         eddy_tfl_build_typed(z, op, "core.iota", NULL, 0, &da, 1, &it, 1, &o));
     if (d)
@@ -453,7 +442,7 @@ static eddy_status_t lower_invert_permutation(eddy_tfl_t *z,
   EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, t->dtype, 0, NULL, 0, &zero));
   EDDY_RETURN_IF_ERROR(tfl_sel(z, op, eq, jj, zero, &r));
   int64_t ax = 1;
-  eddy_named_attr_t a = ints_attr(z, "axes", &ax, 1);
+  eddy_named_attr_t a = eddy_tfl_ints_attr(z, "axes", &ax, 1);
   eddy_value_t *sum = NULL;
   EDDY_RETURN_IF_ERROR(
       eddy_tfl_build(z, op, "core.reduce_sum", &r, 1, &a, 1, &sum));
@@ -472,7 +461,7 @@ static eddy_status_t lower_euclidean_norm(eddy_tfl_t *z, const eddy_op_t *op) {
   eddy_value_t *sq = NULL, *sum = NULL;
   EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.mul", x, x, &sq));
   eddy_named_attr_t a[2] = {
-      ints_attr(z, "axes", axes, n),
+      eddy_tfl_ints_attr(z, "axes", axes, n),
       bool_attr(z, "keepdims", eddy_ir_op_attr_bool(op, "keep_dims", false))};
   EDDY_RETURN_IF_ERROR(
       eddy_tfl_build(z, op, "core.reduce_sum", &sq, 1, a, 2, &sum));
@@ -500,7 +489,7 @@ static eddy_status_t lower_where(eddy_tfl_t *z, const eddy_op_t *op) {
     int64_t axes[MAXR];
     for (int32_t i = 0; i < rank; i++)
       axes[i] = i;
-    eddy_named_attr_t a[2] = {ints_attr(z, "axes", axes, (size_t)rank),
+    eddy_named_attr_t a[2] = {eddy_tfl_ints_attr(z, "axes", axes, (size_t)rank),
                               bool_attr(z, "keepdims", false)};
     EDDY_RETURN_IF_ERROR(
         eddy_tfl_build(z, op, "core.reduce_sum", &nz, 1, a, 2, &n));
@@ -534,7 +523,7 @@ static eddy_status_t linearize(eddy_tfl_t *z, const eddy_op_t *op,
   EDDY_RETURN_IF_ERROR(const_ints(z, EDDY_DT_I64, dims, k, &lim));
   EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.mul", ix, st, &prod));
   int64_t last = ix->type->rank - 1;
-  eddy_named_attr_t a = ints_attr(z, "axes", &last, 1);
+  eddy_named_attr_t a = eddy_tfl_ints_attr(z, "axes", &last, 1);
   EDDY_RETURN_IF_ERROR(
       eddy_tfl_build(z, op, "core.reduce_sum", &prod, 1, &a, 1, &lin));
   EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, EDDY_DT_I64, 0, NULL, 0, &zero));
@@ -597,7 +586,7 @@ static eddy_status_t lower_gather_nd(eddy_tfl_t *z, const eddy_op_t *op) {
   EDDY_RETURN_IF_ERROR(linearize(z, op, idx, dims, k, &lin));
   EDDY_RETURN_IF_ERROR(eddy_tfl_reshape(z, op, p, fd, (size_t)fr, &flat));
   eddy_value_t *ops[2] = {flat, lin};
-  eddy_named_attr_t a = int_attr(z, "axis", 0);
+  eddy_named_attr_t a = eddy_tfl_int_attr(z, "axis", 0);
   EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "core.gather", ops, 2, &a, 1, &r));
   tfl_out1(z, op, r);
   return NULL;
@@ -628,7 +617,9 @@ static eddy_status_t scatter_nd(eddy_tfl_t *z, const eddy_op_t *op,
                               "are not supported");
   eddy_value_t *lin = NULL, *sc = NULL;
   EDDY_RETURN_IF_ERROR(linearize(z, op, idx, dims, k, &lin));
-  eddy_named_attr_t a[2] = {int_attr(z, "axis", 0), int_attr(z, "size", n)};
+  eddy_named_attr_t a[2] = {
+      eddy_tfl_int_attr(z, "axis", 0),
+      eddy_tfl_int_attr(z, "size", n)};
   eddy_value_t *ops[2] = {lin, upd};
   EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "core.scatter", ops, 2, a, 2, &sc));
   return eddy_tfl_reshape(z, op, sc, rd, (size_t)rank, out);
@@ -709,7 +700,7 @@ static eddy_status_t sorted_segment_count(eddy_tfl_t *z, const eddy_op_t *op,
   }
   eddy_value_t *m = NULL, *one = NULL;
   int64_t ax = 0;
-  eddy_named_attr_t a[2] = {ints_attr(z, "axes", &ax, 1),
+  eddy_named_attr_t a[2] = {eddy_tfl_ints_attr(z, "axes", &ax, 1),
                             bool_attr(z, "keepdims", false)};
   EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "core.reduce_max", &ids, 1, a, 2,
                                       &m));
@@ -748,8 +739,8 @@ static eddy_status_t scatter_segments(eddy_tfl_t *z, const eddy_op_t *op,
   EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, dt->dtype, 0, NULL, 0, &zd));
   EDDY_RETURN_IF_ERROR(tfl_sel(z, op, negb, zd, data, &d2));
   EDDY_RETURN_IF_ERROR(tfl_sel(z, op, neg, zi, ids, &i2));
-  eddy_named_attr_t a[2] = {int_attr(z, "axis", 0),
-                            int_attr(z, "size", numv ? -1 : num)};
+  eddy_named_attr_t a[2] = {eddy_tfl_int_attr(z, "axis", 0),
+                            eddy_tfl_int_attr(z, "size", numv ? -1 : num)};
   eddy_value_t *ops[3] = {i2, d2, numv};
   return eddy_tfl_build(z, op, "core.scatter", ops, numv ? 3 : 2, a, 2, out);
 }
@@ -994,7 +985,7 @@ static eddy_status_t lower_reverse_sequence(eddy_tfl_t *z,
   }
   eddy_value_t *xp = x;
   if (!ident) {
-    eddy_named_attr_t a = ints_attr(z, "perm", perm, (size_t)r);
+    eddy_named_attr_t a = eddy_tfl_ints_attr(z, "perm", perm, (size_t)r);
     EDDY_RETURN_IF_ERROR(
         eddy_tfl_build(z, op, "core.transpose", &x, 1, &a, 1, &xp));
   }
@@ -1039,13 +1030,13 @@ static eddy_status_t lower_reverse_sequence(eddy_tfl_t *z,
   }
   EDDY_RETURN_IF_ERROR(
       eddy_tfl_reshape_dyn(z, op, xp, fd, (size_t)r - 1, fv, &xf));
-  eddy_named_attr_t a0 = int_attr(z, "axis", 0);
+  eddy_named_attr_t a0 = eddy_tfl_int_attr(z, "axis", 0);
   eddy_value_t *gops[2] = {xf, idx};
   EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "core.gather", gops, 2, &a0, 1,
                                       &g));
   eddy_value_t *res = g;
   if (!ident) {
-    eddy_named_attr_t a = ints_attr(z, "perm", inv, (size_t)r);
+    eddy_named_attr_t a = eddy_tfl_ints_attr(z, "perm", inv, (size_t)r);
     EDDY_RETURN_IF_ERROR(
         eddy_tfl_build(z, op, "core.transpose", &g, 1, &a, 1, &res));
   }
@@ -1104,7 +1095,7 @@ static eddy_status_t lower_batch_gather(eddy_tfl_t *z, const eddy_op_t *op,
   for (int32_t i = 0; i < pr; i++)
     ident = ident && perm[i] == i;
   if (!ident) {
-    eddy_named_attr_t a = ints_attr(z, "perm", perm, (size_t)pr);
+    eddy_named_attr_t a = eddy_tfl_ints_attr(z, "perm", perm, (size_t)pr);
     EDDY_RETURN_IF_ERROR(
         eddy_tfl_build(z, op, "core.transpose", &p, 1, &a, 1, &pp));
   }
@@ -1129,7 +1120,7 @@ static eddy_status_t lower_batch_gather(eddy_tfl_t *z, const eddy_op_t *op,
   EDDY_RETURN_IF_ERROR(eddy_tfl_cast(z, op, idx, EDDY_DT_I64, &ix));
   const eddy_type_t *iot =
       eddy_ir_tensor_type_get(z->ctx, EDDY_DT_I64, 1, &nbatch);
-  eddy_named_attr_t da = int_attr(z, "dimension", 0);
+  eddy_named_attr_t da = eddy_tfl_int_attr(z, "dimension", 0);
   eddy_op_t *o = NULL;
   EDDY_RETURN_IF_ERROR(
       eddy_tfl_build_typed(z, op, "core.iota", NULL, 0, &da, 1, &iot, 1, &o));
@@ -1149,7 +1140,7 @@ static eddy_status_t lower_batch_gather(eddy_tfl_t *z, const eddy_op_t *op,
   EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, EDDY_DT_I64, 0, NULL, -1, &m1));
   EDDY_RETURN_IF_ERROR(tfl_sel(z, op, bad, m1, li, &lin));
   eddy_value_t *g = NULL, *ops[2] = {flat, lin};
-  eddy_named_attr_t a0 = int_attr(z, "axis", 0);
+  eddy_named_attr_t a0 = eddy_tfl_int_attr(z, "axis", 0);
   EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "core.gather", ops, 2, &a0, 1, &g));
   // g: [B..., I..., pre..., post...]; TensorFlow's order is
   // [B..., pre..., I..., post...].
@@ -1165,7 +1156,7 @@ static eddy_status_t lower_batch_gather(eddy_tfl_t *z, const eddy_op_t *op,
       gp[w++] = nb + i;
     for (int32_t i = (int32_t)nb + ni + npre; i < gr; i++)
       gp[w++] = i;
-    eddy_named_attr_t a = ints_attr(z, "perm", gp, (size_t)gr);
+    eddy_named_attr_t a = eddy_tfl_ints_attr(z, "perm", gp, (size_t)gr);
     eddy_value_t *gt = NULL;
     EDDY_RETURN_IF_ERROR(
         eddy_tfl_build(z, op, "core.transpose", &g, 1, &a, 1, &gt));
@@ -1186,7 +1177,7 @@ static eddy_status_t lower_topk(eddy_tfl_t *z, const eddy_op_t *op) {
     return eddy_tfl_error(op, "k %lld is negative", (long long)k);
   eddy_dtype_t it = EDDY_DT_I32;
   eddy_tfl_attr_dtype(op, "index_type", &it);
-  eddy_named_attr_t a = int_attr(z, "k", k);
+  eddy_named_attr_t a = eddy_tfl_int_attr(z, "k", k);
   eddy_op_t *o = NULL;
   EDDY_RETURN_IF_ERROR(
       eddy_tfl_build_typed(z, op, "core.topk", &x, 1, &a, 1, NULL, 0, &o));
@@ -1221,7 +1212,7 @@ static eddy_status_t log_softmax(eddy_tfl_t *z, const eddy_op_t *op,
   if (x->type->rank == EDDY_RANK_UNKNOWN || x->type->rank < 1)
     return eddy_tfl_error(op, "the logits need a known rank >= 1");
   int64_t ax = x->type->rank - 1;
-  eddy_named_attr_t a[2] = {ints_attr(z, "axes", &ax, 1),
+  eddy_named_attr_t a[2] = {eddy_tfl_ints_attr(z, "axes", &ax, 1),
                             bool_attr(z, "keepdims", true)};
   eddy_value_t *m = NULL, *sh = NULL, *e = NULL, *s = NULL, *l = NULL;
   EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "core.reduce_max", &x, 1, a, 2, &m));
@@ -1242,7 +1233,7 @@ static eddy_status_t lower_xent(eddy_tfl_t *z, const eddy_op_t *op) {
   EDDY_RETURN_IF_ERROR(log_softmax(z, op, x, &ls));
   EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.mul", lab, ls, &p));
   int64_t ax = 1;
-  eddy_named_attr_t a = ints_attr(z, "axes", &ax, 1);
+  eddy_named_attr_t a = eddy_tfl_ints_attr(z, "axes", &ax, 1);
   EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "core.reduce_sum", &p, 1, &a, 1, &s));
   EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "core.neg", &s, 1, NULL, 0, &loss));
   EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "core.exp", &ls, 1, NULL, 0, &sm));
@@ -1274,7 +1265,7 @@ static eddy_status_t lower_sparse_xent(eddy_tfl_t *z, const eddy_op_t *op) {
   int64_t col[2] = {-1, 1};
   EDDY_RETURN_IF_ERROR(eddy_tfl_reshape(z, op, lab, col, 2, &lr));
   const eddy_type_t *iot = eddy_ir_tensor_type_get(z->ctx, lt->dtype, 1, &c);
-  eddy_named_attr_t da = int_attr(z, "dimension", 0);
+  eddy_named_attr_t da = eddy_tfl_int_attr(z, "dimension", 0);
   eddy_op_t *o = NULL;
   EDDY_RETURN_IF_ERROR(
       eddy_tfl_build_typed(z, op, "core.iota", NULL, 0, &da, 1, &iot, 1, &o));
@@ -1285,7 +1276,7 @@ static eddy_status_t lower_sparse_xent(eddy_tfl_t *z, const eddy_op_t *op) {
   EDDY_RETURN_IF_ERROR(tfl_sel(z, op, hit, one, zero, &oh));
   EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.mul", oh, ls, &p));
   int64_t ax = 1;
-  eddy_named_attr_t a = ints_attr(z, "axes", &ax, 1);
+  eddy_named_attr_t a = eddy_tfl_ints_attr(z, "axes", &ax, 1);
   EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "core.reduce_sum", &p, 1, &a, 1, &s));
   EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "core.neg", &s, 1, NULL, 0, &loss));
   EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "core.exp", &ls, 1, NULL, 0, &sm));

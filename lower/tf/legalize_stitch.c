@@ -26,18 +26,6 @@
 /// The most constant indices resolved at compile time.
 #define MAX_CONST_INDICES 4096
 
-static eddy_named_attr_t int_attr(eddy_tfl_t *z, const char *name,
-                                  int64_t v) {
-  return eddy_ir_named_attr(z->ctx, name,
-                            eddy_ir_int_attr_get(z->ctx, v, EDDY_DT_I64));
-}
-
-static eddy_named_attr_t ints_attr(eddy_tfl_t *z, const char *name,
-                                   const int64_t *v, size_t n) {
-  return eddy_ir_named_attr(z->ctx, name,
-                            eddy_ir_i64_array_attr_get(z->ctx, v, n));
-}
-
 /// The shape the inputs give: trailing dims (the data's dims after those
 /// of its indices, one rank for all), merged where one input knows a dim.
 typedef struct stitch_shape {
@@ -151,7 +139,7 @@ static eddy_status_t flatten(eddy_tfl_t *z, const eddy_op_t *op, size_t n,
     if (!st)
       st = data_rows(z, op, n, m, s, &ds[m]);
   }
-  eddy_named_attr_t a = int_attr(z, "axis", 0);
+  eddy_named_attr_t a = eddy_tfl_int_attr(z, "axis", 0);
   if (!st && n == 1) {
     *idx = is[0];
     *rows = ds[0];
@@ -177,7 +165,7 @@ static eddy_status_t gather_winners(eddy_tfl_t *z, const eddy_op_t *op,
     zd[j] = rt->dims[j];
   EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, rt->dtype, rt->rank, zd, 0.0, &zero));
   eddy_value_t *parts[2] = {rows, zero};
-  eddy_named_attr_t a = int_attr(z, "axis", 0);
+  eddy_named_attr_t a = eddy_tfl_int_attr(z, "axis", 0);
   EDDY_RETURN_IF_ERROR(
       eddy_tfl_build(z, op, "core.concat", parts, 2, &a, 1, &ext));
   const eddy_type_t *it = eddy_ir_tensor_type_get(z->ctx, EDDY_DT_I64, 1,
@@ -258,7 +246,7 @@ static eddy_status_t stitch_dynamic(eddy_tfl_t *z, const eddy_op_t *op,
   EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.and", later, same, &dup));
   EDDY_RETURN_IF_ERROR(eddy_tfl_cast(z, op, dup, EDDY_DT_I32, &dup));
   int64_t ax = 1;
-  eddy_named_attr_t ra = ints_attr(z, "axes", &ax, 1);
+  eddy_named_attr_t ra = eddy_tfl_ints_attr(z, "axes", &ax, 1);
   EDDY_RETURN_IF_ERROR(
       eddy_tfl_build(z, op, "core.reduce_sum", &dup, 1, &ra, 1, &cnt));
   eddy_value_t *z32 = NULL, *zr = NULL, *kept = NULL;
@@ -281,16 +269,18 @@ static eddy_status_t stitch_dynamic(eddy_tfl_t *z, const eddy_op_t *op,
   EDDY_RETURN_IF_ERROR(eddy_ir_build_constant(
       &z->b, eddy_ir_dense_attr_from_i64(z->ctx, vt, &m1, 1), &neg));
   eddy_value_t *parts[2] = {idx, neg};
-  eddy_named_attr_t a0 = int_attr(z, "axis", 0);
+  eddy_named_attr_t a0 = eddy_tfl_int_attr(z, "axis", 0);
   EDDY_RETURN_IF_ERROR(
       eddy_tfl_build(z, op, "core.concat", parts, 2, &a0, 1, &ext));
   int64_t ax0 = 0;
-  eddy_named_attr_t ma = ints_attr(z, "axes", &ax0, 1);
+  eddy_named_attr_t ma = eddy_tfl_ints_attr(z, "axes", &ax0, 1);
   EDDY_RETURN_IF_ERROR(
       eddy_tfl_build(z, op, "core.reduce_max", &ext, 1, &ma, 1, &mx));
   EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.add", mx, one, &size));
   eddy_value_t *sops[3] = {idx, kept, size};
-  eddy_named_attr_t sa[2] = {int_attr(z, "axis", 0), int_attr(z, "size", -1)};
+  eddy_named_attr_t sa[2] = {
+      eddy_tfl_int_attr(z, "axis", 0),
+      eddy_tfl_int_attr(z, "size", -1)};
   return eddy_tfl_build(z, op, "core.scatter", sops, 3, sa, 2, out);
 }
 

@@ -302,4 +302,17 @@ bool eddy_tfl_df_counter(eddy_op_t *loopcond, eddy_op_t *enter,
 /// once unused, and so do df.control tokens nothing uses.
 eddy_status_t eddy_tfl_df_unpivot(eddy_op_t *func);
 
+/// name = v (an i64 attribute), name = [v...] (an i64 array).
+static inline eddy_named_attr_t eddy_tfl_int_attr(eddy_tfl_t *z,
+                                                  const char *name, int64_t v) {
+  return eddy_ir_named_attr(z->ctx, name,
+                            eddy_ir_int_attr_get(z->ctx, v, EDDY_DT_I64));
+}
+static inline eddy_named_attr_t eddy_tfl_ints_attr(eddy_tfl_t *z,
+                                                   const char *name,
+                                                   const int64_t *v, size_t n) {
+  return eddy_ir_named_attr(z->ctx, name,
+                            eddy_ir_i64_array_attr_get(z->ctx, v, n));
+}
+
 #endif
