@@ -1,5 +1,5 @@
 /// The generic IR passes: canonicalize, cse, dce, shape-infer, licm,
-/// gemm-hoist, gemm-sink.
+/// gemm-hoist, gemm-sink, scatter-sink.
 #ifndef EDDY_IR_PASSES_PASSES_H
 #define EDDY_IR_PASSES_PASSES_H
 
@@ -16,6 +16,7 @@ extern const eddy_pass_t eddy_pass_shape_infer;
 extern const eddy_pass_t eddy_pass_licm;
 extern const eddy_pass_t eddy_pass_gemm_hoist;
 extern const eddy_pass_t eddy_pass_gemm_sink;
+extern const eddy_pass_t eddy_pass_scatter_sink;
 
 /// The passes a backend's input gets after import, differentiation and the
 /// user's pipeline (`eddy compile` runs them unless --passes says
@@ -23,7 +24,7 @@ extern const eddy_pass_t eddy_pass_gemm_sink;
 /// target-independent rewrites that pay on every backend (docs/passes.md).
 /// dce drops the loop values that gemm-hoist leaves unused (a pass-through
 /// input the loop no longer reads would still be copied in).
-#define EDDY_PASSES_COMPILE_PIPELINE "gemm-hoist,dce"
+#define EDDY_PASSES_COMPILE_PIPELINE "gemm-hoist,scatter-sink,dce"
 
 /// Runs dce on one function's body alone (the rest of its module is left
 /// as it is), outside a pass pipeline.
