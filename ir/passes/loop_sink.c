@@ -331,6 +331,11 @@ static eddy_status_t ls_rewrite(eddy_op_t *loop, ls_kind_t kind,
     st = ls_term(&b, nl, kind, &ms[m], io, acc->type, &term);
     if (st)
       break;
+    // A sum that starts from zeros (a gradient's) is the term itself.
+    if (eddy_passes_value_zero(init)) {
+      eddy_ir_value_replace_all_uses(acc, term);
+      continue;
+    }
     eddy_value_t *sops[2] = {init, term};
     if (!ms[m].acc_first) {
       sops[0] = term;

@@ -93,6 +93,40 @@ const eddy_attr_t *eddy_passes_value_const(const eddy_value_t *v) {
   return a && a->kind == EDDY_ATTR_DENSE ? a : NULL;
 }
 
+bool eddy_passes_value_zero(const eddy_value_t *v) {
+  for (int depth = 0; depth < 16 && v->type->kind == EDDY_TYPE_TENSOR;
+       depth++) {
+    const eddy_attr_t *k = eddy_passes_value_const(v);
+    if (k) {
+      bool fl = eddy_dtype_is_float(v->type->dtype);
+      int64_t n = eddy_ir_type_num_elements(k->type);
+      for (int64_t i = 0; i < (k->u.dense.splat ? 1 : n); i++)
+        if (fl ? eddy_ir_dense_attr_f64(k, i) != 0.0
+               : eddy_ir_dense_attr_i64(k, i) != 0)
+          return false;
+      return true;
+    }
+    const eddy_op_t *d = v->def;
+    if (!d)
+      return false;
+    if (eddy_ir_op_is(d, "core.cast") || eddy_ir_op_is(d, "core.broadcast_to") ||
+        eddy_ir_op_is(d, "core.reshape")) {
+      v = d->operands[0].value;
+      continue;
+    }
+    // x * 0 is 0 for integers only (inf * 0 is NaN).
+    if (eddy_ir_op_is(d, "core.mul") && eddy_dtype_is_int(v->type->dtype) &&
+        d->num_operands == 2) {
+      if (eddy_passes_value_zero(d->operands[1].value))
+        return true;
+      v = d->operands[0].value;
+      continue;
+    }
+    return false;
+  }
+  return false;
+}
+
 /// Loop values assumed non-negative while their loop is being proved so.
 typedef struct nonneg_ctx {
   const eddy_value_t *assumed[16];

@@ -35,6 +35,12 @@ bool eddy_passes_value_defined_outside(const eddy_value_t *v,
 /// The DENSE constant that v holds when its defining op is CONSTANT-like,
 /// else NULL.
 const eddy_attr_t *eddy_passes_value_const(const eddy_value_t *v);
+/// Every element of the tensor v is zero (of either sign), as far as its
+/// definition shows: a constant, or a cast, broadcast or reshape of such a
+/// value, or an integer product with such a factor (the zeros that
+/// TensorFlow's ZerosLike of a run-time shape legalizes to).
+/// Conservative: false when not shown.
+bool eddy_passes_value_zero(const eddy_value_t *v);
 /// v is an integer tensor whose elements are all >= 0, as far as its
 /// definition shows: a constant, a shape or dim query, a sum, product,
 /// maximum or minimum of such values, a widening cast, reshape, slice,
