@@ -4,6 +4,7 @@
 /// ExecutionEngine. All MlirLogicalResult / LLVM error conversions to
 /// eddy_status_t happen in this file.
 #include "backend-cpu/codegen.h"
+#include "runtime/entry_abi.h"
 
 #include <mlir-c/Diagnostics.h>
 #include <mlir-c/ExecutionEngine.h>
@@ -21,6 +22,25 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+
+/// Every function of the runtime's ABI, by name, for the JIT.
+#define JIT_SYM(fn, ret, params) {#fn, (void *)fn},
+static const struct {
+  const char *name;
+  void *fn;
+} k_jit_syms[] = {EDDY_RT_ENTRY_ABI(JIT_SYM) EDDY_RT_ENTRY_CUDA_ABI(JIT_SYM)
+                      EDDY_RT_MGPU_ABI(JIT_SYM)};
+#undef JIT_SYM
+
+// runtime/eddyrt.h declares each function with the types that
+// runtime/entry_abi.h gives it, from which the emitted declarations come.
+#define ABI_CHECK(fn, ret, params)                                             \
+  _Static_assert(__builtin_types_compatible_p(__typeof__(fn), ret params),     \
+                 #fn " in runtime/eddyrt.h differs from runtime/entry_abi.h");
+EDDY_RT_ENTRY_ABI(ABI_CHECK)
+EDDY_RT_ENTRY_CUDA_ABI(ABI_CHECK)
+EDDY_RT_MGPU_ABI(ABI_CHECK)
+#undef ABI_CHECK
 
 /// The lowering pipeline from func/scf/arith/math/memref to the LLVM
 /// dialect. math ops without an LLVM intrinsic (tanh, log1p...) become libm
@@ -348,132 +368,12 @@ eddy_status_t eddy_cpu_jit_create_with(const eddy_module_t *m,
     mlir_state_destroy(&s);
     return st;
   }
-  // The entry helpers live in this process's libeddyrt; symbols of the
-  // executable itself are not visible to the JIT's dynamic lookup.
-  mlirExecutionEngineRegisterSymbol(ee, sref("eddy_rt_entry_begin"),
-                                    (void *)eddy_rt_entry_begin);
-  mlirExecutionEngineRegisterSymbol(ee, sref("eddy_rt_entry_check_arg"),
-                                    (void *)eddy_rt_entry_check_arg);
-  mlirExecutionEngineRegisterSymbol(ee, sref("eddy_rt_entry_alloc_result"),
-                                    (void *)eddy_rt_entry_alloc_result);
-  mlirExecutionEngineRegisterSymbol(ee, sref("eddy_rt_entry_alloc"),
-                                    (void *)eddy_rt_entry_alloc);
-  mlirExecutionEngineRegisterSymbol(ee, sref("eddy_rt_entry_free"),
-                                    (void *)eddy_rt_entry_free);
-  mlirExecutionEngineRegisterSymbol(ee, sref("eddy_rt_entry_release_results"),
-                                    (void *)eddy_rt_entry_release_results);
-  mlirExecutionEngineRegisterSymbol(ee, sref("eddy_rt_entry_index_error"),
-                                    (void *)eddy_rt_entry_index_error);
-  mlirExecutionEngineRegisterSymbol(ee, sref("eddy_rt_entry_prefix_error"),
-                                    (void *)eddy_rt_entry_prefix_error);
-  mlirExecutionEngineRegisterSymbol(ee, sref("eddy_rt_entry_dims_error"),
-                                    (void *)eddy_rt_entry_dims_error);
-  mlirExecutionEngineRegisterSymbol(ee, sref("eddy_rt_entry_max_iterations"),
-                                    (void *)eddy_rt_entry_max_iterations);
-  mlirExecutionEngineRegisterSymbol(ee, sref("eddy_rt_entry_deadline"),
-                                    (void *)eddy_rt_entry_deadline);
-  mlirExecutionEngineRegisterSymbol(ee, sref("eddy_rt_entry_loop_check"),
-                                    (void *)eddy_rt_entry_loop_check);
-  mlirExecutionEngineRegisterSymbol(ee, sref("eddy_rt_entry_list_dims"),
-                                    (void *)eddy_rt_entry_list_dims);
-  // The TensorList helpers.
-  static const struct {
-    const char *name;
-    void *fn;
-  } k_list_syms[] = {
-      {"eddy_rt_entry_list_empty", (void *)eddy_rt_entry_list_empty},
-      {"eddy_rt_entry_list_push", (void *)eddy_rt_entry_list_push},
-      {"eddy_rt_entry_list_pop", (void *)eddy_rt_entry_list_pop},
-      {"eddy_rt_entry_list_length", (void *)eddy_rt_entry_list_length},
-      {"eddy_rt_entry_list_reserve", (void *)eddy_rt_entry_list_reserve},
-      {"eddy_rt_entry_list_from_tensor",
-       (void *)eddy_rt_entry_list_from_tensor},
-      {"eddy_rt_entry_list_from_arg", (void *)eddy_rt_entry_list_from_arg},
-      {"eddy_rt_entry_list_get", (void *)eddy_rt_entry_list_get},
-      {"eddy_rt_entry_list_view", (void *)eddy_rt_entry_list_view},
-      {"eddy_rt_entry_list_set", (void *)eddy_rt_entry_list_set},
-      {"eddy_rt_entry_list_resize", (void *)eddy_rt_entry_list_resize},
-      {"eddy_rt_entry_list_add", (void *)eddy_rt_entry_list_add},
-      {"eddy_rt_entry_list_zeros_like", (void *)eddy_rt_entry_list_zeros_like},
-      {"eddy_rt_entry_list_scatter", (void *)eddy_rt_entry_list_scatter},
-      {"eddy_rt_entry_list_concat", (void *)eddy_rt_entry_list_concat},
-      {"eddy_rt_entry_list_split", (void *)eddy_rt_entry_list_split},
-      {"eddy_rt_entry_list_stack", (void *)eddy_rt_entry_list_stack},
-      {"eddy_rt_entry_list_retain", (void *)eddy_rt_entry_list_retain},
-      {"eddy_rt_entry_list_release", (void *)eddy_rt_entry_list_release},
-      {"eddy_rt_entry_sgemm", (void *)eddy_rt_entry_sgemm},
-      {"eddy_rt_entry_sgemm_cached", (void *)eddy_rt_entry_sgemm_cached},
-      {"eddy_rt_entry_gemm_caches_init", (void *)eddy_rt_entry_gemm_caches_init},
-      {"eddy_rt_entry_gemm_caches_release",
-       (void *)eddy_rt_entry_gemm_caches_release},
-      {"eddy_rt_entry_gemm_cache_reset", (void *)eddy_rt_entry_gemm_cache_reset},
-      {"eddy_rt_entry_list_empty_nested",
-       (void *)eddy_rt_entry_list_empty_nested},
-      {"eddy_rt_entry_list_reserve_nested",
-       (void *)eddy_rt_entry_list_reserve_nested},
-      {"eddy_rt_entry_list_push_list", (void *)eddy_rt_entry_list_push_list},
-      {"eddy_rt_entry_list_pop_list", (void *)eddy_rt_entry_list_pop_list},
-      {"eddy_rt_entry_list_get_list", (void *)eddy_rt_entry_list_get_list},
-      {"eddy_rt_entry_list_set_list", (void *)eddy_rt_entry_list_set_list},
-      // The GPU target's (runtime/cuda.c), with the GPU runtime ABI its
-      // lowered kernel launches call.
-      {"eddy_rt_entry_cuda_begin", (void *)eddy_rt_entry_cuda_begin},
-      {"eddy_rt_entry_cuda_end", (void *)eddy_rt_entry_cuda_end},
-      {"eddy_rt_entry_cuda_alloc", (void *)eddy_rt_entry_cuda_alloc},
-      {"eddy_rt_entry_cuda_free", (void *)eddy_rt_entry_cuda_free},
-      {"eddy_rt_entry_cuda_to_device", (void *)eddy_rt_entry_cuda_to_device},
-      {"eddy_rt_entry_cuda_to_host", (void *)eddy_rt_entry_cuda_to_host},
-      {"eddy_rt_entry_cuda_sgemm", (void *)eddy_rt_entry_cuda_sgemm},
-      {"eddy_rt_entry_cuda_list_empty", (void *)eddy_rt_entry_cuda_list_empty},
-      {"eddy_rt_entry_cuda_list_reserve",
-       (void *)eddy_rt_entry_cuda_list_reserve},
-      {"eddy_rt_entry_cuda_list_from_tensor",
-       (void *)eddy_rt_entry_cuda_list_from_tensor},
-      {"eddy_rt_entry_cuda_list_push", (void *)eddy_rt_entry_cuda_list_push},
-      {"eddy_rt_entry_cuda_list_pop", (void *)eddy_rt_entry_cuda_list_pop},
-      {"eddy_rt_entry_cuda_list_get", (void *)eddy_rt_entry_cuda_list_get},
-      {"eddy_rt_entry_cuda_list_set", (void *)eddy_rt_entry_cuda_list_set},
-      {"eddy_rt_entry_cuda_list_resize",
-       (void *)eddy_rt_entry_cuda_list_resize},
-      {"eddy_rt_entry_cuda_list_add", (void *)eddy_rt_entry_cuda_list_add},
-      {"eddy_rt_entry_cuda_list_zeros_like",
-       (void *)eddy_rt_entry_cuda_list_zeros_like},
-      {"eddy_rt_entry_cuda_list_scatter",
-       (void *)eddy_rt_entry_cuda_list_scatter},
-      {"eddy_rt_entry_cuda_list_concat",
-       (void *)eddy_rt_entry_cuda_list_concat},
-      {"eddy_rt_entry_cuda_list_split", (void *)eddy_rt_entry_cuda_list_split},
-      {"eddy_rt_entry_cuda_list_stack", (void *)eddy_rt_entry_cuda_list_stack},
-      {"eddy_rt_entry_cuda_list_dims", (void *)eddy_rt_entry_cuda_list_dims},
-      {"eddy_rt_entry_cuda_list_length",
-       (void *)eddy_rt_entry_cuda_list_length},
-      {"eddy_rt_entry_cuda_list_retain",
-       (void *)eddy_rt_entry_cuda_list_retain},
-      {"eddy_rt_entry_cuda_list_release",
-       (void *)eddy_rt_entry_cuda_list_release},
-      {"eddy_rt_entry_cuda_list_empty_nested",
-       (void *)eddy_rt_entry_cuda_list_empty_nested},
-      {"eddy_rt_entry_cuda_list_reserve_nested",
-       (void *)eddy_rt_entry_cuda_list_reserve_nested},
-      {"eddy_rt_entry_cuda_list_push_list",
-       (void *)eddy_rt_entry_cuda_list_push_list},
-      {"eddy_rt_entry_cuda_list_pop_list",
-       (void *)eddy_rt_entry_cuda_list_pop_list},
-      {"eddy_rt_entry_cuda_list_get_list",
-       (void *)eddy_rt_entry_cuda_list_get_list},
-      {"eddy_rt_entry_cuda_list_set_list",
-       (void *)eddy_rt_entry_cuda_list_set_list},
-      {"mgpuModuleLoad", (void *)mgpuModuleLoad},
-      {"mgpuModuleUnload", (void *)mgpuModuleUnload},
-      {"mgpuModuleGetFunction", (void *)mgpuModuleGetFunction},
-      {"mgpuStreamCreate", (void *)mgpuStreamCreate},
-      {"mgpuStreamDestroy", (void *)mgpuStreamDestroy},
-      {"mgpuStreamSynchronize", (void *)mgpuStreamSynchronize},
-      {"mgpuLaunchKernel", (void *)mgpuLaunchKernel},
-  };
-  for (size_t i = 0; i < sizeof k_list_syms / sizeof k_list_syms[0]; i++)
-    mlirExecutionEngineRegisterSymbol(ee, sref(k_list_syms[i].name),
-                                      k_list_syms[i].fn);
+  // The runtime's functions (runtime/entry_abi.h) live in this process's
+  // libeddyrt; symbols of the executable itself are not visible to the
+  // JIT's dynamic lookup.
+  for (size_t i = 0; i < sizeof k_jit_syms / sizeof k_jit_syms[0]; i++)
+    mlirExecutionEngineRegisterSymbol(ee, sref(k_jit_syms[i].name),
+                                      k_jit_syms[i].fn);
   eddy_buf_t name;
   eddy_buf_init(&name);
   eddy_buf_printf(&name, "%s_run", o.prefix ? o.prefix : entry);

@@ -4,6 +4,7 @@
 /// exit paths, and eddy_cpu_emit_mlir, which puts the module together. The
 /// body's ops are emitted by emit.c.
 #include "backend-cpu/emit_internal.h"
+#include "runtime/entry_abi.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -211,158 +212,66 @@ static void fail_if(cpu_emit_t *e, int code) {
         next, next);
 }
 
-static const char *k_decls =
-    "func.func private @eddy_rt_entry_begin(!llvm.ptr, !llvm.ptr, i64, "
-    "!llvm.ptr, i64, !llvm.ptr, i64) -> i32\n"
-    "func.func private @eddy_rt_entry_check_arg(!llvm.ptr, i64, !llvm.ptr, "
-    "i32, i32, !llvm.ptr, !llvm.ptr, i64) -> i32\n"
-    "func.func private @eddy_rt_entry_alloc_result(!llvm.ptr, !llvm.ptr, i64, "
-    "i32, i32, !llvm.ptr, !llvm.ptr, i64) -> i32\n"
-    "func.func private @eddy_rt_entry_alloc(!llvm.ptr, i64, !llvm.ptr, i64) -> "
-    "!llvm.ptr\n"
-    "func.func private @eddy_rt_entry_free(!llvm.ptr, !llvm.ptr, i64)\n"
-    "func.func private @eddy_rt_entry_release_results(!llvm.ptr, i64)\n"
-    "func.func private @eddy_rt_entry_dims_error(!llvm.ptr, i64, !llvm.ptr, "
-    "i64, i64) -> i32\n"
-    "func.func private @eddy_rt_entry_list_dims(!llvm.ptr, !llvm.ptr, i32, "
-    "i64, i32, !llvm.ptr, !llvm.ptr, !llvm.ptr, i64)\n"
-    "func.func private @eddy_rt_entry_index_error(!llvm.ptr, i64, !llvm.ptr, "
-    "i64, i64) -> i32\n"
-    "func.func private @eddy_rt_entry_max_iterations(!llvm.ptr) -> i64\n"
-    "func.func private @eddy_rt_entry_deadline(!llvm.ptr) -> i64\n"
-    "func.func private @eddy_rt_entry_loop_check(!llvm.ptr, i64, i64, i64, "
-    "!llvm.ptr, !llvm.ptr, !llvm.ptr, i64)\n"
-    "func.func private @eddy_rt_entry_prefix_error(!llvm.ptr, i64, "
-    "!llvm.ptr)\n"
-    "func.func private @eddy_rt_entry_list_empty(!llvm.ptr, i32, i32, "
-    "!llvm.ptr, i64, !llvm.ptr, !llvm.ptr, i64) -> !llvm.ptr\n"
-    "func.func private @eddy_rt_entry_list_push(!llvm.ptr, !llvm.ptr, i32, "
-    "!llvm.ptr, i32, i32, !llvm.ptr, !llvm.ptr, !llvm.ptr, i64) -> "
-    "!llvm.ptr\n"
-    "func.func private @eddy_rt_entry_list_pop(!llvm.ptr, !llvm.ptr, i32, "
-    "!llvm.ptr, i32, i32, !llvm.ptr, !llvm.ptr, !llvm.ptr, i64) -> "
-    "!llvm.ptr\n"
-    "func.func private @eddy_rt_entry_list_length(!llvm.ptr) -> i64\n"
-    "func.func private @eddy_rt_entry_list_reserve(!llvm.ptr, i32, i32, "
-    "!llvm.ptr, i64, !llvm.ptr, !llvm.ptr, i64) -> !llvm.ptr\n"
-    "func.func private @eddy_rt_entry_list_from_tensor(!llvm.ptr, !llvm.ptr, "
-    "i32, i32, !llvm.ptr, !llvm.ptr, !llvm.ptr, i64) -> !llvm.ptr\n"
-    "func.func private @eddy_rt_entry_list_from_arg(!llvm.ptr, !llvm.ptr, "
-    "i32, i32, !llvm.ptr, !llvm.ptr, !llvm.ptr, i64) -> !llvm.ptr\n"
-    "func.func private @eddy_rt_entry_list_get(!llvm.ptr, !llvm.ptr, i64, "
-    "!llvm.ptr, i32, i32, !llvm.ptr, !llvm.ptr, !llvm.ptr, i64)\n"
-    "func.func private @eddy_rt_entry_list_view(!llvm.ptr, !llvm.ptr, i64, "
-    "i32, i32, !llvm.ptr, !llvm.ptr, !llvm.ptr, i64) -> !llvm.ptr\n"
-    "func.func private @eddy_rt_entry_list_set(!llvm.ptr, !llvm.ptr, i32, i64, "
-    "!llvm.ptr, i32, i32, !llvm.ptr, !llvm.ptr, !llvm.ptr, i64) -> "
-    "!llvm.ptr\n"
-    "func.func private @eddy_rt_entry_list_resize(!llvm.ptr, !llvm.ptr, i32, "
-    "i64, !llvm.ptr, !llvm.ptr, i64) -> !llvm.ptr\n"
-    "func.func private @eddy_rt_entry_list_add(!llvm.ptr, !llvm.ptr, i32, "
-    "!llvm.ptr, !llvm.ptr, !llvm.ptr, i64) -> !llvm.ptr\n"
-    "func.func private @eddy_rt_entry_list_zeros_like(!llvm.ptr, !llvm.ptr, "
-    "!llvm.ptr, !llvm.ptr, i64) -> !llvm.ptr\n"
-    "func.func private @eddy_rt_entry_list_concat(!llvm.ptr, !llvm.ptr, "
-    "!llvm.ptr, i32, i32, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, i64)\n"
-    "func.func private @eddy_rt_entry_list_split(!llvm.ptr, !llvm.ptr, i32, "
-    "i32, !llvm.ptr, !llvm.ptr, i32, i64, i32, !llvm.ptr, !llvm.ptr, "
-    "!llvm.ptr, i64) -> !llvm.ptr\n"
-    "func.func private @eddy_rt_entry_list_scatter(!llvm.ptr, !llvm.ptr, i32, "
-    "!llvm.ptr, i32, i64, !llvm.ptr, i32, i32, !llvm.ptr, !llvm.ptr, "
-    "!llvm.ptr, i64) -> !llvm.ptr\n"
-    "func.func private @eddy_rt_entry_list_stack(!llvm.ptr, !llvm.ptr, "
-    "!llvm.ptr, i32, i32, !llvm.ptr, !llvm.ptr, !llvm.ptr, i64)\n"
-    "func.func private @eddy_rt_entry_list_retain(!llvm.ptr)\n"
-    "func.func private @eddy_rt_entry_list_release(!llvm.ptr)\n"
-    "func.func private @eddy_rt_entry_sgemm(!llvm.ptr, i32, i64, i64, i64, "
-    "!llvm.ptr, i64, !llvm.ptr, i64, !llvm.ptr, i64)\n"
-    "func.func private @eddy_rt_entry_sgemm_cached(!llvm.ptr, !llvm.ptr, i32, "
-    "i64, i64, i64, !llvm.ptr, i64, !llvm.ptr, i64, !llvm.ptr, i64)\n"
-    "func.func private @eddy_rt_entry_gemm_caches_init(!llvm.ptr, i64)\n"
-    "func.func private @eddy_rt_entry_gemm_caches_release(!llvm.ptr, "
-    "!llvm.ptr, i64)\n"
-    "func.func private @eddy_rt_entry_gemm_cache_reset(!llvm.ptr)\n"
-    "func.func private @eddy_rt_entry_list_empty_nested(!llvm.ptr, i32, i32, "
-    "i32, !llvm.ptr, i64, !llvm.ptr, !llvm.ptr, i64) -> !llvm.ptr\n"
-    "func.func private @eddy_rt_entry_list_reserve_nested(!llvm.ptr, i32, i32, "
-    "i32, !llvm.ptr, i64, !llvm.ptr, !llvm.ptr, i64) -> !llvm.ptr\n"
-    "func.func private @eddy_rt_entry_list_push_list(!llvm.ptr, !llvm.ptr, "
-    "i32, !llvm.ptr, !llvm.ptr, !llvm.ptr, i64) -> !llvm.ptr\n"
-    "func.func private @eddy_rt_entry_list_pop_list(!llvm.ptr, !llvm.ptr, i32, "
-    "!llvm.ptr, !llvm.ptr, !llvm.ptr, i64) -> !llvm.ptr\n"
-    "func.func private @eddy_rt_entry_list_get_list(!llvm.ptr, !llvm.ptr, i64, "
-    "!llvm.ptr, !llvm.ptr, i64) -> !llvm.ptr\n"
-    "func.func private @eddy_rt_entry_list_set_list(!llvm.ptr, !llvm.ptr, i32, "
-    "i64, !llvm.ptr, !llvm.ptr, !llvm.ptr, i64) -> !llvm.ptr\n";
+/// The runtime's functions, as runtime/entry_abi.h lists them: name,
+/// return type and parameter types, as C text.
+typedef struct abi_fn {
+  const char *name, *ret, *params;
+} abi_fn_t;
+#define ABI_ROW(fn, ret, params) {#fn, #ret, #params},
+static const abi_fn_t k_abi_host[] = {EDDY_RT_ENTRY_ABI(ABI_ROW)};
+static const abi_fn_t k_abi_cuda[] = {EDDY_RT_ENTRY_CUDA_ABI(ABI_ROW)};
+#undef ABI_ROW
 
-/// The CUDA form's libeddyrt calls (runtime/eddyrt.h, "CUDA").
-static const char *k_cuda_decls =
-    "func.func private @eddy_rt_entry_cuda_begin(!llvm.ptr, !llvm.ptr, i64) "
-    "-> i32\n"
-    "func.func private @eddy_rt_entry_cuda_end(!llvm.ptr, !llvm.ptr, i64) -> "
-    "i32\n"
-    "func.func private @eddy_rt_entry_cuda_alloc(!llvm.ptr, i64, !llvm.ptr, "
-    "i64) -> !llvm.ptr\n"
-    "func.func private @eddy_rt_entry_cuda_free(!llvm.ptr, !llvm.ptr, i64)\n"
-    "func.func private @eddy_rt_entry_cuda_to_device(!llvm.ptr, !llvm.ptr, "
-    "i64)\n"
-    "func.func private @eddy_rt_entry_cuda_to_host(!llvm.ptr, !llvm.ptr, "
-    "i64)\n"
-    "func.func private @eddy_rt_entry_cuda_sgemm(!llvm.ptr, i32, i64, i64, "
-    "i64, !llvm.ptr, i64, !llvm.ptr, i64, !llvm.ptr, i64)\n"
-    "func.func private @eddy_rt_entry_cuda_list_empty(!llvm.ptr, i32, i32, "
-    "!llvm.ptr, i64, !llvm.ptr, !llvm.ptr, i64, i32) -> !llvm.ptr\n"
-    "func.func private @eddy_rt_entry_cuda_list_push(!llvm.ptr, !llvm.ptr, "
-    "i32, !llvm.ptr, i32, i32, !llvm.ptr, !llvm.ptr, !llvm.ptr, i64) -> "
-    "!llvm.ptr\n"
-    "func.func private @eddy_rt_entry_cuda_list_pop(!llvm.ptr, !llvm.ptr, i32, "
-    "!llvm.ptr, i32, i32, !llvm.ptr, !llvm.ptr, !llvm.ptr, i64) -> "
-    "!llvm.ptr\n"
-    "func.func private @eddy_rt_entry_cuda_list_length(!llvm.ptr) -> i64\n"
-    "func.func private @eddy_rt_entry_cuda_list_reserve(!llvm.ptr, i32, i32, "
-    "!llvm.ptr, i64, !llvm.ptr, !llvm.ptr, i64) -> !llvm.ptr\n"
-    "func.func private @eddy_rt_entry_cuda_list_from_tensor(!llvm.ptr, "
-    "!llvm.ptr, i32, i32, !llvm.ptr, !llvm.ptr, !llvm.ptr, i64) -> "
-    "!llvm.ptr\n"
-    "func.func private @eddy_rt_entry_cuda_list_get(!llvm.ptr, !llvm.ptr, i64, "
-    "!llvm.ptr, i32, i32, !llvm.ptr, !llvm.ptr, !llvm.ptr, i64)\n"
-    "func.func private @eddy_rt_entry_cuda_list_set(!llvm.ptr, !llvm.ptr, i32, "
-    "i64, !llvm.ptr, i32, i32, !llvm.ptr, !llvm.ptr, !llvm.ptr, i64) -> "
-    "!llvm.ptr\n"
-    "func.func private @eddy_rt_entry_cuda_list_resize(!llvm.ptr, !llvm.ptr, "
-    "i32, i64, !llvm.ptr, !llvm.ptr, i64) -> !llvm.ptr\n"
-    "func.func private @eddy_rt_entry_cuda_list_add(!llvm.ptr, !llvm.ptr, "
-    "i32, !llvm.ptr, !llvm.ptr, !llvm.ptr, i64) -> !llvm.ptr\n"
-    "func.func private @eddy_rt_entry_cuda_list_zeros_like(!llvm.ptr, "
-    "!llvm.ptr, !llvm.ptr, !llvm.ptr, i64) -> !llvm.ptr\n"
-    "func.func private @eddy_rt_entry_cuda_list_concat(!llvm.ptr, !llvm.ptr, "
-    "!llvm.ptr, i32, i32, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, i64)\n"
-    "func.func private @eddy_rt_entry_cuda_list_split(!llvm.ptr, !llvm.ptr, "
-    "i32, i32, !llvm.ptr, !llvm.ptr, i32, i64, i32, !llvm.ptr, !llvm.ptr, "
-    "!llvm.ptr, i64) -> !llvm.ptr\n"
-    "func.func private @eddy_rt_entry_cuda_list_scatter(!llvm.ptr, "
-    "!llvm.ptr, i32, !llvm.ptr, i32, i64, !llvm.ptr, i32, i32, !llvm.ptr, "
-    "!llvm.ptr, !llvm.ptr, i64) -> !llvm.ptr\n"
-    "func.func private @eddy_rt_entry_cuda_list_stack(!llvm.ptr, !llvm.ptr, "
-    "!llvm.ptr, i32, i32, !llvm.ptr, !llvm.ptr, !llvm.ptr, i64)\n"
-    "func.func private @eddy_rt_entry_cuda_list_dims(!llvm.ptr, !llvm.ptr, "
-    "i32, i64, i32, !llvm.ptr, !llvm.ptr, !llvm.ptr, i64)\n"
-    "func.func private @eddy_rt_entry_cuda_list_empty_nested(!llvm.ptr, i32, "
-    "i32, i32, !llvm.ptr, i64, !llvm.ptr, !llvm.ptr, i64) -> !llvm.ptr\n"
-    "func.func private @eddy_rt_entry_cuda_list_reserve_nested(!llvm.ptr, "
-    "i32, i32, i32, !llvm.ptr, i64, !llvm.ptr, !llvm.ptr, i64) -> "
-    "!llvm.ptr\n"
-    "func.func private @eddy_rt_entry_cuda_list_push_list(!llvm.ptr, "
-    "!llvm.ptr, i32, !llvm.ptr, !llvm.ptr, !llvm.ptr, i64) -> !llvm.ptr\n"
-    "func.func private @eddy_rt_entry_cuda_list_pop_list(!llvm.ptr, "
-    "!llvm.ptr, i32, !llvm.ptr, !llvm.ptr, !llvm.ptr, i64) -> !llvm.ptr\n"
-    "func.func private @eddy_rt_entry_cuda_list_get_list(!llvm.ptr, "
-    "!llvm.ptr, i64, !llvm.ptr, !llvm.ptr, i64) -> !llvm.ptr\n"
-    "func.func private @eddy_rt_entry_cuda_list_set_list(!llvm.ptr, "
-    "!llvm.ptr, i32, i64, !llvm.ptr, !llvm.ptr, !llvm.ptr, i64) -> "
-    "!llvm.ptr\n"
-    "func.func private @eddy_rt_entry_cuda_list_retain(!llvm.ptr)\n"
-    "func.func private @eddy_rt_entry_cuda_list_release(!llvm.ptr)\n";
+/// The MLIR type of the C type in c[0..n) (surrounding blanks allowed):
+/// a pointer is !llvm.ptr, the integers are i32 or i64 by their width on
+/// x86-64; NULL for void and for a type the list must not use.
+static const char *abi_mlir_type(const char *c, size_t n, bool *ok) {
+  while (n && (*c == ' ' || *c == '('))
+    c++, n--;
+  while (n && (c[n - 1] == ' ' || c[n - 1] == ')'))
+    n--;
+  *ok = true;
+  if (memchr(c, '*', n))
+    return "!llvm.ptr";
+  static const struct {
+    const char *c, *mlir;
+  } k_types[] = {{"int32_t", "i32"}, {"int64_t", "i64"}, {"size_t", "i64"},
+                 {"intptr_t", "i64"}, {"void", NULL}};
+  for (size_t i = 0; i < sizeof k_types / sizeof k_types[0]; i++)
+    if (strlen(k_types[i].c) == n && memcmp(k_types[i].c, c, n) == 0)
+      return k_types[i].mlir;
+  *ok = false;
+  return NULL;
+}
+
+/// `func.func private @f(...) -> r` for each function of the list.
+static eddy_status_t abi_decls(eddy_buf_t *out, const abi_fn_t *fns,
+                               size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    bool ok = true;
+    eddy_buf_printf(out, "func.func private @%s(", fns[i].name);
+    const char *p = fns[i].params;
+    for (int k = 0; *p; k++) {
+      const char *end = strchr(p, ',');
+      size_t len = end ? (size_t)(end - p) : strlen(p);
+      const char *t = abi_mlir_type(p, len, &ok);
+      if (!ok)
+        break;
+      if (t)
+        eddy_buf_printf(out, "%s%s", k ? ", " : "", t);
+      p += len + (end != NULL);
+    }
+    const char *r = ok ? abi_mlir_type(fns[i].ret, strlen(fns[i].ret), &ok)
+                       : NULL;
+    if (!ok)
+      return eddy_status_create(EDDY_ERR_INTERNAL,
+                                "runtime/entry_abi.h: %s has a type with no "
+                                "MLIR form",
+                                fns[i].name);
+    eddy_buf_printf(out, ")%s%s\n", r ? " -> " : "", r ? r : "");
+  }
+  return NULL;
+}
 
 static bool type_dyn(const eddy_type_t *t) {
   if (t->kind == EDDY_TYPE_LIST)
@@ -935,9 +844,12 @@ eddy_status_t eddy_cpu_emit_mlir(const eddy_module_t *m, const char *entry,
   cpu_plan_destroy(&plan);
   if (!st) {
     eddy_buf_puts(out, e.tgt->module_open);
-    eddy_buf_puts(out, k_decls);
-    if (e.tgt->device_memory)
-      eddy_buf_puts(out, k_cuda_decls);
+    st = abi_decls(out, k_abi_host, sizeof k_abi_host / sizeof k_abi_host[0]);
+    if (!st && e.tgt->device_memory)
+      st = abi_decls(out, k_abi_cuda,
+                     sizeof k_abi_cuda / sizeof k_abi_cuda[0]);
+  }
+  if (!st) {
     eddy_buf_append(out, e.globals.data ? e.globals.data : "", e.globals.len);
     eddy_buf_printf(out,
                     "func.func @%s_run(%%rt: !llvm.ptr, %%args: !llvm.ptr, "
