@@ -516,6 +516,7 @@ static eddy_status_t run_eval(eddy_ctx_t *ctx, run_args_t *a) {
   const eddy_op_t *v1_func = NULL;
   if (!st && m_v1)
     st = find_entry(m_v1, a->entry, &v1_func);
+  bool print = true;
   if (!st && strcmp(a->mode, "compiled") == 0)
     st = eddy_cli_run_compiled(rt, m, func, a->target, a->matmul_tf32,
                                a->libm_math, vals, nin, vals + nin, nout, NULL,
@@ -524,8 +525,7 @@ static eddy_status_t run_eval(eddy_ctx_t *ctx, run_args_t *a) {
     st = eddy_cli_run_compare(rt, m, (eddy_op_t *)func, (eddy_op_t *)v1_func,
                               &a->eval, &a->interp, vals, nin, vals + nin,
                               nout, &differs);
-  bool print = true;
-  if (!st && strcmp(a->mode, "distributed") == 0)
+  else if (!st && strcmp(a->mode, "distributed") == 0)
     st = eddy_cli_run_dist(rt, m, (eddy_op_t *)func,
                            eddy_cli_is_graphdef(a->input) ? a->input : NULL,
                            &a->eval, &a->interp, vals, nin, vals + nin, nout,
