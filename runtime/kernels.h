@@ -379,6 +379,13 @@ eddy_rt_status_t eddy_rt_list_from_tensor(
     eddy_rt_ctx_t *ctx, const eddy_rt_tensor_t *x,
     const eddy_rt_elem_shape_t *elem_shape, eddy_rt_list_t **out_list);
 
+/// Item i of a list as it is stored, for serializers (the interpreter's
+/// messages between ranks): 0 when i is out of range or the item was never
+/// set, 1 a tensor (*out_t shares its buffer), 2 a list (*out_item, a new
+/// reference).
+int eddy_rt_list_peek(const eddy_rt_list_t *list, int64_t i,
+                      eddy_rt_tensor_t *out_t, eddy_rt_list_t **out_item);
+
 /// ---- Lists of lists ------------------------------------------------------------
 /// A list of depth d > 0 (eddy_rt_list_depth) holds lists of depth d - 1 of
 /// the same dtype and a compatible element shape. The tensor forms above

@@ -1343,3 +1343,22 @@ eddy_rt_status_t eddy_rt_list_zeros_like(eddy_rt_ctx_t *ctx,
   *out_list = z;
   return NULL;
 }
+
+int eddy_rt_list_peek(const eddy_rt_list_t *list, int64_t i,
+                      eddy_rt_tensor_t *out_t, eddy_rt_list_t **out_item) {
+  *out_t = eddy_rt_tensor_empty();
+  *out_item = NULL;
+  if (i < 0 || i >= list->size || list->items[i].shape == RT_UNSET)
+    return 0;
+  if (list->items[i].shape == RT_LIST_ITEM) {
+    eddy_rt_list_retain(list->items[i].data);
+    *out_item = list->items[i].data;
+    return 2;
+  }
+  eddy_rt_status_t st = rt_item_tensor(list, "tl.peek", i, out_t);
+  if (st) { // cannot fail for a set item
+    eddy_rt_status_destroy(st);
+    return 0;
+  }
+  return 1;
+}

@@ -8,6 +8,7 @@ packages=(
   llvm-19-dev libmlir-19-dev mlir-19-tools llvm-19-tools
   libcmocka-dev protobuf-c-compiler libprotobuf-c-dev
   libopenblas-dev
+  libopenmpi-dev openmpi-bin  # --mode=distributed across processes, its tests
   clang-19 libclang-rt-19-dev  # scripts/fuzz.sh: libFuzzer and the sanitizers
 )
 

@@ -1,5 +1,5 @@
 /// The df dialect: switch, merge, enter, exit, next_iteration, loop_cond,
-/// control, after.
+/// control, after, and send / recv between ranks.
 ///
 /// No df op is PURE: every df value may be dead (the "Implementation of Control
 /// Flow in TensorFlow" note's (value, is_dead, tag) tensors), and where an op
@@ -172,6 +172,49 @@ static const eddy_attr_spec_t enter_attrs[] = {
     {NULL, EDDY_ATTR_INT, false},
 };
 
+/// df.send / df.recv (lower/partition): the two ends of a graph edge cut
+/// between ranks. `key` numbers the edge (one per value and receiving
+/// rank); at run time the interpreter adds the frame and iteration tag.
+static const eddy_attr_spec_t send_attrs[] = {
+    {"key", EDDY_ATTR_INT, false},
+    {"to", EDDY_ATTR_INT, false},
+    {NULL, EDDY_ATTR_INT, false},
+};
+
+static const eddy_attr_spec_t recv_attrs[] = {
+    {"key", EDDY_ATTR_INT, false},
+    {"from", EDDY_ATTR_INT, false},
+    {NULL, EDDY_ATTR_INT, false},
+};
+
+/// Operands after the first (send) or all of them (recv) are !df.token:
+/// control inputs that give the op its frame and iteration.
+static eddy_status_t verify_tokens_from(const eddy_op_t *op, uint32_t first) {
+  for (uint32_t i = first; i < op->num_operands; i++) {
+    const eddy_type_t *t = op->operands[i].value->type;
+    if (t->kind != EDDY_TYPE_TOKEN) {
+      eddy_tt_t tt = {0};
+      eddy_status_t st = eddy_ir_op_error(
+          op, "operand #%u must be a !df.token, found %s", i, eddy_tt(&tt, t));
+      eddy_tt_free(&tt);
+      return st;
+    }
+  }
+  return NULL;
+}
+
+static eddy_status_t verify_send(const eddy_op_t *op) {
+  if (eddy_ir_op_attr_int(op, "to", -1) < 0)
+    return eddy_ir_op_error(op, "'to' must be a rank >= 0");
+  return verify_tokens_from(op, 1);
+}
+
+static eddy_status_t verify_recv(const eddy_op_t *op) {
+  if (eddy_ir_op_attr_int(op, "from", -1) < 0)
+    return eddy_ir_op_error(op, "'from' must be a rank >= 0");
+  return verify_tokens_from(op, 0);
+}
+
 static const eddy_op_def_t df_ops[] = {
     {
         .name = "df.switch",
@@ -230,6 +273,22 @@ static const eddy_op_def_t df_ops[] = {
         .num_results = 1,
         .verify = verify_after,
         .infer = infer_same,
+    },
+    {
+        .name = "df.send",
+        .num_operands = EDDY_VARIADIC,
+        .min_operands = 1,
+        .num_results = 0,
+        .attrs = send_attrs,
+        .verify = verify_send,
+    },
+    {
+        .name = "df.recv",
+        .num_operands = EDDY_VARIADIC,
+        .min_operands = 0,
+        .num_results = 1,
+        .attrs = recv_attrs,
+        .verify = verify_recv,
     },
 };
 

@@ -62,6 +62,16 @@ eddy_status_t eddy_tf_import_graphdef_bytes(eddy_ctx_t *ctx, const char *name,
                                             const eddy_tf_import_opts_t *opts,
                                             eddy_module_t **out_module);
 
+/// The `device` field of every node of the GraphDef at path that has one,
+/// graph nodes first, then the nodes of its library functions: calls
+/// fn(user, node name, device) in that order (distributed placement,
+/// lower/partition.h).
+eddy_status_t eddy_tf_graphdef_devices(const char *path,
+                                       void (*fn)(void *user,
+                                                  const char *node,
+                                                  const char *device),
+                                       void *user);
+
 #ifdef __cplusplus
 }
 #endif

@@ -752,3 +752,38 @@ eddy_status_t eddy_tf_import_graphdef(eddy_ctx_t *ctx, const char *path,
   eddy_buf_destroy(&data);
   return st;
 }
+
+eddy_status_t eddy_tf_graphdef_devices(const char *path,
+                                       void (*fn)(void *user,
+                                                  const char *node,
+                                                  const char *device),
+                                       void *user) {
+  FILE *f = fopen(path, "rb");
+  if (!f)
+    return eddy_status_create_at(EDDY_ERR_IO, path, "cannot open: %s",
+                                 strerror(errno));
+  eddy_buf_t data;
+  eddy_buf_init(&data);
+  char chunk[65536];
+  size_t n;
+  while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
+    eddy_buf_append(&data, chunk, n);
+  fclose(f);
+  Tensorflow__GraphDef *gd = NULL;
+  eddy_status_t st = eddy_tf_graphdef_unpack(path, data.data ? data.data : "",
+                                             data.len, &gd);
+  eddy_buf_destroy(&data);
+  EDDY_RETURN_IF_ERROR(st);
+  for (size_t i = 0; i < gd->n_node; i++)
+    if (gd->node[i]->device && *gd->node[i]->device)
+      fn(user, gd->node[i]->name, gd->node[i]->device);
+  const Tensorflow__FunctionDefLibrary *lib = gd->library;
+  for (size_t k = 0; lib && k < lib->n_function; k++) {
+    const Tensorflow__FunctionDef *fd = lib->function[k];
+    for (size_t i = 0; i < fd->n_node_def; i++)
+      if (fd->node_def[i]->device && *fd->node_def[i]->device)
+        fn(user, fd->node_def[i]->name, fd->node_def[i]->device);
+  }
+  eddy_tf_graphdef_free(gd);
+  return NULL;
+}

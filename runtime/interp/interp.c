@@ -96,6 +96,8 @@ static eddy_status_t exec_node(interp_t *I, eddy_eval_op_runner_t *es,
   case IK_CONTROL:
   case IK_TRIGGER:
   case IK_FREE:
+  case IK_SEND: // worker_main runs the transfers
+  case IK_RECV:
     return NULL;
   case IK_NORMAL:
   case IK_RESOURCE:
@@ -158,6 +160,44 @@ static void trace_node(const interp_t *I, const item_t *item,
   eddy_buf_destroy(&b);
 }
 
+void interp_transfer_key(const interp_t *I, const interp_node_t *nd,
+                         const frame_t *f, int64_t n, eddy_buf_t *out) {
+  eddy_buf_printf(out, "%" PRId64 "@", nd->key);
+  tag_format(I, f, n, out);
+}
+
+/// Nothing ready, nothing running, no recv waiting: the run is over.
+static bool quiescent(const interp_t *I) {
+  return I->q_len == 0 && I->running == 0 && I->recv_waiting == 0;
+}
+
+/// A df.send (outside the lock): the operand, live or dead, to its peer.
+static eddy_status_t exec_send(interp_t *I, const item_t *item,
+                               const nstate_t *ns, const char *key) {
+  const interp_node_t *nd = &I->g->nodes[item->node];
+  const slot_t *s = operand_slot(I, item->it, nd, 0);
+  eddy_eval_value_t none;
+  memset(&none, 0, sizeof(none));
+  return I->opts.send(I->opts.send_user, nd->peer, key,
+                      ns->any_dead ? &none : &s->v, ns->any_dead);
+}
+
+void interp_recv_arrived(interp_t *I, const item_t *item,
+                         eddy_eval_value_t *owned, bool dead) {
+  pthread_mutex_lock(&I->mu);
+  I->recv_waiting--;
+  I->stats.recvs++;
+  if (I->opts.trace) {
+    nstate_t ns = item->it->ns[item->node];
+    trace_node(I, item, &ns, &dead);
+  }
+  interp_complete(I, item, owned, &dead);
+  if (quiescent(I))
+    I->stop = true;
+  pthread_cond_broadcast(&I->cv);
+  pthread_mutex_unlock(&I->mu);
+}
+
 static bool past_deadline(const interp_t *I) {
   if (!I->has_deadline)
     return false;
@@ -175,7 +215,7 @@ static void worker_main(void *arg, int64_t task) {
   eddy_eval_op_runner_t *es = I->runners[I->next_worker++];
   while (!I->stop) {
     if (I->q_len == 0) {
-      if (I->running == 0) { // nothing ready, nothing running: the end
+      if (quiescent(I)) { // nothing ready, running or waiting: the end
         I->stop = true;
         pthread_cond_broadcast(&I->cv);
         break;
@@ -198,6 +238,13 @@ static void worker_main(void *arg, int64_t task) {
     I->running++;
     nstate_t ns = item.it->ns[item.node];
     const interp_node_t *nd = &I->g->nodes[item.node];
+    eddy_buf_t key;
+    eddy_buf_init(&key);
+    if (nd->kind == IK_SEND || nd->kind == IK_RECV) {
+      interp_transfer_key(I, nd, item.f, item.it->n, &key);
+      if (nd->kind == IK_RECV)
+        I->recv_waiting++;
+    }
     pthread_mutex_unlock(&I->mu);
 
     eddy_eval_value_t small_out[4];
@@ -212,14 +259,32 @@ static void worker_main(void *arg, int64_t task) {
     } else {
       memset(outs, 0, nd->num_out * sizeof(*outs));
       memset(dead, 0, nd->num_out * sizeof(*dead));
-      st = exec_node(I, es, &item, &ns, outs, dead);
+      if (nd->kind == IK_SEND)
+        st = exec_send(I, &item, &ns, key.data);
+      else if (nd->kind != IK_RECV)
+        st = exec_node(I, es, &item, &ns, outs, dead);
     }
+    bool waits = !st && nd->kind == IK_RECV &&
+                 !interp_rendezvous_take(I->opts.rendezvous, key.data, I,
+                                         &item, &outs[0], &dead[0]);
+    eddy_buf_destroy(&key);
 
     pthread_mutex_lock(&I->mu);
-    if (st) {
+    if (nd->kind == IK_RECV && !waits) {
+      I->recv_waiting--;
+      I->stats.recvs += !st;
+    }
+    if (nd->kind == IK_SEND && !st) {
+      I->stats.sends++;
+      I->stats.dead_sends += ns.any_dead;
+    }
+    if (waits) {
+      // interp_recv_arrived completes it
+    } else if (st) {
       interp_fail(I, st);
     } else {
-      if (ns.any_dead && nd->kind != IK_TRIGGER)
+      if (ns.any_dead && nd->kind != IK_TRIGGER && nd->kind != IK_SEND &&
+          nd->kind != IK_RECV)
         I->stats.ops_dead++;
       else
         I->stats.ops_run++;
@@ -232,7 +297,7 @@ static void worker_main(void *arg, int64_t task) {
     if (dead != small_dead)
       free(dead);
     I->running--;
-    if (I->q_len == 0 && I->running == 0) {
+    if (quiescent(I)) {
       I->stop = true;
       pthread_cond_broadcast(&I->cv);
     }
@@ -420,7 +485,20 @@ eddy_status_t eddy_interp_func(eddy_rt_ctx_t *rt, const eddy_op_t *func,
   pthread_mutex_init(&I.res_mu, NULL);
   pthread_cond_init(&I.cv, NULL);
 
-  st = run(&I, args, num_args);
+  for (uint32_t i = 0; i < g.num_nodes && !st; i++) {
+    const interp_node_t *nd = &g.nodes[i];
+    if ((nd->kind == IK_SEND && !I.opts.send) ||
+        (nd->kind == IK_RECV && !I.opts.rendezvous))
+      st = node_error(nd->op, "a partition's transfer op runs only in a "
+                              "distributed run (eddy run "
+                              "--mode=distributed under mpirun)");
+  }
+  if (I.opts.rendezvous)
+    interp_rendezvous_attach(I.opts.rendezvous, &I);
+  if (!st)
+    st = run(&I, args, num_args);
+  if (I.opts.rendezvous)
+    interp_rendezvous_detach(I.opts.rendezvous, &I);
   if (!st && I.error) {
     st = I.error;
     I.error = NULL;

@@ -42,6 +42,10 @@ static interp_kind_t kind_of(const eddy_op_t *op) {
       return IK_FORWARD;
     if (strcmp(n, "control") == 0)
       return op->num_operands == 0 ? IK_FREE : IK_CONTROL;
+    if (strcmp(n, "send") == 0)
+      return IK_SEND;
+    if (strcmp(n, "recv") == 0)
+      return IK_RECV;
   }
   if (strncmp(n, "tf.", 3) == 0 && interp_resource_op_code(n) >= 0)
     return IK_RESOURCE;
@@ -124,6 +128,11 @@ static eddy_status_t node_init(interp_graph_t *g, interp_node_t *nd,
                          "the interpreter has no kernel for this op");
   }
   nd->expensive = nd->kind == IK_NORMAL && is_expensive(op);
+  if (nd->kind == IK_SEND || nd->kind == IK_RECV) {
+    nd->key = eddy_ir_op_attr_int(op, "key", -1);
+    nd->peer = (int32_t)eddy_ir_op_attr_int(
+        op, nd->kind == IK_SEND ? "to" : "from", -1);
+  }
   if (nd->kind == IK_RESOURCE) {
     nd->res_op = interp_resource_op_code(op->name->str);
     uint32_t need = interp_resource_op_num_data(nd->res_op);

@@ -23,6 +23,8 @@ typedef enum interp_kind {
   IK_CONTROL,  ///< df.control: a token
   IK_RESOURCE, ///< a v1 stack or TensorArray op (interp_resource.c)
   IK_TRIGGER,  ///< tf.ControlTrigger: a token, live even from dead inputs
+  IK_SEND,     ///< df.send: runs for dead inputs too (a transfer)
+  IK_RECV,     ///< df.recv: waits in the rendezvous, not on a worker
 } interp_kind_t;
 
 /// A consumer of a value: operand `operand` of node `node`.
@@ -67,6 +69,8 @@ typedef struct interp_node {
   /// (interp_enqueue). Cheap ops run on the worker that made them ready.
   bool expensive;
   int32_t res_op;      ///< IK_RESOURCE: interp_resource_op_code
+  int64_t key;         ///< IK_SEND, IK_RECV: the edge's key attribute
+  int32_t peer;        ///< IK_SEND: to; IK_RECV: from
 } interp_node_t;
 
 typedef struct interp_graph {
@@ -163,6 +167,7 @@ typedef struct interp {
   item_t *q;
   size_t q_head, q_len, q_cap;
   int64_t running;
+  int64_t recv_waiting; ///< df.recv ops waiting in the rendezvous
   int32_t idle; ///< workers waiting on cv
   bool stop;
   eddy_status_t error;
@@ -212,6 +217,24 @@ void interp_complete(interp_t *I, const item_t *item, eddy_eval_value_t *outs,
 /// Describes a node of (f, it) that received some inputs but not all.
 bool interp_describe_partial(const interp_t *I, const frame_t *f,
                              const iter_t *it, eddy_buf_t *out);
+
+/// ---- Sends and recvs (interp_rendezvous.c) --------------------------------------
+
+/// Appends the rendezvous key of node (IK_SEND / IK_RECV) in (f, n).
+void interp_transfer_key(const interp_t *I, const interp_node_t *nd,
+                         const frame_t *f, int64_t n, eddy_buf_t *out);
+/// Takes the message of key, or registers item as its waiter (then false:
+/// interp_recv_arrived completes it later). Called without I->mu.
+bool interp_rendezvous_take(eddy_interp_rendezvous_t *r, const char *key,
+                            interp_t *I, const item_t *item,
+                            eddy_eval_value_t *out, bool *out_dead);
+/// Binds r to the run (a failure put before is recorded) / unbinds it and
+/// drops its waiters. Without I->mu.
+void interp_rendezvous_attach(eddy_interp_rendezvous_t *r, interp_t *I);
+void interp_rendezvous_detach(eddy_interp_rendezvous_t *r, interp_t *I);
+/// A waiting recv's message: completes it (takes *owned over).
+void interp_recv_arrived(interp_t *I, const item_t *item,
+                         eddy_eval_value_t *owned, bool dead);
 
 /// ---- v1 stacks and TensorArrays (interp_resource.c) --------------------------
 

@@ -14,6 +14,7 @@
 #include "tools/eddy/run_compare.h"
 #include "tools/eddy/run_interp.h"
 #include "tools/eddy/run_compiled.h"
+#include "tools/eddy/run_dist.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -75,7 +76,11 @@ static int print_help(void) {
       "                         compared with the first (exit 1 when one\n"
       "                         fails or differs beyond the tolerance);\n"
       "                         compiled:\n"
-      "                         JIT-compile with the CPU backend and run\n"
+      "                         JIT-compile with the CPU backend and run;\n"
+      "                         distributed: partition the dataflow graph\n"
+      "                         over the ranks of `mpirun -n N` (or --ranks N\n"
+      "                         threads) and interpret one part per rank;\n"
+      "                         rank 0 prints (docs/distributed.md)\n"
       "  --target=T             --mode=compiled: cpu (default); cuda: the GPU\n"
       "                         target (needs a CUDA device); kernels: the GPU\n"
       "                         target's program with its kernels run on the\n"
@@ -160,9 +165,11 @@ static int parse_args(int argc, char **argv, run_args_t *a) {
         return eddy_cli_usage_error("run", "flag '--mode' needs a value "
                                            "(eval, interp or compiled)");
       if (strcmp(val, "eval") != 0 && strcmp(val, "interp") != 0 &&
-          strcmp(val, "compare") != 0 && strcmp(val, "compiled") != 0)
+          strcmp(val, "compare") != 0 && strcmp(val, "compiled") != 0 &&
+          strcmp(val, "distributed") != 0)
         return eddy_cli_usage_error(
-            "run", "unknown mode '%s' (known: eval, interp, compare, compiled)",
+            "run", "unknown mode '%s' (known: eval, interp, compare, "
+                   "compiled, distributed)",
             val);
       a->mode = val;
     } else if (eddy_cli_flag_value(argc, argv, &i, "--target", &val)) {
@@ -509,6 +516,7 @@ static eddy_status_t run_eval(eddy_ctx_t *ctx, run_args_t *a) {
   const eddy_op_t *v1_func = NULL;
   if (!st && m_v1)
     st = find_entry(m_v1, a->entry, &v1_func);
+  bool print = true;
   if (!st && strcmp(a->mode, "compiled") == 0)
     st = eddy_cli_run_compiled(rt, m, func, a->target, a->matmul_tf32,
                                a->libm_math, vals, nin, vals + nin, nout, NULL,
@@ -517,13 +525,22 @@ static eddy_status_t run_eval(eddy_ctx_t *ctx, run_args_t *a) {
     st = eddy_cli_run_compare(rt, m, (eddy_op_t *)func, (eddy_op_t *)v1_func,
                               &a->eval, &a->interp, vals, nin, vals + nin,
                               nout, &differs);
+  else if (!st && strcmp(a->mode, "distributed") == 0)
+    st = eddy_cli_run_dist(rt, m, (eddy_op_t *)func,
+                           eddy_cli_is_graphdef(a->input) ? a->input : NULL,
+                           &a->eval, &a->interp, vals, nin, vals + nin, nout,
+                           &print);
   else if (!st && strcmp(a->mode, "interp") == 0)
     st = eddy_cli_run_interp(rt, (eddy_op_t *)func, (eddy_op_t *)v1_func,
                              &a->eval, &a->interp, vals, nin, vals + nin,
                              nout, NULL);
   else if (!st)
     st = eddy_eval_func(rt, func, &a->eval, vals, nin, vals + nin, nout);
-  if (!st) {
+  if (!print) { // another rank than 0: rank 0 reports results and errors
+    bool failed = st != NULL;
+    eddy_status_destroy(st);
+    st = eddy_status_create(EDDY_ERR_CANCELLED, failed ? "-" : "");
+  } else if (!st) {
     print_results(vals + nin, nout, a->preview);
     if (a->out_dir)
       st = write_values("--output-dir", a->out_dir, "result", "", vals + nin,
@@ -570,6 +587,14 @@ int eddy_cli_run_main(int argc, char **argv) {
   free(a.feeds);
   free(a.fetches);
   free(a.arg_names);
+  if (st && eddy_status_code(st) == EDDY_ERR_CANCELLED &&
+      (!strcmp(eddy_status_message(st), "") ||
+       !strcmp(eddy_status_message(st), "-"))) {
+    // a distributed rank other than 0: quiet, rank 0 reports
+    bool failed = !strcmp(eddy_status_message(st), "-");
+    eddy_status_destroy(st);
+    return failed ? EDDY_CLI_EXIT_ERROR : EDDY_CLI_EXIT_OK;
+  }
   if (st)
     return eddy_cli_report(st);
   return EDDY_CLI_EXIT_OK;

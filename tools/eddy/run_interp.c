@@ -40,7 +40,15 @@ const char eddy_cli_interp_help[] =
     "                         v1 control flow (Switch, Merge, Enter, Exit,\n"
     "                         NextIteration, stacks, TensorArrays) as it is;\n"
     "                         ctl (default) functionalizes it and lowers the\n"
-    "                         structured program to dataflow\n";
+    "                         structured program to dataflow\n"
+    "  --placement FILE       distributed: node-name patterns to ranks, one\n"
+    "                         'PATTERN RANK' a line ('*' matches any run of\n"
+    "                         characters); overrides the GraphDef's device\n"
+    "                         fields (/job:J/task:T/...: rank T)\n"
+    "  --placement=random:SEED  distributed: every op on a rank drawn from\n"
+    "                         SEED (for testing)\n"
+    "  --ranks N              distributed without mpirun: N ranks on threads\n"
+    "                         of this process (default 1)\n";
 
 void eddy_cli_interp_opts_init(eddy_cli_interp_opts_t *o) {
   memset(o, 0, sizeof(*o));
@@ -103,6 +111,21 @@ int eddy_cli_interp_flag(int argc, char **argv, int *i,
       return eddy_cli_usage_error("run", "flag '--report' needs a file "
                                          "name") + 1;
     o->report = val;
+    return 1;
+  }
+  if (eddy_cli_flag_value(argc, argv, i, "--placement", &val)) {
+    if (!val || !*val)
+      return eddy_cli_usage_error("run", "flag '--placement' needs a file "
+                                         "or random:SEED") + 1;
+    o->placement = val;
+    return 1;
+  }
+  if (eddy_cli_flag_value(argc, argv, i, "--ranks", &val)) {
+    if (!parse_i64(val, &n) || n < 1 || n > 1024)
+      return eddy_cli_usage_error("run", "flag '--ranks' needs a count in "
+                                         "[1, 1024], got '%s'",
+                                  val ? val : "") + 1;
+    o->ranks = (int32_t)n;
     return 1;
   }
   if (eddy_cli_flag_value(argc, argv, i, "--workers", &val)) {

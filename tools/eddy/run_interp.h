@@ -21,6 +21,11 @@ typedef struct eddy_cli_interp_opts {
   bool from_v1;
   const char *compare; ///< --compare=LIST (run_compare.h); NULL: default
   const char *report;  ///< --report FILE: compare's JSON; NULL: none
+  /// --mode=distributed (run_dist.c): --placement FILE or random:SEED
+  /// (NULL: the GraphDef's device fields and the defaults), --ranks N (the
+  /// ranks on threads of this process when not started by mpirun).
+  const char *placement;
+  int32_t ranks;
 } eddy_cli_interp_opts_t;
 
 /// Defaults: every core, no time limit, default tolerances, no stats.
