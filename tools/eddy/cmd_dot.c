@@ -3,22 +3,29 @@
 /// ctl.if as nested clusters. --dataflow: the function lowered by
 /// to-dataflow, one cluster per loop frame (nested as the frames are),
 /// df.next_iteration -> df.merge back edges drawn bold, and the edges that
-/// may carry a dead value (downstream of a df.switch) dashed.
+/// may carry a dead value (downstream of a df.switch) dashed. --ranks N:
+/// that lowering placed and partitioned over N ranks (lower/partition.h),
+/// one cluster per rank, the ops of its control-loop state machines filled
+/// pink, and each df.send joined to its df.recv by a red dotted edge.
 #include "ir/ir.h"
 #include "lower/lower.h"
 #include "tools/eddy/cli.h"
+#include "tools/eddy/run_dist.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 typedef struct dot_args {
-  const char *input, *entry, *out;
+  const char *input, *entry, *out, *placement;
+  int32_t ranks; ///< 0: not partitioned
   bool dataflow, help;
 } dot_args_t;
 
 static int print_help(void) {
-  printf("usage: eddy dot FILE [--entry F] [--dataflow] [-o OUT]\n"
+  printf("usage: eddy dot FILE [--entry F] [--dataflow] [--ranks N "
+         "[--placement P]]\n"
+         "                [-o OUT]\n"
          "\n"
          "Writes Graphviz dot of function F of FILE ('-' for standard input):\n"
          "its ops, with the regions of ctl.while and ctl.if as clusters.\n"
@@ -28,6 +35,12 @@ static int print_help(void) {
          "  --dataflow     draw its dataflow lowering (to-dataflow) instead:\n"
          "                 loop frames as clusters, back edges bold, edges\n"
          "                 that may carry dead values dashed\n"
+         "  --ranks N      draw that lowering partitioned over N ranks, as\n"
+         "                 `eddy run --mode=distributed` runs it: a cluster\n"
+         "                 per rank, control-loop state machines pink,\n"
+         "                 send -> recv pairs red and dotted\n"
+         "  --placement P  with --ranks: a placement FILE or random:SEED\n"
+         "                 (docs/distributed.md)\n"
          "  -o OUT         write to OUT instead of standard output\n"
          "  -h, --help     show this help\n"
          "\n"
@@ -47,6 +60,19 @@ static int parse_args(int argc, char **argv, dot_args_t *a) {
       a->help = true;
     } else if (strcmp(arg, "--dataflow") == 0) {
       a->dataflow = true;
+    } else if (eddy_cli_flag_value(argc, argv, &i, "--ranks", &val)) {
+      char *end = NULL;
+      long n = val ? strtol(val, &end, 10) : 0;
+      if (!val || !*val || *end || n < 1 || n > EDDY_PARTITION_MAX_RANKS)
+        return eddy_cli_usage_error("dot",
+                                    "flag '--ranks' needs a count from 1 to "
+                                    "%d",
+                                    EDDY_PARTITION_MAX_RANKS);
+      a->ranks = (int32_t)n;
+    } else if (eddy_cli_flag_value(argc, argv, &i, "--placement", &val)) {
+      if (!val || !*val)
+        return eddy_cli_usage_error("dot", "flag '--placement' needs a value");
+      a->placement = val;
     } else if (eddy_cli_flag_value(argc, argv, &i, "--entry", &val)) {
       if (!val || !*val)
         return eddy_cli_usage_error("dot", "flag '--entry' needs a name");
@@ -61,6 +87,8 @@ static int parse_args(int argc, char **argv, dot_args_t *a) {
   }
   if (!a->help && !a->input)
     return eddy_cli_usage_error("dot", "missing input file");
+  if (a->placement && !a->ranks)
+    return eddy_cli_usage_error("dot", "'--placement' needs '--ranks'");
   return -1;
 }
 
@@ -91,9 +119,11 @@ static void indent(dot_state_t *s, int depth) {
 /// Short label: "core.add", plus a constant's value or an enter's frame.
 static void op_label(const eddy_op_t *op, eddy_buf_t *b) {
   eddy_buf_puts(b, op->name->str);
-  const char *attr = eddy_ir_op_is(op, "df.enter") ? "frame_name"
-                     : eddy_ir_op_is(op, "core.constant") ? "value"
-                                                          : NULL;
+  const char *attr =
+      eddy_ir_op_is(op, "df.enter")                                ? "frame_name"
+      : eddy_ir_op_is(op, "core.constant")                         ? "value"
+      : eddy_ir_op_is(op, "df.send") || eddy_ir_op_is(op, "df.recv") ? "key"
+                                                                     : NULL;
   const eddy_attr_t *a = attr ? eddy_ir_op_attr(op, attr) : NULL;
   if (!a)
     return;
@@ -121,10 +151,18 @@ static void emit_node(dot_state_t *s, const eddy_op_t *op, int depth) {
   eddy_buf_init(&label);
   op_label(op, &label);
   const char *n = op->name->str;
-  const char *style = strncmp(n, "df.", 3) == 0
-                          ? "shape=box, style=\"rounded,filled\", "
-                            "fillcolor=lightyellow"
-                          : "shape=box";
+  size_t ml = strlen(EDDY_PARTITION_MACHINE_LOC);
+  bool machine = op->loc && op->loc->line == 0 && op->loc->file &&
+                 strncmp(op->loc->file->str, EDDY_PARTITION_MACHINE_LOC,
+                         ml) == 0;
+  bool comm = eddy_ir_op_is(op, "df.send") || eddy_ir_op_is(op, "df.recv");
+  const char *style =
+      comm ? "shape=box, style=\"rounded,filled\", fillcolor=mistyrose, "
+             "color=red"
+      : machine ? "shape=box, style=\"rounded,filled\", fillcolor=pink"
+      : strncmp(n, "df.", 3) == 0
+          ? "shape=box, style=\"rounded,filled\", fillcolor=lightyellow"
+          : "shape=box";
   indent(s, depth);
   eddy_buf_printf(s->out, "n%zu [label=\"%s\", %s];\n", node_id(s, op),
                   label.data, style);
@@ -367,6 +405,43 @@ static eddy_status_t emit_dataflow(dot_state_t *s, const eddy_block_t *b) {
   return NULL;
 }
 
+/// ---- Partitioned form ------------------------------------------------------------
+
+/// One cluster per rank holding its dataflow drawing, then the edges of
+/// every rank, then each send joined to the recv of the same key.
+static eddy_status_t emit_partitions(dot_state_t *s, eddy_op_t **parts,
+                                     int32_t n) {
+  for (int32_t r = 0; r < n; r++) {
+    eddy_buf_printf(s->out,
+                    "  subgraph cluster_%d {\n    label=\"rank %d\"; "
+                    "style=bold;\n",
+                    s->cluster++, (int)r);
+    eddy_block_t *b = eddy_ir_func_entry(parts[r]);
+    mark_may_dead(s, b);
+    EDDY_RETURN_IF_ERROR(emit_dataflow(s, b));
+    eddy_buf_puts(s->out, "  }\n");
+  }
+  for (int32_t r = 0; r < n; r++)
+    eddy_ir_walk_pre(parts[r], edges_of, s);
+  for (int32_t r = 0; r < n; r++)
+    for (const eddy_op_t *snd = eddy_ir_func_entry(parts[r])->first; snd;
+         snd = snd->next) {
+      const eddy_attr_t *k = eddy_ir_op_is(snd, "df.send")
+                                 ? eddy_ir_op_attr(snd, "key")
+                                 : NULL;
+      for (int32_t q = 0; k && q < n; q++)
+        for (const eddy_op_t *rcv = eddy_ir_func_entry(parts[q])->first; rcv;
+             rcv = rcv->next)
+          if (eddy_ir_op_is(rcv, "df.recv") &&
+              eddy_ir_op_attr(rcv, "key") == k)
+            eddy_buf_printf(s->out,
+                            "  n%zu -> n%zu [style=dotted, color=red, "
+                            "constraint=false];\n",
+                            node_id(s, snd), node_id(s, rcv));
+    }
+  return NULL;
+}
+
 /// ---- Driver -------------------------------------------------------------------------
 
 static eddy_status_t run_dot(eddy_ctx_t *ctx, const dot_args_t *a,
@@ -397,7 +472,13 @@ static eddy_status_t run_dot(eddy_ctx_t *ctx, const dot_args_t *a,
       st = eddy_status_create(EDDY_ERR_INVALID_ARGUMENT,
                               "the module has no function");
   }
-  if (!st && a->dataflow) {
+  eddy_op_t **parts = NULL;
+  if (!st && a->ranks) {
+    parts = calloc((size_t)a->ranks, sizeof *parts);
+    st = parts ? eddy_cli_dist_partition(m, func, NULL, a->placement,
+                                         a->ranks, parts, NULL)
+               : eddy_status_create(EDDY_ERR_RESOURCE, "out of memory");
+  } else if (!st && a->dataflow) {
     st = eddy_lower_to_dataflow_func(func);
     if (!st)
       st = eddy_ir_verify_op(func);
@@ -413,20 +494,27 @@ static eddy_status_t run_dot(eddy_ctx_t *ctx, const dot_args_t *a,
                     "digraph \"%s%s\" {\n"
                     "  rankdir=TB;\n"
                     "  node [fontname=\"monospace\", fontsize=10];\n",
-                    eddy_ir_func_name(func), a->dataflow ? " (dataflow)" : "");
-    if (a->dataflow) {
+                    eddy_ir_func_name(func),
+                    a->ranks ? " (partitioned)"
+                    : a->dataflow ? " (dataflow)"
+                                  : "");
+    if (a->ranks) {
+      st = emit_partitions(&s, parts, a->ranks);
+    } else if (a->dataflow) {
       mark_may_dead(&s, b);
       st = emit_dataflow(&s, b);
     } else {
       emit_block(&s, b, 1);
     }
     if (!st) {
-      eddy_ir_walk_pre(func, edges_of, &s);
+      if (!a->ranks)
+        eddy_ir_walk_pre(func, edges_of, &s);
       eddy_buf_puts(out, "}\n");
     }
     eddy_ptrmap_destroy(&s.ids);
     eddy_ptrmap_destroy(&s.may_dead);
   }
+  free(parts);
   eddy_ir_module_destroy(m);
   return st;
 }

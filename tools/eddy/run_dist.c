@@ -62,18 +62,17 @@ static void add_device(void *user, const char *node, const char *device) {
   d->v[d->n++] = (eddy_placement_rule_t){copy, r};
 }
 
-/// Lowers, places and partitions func over n ranks.
-static eddy_status_t make_parts(eddy_module_t *m, eddy_op_t *func,
-                                const char *graphdef,
-                                const eddy_cli_interp_opts_t *o, int32_t n,
-                                eddy_op_t **parts,
-                                eddy_partition_info_t *info) {
+eddy_status_t eddy_cli_dist_partition(eddy_module_t *m, eddy_op_t *func,
+                                      const char *graphdef,
+                                      const char *placement, int32_t n,
+                                      eddy_op_t **parts,
+                                      eddy_partition_info_t *info) {
   EDDY_RETURN_IF_ERROR(eddy_lower_to_dataflow_func(func));
   EDDY_RETURN_IF_ERROR(eddy_ir_verify_op(func));
   eddy_placement_t p;
   eddy_placement_init(&p, n);
   eddy_status_t st = NULL;
-  const char *pl = o->placement;
+  const char *pl = placement;
   if (pl && strncmp(pl, "random:", 7) == 0) {
     char *end = NULL;
     unsigned long long seed = strtoull(pl + 7, &end, 10);
@@ -310,7 +309,7 @@ static eddy_status_t run_mpi(eddy_rt_ctx_t *rt, eddy_module_t *m,
   if (!st && !parts)
     st = eddy_status_create(EDDY_ERR_RESOURCE, "out of memory");
   if (!st)
-    st = make_parts(m, func, graphdef, o, L.size, parts, &info);
+    st = eddy_cli_dist_partition(m, func, graphdef, o->placement, L.size, parts, &info);
   L.rv = eddy_interp_rendezvous_create();
   pthread_t th;
   bool started = L.size > 1 && L.rv &&
@@ -394,7 +393,7 @@ eddy_status_t eddy_cli_run_dist(eddy_rt_ctx_t *rt, eddy_module_t *m,
                                  : eddy_status_create(EDDY_ERR_RESOURCE,
                                                       "out of memory");
   if (!st)
-    st = make_parts(m, func, graphdef, o, n, parts, &info);
+    st = eddy_cli_dist_partition(m, func, graphdef, o->placement, n, parts, &info);
   double t0 = eddy_cli_now_ms();
   if (!st) {
     eddy_interp_opts_t io = interp_opts(eval_opts, o);

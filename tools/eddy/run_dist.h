@@ -5,7 +5,19 @@
 #ifndef EDDY_TOOLS_EDDY_RUN_DIST_H
 #define EDDY_TOOLS_EDDY_RUN_DIST_H
 
+#include "lower/partition.h"
 #include "tools/eddy/run_interp.h"
+
+/// Lowers func to dataflow in place, places it over n ranks (placement: a
+/// --placement FILE, "random:SEED", or NULL for the defaults; graphdef: the
+/// .pb func came from, for its device fields, or NULL) and partitions it:
+/// the ranks' functions are added to m, parts[R] (room for n). `eddy run
+/// --mode=distributed` and `eddy dot --ranks` share it.
+eddy_status_t eddy_cli_dist_partition(eddy_module_t *m, eddy_op_t *func,
+                                      const char *graphdef,
+                                      const char *placement, int32_t n,
+                                      eddy_op_t **parts,
+                                      eddy_partition_info_t *info);
 
 /// Runs func (lowered in place; its partitions are added to m). graphdef:
 /// the .pb it was imported from (for its device fields), or NULL. Rank 0's
