@@ -1,10 +1,11 @@
 """Plots the loop gradient memory tables: bench/loop_memory/results.png.
 
     python3 bench/loop_memory/plot.py [--lstm results.md] [--revnet results_revnet.md]
+                                      [--revnet-shared results_revnet_shared.md]
                                       [--out results.png]
 
 Reads the tables that run.py writes (so a plot never needs a re-run) and draws,
-for the LSTM and for the RevNet, the working memory and the time of each policy
+for the LSTM and for the two RevNets, the working memory and the time of each policy
 against the trip count (depth), log-log. Needs matplotlib.
 """
 import argparse
@@ -56,12 +57,14 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--lstm", default=os.path.join(HERE, "results.md"))
     ap.add_argument("--revnet", default=os.path.join(HERE, "results_revnet.md"))
+    ap.add_argument("--revnet-shared",
+                    default=os.path.join(HERE, "results_revnet_shared.md"))
     ap.add_argument("--out", default=os.path.join(HERE, "results.png"))
     args = ap.parse_args()
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    fig, axes = plt.subplots(2, 2, figsize=(11, 8))
+    fig, axes = plt.subplots(3, 2, figsize=(11, 12))
     lstm = read_table(args.lstm)
     # The LSTM's checkpoint:SLOTS rows use sqrt(T) and log2(T) slots: two series.
     for r in lstm:
@@ -70,8 +73,10 @@ def main():
             r["policy"] = ("checkpoint:sqrt(T)" if slots * slots >= r["steps"]
                            else "checkpoint:log2(T)")
     draw(axes[0][0], axes[0][1], lstm, "LSTM gradient (hidden 256, batch 32)", "steps T")
-    draw(axes[1][0], axes[1][1], read_table(args.revnet), "RevNet gradient (batch 128, 2x64)",
-         "depth")
+    draw(axes[1][0], axes[1][1], read_table(args.revnet),
+         "RevNet gradient, weights per block", "depth")
+    draw(axes[2][0], axes[2][1], read_table(args.revnet_shared),
+         "RevNet gradient, weights shared", "depth")
     fig.tight_layout()
     fig.savefig(args.out, dpi=90)
     print("wrote " + args.out)

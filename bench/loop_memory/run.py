@@ -11,13 +11,14 @@ difference of the gradients from the stored policy's. The accumulator memory
 is the peak tensor bytes minus what every policy holds (inputs, weights,
 results: the peak of the forward function alone).
 
-    python3 bench/loop_memory/run.py [--model lstm|revnet] [--build DIR]
+    python3 bench/loop_memory/run.py [--model lstm|revnet|revnet_shared] [--build DIR]
                                      [--steps 100,1000,10000] [--out FILE.md]
                                      [--work DIR]
 
 Needs numpy and a Release build of eddy (bench/compare/run.sh makes both:
 build-bench/ and its virtual environment). The table goes to --out
-(default bench/loop_memory/results[_revnet].md) and to standard output.
+(default bench/loop_memory/results[_MODEL].md for revnet and revnet_shared) and to
+standard output.
 """
 import argparse
 import datetime
@@ -69,13 +70,42 @@ MODELS = {
                "what": "The RevNet of examples/revnet (batch 128, width 2x64, weights "
                        "uniform in +-1/64) differentiated w.r.t. everything, compiled AOT, "
                        "depth T."},
+    "revnet_shared": {"file": os.path.join(HERE, "revnet_shared.eddy"), "entry": "revnet",
+                      "wrt": "0,1,2,3,4,5", "grads": range(2, 8),
+                      "steps": "8,32,128,256,1024",
+                      "what": "The RevNet of examples/revnet with one set of weights shared by "
+                              "every block (revnet_shared.eddy; batch 128, width 2x64, weights "
+                              "uniform in +-1/1024, biases in +-0.01), differentiated w.r.t. "
+                              "everything, compiled AOT, depth T (an argument): the weights' "
+                              "gradients do not grow with T, so the working memory is the "
+                              "activations'."},
 }
+
+
+def revnet_shared_inputs(steps):
+    """x1, x2 [128, 64], wf [64, 64], bf [64], wg, bg, the depth, two seeds.
+
+    The same weights in every block make the activations grow geometrically
+    with the depth, by about the weights' norm per block, and the inverse's
+    rounding with them: weights of +-1/1024 keep that growth within f32 to
+    depth 1024."""
+    rng = np.random.default_rng(7)
+    half = (128, 64)
+    return [rng.standard_normal(half).astype(np.float32),
+            rng.standard_normal(half).astype(np.float32),
+            rng.uniform(-1 / 1024, 1 / 1024, (64, 64)).astype(np.float32),
+            rng.uniform(-0.01, 0.01, (64,)).astype(np.float32),
+            rng.uniform(-1 / 1024, 1 / 1024, (64, 64)).astype(np.float32),
+            rng.uniform(-0.01, 0.01, (64,)).astype(np.float32),
+            np.array(steps, np.int64),
+            np.ones(half, np.float32), np.ones(half, np.float32)]
 
 
 def inputs(work, steps, model="lstm"):
     """x [T, 32, 256], h0, c0, wx, wh, b and two seeds of ones; fixed seeds."""
     rng = np.random.default_rng(7)
-    arrays = revnet_inputs(steps) if model == "revnet" else [
+    arrays = revnet_inputs(steps) if model == "revnet" else revnet_shared_inputs(
+        steps) if model == "revnet_shared" else [
         rng.standard_normal((steps, BATCH, HIDDEN)).astype(np.float32) * 0.5,
         np.zeros((BATCH, HIDDEN), np.float32),
         np.zeros((BATCH, HIDDEN), np.float32),
@@ -131,7 +161,7 @@ def call(exe, ins, out, runs):
 
 
 def policies(steps, model="lstm"):
-    if model == "revnet":
+    if model.startswith("revnet"):
         return ["store", "checkpoint:4", "reversible"]
     return ["store", "checkpoint",
             "checkpoint:%d" % math.ceil(math.sqrt(steps)),
