@@ -357,7 +357,12 @@ bool eddy_rt_list_is_unique(const eddy_rt_list_t *list);
 /// ===========================================================================
 
 /// The signature of a generated entry point, `PREFIX_run` (see the header
-/// `eddy compile --emit=header` writes).
+/// `eddy compile --header FILE` writes). Threads: generated code has no
+/// mutable globals, so several threads may call one entry at once, each
+/// with its own context or sharing one (a context is thread-safe; its
+/// memory limit, budgets and cancellation then apply to all of their
+/// calls); arguments may be shared, results and err buffers may not
+/// (tests/embed, under ThreadSanitizer: scripts/tsan.sh).
 typedef int32_t (*eddy_rt_entry_fn)(eddy_rt_ctx_t *rt,
                                     const eddy_rt_tensor_t *args,
                                     eddy_rt_tensor_t *results, char *err,
