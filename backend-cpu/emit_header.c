@@ -65,10 +65,16 @@ eddy_status_t eddy_cpu_emit_header(const eddy_module_t *m, const char *entry,
       out,
       "///\n/// Returns 0 (EDDY_RT_OK) or an eddy_rt_code_t with a message in "
       "err\n/// (truncated to errlen; err may be NULL). On error every result "
-      "is empty.\n/// Thread-safe: calls share no mutable state.\n"
+      "is empty.\n///\n"
+      "/// Threads: the code has no mutable globals, so several threads may "
+      "call\n/// %s_run at once. Give each thread its own rt (a context's "
+      "memory\n/// limit, loop budgets and cancellation apply to every call "
+      "made with\n/// it), or share one (a context is thread-safe). args may "
+      "be shared\n/// (they are only read); results and err must be each "
+      "call's own.\n"
       "int32_t %s_run(eddy_rt_ctx_t *rt, const eddy_rt_tensor_t *args,\n"
       "               eddy_rt_tensor_t *results, char *err, size_t errlen);\n\n"
       "#ifdef __cplusplus\n}\n#endif\n#endif\n",
-      p);
+      p, p);
   return NULL;
 }

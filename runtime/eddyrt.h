@@ -353,6 +353,87 @@ int64_t eddy_rt_list_max_elements(const eddy_rt_list_t *list);
 bool eddy_rt_list_is_unique(const eddy_rt_list_t *list);
 
 /// ===========================================================================
+/// Comparing results (runtime/compare.c)
+/// ===========================================================================
+
+/// The signature of a generated entry point, `PREFIX_run` (see the header
+/// `eddy compile --header FILE` writes). Threads: generated code has no
+/// mutable globals, so several threads may call one entry at once, each
+/// with its own context or sharing one (a context is thread-safe; its
+/// memory limit, budgets and cancellation then apply to all of their
+/// calls); arguments may be shared, results and err buffers may not
+/// (tests/embed, under ThreadSanitizer: scripts/tsan.sh).
+typedef int32_t (*eddy_rt_entry_fn)(eddy_rt_ctx_t *rt,
+                                    const eddy_rt_tensor_t *args,
+                                    eddy_rt_tensor_t *results, char *err,
+                                    size_t errlen);
+
+/// The spacing of a float dtype's numbers just above 1 (2^-10 for f16,
+/// 2^-7 for bf16, FLT_EPSILON, DBL_EPSILON); 0 for the other dtypes.
+double eddy_rt_dtype_eps(int32_t dtype);
+
+/// How close a result must be to its reference. A float result passes when
+/// max_abs <= atol + rtol * max|reference| (the largest finite reference
+/// element); integer and i1 results must be equal. NaN matches only NaN,
+/// an infinity only the same infinity.
+typedef struct eddy_rt_compare_opts {
+  uint32_t struct_size; ///< sizeof(eddy_rt_compare_opts_t)
+  /// < 0 (the default): 4 eps(dtype) per op of the program (num_ops), the
+  /// rule of `eddy run --mode=compare`.
+  double rtol;
+  double atol;     ///< < 0 (the default): 0
+  int64_t num_ops; ///< the program's op count for the default rtol (>= 1)
+} eddy_rt_compare_opts_t;
+
+/// struct_size filled, rtol and atol -1 (the defaults), num_ops 1.
+eddy_rt_compare_opts_t eddy_rt_compare_opts_default(void);
+
+/// One result against its reference.
+typedef struct eddy_rt_compare_result {
+  bool same_type;   ///< dtype and dims agree (else nothing below is measured)
+  bool ok;          ///< same_type and within the tolerance
+  double max_abs;   ///< largest |got - ref| (inf: NaN against a number)
+  double max_rel;   ///< largest |got - ref| / |ref|
+  double max_ulp;   ///< largest distance in units in the last place of the
+                    ///< dtype (f16 and bf16 measured through f32)
+  double tolerance; ///< what max_abs was held to (0 for integers)
+  int64_t worst;    ///< flat index of the first largest |got - ref|; -1
+                    ///< when every element is equal
+} eddy_rt_compare_result_t;
+
+/// Compares got with ref element by element (any strides). opts may be
+/// NULL (defaults). Fails (INVALID_ARGUMENT) only for a tensor that does not
+/// validate; a dtype or shape that differs is a result with same_type
+/// false.
+eddy_rt_status_t eddy_rt_compare_tensor(const eddy_rt_tensor_t *ref,
+                                        const eddy_rt_tensor_t *got,
+                                        const eddy_rt_compare_opts_t *opts,
+                                        eddy_rt_compare_result_t *out_result);
+/// Calls run(rt, args, results) once and compares its num_results results
+/// with refs[0..num_results), writing one report per result to
+/// out_results[0..num_results) and whether all passed to *out_ok. The
+/// results are released before it returns. A failing call is returned as
+/// a status with the entry's code and message ("the entry failed: ...");
+/// a mismatch is not an error: it is in *out_ok and the reports. For
+/// applications that check a compiled model at start-up against reference
+/// results (from TensorFlow, or `eddy run`). Thread-safe as the entry is.
+eddy_rt_status_t eddy_rt_compare_entry(eddy_rt_ctx_t *rt, eddy_rt_entry_fn run,
+                                       const eddy_rt_tensor_t *args,
+                                       const eddy_rt_tensor_t *refs,
+                                       int64_t num_results,
+                                       const eddy_rt_compare_opts_t *opts,
+                                       eddy_rt_compare_result_t *out_results,
+                                       bool *out_ok);
+/// The reports as a JSON array, one object per result:
+/// {"index": 0, "ok": true, "same_type": true, "max_abs": 0, "max_rel": 0,
+/// "max_ulp": 0, "tolerance": 0} (the numbers null when not finite, and
+/// only "index", "ok" and "same_type" when the types differ). Written to
+/// buf as snprintf writes (NUL-terminated, truncated to size; buf may be
+/// NULL when size is 0); returns the length of the whole text.
+size_t eddy_rt_compare_json(const eddy_rt_compare_result_t *results,
+                            int64_t num_results, char *buf, size_t size);
+
+/// ===========================================================================
 /// Entry helpers for compiled code (runtime/entry.c)
 /// ===========================================================================
 

@@ -80,19 +80,21 @@ static eddy_status_t verify_loop_cond(const eddy_op_t *op) {
 }
 
 /// Whether `def` comes before `op` in their common block. Searches both
-/// ways at once, so the cost is proportional to the distance between them,
-/// which for a merge and its entry value is small.
+/// ways at once and stops when either way reaches the end of the block
+/// (def is then the other way), so the cost is the distance between them
+/// or to the nearer end, whichever is less: a merge and its entry value are
+/// near, and the merges of deeply nested conds, far from their switches,
+/// are near the end.
 static bool comes_before(const eddy_op_t *def, const eddy_op_t *op) {
   const eddy_op_t *back = op->prev, *fwd = op->next;
-  while (back || fwd) {
-    if (back == def)
+  for (;;) {
+    if (back == def || !fwd)
       return true;
-    if (fwd == def)
+    if (fwd == def || !back)
       return false;
-    back = back ? back->prev : NULL;
-    fwd = fwd ? fwd->next : NULL;
+    back = back->prev;
+    fwd = fwd->next;
   }
-  return false;
 }
 
 static eddy_status_t verify_merge(const eddy_op_t *op) {

@@ -94,11 +94,14 @@ static eddy_status_t shape_dims(const Tensorflow__TensorShapeProto *s,
   if (s->n_dim > EDDY_TF_MAX_RANK)
     return invalid("the shape has %zu dimensions (at most %d)", s->n_dim,
                    EDDY_TF_MAX_RANK);
+  int64_t numel = 1; // of the known dims: every size must fit int64
   for (size_t i = 0; i < s->n_dim; i++) {
     int64_t d = s->dim[i]->size;
     if (d < -1 || (d == -1 && !allow_unknown))
       return invalid("dimension %zu of the shape is %lld", i, (long long)d);
     dims[i] = d < 0 ? EDDY_DIM_DYNAMIC : d;
+    if (d >= 0 && !eddy_checked_mul_i64(numel, d, &numel))
+      return invalid("the element count of the shape overflows");
   }
   *rank = (int32_t)s->n_dim;
   return NULL;

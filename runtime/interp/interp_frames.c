@@ -81,10 +81,11 @@ static iter_t *iter_create(interp_t *I, frame_t *f, int64_t n) {
     eddy_buf_t b;
     eddy_buf_init(&b);
     interp_frame_describe(I, f, n, &b);
-    interp_fail(I, eddy_status_create(EDDY_ERR_RESOURCE,
-                               "%s: the loop ran past the limit of %" PRId64
-                               " iterations (--max-iterations)",
-                               b.data, I->opts.max_iterations));
+    eddy_buf_printf(&b, ": the loop ran past the limit of %" PRId64
+                        " iterations (--max-iterations); it is entered by ",
+                    I->opts.max_iterations);
+    interp_describe_op(g->frames[f->sid].enter, &b);
+    interp_fail(I, eddy_status_create(EDDY_ERR_RESOURCE, "%s", b.data));
     eddy_buf_destroy(&b);
     return NULL;
   }
@@ -305,6 +306,24 @@ static void notify(interp_t *I, frame_t *f, iter_t *it, uint32_t node,
   const interp_node_t *nd = &I->g->nodes[node];
   nstate_t *ns = &it->ns[node];
   if (nd->kind == IK_MERGE) {
+    if (ns->fired && !dead && !ns->any_dead) {
+      // TensorFlow forwards whichever live input came first: a race. Only
+      // the branches of a Switch (or a loop's entry and back edge, which
+      // arrive in different iterations) may feed one Merge.
+      eddy_buf_t b;
+      eddy_buf_init(&b);
+      interp_describe_op(nd->op, &b);
+      eddy_buf_printf(&b, ": inputs #%d and #%u are both live in ",
+                      ns->live_in, operand);
+      interp_frame_describe(I, f, it->n, &b);
+      interp_fail(I, eddy_status_create(EDDY_ERR_INVALID_ARGUMENT,
+                                        "%s (a merge forwards one value: its "
+                                        "inputs must come from the two "
+                                        "branches of a switch)",
+                                        b.data));
+      eddy_buf_destroy(&b);
+      return;
+    }
     if (ns->fired)
       return;
     if (!dead) {

@@ -64,6 +64,7 @@ static int32_t frame_lookup_or_add(interp_graph_t *g, const char *name,
   f->name = name;
   f->parent = parent;
   f->parallel = parallel;
+  f->depth = parent < 0 ? 1 : g->frames[parent].depth + 1;
   return g->num_frames++;
 }
 
@@ -191,11 +192,23 @@ static eddy_status_t node_init(interp_graph_t *g, interp_node_t *nd,
       return graph_error(op, EDDY_ERR_VERIFY, "needs a frame_name");
     int64_t par = eddy_ir_op_attr_int(op, "parallel_iterations", 10);
     int32_t fid = frame_lookup_or_add(g, a->u.str.data, nd->frame, par);
+    if (!g->frames[fid].enter)
+      g->frames[fid].enter = op;
     if (g->frames[fid].parent != nd->frame)
       return graph_error(op, EDDY_ERR_INVALID_ARGUMENT,
                          "enters its frame from another parent frame than "
                          "the frame's other df.enter ops (frame names must be "
                          "unique per loop)");
+    if (g->frames[fid].depth > INTERP_MAX_FRAME_DEPTH) {
+      eddy_buf_t b;
+      eddy_buf_init(&b);
+      eddy_buf_printf(&b, "opens loop frame '%s', nested more than %d frames "
+                          "deep",
+                      a->u.str.data, INTERP_MAX_FRAME_DEPTH);
+      eddy_status_t st = graph_error(op, EDDY_ERR_UNSUPPORTED, b.data);
+      eddy_buf_destroy(&b);
+      return st;
+    }
     g->frames[fid].num_enters++;
     nd->target_frame = fid;
     nd->is_constant = eddy_ir_op_attr_bool(op, "is_constant", false);
@@ -210,6 +223,12 @@ static eddy_status_t node_init(interp_graph_t *g, interp_node_t *nd,
     nd->target_frame = nd->frame;
     nd->exit_index = g->frames[nd->frame].num_exits++;
     out_frame = g->frames[nd->frame].parent;
+    break;
+  case IK_NEXT:
+    if (nd->frame < 0)
+      return graph_error(op, EDDY_ERR_INVALID_ARGUMENT,
+                         "is not inside a loop frame (no df.enter leads to "
+                         "it)");
     break;
   case IK_MERGE: {
     uint32_t back = 0, fwd = 0;

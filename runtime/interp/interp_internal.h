@@ -40,7 +40,14 @@ typedef struct interp_sframe {
   int32_t num_enters; ///< df.enter ops into this frame
   int32_t num_exits;  ///< df.exit ops out of it
   int64_t parallel;   ///< parallel_iterations of its first enter
+  int32_t depth;      ///< 1 for a frame in the root frame, and so on
+  const eddy_op_t *enter; ///< its first df.enter (errors name the loop by it)
 } interp_sframe_t;
+
+/// Deepest loop frame nesting the interpreter accepts (as functionalize):
+/// a frame's end is handled recursively, and no real model nests loops
+/// this deep.
+#define INTERP_MAX_FRAME_DEPTH 64
 
 /// Elements from which an op's tensor makes it worth another worker's
 /// wake-up (a few microseconds on a loaded machine).

@@ -11,10 +11,10 @@
 /// the CPU. Every result must match the evaluator's: integers exactly,
 /// floats within |got - ref| <= rtol * (1 + max|ref|) over the result, with
 /// rtol = 8 eps(dtype) per op of the function (as `eddy run
-/// --mode=compare`, but absolute near zero). Every K-th program is generated
-/// smooth and also differentiated (eddy_ad_grad): its gradient must pass
-/// eddy_ad_check's finite differences, and the gradient function runs
-/// through the same executions.
+/// --mode=compare`, but absolute near zero; eddy_rt_compare_tensor). Every
+/// K-th program is generated smooth and also differentiated (eddy_ad_grad):
+/// its gradient must pass eddy_ad_check's finite differences, and the
+/// gradient function runs through the same executions.
 ///
 /// A failure is shrunk (ops replaced by an operand, an argument or a
 /// constant, loops by their initial values, dead ops erased, while it still
@@ -33,9 +33,7 @@
 #include "runtime/interp/interp.h"
 #include "tests/difftest/gen.h"
 
-#include <float.h>
 #include <inttypes.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -279,20 +277,8 @@ static eddy_status_t run_all(eddy_rt_ctx_t *rt, const char *text,
 
 /// ---- Comparing --------------------------------------------------------------
 
-static double dtype_eps(int32_t dt) {
-  switch (dt) {
-  case EDDY_RT_F16:
-    return 9.765625e-4;
-  case EDDY_RT_BF16:
-    return 7.8125e-3;
-  case EDDY_RT_F32:
-    return FLT_EPSILON;
-  default:
-    return DBL_EPSILON;
-  }
-}
-
-/// Whether got matches ref; else a description in why.
+/// Whether got matches ref; else a description in why. Floats within
+/// 8 eps(dtype) per op, relative to 1 + max|ref| (an absolute part near 0).
 static bool close_enough(const eddy_eval_value_t *ref,
                          const eddy_eval_value_t *got, size_t num_ops,
                          eddy_buf_t *why) {
@@ -309,37 +295,29 @@ static bool close_enough(const eddy_eval_value_t *ref,
   if (!same || ref->kind != EDDY_EVAL_TENSOR)
     return same;
   const eddy_rt_tensor_t *r = &ref->tensor, *g = &got->tensor;
-  int64_t n = eddy_rt_tensor_numel(r);
-  if (!eddy_rt_dtype_is_float(r->dtype)) {
-    for (int64_t k = 0; k < n; k++)
-      if (eddy_rt_tensor_get_i64(r, k) != eddy_rt_tensor_get_i64(g, k)) {
-        eddy_buf_printf(why, "element %" PRId64 ": %" PRId64
-                             ", expected %" PRId64,
-                        k, eddy_rt_tensor_get_i64(g, k),
-                        eddy_rt_tensor_get_i64(r, k));
-        return false;
-      }
+  eddy_rt_compare_opts_t o = eddy_rt_compare_opts_default();
+  o.rtol = o.atol =
+      8 * eddy_rt_dtype_eps(r->dtype) * (double)(num_ops ? num_ops : 1);
+  eddy_rt_compare_result_t c;
+  eddy_rt_status_t st = eddy_rt_compare_tensor(r, g, &o, &c);
+  if (st) {
+    eddy_buf_printf(why, "%s", eddy_rt_status_message(st));
+    eddy_rt_status_destroy(st);
+    return false;
+  }
+  if (c.ok)
     return true;
-  }
-  double ref_max = 0;
-  for (int64_t k = 0; k < n; k++) {
-    double x = eddy_rt_tensor_get_f64(r, k);
-    if (isfinite(x) && fabs(x) > ref_max)
-      ref_max = fabs(x);
-  }
-  double tol = 8 * dtype_eps(r->dtype) * (double)(num_ops ? num_ops : 1) *
-               (1 + ref_max);
-  for (int64_t k = 0; k < n; k++) {
-    double x = eddy_rt_tensor_get_f64(r, k), y = eddy_rt_tensor_get_f64(g, k);
-    bool ok = (isnan(x) && isnan(y)) || x == y || fabs(x - y) <= tol;
-    if (!ok) {
-      eddy_buf_printf(why, "element %" PRId64 ": %.17g, expected %.17g "
-                           "(tolerance %.3g)",
-                      k, y, x, tol);
-      return false;
-    }
-  }
-  return true;
+  int64_t k = c.worst;
+  if (eddy_rt_dtype_is_float(r->dtype))
+    eddy_buf_printf(why, "element %" PRId64 ": %.17g, expected %.17g "
+                         "(tolerance %.3g)",
+                    k, eddy_rt_tensor_get_f64(g, k),
+                    eddy_rt_tensor_get_f64(r, k), c.tolerance);
+  else
+    eddy_buf_printf(why, "element %" PRId64 ": %" PRId64 ", expected %" PRId64,
+                    k, eddy_rt_tensor_get_i64(g, k),
+                    eddy_rt_tensor_get_i64(r, k));
+  return false;
 }
 
 static eddy_walk_result_t count_op(eddy_op_t *op, void *user) {

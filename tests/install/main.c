@@ -41,6 +41,23 @@ int main(void) {
   for (int i = 0; i < doubling_NUM_RESULTS; i++)
     eddy_rt_tensor_release(&results[i]);
 
+  // The check an application makes at start-up: the entry against
+  // reference results, a report per result, as JSON too.
+  float want_y[3] = {32, 64, 96};
+  int64_t want_n = 5;
+  eddy_rt_tensor_t refs[doubling_NUM_RESULTS];
+  eddy_rt_tensor_wrap(EDDY_RT_F32, 1, dims, want_y, &refs[0]);
+  eddy_rt_tensor_wrap(EDDY_RT_I64, 0, NULL, &want_n, &refs[1]);
+  eddy_rt_compare_result_t rep[doubling_NUM_RESULTS];
+  bool ok = false;
+  rs = eddy_rt_compare_entry(rt, doubling_run, args, refs, doubling_NUM_RESULTS,
+                             NULL, rep, &ok);
+  char json[1024];
+  eddy_rt_compare_json(rep, doubling_NUM_RESULTS, json, sizeof json);
+  printf("compare: %s %s\n", ok ? "ok" : "MISMATCH", json);
+  bad |= rs != NULL || !ok;
+  eddy_rt_status_destroy(rs);
+
   // A wrong shape is an error status and a message.
   const int64_t short_dims[1] = {2};
   eddy_rt_tensor_wrap(EDDY_RT_F32, 1, short_dims, x, &args[0]);

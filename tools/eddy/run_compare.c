@@ -5,7 +5,6 @@
 
 #include "tools/eddy/run_compiled.h"
 
-#include <float.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -66,58 +65,13 @@ bool eddy_cli_compare_list_valid(const char *list, char *why) {
 
 /// ---- One result against the reference ------------------------------------
 
-typedef struct cmp {
-  bool same_type;  ///< dtype and shape (or list structure) agree
-  bool is_tensor;
-  double max_abs, max_rel, max_ulp, tol;
-  bool ok;
-} cmp_t;
-
-static double dtype_eps(int32_t dt) {
-  switch (dt) {
-  case EDDY_RT_F16:
-    return 9.765625e-4;
-  case EDDY_RT_BF16:
-    return 7.8125e-3;
-  case EDDY_RT_F32:
-    return FLT_EPSILON;
-  default:
-    return DBL_EPSILON;
-  }
-}
-
-/// x's bits as an integer that orders like x (negative values below 0).
-static double ordered_f32(float x) {
-  int32_t b;
-  memcpy(&b, &x, sizeof b);
-  return b < 0 ? -(double)(b & INT32_MAX) : (double)b;
-}
-
-static double ordered_f64(double x) {
-  int64_t b;
-  memcpy(&b, &x, sizeof b);
-  return b < 0 ? -(double)(b & INT64_MAX) : (double)b;
-}
-
-/// Distance in units in the last place of the dtype between x and y
-/// (f16 and bf16 through f32, scaled to their mantissas).
-static double ulps(int32_t dt, double x, double y) {
-  if (x == y)
-    return 0;
-  if (dt == EDDY_RT_F64)
-    return fabs(ordered_f64(x) - ordered_f64(y));
-  double d = fabs(ordered_f32((float)x) - ordered_f32((float)y));
-  if (dt == EDDY_RT_F16)
-    return d / 8192.0; // 23 - 10 mantissa bits
-  if (dt == EDDY_RT_BF16)
-    return d / 65536.0; // 23 - 7
-  return d;
-}
-
-static cmp_t compare_values(const eddy_eval_value_t *ref,
-                            const eddy_eval_value_t *got,
-                            const eddy_cli_interp_opts_t *o, size_t num_ops) {
-  cmp_t c = {0};
+/// A tensor through eddy_rt_compare_tensor; a list by its structure only
+/// (its measures are NaN: not measured, null in the JSON).
+static eddy_rt_compare_result_t compare_values(const eddy_eval_value_t *ref,
+                                               const eddy_eval_value_t *got,
+                                               const eddy_cli_interp_opts_t *o,
+                                               size_t num_ops) {
+  eddy_rt_compare_result_t c = {.worst = -1};
   eddy_buf_t a, b;
   eddy_buf_init(&a);
   eddy_buf_init(&b);
@@ -127,44 +81,21 @@ static cmp_t compare_values(const eddy_eval_value_t *ref,
   eddy_buf_destroy(&a);
   eddy_buf_destroy(&b);
   c.ok = c.same_type;
-  if (!c.same_type || ref->kind != EDDY_EVAL_TENSOR)
+  if (!c.same_type)
     return c;
-  c.is_tensor = true;
-  const eddy_rt_tensor_t *r = &ref->tensor, *g = &got->tensor;
-  int64_t n = eddy_rt_tensor_numel(r);
-  bool is_float = eddy_rt_dtype_is_float(r->dtype);
-  double ref_max = 0;
-  for (int64_t k = 0; k < n; k++) {
-    double d = 0, rel = 0, u = 0;
-    if (is_float) {
-      double x = eddy_rt_tensor_get_f64(r, k), y = eddy_rt_tensor_get_f64(g, k);
-      if (isfinite(x) && fabs(x) > ref_max)
-        ref_max = fabs(x);
-      if (isnan(x) || isnan(y))
-        d = u = isnan(x) && isnan(y) ? 0 : INFINITY;
-      else if (x != y) {
-        d = isinf(x) || isinf(y) ? INFINITY : fabs(x - y);
-        u = ulps(r->dtype, x, y);
-      }
-      rel = d == 0 ? 0 : d / (fabs(x) > 0 ? fabs(x) : DBL_MIN);
-    } else {
-      int64_t x = eddy_rt_tensor_get_i64(r, k), y = eddy_rt_tensor_get_i64(g, k);
-      d = u = x == y ? 0 : fabs((double)x - (double)y);
-      rel = d == 0 ? 0 : d / (x ? fabs((double)x) : 1.0);
-    }
-    c.max_abs = d > c.max_abs ? d : c.max_abs;
-    c.max_rel = rel > c.max_rel ? rel : c.max_rel;
-    c.max_ulp = u > c.max_ulp ? u : c.max_ulp;
+  if (ref->kind != EDDY_EVAL_TENSOR) {
+    c.max_abs = c.max_rel = c.max_ulp = c.tolerance = NAN;
+    return c;
   }
-  if (is_float) {
-    double rtol = o->rtol >= 0 ? o->rtol
-                               : 4 * dtype_eps(r->dtype) *
-                                     (double)(num_ops ? num_ops : 1);
-    double atol = o->atol >= 0 ? o->atol : 0;
-    c.tol = atol + rtol * ref_max;
-    c.ok = c.max_abs <= c.tol;
-  } else {
-    c.ok = c.max_abs == 0;
+  eddy_rt_compare_opts_t co = eddy_rt_compare_opts_default();
+  co.rtol = o->rtol;
+  co.atol = o->atol;
+  co.num_ops = (int64_t)num_ops;
+  eddy_rt_status_t st =
+      eddy_rt_compare_tensor(&ref->tensor, &got->tensor, &co, &c);
+  if (st) { // results of eddy's own executions always validate
+    c.ok = false;
+    eddy_rt_status_destroy(st);
   }
   return c;
 }
@@ -178,7 +109,7 @@ typedef struct run {
   double ms;          ///< the call (compiled: without compiling)
   double compile_ms;  ///< compiled: the JIT compilation
   eddy_eval_value_t *vals;
-  cmp_t *cmp;         ///< per result, against the reference
+  eddy_rt_compare_result_t *cmp; ///< per result, against the reference
 } run_t;
 
 static eddy_walk_result_t count_op(eddy_op_t *op, void *user) {
@@ -231,7 +162,7 @@ static void print_text(const run_t *runs, int n, size_t nout) {
       continue;
     }
     for (size_t k = 0; k < nout; k++) {
-      const cmp_t *c = &r->cmp[k];
+      const eddy_rt_compare_result_t *c = &r->cmp[k];
       eddy_buf_t d;
       eddy_buf_init(&d);
       eddy_eval_value_describe(&ref->vals[k], &d);
@@ -242,11 +173,11 @@ static void print_text(const run_t *runs, int n, size_t nout) {
         printf("compare %s result %zu: MISMATCH: %s gives %s, %s %s\n",
                k_exec[r->x], k, k_exec[ref->x], d.data, k_exec[r->x], g.data);
         eddy_buf_destroy(&g);
-      } else if (c->is_tensor) {
+      } else if (ref->vals[k].kind == EDDY_EVAL_TENSOR) {
         printf("compare %s result %zu: %s max_abs_diff %.9g max_rel_diff "
                "%.9g max_ulp %.9g (tolerance %.9g): %s\n",
                k_exec[r->x], k, d.data, c->max_abs, c->max_rel, c->max_ulp,
-               c->tol, c->ok ? "ok" : "MISMATCH");
+               c->tolerance, c->ok ? "ok" : "MISMATCH");
       } else {
         printf("compare %s result %zu: %s: ok\n", k_exec[r->x], k, d.data);
       }
@@ -312,25 +243,15 @@ static eddy_status_t write_json(const char *path, const run_t *runs, int n,
       json_num(f, r->compile_ms);
     }
     if (i > 0 && !r->st) {
-      fputs(", \"results\": [", f);
-      for (size_t k = 0; k < nout; k++) {
-        const cmp_t *c = &r->cmp[k];
-        fprintf(f, "%s\n      {\"index\": %zu, \"ok\": %s, \"same_type\": %s",
-                k ? "," : "", k, c->ok ? "true" : "false",
-                c->same_type ? "true" : "false");
-        if (c->is_tensor) {
-          fputs(", \"max_abs\": ", f);
-          json_num(f, c->max_abs);
-          fputs(", \"max_rel\": ", f);
-          json_num(f, c->max_rel);
-          fputs(", \"max_ulp\": ", f);
-          json_num(f, c->max_ulp);
-          fputs(", \"tolerance\": ", f);
-          json_num(f, c->tol);
-        }
-        fputs("}", f);
+      size_t len = eddy_rt_compare_json(r->cmp, (int64_t)nout, NULL, 0);
+      char *text = malloc(len + 1);
+      if (!text) {
+        fclose(f);
+        return eddy_status_create(EDDY_ERR_RESOURCE, "out of memory");
       }
-      fputs("]", f);
+      eddy_rt_compare_json(r->cmp, (int64_t)nout, text, len + 1);
+      fprintf(f, ", \"results\": %s", text);
+      free(text);
     }
     fprintf(f, "}%s\n", i + 1 < n ? "," : "");
   }

@@ -114,4 +114,5 @@ def main():
     sys.stdout.buffer.write(b"".join(g))
 
 
-main()
+if __name__ == "__main__":
+    main()
