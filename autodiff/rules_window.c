@@ -2,9 +2,9 @@
 /// conv2d_filter_grad are bilinear and each one's adjoints are the other
 /// two (or conv2d itself), so the family is closed under differentiation to
 /// any order; avg_pool and avg_pool_grad are linear and each other's
-/// transpose; max_pool's gradient is max_pool_grad, whose own gradient
-/// with respect to its adjoint operand is refused (no core op gathers at
-/// the windows' maxima).
+/// transpose; max_pool's gradient is max_pool_grad, whose gradient with
+/// respect to its adjoint is the two-operand max_pool (the adjoint's
+/// elements at the maxima), whose gradient is max_pool_grad again.
 #include "autodiff/ad_internal.h"
 
 #include "dialects/core/core.h"
@@ -118,10 +118,13 @@ eddy_status_t ad_rule_window(ad_scope_t *s, eddy_op_t *op, eddy_value_t **g) {
     }
     return NULL;
   case EDDY_OP_CORE_MAX_POOL:
-    if (act0) {
+    // max_pool(x): x's maxima; max_pool(x, v): v's elements there, linear
+    // in v, piecewise constant in x. Either way the adjoint goes to the
+    // maxima's positions.
+    if (a1 ? act1 : act0) {
       TRY(ad_fwd(s, a0, &x));
       TRY(emit_window(s, op, "core.max_pool_grad", x, g[0], NULL, NULL, &r));
-      TRY(ad_adj_add(s, a0, r));
+      TRY(ad_adj_add(s, a1 ? a1 : a0, r));
     }
     return NULL;
   case EDDY_OP_CORE_AVG_POOL:
@@ -139,12 +142,13 @@ eddy_status_t ad_rule_window(ad_scope_t *s, eddy_op_t *op, eddy_value_t **g) {
     }
     return NULL;
   case EDDY_OP_CORE_MAX_POOL_GRAD:
-    // Piecewise constant in x (the maxima's positions); linear in dy, but
-    // its transpose gathers at the maxima, which no core op does.
-    if (act1)
-      return eddy_ir_op_error(op, "autodiff has no gradient of max_pool_grad "
-                                  "with respect to its adjoint operand (a "
-                                  "second-order gradient of max_pool)");
+    // Piecewise constant in x (the maxima's positions); linear in dy, its
+    // transpose reading the adjoint at the maxima: max_pool(x, g).
+    if (act1) {
+      TRY(ad_fwd(s, a0, &x));
+      TRY(emit_window(s, op, "core.max_pool", x, g[0], NULL, NULL, &r));
+      TRY(ad_adj_add(s, a1, r));
+    }
     return NULL;
   default:
     return eddy_ir_op_error(op, "is not a sliding-window op");

@@ -147,13 +147,12 @@ static int count(win_t *c, int p0, int p1) {
 
 /// The maximum of x's window at (p0, p1) over channel ch of batch element
 /// bn, the first in tap order replaced only by a strictly larger one, as
-/// f64 (-inf when the window covers no input element); with want_tap, *hit
-/// is whether it is at tap (k0, k1).
+/// f64 (-inf when the window covers no input element), and its tap
+/// (*t0_out, *t1_out; -1 when none).
 static eddy_status_t window_max(win_t *c, eddy_value_t *x, int bn, int p0,
-                                int p1, int ch, int k0, int k1, int *out,
-                                int *hit) {
+                                int p1, int ch, int *out, int *t0_out,
+                                int *t1_out) {
   cpu_emit_t *e = c->e;
-  bool want_tap = hit != NULL;
   int ninf = fconst(e, "f64", -INFINITY), no = iconst(e, "i1", 0);
   int m1 = kconst(c, -1);
   int r = cpu_fresh(e), t0 = cpu_fresh(e), best = cpu_fresh(e),
@@ -196,13 +195,10 @@ static eddy_status_t window_max(win_t *c, eddy_value_t *x, int bn, int p0,
   cpu_p(e, "%%t%d = arith.addf %%t%d#0, %%t%d : f64\n", res, r,
         fconst(e, "f64", 0.0));
   *out = res;
-  if (want_tap) {
-    int a0 = cpu_fresh(e), a1 = cpu_fresh(e);
-    cpu_p(e, "%%t%d = arith.addi %%t%d#2, %%t%d : index\n", a0, r, c->c0);
-    cpu_p(e, "%%t%d = arith.addi %%t%d#3, %%t%d : index\n", a1, r, c->c0);
-    *hit = and1(c, cmp(e, "arith.cmpi", "eq", a0, k0, "index"),
-                cmp(e, "arith.cmpi", "eq", a1, k1, "index"));
-  }
+  *t0_out = cpu_fresh(e);
+  *t1_out = cpu_fresh(e);
+  cpu_p(e, "%%t%d = arith.addi %%t%d#2, %%t%d : index\n", *t0_out, r, c->c0);
+  cpu_p(e, "%%t%d = arith.addi %%t%d#3, %%t%d : index\n", *t1_out, r, c->c0);
   return NULL;
 }
 
@@ -283,10 +279,23 @@ eddy_status_t cpu_kernel_window(cpu_emit_t *e, eddy_op_t *op) {
     result = r0;
     break;
   }
-  case EDDY_OP_CORE_MAX_POOL:
+  case EDDY_OP_CORE_MAX_POOL: {
+    int t0, t1;
     EDDY_RETURN_IF_ERROR(
-        window_max(&c, a, o[0], o[1], o[2], o[3], -1, -1, &result, NULL));
+        window_max(&c, a, o[0], o[1], o[2], o[3], &result, &t0, &t1));
+    if (!b)
+      break;
+    // The element of b at the maximum's tap (0 when there is none).
+    int any = cmp(e, "arith.cmpi", "sge", t0, c.c0, "index");
+    int v = if_open(&c, any);
+    int ok;
+    int i0 = tap(&c, 0, o[1], t0, &ok), i1 = tap(&c, 1, o[2], t1, &ok);
+    EDDY_RETURN_IF_ERROR(load(&c, b, o[0], i0, i1, o[3], &y));
+    if_else(&c, y);
+    if_close(&c, zero);
+    result = v;
     break;
+  }
   case EDDY_OP_CORE_AVG_POOL: {
     r0 = for_open(&c, kconst(&c, c.w.size[0]), zero, &k0, &acc0);
     int i0 = tap(&c, 0, o[1], k0, &ok0);
@@ -315,9 +324,11 @@ eddy_status_t cpu_kernel_window(cpu_emit_t *e, eddy_op_t *op) {
       if_else(&c, fadd(&c, acc1,
                        op2(e, "arith.divf", y, count(&c, p0, p1), "f64")));
     } else {
-      int m, hit;
+      int m, t0, t1;
       EDDY_RETURN_IF_ERROR(
-          window_max(&c, a, o[0], p0, p1, o[3], k0, k1, &m, &hit));
+          window_max(&c, a, o[0], p0, p1, o[3], &m, &t0, &t1));
+      int hit = and1(&c, cmp(e, "arith.cmpi", "eq", t0, k0, "index"),
+                     cmp(e, "arith.cmpi", "eq", t1, k1, "index"));
       if_else(&c, sel(e, hit, fadd(&c, acc1, y), acc1, "f64"));
     }
     if_close(&c, acc1);

@@ -129,12 +129,13 @@ static double element(eddy_rt_window_op_t kind, const win_t *c,
         }
       }
     return acc;
-  case EDDY_RT_MAX_POOL: {
+  case EDDY_RT_MAX_POOL: { // b, when given: the values selected
     int64_t t0, t1;
     if (!argmax(c, o[0], o[1], o[2], o[3], &t0, &t1))
-      return -INFINITY;
+      return b ? 0.0 : -INFINITY;
     return eddy_rt_tensor_get_f64(
-        a, at4(a->dims, o[0], tap(c, 0, o[1], t0), tap(c, 1, o[2], t1), o[3]));
+        b ? b : a,
+        at4(a->dims, o[0], tap(c, 0, o[1], t0), tap(c, 1, o[2], t1), o[3]));
   }
   case EDDY_RT_AVG_POOL: {
     for (int64_t k0 = 0; k0 < w->size[0]; k0++) {
@@ -184,7 +185,7 @@ eddy_rt_status_t eddy_rt_window(eddy_rt_ctx_t *ctx, eddy_rt_window_op_t kind,
   const char *op = k_names[kind];
   bool two = kind == EDDY_RT_CONV2D || kind == EDDY_RT_CONV2D_INPUT_GRAD ||
              kind == EDDY_RT_CONV2D_FILTER_GRAD ||
-             kind == EDDY_RT_MAX_POOL_GRAD;
+             kind == EDDY_RT_MAX_POOL_GRAD || (kind == EDDY_RT_MAX_POOL && b);
   EDDY_RT_RETURN_IF_ERROR(rt_check_operand(a, op, 0));
   if (two)
     EDDY_RT_RETURN_IF_ERROR(rt_check_operand(b, op, 1));
@@ -249,6 +250,12 @@ eddy_rt_status_t eddy_rt_window(eddy_rt_ctx_t *ctx, eddy_rt_window_op_t kind,
     break;
   case EDDY_RT_MAX_POOL:
   case EDDY_RT_AVG_POOL:
+    for (int j = 0; b && j < 4; j++)
+      if (a->dims[j] != b->dims[j])
+        return rt_err(EDDY_RT_ERR_INVALID_ARGUMENT, op,
+                      "the input %s and the selected operand %s differ in "
+                      "shape",
+                      rt_shape_str(a, sa), rt_shape_str(b, sb));
     c.in[0] = a->dims[1];
     c.in[1] = a->dims[2];
     dims[0] = a->dims[0];

@@ -303,7 +303,8 @@ typedef struct eddy_rt_window {
 /// (and b for the two-operand ops, else NULL), float rank-4 tensors of one
 /// dtype: conv2d(x, filter), conv2d_input_grad(dy, filter),
 /// conv2d_filter_grad(x, dy) (w->size: the filter's [KH, KW]),
-/// max_pool(x), avg_pool(x), max_pool_grad(x, dy), avg_pool_grad(dy).
+/// max_pool(x) or max_pool(x, g) (g's elements at x's maxima),
+/// avg_pool(x), max_pool_grad(x, dy), avg_pool_grad(dy).
 /// input_size ([H, W]) is read by the input-gradient ops only. Every
 /// element is accumulated in f64 in tap order and rounded once.
 eddy_rt_status_t eddy_rt_window(eddy_rt_ctx_t *ctx, eddy_rt_window_op_t kind,

@@ -274,8 +274,17 @@ const eddy_op_def_t eddy_core_op_defs[EDDY_CORE_OP_COUNT_] = {
        NULL, eddy_core_infer_window, NULL),
     OP(CONV2D_FILTER_GRAD, "conv2d_filter_grad", 2, PURE,
        attrs_conv_filter_grad, NULL, eddy_core_infer_window, NULL),
-    OP(MAX_POOL, "max_pool", 1, PURE, attrs_pool, NULL, eddy_core_infer_window,
-       NULL),
+    [EDDY_CORE_OP_MAX_POOL] =
+        {
+            .name = "core.max_pool",
+            .num_operands = EDDY_VARIADIC, // x, and optionally g: the
+            .min_operands = 1,             // elements of g at x's maxima
+            .num_results = 1,
+            .traits = PURE,
+            .attrs = attrs_pool,
+            .infer = eddy_core_infer_window,
+            .opcode = EDDY_OP_CORE_MAX_POOL,
+        },
     OP(AVG_POOL, "avg_pool", 1, PURE, attrs_pool, NULL, eddy_core_infer_window,
        NULL),
     OP(MAX_POOL_GRAD, "max_pool_grad", 2, PURE, attrs_pool, NULL,

@@ -161,6 +161,13 @@ eddy_status_t eddy_core_infer_window(eddy_infer_ctx_t *ic) {
     break;
   case EDDY_CORE_OP_MAX_POOL:
   case EDDY_CORE_OP_AVG_POOL:
+    if (k == EDDY_CORE_OP_MAX_POOL && ic->num_operands > 2)
+      return eddy_ir_infer_error(ic, "takes one or two operands, got %zu",
+                                 ic->num_operands);
+    for (int j = 0; b && j < 4; j++)
+      EDDY_RETURN_IF_ERROR(same_dim(ic, a->dims[j], b->dims[j],
+                                    "the input's dims and the selected "
+                                    "operand's"));
     out[0] = a->dims[0];
     EDDY_RETURN_IF_ERROR(positions(ic, &w, 0, a->dims[1], &out[1]));
     EDDY_RETURN_IF_ERROR(positions(ic, &w, 1, a->dims[2], &out[2]));

@@ -333,8 +333,8 @@ static void spread(double *v, int n, double phase) {
 
 /// conv2d with strides, dilations and uneven pads, and the two pools, on a
 /// dynamic batch: first-order gradients against finite differences, and
-/// second-order ones of the conv2d family (closed under differentiation)
-/// and of avg_pool.
+/// second-order ones of the conv2d family (closed under differentiation),
+/// of avg_pool and of max_pool.
 static void test_window(void **state) {
   fixture_t *f = *state;
   parse(f,
@@ -358,6 +358,11 @@ static void test_window(void **state) {
         "    %6 = \"core.mul\"(%3, %5) : (tensor<2x3x3x2xf64>, tensor<2x3x3x1xf64>) -> tensor<2x3x3x2xf64>\n"
         "    \"func.return\"(%6) : (tensor<2x3x3x2xf64>) -> ()\n"
         "  }\n"
+        "  func.func @h(%arg0: tensor<2x5x6x2xf64>) -> tensor<2x3x3x2xf64> {\n"
+        "    %0 = \"core.max_pool\"(%arg0) {window = [2, 3], strides = [2, 2], pads = [0, 1, 1, 1]} : (tensor<2x5x6x2xf64>) -> tensor<2x3x3x2xf64>\n"
+        "    %1 = \"core.mul\"(%0, %0) : (tensor<2x3x3x2xf64>, tensor<2x3x3x2xf64>) -> tensor<2x3x3x2xf64>\n"
+        "    \"func.return\"(%1) : (tensor<2x3x3x2xf64>) -> ()\n"
+        "  }\n"
         "}\n");
   int64_t dx[4] = {2, 5, 6, 2}, dw[4] = {2, 3, 2, 3};
   double vx[120], vw[36];
@@ -374,6 +379,11 @@ static void test_window(void **state) {
   eddy_eval_value_t args2[3] = {args[0], args[1], tensor(f, 4, ds, vs)};
   size_t wrt2[3] = {0, 1, 2};
   grad_and_check(f, "g_grad", wrt2, 3, args2);
+  // max_pool twice: max_pool_grad, then the two-operand max_pool (the
+  // seed's elements at the maxima).
+  grad_and_check(f, "h", wrt, 1, args);
+  eddy_eval_value_t args3[2] = {args[0], args2[2]};
+  grad_and_check(f, "h_grad", wrt2, 2, args3);
   eddy_eval_value_release(&args2[2]);
   for (int i = 0; i < 2; i++)
     eddy_eval_value_release(&args[i]);
