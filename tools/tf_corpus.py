@@ -228,6 +228,38 @@ def m_mha_block():
     return fn
 
 
+def conv_text_model():
+    keras.utils.set_random_seed(13)
+    return keras.Sequential([
+        keras.Input((8,)), keras.layers.Embedding(V, D),
+        keras.layers.Conv1D(5, 3, padding="same", activation="relu"),
+        keras.layers.MaxPooling1D(2), keras.layers.Conv1D(5, 2, activation="relu"),
+        keras.layers.GlobalMaxPooling1D(), keras.layers.Dense(2)])
+
+
+def m_keras_conv_text():
+    """A Keras text classifier: Embedding, Conv1D (SAME, relu), MaxPooling1D, Conv1D (VALID,
+    relu), GlobalMaxPooling1D and Dense over a dynamic batch of 8 tokens (fed as floats k + 0.5
+    and truncated by a cast, away from the cast's steps), log-softmax. The weights are inputs
+    (Keras' stateless_call), so the gradient variant holds Conv2DBackpropFilter, MaxPoolGrad
+    and the embedding's gradient."""
+    model = conv_text_model()
+
+    def fn(x, *ws):
+        y, _ = model.stateless_call(list(ws), [], tf.cast(x, tf.int32))
+        return [tf.nn.log_softmax(y)]
+
+    return fn
+
+
+def conv_text_inputs():
+    # Weights of unit scale, not Keras' small initial ones: the relus' and max pools' kinks
+    # then lie far from the values, beyond the steps of finite differences.
+    ws = [rnd(61 + i, v.shape, 0.7) for i, v in enumerate(conv_text_model().trainable_variables)]
+    toks = np.random.RandomState(60).randint(0, V, (B, 8)).astype(np.float32) + 0.5
+    return [("x", toks)] + [("w%d" % i, w) for i, w in enumerate(ws)]
+
+
 def train_step_weights():
     keras.utils.set_random_seed(10)
     model = keras.Sequential([keras.Input((T, D)), keras.layers.LSTM(H), keras.layers.Dense(1)])
@@ -307,13 +339,14 @@ MODELS = {
                                                       ("lens", np.array([5.5, 2.5], np.float32))],
                          ("v1", "v2"), True),
     "mha_block": (m_mha_block, lambda: [("x", rnd(48, [B, T, D]))], ("v1", "v2"), False),
+    "keras_conv_text": (m_keras_conv_text, conv_text_inputs, ("v1", "v2"), True),
     # TensorFlow's v1 TensorArray gradient of Keras' loop fails to run in TensorFlow itself.
     "lstm_train_step": (m_lstm_train_step, train_step_inputs, ("v2",), False),
 }
 
 
 # Feeds declared with dynamic dimensions (None), by model.
-FEED_SHAPES = {"keras_gru_dyn": {"x": [None, None, D]}}
+FEED_SHAPES = {"keras_gru_dyn": {"x": [None, None, D]}, "keras_conv_text": {"x": [None, 8]}}
 
 
 def build_v1(fn, inputs, shapes=None):
