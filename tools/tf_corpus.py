@@ -331,7 +331,7 @@ MODELS = {
                                   "(dynamic batch and time: its zero state is a Fill of a run-time "
                                   "shape).", lambda: keras.layers.GRU(
         H, go_backwards=True, return_sequences=True), 11),
-        lambda: [("x", rnd(46, [B, T, D]))], ("v1", "v2"), False),
+        lambda: [("x", rnd(46, [B, T, D]))], ("v1", "v2"), True),
     "dynamic_rnn": (m_dynamic_rnn, lambda: [("x", rnd(47, [B, T, D])),
                                             ("lens", np.array([5.5, 3.5], np.float32))],
                     ("v1", "v2"), True),
