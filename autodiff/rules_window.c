@@ -10,37 +10,18 @@
 #include "dialects/core/core.h"
 #include "dialects/dialects.h"
 
-#include <string.h>
-
 #define TRY EDDY_RETURN_IF_ERROR
-
-/// The attributes that describe op's window in a new op named `name`, plus
-/// `size_name` = size (when size_name is not NULL). out holds at least 5.
-static size_t window_attrs(ad_scope_t *s, const eddy_op_t *op,
-                           const char *name, const char *size_name,
-                           const int64_t *size, eddy_named_attr_t *out) {
-  eddy_core_window_t w;
-  eddy_core_window_get(op, &w);
-  bool conv = strncmp(name, "core.conv2d", 11) == 0;
-  size_t n = 0;
-  if (conv)
-    ad_attr_i64s(s->ad, "dilations", w.dilations, 2, &out[n++]);
-  ad_attr_i64s(s->ad, "pads", w.pads, 4, &out[n++]);
-  ad_attr_i64s(s->ad, "strides", w.strides, 2, &out[n++]);
-  if (!conv)
-    ad_attr_i64s(s->ad, "window", w.size, 2, &out[n++]);
-  if (size_name)
-    ad_attr_i64s(s->ad, size_name, size, 2, &out[n++]);
-  return n;
-}
 
 /// Emits `name`(a[, b]) with op's window (and size_name = size).
 static eddy_status_t emit_window(ad_scope_t *s, eddy_op_t *op,
                                  const char *name, eddy_value_t *a,
                                  eddy_value_t *b, const char *size_name,
                                  const int64_t *size, eddy_value_t **out) {
+  eddy_core_window_t w;
+  eddy_core_window_get(op, &w);
   eddy_named_attr_t attrs[5];
-  size_t na = window_attrs(s, op, name, size_name, size, attrs);
+  size_t na =
+      eddy_core_window_attrs(s->ad->ctx, name, &w, size_name, size, attrs);
   eddy_value_t *ops[2] = {a, b};
   return ad_emit(s, name, ops, b ? 2 : 1, attrs, na, out);
 }

@@ -139,6 +139,14 @@ typedef struct eddy_core_window {
 /// op. False when op is none of them.
 bool eddy_core_window_get(const eddy_op_t *op, eddy_core_window_t *out);
 
+/// The attributes that give the window w to a new op named `name` ("core."
+/// conv2d ops: dilations; pools: window), plus size_name = size ([2]) when
+/// size_name is not NULL; writes at most 5 to out, returns how many.
+size_t eddy_core_window_attrs(eddy_ctx_t *ctx, const char *name,
+                              const eddy_core_window_t *w,
+                              const char *size_name, const int64_t *size,
+                              eddy_named_attr_t *out);
+
 #ifdef __cplusplus
 }
 #endif

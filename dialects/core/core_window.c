@@ -233,3 +233,23 @@ bool eddy_core_window_get(const eddy_op_t *op, eddy_core_window_t *out) {
   }
   return true;
 }
+
+size_t eddy_core_window_attrs(eddy_ctx_t *ctx, const char *name,
+                              const eddy_core_window_t *w,
+                              const char *size_name, const int64_t *size,
+                              eddy_named_attr_t *out) {
+  bool conv = strncmp(name, "core.conv2d", 11) == 0;
+  size_t n = 0;
+#define ARR(nm, v, k)                                                          \
+  out[n++] = eddy_ir_named_attr(ctx, nm, eddy_ir_i64_array_attr_get(ctx, v, k))
+  if (conv)
+    ARR("dilations", w->dilations, 2);
+  ARR("pads", w->pads, 4);
+  ARR("strides", w->strides, 2);
+  if (!conv)
+    ARR("window", w->size, 2);
+  if (size_name)
+    ARR(size_name, size, 2);
+#undef ARR
+  return n;
+}

@@ -155,17 +155,8 @@ static eddy_status_t build(eddy_tfl_t *z, const eddy_op_t *op,
                            const char *name, eddy_value_t *a, eddy_value_t *b,
                            const eddy_core_window_t *w, const char *size_name,
                            const int64_t *size) {
-  bool conv = strncmp(name, "core.conv2d", 11) == 0;
   eddy_named_attr_t at[5];
-  size_t n = 0;
-  if (conv)
-    at[n++] = eddy_tfl_ints_attr(z, "dilations", w->dilations, 2);
-  at[n++] = eddy_tfl_ints_attr(z, "pads", w->pads, 4);
-  at[n++] = eddy_tfl_ints_attr(z, "strides", w->strides, 2);
-  if (!conv)
-    at[n++] = eddy_tfl_ints_attr(z, "window", w->size, 2);
-  if (size_name)
-    at[n++] = eddy_tfl_ints_attr(z, size_name, size, 2);
+  size_t n = eddy_core_window_attrs(z->ctx, name, w, size_name, size, at);
   eddy_value_t *ops[2] = {a, b}, *r = NULL;
   EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, name, ops, b ? 2 : 1, at, n, &r));
   tfl_out1(z, op, r);
