@@ -5,8 +5,8 @@ from Keras' own layers and TensorFlow's library functions, frozen, with TensorFl
 Where tools/tf_fixtures.py writes one small program per control-flow pattern, this corpus holds
 whole models: Keras LSTM, GRU and SimpleRNN layers (sequences and states), a Bidirectional
 LSTM, stacked layers, a masked LSTM, an attention decoder step, a greedy decoder and a small
-beam search whose trip counts depend on the data, a tf.scan model, and one SGD step of an LSTM
-regressor with its gradients. Each is written as <model>_v2 (a frozen tf.function) and, where
+beam search whose trip counts depend on the data, a tf.scan model, one SGD step of an LSTM
+regressor with its gradients, and a Conv1D text classifier. Each is written as <model>_v2 (a frozen tf.function) and, where
 TensorFlow can build it, <model>_v1 (a compat.v1 graph with v1 control flow, its variables
 frozen into constants); the fixtures' layout is tools/tf_fixtures.py's.
 
