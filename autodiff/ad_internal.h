@@ -246,6 +246,8 @@ eddy_status_t ad_rule_split(ad_scope_t *s, eddy_op_t *op, eddy_value_t **g);
 eddy_status_t ad_rule_slice(ad_scope_t *s, eddy_op_t *op, eddy_value_t **g);
 eddy_status_t ad_rule_pad(ad_scope_t *s, eddy_op_t *op, eddy_value_t **g);
 eddy_status_t ad_rule_gather(ad_scope_t *s, eddy_op_t *op, eddy_value_t **g);
+/// rules_window.c: conv2d and the pools, and their gradient ops.
+eddy_status_t ad_rule_window(ad_scope_t *s, eddy_op_t *op, eddy_value_t **g);
 
 eddy_status_t ad_if_grad(ad_scope_t *s, eddy_op_t *op, eddy_value_t **g);
 eddy_status_t ad_while_grad(ad_scope_t *s, eddy_op_t *op, eddy_value_t **g);

@@ -1139,6 +1139,14 @@ static const ad_rule_t k_rules[EDDY_OP_COUNT_] = {
     [EDDY_OP_CORE_TOPK] = {r_topk},
     [EDDY_OP_CORE_WHERE] = {.zero = "an integer result: the coordinates of "
                                     "the nonzero elements"},
+    /* sliding windows */
+    [EDDY_OP_CORE_CONV2D] = {ad_rule_window},
+    [EDDY_OP_CORE_CONV2D_INPUT_GRAD] = {ad_rule_window},
+    [EDDY_OP_CORE_CONV2D_FILTER_GRAD] = {ad_rule_window},
+    [EDDY_OP_CORE_MAX_POOL] = {ad_rule_window},
+    [EDDY_OP_CORE_AVG_POOL] = {ad_rule_window},
+    [EDDY_OP_CORE_MAX_POOL_GRAD] = {ad_rule_window},
+    [EDDY_OP_CORE_AVG_POOL_GRAD] = {ad_rule_window},
     /* lists */
     [EDDY_OP_TL_EMPTY] = {.zero = ZERO_NO_OPERAND},
     [EDDY_OP_TL_RESERVE] = {.zero = "its operand is a length"},

@@ -7,6 +7,7 @@
 
 #include "backend-cpu/emit_internal.h"
 
+#include <math.h>
 #include <string.h>
 
 /// f16 and bf16 compute in f32 (the contract rounds from f32 for them).
@@ -95,6 +96,14 @@ static inline eddy_status_t loops_over(cpu_emit_t *e, eddy_value_t *v,
   return NULL;
 }
 
+/// The run-time dims of v as index values (constants where static).
+static inline eddy_status_t dims_v(cpu_emit_t *e, eddy_value_t *v, int *d) {
+  if (cpu_type_is_dynamic(v->type))
+    return cpu_dims(e, v, false, d);
+  for (int32_t i = 0; i < v->type->rank; i++)
+    d[i] = cpu_index_const(e, v->type->dims[i]);
+  return NULL;
+}
 
 /// ---- f32 exp, expm1, log, tanh and sigmoid as inline arith ops
 /// (emit_vmath.c): each takes and gives an f32 register value.
@@ -116,5 +125,7 @@ eddy_status_t cpu_kernel_cumulative(cpu_emit_t *e, eddy_op_t *op);
 eddy_status_t cpu_kernel_scatter(cpu_emit_t *e, eddy_op_t *op);
 eddy_status_t cpu_kernel_topk(cpu_emit_t *e, eddy_op_t *op);
 eddy_status_t cpu_kernel_where(cpu_emit_t *e, eddy_op_t *op);
+/// emit_window.c: conv2d and the pools, and their gradient ops.
+eddy_status_t cpu_kernel_window(cpu_emit_t *e, eddy_op_t *op);
 
 #endif

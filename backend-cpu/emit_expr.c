@@ -1152,6 +1152,15 @@ static const cpu_op_info_t k_ops[EDDY_OP_COUNT_] = {
                             .kernel = cpu_kernel_where,
                             .reads_once = true,
                             .fallible = true},
+    // Sliding windows read each operand element once per tap: no fused
+    // producer is recomputed there.
+    KERNEL(CONV2D, cpu_kernel_window, false),
+    KERNEL(CONV2D_INPUT_GRAD, cpu_kernel_window, false),
+    KERNEL(CONV2D_FILTER_GRAD, cpu_kernel_window, false),
+    KERNEL(MAX_POOL, cpu_kernel_window, false),
+    KERNEL(AVG_POOL, cpu_kernel_window, false),
+    KERNEL(MAX_POOL_GRAD, cpu_kernel_window, false),
+    KERNEL(AVG_POOL_GRAD, cpu_kernel_window, false),
     [EDDY_OP_CTL_WHILE] = {.cls = CPU_OP_WHILE, .fallible = true},
     [EDDY_OP_CTL_IF] = {.cls = CPU_OP_IF},
     [EDDY_OP_CTL_CALL] = {.cls = CPU_OP_CALL},

@@ -6,15 +6,6 @@
 
 #include <string.h>
 
-/// The run-time dims of v as index values (constants where static).
-static eddy_status_t dims_v(cpu_emit_t *e, eddy_value_t *v, int *d) {
-  if (cpu_type_is_dynamic(v->type))
-    return cpu_dims(e, v, false, d);
-  for (int32_t i = 0; i < v->type->rank; i++)
-    d[i] = cpu_index_const(e, v->type->dims[i]);
-  return NULL;
-}
-
 /// result[i] = x[i with i_a replaced by dim_a - 1 - i_a for a in axes].
 eddy_status_t cpu_kernel_reverse(cpu_emit_t *e, eddy_op_t *op) {
   eddy_value_t *in = eddy_ir_op_operand(op, 0);

@@ -12,6 +12,9 @@
 /// at every exit.
 #include "backend-cpu/emit_internal.h"
 
+#include "dialects/core/core.h"
+#include "runtime/scalar.h"
+
 #include <stdio.h>
 #include <string.h>
 
@@ -510,6 +513,71 @@ static eddy_status_t range_dims(cpu_emit_t *e, eddy_op_t *op, bool check,
   return NULL;
 }
 
+/// The window positions along spatial dim j of an input dim n
+/// (eddy_scalar_window_out); a padded input shorter than the window fails.
+static dimv_t window_dim(cpu_emit_t *e, const eddy_op_t *op, bool check,
+                         const eddy_core_window_t *w, int j, dimv_t n) {
+  int64_t lo = w->pads[2 * j], hi = w->pads[2 * j + 1];
+  int64_t eff = (w->size[j] - 1) * w->dilations[j] + 1;
+  if (n.c >= 0)
+    return (dimv_t){-1, eddy_scalar_window_out(n.c, lo, hi, w->size[j],
+                                                w->dilations[j],
+                                                w->strides[j])};
+  int span = ibin(e, "arith.addi", n.v, cpu_index_const(e, lo + hi), "index");
+  int effv = cpu_index_const(e, eff);
+  if (check)
+    cpu_fail_dims(e, icmp(e, "slt", span, effv),
+                  cpu_dims_site(e, op,
+                                "the padded input is shorter than the window "
+                                "(size and window)"),
+                  span, effv);
+  int q = ibin(e, "arith.divsi", ibin(e, "arith.subi", span, effv, "index"),
+               cpu_index_const(e, w->strides[j]), "index");
+  return (dimv_t){ibin(e, "arith.addi", q, cpu_index_const(e, 1), "index"),
+                  -1};
+}
+
+/// The result dims of a sliding-window op (core_window.c's rules).
+static eddy_status_t window_dims(cpu_emit_t *e, eddy_op_t *op, bool check,
+                                 const eddy_core_window_t *w, const dimv_t *id,
+                                 dimv_t *out) {
+  eddy_opcode_t code = eddy_dialects_opcode(op);
+  const eddy_type_t *rt = op->results[0].type;
+  dimv_t bd[EDDY_RT_MAX_RANK];
+  if (op->num_operands > 1)
+    EDDY_RETURN_IF_ERROR(vdims(e, eddy_ir_op_operand(op, 1), check, bd));
+  for (int32_t d = 0; d < 4; d++)
+    out[d] = (dimv_t){-1, rt->dims[d]};
+  switch (code) {
+  case EDDY_OP_CORE_CONV2D:
+  case EDDY_OP_CORE_MAX_POOL:
+  case EDDY_OP_CORE_AVG_POOL:
+    out[0] = id[0];
+    out[1] = window_dim(e, op, check, w, 0, id[1]);
+    out[2] = window_dim(e, op, check, w, 1, id[2]);
+    if (code == EDDY_OP_CORE_CONV2D)
+      check_eq(e, check, op, "the input's channels and the filter's differ",
+               id[3], bd[2]);
+    else
+      out[3] = id[3];
+    break;
+  case EDDY_OP_CORE_MAX_POOL_GRAD:
+    for (int32_t d = 0; d < 4; d++)
+      out[d] = id[d];
+    check_eq(e, check, op, "the input's batch and the adjoint's differ",
+             id[0], bd[0]);
+    break;
+  case EDDY_OP_CORE_CONV2D_FILTER_GRAD:
+    check_eq(e, check, op, "the input's batch and the adjoint's differ",
+             id[0], bd[0]);
+    break;
+  default: // the input gradients: the batch of the adjoint operand
+    out[0] = id[0];
+    break;
+  }
+  return NULL;
+}
+
 static eddy_status_t infer_dims(cpu_emit_t *e, eddy_op_t *op, uint32_t r,
                                 bool check, dimv_t *out) {
   const eddy_type_t *rt = op->results[r].type;
@@ -810,6 +878,9 @@ static eddy_status_t infer_dims(cpu_emit_t *e, eddy_op_t *op, uint32_t r,
     }
     return NULL;
   }
+  eddy_core_window_t win;
+  if (eddy_core_window_get(op, &win))
+    return window_dims(e, op, check, &win, id, out);
   if (code == EDDY_OP_CORE_ARGMAX || code == EDDY_OP_CORE_ARGMIN) {
     int64_t axis =
         norm_axis(eddy_ir_op_attr_int(op, "axis", 0), in->type->rank);

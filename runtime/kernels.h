@@ -275,6 +275,45 @@ eddy_rt_status_t eddy_rt_where(eddy_rt_ctx_t *ctx, const eddy_rt_tensor_t *x,
                                const eddy_rt_tensor_t *n,
                                eddy_rt_tensor_t *out_t);
 
+/// ---- Sliding windows over NHWC tensors (k_window.c) -------------------------
+
+/// The ops of eddy_rt_window, named after their core ops.
+typedef enum eddy_rt_window_op {
+  EDDY_RT_CONV2D,
+  EDDY_RT_CONV2D_INPUT_GRAD,
+  EDDY_RT_CONV2D_FILTER_GRAD,
+  EDDY_RT_MAX_POOL,
+  EDDY_RT_AVG_POOL,
+  EDDY_RT_MAX_POOL_GRAD,
+  EDDY_RT_AVG_POOL_GRAD,
+} eddy_rt_window_op_t;
+
+/// A window over the two spatial dims: taps per dim (for conv2d and its
+/// input gradient the filter's, which the kernel reads from it), strides,
+/// dilations and pads (top, bottom, left, right); see
+/// eddy_scalar_window_out.
+typedef struct eddy_rt_window {
+  int64_t size[2];
+  int64_t strides[2];
+  int64_t dilations[2];
+  int64_t pads[4];
+} eddy_rt_window_t;
+
+/// The sliding-window op `kind` (semantics in docs/dialects/core.md) of a
+/// (and b for the two-operand ops, else NULL), float rank-4 tensors of one
+/// dtype: conv2d(x, filter), conv2d_input_grad(dy, filter),
+/// conv2d_filter_grad(x, dy) (w->size: the filter's [KH, KW]),
+/// max_pool(x) or max_pool(x, g) (g's elements at x's maxima),
+/// avg_pool(x), max_pool_grad(x, dy), avg_pool_grad(dy).
+/// input_size ([H, W]) is read by the input-gradient ops only. Every
+/// element is accumulated in f64 in tap order and rounded once.
+eddy_rt_status_t eddy_rt_window(eddy_rt_ctx_t *ctx, eddy_rt_window_op_t kind,
+                                const eddy_rt_tensor_t *a,
+                                const eddy_rt_tensor_t *b,
+                                const eddy_rt_window_t *w,
+                                const int64_t *input_size,
+                                eddy_rt_tensor_t *out_t);
+
 /// ---- TensorList ops (tl dialect) ---------------------------------------------
 /// Element shapes follow TensorFlow's lists: an item must match the known
 /// parts of the element shape; see docs/runtime.md. Indices and lengths

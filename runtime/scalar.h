@@ -225,6 +225,43 @@ EDDY_SCALAR_FLOAT_DEFS(f32, float)
 EDDY_SCALAR_FLOAT_DEFS(f64, double)
 #undef EDDY_SCALAR_FLOAT_DEFS
 
+/// ---- Sliding windows (conv2d and the pools) ---------------------------------
+
+/// The number of positions of a window of k taps, dilation d, stride s over
+/// a dim of n padded by lo before and hi after: floor((n + lo + hi -
+/// ((k - 1) * d + 1)) / s) + 1, as TensorFlow's VALID and EXPLICIT padding
+/// (SAME is the padding eddy_scalar_window_same gives). -1 when the padded
+/// dim is shorter than the window or a parameter is out of range (k, d,
+/// s < 1, lo, hi < 0), or when the sum would overflow.
+static inline int64_t eddy_scalar_window_out(int64_t n, int64_t lo,
+                                             int64_t hi, int64_t k, int64_t d,
+                                             int64_t s) {
+  const int64_t big = (int64_t)1 << 40;
+  if (n < 0 || lo < 0 || hi < 0 || k < 1 || d < 1 || s < 1 || n > big ||
+      lo > big || hi > big || k > big || d > big)
+    return -1;
+  int64_t eff = (k - 1) * d + 1, span = n + lo + hi;
+  return span < eff ? -1 : (span - eff) / s + 1;
+}
+
+/// TensorFlow's SAME padding of a dim of n: ceil(n / s) positions, padded by
+/// max((out - 1) * s + eff - n, 0) in all, the smaller half before. Writes
+/// the two pads; false on parameters out of range.
+static inline int eddy_scalar_window_same(int64_t n, int64_t k, int64_t d,
+                                          int64_t s, int64_t *lo,
+                                          int64_t *hi) {
+  const int64_t big = (int64_t)1 << 40;
+  if (n < 0 || k < 1 || d < 1 || s < 1 || n > big || k > big || d > big)
+    return 0;
+  int64_t out = (n + s - 1) / s, eff = (k - 1) * d + 1;
+  int64_t total = (out - 1) * s + eff - n;
+  if (total < 0)
+    total = 0;
+  *lo = total / 2;
+  *hi = total - *lo;
+  return 1;
+}
+
 #ifdef __cplusplus
 }
 #endif

@@ -5,8 +5,8 @@ from Keras' own layers and TensorFlow's library functions, frozen, with TensorFl
 Where tools/tf_fixtures.py writes one small program per control-flow pattern, this corpus holds
 whole models: Keras LSTM, GRU and SimpleRNN layers (sequences and states), a Bidirectional
 LSTM, stacked layers, a masked LSTM, an attention decoder step, a greedy decoder and a small
-beam search whose trip counts depend on the data, a tf.scan model, and one SGD step of an LSTM
-regressor with its gradients. Each is written as <model>_v2 (a frozen tf.function) and, where
+beam search whose trip counts depend on the data, a tf.scan model, one SGD step of an LSTM
+regressor with its gradients, and a Conv1D text classifier. Each is written as <model>_v2 (a frozen tf.function) and, where
 TensorFlow can build it, <model>_v1 (a compat.v1 graph with v1 control flow, its variables
 frozen into constants); the fixtures' layout is tools/tf_fixtures.py's.
 
@@ -228,6 +228,38 @@ def m_mha_block():
     return fn
 
 
+def conv_text_model():
+    keras.utils.set_random_seed(13)
+    return keras.Sequential([
+        keras.Input((8,)), keras.layers.Embedding(V, D),
+        keras.layers.Conv1D(5, 3, padding="same", activation="relu"),
+        keras.layers.MaxPooling1D(2), keras.layers.Conv1D(5, 2, activation="relu"),
+        keras.layers.GlobalMaxPooling1D(), keras.layers.Dense(2)])
+
+
+def m_keras_conv_text():
+    """A Keras text classifier: Embedding, Conv1D (SAME, relu), MaxPooling1D, Conv1D (VALID,
+    relu), GlobalMaxPooling1D and Dense over a dynamic batch of 8 tokens (fed as floats k + 0.5
+    and truncated by a cast, away from the cast's steps), log-softmax. The weights are inputs
+    (Keras' stateless_call), so the gradient variant holds Conv2DBackpropFilter, MaxPoolGrad
+    and the embedding's gradient."""
+    model = conv_text_model()
+
+    def fn(x, *ws):
+        y, _ = model.stateless_call(list(ws), [], tf.cast(x, tf.int32))
+        return [tf.nn.log_softmax(y)]
+
+    return fn
+
+
+def conv_text_inputs():
+    # Weights of unit scale, not Keras' small initial ones: the relus' and max pools' kinks
+    # then lie far from the values, beyond the steps of finite differences.
+    ws = [rnd(61 + i, v.shape, 0.7) for i, v in enumerate(conv_text_model().trainable_variables)]
+    toks = np.random.RandomState(60).randint(0, V, (B, 8)).astype(np.float32) + 0.5
+    return [("x", toks)] + [("w%d" % i, w) for i, w in enumerate(ws)]
+
+
 def train_step_weights():
     keras.utils.set_random_seed(10)
     model = keras.Sequential([keras.Input((T, D)), keras.layers.LSTM(H), keras.layers.Dense(1)])
@@ -299,7 +331,7 @@ MODELS = {
                                   "(dynamic batch and time: its zero state is a Fill of a run-time "
                                   "shape).", lambda: keras.layers.GRU(
         H, go_backwards=True, return_sequences=True), 11),
-        lambda: [("x", rnd(46, [B, T, D]))], ("v1", "v2"), False),
+        lambda: [("x", rnd(46, [B, T, D]))], ("v1", "v2"), True),
     "dynamic_rnn": (m_dynamic_rnn, lambda: [("x", rnd(47, [B, T, D])),
                                             ("lens", np.array([5.5, 3.5], np.float32))],
                     ("v1", "v2"), True),
@@ -307,13 +339,14 @@ MODELS = {
                                                       ("lens", np.array([5.5, 2.5], np.float32))],
                          ("v1", "v2"), True),
     "mha_block": (m_mha_block, lambda: [("x", rnd(48, [B, T, D]))], ("v1", "v2"), False),
+    "keras_conv_text": (m_keras_conv_text, conv_text_inputs, ("v1", "v2"), True),
     # TensorFlow's v1 TensorArray gradient of Keras' loop fails to run in TensorFlow itself.
     "lstm_train_step": (m_lstm_train_step, train_step_inputs, ("v2",), False),
 }
 
 
 # Feeds declared with dynamic dimensions (None), by model.
-FEED_SHAPES = {"keras_gru_dyn": {"x": [None, None, D]}}
+FEED_SHAPES = {"keras_gru_dyn": {"x": [None, None, D]}, "keras_conv_text": {"x": [None, 8]}}
 
 
 def build_v1(fn, inputs, shapes=None):

@@ -601,6 +601,34 @@ def m_reverse_sequence(x, y):
             tf.reverse_sequence(y, [1, 4, 2], seq_axis=1, batch_axis=2)]
 
 
+def m_conv_pool(x, w):
+    """Conv2D (SAME with stride 2, VALID, EXPLICIT pads), MaxPool and AvgPool
+    (SAME and VALID, NHWC) of a [2, 7, 6, 3] input and a [3, 2, 3, 4] filter; the conv1d,
+    max_pool1d and avg_pool1d of their first column (ExpandDims, Conv2D, Squeeze); a conv and
+    a max pool in float64 (the result cast back)."""
+    x1, w1 = x[:, :, 0, :], w[:, 0, :, :]
+    xd, wd = tf.cast(x, tf.float64), tf.cast(w, tf.float64)
+    return [tf.nn.conv2d(x, w, strides=(2, 1), padding="SAME"),
+            tf.nn.conv2d(x, w, strides=1, padding="VALID"),
+            tf.nn.conv2d(x, w, strides=1, padding=[[0, 0], [1, 2], [0, 1], [0, 0]]),
+            tf.nn.max_pool2d(x, (2, 3), (2, 2), "SAME"),
+            tf.nn.max_pool2d(x, (3, 2), (1, 2), "VALID"),
+            tf.nn.avg_pool2d(x, (3, 2), (2, 2), "SAME"),
+            tf.nn.avg_pool2d(x, (2, 2), 1, "VALID"),
+            tf.nn.conv1d(x1, w1, stride=2, padding="SAME"),
+            tf.nn.max_pool1d(x1, 2, 2, "VALID"),
+            tf.nn.avg_pool1d(x1, 3, 1, "SAME"),
+            tf.cast(tf.nn.max_pool2d(tf.nn.conv2d(xd, wd, strides=2, padding="SAME"), 2, 2,
+                                     "VALID"), tf.float32)]
+
+
+def m_conv_dilated(x, w):
+    """Conv2D with dilations (2, 1) VALID and (1, 2) SAME of conv_pool's input and filter
+    (TensorFlow's CPU kernels have no gradient of a dilated Conv2D: forward only)."""
+    return [tf.nn.conv2d(x, w, strides=1, padding="VALID", dilations=(2, 1)),
+            tf.nn.conv2d(x, w, strides=1, padding="SAME", dilations=(1, 2))]
+
+
 def rnd(seed, shape, scale=1.0):
     return (np.random.RandomState(seed).standard_normal(shape) * scale).astype(np.float32)
 
@@ -675,6 +703,10 @@ MODELS = {
     "band_part": (m_band_part, [("x", rnd(38, [4, 5]))], None),
     "reverse_sequence": (m_reverse_sequence, [("x", rnd(39, [5, 2, 3])), ("y", rnd(40, [2, 4, 3, 2]))],
                          None),
+    "conv_pool": (m_conv_pool, [("x", rnd(41, [2, 7, 6, 3])), ("w", rnd(42, [3, 2, 3, 4], 0.5))],
+                  None),
+    "conv_dilated": (m_conv_dilated, [("x", rnd(41, [2, 7, 6, 3])),
+                                      ("w", rnd(42, [3, 2, 3, 4], 0.5))], None),
     "bcast_dyn": (m_bcast_dyn, [("x", rnd(30, [2, 3])), ("y", np.abs(rnd(31, [3])) + 0.5)],
                   None),
 }
@@ -686,18 +718,25 @@ FEED_SHAPES = {"strided_slice_dyn": {"x": [None, 5, 3]}, "unary_math": {"x": [No
                "activations": {"x": [None, 5]},
                "dyn_loop": {"x": [None, 3], "y": [None, None]},
                "ta_dyn": {"x": [None, 3]}, "index_dyn": {"x": [None, 4]},
-               "bcast_dyn": {"x": [None, 3]}}
+               "bcast_dyn": {"x": [None, 3]}, "conv_pool": {"x": [None, 7, 6, 3]}}
 
 # Models written without their gradients. ta_dyn's gradient reshapes to shapes whose
 # length (a rank) TensorFlow leaves unknown: the gradient of a Sum over a TensorArray item
 # of unknown shape is a Reshape to a DynamicStitch of a shape pushed on a stack (v1) or list
 # (v2) in the loop, which legalize-tf must lower before shape inference knows the item's
 # rank (docs/import.md, Gaps). TensorFlow registers no gradient for TensorListPushBackBatch
-# (push_back_batch).
-FORWARD_ONLY = {"ta_dyn", "push_back_batch"}
+# (push_back_batch); its CPU kernels compute no gradient of a dilated Conv2D (conv_dilated).
+FORWARD_ONLY = {"ta_dyn", "push_back_batch", "conv_dilated"}
 
 # Gradient graphs chain more ops; their sums get a looser relative tolerance.
 GRAD_TOL = (1e-4, 1e-5)
+
+
+def dense_grad(g, a):
+    """A gradient as a dense tensor: zeros for none, an embedding's IndexedSlices summed."""
+    if g is None:
+        return tf.zeros_like(a)
+    return tf.convert_to_tensor(g)
 
 
 def with_grads(fn):
@@ -707,7 +746,7 @@ def with_grads(fn):
         outs = fn(*args)
         loss = tf.add_n([tf.reduce_sum(o) for o in outs])
         grads = tf.gradients(loss, list(args))
-        return outs + [g if g is not None else tf.zeros_like(a) for g, a in zip(grads, args)]
+        return outs + [dense_grad(g, a) for g, a in zip(grads, args)]
 
     return run
 
@@ -720,7 +759,7 @@ def with_tape(fn):
             outs = fn(*args)
             loss = tf.add_n([tf.reduce_sum(o) for o in outs])
         grads = tape.gradient(loss, list(args))
-        return outs + [g if g is not None else tf.zeros_like(a) for g, a in zip(grads, args)]
+        return outs + [dense_grad(g, a) for g, a in zip(grads, args)]
 
     return run
 

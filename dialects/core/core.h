@@ -89,7 +89,14 @@ extern "C" {
   X(CUMPROD, "cumprod")                                                        \
   X(SCATTER, "scatter")                                                        \
   X(TOPK, "topk")                                                              \
-  X(WHERE, "where")
+  X(WHERE, "where")                                                            \
+  X(CONV2D, "conv2d")                                                          \
+  X(CONV2D_INPUT_GRAD, "conv2d_input_grad")                                    \
+  X(CONV2D_FILTER_GRAD, "conv2d_filter_grad")                                  \
+  X(MAX_POOL, "max_pool")                                                      \
+  X(AVG_POOL, "avg_pool")                                                      \
+  X(MAX_POOL_GRAD, "max_pool_grad")                                            \
+  X(AVG_POOL_GRAD, "avg_pool_grad")
 
 /// Largest rank the core shape functions and folders accept; higher ranks
 /// are reported as errors.
@@ -115,6 +122,30 @@ const eddy_type_t *eddy_core_broadcast_type(eddy_ctx_t *ctx,
 /// Maps an axis in [-rank, rank) to [0, rank) (negative axes count from the
 /// end). Returns false when it is out of range.
 bool eddy_core_normalize_axis(int64_t axis, int64_t rank, int64_t *out);
+
+/// The sliding window of a conv2d-family or pool op (NHWC operands): taps
+/// per spatial dim (the filter's for the conv2d ops, the `window` attribute
+/// for the pools), strides, dilations (1 for the pools) and pads (top,
+/// bottom, left, right).
+typedef struct eddy_core_window {
+  int64_t size[2];
+  int64_t strides[2];
+  int64_t dilations[2];
+  int64_t pads[4];
+} eddy_core_window_t;
+
+/// Reads the window of a verified conv2d, conv2d_input_grad,
+/// conv2d_filter_grad, max_pool, avg_pool, max_pool_grad or avg_pool_grad
+/// op. False when op is none of them.
+bool eddy_core_window_get(const eddy_op_t *op, eddy_core_window_t *out);
+
+/// The attributes that give the window w to a new op named `name` ("core."
+/// conv2d ops: dilations; pools: window), plus size_name = size ([2]) when
+/// size_name is not NULL; writes at most 5 to out, returns how many.
+size_t eddy_core_window_attrs(eddy_ctx_t *ctx, const char *name,
+                              const eddy_core_window_t *w,
+                              const char *size_name, const int64_t *size,
+                              eddy_named_attr_t *out);
 
 #ifdef __cplusplus
 }

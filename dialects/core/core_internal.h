@@ -102,6 +102,8 @@ eddy_status_t eddy_core_infer_cumulative(eddy_infer_ctx_t *ic);
 eddy_status_t eddy_core_infer_scatter(eddy_infer_ctx_t *ic);
 eddy_status_t eddy_core_infer_topk(eddy_infer_ctx_t *ic);
 eddy_status_t eddy_core_infer_where(eddy_infer_ctx_t *ic);
+/// core_window.c: conv2d and its two gradients, the pools and theirs.
+eddy_status_t eddy_core_infer_window(eddy_infer_ctx_t *ic);
 
 /// ---- Verifiers -------------------------------------------------------------
 

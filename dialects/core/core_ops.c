@@ -60,6 +60,35 @@ static const eddy_attr_spec_t attrs_scatter[] = {
     {"size", EDDY_ATTR_INT, false},
     {NULL, 0, false}};
 
+static const eddy_attr_spec_t attrs_conv[] = {
+    {"dilations", EDDY_ATTR_ARRAY, true},
+    {"pads", EDDY_ATTR_ARRAY, true},
+    {"strides", EDDY_ATTR_ARRAY, true},
+    {NULL, 0, false}};
+static const eddy_attr_spec_t attrs_conv_input_grad[] = {
+    {"dilations", EDDY_ATTR_ARRAY, true},
+    {"input_size", EDDY_ATTR_ARRAY, false},
+    {"pads", EDDY_ATTR_ARRAY, true},
+    {"strides", EDDY_ATTR_ARRAY, true},
+    {NULL, 0, false}};
+static const eddy_attr_spec_t attrs_conv_filter_grad[] = {
+    {"dilations", EDDY_ATTR_ARRAY, true},
+    {"filter_size", EDDY_ATTR_ARRAY, false},
+    {"pads", EDDY_ATTR_ARRAY, true},
+    {"strides", EDDY_ATTR_ARRAY, true},
+    {NULL, 0, false}};
+static const eddy_attr_spec_t attrs_pool[] = {
+    {"pads", EDDY_ATTR_ARRAY, true},
+    {"strides", EDDY_ATTR_ARRAY, true},
+    {"window", EDDY_ATTR_ARRAY, false},
+    {NULL, 0, false}};
+static const eddy_attr_spec_t attrs_pool_grad[] = {
+    {"input_size", EDDY_ATTR_ARRAY, false},
+    {"pads", EDDY_ATTR_ARRAY, true},
+    {"strides", EDDY_ATTR_ARRAY, true},
+    {"window", EDDY_ATTR_ARRAY, false},
+    {NULL, 0, false}};
+
 /// One operand count / one result, no regions.
 #define OP(e, nm, nops, tr, at, ver, inf, fld)                                 \
   [EDDY_CORE_OP_##e] = {                                                       \
@@ -237,6 +266,31 @@ const eddy_op_def_t eddy_core_op_defs[EDDY_CORE_OP_COUNT_] = {
     /* Its row count is the run-time operand n: no folder. */
     OP(WHERE, "where", 2, PURE, NULL, eddy_core_verify_where,
        eddy_core_infer_where, NULL),
+    /* Sliding windows over NHWC tensors (core_window.c); no folders: the
+       constants they would make are large and rare. */
+    OP(CONV2D, "conv2d", 2, PURE, attrs_conv, NULL, eddy_core_infer_window,
+       NULL),
+    OP(CONV2D_INPUT_GRAD, "conv2d_input_grad", 2, PURE, attrs_conv_input_grad,
+       NULL, eddy_core_infer_window, NULL),
+    OP(CONV2D_FILTER_GRAD, "conv2d_filter_grad", 2, PURE,
+       attrs_conv_filter_grad, NULL, eddy_core_infer_window, NULL),
+    [EDDY_CORE_OP_MAX_POOL] =
+        {
+            .name = "core.max_pool",
+            .num_operands = EDDY_VARIADIC, // x, and optionally g: the
+            .min_operands = 1,             // elements of g at x's maxima
+            .num_results = 1,
+            .traits = PURE,
+            .attrs = attrs_pool,
+            .infer = eddy_core_infer_window,
+            .opcode = EDDY_OP_CORE_MAX_POOL,
+        },
+    OP(AVG_POOL, "avg_pool", 1, PURE, attrs_pool, NULL, eddy_core_infer_window,
+       NULL),
+    OP(MAX_POOL_GRAD, "max_pool_grad", 2, PURE, attrs_pool, NULL,
+       eddy_core_infer_window, NULL),
+    OP(AVG_POOL_GRAD, "avg_pool_grad", 1, PURE, attrs_pool_grad, NULL,
+       eddy_core_infer_window, NULL),
 };
 
 const eddy_dialect_t eddy_core_dialect = {
@@ -247,7 +301,8 @@ const eddy_dialect_t eddy_core_dialect = {
 };
 
 /* Both number the core ops in the order of EDDY_CORE_OP_LIST. */
-_Static_assert(EDDY_OP_CORE_WHERE - EDDY_OP_CORE_CONSTANT == EDDY_CORE_OP_WHERE,
+_Static_assert(EDDY_OP_CORE_AVG_POOL_GRAD - EDDY_OP_CORE_CONSTANT ==
+                   EDDY_CORE_OP_AVG_POOL_GRAD,
                "core opcodes and table indices differ");
 
 eddy_core_op_kind_t eddy_core_op_kind(const eddy_op_def_t *def) {

@@ -43,6 +43,8 @@ typedef enum ss_kind {
   SS_WHOLE, ///< all of it, in order
   SS_INDEX, ///< one index; the dimension is dropped
   SS_RANGE, ///< `size` positions begin, begin + stride, ...
+  SS_TAIL,  ///< from begin >= 0 to the end of a dynamic dimension, stride 1
+            ///< (StridedSliceGrad only: its dy is padded back by begin)
 } ss_kind_t;
 
 typedef struct ss_dim {
@@ -88,7 +90,8 @@ static ss_masks_t masks_of(const eddy_op_t *op) {
 /// it canonical.
 static eddy_status_t resolve_dim(const eddy_op_t *op, int64_t axis, int64_t d,
                                  int64_t b, int64_t e, int64_t st, bool bm,
-                                 bool em, bool shrink, ss_dim_t *out) {
+                                 bool em, bool shrink, bool tail_ok,
+                                 ss_dim_t *out) {
   *out = (ss_dim_t){.kind = SS_WHOLE, .dim = d, .stride = 1};
   if (st == 0)
     return eddy_tfl_error(op, "the stride of dimension %lld is 0",
@@ -138,6 +141,11 @@ static eddy_status_t resolve_dim(const eddy_op_t *op, int64_t axis, int64_t d,
     // bounds >= 0 (a masked begin going up is 0).
     if (em && st == 1 && (bm || b == 0))
       return NULL;
+    if (tail_ok && em && st == 1 && !bm && b > 0) {
+      out->kind = SS_TAIL;
+      out->begin = b;
+      return NULL;
+    }
     lo = bm && st > 0 ? 0 : b;
     hi = e;
     if ((bm && st < 0) || em || lo < 0 || hi < 0) {
@@ -174,7 +182,7 @@ static eddy_status_t resolve_dim(const eddy_op_t *op, int64_t axis, int64_t d,
 /// masks, against an operand of `rank` dims.
 static eddy_status_t resolve(eddy_tfl_t *z, const eddy_op_t *op,
                              const int64_t *dims, int64_t rank, size_t first,
-                             ss_spec_t *s) {
+                             bool tail_ok, ss_spec_t *s) {
   int64_t b[MAXR], e[MAXR], st[MAXR];
   int64_t n = eddy_tfl_const_ints(z, tfl_in(z, op, first), b, MAXR);
   int64_t ne = eddy_tfl_const_ints(z, tfl_in(z, op, first + 1), e, MAXR);
@@ -228,7 +236,7 @@ static eddy_status_t resolve(eddy_tfl_t *z, const eddy_op_t *op,
       bool shrink = bit(m.shrink, i);
       EDDY_RETURN_IF_ERROR(resolve_dim(op, full, dims[full], b[i], e[i],
                                        st[i], bit(m.begin, i), bit(m.end, i),
-                                       shrink, &s->d[full]));
+                                       shrink, tail_ok, &s->d[full]));
       if (!shrink)
         s->out[s->nout++] = full;
       full++;
@@ -446,7 +454,7 @@ eddy_status_t eddy_tfl_lower_strided_slice(eddy_tfl_t *z,
   if (!ranked)
     return eddy_tfl_error(op, "the operand's rank is unknown");
   ss_spec_t s;
-  EDDY_RETURN_IF_ERROR(resolve(z, op, dims, x->type->rank, 1, &s));
+  EDDY_RETURN_IF_ERROR(resolve(z, op, dims, x->type->rank, 1, false, &s));
   EDDY_RETURN_IF_ERROR(apply(z, op, x, &s, &r));
   eddy_tfl_set(z, &op->results[0], r);
   return NULL;
@@ -644,7 +652,7 @@ eddy_status_t eddy_tfl_lower_strided_slice_grad(eddy_tfl_t *z,
     return NULL;
   }
   ss_spec_t s;
-  EDDY_RETURN_IF_ERROR(resolve(z, op, dims, rank, 1, &s));
+  EDDY_RETURN_IF_ERROR(resolve(z, op, dims, rank, 1, true, &s));
   // dy with one dimension per dimension of the operand (new axes gone,
   // shrunk dimensions back as 1).
   int64_t sd[MAXR];
@@ -653,12 +661,20 @@ eddy_status_t eddy_tfl_lower_strided_slice_grad(eddy_tfl_t *z,
   for (int64_t i = 0; i < rank; i++) {
     sd[i] = s.d[i].kind == SS_WHOLE   ? dims[i]
             : s.d[i].kind == SS_INDEX ? 1
+            : s.d[i].kind == SS_TAIL  ? EDDY_DIM_DYNAMIC
                                       : s.d[i].size;
     ndyn += sd[i] < 0;
   }
-  for (int64_t i = 0; i < rank && ndyn > 1; i++)
-    if (sd[i] < 0)
-      EDDY_RETURN_IF_ERROR(shape_dim(z, op, shape, i, &sdv[i]));
+  for (int64_t i = 0; i < rank && ndyn > 1; i++) {
+    if (sd[i] >= 0)
+      continue;
+    EDDY_RETURN_IF_ERROR(shape_dim(z, op, shape, i, &sdv[i]));
+    if (s.d[i].kind == SS_TAIL) { // the size less begin
+      eddy_value_t *b = NULL;
+      EDDY_RETURN_IF_ERROR(const_index(z, &s.d[i].begin, 1, 0, &b));
+      EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.sub", sdv[i], b, &sdv[i]));
+    }
+  }
   EDDY_RETURN_IF_ERROR(eddy_tfl_reshape_dyn(z, op, tfl_in(z, op, 4), sd,
                                             (size_t)rank, sdv, &r));
   // Contiguous pieces are padded (all at once); strided or reversed ones
@@ -670,6 +686,11 @@ eddy_status_t eddy_tfl_lower_strided_slice_grad(eddy_tfl_t *z,
     lo[i] = hi[i] = 0;
     if (d->kind == SS_WHOLE)
       continue;
+    if (d->kind == SS_TAIL) { // dy then zeros before it
+      lo[i] = d->begin;
+      pad = true;
+      continue;
+    }
     // A dynamic dimension, or a strided or reversed piece of a tensor with
     // one (scatter_dim's zeros need a static shape), is scattered; the
     // others are padded below.

@@ -247,6 +247,11 @@ void eddy_tfl_index_ops_each(void (*fn)(const char *name, void *user),
 /// Einsum of any number of operands (legalize_einsum.c), called by
 /// eddy_tfl_lower_index_op.
 eddy_status_t eddy_tfl_lower_einsum(eddy_tfl_t *z, const eddy_op_t *op);
+/// legalize_window.c: Conv2D, MaxPool, AvgPool and their gradients.
+eddy_status_t eddy_tfl_lower_window_op(eddy_tfl_t *z, const eddy_op_t *op,
+                                       bool *handled);
+void eddy_tfl_window_ops_each(void (*fn)(const char *name, void *user),
+                              void *user);
 /// DynamicStitch and ParallelDynamicStitch (legalize_stitch.c), called by
 /// eddy_tfl_lower_index_op.
 eddy_status_t eddy_tfl_lower_dynamic_stitch(eddy_tfl_t *z,

@@ -3,6 +3,8 @@
 /// here: the kernels are the single implementation.
 #include "runtime/eval/eval_internal.h"
 
+#include "dialects/core/core.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -780,6 +782,30 @@ static eddy_status_t h_where(eval_state_t *s, eval_frame_t *f,
   return put_tensor(&out[0], &r);
 }
 
+/// The sliding-window ops; code is their eddy_rt_window_op_t.
+static eddy_status_t h_window(eval_state_t *s, eval_frame_t *f,
+                              const eval_handler_t *h, const eddy_op_t *op,
+                              const eddy_eval_value_t *const *operands,
+                              eddy_eval_value_t *out) {
+  UNUSED_HANDLER_ARGS;
+  eddy_core_window_t cw;
+  if (!eddy_core_window_get(op, &cw))
+    return eddy_eval_op_error(op, EDDY_ERR_INTERNAL,
+                              "is not a sliding-window op");
+  eddy_rt_window_t w;
+  memcpy(w.size, cw.size, sizeof w.size);
+  memcpy(w.strides, cw.strides, sizeof w.strides);
+  memcpy(w.dilations, cw.dilations, sizeof w.dilations);
+  memcpy(w.pads, cw.pads, sizeof w.pads);
+  int64_t size[EDDY_RT_MAX_RANK] = {0, 0};
+  int32_t n = 0;
+  EDDY_RETURN_IF_ERROR(attr_ints(op, "input_size", true, size, &n));
+  eddy_rt_tensor_t r = eddy_rt_tensor_empty();
+  RT(eddy_rt_window(s->rt, (eddy_rt_window_op_t)h->code, TENSOR(0),
+                    op->num_operands > 1 ? TENSOR(1) : NULL, &w, size, &r));
+  return put_tensor(&out[0], &r);
+}
+
 /// Indexed by opcode: the handler of every core, ctl and tl op the evaluator
 /// runs, and for the others the reason it does not (tests/unit/eval/
 /// test_eval_table.c holds every opcode to one or the other).
@@ -856,6 +882,13 @@ static const eval_handler_t k_handlers[EDDY_OP_COUNT_] = {
     [EDDY_OP_CORE_SCATTER] = {h_scatter, 0},
     [EDDY_OP_CORE_TOPK] = {h_topk, 0},
     [EDDY_OP_CORE_WHERE] = {h_where, 0},
+    [EDDY_OP_CORE_CONV2D] = {h_window, EDDY_RT_CONV2D},
+    [EDDY_OP_CORE_CONV2D_INPUT_GRAD] = {h_window, EDDY_RT_CONV2D_INPUT_GRAD},
+    [EDDY_OP_CORE_CONV2D_FILTER_GRAD] = {h_window, EDDY_RT_CONV2D_FILTER_GRAD},
+    [EDDY_OP_CORE_MAX_POOL] = {h_window, EDDY_RT_MAX_POOL},
+    [EDDY_OP_CORE_AVG_POOL] = {h_window, EDDY_RT_AVG_POOL},
+    [EDDY_OP_CORE_MAX_POOL_GRAD] = {h_window, EDDY_RT_MAX_POOL_GRAD},
+    [EDDY_OP_CORE_AVG_POOL_GRAD] = {h_window, EDDY_RT_AVG_POOL_GRAD},
     [EDDY_OP_TL_EMPTY] = {h_tl_empty, 0},
     [EDDY_OP_TL_RESERVE] = {h_tl_reserve, 0},
     [EDDY_OP_TL_PUSH_BACK] = {h_tl_push_back, 0},

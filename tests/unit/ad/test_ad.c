@@ -324,6 +324,71 @@ static void test_topk(void **state) {
   eddy_eval_value_release(&args[0]);
 }
 
+/// Values i * 0.37 mod 1.9 - 0.9, spread and distinct (so no window's
+/// maximum changes under the finite differences' steps).
+static void spread(double *v, int n, double phase) {
+  for (int i = 0; i < n; i++)
+    v[i] = fmod(i * 0.37 + phase, 1.9) - 0.9;
+}
+
+/// conv2d with strides, dilations and uneven pads, and the two pools, on a
+/// dynamic batch: first-order gradients against finite differences, and
+/// second-order ones of the conv2d family (closed under differentiation),
+/// of avg_pool and of max_pool.
+static void test_window(void **state) {
+  fixture_t *f = *state;
+  parse(f,
+        "module {\n"
+        "  func.func @f(%arg0: tensor<?x5x6x2xf64>, %arg1: tensor<2x3x2x3xf64>) -> (tensor<?x3x3x3xf64>, tensor<?x3x3x2xf64>, tensor<?x3x2x2xf64>) {\n"
+        "    %0 = \"core.conv2d\"(%arg0, %arg1) {strides = [2, 2], dilations = [1, 2], pads = [1, 0, 2, 1]} : (tensor<?x5x6x2xf64>, tensor<2x3x2x3xf64>) -> tensor<?x3x3x3xf64>\n"
+        "    %1 = \"core.tanh\"(%0) : (tensor<?x3x3x3xf64>) -> tensor<?x3x3x3xf64>\n"
+        "    %2 = \"core.max_pool\"(%arg0) {window = [2, 3], strides = [2, 2], pads = [0, 1, 1, 1]} : (tensor<?x5x6x2xf64>) -> tensor<?x3x3x2xf64>\n"
+        "    %3 = \"core.mul\"(%2, %2) : (tensor<?x3x3x2xf64>, tensor<?x3x3x2xf64>) -> tensor<?x3x3x2xf64>\n"
+        "    %4 = \"core.avg_pool\"(%arg0) {window = [3, 2], strides = [2, 3], pads = [1, 1, 1, 0]} : (tensor<?x5x6x2xf64>) -> tensor<?x3x2x2xf64>\n"
+        "    %5 = \"core.mul\"(%4, %4) : (tensor<?x3x2x2xf64>, tensor<?x3x2x2xf64>) -> tensor<?x3x2x2xf64>\n"
+        "    \"func.return\"(%1, %3, %5) : (tensor<?x3x3x3xf64>, tensor<?x3x3x2xf64>, tensor<?x3x2x2xf64>) -> ()\n"
+        "  }\n"
+        "  func.func @g(%arg0: tensor<2x5x6x2xf64>, %arg1: tensor<2x3x2x3xf64>) -> tensor<2x3x3x2xf64> {\n"
+        "    %0 = \"core.conv2d\"(%arg0, %arg1) {strides = [2, 2], dilations = [1, 2], pads = [1, 0, 2, 1]} : (tensor<2x5x6x2xf64>, tensor<2x3x2x3xf64>) -> tensor<2x3x3x3xf64>\n"
+        "    %1 = \"core.mul\"(%0, %0) : (tensor<2x3x3x3xf64>, tensor<2x3x3x3xf64>) -> tensor<2x3x3x3xf64>\n"
+        "    %2 = \"core.avg_pool\"(%arg0) {window = [3, 2], strides = [2, 2], pads = [1, 1, 1, 0]} : (tensor<2x5x6x2xf64>) -> tensor<2x3x3x2xf64>\n"
+        "    %3 = \"core.mul\"(%2, %2) : (tensor<2x3x3x2xf64>, tensor<2x3x3x2xf64>) -> tensor<2x3x3x2xf64>\n"
+        "    %4 = \"core.reduce_sum\"(%1) {axes = [3]} : (tensor<2x3x3x3xf64>) -> tensor<2x3x3xf64>\n"
+        "    %5 = \"core.reshape\"(%4) {shape = [2, 3, 3, 1]} : (tensor<2x3x3xf64>) -> tensor<2x3x3x1xf64>\n"
+        "    %6 = \"core.mul\"(%3, %5) : (tensor<2x3x3x2xf64>, tensor<2x3x3x1xf64>) -> tensor<2x3x3x2xf64>\n"
+        "    \"func.return\"(%6) : (tensor<2x3x3x2xf64>) -> ()\n"
+        "  }\n"
+        "  func.func @h(%arg0: tensor<2x5x6x2xf64>) -> tensor<2x3x3x2xf64> {\n"
+        "    %0 = \"core.max_pool\"(%arg0) {window = [2, 3], strides = [2, 2], pads = [0, 1, 1, 1]} : (tensor<2x5x6x2xf64>) -> tensor<2x3x3x2xf64>\n"
+        "    %1 = \"core.mul\"(%0, %0) : (tensor<2x3x3x2xf64>, tensor<2x3x3x2xf64>) -> tensor<2x3x3x2xf64>\n"
+        "    \"func.return\"(%1) : (tensor<2x3x3x2xf64>) -> ()\n"
+        "  }\n"
+        "}\n");
+  int64_t dx[4] = {2, 5, 6, 2}, dw[4] = {2, 3, 2, 3};
+  double vx[120], vw[36];
+  spread(vx, 120, 0.11);
+  spread(vw, 36, 0.53);
+  eddy_eval_value_t args[2] = {tensor(f, 4, dx, vx), tensor(f, 4, dw, vw)};
+  size_t wrt[2] = {0, 1};
+  grad_and_check(f, "f", wrt, 2, args);
+  // g's gradient, then the gradient of that (its seed an argument too).
+  grad_and_check(f, "g", wrt, 2, args);
+  int64_t ds[4] = {2, 3, 3, 2};
+  double vs[36];
+  spread(vs, 36, 0.71);
+  eddy_eval_value_t args2[3] = {args[0], args[1], tensor(f, 4, ds, vs)};
+  size_t wrt2[3] = {0, 1, 2};
+  grad_and_check(f, "g_grad", wrt2, 3, args2);
+  // max_pool twice: max_pool_grad, then the two-operand max_pool (the
+  // seed's elements at the maxima).
+  grad_and_check(f, "h", wrt, 1, args);
+  eddy_eval_value_t args3[2] = {args[0], args2[2]};
+  grad_and_check(f, "h_grad", wrt2, 2, args3);
+  eddy_eval_value_release(&args2[2]);
+  for (int i = 0; i < 2; i++)
+    eddy_eval_value_release(&args[i]);
+}
+
 /// An RNN-like loop with a captured weight, its gradient optimized by the
 /// generic passes, and checked before and after.
 static void test_optimized_loop(void **state) {
@@ -442,6 +507,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_scatter, setup, teardown),
       cmocka_unit_test_setup_teardown(test_scatter_size, setup, teardown),
       cmocka_unit_test_setup_teardown(test_topk, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_window, setup, teardown),
       cmocka_unit_test_setup_teardown(test_dynamic_broadcast, setup, teardown),
       cmocka_unit_test_setup_teardown(test_reshape_dim_operands, setup,
                                       teardown),

@@ -469,6 +469,61 @@ static void test_where(void **state) {
   RUN(cases);
 }
 
+/// The sliding-window ops: window positions with pads, strides and
+/// dilations, dynamic batch and spatial dims, and the checks of their
+/// operands.
+static void test_window(void **state) {
+  (void)state;
+  static const shape_case_t cases[] = {
+      {"core.conv2d", "2x5x6x3xf32; 2x3x3x4xf32",
+       "strides=[2, 2]; dilations=[1, 2]; pads=[1, 0, 2, 1]",
+       "tensor<2x3x3x4xf32>"},
+      {"core.conv2d", "?x1x?x3xf64; 1x3x3x4xf64", "pads=[0, 0, 1, 1]",
+       "tensor<?x1x?x4xf64>"},
+      {"core.conv2d", "2x5x6x3xf32; 2x3x2x4xf32", "",
+       "!the input's channels and the filter's: 3 and 2 differ"},
+      {"core.conv2d", "2x1x2x3xf32; 1x3x3x4xf32", "",
+       "!the width (2, padded by 0 and 0) is shorter than the window"},
+      {"core.conv2d", "2x5x3xf32; 1x3x3x4xf32", "",
+       "!the first operand must be a rank-4 tensor"},
+      {"core.conv2d", "2x5x6x3xi32; 1x3x3x4xi32", "",
+       "!operand #0 must have a float dtype"},
+      {"core.conv2d", "2x5x6x3xf32; ?x3x3x4xf32", "",
+       "!the filter's height and width must be static"},
+      {"core.conv2d", "2x5x6x3xf32; 1x3x3x4xf32", "strides=[0, 1]",
+       "!attribute 'strides' entry 0 is 0, out of range"},
+      {"core.conv2d_input_grad", "2x3x3x4xf32; 2x3x3x4xf32",
+       "strides=[2, 2]; dilations=[1, 2]; pads=[1, 0, 2, 1]; "
+       "input_size=[5, 6]",
+       "tensor<2x5x6x3xf32>"},
+      {"core.conv2d_input_grad", "2x4x3x4xf32; 2x3x3x4xf32",
+       "strides=[2, 2]; dilations=[1, 2]; pads=[1, 0, 2, 1]; "
+       "input_size=[5, 6]",
+       "!the adjoint's height and the window positions: 4 and 3 differ"},
+      {"core.conv2d_filter_grad", "2x5x6x3xf32; 2x3x3x4xf32",
+       "strides=[2, 2]; dilations=[1, 2]; pads=[1, 0, 2, 1]; "
+       "filter_size=[2, 3]",
+       "tensor<2x3x3x4xf32>"},
+      {"core.max_pool", "2x5x7x3xf32", "window=[2, 3]; strides=[2, 2]",
+       "tensor<2x2x3x3xf32>"},
+      {"core.avg_pool", "?x5x7x3xf32",
+       "window=[3, 2]; strides=[2, 3]; pads=[1, 1, 1, 0]",
+       "tensor<?x3x3x3xf32>"},
+      {"core.max_pool", "2x5x7x3xf32", "", "!requires attribute 'window'"},
+      {"core.max_pool", "2x5x7x3xf32", "window=[2]",
+       "!attribute 'window' must have 2 entries, got 1"},
+      {"core.max_pool_grad", "2x5x7x3xf32; 2x2x3x3xf32",
+       "window=[2, 3]; strides=[2, 2]", "tensor<2x5x7x3xf32>"},
+      {"core.max_pool_grad", "2x5x7x3xf32; 2x2x3x2xf32",
+       "window=[2, 3]; strides=[2, 2]",
+       "!the input's channels and the adjoint's: 3 and 2 differ"},
+      {"core.avg_pool_grad", "?x3x3x3xf64",
+       "window=[3, 2]; strides=[2, 3]; pads=[1, 1, 1, 0]; input_size=[5, 7]",
+       "tensor<?x5x7x3xf64>"},
+  };
+  RUN(cases);
+}
+
 static void test_non_tensor_operand(void **state) {
   (void)state;
   core_fx_t *f = core_fx_create();
@@ -581,6 +636,7 @@ int main(void) {
       cmocka_unit_test(test_slice_gather_pad),
       cmocka_unit_test(test_shape_dim),
       cmocka_unit_test(test_where),
+      cmocka_unit_test(test_window),
       cmocka_unit_test(test_non_tensor_operand),
       cmocka_unit_test(test_verify_declared_types),
       cmocka_unit_test(test_table_traits),
