@@ -454,6 +454,17 @@ def m_cumulative(x):
             tf.math.cumprod(x, axis=0, exclusive=True, reverse=True)]
 
 
+def m_mirror_pad(x):
+    """MirrorPad, REFLECT and SYMMETRIC, on both axes of a [4, 5] input and on a [2, 2, 5]
+    reshape of it (padding one axis, then all three), squared so that the gradient
+    (MirrorPadGrad) adds different values where rows are mirrored."""
+    y = tf.reshape(x[:, :5], [2, 2, 5])
+    return [tf.square(tf.pad(x, [[1, 2], [0, 3]], "REFLECT")),
+            tf.square(tf.pad(x, [[3, 0], [2, 5]], "SYMMETRIC")),
+            tf.square(tf.pad(y, [[0, 0], [1, 1], [0, 0]], "REFLECT")),
+            tf.square(tf.pad(y, [[1, 2], [2, 0], [4, 1]], "SYMMETRIC"))]
+
+
 def m_gather_scatter_nd(x):
     """GatherNd (full and partial index depth), GatherV2 with batch_dims (axis at and after the
     batch dims), ScatterNd with duplicate indices, TensorScatterUpdate, TensorScatterAdd and
@@ -693,6 +704,7 @@ MODELS = {
     "index_dyn": (m_index_dyn, [("x", rnd(25, [5, 4]))], None),
     "cumulative": (m_cumulative, [("x", rnd(26, [3, 5]) + 0.5)], None),
     "gather_scatter_nd": (m_gather_scatter_nd, [("x", rnd(27, [4, 3]))], None),
+    "mirror_pad": (m_mirror_pad, [("x", rnd(43, [4, 5]))], None),
     "topk_einsum": (m_topk_einsum, [("x", rnd(28, [4, 6]))], None),
     "einsum_multi": (m_einsum_multi, [("x", rnd(32, [2, 3, 4])), ("y", rnd(33, [2, 4, 3])),
                                       ("s", rnd(34, [3, 3, 4])), ("v", rnd(35, [3]))], None),

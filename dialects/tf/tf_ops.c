@@ -243,6 +243,8 @@ static const eddy_tf_op_info_t k_ops[] = {
     OP(Merge, IN_ATLEAST(1), merge_outs),
     OP(Min, IN(2), output_T),
     OP(Minimum, IN(2), z_T),
+    OP(MirrorPad, IN(2), output_T),
+    OP(MirrorPadGrad, IN(2), output_T),
     OP(Mod, IN(2), z_T),
     OP(Mul, IN(2), z_T),
     OP(MulNoNan, IN(2), z_T),

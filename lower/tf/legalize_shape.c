@@ -18,7 +18,8 @@ const char *const eddy_tfl_shape_ops[] = {
     "Reshape", "Shape", "ShapeN", "Size", "Rank", "Fill", "ZerosLike", "OnesLike",
     "Tile", "Pack", "Unpack", "ConcatV2", "Split", "ExpandDims", "Squeeze",
     "StridedSlice", "StridedSliceGrad", "Range", "GatherV2", "Transpose",
-    "Slice", "BroadcastGradientArgs", "Pad", "PadV2", NULL,
+    "Slice", "BroadcastGradientArgs", "Pad", "PadV2", "MirrorPad",
+    "MirrorPadGrad", NULL,
 };
 
 static eddy_status_t const_i64(eddy_tfl_t *z, eddy_dtype_t dt, int32_t rank,
@@ -735,6 +736,8 @@ eddy_status_t eddy_tfl_lower_shape_op(eddy_tfl_t *z, const eddy_op_t *op,
     return eddy_tfl_lower_slice(z, op);
   if (strcmp(t, "Pad") == 0 || strcmp(t, "PadV2") == 0)
     return eddy_tfl_lower_pad(z, op);
+  if (strcmp(t, "MirrorPad") == 0 || strcmp(t, "MirrorPadGrad") == 0)
+    return eddy_tfl_lower_mirror_pad(z, op);
   if (strcmp(t, "BroadcastGradientArgs") == 0)
     return lower_bga(z, op);
   *handled = false;

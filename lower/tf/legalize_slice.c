@@ -1,4 +1,5 @@
-/// legalize-tf: StridedSlice, StridedSliceGrad, Slice and Pad.
+/// legalize-tf: StridedSlice, StridedSliceGrad, Slice, Pad, MirrorPad and
+/// MirrorPadGrad.
 ///
 /// A StridedSlice is resolved the way TensorFlow's own kernels resolve it
 /// (the "sparse" specification of begin, end, strides and the five masks is
@@ -905,6 +906,104 @@ eddy_status_t eddy_tfl_lower_pad(eddy_tfl_t *z, const eddy_op_t *op) {
       eddy_ir_named_attr(z->ctx, "high", eddy_ir_i64_array_attr_get(
                                              z->ctx, hi, (size_t)(n / 2)))};
   EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "core.pad", ops, 2, a, 2, &r));
+  eddy_tfl_set(z, &op->results[0], r);
+  return NULL;
+}
+
+/// x[from, from + n) along axis (static dims), reversed along it when rev.
+static eddy_status_t mirror_part(eddy_tfl_t *z, const eddy_op_t *op,
+                                 eddy_value_t *x, int32_t axis, int64_t from,
+                                 int64_t n, bool rev, eddy_value_t **out) {
+  const eddy_type_t *t = x->type;
+  int64_t start[MAXR], limit[MAXR];
+  for (int32_t i = 0; i < t->rank; i++) {
+    start[i] = i == axis ? from : 0;
+    limit[i] = i == axis ? from + n : t->dims[i];
+  }
+  eddy_named_attr_t a[2] = {
+      eddy_tfl_ints_attr(z, "start", start, (size_t)t->rank),
+      eddy_tfl_ints_attr(z, "limit", limit, (size_t)t->rank)};
+  eddy_value_t *part = NULL;
+  EDDY_RETURN_IF_ERROR(
+      eddy_tfl_build(z, op, "core.slice", &x, 1, a, 2, &part));
+  *out = part;
+  if (!rev)
+    return NULL;
+  int64_t ax = axis;
+  eddy_named_attr_t ra = eddy_tfl_ints_attr(z, "axes", &ax, 1);
+  return eddy_tfl_build(z, op, "core.reverse", &part, 1, &ra, 1, out);
+}
+
+/// MirrorPad(x, paddings) {mode = REFLECT | SYMMETRIC} and
+/// MirrorPadGrad(dy, paddings) {mode}, paddings a constant [rank, 2] and
+/// every padded dim static. Per padded axis of size d (of x), REFLECT
+/// mirrors without the edge (pads x[lo], ..., x[1] in front and x[d-2], ...
+/// x[d-1-hi] behind; lo, hi <= d - 1), SYMMETRIC with it (x[lo-1], ...,
+/// x[0]; lo, hi <= d). The pad is a concat of the reversed slices; its
+/// gradient adds the reversed slices of dy at the rows they came from.
+eddy_status_t eddy_tfl_lower_mirror_pad(eddy_tfl_t *z, const eddy_op_t *op) {
+  bool grad = tfl_is(op, "tf.MirrorPadGrad");
+  eddy_value_t *r = tfl_in(z, op, 0);
+  const eddy_type_t *t = r->type;
+  const eddy_attr_t *ma = eddy_ir_op_attr(op, "mode");
+  const char *mode = ma && ma->kind == EDDY_ATTR_STRING ? ma->u.str.data : "";
+  bool reflect = strcmp(mode, "REFLECT") == 0;
+  if (!reflect && strcmp(mode, "SYMMETRIC") != 0)
+    return eddy_tfl_error(op, "mode \"%s\" is neither REFLECT nor SYMMETRIC",
+                          mode);
+  int64_t p[2 * MAXR];
+  int64_t n = eddy_tfl_const_ints(z, tfl_in(z, op, 1), p, 2 * MAXR);
+  if (t->kind != EDDY_TYPE_TENSOR || t->rank == EDDY_RANK_UNKNOWN ||
+      n != 2 * (int64_t)t->rank)
+    return eddy_tfl_error(op, "needs constant paddings [rank, 2] and an "
+                              "operand of known rank");
+  int64_t edge = reflect ? 1 : 0;
+  for (int32_t i = 0; i < t->rank; i++) {
+    int64_t lo = p[2 * i], hi = p[2 * i + 1], dim = r->type->dims[i];
+    if (lo == 0 && hi == 0)
+      continue;
+    // x's size along the axis: dy's less the padding.
+    int64_t d = grad && dim >= 0 ? dim - lo - hi : dim;
+    if (dim < 0)
+      return eddy_tfl_error(op, "padded dimension %d must be static", (int)i);
+    if (lo < 0 || hi < 0 || lo > d - edge || hi > d - edge)
+      return eddy_tfl_error(op, "paddings %lld and %lld of dimension %d do "
+                                "not fit its size %lld in %s mode",
+                            (long long)lo, (long long)hi, (int)i,
+                            (long long)d, mode);
+    eddy_value_t *front = NULL, *mid = NULL, *back = NULL;
+    if (!grad) {
+      EDDY_RETURN_IF_ERROR(mirror_part(z, op, r, i, edge, lo, true, &front));
+      EDDY_RETURN_IF_ERROR(
+          mirror_part(z, op, r, i, d - edge - hi, hi, true, &back));
+      eddy_value_t *parts[3] = {front, r, back};
+      eddy_named_attr_t a = eddy_tfl_int_attr(z, "axis", i);
+      EDDY_RETURN_IF_ERROR(
+          eddy_tfl_build(z, op, "core.concat", parts, 3, &a, 1, &r));
+      continue;
+    }
+    // dy's rows [0, lo) reversed land on x's [edge, edge + lo), its rows
+    // [lo + d, lo + d + hi) reversed on [d - edge - hi, d - edge).
+    EDDY_RETURN_IF_ERROR(mirror_part(z, op, r, i, 0, lo, true, &front));
+    EDDY_RETURN_IF_ERROR(mirror_part(z, op, r, i, lo + d, hi, true, &back));
+    EDDY_RETURN_IF_ERROR(mirror_part(z, op, r, i, lo, d, false, &mid));
+    int64_t plo[MAXR] = {0}, phi[MAXR] = {0};
+    eddy_value_t *zero = NULL;
+    EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, t->dtype, 0, NULL, 0.0, &zero));
+    for (int k = 0; k < 2; k++) {
+      int64_t at = k == 0 ? edge : d - edge - hi, len = k == 0 ? lo : hi;
+      plo[i] = at;
+      phi[i] = d - at - len;
+      eddy_named_attr_t a[2] = {
+          eddy_tfl_ints_attr(z, "low", plo, (size_t)t->rank),
+          eddy_tfl_ints_attr(z, "high", phi, (size_t)t->rank)};
+      eddy_value_t *ops[2] = {k == 0 ? front : back, zero}, *padded = NULL;
+      EDDY_RETURN_IF_ERROR(
+          eddy_tfl_build(z, op, "core.pad", ops, 2, a, 2, &padded));
+      EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.add", mid, padded, &mid));
+    }
+    r = mid;
+  }
   eddy_tfl_set(z, &op->results[0], r);
   return NULL;
 }

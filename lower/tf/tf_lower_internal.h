@@ -217,6 +217,8 @@ eddy_status_t eddy_tfl_lower_strided_slice_grad(eddy_tfl_t *z,
                                                 const eddy_op_t *op);
 eddy_status_t eddy_tfl_lower_slice(eddy_tfl_t *z, const eddy_op_t *op);
 eddy_status_t eddy_tfl_lower_pad(eddy_tfl_t *z, const eddy_op_t *op);
+/// MirrorPad and MirrorPadGrad (legalize_slice.c).
+eddy_status_t eddy_tfl_lower_mirror_pad(eddy_tfl_t *z, const eddy_op_t *op);
 /// TensorList and TensorArray rules of legalize_lists.c: the ops named in
 /// eddy_tfl_is_list_op, and the forms of basic list ops that
 /// eddy_tfl_is_list_form picks out (lists that grow, whole-array scatters).
