@@ -18,7 +18,9 @@
 ///   rank that uses them, so that an enter's value never crosses ranks
 ///   (it is delivered to iteration 0 only, or to every iteration when
 ///   constant, which a per-iteration recv could not match); their inputs
-///   cross instead, in the parent frame.
+///   cross instead, in the parent frame. So is such a value released by a
+///   token in each iteration (df.after(v, token)): the token crosses, not
+///   the value.
 /// - A df.next_iteration stays with its df.merge: the back edge never
 ///   crosses ranks.
 /// - A loop held by one rank only gets no machine (nothing of it crosses).
@@ -191,8 +193,22 @@ static void fa_destroy(fa_t *a) {
   eddy_ptrmap_destroy(&a->opidx);
 }
 
+static bool is_placeable(const eddy_op_t *op);
+
+/// df.after(v, token) of a v that is copied (a constant, a df.enter, or
+/// such a df.after): how to-dataflow releases a constant or a captured
+/// value in each iteration of a loop body. Copied like v, so that only the
+/// token crosses ranks, not the value (a weight matrix) every iteration.
+static bool is_released_copy(const eddy_op_t *op) {
+  const eddy_op_t *v = eddy_ir_op_is(op, "df.after") && op->num_operands == 2
+                           ? op->operands[0].value->def
+                           : NULL;
+  return v && !is_placeable(v);
+}
+
 static bool is_placeable(const eddy_op_t *op) {
-  return op->num_operands > 0 && !eddy_ir_op_is(op, "df.enter");
+  return op->num_operands > 0 && !eddy_ir_op_is(op, "df.enter") &&
+         !is_released_copy(op);
 }
 
 static eddy_status_t op_error(const eddy_op_t *op, const char *fmt,
