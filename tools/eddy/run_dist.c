@@ -147,7 +147,7 @@ typedef struct mpi_link {
 static void nap(long *ns) {
   struct timespec ts = {0, *ns};
   nanosleep(&ts, NULL);
-  *ns = *ns < 1000000 ? *ns * 2 : 1000000;
+  *ns = *ns < 100000 ? *ns * 2 : 100000;
 }
 
 /// Sends len bytes without holding the lock while they travel.
