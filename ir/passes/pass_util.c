@@ -109,7 +109,8 @@ bool eddy_passes_value_zero(const eddy_value_t *v) {
     const eddy_op_t *d = v->def;
     if (!d)
       return false;
-    if (eddy_ir_op_is(d, "core.cast") || eddy_ir_op_is(d, "core.broadcast_to") ||
+    if (eddy_ir_op_is(d, "core.cast") ||
+        eddy_ir_op_is(d, "core.broadcast_to") ||
         eddy_ir_op_is(d, "core.reshape")) {
       v = d->operands[0].value;
       continue;

@@ -119,11 +119,11 @@ static void indent(dot_state_t *s, int depth) {
 /// Short label: "core.add", plus a constant's value or an enter's frame.
 static void op_label(const eddy_op_t *op, eddy_buf_t *b) {
   eddy_buf_puts(b, op->name->str);
-  const char *attr =
-      eddy_ir_op_is(op, "df.enter")                                ? "frame_name"
-      : eddy_ir_op_is(op, "core.constant")                         ? "value"
-      : eddy_ir_op_is(op, "df.send") || eddy_ir_op_is(op, "df.recv") ? "key"
-                                                                     : NULL;
+  bool comm = eddy_ir_op_is(op, "df.send") || eddy_ir_op_is(op, "df.recv");
+  const char *attr = eddy_ir_op_is(op, "df.enter")        ? "frame_name"
+                     : eddy_ir_op_is(op, "core.constant") ? "value"
+                     : comm                               ? "key"
+                                                          : NULL;
   const eddy_attr_t *a = attr ? eddy_ir_op_attr(op, attr) : NULL;
   if (!a)
     return;
