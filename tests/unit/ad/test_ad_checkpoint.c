@@ -64,20 +64,29 @@ static const char k_prog[] =
     "  }\n"
     "}\n";
 
-/// k_prog with the inner loop's attribute dictionary set to attr ("" for
-/// none), parsed into f->m (replacing any earlier module).
-static void parse_prog(fixture_t *f, const char *attr) {
-  static char text[sizeof k_prog + 256];
-  const char *at = strstr(k_prog, "%ATTR");
+/// tmpl with its one `mark` replaced by value, parsed into f->m (replacing
+/// any earlier module).
+static void parse_subst(fixture_t *f, const char *tmpl, const char *mark,
+                        const char *value) {
+  const char *at = strstr(tmpl, mark);
   assert_non_null(at);
-  size_t head = (size_t)(at - k_prog);
-  int n = snprintf(text, sizeof text, "%.*s%s%s", (int)head, k_prog, attr,
-                   at + 5);
-  assert_true(n > 0 && (size_t)n < sizeof text);
+  size_t len = strlen(tmpl) + strlen(value) + 1;
+  char *text = malloc(len);
+  assert_non_null(text);
+  int n = snprintf(text, len, "%.*s%s%s", (int)(at - tmpl), tmpl, value,
+                   at + strlen(mark));
+  assert_true(n > 0 && (size_t)n < len);
   if (f->m)
     eddy_ir_module_destroy(f->m);
   f->m = NULL;
   parse(f, text);
+  free(text);
+}
+
+/// k_prog with the inner loop's attribute dictionary set to attr ("" for
+/// none).
+static void parse_prog(fixture_t *f, const char *attr) {
+  parse_subst(f, k_prog, "%ATTR", attr);
 }
 
 /// Arguments of @f_grad: xs [5x4], w, h0, n, seed.
@@ -278,16 +287,7 @@ static const char k_revnet[] =
 
 /// k_revnet with the update of x2 by op (core.add, core.sub, core.mul).
 static void parse_revnet(fixture_t *f, const char *op) {
-  static char text[sizeof k_revnet + 64];
-  const char *at = strstr(k_revnet, "%OP");
-  assert_non_null(at);
-  int n = snprintf(text, sizeof text, "%.*s%s%s", (int)(at - k_revnet),
-                   k_revnet, op, at + 3);
-  assert_true(n > 0 && (size_t)n < sizeof text);
-  if (f->m)
-    eddy_ir_module_destroy(f->m);
-  f->m = NULL;
-  parse(f, text);
+  parse_subst(f, k_revnet, "%OP", op);
 }
 
 /// The gradient of @r (w.r.t. everything) under opts at depth d: out[0..5]
