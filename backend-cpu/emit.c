@@ -781,6 +781,13 @@ static eddy_status_t emit_while(cpu_emit_t *e, eddy_op_t *op) {
   for (uint32_t k = 0; k < n; k++)
     EDDY_RETURN_IF_ERROR(assign(e, eddy_ir_op_operand(op, k), op, bufs[k],
                                 dyn[k], op->results[k].type));
+  // The body values the plan writes straight into the loop's buffers.
+  eddy_op_t *y = eddy_ir_block_terminator(bb);
+  for (uint32_t k = 0; k < n; k++) {
+    eddy_value_t *v = eddy_ir_op_operand(y, k);
+    if (bufs[k] >= 0 && cpu_plan_loop_out(e->plan, v) == (int32_t)k)
+      eddy_ptrmap_put(&e->direct, v, &bufs[k]);
+  }
   // Iterations run so far: for maximum_iterations, which stops the loop
   // (TensorFlow semantics), and for the call's loop budgets.
   int64_t max_it = eddy_ir_op_attr_int(op, "maximum_iterations", -1);
@@ -815,7 +822,6 @@ static eddy_status_t emit_while(cpu_emit_t *e, eddy_op_t *op) {
     cpu_store(e, counter, i64s, NULL, s);
   }
   EDDY_RETURN_IF_ERROR(cpu_emit_block(e, bb));
-  eddy_op_t *y = eddy_ir_block_terminator(bb);
   // A yield operand that is another loop value of this loop would be
   // overwritten before it is read (a swap): stage those through a temp.
   int *src = eddy_arena_alloc(e->arena, sizeof(int) * (n + 1));
@@ -845,8 +851,9 @@ static eddy_status_t emit_while(cpu_emit_t *e, eddy_op_t *op) {
   }
   for (uint32_t k = 0; k < n; k++) {
     eddy_value_t *v = eddy_ir_op_operand(y, k);
-    if (v->block == bb && v->index == k)
-      continue; // passes through unchanged
+    if ((v->block == bb && v->index == k) ||
+        (bufs[k] >= 0 && cpu_plan_loop_out(e->plan, v) == (int32_t)k))
+      continue; // passes through unchanged, or written in place
     if (dsrc[k])
       EDDY_RETURN_IF_ERROR(cpu_dyn_copy(e, dsrc[k], dyn[k],
                                         op->results[k].type));
@@ -1131,7 +1138,9 @@ static eddy_status_t emit_op_any(cpu_emit_t *e, eddy_op_t *op) {
   cpu_op_class_t cls = cpu_op_info(op)->cls;
   if (!e->dyn || cls == CPU_OP_CONSTANT)
     return emit_op_static(e, op);
-  if (cls == CPU_OP_POINTWISE || cls == CPU_OP_KERNEL) {
+  const cpu_step_t *step = cpu_plan_step(e->plan, op);
+  bool accumulates = step && step->product;
+  if ((cls == CPU_OP_POINTWISE || cls == CPU_OP_KERNEL) && !accumulates) {
     for (uint32_t i = 0; i < op->num_results; i++)
       EDDY_RETURN_IF_ERROR(cpu_check_type(op, op->results[i].type));
     if (cpu_plan_fused(e->plan, op)) {
@@ -1140,7 +1149,8 @@ static eddy_status_t emit_op_any(cpu_emit_t *e, eddy_op_t *op) {
     }
     return emit_core_dyn(e, op);
   }
-  // Loops, branches, calls and list ops run as a whole or not at all.
+  // Loops, branches, calls, list ops and accumulations run as a whole or
+  // not at all.
   cpu_gate_open(e);
   eddy_status_t st = emit_op_static(e, op);
   cpu_gate_close(e);
@@ -1174,12 +1184,19 @@ static eddy_status_t emit_op_static(cpu_emit_t *e, eddy_op_t *op) {
   case CPU_OP_LIST:
     return cpu_unsupported(op, "is not supported by the CPU backend yet");
   }
+  if (cpu_plan_fused(e->plan, op)) {
+    // Computed by its user's step (a pointwise op in its kernel, a matmul
+    // in the sgemm of an accumulation).
+    cpu_val_new(e, &op->results[0])->fused = true;
+    return NULL;
+  }
+  const cpu_step_t *step = cpu_plan_step(e->plan, op);
+  if (step && step->product) {
+    cpu_val_new(e, &op->results[0])->buf = cpu_result_buf(e, &op->results[0]);
+    return cpu_matmul_accumulate(e, (eddy_op_t *)step->product, op);
+  }
   if (cls == CPU_OP_POINTWISE && op->num_results == 1) {
     cpu_val_t *cv = cpu_val_new(e, &op->results[0]);
-    if (cpu_plan_fused(e->plan, op)) {
-      cv->fused = true;
-      return NULL;
-    }
     const eddy_type_t *t = op->results[0].type;
     cv->buf = cpu_result_buf(e, &op->results[0]);
     int idx[EDDY_RT_MAX_RANK], x;

@@ -52,8 +52,9 @@ typedef struct cpu_emit {
   eddy_buf_t body;    ///< the computation
   eddy_buf_t epi;     ///< deallocations before return
   eddy_ptrmap_t vals; ///< eddy_value_t * -> cpu_val_t *
-  /// Returned values computed in place: eddy_value_t * -> int * (the %tN
-  /// of the result tensor's memref).
+  /// Values computed in place: eddy_value_t * -> int * (the %tN of the
+  /// memref they are written into: the result tensor's of a value returned
+  /// directly, the loop value's of one a loop body writes in place).
   eddy_ptrmap_t direct;
   eddy_arena_t *arena;
   int next; ///< next fresh %tN
@@ -317,7 +318,8 @@ eddy_status_t cpu_host_scalar(cpu_emit_t *e, eddy_value_t *v, int *out);
 void cpu_zero_i64_in_prologue(cpu_emit_t *e, int slot);
 
 /// The buffer an op writes result v into: the result tensor's memref when v
-/// is returned directly, else a fresh buffer.
+/// is returned directly, the loop value's when a loop body writes v in
+/// place, else a fresh buffer.
 int cpu_result_buf(cpu_emit_t *e, const eddy_value_t *v);
 
 /// Appends s as the inside of an MLIR string literal (\XX escapes).
@@ -448,6 +450,10 @@ int64_t cpu_matmul_call_min(const eddy_cpu_opts_t *opts);
 /// Emits core.matmul into its result buffer: an inline loop nest, or for
 /// large f32 ones calls of eddy_rt_entry_sgemm.
 eddy_status_t cpu_matmul(cpu_emit_t *e, eddy_op_t *op);
+/// The accumulation step `add` (cpu_step_t.product): one sgemm adding the
+/// product into add's buffer, which holds the loop value it adds to.
+eddy_status_t cpu_matmul_accumulate(cpu_emit_t *e, eddy_op_t *product,
+                                    const eddy_op_t *add);
 /// For an f32 core.matmul with `?` dims in host code (two matrices, or a
 /// batch of A against one matrix B) whose operands and result are in
 /// memory: opens `scf.if M*N*K >= threshold { sgemm call } else {` from the

@@ -198,12 +198,13 @@ static int mm_matrix_ptr(cpu_emit_t *e, int base, const eddy_type_t *ot,
 }
 
 /// The runtime call (large f32): eddy_rt_entry_sgemm once per matrix of the
-/// result's batch (once in all when mm_rows_fold), transposes passed on as
-/// flags.
-static eddy_status_t mm_call(cpu_emit_t *e, eddy_op_t *op) {
+/// result's batch (once in all when mm_rows_fold), into buffer cbuf,
+/// transposes passed on as flags; `accumulate` adds the product to what
+/// cbuf holds.
+static eddy_status_t mm_call(cpu_emit_t *e, eddy_op_t *op, int cbuf,
+                             bool accumulate) {
   eddy_value_t *a = eddy_ir_op_operand(op, 0), *b = eddy_ir_op_operand(op, 1);
   const eddy_type_t *at = a->type, *bt = b->type, *rt = op->results[0].type;
-  int cbuf = cpu_val_get(e, &op->results[0])->buf;
   bool ta = eddy_ir_op_attr_bool(op, "transpose_a", false);
   bool tb = eddy_ir_op_attr_bool(op, "transpose_b", false);
   cpu_mm_shape_t d;
@@ -217,7 +218,8 @@ static eddy_status_t mm_call(cpu_emit_t *e, eddy_op_t *op) {
   bool tf32 = e->tgt->device_memory && e->opts->matmul_tf32;
   cpu_p(e, "%%t%d = arith.constant %d : i32\n", flags,
         (ta ? EDDY_RT_SGEMM_TRANS_A : 0) | (tb ? EDDY_RT_SGEMM_TRANS_B : 0) |
-            (tf32 ? EDDY_RT_SGEMM_TF32 : 0));
+            (tf32 ? EDDY_RT_SGEMM_TF32 : 0) |
+            (accumulate ? EDDY_RT_SGEMM_ACCUMULATE : 0));
   bool fold = mm_rows_fold(op);
   int m = mm_i64(e, fold ? d.batch * d.m : d.m), n = mm_i64(e, d.n),
       k = mm_i64(e, d.k);
@@ -377,10 +379,15 @@ eddy_status_t cpu_matmul(cpu_emit_t *e, eddy_op_t *op) {
   // The size class is the plan's (plan.c).
   const cpu_step_t *s = cpu_plan_step(e->plan, op);
   if (s && s->kind == CPU_STEP_LIBRARY)
-    return mm_call(e, op);
+    return mm_call(e, op, cpu_val_get(e, &op->results[0])->buf, false);
   // The kernels forms: one thread per result element, accumulating over k
   // in order (the inline nest shares a row of accumulators).
   if (e->tgt->kernels)
     return cpu_matmul_dyn(e, op);
   return mm_inline(e, op);
+}
+
+eddy_status_t cpu_matmul_accumulate(cpu_emit_t *e, eddy_op_t *product,
+                                    const eddy_op_t *add) {
+  return mm_call(e, product, cpu_val_get(e, &add->results[0])->buf, true);
 }

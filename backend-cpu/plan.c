@@ -229,6 +229,149 @@ static void plan_gemm_cache(cpu_plan_t *p, const eddy_op_t *op,
   s->gemm_cache = p->num_gemm_caches;
 }
 
+/// ---- Loop values written in place ------------------------------------------
+
+/// The op of block b that is op or holds it, or NULL.
+static const eddy_op_t *ancestor_in(const eddy_block_t *b,
+                                    const eddy_op_t *op) {
+  while (op && op->block != b)
+    op = eddy_ir_op_parent_op(op);
+  return op;
+}
+
+/// The steps of one loop body in the order they run.
+typedef struct body_order {
+  const cpu_plan_t *p;
+  const eddy_block_t *b;
+  eddy_ptrmap_t index; ///< op of b -> its position + 1
+} body_order_t;
+
+/// Where op (in b or nested in one of its ops) is computed: the position of
+/// its op in b, or of the kernel a fused op is computed in; INTPTR_MAX for
+/// the terminator.
+static intptr_t runs_at(const body_order_t *o, const eddy_op_t *op) {
+  const eddy_op_t *a = ancestor_in(o->b, op);
+  for (;;) {
+    const cpu_step_t *s = a ? cpu_plan_step(o->p, a) : NULL;
+    if (!s || s->kind != CPU_STEP_FUSED || !s->into)
+      break;
+    a = ancestor_in(o->b, s->into);
+  }
+  if (!a || eddy_ir_op_has_trait(a, EDDY_TRAIT_TERMINATOR))
+    return INTPTR_MAX;
+  return (intptr_t)eddy_ptrmap_get(&o->index, a) - 1;
+}
+
+/// def's result can be written over the loop value arg (an argument of the
+/// body o->b): nothing reads arg after def's step, and def's own step reads
+/// it only element for element (a pointwise kernel, every op of which is
+/// pointwise, reads each operand at the element it writes).
+static bool can_overwrite(const body_order_t *o, const eddy_value_t *arg,
+                          const eddy_op_t *def) {
+  intptr_t at = runs_at(o, def);
+  for (const eddy_use_t *u = arg->uses; u; u = u->next) {
+    intptr_t r = runs_at(o, u->owner);
+    if (r < at)
+      continue;
+    if (r > at || !cpu_op_is_pointwise(def) || !cpu_op_is_pointwise(u->owner))
+      return false;
+  }
+  return true;
+}
+
+/// Yield operand k's single use there, defined in body b by a kernel or
+/// library step with a static type: the op defining it, else NULL.
+static const eddy_op_t *yielded_def(const cpu_plan_t *p, const eddy_block_t *b,
+                                    const eddy_op_t *y, uint32_t k) {
+  const eddy_value_t *v = eddy_ir_op_operand(y, k);
+  if (!v->def || v->def->block != b || v->def->num_results != 1 ||
+      v->type->kind == EDDY_TYPE_LIST || type_dynamic(v->type) ||
+      k >= b->num_args || b->args[k]->type != v->type)
+    return NULL;
+  for (uint32_t j = 0; j < y->num_operands; j++)
+    if (j != k && eddy_ir_op_operand(y, j) == v)
+      return NULL;
+  const cpu_step_t *s = cpu_plan_step(p, v->def);
+  return s && (s->kind == CPU_STEP_KERNEL || s->kind == CPU_STEP_LIBRARY)
+             ? v->def
+             : NULL;
+}
+
+/// def = core.add(arg, matmul) (either order), the matmul a library step of
+/// the same type that nothing else reads and that does not read arg: the
+/// matmul, else NULL.
+static const eddy_op_t *accumulated_product(const cpu_plan_t *p,
+                                            const eddy_op_t *def,
+                                            const eddy_value_t *arg) {
+  if (eddy_dialects_opcode(def) != EDDY_OP_CORE_ADD ||
+      def->num_operands != 2 || def->results[0].type->dtype != EDDY_DT_F32)
+    return NULL;
+  uint32_t i = eddy_ir_op_operand(def, 0) == arg   ? 1
+               : eddy_ir_op_operand(def, 1) == arg ? 0
+                                                   : 2;
+  if (i == 2)
+    return NULL;
+  const eddy_value_t *x = eddy_ir_op_operand(def, i);
+  const eddy_op_t *m = x->def;
+  const cpu_step_t *ms = m ? cpu_plan_step(p, m) : NULL;
+  if (!ms || ms->kind != CPU_STEP_LIBRARY || m->block != def->block ||
+      eddy_dialects_opcode(m) != EDDY_OP_CORE_MATMUL ||
+      x->type != def->results[0].type || eddy_ir_value_num_uses(x) != 1 ||
+      eddy_ir_op_operand(m, 0) == arg || eddy_ir_op_operand(m, 1) == arg)
+    return NULL;
+  return m;
+}
+
+/// Decides which values loop w's body writes straight into the loop's
+/// buffers (cpu_plan_t.loop_out), and which of those are a product added to
+/// the loop value (cpu_step_t.product). Host form only.
+static void plan_loop_in_place(cpu_plan_t *p, const eddy_op_t *w) {
+  if (p->opts->form != EDDY_CPU_FORM_HOST || w->num_regions < 2)
+    return;
+  const eddy_block_t *b = eddy_ir_region_entry(&w->regions[1]);
+  const eddy_op_t *y = b ? eddy_ir_block_terminator(b) : NULL;
+  if (!y)
+    return;
+  body_order_t o = {.p = p, .b = b};
+  eddy_ptrmap_init(&o.index);
+  intptr_t n = 0;
+  for (const eddy_op_t *op = b->first; op; op = op->next)
+    eddy_ptrmap_put(&o.index, op, (void *)(++n));
+  // Accumulations first: fusing the product into the add moves where it
+  // reads its operands, which the checks below must see.
+  for (uint32_t k = 0; k < y->num_operands; k++) {
+    const eddy_op_t *def = yielded_def(p, b, y, k);
+    const eddy_op_t *m = def ? accumulated_product(p, def, b->args[k]) : NULL;
+    if (!m)
+      continue;
+    cpu_step_t *ms = eddy_ptrmap_get(&p->steps, m);
+    cpu_step_t *ds = eddy_ptrmap_get(&p->steps, def);
+    ms->kind = CPU_STEP_FUSED;
+    ms->into = def;
+    ds->kind = CPU_STEP_LIBRARY;
+    ds->product = m;
+  }
+  for (uint32_t k = 0; k < y->num_operands; k++) {
+    const eddy_op_t *def = yielded_def(p, b, y, k);
+    if (def && can_overwrite(&o, b->args[k], def))
+      eddy_ptrmap_put(&p->loop_out, &def->results[0], (void *)(intptr_t)(k + 1));
+  }
+  // An accumulation whose add cannot write in place goes back to a product
+  // and an add (which only moves the product's reads earlier).
+  for (uint32_t k = 0; k < y->num_operands; k++) {
+    const eddy_op_t *def = yielded_def(p, b, y, k);
+    cpu_step_t *ds = def ? eddy_ptrmap_get(&p->steps, def) : NULL;
+    if (!ds || !ds->product || cpu_plan_loop_out(p, &def->results[0]) >= 0)
+      continue;
+    cpu_step_t *ms = eddy_ptrmap_get(&p->steps, ds->product);
+    ms->kind = CPU_STEP_LIBRARY;
+    ms->into = NULL;
+    ds->kind = CPU_STEP_KERNEL;
+    ds->product = NULL;
+  }
+  eddy_ptrmap_destroy(&o.index);
+}
+
 static void plan_op(cpu_plan_t *p, const eddy_op_t *op) {
   const cpu_op_info_t *info = cpu_op_info(op);
   switch (info->cls) {
@@ -283,6 +426,8 @@ static void plan_op(cpu_plan_t *p, const eddy_op_t *op) {
              info->cls == CPU_OP_WHILE ? CPU_STEP_LOOP : CPU_STEP_BRANCH);
     for (uint32_t k = 0; k < op->num_regions; k++)
       plan_block(p, eddy_ir_region_entry(&op->regions[k]));
+    if (info->cls == CPU_OP_WHILE)
+      plan_loop_in_place(p, op);
     return;
   case CPU_OP_CALL: {
     new_step(p, op, CPU_STEP_INLINE);
@@ -385,6 +530,7 @@ eddy_status_t cpu_plan_build(cpu_plan_t *p, const eddy_module_t *m,
   eddy_ptrmap_init(&p->steps);
   eddy_ptrmap_init(&p->last_use);
   eddy_ptrmap_init(&p->direct);
+  eddy_ptrmap_init(&p->loop_out);
   p->arena = eddy_arena_create();
   if (!p->arena)
     return eddy_status_create(EDDY_ERR_RESOURCE, "out of memory");
@@ -398,6 +544,7 @@ void cpu_plan_destroy(cpu_plan_t *p) {
   eddy_ptrmap_destroy(&p->steps);
   eddy_ptrmap_destroy(&p->last_use);
   eddy_ptrmap_destroy(&p->direct);
+  eddy_ptrmap_destroy(&p->loop_out);
   if (p->arena)
     eddy_arena_destroy(p->arena);
   memset(p, 0, sizeof *p);
@@ -418,6 +565,10 @@ intptr_t cpu_plan_last_use(const cpu_plan_t *p, const eddy_value_t *v) {
 
 int32_t cpu_plan_direct(const cpu_plan_t *p, const eddy_value_t *v) {
   return (int32_t)((intptr_t)eddy_ptrmap_get(&p->direct, v) - 1);
+}
+
+int32_t cpu_plan_loop_out(const cpu_plan_t *p, const eddy_value_t *v) {
+  return (int32_t)((intptr_t)eddy_ptrmap_get(&p->loop_out, v) - 1);
 }
 
 /// ---- printing ---------------------------------------------------------------
@@ -555,8 +706,11 @@ static void print_storage(plan_printer_t *pp, const eddy_value_t *v) {
   put_value(pp, v);
   eddy_buf_puts(pp->out, " (");
   int32_t direct = cpu_plan_direct(pp->p, v);
+  int32_t loop_out = cpu_plan_loop_out(pp->p, v);
   if (direct >= 0)
     eddy_buf_printf(pp->out, "result #%d", (int)direct);
+  else if (loop_out >= 0)
+    eddy_buf_printf(pp->out, "loop value #%d, in place", (int)loop_out);
   else if (t->kind == EDDY_TYPE_LIST)
     eddy_buf_puts(pp->out, "list");
   else if (type_dynamic(t))
@@ -599,7 +753,7 @@ static void print_step(plan_printer_t *pp, const eddy_op_t *op, int depth,
   eddy_buf_puts(pp->out, op->name->str);
   if (s->kind == CPU_STEP_LIBRARY) {
     cpu_mm_shape_t d;
-    cpu_mm_shape(op, &d);
+    cpu_mm_shape(s->product ? s->product : op, &d);
     int64_t m = d.rows_fold ? d.m * d.batch : d.m;
     int64_t calls = d.rows_fold ? 1 : d.batch;
     eddy_buf_printf(pp->out, " [%" PRId64 "x%" PRId64 "x%" PRId64 "%s]", m,
@@ -615,11 +769,16 @@ static void print_step(plan_printer_t *pp, const eddy_op_t *op, int depth,
     eddy_buf_puts(pp->out, " [shares its operand's data]");
   if (s->view)
     eddy_buf_puts(pp->out, " [the item in place]");
-  if (s->gemm_cache) {
+  if (s->product)
+    eddy_buf_puts(pp->out, " [the product added in place]");
+  // (An accumulation's cache is its product's.)
+  int32_t cache =
+      s->product ? cpu_plan_step(p, s->product)->gemm_cache : s->gemm_cache;
+  if (cache) {
     // Named by the loop that resets it.
-    const eddy_op_t *w = p->cache_loops[s->gemm_cache - 1];
+    const eddy_op_t *w = p->cache_loops[cache - 1];
     eddy_buf_printf(pp->out, " [B packed once per loop: cache %d, reset by ",
-                    (int)s->gemm_cache - 1);
+                    (int)cache - 1);
     put_results(pp, w);
     eddy_buf_printf(pp->out, "%s]", w->name->str);
   }

@@ -53,6 +53,12 @@ typedef struct cpu_step {
   /// cache is reset on entering the outermost such loop (cpu_plan_t.
   /// cache_loops), where B's data may have changed.
   int32_t gemm_cache;
+  /// LIBRARY of a core.add (host form, in a ctl.while body): the next value
+  /// of a loop value, the loop value plus this f32 matmul (fused into the
+  /// step), written in place (cpu_plan_loop_out): one sgemm that adds the
+  /// product into the loop value's buffer (EDDY_RT_SGEMM_ACCUMULATE), as a
+  /// loop's gradient accumulates dW += x^T dy. NULL otherwise.
+  const eddy_op_t *product;
 } cpu_step_t;
 
 typedef struct cpu_plan {
@@ -69,6 +75,12 @@ typedef struct cpu_plan {
   /// once, with a static type: written straight into their result tensor.
   /// value -> (intptr_t) result index + 1.
   eddy_ptrmap_t direct;
+  /// Values a ctl.while body computes (by a kernel or library step, static
+  /// type) and yields once, written straight into the loop value's buffer
+  /// (host form): the loop value is not read after that step, or only by
+  /// the step's own pointwise kernel at the same element. value ->
+  /// (intptr_t) its position in the yield + 1.
+  eddy_ptrmap_t loop_out;
   /// Packed-B caches: cache i is reset on entering the ctl.while
   /// cache_loops[i] (see cpu_step_t.gemm_cache).
   const eddy_op_t **cache_loops;
@@ -91,6 +103,10 @@ bool cpu_plan_fused(const cpu_plan_t *p, const eddy_op_t *op);
 intptr_t cpu_plan_last_use(const cpu_plan_t *p, const eddy_value_t *v);
 /// The entry's result v is written into directly, or -1.
 int32_t cpu_plan_direct(const cpu_plan_t *p, const eddy_value_t *v);
+
+/// The position in its loop's yield whose buffer body value v is written
+/// into directly (cpu_plan_t.loop_out), or -1.
+int32_t cpu_plan_loop_out(const cpu_plan_t *p, const eddy_value_t *v);
 
 /// The static sizes of one matmul: M, N, K and the result's batch count.
 typedef struct cpu_mm_shape {

@@ -690,10 +690,20 @@ void eddy_rt_gemm_plan_decide(int32_t cpu_isa, bool has_blas,
 int32_t eddy_rt_gemm_core_isa(const char *core);
 /// "sse", "avx", "avx2", "avx512" or "unknown".
 const char *eddy_rt_isa_name(int32_t isa);
+/// Flags of the sgemm calls (`trans` of eddy_rt_sgemm, eddy_rt_entry_sgemm
+/// and eddy_rt_sgemm_cached; `flags` of eddy_rt_entry_cuda_sgemm): A or B
+/// stored transposed; (CUDA only) whether the product may round its inputs
+/// to TF32 (tensor cores; 10-bit mantissa); (host only) C += op(A) op(B),
+/// adding the product to what C holds (C's elements then sum C and the
+/// product, in an order the contract below leaves unspecified).
+#define EDDY_RT_SGEMM_TRANS_A 1
+#define EDDY_RT_SGEMM_TRANS_B 2
+#define EDDY_RT_SGEMM_TF32 4
+#define EDDY_RT_SGEMM_ACCUMULATE 8
 /// C = op(A) op(B) in f32, row-major: op(A) is m x k (A is stored k x m and
 /// read transposed when trans & 1), op(B) is k x n (stored n x k when
-/// trans & 2); lda, ldb, ldc are row strides in elements. C must not overlap
-/// A or B. Accumulation order and precision (at least f32) are unspecified:
+/// trans & 2); with trans & EDDY_RT_SGEMM_ACCUMULATE, C += op(A) op(B).
+/// lda, ldb, ldc are row strides in elements. C must not overlap A or B. Accumulation order and precision (at least f32) are unspecified:
 /// |c - exact| <= gamma_k * sum_p |a_ip| |b_pj| with gamma_k = k u / (1 - k u),
 /// u = 2^-24. Never fails: when rt's allocator refuses the packing buffers
 /// the product is computed without them. Returns the implementation used.
@@ -800,11 +810,6 @@ void eddy_rt_entry_cuda_to_host(void *dst, const void *src, int64_t bytes);
 /// err; err is not touched when it returns 0 (it may hold the message of an
 /// earlier run-time error of the call). Clears the record.
 int32_t eddy_rt_entry_cuda_end(eddy_rt_ctx_t *rt, char *err, size_t errlen);
-/// Flags of eddy_rt_entry_cuda_sgemm: A or B stored transposed, and whether
-/// the product may round its inputs to TF32 (tensor cores; 10-bit mantissa).
-#define EDDY_RT_SGEMM_TRANS_A 1
-#define EDDY_RT_SGEMM_TRANS_B 2
-#define EDDY_RT_SGEMM_TF32 4
 /// eddy_rt_entry_sgemm's contract (row-major, flags & EDDY_RT_SGEMM_TRANS_A:
 /// A stored transposed, & EDDY_RT_SGEMM_TRANS_B: B stored transposed, ld*
 /// row strides) on device pointers, through cuBLAS on the thread's stream,

@@ -49,12 +49,13 @@ static inline float at_b(const float *b, int64_t ldb, bool tb, int64_t p,
   return tb ? b[j * ldb + p] : b[p * ldb + j];
 }
 
-/// C = op(A) op(B) by a plain loop (no memory needed).
-static void gemm_plain(bool ta, bool tb, int64_t m, int64_t n, int64_t k,
-                       const float *a, int64_t lda, const float *b,
+/// C = op(A) op(B) (acc: C += op(A) op(B)) by a plain loop (no memory
+/// needed).
+static void gemm_plain(bool ta, bool tb, bool acc, int64_t m, int64_t n,
+                       int64_t k, const float *a, int64_t lda, const float *b,
                        int64_t ldb, float *c, int64_t ldc) {
   for (int64_t i = 0; i < m; i++) {
-    for (int64_t j = 0; j < n; j++)
+    for (int64_t j = 0; !acc && j < n; j++)
       c[i * ldc + j] = 0.0f;
     for (int64_t p = 0; p < k; p++) {
       float x = at_a(a, lda, ta, i, p);
@@ -292,6 +293,7 @@ typedef struct {
   rt_macro_fn macro;
   int64_t nr, mr;
   bool ta, tb;
+  bool acc; ///< C += the product
   int64_t m, n, k;
   const float *a, *b;
   int64_t lda, ldb, ldc;
@@ -336,8 +338,8 @@ static void gemm_part(void *arg, int64_t t) {
     eddy_rt_free(g->rt, pa, abytes);
     const float *a = g->ta ? g->a + ilo : g->a + ilo * g->lda;
     const float *b = g->tb ? g->b + jlo * g->ldb : g->b + jlo;
-    gemm_plain(g->ta, g->tb, ihi - ilo, jhi - jlo, k, a, g->lda, b, g->ldb,
-               g->c + ilo * g->ldc + jlo, g->ldc);
+    gemm_plain(g->ta, g->tb, g->acc, ihi - ilo, jhi - jlo, k, a, g->lda, b,
+               g->ldb, g->c + ilo * g->ldc + jlo, g->ldc);
     return;
   }
   // Blocks of NC columns from jlo: inside the packed B they must not cross
@@ -350,6 +352,7 @@ static void gemm_part(void *arg, int64_t t) {
     int64_t bncr = (bnc + nr - 1) / nr * nr;
     for (int64_t p0 = 0; p0 < k; p0 += KC) {
       int64_t kc = k - p0 < KC ? k - p0 : KC;
+      bool first = p0 == 0 && !g->acc; // stores C, else adds to it
       const float *bp;
       if (g->packed) {
         bp = g->packed + bj * k + p0 * bncr + (j0 - bj) * kc;
@@ -372,18 +375,18 @@ static void gemm_part(void *arg, int64_t t) {
           int64_t rs = g->ta ? 1 : g->lda, cs = g->ta ? g->lda : 1;
           rt_a_view_t in_place = {g->a + i0 * rs + p0 * cs, rs, rs, cs};
           if (whole)
-            g->macro(whole, nc, kc, in_place, bp, ct, g->ldc, p0 == 0);
+            g->macro(whole, nc, kc, in_place, bp, ct, g->ldc, first);
           if (whole == mc)
             continue;
           pack_a(g->ta, g->a, g->lda, i0 + whole, p0, mc - whole, kc, mr,
                  pa);
           g->macro(mc - whole, nc, kc, av, bp, ct + whole * g->ldc, g->ldc,
-                   p0 == 0);
+                   first);
           continue;
         } else {
           pack_a(g->ta, g->a, g->lda, i0, p0, mc, kc, mr, pa);
         }
-        g->macro(mc, nc, kc, av, bp, ct, g->ldc, p0 == 0);
+        g->macro(mc, nc, kc, av, bp, ct, g->ldc, first);
       }
     }
     j0 = jend;
@@ -455,11 +458,13 @@ static const float *cache_lookup(eddy_rt_ctx_t *rt, eddy_rt_gemm_cache_t *cache,
 }
 
 static void gemm_tiled(eddy_rt_ctx_t *rt, int32_t isa, bool ta, bool tb,
-                       int64_t m, int64_t n, int64_t k, const float *a,
-                       int64_t lda, const float *b, int64_t ldb, float *c,
-                       int64_t ldc, eddy_rt_gemm_cache_t *cache) {
-  gemm_job_t g = {.rt = rt, .ta = ta, .tb = tb, .m = m, .n = n, .k = k,
-                  .a = a, .b = b, .lda = lda, .ldb = ldb, .ldc = ldc, .c = c};
+                       bool acc, int64_t m, int64_t n, int64_t k,
+                       const float *a, int64_t lda, const float *b,
+                       int64_t ldb, float *c, int64_t ldc,
+                       eddy_rt_gemm_cache_t *cache) {
+  gemm_job_t g = {.rt = rt, .ta = ta, .tb = tb, .acc = acc, .m = m, .n = n,
+                  .k = k, .a = a, .b = b, .lda = lda, .ldb = ldb, .ldc = ldc,
+                  .c = c};
   g.macro = pick_macro(isa, &g.nr, &g.mr);
   g.packed = cache_lookup(rt, cache, tb, b, ldb, n, k, g.nr);
   eddy_rt_pool_t *pool = rt ? eddy_rt_ctx_pool(rt) : NULL;
@@ -522,8 +527,10 @@ bool eddy_rt_gemm_has_blas(void) {
 void rt_sgemm_tiled(eddy_rt_ctx_t *rt, int32_t isa, int32_t trans, int64_t m,
                     int64_t n, int64_t k, const float *a, int64_t lda,
                     const float *b, int64_t ldb, float *c, int64_t ldc) {
-  gemm_tiled(rt, isa, (trans & 1) != 0, (trans & 2) != 0, m, n, k, a, lda, b,
-             ldb, c, ldc, NULL);
+  gemm_tiled(rt, isa, (trans & EDDY_RT_SGEMM_TRANS_A) != 0,
+             (trans & EDDY_RT_SGEMM_TRANS_B) != 0,
+             (trans & EDDY_RT_SGEMM_ACCUMULATE) != 0, m, n, k, a, lda, b, ldb,
+             c, ldc, NULL);
 }
 
 // ---- Which implementation AUTO runs ----------------------------------------
@@ -735,19 +742,20 @@ void eddy_rt_gemm_plan_get(eddy_rt_gemm_plan_t *out_plan) {
 /// A product with one row or one column, C = op(A) op(B) with m == 1 or
 /// n == 1, as a matrix-vector product: sgemm would pack the whole matrix
 /// for one vector (a fixed-point loop's W x spent most of its time there).
-static void gemv_blas(bool ta, bool tb, int m, int n, int k, const float *a,
-                      int lda, const float *b, int ldb, float *c, int ldc) {
+static void gemv_blas(bool ta, bool tb, float beta, int m, int n, int k,
+                      const float *a, int lda, const float *b, int ldb,
+                      float *c, int ldc) {
   if (n == 1) {
     // c[:, 0] = op(A) x, x = op(B)'s column: B's column 0 (stride ldb) or
     // B's row 0 when B is transposed.
     cblas_sgemv(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, ta ? k : m,
-                ta ? m : k, 1.0f, a, lda, b, tb ? 1 : ldb, 0.0f, c, ldc);
+                ta ? m : k, 1.0f, a, lda, b, tb ? 1 : ldb, beta, c, ldc);
     return;
   }
   // c[0, :] = op(B)^T x, x = op(A)'s row: A's row 0, or A's column 0
   // (stride lda) when A is transposed.
   cblas_sgemv(CblasRowMajor, tb ? CblasNoTrans : CblasTrans, tb ? n : k,
-              tb ? k : n, 1.0f, b, ldb, a, ta ? lda : 1, 0.0f, c, 1);
+              tb ? k : n, 1.0f, b, ldb, a, ta ? lda : 1, beta, c, 1);
 }
 #endif
 
@@ -757,6 +765,7 @@ static void gemv_blas(bool ta, bool tb, int m, int n, int k, const float *a,
 /// each.
 typedef struct {
   bool ta, tb, split_n;
+  float beta; ///< 1: C += the product
   int64_t m, n, k, lda, ldb, ldc, parts;
   const float *a, *b;
   float *c;
@@ -782,18 +791,20 @@ static void blas_part(void *arg, int64_t t) {
   }
   cblas_sgemm(CblasRowMajor, g->ta ? CblasTrans : CblasNoTrans,
               g->tb ? CblasTrans : CblasNoTrans, (int)m, (int)n, (int)g->k,
-              1.0f, a, (int)g->lda, b, (int)g->ldb, 0.0f, c, (int)g->ldc);
+              1.0f, a, (int)g->lda, b, (int)g->ldb, g->beta, c, (int)g->ldc);
 }
 
 /// cblas_sgemm of the whole product, split across rt's threads when it is
 /// large enough (each part computes its elements as the whole call would).
-static void sgemm_blas(eddy_rt_ctx_t *rt, bool ta, bool tb, int64_t m,
-                       int64_t n, int64_t k, const float *a, int64_t lda,
-                       const float *b, int64_t ldb, float *c, int64_t ldc) {
+static void sgemm_blas(eddy_rt_ctx_t *rt, bool ta, bool tb, bool acc,
+                       int64_t m, int64_t n, int64_t k, const float *a,
+                       int64_t lda, const float *b, int64_t ldb, float *c,
+                       int64_t ldc) {
   eddy_rt_pool_t *pool = rt ? eddy_rt_ctx_pool(rt) : NULL;
   int64_t threads = eddy_rt_pool_num_threads(pool);
-  blas_job_t g = {.ta = ta, .tb = tb, .m = m, .n = n, .k = k, .lda = lda,
-                  .ldb = ldb, .ldc = ldc, .a = a, .b = b, .c = c};
+  blas_job_t g = {.ta = ta, .tb = tb, .beta = acc ? 1.0f : 0.0f, .m = m,
+                  .n = n, .k = k, .lda = lda, .ldb = ldb, .ldc = ldc, .a = a,
+                  .b = b, .c = c};
   // The longer side, so that each part still makes a large product.
   g.split_n = n > m;
   int64_t units = ((g.split_n ? n : m) + RT_BLAS_UNIT - 1) / RT_BLAS_UNIT;
@@ -811,6 +822,7 @@ static void sgemm_blas(eddy_rt_ctx_t *rt, bool ta, bool tb, int64_t m,
 /// the matrix, it needs both cores' bandwidth as much as their arithmetic.
 typedef struct {
   bool ta, tb;
+  float beta; ///< 1: C += the product
   int64_t m, n, k, lda, ldb, ldc, parts;
   const float *a, *b;
   float *c;
@@ -822,25 +834,27 @@ static void gemv_part(void *arg, int64_t t) {
   if (g->n == 1) { // rows of op(A)
     part_range(g->m, RT_BLAS_UNIT, g->parts, t, &lo, &hi);
     if (lo < hi)
-      gemv_blas(g->ta, g->tb, (int)(hi - lo), 1, (int)g->k,
+      gemv_blas(g->ta, g->tb, g->beta, (int)(hi - lo), 1, (int)g->k,
                 g->ta ? g->a + lo : g->a + lo * g->lda, (int)g->lda, g->b,
                 (int)g->ldb, g->c + lo * g->ldc, (int)g->ldc);
     return;
   }
   part_range(g->n, RT_BLAS_UNIT, g->parts, t, &lo, &hi); // columns of op(B)
   if (lo < hi)
-    gemv_blas(g->ta, g->tb, 1, (int)(hi - lo), (int)g->k, g->a, (int)g->lda,
-              g->tb ? g->b + lo * g->ldb : g->b + lo, (int)g->ldb, g->c + lo,
-              (int)g->ldc);
+    gemv_blas(g->ta, g->tb, g->beta, 1, (int)(hi - lo), (int)g->k, g->a,
+              (int)g->lda, g->tb ? g->b + lo * g->ldb : g->b + lo,
+              (int)g->ldb, g->c + lo, (int)g->ldc);
 }
 
-static void gemv_split(eddy_rt_ctx_t *rt, bool ta, bool tb, int64_t m,
-                       int64_t n, int64_t k, const float *a, int64_t lda,
-                       const float *b, int64_t ldb, float *c, int64_t ldc) {
+static void gemv_split(eddy_rt_ctx_t *rt, bool ta, bool tb, bool acc,
+                       int64_t m, int64_t n, int64_t k, const float *a,
+                       int64_t lda, const float *b, int64_t ldb, float *c,
+                       int64_t ldc) {
   eddy_rt_pool_t *pool = rt ? eddy_rt_ctx_pool(rt) : NULL;
   int64_t threads = eddy_rt_pool_num_threads(pool);
-  gemv_job_t g = {.ta = ta, .tb = tb, .m = m, .n = n, .k = k, .lda = lda,
-                  .ldb = ldb, .ldc = ldc, .a = a, .b = b, .c = c};
+  gemv_job_t g = {.ta = ta, .tb = tb, .beta = acc ? 1.0f : 0.0f, .m = m,
+                  .n = n, .k = k, .lda = lda, .ldb = ldb, .ldc = ldc, .a = a,
+                  .b = b, .c = c};
   int64_t units = ((n == 1 ? m : n) + RT_BLAS_UNIT - 1) / RT_BLAS_UNIT;
   double work = (double)m * (double)n * (double)k;
   g.parts = threads < units ? threads : units;
@@ -856,16 +870,18 @@ static int32_t sgemm(eddy_rt_ctx_t *rt, int32_t impl, int32_t trans, int64_t m,
                      int64_t n, int64_t k, const float *a, int64_t lda,
                      const float *b, int64_t ldb, float *c, int64_t ldc,
                      eddy_rt_gemm_cache_t *cache) {
-  bool ta = (trans & 1) != 0, tb = (trans & 2) != 0;
+  bool ta = (trans & EDDY_RT_SGEMM_TRANS_A) != 0,
+       tb = (trans & EDDY_RT_SGEMM_TRANS_B) != 0,
+       acc = (trans & EDDY_RT_SGEMM_ACCUMULATE) != 0;
   if (m <= 0 || n <= 0)
     return impl == EDDY_RT_GEMM_PLAIN ? EDDY_RT_GEMM_PLAIN : EDDY_RT_GEMM_TILED;
   if (k <= 0) {
-    for (int64_t i = 0; i < m; i++)
+    for (int64_t i = 0; !acc && i < m; i++)
       memset(c + i * ldc, 0, sizeof(float) * (size_t)n);
     return impl == EDDY_RT_GEMM_PLAIN ? EDDY_RT_GEMM_PLAIN : EDDY_RT_GEMM_TILED;
   }
   if (impl == EDDY_RT_GEMM_PLAIN) {
-    gemm_plain(ta, tb, m, n, k, a, lda, b, ldb, c, ldc);
+    gemm_plain(ta, tb, acc, m, n, k, a, lda, b, ldb, c, ldc);
     return EDDY_RT_GEMM_PLAIN;
   }
   const eddy_rt_gemm_plan_t *plan = plan_get();
@@ -884,16 +900,16 @@ static int32_t sgemm(eddy_rt_ctx_t *rt, int32_t impl, int32_t trans, int64_t m,
   bool fits = m <= INT_MAX && n <= INT_MAX && k <= INT_MAX && lda <= INT_MAX &&
               ldb <= INT_MAX && ldc <= INT_MAX;
   if (impl == EDDY_RT_GEMM_BLAS && fits && (m == 1 || n == 1)) {
-    gemv_split(rt, ta, tb, m, n, k, a, lda, b, ldb, c, ldc);
+    gemv_split(rt, ta, tb, acc, m, n, k, a, lda, b, ldb, c, ldc);
     return EDDY_RT_GEMM_BLAS;
   }
   if (impl == EDDY_RT_GEMM_BLAS && fits) {
-    sgemm_blas(rt, ta, tb, m, n, k, a, lda, b, ldb, c, ldc);
+    sgemm_blas(rt, ta, tb, acc, m, n, k, a, lda, b, ldb, c, ldc);
     return EDDY_RT_GEMM_BLAS;
   }
 #endif
-  gemm_tiled(rt, plan->tiled_isa, ta, tb, m, n, k, a, lda, b, ldb, c, ldc,
-             cache);
+  gemm_tiled(rt, plan->tiled_isa, ta, tb, acc, m, n, k, a, lda, b, ldb, c,
+             ldc, cache);
   return EDDY_RT_GEMM_TILED;
 }
 

@@ -29,10 +29,14 @@ typedef struct gemm_case {
 enum { TILED_ISA = 100 };
 
 /// Runs one case through impl; fails the test when an element is outside
-/// the bound. Returns the implementation eddy_rt_sgemm reported.
+/// the bound. Returns the implementation eddy_rt_sgemm reported. With
+/// EDDY_RT_SGEMM_ACCUMULATE in c->trans, C starts with values of its own
+/// that the product is added to (one more term of the sum).
 static int32_t check_case(eddy_rt_ctx_t *ctx, int32_t impl,
                           const gemm_case_t *c) {
-  bool ta = c->trans & 1, tb = c->trans & 2;
+  bool ta = c->trans & EDDY_RT_SGEMM_TRANS_A,
+       tb = c->trans & EDDY_RT_SGEMM_TRANS_B,
+       acc = c->trans & EDDY_RT_SGEMM_ACCUMULATE;
   // Stored shapes: A is m x k (k x m when transposed), B k x n (n x k).
   int64_t arows = ta ? c->k : c->m, acols = ta ? c->m : c->k;
   int64_t brows = tb ? c->n : c->k, bcols = tb ? c->k : c->n;
@@ -40,9 +44,11 @@ static int32_t check_case(eddy_rt_ctx_t *ctx, int32_t impl,
   float *a = calloc((size_t)(arows * lda + 1), sizeof(float));
   float *b = calloc((size_t)(brows * ldb + 1), sizeof(float));
   float *out = calloc((size_t)(c->m * ldc + 1), sizeof(float));
+  float *init = calloc((size_t)(c->m * ldc + 1), sizeof(float));
   assert_non_null(a);
   assert_non_null(b);
   assert_non_null(out);
+  assert_non_null(init);
   uint64_t s = (uint64_t)(c->m * 1000003 + c->n * 1009 + c->k + c->trans);
   for (int64_t i = 0; i < arows * lda; i++)
     a[i] = rnd(&s);
@@ -50,7 +56,7 @@ static int32_t check_case(eddy_rt_ctx_t *ctx, int32_t impl,
     b[i] = rnd(&s);
   // Row padding of C must be left alone.
   for (int64_t i = 0; i < c->m * ldc; i++)
-    out[i] = 12345.0f;
+    out[i] = init[i] = acc && i % ldc < c->n ? rnd(&s) : 12345.0f;
   int32_t used = impl;
   if (impl >= TILED_ISA)
     rt_sgemm_tiled(ctx, impl - TILED_ISA, c->trans, c->m, c->n, c->k, a, lda,
@@ -59,10 +65,11 @@ static int32_t check_case(eddy_rt_ctx_t *ctx, int32_t impl,
     used = eddy_rt_sgemm(ctx, impl, c->trans, c->m, c->n, c->k, a, lda, b,
                          ldb, out, ldc);
   const double u = ldexp(1.0, -24);
-  double gamma = (double)c->k * u / (1.0 - (double)c->k * u);
+  int64_t terms = c->k + (acc ? 1 : 0);
+  double gamma = (double)terms * u / (1.0 - (double)terms * u);
   for (int64_t i = 0; i < c->m; i++) {
     for (int64_t j = 0; j < c->n; j++) {
-      double exact = 0, mag = 0;
+      double exact = acc ? init[i * ldc + j] : 0, mag = fabs(exact);
       for (int64_t p = 0; p < c->k; p++) {
         double x = ta ? a[p * lda + i] : a[i * lda + p];
         double y = tb ? b[j * ldb + p] : b[p * ldb + j];
@@ -85,6 +92,7 @@ static int32_t check_case(eddy_rt_ctx_t *ctx, int32_t impl,
   free(a);
   free(b);
   free(out);
+  free(init);
   return used;
 }
 
@@ -99,6 +107,11 @@ static const gemm_case_t k_cases[] = {
     {1, 300, 300, 1, 2}, {1, 300, 300, 2, 0}, {1, 300, 300, 3, 3},
     {300, 1, 300, 0, 1}, {300, 1, 300, 1, 0}, {300, 1, 300, 2, 2},
     {1, 1, 700, 3, 1},
+    // C += the product (EDDY_RT_SGEMM_ACCUMULATE = 8): depths past one
+    // block of KC, every transpose, matrix-vector products.
+    {7, 13, 5, 8, 0},    {257, 129, 65, 9, 2}, {64, 64, 32, 10, 0},
+    {100, 70, 600, 11, 3}, {256, 256, 32, 9, 0}, {1, 300, 300, 9, 1},
+    {300, 1, 300, 10, 0},
 };
 
 /// What AUTO runs for c by the process's plan.
@@ -481,6 +494,12 @@ static void test_empty(void **state) {
   eddy_rt_sgemm(ctx, EDDY_RT_GEMM_TILED, 0, 0, 2, 2, a, 2, b, 2, c, 2);
   eddy_rt_sgemm(ctx, EDDY_RT_GEMM_TILED, 0, 2, 0, 2, a, 2, b, 2, c, 2);
   assert_true(c[0] == 9.0f);
+  // k = 0 adds nothing to C.
+  for (int32_t impl = EDDY_RT_GEMM_AUTO; impl <= EDDY_RT_GEMM_PLAIN; impl++) {
+    eddy_rt_sgemm(ctx, impl, EDDY_RT_SGEMM_ACCUMULATE, 2, 2, 0, a, 2, b, 2, c,
+                  2);
+    assert_true(c[0] == 9.0f && c[3] == 0.0f);
+  }
   eddy_rt_ctx_destroy(ctx);
 }
 
