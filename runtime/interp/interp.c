@@ -36,10 +36,25 @@ static eddy_status_t oom(void) {
 
 /// ---- Running one node (outside the lock) ------------------------------------------
 
-static const slot_t *operand_slot(const interp_t *I, const iter_t *it,
-                                  const interp_node_t *nd, uint32_t k) {
+static slot_t *operand_slot(const interp_t *I, iter_t *it,
+                            const interp_node_t *nd, uint32_t k) {
   uint32_t vi = nd->in[k];
   return I->g->value_free[vi] ? &I->free_vals[vi] : &it->slots[vi];
+}
+
+/// Operand k's value for the node to forward: moved out of its slot when
+/// the node is its only reader (nd->take), else shared. The slot stays set
+/// (only its value leaves), so the bookkeeping sees the same arrivals.
+static void operand_take(const interp_t *I, iter_t *it,
+                         const interp_node_t *nd, uint32_t k,
+                         eddy_eval_value_t *out) {
+  slot_t *s = operand_slot(I, it, nd, k);
+  if (k < 64 && (nd->take >> k & 1)) {
+    *out = s->v;
+    memset(&s->v, 0, sizeof(s->v));
+  } else {
+    eddy_eval_value_share(&s->v, out);
+  }
 }
 
 static eddy_status_t node_error(const eddy_op_t *op, const char *msg) {
@@ -64,26 +79,24 @@ static eddy_status_t exec_node(interp_t *I, eddy_eval_op_runner_t *es,
   }
   switch (nd->kind) {
   case IK_SWITCH: {
-    const slot_t *d = operand_slot(I, item->it, nd, 0);
     const slot_t *p = operand_slot(I, item->it, nd, 1);
     if (p->v.kind != EDDY_EVAL_TENSOR || p->v.tensor.dtype != EDDY_RT_I1 ||
         eddy_rt_tensor_numel(&p->v.tensor) != 1)
       return node_error(nd->op, "predicate is not a single i1 value");
     bool pv = eddy_rt_tensor_get_i64(&p->v.tensor, 0) != 0;
-    eddy_eval_value_share(&d->v, &outs[pv ? 1 : 0]);
+    operand_take(I, item->it, nd, 0, &outs[pv ? 1 : 0]);
     dead[0] = pv;
     dead[1] = !pv;
     return NULL;
   }
   case IK_MERGE: {
-    const slot_t *d = operand_slot(I, item->it, nd, (uint32_t)ns->live_in);
     eddy_rt_tensor_t idx = eddy_rt_tensor_empty();
     eddy_rt_status_t rs =
         eddy_rt_tensor_create(I->rt, EDDY_RT_I32, 0, NULL, "df.merge", &idx);
     if (rs)
       return eddy_eval_op_rt_error(nd->op, rs);
     *(int32_t *)idx.data = ns->live_in;
-    eddy_eval_value_share(&d->v, &outs[0]);
+    operand_take(I, item->it, nd, (uint32_t)ns->live_in, &outs[0]);
     outs[1] = eddy_eval_value_from_tensor(&idx);
     return NULL;
   }
@@ -91,7 +104,7 @@ static eddy_status_t exec_node(interp_t *I, eddy_eval_op_runner_t *es,
   case IK_EXIT:
   case IK_NEXT:
   case IK_FORWARD:
-    eddy_eval_value_share(&operand_slot(I, item->it, nd, 0)->v, &outs[0]);
+    operand_take(I, item->it, nd, 0, &outs[0]);
     return NULL;
   case IK_CONTROL:
   case IK_TRIGGER:
@@ -103,16 +116,21 @@ static eddy_status_t exec_node(interp_t *I, eddy_eval_op_runner_t *es,
   case IK_RESOURCE:
     break;
   }
-  const eddy_eval_value_t *small[8];
-  const eddy_eval_value_t **in =
+  eddy_eval_value_t *small[8];
+  eddy_eval_value_t **in =
       nd->num_in <= 8 ? small : malloc(nd->num_in * sizeof(*in));
   if (!in)
     return oom();
   for (uint32_t k = 0; k < nd->num_in; k++)
     in[k] = &operand_slot(I, item->it, nd, k)->v;
-  eddy_status_t st = nd->kind == IK_RESOURCE
-                         ? interp_resource_exec(I, nd, in, outs)
-                         : eddy_eval_op_run(es, nd->op, in, outs);
+  // A list whose only reader this op is goes to the kernel with the slot's
+  // reference, so that tl.push_back and the other updates grow it in place
+  // rather than copying its item table (docs/interpreter.md).
+  eddy_status_t st =
+      nd->kind == IK_RESOURCE
+          ? interp_resource_exec(I, nd, (const eddy_eval_value_t *const *)in,
+                                 outs)
+          : eddy_eval_op_run_take(es, nd->op, in, nd->take, outs);
   if (in != small)
     free(in);
   return st;
@@ -529,6 +547,13 @@ eddy_status_t eddy_interp_func(eddy_rt_ctx_t *rt, const eddy_op_t *func,
   if (st)
     for (size_t i = 0; i < num_results; i++)
       eddy_eval_value_release(&out_results[i]);
+  for (int32_t w = 0; I.runners && w < I.num_workers; w++) {
+    eddy_eval_op_stats_t os = {0, 0};
+    if (I.runners[w])
+      eddy_eval_op_runner_stats(I.runners[w], &os);
+    I.stats.list_copies += os.list_copies;
+    I.stats.list_items_copied += os.list_items_copied;
+  }
   if (out_stats)
     *out_stats = I.stats;
 

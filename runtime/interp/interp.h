@@ -109,6 +109,11 @@ typedef struct eddy_interp_stats {
   int64_t max_live_frames;     ///< most frame instances alive at once
   int64_t sends, recvs;        ///< df.send / df.recv ops run (dead ones too)
   int64_t dead_sends;          ///< of the sends: dead values
+  /// TensorList updates that found their list shared and copied its item
+  /// table first, and the items copied (eddy_eval_op_stats_t): a loop
+  /// that pushes N items onto a list carried from iteration to iteration
+  /// copies O(1) lists, not N (the list moves into its only reader).
+  int64_t list_copies, list_items_copied;
 } eddy_interp_stats_t;
 
 /// Runs func on args (borrowed; checked like eddy_eval_check_args) and

@@ -258,6 +258,52 @@ static eddy_status_t node_init(interp_graph_t *g, interp_node_t *nd,
   return NULL;
 }
 
+/// Whether node nd reads the value of operand k (else it looks only at
+/// whether the value is dead, or waits for it).
+static bool reads_operand(const interp_node_t *nd, uint32_t k) {
+  switch (nd->kind) {
+  case IK_CONTROL:
+  case IK_TRIGGER:
+  case IK_RECV:
+    return false;
+  case IK_FORWARD: // df.after(x, tokens...): only x is forwarded
+    return k == 0;
+  case IK_RESOURCE:
+    return k < interp_resource_op_num_data(nd->res_op);
+  default:
+    return true;
+  }
+}
+
+/// The operands each node may move out of their slots (interp_node_t.take):
+/// those whose value it alone reads in an iteration. No other node reads
+/// such a slot, so the value may leave it once the node is ready; values of
+/// nodes with no operands (read from every frame) and the function's
+/// results (read after the run) always stay.
+static eddy_status_t find_takes(interp_graph_t *g) {
+  uint32_t *readers = calloc(g->num_values ? g->num_values : 1,
+                             sizeof(*readers));
+  if (!readers)
+    return oom();
+  for (uint32_t n = 0; n < g->num_nodes; n++)
+    for (uint32_t k = 0; k < g->nodes[n].num_in; k++)
+      readers[g->nodes[n].in[k]] += reads_operand(&g->nodes[n], k);
+  for (uint32_t i = 0; i < g->num_ret; i++)
+    readers[g->ret[i]] += 2;
+  for (uint32_t n = 0; n < g->num_nodes; n++) {
+    interp_node_t *nd = &g->nodes[n];
+    if (nd->kind == IK_SEND || nd->kind == IK_RESOURCE)
+      continue; // they read in place
+    for (uint32_t k = 0; k < nd->num_in && k < 64; k++) {
+      uint32_t vi = nd->in[k];
+      if (readers[vi] == 1 && !g->value_free[vi] && reads_operand(nd, k))
+        nd->take |= (uint64_t)1 << k;
+    }
+  }
+  free(readers);
+  return NULL;
+}
+
 eddy_status_t interp_graph_build(const eddy_op_t *func, interp_graph_t *g) {
   memset(g, 0, sizeof(*g));
   g->func = func;
@@ -342,7 +388,7 @@ eddy_status_t interp_graph_build(const eddy_op_t *func, interp_graph_t *g) {
       return graph_error(ret, EDDY_ERR_VERIFY,
                          "returns a value not defined in the body");
   }
-  return NULL;
+  return find_takes(g);
 }
 
 void interp_graph_destroy(interp_graph_t *g) {

@@ -76,6 +76,11 @@ typedef struct interp_node {
   /// (interp_enqueue). Cheap ops run on the worker that made them ready.
   bool expensive;
   int32_t res_op;      ///< IK_RESOURCE: interp_resource_op_code
+  /// Operands (bit k for operand k < 64) whose value the node may move out
+  /// of its slot instead of sharing it: the node is the value's only
+  /// reader, so that a TensorList reaches its update with one reference
+  /// and the kernel grows it in place (interp_graph_build).
+  uint64_t take;
   int64_t key;         ///< IK_SEND, IK_RECV: the edge's key attribute
   int32_t peer;        ///< IK_SEND: to; IK_RECV: from
 } interp_node_t;
