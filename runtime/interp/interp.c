@@ -23,6 +23,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "runtime/interp/interp_internal.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -226,6 +227,29 @@ static bool past_deadline(const interp_t *I) {
           now.tv_nsec >= I->deadline.tv_nsec);
 }
 
+/// The run passed its time limit: fails it, naming a recv that waits for
+/// its message when there is one (a distributed run whose peers are slow
+/// or stuck waits there, with nothing in the queue). Called with I->mu
+/// held; releases it for a moment (the rendezvous is locked first).
+static void time_out(interp_t *I) {
+  eddy_buf_t b;
+  eddy_buf_init(&b);
+  if (I->recv_waiting > 0 && I->opts.rendezvous) {
+    pthread_mutex_unlock(&I->mu);
+    eddy_buf_t w;
+    eddy_buf_init(&w);
+    if (interp_rendezvous_describe_waiting(I->opts.rendezvous, I, &w))
+      eddy_buf_printf(&b, "; %s", w.data);
+    eddy_buf_destroy(&w);
+    pthread_mutex_lock(&I->mu);
+  }
+  interp_fail(I, eddy_status_create(EDDY_ERR_RESOURCE,
+                                    "the run took longer than its time limit "
+                                    "of %" PRId64 " ms%s",
+                                    I->opts.timeout_ms, b.len ? b.data : ""));
+  eddy_buf_destroy(&b);
+}
+
 static void worker_main(void *arg, int64_t task) {
   (void)task;
   interp_t *I = arg;
@@ -238,16 +262,21 @@ static void worker_main(void *arg, int64_t task) {
         pthread_cond_broadcast(&I->cv);
         break;
       }
+      // Nothing ready: ops run on other workers, or recvs wait for their
+      // messages. The time limit holds while waiting too.
       I->idle++;
-      pthread_cond_wait(&I->cv, &I->mu);
+      int rc = I->has_deadline
+                   ? pthread_cond_timedwait(&I->cv, &I->mu, &I->deadline)
+                   : pthread_cond_wait(&I->cv, &I->mu);
       I->idle--;
+      if (rc == ETIMEDOUT && !I->stop) {
+        time_out(I);
+        break;
+      }
       continue;
     }
     if (past_deadline(I)) {
-      interp_fail(I, eddy_status_create(EDDY_ERR_RESOURCE,
-                                 "the run took longer than its time limit of "
-                                 "%" PRId64 " ms",
-                                 I->opts.timeout_ms));
+      time_out(I);
       break;
     }
     item_t item = I->q[I->q_head];
@@ -501,7 +530,12 @@ eddy_status_t eddy_interp_func(eddy_rt_ctx_t *rt, const eddy_op_t *func,
   }
   pthread_mutex_init(&I.mu, NULL);
   pthread_mutex_init(&I.res_mu, NULL);
-  pthread_cond_init(&I.cv, NULL);
+  // Waits with the time limit measure it on the deadline's clock.
+  pthread_condattr_t ca;
+  pthread_condattr_init(&ca);
+  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+  pthread_cond_init(&I.cv, &ca);
+  pthread_condattr_destroy(&ca);
 
   for (uint32_t i = 0; i < g.num_nodes && !st; i++) {
     const interp_node_t *nd = &g.nodes[i];

@@ -244,6 +244,11 @@ bool interp_rendezvous_take(eddy_interp_rendezvous_t *r, const char *key,
 /// drops its waiters. Without I->mu.
 void interp_rendezvous_attach(eddy_interp_rendezvous_t *r, interp_t *I);
 void interp_rendezvous_detach(eddy_interp_rendezvous_t *r, interp_t *I);
+/// Appends "'df.recv' op at LOC in FRAME waits for message KEY from rank
+/// R" for one recv of I that waits in r; false when none waits. Without
+/// I->mu.
+bool interp_rendezvous_describe_waiting(eddy_interp_rendezvous_t *r,
+                                        const interp_t *I, eddy_buf_t *out);
 /// A waiting recv's message: completes it (takes *owned over).
 void interp_recv_arrived(interp_t *I, const item_t *item,
                          eddy_eval_value_t *owned, bool dead);
