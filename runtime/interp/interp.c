@@ -230,24 +230,30 @@ static bool past_deadline(const interp_t *I) {
 /// The run passed its time limit: fails it, naming a recv that waits for
 /// its message when there is one (a distributed run whose peers are slow
 /// or stuck waits there, with nothing in the queue). Called with I->mu
-/// held; releases it for a moment (the rendezvous is locked first).
+/// held; releases it for a moment (the rendezvous is locked first), after
+/// the error is recorded, so that another rank's failure arriving then
+/// does not take its place.
+#define TIME_LIMIT_FMT "the run took longer than its time limit of %" PRId64 " ms%s"
+
 static void time_out(interp_t *I) {
-  eddy_buf_t b;
-  eddy_buf_init(&b);
-  if (I->recv_waiting > 0 && I->opts.rendezvous) {
-    pthread_mutex_unlock(&I->mu);
-    eddy_buf_t w;
-    eddy_buf_init(&w);
-    if (interp_rendezvous_describe_waiting(I->opts.rendezvous, I, &w))
-      eddy_buf_printf(&b, "; %s", w.data);
-    eddy_buf_destroy(&w);
-    pthread_mutex_lock(&I->mu);
+  eddy_status_t plain = eddy_status_create(EDDY_ERR_RESOURCE, TIME_LIMIT_FMT,
+                                           I->opts.timeout_ms, "");
+  interp_fail(I, plain);
+  if (I->error != plain || I->recv_waiting == 0 || !I->opts.rendezvous)
+    return;
+  pthread_mutex_unlock(&I->mu);
+  eddy_buf_t w;
+  eddy_buf_init(&w);
+  eddy_buf_puts(&w, "; ");
+  bool named =
+      interp_rendezvous_describe_waiting(I->opts.rendezvous, I, &w);
+  pthread_mutex_lock(&I->mu);
+  if (named && I->error == plain) { // only this function replaces it
+    I->error = eddy_status_create(EDDY_ERR_RESOURCE, TIME_LIMIT_FMT,
+                                  I->opts.timeout_ms, w.data);
+    eddy_status_destroy(plain);
   }
-  interp_fail(I, eddy_status_create(EDDY_ERR_RESOURCE,
-                                    "the run took longer than its time limit "
-                                    "of %" PRId64 " ms%s",
-                                    I->opts.timeout_ms, b.len ? b.data : ""));
-  eddy_buf_destroy(&b);
+  eddy_buf_destroy(&w);
 }
 
 static void worker_main(void *arg, int64_t task) {
