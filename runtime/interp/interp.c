@@ -43,14 +43,28 @@ static slot_t *operand_slot(const interp_t *I, iter_t *it,
   return I->g->value_free[vi] ? &I->free_vals[vi] : &it->slots[vi];
 }
 
+/// The operands that the node dequeued as item may move out of their
+/// slots (nd->take): those it is the last reader of in its iteration, the
+/// others having completed. Under I->mu.
+static uint64_t item_takes(const interp_t *I, const item_t *item) {
+  const interp_node_t *nd = &I->g->nodes[item->node];
+  uint64_t take = 0;
+  for (uint64_t m = nd->take; m; m &= m - 1) {
+    uint32_t k = (uint32_t)__builtin_ctzll(m);
+    if (item->it->slots[nd->in[k]].readers_left == 1)
+      take |= (uint64_t)1 << k;
+  }
+  return take;
+}
+
 /// Operand k's value for the node to forward: moved out of its slot when
-/// the node is its only reader (nd->take), else shared. The slot stays set
-/// (only its value leaves), so the bookkeeping sees the same arrivals.
+/// take says so, else shared. The slot stays set (only its value leaves),
+/// so the bookkeeping sees the same arrivals.
 static void operand_take(const interp_t *I, iter_t *it,
-                         const interp_node_t *nd, uint32_t k,
+                         const interp_node_t *nd, uint64_t take, uint32_t k,
                          eddy_eval_value_t *out) {
   slot_t *s = operand_slot(I, it, nd, k);
-  if (k < 64 && (nd->take >> k & 1)) {
+  if (k < 64 && (take >> k & 1)) {
     *out = s->v;
     memset(&s->v, 0, sizeof(s->v));
   } else {
@@ -71,7 +85,8 @@ static eddy_status_t node_error(const eddy_op_t *op, const char *msg) {
 /// Computes the outputs of one ready node: outs (zeroed) and dead flags.
 static eddy_status_t exec_node(interp_t *I, eddy_eval_op_runner_t *es,
                                const item_t *item, const nstate_t *ns,
-                               eddy_eval_value_t *outs, bool *dead) {
+                               uint64_t take, eddy_eval_value_t *outs,
+                               bool *dead) {
   const interp_node_t *nd = &I->g->nodes[item->node];
   if (ns->any_dead && nd->kind != IK_TRIGGER) { // dead in, dead out
     for (uint32_t r = 0; r < nd->num_out; r++)
@@ -85,7 +100,7 @@ static eddy_status_t exec_node(interp_t *I, eddy_eval_op_runner_t *es,
         eddy_rt_tensor_numel(&p->v.tensor) != 1)
       return node_error(nd->op, "predicate is not a single i1 value");
     bool pv = eddy_rt_tensor_get_i64(&p->v.tensor, 0) != 0;
-    operand_take(I, item->it, nd, 0, &outs[pv ? 1 : 0]);
+    operand_take(I, item->it, nd, take, 0, &outs[pv ? 1 : 0]);
     dead[0] = pv;
     dead[1] = !pv;
     return NULL;
@@ -97,7 +112,7 @@ static eddy_status_t exec_node(interp_t *I, eddy_eval_op_runner_t *es,
     if (rs)
       return eddy_eval_op_rt_error(nd->op, rs);
     *(int32_t *)idx.data = ns->live_in;
-    operand_take(I, item->it, nd, (uint32_t)ns->live_in, &outs[0]);
+    operand_take(I, item->it, nd, take, (uint32_t)ns->live_in, &outs[0]);
     outs[1] = eddy_eval_value_from_tensor(&idx);
     return NULL;
   }
@@ -105,7 +120,7 @@ static eddy_status_t exec_node(interp_t *I, eddy_eval_op_runner_t *es,
   case IK_EXIT:
   case IK_NEXT:
   case IK_FORWARD:
-    operand_take(I, item->it, nd, 0, &outs[0]);
+    operand_take(I, item->it, nd, take, 0, &outs[0]);
     return NULL;
   case IK_CONTROL:
   case IK_TRIGGER:
@@ -124,14 +139,14 @@ static eddy_status_t exec_node(interp_t *I, eddy_eval_op_runner_t *es,
     return oom();
   for (uint32_t k = 0; k < nd->num_in; k++)
     in[k] = &operand_slot(I, item->it, nd, k)->v;
-  // A list whose only reader this op is goes to the kernel with the slot's
+  // A list whose last reader this op is goes to the kernel with the slot's
   // reference, so that tl.push_back and the other updates grow it in place
   // rather than copying its item table (docs/interpreter.md).
   eddy_status_t st =
       nd->kind == IK_RESOURCE
           ? interp_resource_exec(I, nd, (const eddy_eval_value_t *const *)in,
                                  outs)
-          : eddy_eval_op_run_take(es, nd->op, in, nd->take, outs);
+          : eddy_eval_op_run_take(es, nd->op, in, take, outs);
   if (in != small)
     free(in);
   return st;
@@ -291,6 +306,7 @@ static void worker_main(void *arg, int64_t task) {
     I->running++;
     nstate_t ns = item.it->ns[item.node];
     const interp_node_t *nd = &I->g->nodes[item.node];
+    uint64_t take = ns.any_dead ? 0 : item_takes(I, &item);
     eddy_buf_t key;
     eddy_buf_init(&key);
     if (nd->kind == IK_SEND || nd->kind == IK_RECV) {
@@ -315,7 +331,7 @@ static void worker_main(void *arg, int64_t task) {
       if (nd->kind == IK_SEND)
         st = exec_send(I, &item, &ns, key.data);
       else if (nd->kind != IK_RECV)
-        st = exec_node(I, es, &item, &ns, outs, dead);
+        st = exec_node(I, es, &item, &ns, take, outs, dead);
     }
     bool waits = !st && nd->kind == IK_RECV &&
                  !interp_rendezvous_take(I->opts.rendezvous, key.data, I,

@@ -275,32 +275,36 @@ static bool reads_operand(const interp_node_t *nd, uint32_t k) {
   }
 }
 
-/// The operands each node may move out of their slots (interp_node_t.take):
-/// those whose value it alone reads in an iteration. No other node reads
-/// such a slot, so the value may leave it once the node is ready; values of
-/// nodes with no operands (read from every frame) and the function's
-/// results (read after the run) always stay.
+/// The operands each node reads (interp_node_t.reads), the readers of each
+/// value, and the operands a node may take (interp_node_t.take): values
+/// of nodes with no operands (read from every frame) and the function's
+/// results (read after the run) always stay in their slots, and so do the
+/// operands of sends and resource ops, which read them in place.
 static eddy_status_t find_takes(interp_graph_t *g) {
-  uint32_t *readers = calloc(g->num_values ? g->num_values : 1,
-                             sizeof(*readers));
-  if (!readers)
+  g->readers = calloc(g->num_values ? g->num_values : 1, sizeof(*g->readers));
+  bool *result = calloc(g->num_values ? g->num_values : 1, sizeof(*result));
+  if (!g->readers || !result) {
+    free(result);
     return oom();
-  for (uint32_t n = 0; n < g->num_nodes; n++)
-    for (uint32_t k = 0; k < g->nodes[n].num_in; k++)
-      readers[g->nodes[n].in[k]] += reads_operand(&g->nodes[n], k);
+  }
   for (uint32_t i = 0; i < g->num_ret; i++)
-    readers[g->ret[i]] += 2;
+    result[g->ret[i]] = true;
   for (uint32_t n = 0; n < g->num_nodes; n++) {
     interp_node_t *nd = &g->nodes[n];
-    if (nd->kind == IK_SEND || nd->kind == IK_RESOURCE)
-      continue; // they read in place
-    for (uint32_t k = 0; k < nd->num_in && k < 64; k++) {
+    for (uint32_t k = 0; k < nd->num_in; k++) {
+      if (!reads_operand(nd, k))
+        continue;
       uint32_t vi = nd->in[k];
-      if (readers[vi] == 1 && !g->value_free[vi] && reads_operand(nd, k))
+      g->readers[vi]++;
+      if (k >= 64)
+        continue;
+      nd->reads |= (uint64_t)1 << k;
+      if (!g->value_free[vi] && !result[vi] && nd->kind != IK_SEND &&
+          nd->kind != IK_RESOURCE)
         nd->take |= (uint64_t)1 << k;
     }
   }
-  free(readers);
+  free(result);
   return NULL;
 }
 
@@ -400,6 +404,7 @@ void interp_graph_destroy(interp_graph_t *g) {
   free(g->frames);
   free(g->use_start);
   free(g->uses);
+  free(g->readers);
   free(g->ret);
   eddy_ptrmap_destroy(&g->value_index);
   memset(g, 0, sizeof(*g));
