@@ -80,7 +80,9 @@ typedef struct eddy_interp_opts {
   /// <= 0: EDDY_EVAL_DEFAULT_MAX_ITERATIONS.
   int64_t max_iterations;
   /// Wall-clock limit of the run in milliseconds; 0: none. Past it the run
-  /// ends with a RESOURCE error (ops already running finish first).
+  /// ends with a RESOURCE error (ops already running finish first), also
+  /// while it only waits for messages (the error then names a waiting
+  /// df.recv).
   int64_t timeout_ms;
   /// When set, called once per op run, in the order the executor retires
   /// them (serialized), with one line: "TAG OP (LOC): OUTPUTS", TAG being

@@ -301,7 +301,7 @@ static void test_timeout_while_recv_waits(void **state) {
   for (int32_t w = 1; w <= 2; w++) {
     eddy_interp_opts_t o = eddy_interp_opts_default();
     o.num_workers = w;
-    o.timeout_ms = 100;
+    o.timeout_ms = 250; // far past the runs' start, even under load
     // Rank 0 alone: its peer never sends and never finishes.
     eddy_interp_rendezvous_t *rv = eddy_interp_rendezvous_create();
     o.rendezvous = rv;
@@ -311,7 +311,7 @@ static void test_timeout_while_recv_waits(void **state) {
     assert_non_null(st);
     assert_int_equal(eddy_status_code(st), EDDY_ERR_RESOURCE);
     assert_string_equal(eddy_status_message(st),
-                        "the run took longer than its time limit of 100 ms; "
+                        "the run took longer than its time limit of 250 ms; "
                         "'df.recv' op at wait.eddy:3:5 in the function's root "
                         "frame waits for message 1@root from rank 1");
     eddy_status_destroy(st);
@@ -324,7 +324,7 @@ static void test_timeout_while_recv_waits(void **state) {
     // Whichever rank passes its limit first reports it; the other is
     // cancelled, not left to report a deadlock on the rank that failed.
     const char *msg = eddy_status_message(st);
-    if (!strstr(msg, "the run took longer than its time limit of 100 ms; "
+    if (!strstr(msg, "the run took longer than its time limit of 250 ms; "
                      "'df.recv' op at wait.eddy:") ||
         !strstr(msg, "waits for message "))
       fail_msg("unexpected message: %s", msg);
