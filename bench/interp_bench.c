@@ -6,10 +6,14 @@
 ///   iteration, about 8 df and core ops each);
 /// - parallel iterations: a map_fn-like loop of 1000 iterations, each a
 ///   64x64 f32 matmul independent of the others (parallel_iterations = 32),
-///   with 1 and with 2 workers: the speed-up (target >= 1.7x on 2 cores).
+///   with 1 and with 2 workers: the speed-up (target >= 1.7x on 2 cores);
+/// - list pushes: a loop pushing a 4-element tensor onto a TensorList
+///   10^4 and 10^5 times (µs per push, and the items the list updates
+///   copied: linear when the list moves into each push, quadratic when
+///   every push copies a shared list).
 /// Each number is the best of 5 runs. Results go in bench/README.md.
-/// `eddy_interp_bench NAME` runs one of them (chain, count, map), e.g. under
-/// perf.
+/// `eddy_interp_bench NAME` runs one of them (chain, count, map, push), e.g.
+/// under perf.
 #define _POSIX_C_SOURCE 200809L
 
 #include "dialects/dialects.h"
@@ -18,6 +22,7 @@
 #include "runtime/eval/eval.h"
 #include "runtime/interp/interp.h"
 
+#include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -154,6 +159,29 @@ static const char k_map[] =
     "  }\n"
     "}\n";
 
+/// n pushes of the same 4-element tensor onto a list carried by the loop.
+static const char k_push[] =
+    "module {\n"
+    "  func.func @f(%n: tensor<i64>) -> tensor<i64> {\n"
+    "    %x = \"core.constant\"() {value = dense<1.0> : tensor<4xf32>} : () -> tensor<4xf32>\n"
+    "    %l0 = \"tl.empty\"() : () -> !tl.list<tensor<4xf32>>\n"
+    "    %zero = \"core.constant\"() {value = dense<0> : tensor<i64>} : () -> tensor<i64>\n"
+    "    %r:2 = \"ctl.while\"(%zero, %l0) ({\n"
+    "    ^bb0(%i: tensor<i64>, %l: !tl.list<tensor<4xf32>>):\n"
+    "      %c = \"core.lt\"(%i, %n) : (tensor<i64>, tensor<i64>) -> tensor<i1>\n"
+    "      \"ctl.condition\"(%c) : (tensor<i1>) -> ()\n"
+    "    }, {\n"
+    "    ^bb0(%i: tensor<i64>, %l: !tl.list<tensor<4xf32>>):\n"
+    "      %one = \"core.constant\"() {value = dense<1> : tensor<i64>} : () -> tensor<i64>\n"
+    "      %i2 = \"core.add\"(%i, %one) : (tensor<i64>, tensor<i64>) -> tensor<i64>\n"
+    "      %l2 = \"tl.push_back\"(%l, %x) : (!tl.list<tensor<4xf32>>, tensor<4xf32>) -> !tl.list<tensor<4xf32>>\n"
+    "      \"ctl.yield\"(%i2, %l2) : (tensor<i64>, !tl.list<tensor<4xf32>>) -> ()\n"
+    "    }) : (tensor<i64>, !tl.list<tensor<4xf32>>) -> (tensor<i64>, !tl.list<tensor<4xf32>>)\n"
+    "    %len = \"tl.length\"(%r#1) : (!tl.list<tensor<4xf32>>) -> tensor<i64>\n"
+    "    \"func.return\"(%len) : (tensor<i64>) -> ()\n"
+    "  }\n"
+    "}\n";
+
 /// Per-op overhead: the chain in the interpreter (1 worker) and in the
 /// evaluator.
 static eddy_status_t bench_chain(eddy_ctx_t *ctx, eddy_rt_ctx_t *rt) {
@@ -236,13 +264,53 @@ static eddy_status_t bench_map(eddy_ctx_t *ctx, eddy_rt_ctx_t *rt) {
   return st;
 }
 
+/// List pushes: the push loop for 10^4 and 10^5 pushes, 1 worker, and the
+/// evaluator; the items copied come from one more run's statistics.
+static eddy_status_t bench_push(eddy_ctx_t *ctx, eddy_rt_ctx_t *rt) {
+  eddy_module_t *ms = NULL, *md = NULL;
+  eddy_status_t st = load(ctx, k_push, &ms, &md);
+  static const int counts[2] = {10000, 100000};
+  for (int k = 0; k < 2 && !st; k++) {
+    eddy_eval_value_t arg, res;
+    memset(&arg, 0, sizeof arg);
+    memset(&res, 0, sizeof res);
+    double te = 0, t1 = 0;
+    char n[32];
+    snprintf(n, sizeof n, "%d", counts[k]);
+    st = eddy_eval_scalar_from_text(rt, EDDY_DT_I64, n, &arg);
+    if (!st)
+      st = time_runs(rt, eddy_ir_module_lookup_func(ms, "f"), 0, &arg, 1,
+                     &te);
+    if (!st)
+      st = time_runs(rt, eddy_ir_module_lookup_func(md, "f"), 1, &arg, 1,
+                     &t1);
+    eddy_interp_stats_t stats;
+    eddy_interp_opts_t o = eddy_interp_opts_default();
+    o.num_workers = 1;
+    if (!st)
+      st = eddy_interp_func(rt, eddy_ir_module_lookup_func(md, "f"), &o, &arg,
+                            1, &res, 1, &stats);
+    if (!st)
+      printf("list pushes (%d): interpreter %.1f ms (%.2f us/push, %" PRId64
+             " list copies of %" PRId64 " items), evaluator %.1f ms\n",
+             counts[k], 1e3 * t1, 1e6 * t1 / counts[k], stats.list_copies,
+             stats.list_items_copied, 1e3 * te);
+    eddy_eval_value_release(&res);
+    eddy_eval_value_release(&arg);
+  }
+  eddy_ir_module_destroy(ms);
+  eddy_ir_module_destroy(md);
+  return st;
+}
+
 int main(int argc, char **argv) {
   const char *only = argc > 1 ? argv[1] : NULL;
   bool chain_on = !only || strcmp(only, "chain") == 0;
   bool count_on = !only || strcmp(only, "count") == 0;
   bool map_on = !only || strcmp(only, "map") == 0;
-  if (!chain_on && !count_on && !map_on) {
-    fprintf(stderr, "usage: eddy_interp_bench [chain|count|map]\n");
+  bool push_on = !only || strcmp(only, "push") == 0;
+  if (!chain_on && !count_on && !map_on && !push_on) {
+    fprintf(stderr, "usage: eddy_interp_bench [chain|count|map|push]\n");
     return 2;
   }
   eddy_ctx_t *ctx = eddy_ir_ctx_create();
@@ -260,6 +328,8 @@ int main(int argc, char **argv) {
     st = bench_count(ctx, rt);
   if (!st && map_on)
     st = bench_map(ctx, rt);
+  if (!st && push_on)
+    st = bench_push(ctx, rt);
   eddy_rt_ctx_destroy(rt);
   eddy_ir_ctx_destroy(ctx);
   return st ? fail(st) : 0;

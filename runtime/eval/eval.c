@@ -270,6 +270,10 @@ eddy_status_t eddy_eval_take_list(eval_state_t *s, eval_frame_t *f,
   } else {
     eddy_rt_list_retain(slot->list);
   }
+  if (!eddy_rt_list_is_unique(*out_list)) {
+    s->list_copies++;
+    s->list_items_copied += eddy_rt_list_size(*out_list);
+  }
   return NULL;
 }
 

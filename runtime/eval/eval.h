@@ -159,6 +159,33 @@ eddy_status_t eddy_eval_op_run(eddy_eval_op_runner_t *r, const eddy_op_t *op,
                                const eddy_eval_value_t *const *operands,
                                eddy_eval_value_t *out_results);
 
+/// As eddy_eval_op_run, but the caller gives over its reference to each
+/// TensorList operand k whose bit (1 << k, k < 64) is set in take: that
+/// value is moved out of *operands[k], which is left zeroed, so that a
+/// kernel updating the list (tl.push_back, tl.set_item, tl.pop_back, ...)
+/// does it in place when the caller's reference was the only one. Bits of
+/// other operands are ignored, and so are those of a list whose IR value
+/// is also another operand of op (that one stays the caller's).
+eddy_status_t eddy_eval_op_run_take(eddy_eval_op_runner_t *r,
+                                    const eddy_op_t *op,
+                                    eddy_eval_value_t *const *operands,
+                                    uint64_t take,
+                                    eddy_eval_value_t *out_results);
+
+/// What the ops a runner ran cost in copies.
+typedef struct eddy_eval_op_stats {
+  /// List updates that found their list shared (another reference held
+  /// it), so that the kernel copied the list's item table first
+  /// (copy-on-write), and the items those copies held: pushing N items
+  /// onto a list that is moved into each push costs no copy; one that is
+  /// shared at every push costs N(N-1)/2 items.
+  int64_t list_copies, list_items_copied;
+} eddy_eval_op_stats_t;
+
+/// The counts since the runner was created.
+void eddy_eval_op_runner_stats(const eddy_eval_op_runner_t *r,
+                               eddy_eval_op_stats_t *out_stats);
+
 /// Converts a runtime status into an eddy status (same code numbering) and
 /// destroys it; NULL for NULL. No location.
 eddy_status_t eddy_eval_from_rt(eddy_rt_status_t st);

@@ -46,6 +46,10 @@ struct eval_state {
   uintptr_t stack_base;    ///< frame address of eddy_eval_func
   eddy_ptrmap_t consts;    ///< core.constant op -> eddy_rt_tensor_t* (owned)
   eddy_ptrmap_t takes;     ///< op -> bit mask + 1 of operands it may consume
+  /// Lists taken (eddy_eval_take_list) while another reference held them,
+  /// so that the kernel updating them copied their item table first, and
+  /// the items of those tables (eddy_eval_op_runner_stats).
+  int64_t list_copies, list_items_copied;
 };
 
 /// Releases what s holds: the cached constants, its maps and its call stack
@@ -75,7 +79,8 @@ eddy_status_t eddy_eval_ctl_call(eval_state_t *s, eval_frame_t *f,
 
 /// An owned reference to the list operand i of op: moved out of the frame
 /// when this is the value's last use in its block (so that the kernel can
-/// update the list in place), else a new reference.
+/// update the list in place), else a new reference. A list that is still
+/// shared then (the kernel will copy it) is counted in s->list_copies.
 eddy_status_t eddy_eval_take_list(eval_state_t *s, eval_frame_t *f,
                                   const eddy_op_t *op, uint32_t i,
                                   eddy_rt_list_t **out_list);

@@ -37,9 +37,18 @@ static eddy_status_t oom(void) {
   return eddy_status_create(EDDY_ERR_RESOURCE, "out of memory");
 }
 
-eddy_status_t eddy_eval_op_run(eddy_eval_op_runner_t *r, const eddy_op_t *op,
-                               const eddy_eval_value_t *const *operands,
-                               eddy_eval_value_t *out_results) {
+/// True when operand k's IR value is no other operand of op.
+static bool sole_operand(const eddy_op_t *op, uint32_t k) {
+  for (uint32_t j = 0; j < op->num_operands; j++)
+    if (j != k && op->operands[j].value == op->operands[k].value)
+      return false;
+  return true;
+}
+
+static eddy_status_t op_run(eddy_eval_op_runner_t *r, const eddy_op_t *op,
+                            const eddy_eval_value_t *const *operands,
+                            eddy_eval_value_t *const *owned, uint64_t take,
+                            eddy_eval_value_t *out_results) {
   eval_state_t *s = &r->s;
   uint32_t nout = op->num_results;
   if (nout)
@@ -62,12 +71,20 @@ eddy_status_t eddy_eval_op_run(eddy_eval_op_runner_t *r, const eddy_op_t *op,
   s->stack_base = (uintptr_t)__builtin_frame_address(0);
   // The handlers that consume a TensorList look it up in the frame by IR
   // value: give them a frame holding a reference of their own, so that the
-  // caller's value stays intact (the kernel copies on write).
+  // caller's value stays intact (the kernel copies on write), or the
+  // caller's own reference for a list it gives over (take).
   eval_frame_t f;
   memset(&f, 0, sizeof(f));
   eddy_ptrmap_init(&f.map);
   eddy_status_t st = NULL;
-  for (uint32_t k = 0; k < op->num_operands && !st; k++) {
+  uint32_t nin = op->num_operands;
+  const eddy_eval_value_t *small[8];
+  const eddy_eval_value_t **in = small;
+  if (nin > 8 && !(in = malloc(nin * sizeof(*in))))
+    return oom();
+  if (nin)
+    memcpy(in, operands, nin * sizeof(*in));
+  for (uint32_t k = 0; k < nin && !st; k++) {
     if (operands[k]->kind != EDDY_EVAL_LIST ||
         eddy_ptrmap_has(&f.map, op->operands[k].value))
       continue;
@@ -81,11 +98,26 @@ eddy_status_t eddy_eval_op_run(eddy_eval_op_runner_t *r, const eddy_op_t *op,
       f.slots = ns;
       f.cap = nc;
     }
-    eddy_eval_value_share(operands[k], &f.slots[f.len++]);
+    if (owned && k < 64 && (take >> k & 1) && sole_operand(op, k)) {
+      f.slots[f.len] = *owned[k];
+      memset(owned[k], 0, sizeof(*owned[k]));
+    } else {
+      eddy_eval_value_share(operands[k], &f.slots[f.len]);
+    }
+    f.len++;
     eddy_ptrmap_put(&f.map, op->operands[k].value, (void *)(uintptr_t)f.len);
   }
+  // Handlers read a moved list where the frame holds it (the caller's
+  // value is zeroed; the frame's slots stay put once filled).
+  for (uint32_t k = 0; owned && k < nin && k < 64 && !st; k++) {
+    uintptr_t idx = (uintptr_t)eddy_ptrmap_get(&f.map, op->operands[k].value);
+    if ((take >> k & 1) && idx)
+      in[k] = &f.slots[idx - 1];
+  }
   if (!st)
-    st = h->fn(s, &f, h, op, operands, out_results);
+    st = h->fn(s, &f, h, op, in, out_results);
+  if (in != small)
+    free(in);
   for (size_t i = 0; i < f.len; i++)
     eddy_eval_value_release(&f.slots[i]);
   free(f.slots);
@@ -106,4 +138,25 @@ eddy_status_t eddy_eval_op_run(eddy_eval_op_runner_t *r, const eddy_op_t *op,
     for (uint32_t i = 0; i < nout; i++)
       eddy_eval_value_release(&out_results[i]);
   return st;
+}
+
+eddy_status_t eddy_eval_op_run(eddy_eval_op_runner_t *r, const eddy_op_t *op,
+                               const eddy_eval_value_t *const *operands,
+                               eddy_eval_value_t *out_results) {
+  return op_run(r, op, operands, NULL, 0, out_results);
+}
+
+eddy_status_t eddy_eval_op_run_take(eddy_eval_op_runner_t *r,
+                                    const eddy_op_t *op,
+                                    eddy_eval_value_t *const *operands,
+                                    uint64_t take,
+                                    eddy_eval_value_t *out_results) {
+  return op_run(r, op, (const eddy_eval_value_t *const *)operands, operands,
+                take, out_results);
+}
+
+void eddy_eval_op_runner_stats(const eddy_eval_op_runner_t *r,
+                               eddy_eval_op_stats_t *out_stats) {
+  out_stats->list_copies = r->s.list_copies;
+  out_stats->list_items_copied = r->s.list_items_copied;
 }

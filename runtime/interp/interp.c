@@ -23,6 +23,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "runtime/interp/interp_internal.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -36,10 +37,39 @@ static eddy_status_t oom(void) {
 
 /// ---- Running one node (outside the lock) ------------------------------------------
 
-static const slot_t *operand_slot(const interp_t *I, const iter_t *it,
-                                  const interp_node_t *nd, uint32_t k) {
+static slot_t *operand_slot(const interp_t *I, iter_t *it,
+                            const interp_node_t *nd, uint32_t k) {
   uint32_t vi = nd->in[k];
   return I->g->value_free[vi] ? &I->free_vals[vi] : &it->slots[vi];
+}
+
+/// The operands that the node dequeued as item may move out of their
+/// slots (nd->take): those it is the last reader of in its iteration, the
+/// others having completed. Under I->mu.
+static uint64_t item_takes(const interp_t *I, const item_t *item) {
+  const interp_node_t *nd = &I->g->nodes[item->node];
+  uint64_t take = 0;
+  for (uint64_t m = nd->take; m; m &= m - 1) {
+    uint32_t k = (uint32_t)__builtin_ctzll(m);
+    if (item->it->slots[nd->in[k]].readers_left == 1)
+      take |= (uint64_t)1 << k;
+  }
+  return take;
+}
+
+/// Operand k's value for the node to forward: moved out of its slot when
+/// take says so, else shared. The slot stays set (only its value leaves),
+/// so the bookkeeping sees the same arrivals.
+static void operand_take(const interp_t *I, iter_t *it,
+                         const interp_node_t *nd, uint64_t take, uint32_t k,
+                         eddy_eval_value_t *out) {
+  slot_t *s = operand_slot(I, it, nd, k);
+  if (k < 64 && (take >> k & 1)) {
+    *out = s->v;
+    memset(&s->v, 0, sizeof(s->v));
+  } else {
+    eddy_eval_value_share(&s->v, out);
+  }
 }
 
 static eddy_status_t node_error(const eddy_op_t *op, const char *msg) {
@@ -55,7 +85,8 @@ static eddy_status_t node_error(const eddy_op_t *op, const char *msg) {
 /// Computes the outputs of one ready node: outs (zeroed) and dead flags.
 static eddy_status_t exec_node(interp_t *I, eddy_eval_op_runner_t *es,
                                const item_t *item, const nstate_t *ns,
-                               eddy_eval_value_t *outs, bool *dead) {
+                               uint64_t take, eddy_eval_value_t *outs,
+                               bool *dead) {
   const interp_node_t *nd = &I->g->nodes[item->node];
   if (ns->any_dead && nd->kind != IK_TRIGGER) { // dead in, dead out
     for (uint32_t r = 0; r < nd->num_out; r++)
@@ -64,26 +95,24 @@ static eddy_status_t exec_node(interp_t *I, eddy_eval_op_runner_t *es,
   }
   switch (nd->kind) {
   case IK_SWITCH: {
-    const slot_t *d = operand_slot(I, item->it, nd, 0);
     const slot_t *p = operand_slot(I, item->it, nd, 1);
     if (p->v.kind != EDDY_EVAL_TENSOR || p->v.tensor.dtype != EDDY_RT_I1 ||
         eddy_rt_tensor_numel(&p->v.tensor) != 1)
       return node_error(nd->op, "predicate is not a single i1 value");
     bool pv = eddy_rt_tensor_get_i64(&p->v.tensor, 0) != 0;
-    eddy_eval_value_share(&d->v, &outs[pv ? 1 : 0]);
+    operand_take(I, item->it, nd, take, 0, &outs[pv ? 1 : 0]);
     dead[0] = pv;
     dead[1] = !pv;
     return NULL;
   }
   case IK_MERGE: {
-    const slot_t *d = operand_slot(I, item->it, nd, (uint32_t)ns->live_in);
     eddy_rt_tensor_t idx = eddy_rt_tensor_empty();
     eddy_rt_status_t rs =
         eddy_rt_tensor_create(I->rt, EDDY_RT_I32, 0, NULL, "df.merge", &idx);
     if (rs)
       return eddy_eval_op_rt_error(nd->op, rs);
     *(int32_t *)idx.data = ns->live_in;
-    eddy_eval_value_share(&d->v, &outs[0]);
+    operand_take(I, item->it, nd, take, (uint32_t)ns->live_in, &outs[0]);
     outs[1] = eddy_eval_value_from_tensor(&idx);
     return NULL;
   }
@@ -91,7 +120,7 @@ static eddy_status_t exec_node(interp_t *I, eddy_eval_op_runner_t *es,
   case IK_EXIT:
   case IK_NEXT:
   case IK_FORWARD:
-    eddy_eval_value_share(&operand_slot(I, item->it, nd, 0)->v, &outs[0]);
+    operand_take(I, item->it, nd, take, 0, &outs[0]);
     return NULL;
   case IK_CONTROL:
   case IK_TRIGGER:
@@ -103,16 +132,21 @@ static eddy_status_t exec_node(interp_t *I, eddy_eval_op_runner_t *es,
   case IK_RESOURCE:
     break;
   }
-  const eddy_eval_value_t *small[8];
-  const eddy_eval_value_t **in =
+  eddy_eval_value_t *small[8];
+  eddy_eval_value_t **in =
       nd->num_in <= 8 ? small : malloc(nd->num_in * sizeof(*in));
   if (!in)
     return oom();
   for (uint32_t k = 0; k < nd->num_in; k++)
     in[k] = &operand_slot(I, item->it, nd, k)->v;
-  eddy_status_t st = nd->kind == IK_RESOURCE
-                         ? interp_resource_exec(I, nd, in, outs)
-                         : eddy_eval_op_run(es, nd->op, in, outs);
+  // A list whose last reader this op is goes to the kernel with the slot's
+  // reference, so that tl.push_back and the other updates grow it in place
+  // rather than copying its item table (docs/interpreter.md).
+  eddy_status_t st =
+      nd->kind == IK_RESOURCE
+          ? interp_resource_exec(I, nd, (const eddy_eval_value_t *const *)in,
+                                 outs)
+          : eddy_eval_op_run_take(es, nd->op, in, take, outs);
   if (in != small)
     free(in);
   return st;
@@ -208,6 +242,35 @@ static bool past_deadline(const interp_t *I) {
           now.tv_nsec >= I->deadline.tv_nsec);
 }
 
+/// The run passed its time limit: fails it, naming a recv that waits for
+/// its message when there is one (a distributed run whose peers are slow
+/// or stuck waits there, with nothing in the queue). Called with I->mu
+/// held; releases it for a moment (the rendezvous is locked first), after
+/// the error is recorded, so that another rank's failure arriving then
+/// does not take its place.
+#define TIME_LIMIT_FMT "the run took longer than its time limit of %" PRId64 " ms%s"
+
+static void time_out(interp_t *I) {
+  eddy_status_t plain = eddy_status_create(EDDY_ERR_RESOURCE, TIME_LIMIT_FMT,
+                                           I->opts.timeout_ms, "");
+  interp_fail(I, plain);
+  if (I->error != plain || I->recv_waiting == 0 || !I->opts.rendezvous)
+    return;
+  pthread_mutex_unlock(&I->mu);
+  eddy_buf_t w;
+  eddy_buf_init(&w);
+  eddy_buf_puts(&w, "; ");
+  bool named =
+      interp_rendezvous_describe_waiting(I->opts.rendezvous, I, &w);
+  pthread_mutex_lock(&I->mu);
+  if (named && I->error == plain) { // only this function replaces it
+    I->error = eddy_status_create(EDDY_ERR_RESOURCE, TIME_LIMIT_FMT,
+                                  I->opts.timeout_ms, w.data);
+    eddy_status_destroy(plain);
+  }
+  eddy_buf_destroy(&w);
+}
+
 static void worker_main(void *arg, int64_t task) {
   (void)task;
   interp_t *I = arg;
@@ -220,16 +283,21 @@ static void worker_main(void *arg, int64_t task) {
         pthread_cond_broadcast(&I->cv);
         break;
       }
+      // Nothing ready: ops run on other workers, or recvs wait for their
+      // messages. The time limit holds while waiting too.
       I->idle++;
-      pthread_cond_wait(&I->cv, &I->mu);
+      int rc = I->has_deadline
+                   ? pthread_cond_timedwait(&I->cv, &I->mu, &I->deadline)
+                   : pthread_cond_wait(&I->cv, &I->mu);
       I->idle--;
+      if (rc == ETIMEDOUT && !I->stop) {
+        time_out(I);
+        break;
+      }
       continue;
     }
     if (past_deadline(I)) {
-      interp_fail(I, eddy_status_create(EDDY_ERR_RESOURCE,
-                                 "the run took longer than its time limit of "
-                                 "%" PRId64 " ms",
-                                 I->opts.timeout_ms));
+      time_out(I);
       break;
     }
     item_t item = I->q[I->q_head];
@@ -238,6 +306,7 @@ static void worker_main(void *arg, int64_t task) {
     I->running++;
     nstate_t ns = item.it->ns[item.node];
     const interp_node_t *nd = &I->g->nodes[item.node];
+    uint64_t take = ns.any_dead ? 0 : item_takes(I, &item);
     eddy_buf_t key;
     eddy_buf_init(&key);
     if (nd->kind == IK_SEND || nd->kind == IK_RECV) {
@@ -262,7 +331,7 @@ static void worker_main(void *arg, int64_t task) {
       if (nd->kind == IK_SEND)
         st = exec_send(I, &item, &ns, key.data);
       else if (nd->kind != IK_RECV)
-        st = exec_node(I, es, &item, &ns, outs, dead);
+        st = exec_node(I, es, &item, &ns, take, outs, dead);
     }
     bool waits = !st && nd->kind == IK_RECV &&
                  !interp_rendezvous_take(I->opts.rendezvous, key.data, I,
@@ -483,7 +552,12 @@ eddy_status_t eddy_interp_func(eddy_rt_ctx_t *rt, const eddy_op_t *func,
   }
   pthread_mutex_init(&I.mu, NULL);
   pthread_mutex_init(&I.res_mu, NULL);
-  pthread_cond_init(&I.cv, NULL);
+  // Waits with the time limit measure it on the deadline's clock.
+  pthread_condattr_t ca;
+  pthread_condattr_init(&ca);
+  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+  pthread_cond_init(&I.cv, &ca);
+  pthread_condattr_destroy(&ca);
 
   for (uint32_t i = 0; i < g.num_nodes && !st; i++) {
     const interp_node_t *nd = &g.nodes[i];
@@ -529,6 +603,13 @@ eddy_status_t eddy_interp_func(eddy_rt_ctx_t *rt, const eddy_op_t *func,
   if (st)
     for (size_t i = 0; i < num_results; i++)
       eddy_eval_value_release(&out_results[i]);
+  for (int32_t w = 0; I.runners && w < I.num_workers; w++) {
+    eddy_eval_op_stats_t os = {0, 0};
+    if (I.runners[w])
+      eddy_eval_op_runner_stats(I.runners[w], &os);
+    I.stats.list_copies += os.list_copies;
+    I.stats.list_items_copied += os.list_items_copied;
+  }
   if (out_stats)
     *out_stats = I.stats;
 

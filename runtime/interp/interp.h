@@ -80,7 +80,9 @@ typedef struct eddy_interp_opts {
   /// <= 0: EDDY_EVAL_DEFAULT_MAX_ITERATIONS.
   int64_t max_iterations;
   /// Wall-clock limit of the run in milliseconds; 0: none. Past it the run
-  /// ends with a RESOURCE error (ops already running finish first).
+  /// ends with a RESOURCE error (ops already running finish first), also
+  /// while it only waits for messages (the error then names a waiting
+  /// df.recv).
   int64_t timeout_ms;
   /// When set, called once per op run, in the order the executor retires
   /// them (serialized), with one line: "TAG OP (LOC): OUTPUTS", TAG being
@@ -109,6 +111,11 @@ typedef struct eddy_interp_stats {
   int64_t max_live_frames;     ///< most frame instances alive at once
   int64_t sends, recvs;        ///< df.send / df.recv ops run (dead ones too)
   int64_t dead_sends;          ///< of the sends: dead values
+  /// TensorList updates that found their list shared and copied its item
+  /// table first, and the items copied (eddy_eval_op_stats_t): a loop
+  /// that pushes N items onto a list carried from iteration to iteration
+  /// copies O(1) lists, not N (the list moves into its only reader).
+  int64_t list_copies, list_items_copied;
 } eddy_interp_stats_t;
 
 /// Runs func on args (borrowed; checked like eddy_eval_check_args) and

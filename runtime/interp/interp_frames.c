@@ -367,6 +367,7 @@ void interp_deliver(interp_t *I, frame_t *f, iter_t *it, uint32_t vi,
   memset(owned, 0, sizeof(*owned));
   s->set = true;
   s->dead = dead;
+  s->readers_left = I->g->readers[vi];
   const interp_graph_t *g = I->g;
   for (uint32_t u = g->use_start[vi]; u < g->use_start[vi + 1]; u++)
     notify(I, f, it, g->uses[u].node, g->uses[u].operand, dead);
@@ -378,6 +379,13 @@ void interp_complete(interp_t *I, const item_t *item, eddy_eval_value_t *outs,
   const interp_node_t *nd = &I->g->nodes[item->node];
   frame_t *f = item->f;
   iter_t *it = item->it;
+  // The node has read its operands: a later reader may take them.
+  for (uint32_t k = 0; k < nd->num_in && k < 64; k++) {
+    slot_t *s = &it->slots[nd->in[k]];
+    if ((nd->reads >> k & 1) && !I->g->value_free[nd->in[k]] && s->set &&
+        s->readers_left > 0)
+      s->readers_left--;
+  }
   switch (nd->kind) {
   case IK_ENTER: {
     frame_t *c = child_frame(I, f, it, nd->target_frame);

@@ -258,6 +258,56 @@ static eddy_status_t node_init(interp_graph_t *g, interp_node_t *nd,
   return NULL;
 }
 
+/// Whether node nd reads the value of operand k (else it looks only at
+/// whether the value is dead, or waits for it).
+static bool reads_operand(const interp_node_t *nd, uint32_t k) {
+  switch (nd->kind) {
+  case IK_CONTROL:
+  case IK_TRIGGER:
+  case IK_RECV:
+    return false;
+  case IK_FORWARD: // df.after(x, tokens...): only x is forwarded
+    return k == 0;
+  case IK_RESOURCE:
+    return k < interp_resource_op_num_data(nd->res_op);
+  default:
+    return true;
+  }
+}
+
+/// The operands each node reads (interp_node_t.reads), the readers of each
+/// value, and the operands a node may take (interp_node_t.take): values
+/// of nodes with no operands (read from every frame) and the function's
+/// results (read after the run) always stay in their slots, and so do the
+/// operands of sends and resource ops, which read them in place.
+static eddy_status_t find_takes(interp_graph_t *g) {
+  g->readers = calloc(g->num_values ? g->num_values : 1, sizeof(*g->readers));
+  bool *result = calloc(g->num_values ? g->num_values : 1, sizeof(*result));
+  if (!g->readers || !result) {
+    free(result);
+    return oom();
+  }
+  for (uint32_t i = 0; i < g->num_ret; i++)
+    result[g->ret[i]] = true;
+  for (uint32_t n = 0; n < g->num_nodes; n++) {
+    interp_node_t *nd = &g->nodes[n];
+    for (uint32_t k = 0; k < nd->num_in; k++) {
+      if (!reads_operand(nd, k))
+        continue;
+      uint32_t vi = nd->in[k];
+      g->readers[vi]++;
+      if (k >= 64)
+        continue;
+      nd->reads |= (uint64_t)1 << k;
+      if (!g->value_free[vi] && !result[vi] && nd->kind != IK_SEND &&
+          nd->kind != IK_RESOURCE)
+        nd->take |= (uint64_t)1 << k;
+    }
+  }
+  free(result);
+  return NULL;
+}
+
 eddy_status_t interp_graph_build(const eddy_op_t *func, interp_graph_t *g) {
   memset(g, 0, sizeof(*g));
   g->func = func;
@@ -342,7 +392,7 @@ eddy_status_t interp_graph_build(const eddy_op_t *func, interp_graph_t *g) {
       return graph_error(ret, EDDY_ERR_VERIFY,
                          "returns a value not defined in the body");
   }
-  return NULL;
+  return find_takes(g);
 }
 
 void interp_graph_destroy(interp_graph_t *g) {
@@ -354,6 +404,7 @@ void interp_graph_destroy(interp_graph_t *g) {
   free(g->frames);
   free(g->use_start);
   free(g->uses);
+  free(g->readers);
   free(g->ret);
   eddy_ptrmap_destroy(&g->value_index);
   memset(g, 0, sizeof(*g));

@@ -76,6 +76,15 @@ typedef struct interp_node {
   /// (interp_enqueue). Cheap ops run on the worker that made them ready.
   bool expensive;
   int32_t res_op;      ///< IK_RESOURCE: interp_resource_op_code
+  /// Operands (bit k for operand k < 64) whose value the node reads
+  /// (interp_graph_build: not a df.control's, not a token).
+  uint64_t reads;
+  /// Of those, the ones whose value the node may move out of its slot
+  /// instead of sharing it when it is the last of the value's readers in
+  /// the iteration to run (slot_t.readers_left), so that a TensorList
+  /// reaches its update with one reference and the kernel grows it in
+  /// place. Not the values of IK_FREE nodes or the function's results.
+  uint64_t take;
   int64_t key;         ///< IK_SEND, IK_RECV: the edge's key attribute
   int32_t peer;        ///< IK_SEND: to; IK_RECV: from
 } interp_node_t;
@@ -91,6 +100,7 @@ typedef struct interp_graph {
   const eddy_value_t **values; ///< index -> IR value
   interp_sframe_t *frames;
   int32_t num_frames;
+  uint32_t *readers;    ///< per value: the operands that read it (reads)
   uint32_t *ret;        ///< value index of each func.return operand
   uint32_t num_ret;
   eddy_ptrmap_t value_index; ///< eddy_value_t* -> index + 1
@@ -113,6 +123,10 @@ void interp_describe_op(const eddy_op_t *op, eddy_buf_t *out);
 typedef struct slot {
   eddy_eval_value_t v;
   bool set, dead;
+  /// Readers of the value in this iteration that have not completed
+  /// (interp_graph_t.readers when it arrives): one that runs when it is
+  /// the last may take the value (interp_node_t.take).
+  uint32_t readers_left;
 } slot_t;
 
 typedef struct nstate {
@@ -239,6 +253,11 @@ bool interp_rendezvous_take(eddy_interp_rendezvous_t *r, const char *key,
 /// drops its waiters. Without I->mu.
 void interp_rendezvous_attach(eddy_interp_rendezvous_t *r, interp_t *I);
 void interp_rendezvous_detach(eddy_interp_rendezvous_t *r, interp_t *I);
+/// Appends "'df.recv' op at LOC in FRAME waits for message KEY from rank
+/// R" for one recv of I that waits in r; false when none waits. Without
+/// I->mu.
+bool interp_rendezvous_describe_waiting(eddy_interp_rendezvous_t *r,
+                                        const interp_t *I, eddy_buf_t *out);
 /// A waiting recv's message: completes it (takes *owned over).
 void interp_recv_arrived(interp_t *I, const item_t *item,
                          eddy_eval_value_t *owned, bool dead);

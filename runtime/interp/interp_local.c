@@ -76,6 +76,16 @@ static void *rank_main(void *arg) {
   else
     r->st = eddy_interp_func(run->rt, r->func, &o, run->args, run->num_args,
                              r->results, nres, NULL);
+  // Stop the others first (as the MPI transport sends ERROR before DONE):
+  // a rank still waiting is then cancelled by this failure rather than
+  // reporting a deadlock on the rank that failed.
+  if (r->st) {
+    for (int32_t k = 0; k < run->n; k++)
+      if (k != r->rank)
+        eddy_interp_rendezvous_fail(
+            run->ranks[k].rv,
+            eddy_status_create(EDDY_ERR_CANCELLED, "rank %d failed", r->rank));
+  }
   // A rank whose peers have all finished will receive nothing more.
   pthread_mutex_lock(&run->mu);
   run->done[r->rank] = true;
@@ -84,13 +94,6 @@ static void *rank_main(void *arg) {
       if (!run->done[k])
         eddy_interp_rendezvous_close(run->ranks[k].rv);
   pthread_mutex_unlock(&run->mu);
-  if (r->st) { // stop the others
-    for (int32_t k = 0; k < run->n; k++)
-      if (k != r->rank)
-        eddy_interp_rendezvous_fail(
-            run->ranks[k].rv,
-            eddy_status_create(EDDY_ERR_CANCELLED, "rank %d failed", r->rank));
-  }
   return NULL;
 }
 

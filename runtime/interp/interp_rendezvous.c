@@ -218,6 +218,28 @@ bool interp_rendezvous_take(eddy_interp_rendezvous_t *r, const char *key,
   return got;
 }
 
+bool interp_rendezvous_describe_waiting(eddy_interp_rendezvous_t *r,
+                                        const interp_t *I, eddy_buf_t *out) {
+  bool found = false;
+  pthread_mutex_lock(&r->mu);
+  // A waiting recv keeps its iteration and frames alive until its message
+  // comes, which needs r->mu: they stay readable here.
+  for (size_t i = 0; i < RV_BUCKETS && !found; i++)
+    for (rv_entry_t *e = r->b[i]; e && !found; e = e->next) {
+      if (e->has_msg)
+        continue;
+      const interp_node_t *nd = &I->g->nodes[e->item.node];
+      interp_describe_op(nd->op, out);
+      eddy_buf_puts(out, " in ");
+      interp_frame_describe(I, e->item.f, e->item.it->n, out);
+      eddy_buf_printf(out, " waits for message %s from rank %d", e->key,
+                      (int)nd->peer);
+      found = true;
+    }
+  pthread_mutex_unlock(&r->mu);
+  return found;
+}
+
 void interp_rendezvous_attach(eddy_interp_rendezvous_t *r, interp_t *I) {
   pthread_mutex_lock(&r->mu);
   r->I = I;

@@ -172,9 +172,11 @@ static void print_stats(const eddy_interp_stats_t *s) {
   fprintf(stderr,
           "interp stats: ops_run %" PRId64 ", ops_dead %" PRId64
           ", frames %" PRId64 ", iterations %" PRId64
-          ", max_live_iterations %" PRId64 ", max_live_frames %" PRId64 "\n",
+          ", max_live_iterations %" PRId64 ", max_live_frames %" PRId64
+          ", list_copies %" PRId64 " (%" PRId64 " items)\n",
           s->ops_run, s->ops_dead, s->frames, s->iterations,
-          s->max_live_iterations, s->max_live_frames);
+          s->max_live_iterations, s->max_live_frames, s->list_copies,
+          s->list_items_copied);
 }
 
 eddy_status_t eddy_cli_run_interp(eddy_rt_ctx_t *rt, eddy_op_t *func,

@@ -255,6 +255,89 @@ static void test_back_edge_placed_apart(void **state) {
   eddy_ir_ctx_destroy(ctx);
 }
 
+/// Two partitions that wait for each other: each rank's first op is a recv
+/// of what the other sends after its own recv. Neither rank can finish, so
+/// neither closes the other's rendezvous; only the time limit ends the run.
+static const char mutual_wait[] =
+    "module {\n"
+    "  func.func @r0(%x: tensor<f32>) -> tensor<f32> {\n"
+    "    %a = \"df.recv\"() {key = 1, from = 1} : () -> tensor<f32>\n"
+    "    %b = \"core.add\"(%a, %x) : (tensor<f32>, tensor<f32>) -> tensor<f32>\n"
+    "    \"df.send\"(%b) {key = 2, to = 1} : (tensor<f32>) -> ()\n"
+    "    \"func.return\"(%b) : (tensor<f32>) -> ()\n"
+    "  }\n"
+    "  func.func @r1(%x: tensor<f32>) {\n"
+    "    %c = \"df.recv\"() {key = 2, from = 0} : () -> tensor<f32>\n"
+    "    \"df.send\"(%c) {key = 1, to = 0} : (tensor<f32>) -> ()\n"
+    "    \"func.return\"() : () -> ()\n"
+    "  }\n"
+    "}\n";
+
+/// A transport that loses every message.
+static eddy_status_t drop_send(void *user, int32_t to, const char *key,
+                               const eddy_eval_value_t *v, bool dead) {
+  (void)user, (void)to, (void)key, (void)v, (void)dead;
+  return NULL;
+}
+
+/// --timeout-ms holds while a worker waits for a message: a run whose recvs
+/// wait forever (rank 1 never sends) ends with the time-limit error naming
+/// the waiting recv, alone and with its peer on a thread, with 1 and 2
+/// workers (it used to wait on the condition variable for ever).
+static void test_timeout_while_recv_waits(void **state) {
+  (void)state;
+  eddy_ctx_t *ctx = eddy_ir_ctx_create();
+  eddy_dialects_register_all(ctx);
+  eddy_module_t *m = NULL;
+  assert_null(eddy_ir_parse_module(ctx, "wait.eddy", mutual_wait,
+                                   strlen(mutual_wait), &m));
+  assert_null(eddy_ir_verify_module(m));
+  eddy_rt_ctx_t *rt = NULL;
+  assert_null(eddy_rt_ctx_create(NULL, &rt));
+  eddy_eval_value_t arg, out;
+  assert_null(eddy_eval_scalar_from_text(rt, EDDY_DT_F32, "1.5", &arg));
+  const eddy_op_t *parts[2] = {eddy_ir_module_lookup_func(m, "r0"),
+                               eddy_ir_module_lookup_func(m, "r1")};
+  for (int32_t w = 1; w <= 2; w++) {
+    eddy_interp_opts_t o = eddy_interp_opts_default();
+    o.num_workers = w;
+    o.timeout_ms = 250; // far past the runs' start, even under load
+    // Rank 0 alone: its peer never sends and never finishes.
+    eddy_interp_rendezvous_t *rv = eddy_interp_rendezvous_create();
+    o.rendezvous = rv;
+    o.send = drop_send;
+    eddy_status_t st =
+        eddy_interp_func(rt, parts[0], &o, &arg, 1, &out, 1, NULL);
+    assert_non_null(st);
+    assert_int_equal(eddy_status_code(st), EDDY_ERR_RESOURCE);
+    assert_string_equal(eddy_status_message(st),
+                        "the run took longer than its time limit of 250 ms; "
+                        "'df.recv' op at wait.eddy:3:5 in the function's root "
+                        "frame waits for message 1@root from rank 1");
+    eddy_status_destroy(st);
+    eddy_interp_rendezvous_destroy(rv);
+    // Both ranks on threads, each waiting for the other.
+    o.rendezvous = NULL;
+    o.send = NULL;
+    st = eddy_interp_run_local(rt, parts, 2, &o, &arg, 1, &out, 1, NULL);
+    assert_non_null(st);
+    // Whichever rank passes its limit first reports it; the other is
+    // cancelled, not left to report a deadlock on the rank that failed.
+    const char *msg = eddy_status_message(st);
+    if (!strstr(msg, "the run took longer than its time limit of 250 ms; "
+                     "'df.recv' op at wait.eddy:") ||
+        !strstr(msg, "waits for message "))
+      fail_msg("unexpected message: %s", msg);
+    assert_int_equal(eddy_status_code(st), EDDY_ERR_RESOURCE);
+    eddy_status_destroy(st);
+  }
+  eddy_eval_value_release(&arg);
+  assert_int_equal(eddy_rt_ctx_bytes_in_use(rt), 0);
+  eddy_rt_ctx_destroy(rt);
+  eddy_ir_module_destroy(m);
+  eddy_ir_ctx_destroy(ctx);
+}
+
 static void test_device_names(void **state) {
   (void)state;
   assert_int_equal(eddy_placement_device_rank("/job:worker/task:1/device:CPU:0"), 1);
@@ -355,6 +438,7 @@ static void test_fixtures_partitioned(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_device_names),
+      cmocka_unit_test(test_timeout_while_recv_waits),
       cmocka_unit_test(test_nested_machines),
       cmocka_unit_test(test_whole_loop_default),
       cmocka_unit_test(test_back_edge_placed_apart),
