@@ -365,3 +365,18 @@ eddy_status_t eddy_ir_pm_run(eddy_pass_manager_t *pm, eddy_module_t *m) {
     report_stats(pm);
   return st;
 }
+
+eddy_status_t eddy_ir_pm_run_pipeline(eddy_ctx_t *ctx, eddy_module_t *m,
+                                      const char *pipeline,
+                                      const eddy_pm_opts_t *opts) {
+  eddy_pass_manager_t *pm = eddy_ir_pm_create(ctx, opts);
+  if (!pm)
+    return eddy_status_create(EDDY_ERR_RESOURCE, "out of memory");
+  eddy_status_t st = eddy_ir_pm_add_pipeline(pm, pipeline);
+  if (!st)
+    st = eddy_ir_pm_run(pm, m);
+  if (!st)
+    st = eddy_ir_verify_module(m);
+  eddy_ir_pm_destroy(pm);
+  return st;
+}

@@ -67,6 +67,12 @@ eddy_status_t eddy_ir_pm_add_pipeline(eddy_pass_manager_t *pm,
 /// Runs every pass in order; stops at the first error, which names the
 /// pass ("pass 'cse': ...").
 eddy_status_t eddy_ir_pm_run(eddy_pass_manager_t *pm, eddy_module_t *m);
+/// A pass manager of opts (NULL: the defaults) for one run: adds pipeline
+/// (as eddy_ir_pm_add_pipeline), runs it on m, then verifies m whether or
+/// not verify_each did. Returns the first error, or NULL.
+eddy_status_t eddy_ir_pm_run_pipeline(eddy_ctx_t *ctx, eddy_module_t *m,
+                                      const char *pipeline,
+                                      const eddy_pm_opts_t *opts);
 
 #ifdef __cplusplus
 }

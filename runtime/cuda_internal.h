@@ -1,6 +1,7 @@
 /// libeddyrt's CUDA internals shared by runtime/cuda.c (the driver, the
-/// thread state, error recording) and runtime/cuda_list.c (TensorLists in
-/// device memory). Not installed; not an ABI.
+/// thread state, error recording) and runtime/cuda_list.c and
+/// cuda_list_nested.c (TensorLists in device memory). Not installed; not an
+/// ABI.
 #ifndef EDDY_RUNTIME_CUDA_INTERNAL_H
 #define EDDY_RUNTIME_CUDA_INTERNAL_H
 

@@ -27,7 +27,12 @@
 /// waits in the thread's pending list for an event recorded after its last
 /// use; pending blocks are reclaimed by the next push, pop or get and by
 /// eddy_rt_entry_cuda_end, which waits for both streams.
+///
+/// tl.add, tl.zeros_like and the helpers for lists of lists are in
+/// runtime/cuda_list_nested.c; the structs and helpers both files use are
+/// declared in runtime/cuda_list_internal.h.
 #include "runtime/cuda_internal.h"
+#include "runtime/cuda_list_internal.h"
 #include "runtime/eddyrt.h"
 #include "runtime/rt_internal.h"
 
@@ -37,28 +42,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-typedef struct cl_item {
-  _Atomic int64_t refs;
-  struct cl_item *base; // owns the block this item is a slice of, or NULL
-  cu_deviceptr dev;     // the data on the device; 0 when empty or swapped
-  void *host;           // swap: the pinned copy (NULL when empty)
-  void *event;          // swap: completes when host holds the data
-  int32_t rank;
-  int64_t dims[];
-} cl_item_t;
-
-typedef struct cl_list {
-  _Atomic int64_t refs;
-  int32_t dtype;
-  int32_t depth; // 0: items are tensors; d > 0: lists of depth d - 1
-  bool swap;
-  eddy_rt_elem_shape_t elem;
-  int64_t max_elements; // -1: unbounded
-  int64_t size, cap;
-  cl_item_t **items;      // depth 0 (NULL entry: never set)
-  struct cl_list **lists; // depth > 0, one reference each (NULL: never set)
-} cl_list_t;
 
 /// A swap-out in flight (item set: its device block goes when its event
 /// completes; one reference held), or blocks whose last use is in flight
@@ -72,13 +55,8 @@ struct rt_cuda_pending {
 
 /// ---- Messages --------------------------------------------------------------
 
-/// Stores the failure in the entry's error slot (the first one wins);
-/// returns NULL.
-static void *fail(int32_t *code, char *err, size_t errlen, eddy_rt_code_t c,
-                  const char *op, const char *fmt, ...) EDDY_RT_PRINTF(6, 7);
-
-static void *fail(int32_t *code, char *err, size_t errlen, eddy_rt_code_t c,
-                  const char *op, const char *fmt, ...) {
+void *rt_cl_fail(int32_t *code, char *err, size_t errlen, eddy_rt_code_t c,
+                 const char *op, const char *fmt, ...) {
   char msg[RT_CUDA_MSG + 128];
   va_list ap;
   va_start(ap, fmt);
@@ -109,60 +87,51 @@ static bool elem_matches(const eddy_rt_elem_shape_t *s, int32_t rank,
   return true;
 }
 
-static bool same_dims(int32_t ra, const int64_t *a, int32_t rb,
-                      const int64_t *b) {
-  return ra == rb && (ra == 0 || memcmp(a, b, (size_t)ra * sizeof *a) == 0);
-}
-
 /// ---- The device ------------------------------------------------------------
 
-/// The thread's state when the helpers may use the device; else NULL with
-/// the failure stored.
-static rt_cuda_thread_t *device(const char *op, int32_t *code, char *err,
-                                size_t errlen) {
+rt_cuda_thread_t *rt_cl_device(const char *op, int32_t *code, char *err,
+                               size_t errlen) {
   rt_cuda_thread_t *t = rt_cuda_thread();
   if (!t->stream)
-    return fail(code, err, errlen, EDDY_RT_ERR_INTERNAL, op,
-                "eddy_rt_entry_cuda_begin has not succeeded on this thread");
+    return rt_cl_fail(
+        code, err, errlen, EDDY_RT_ERR_INTERNAL, op,
+        "eddy_rt_entry_cuda_begin has not succeeded on this thread");
   if (t->code)
-    return fail(code, err, errlen, (eddy_rt_code_t)t->code, op, "%s", t->msg);
+    return rt_cl_fail(code, err, errlen, (eddy_rt_code_t)t->code, op, "%s",
+                      t->msg);
   return t;
 }
 
-/// False (the failure recorded for eddy_rt_entry_cuda_end and stored) when
-/// the driver call `call` returned r.
-static bool cu_ok(cu_result r, const char *call, const char *op, int32_t *code,
-                  char *err, size_t errlen) {
+bool rt_cl_cu_ok(cu_result r, const char *call, const char *op, int32_t *code,
+                 char *err, size_t errlen) {
   if (r == CU_SUCCESS)
     return true;
   char text[256];
   rt_cuda_record_cu(call, NULL, r);
-  fail(code, err, errlen,
-       r == CU_ERROR_OUT_OF_MEMORY ? EDDY_RT_ERR_RESOURCE
-                                   : EDDY_RT_ERR_INTERNAL,
-       op, "%s: %s", call, rt_cuda_error_text(r, text, sizeof text));
+  rt_cl_fail(code, err, errlen,
+             r == CU_ERROR_OUT_OF_MEMORY ? EDDY_RT_ERR_RESOURCE
+                                         : EDDY_RT_ERR_INTERNAL,
+             op, "%s: %s", call, rt_cuda_error_text(r, text, sizeof text));
   return false;
 }
 
-/// An allocation failure is the op's to report (as for
-/// eddy_rt_entry_cuda_alloc), not recorded.
-static bool alloc_ok(cu_result r, bool ok, size_t bytes, const char *what,
-                     const char *op, int32_t *code, char *err, size_t errlen) {
+bool rt_cl_alloc_ok(cu_result r, bool ok, size_t bytes, const char *what,
+                    const char *op, int32_t *code, char *err, size_t errlen) {
   if (r == CU_SUCCESS && ok)
     return true;
   char text[256];
-  fail(code, err, errlen,
-       r == CU_ERROR_OUT_OF_MEMORY ? EDDY_RT_ERR_RESOURCE
-                                   : EDDY_RT_ERR_INTERNAL,
-       op, "cannot allocate %zu bytes of %s: %s", bytes, what,
-       r != CU_SUCCESS ? rt_cuda_error_text(r, text, sizeof text)
-                       : "the driver returned NULL");
+  rt_cl_fail(code, err, errlen,
+             r == CU_ERROR_OUT_OF_MEMORY ? EDDY_RT_ERR_RESOURCE
+                                         : EDDY_RT_ERR_INTERNAL,
+             op, "cannot allocate %zu bytes of %s: %s", bytes, what,
+             r != CU_SUCCESS ? rt_cuda_error_text(r, text, sizeof text)
+                             : "the driver returned NULL");
   return false;
 }
 
 /// ---- Items -----------------------------------------------------------------
 
-static cl_item_t *item_new(int32_t rank, const int64_t *dims) {
+cl_item_t *rt_cl_item_new(int32_t rank, const int64_t *dims) {
   cl_item_t *it = malloc(sizeof *it + (size_t)rank * sizeof(int64_t));
   if (!it)
     return NULL;
@@ -177,13 +146,9 @@ static cl_item_t *item_new(int32_t rank, const int64_t *dims) {
   return it;
 }
 
-static void item_retain(cl_item_t *it) {
-  atomic_fetch_add_explicit(&it->refs, 1, memory_order_relaxed);
-}
-
 static void item_free(cl_item_t *it);
 
-static void item_release(cl_item_t *it) {
+void rt_cl_item_release(cl_item_t *it) {
   if (it && atomic_fetch_sub_explicit(&it->refs, 1, memory_order_acq_rel) == 1)
     item_free(it);
 }
@@ -218,7 +183,7 @@ static void free_blocks(cu_deviceptr dev, void *host, void *event) {
 
 static void item_free(cl_item_t *it) {
   if (it->base) {
-    item_release(it->base);
+    rt_cl_item_release(it->base);
     free(it);
     return;
   }
@@ -263,7 +228,7 @@ static void pending_finish(rt_cuda_pending_t *p) {
     // The swap-out is done: the device block is no longer needed.
     free_blocks(p->item->dev, NULL, NULL);
     p->item->dev = 0;
-    item_release(p->item);
+    rt_cl_item_release(p->item);
   } else {
     free_blocks(p->dev, p->host, p->event);
   }
@@ -296,22 +261,24 @@ static void reclaim(rt_cuda_thread_t *t, bool wait) {
 static cl_item_t *store(rt_cuda_thread_t *t, const char *op, bool swap,
                         const void *src, int32_t rank, const int64_t *dims,
                         size_t bytes, int32_t *code, char *err, size_t errlen) {
-  cl_item_t *it = item_new(rank, dims);
+  cl_item_t *it = rt_cl_item_new(rank, dims);
   if (!it)
-    return fail(code, err, errlen, EDDY_RT_ERR_RESOURCE, op, "out of memory");
+    return rt_cl_fail(code, err, errlen, EDDY_RT_ERR_RESOURCE, op,
+                      "out of memory");
   if (bytes == 0)
     return it;
   cu_deviceptr dev = 0;
   cu_result r = rt_cu.mem_alloc(&dev, bytes);
-  if (!alloc_ok(r, dev != 0, bytes, "device memory", op, code, err, errlen)) {
+  if (!rt_cl_alloc_ok(r, dev != 0, bytes, "device memory", op, code, err,
+                      errlen)) {
     free(it);
     return NULL;
   }
   it->dev = dev;
-  if (!cu_ok(rt_cu.memcpy_dtod_async(dev, (cu_deviceptr)(uintptr_t)src, bytes,
-                                     t->stream),
-             "cuMemcpyDtoDAsync_v2", op, code, err, errlen)) {
-    item_release(it);
+  if (!rt_cl_cu_ok(rt_cu.memcpy_dtod_async(dev, (cu_deviceptr)(uintptr_t)src,
+                                           bytes, t->stream),
+                   "cuMemcpyDtoDAsync_v2", op, code, err, errlen)) {
+    rt_cl_item_release(it);
     return NULL;
   }
   t->list_busy = true;
@@ -321,41 +288,43 @@ static cl_item_t *store(rt_cuda_thread_t *t, const char *op, bool swap,
   // pinned memory while the stream goes on with the kernels after the push.
   if (!t->swap_stream) {
     void *s = NULL;
-    if (!cu_ok(rt_cu.stream_create(&s, CU_STREAM_NON_BLOCKING),
-               "cuStreamCreate", op, code, err, errlen)) {
-      item_release(it);
+    if (!rt_cl_cu_ok(rt_cu.stream_create(&s, CU_STREAM_NON_BLOCKING),
+                     "cuStreamCreate", op, code, err, errlen)) {
+      rt_cl_item_release(it);
       return NULL;
     }
     t->swap_stream = s;
   }
   void *host = NULL, *copied = NULL;
   r = rt_cu.mem_alloc_host(&host, bytes);
-  if (!alloc_ok(r, host != NULL, bytes, "pinned host memory", op, code, err,
-                errlen)) {
-    item_release(it);
+  if (!rt_cl_alloc_ok(r, host != NULL, bytes, "pinned host memory", op, code,
+                      err, errlen)) {
+    rt_cl_item_release(it);
     return NULL;
   }
   it->host = host;
-  bool ok = cu_ok(rt_cu.event_create(&copied, CU_EVENT_DISABLE_TIMING),
-                  "cuEventCreate", op, code, err, errlen);
-  ok = ok && cu_ok(rt_cu.event_record(copied, t->stream), "cuEventRecord", op,
-                   code, err, errlen);
-  ok = ok && cu_ok(rt_cu.stream_wait_event(t->swap_stream, copied, 0),
-                   "cuStreamWaitEvent", op, code, err, errlen);
+  bool ok = rt_cl_cu_ok(rt_cu.event_create(&copied, CU_EVENT_DISABLE_TIMING),
+                        "cuEventCreate", op, code, err, errlen);
+  ok = ok && rt_cl_cu_ok(rt_cu.event_record(copied, t->stream), "cuEventRecord",
+                         op, code, err, errlen);
+  ok = ok && rt_cl_cu_ok(rt_cu.stream_wait_event(t->swap_stream, copied, 0),
+                         "cuStreamWaitEvent", op, code, err, errlen);
   if (copied) // released by the driver once it has completed
     rt_cu.event_destroy(copied);
-  ok = ok && cu_ok(rt_cu.event_create(&it->event, CU_EVENT_DISABLE_TIMING),
-                   "cuEventCreate", op, code, err, errlen);
-  ok = ok && cu_ok(rt_cu.memcpy_dtoh_async(host, dev, bytes, t->swap_stream),
+  ok =
+      ok && rt_cl_cu_ok(rt_cu.event_create(&it->event, CU_EVENT_DISABLE_TIMING),
+                        "cuEventCreate", op, code, err, errlen);
+  ok = ok &&
+       rt_cl_cu_ok(rt_cu.memcpy_dtoh_async(host, dev, bytes, t->swap_stream),
                    "cuMemcpyDtoHAsync_v2", op, code, err, errlen);
-  ok = ok && cu_ok(rt_cu.event_record(it->event, t->swap_stream),
-                   "cuEventRecord", op, code, err, errlen);
+  ok = ok && rt_cl_cu_ok(rt_cu.event_record(it->event, t->swap_stream),
+                         "cuEventRecord", op, code, err, errlen);
   if (!ok) {
     rt_cu.stream_synchronize(t->swap_stream);
-    item_release(it);
+    rt_cl_item_release(it);
     return NULL;
   }
-  item_retain(it);
+  rt_cl_item_retain(it);
   if (!pending_add(t, (rt_cuda_pending_t){it, 0, NULL, NULL})) {
     rt_cuda_pending_t p = {it, 0, NULL, NULL};
     pending_done(&p, true);
@@ -374,29 +343,22 @@ static bool load(rt_cuda_thread_t *t, const char *op, const cl_item_t *it,
   cu_deviceptr d = (cu_deviceptr)(uintptr_t)dst;
   t->list_busy = true;
   if (!it)
-    return cu_ok(rt_cu.memset_d8_async(d, 0, bytes, t->stream),
-                 "cuMemsetD8Async", op, code, err, errlen);
+    return rt_cl_cu_ok(rt_cu.memset_d8_async(d, 0, bytes, t->stream),
+                       "cuMemsetD8Async", op, code, err, errlen);
   if (it->host)
-    return cu_ok(rt_cu.stream_wait_event(t->stream, it->event, 0),
-                 "cuStreamWaitEvent", op, code, err, errlen) &&
-           cu_ok(rt_cu.memcpy_htod_async(d, it->host, bytes, t->stream),
-                 "cuMemcpyHtoDAsync_v2", op, code, err, errlen);
-  return cu_ok(rt_cu.memcpy_dtod_async(d, it->dev, bytes, t->stream),
-               "cuMemcpyDtoDAsync_v2", op, code, err, errlen);
+    return rt_cl_cu_ok(rt_cu.stream_wait_event(t->stream, it->event, 0),
+                       "cuStreamWaitEvent", op, code, err, errlen) &&
+           rt_cl_cu_ok(rt_cu.memcpy_htod_async(d, it->host, bytes, t->stream),
+                       "cuMemcpyHtoDAsync_v2", op, code, err, errlen);
+  return rt_cl_cu_ok(rt_cu.memcpy_dtod_async(d, it->dev, bytes, t->stream),
+                     "cuMemcpyDtoDAsync_v2", op, code, err, errlen);
 }
 
 /// ---- Lists -----------------------------------------------------------------
 
-static size_t elem_bytes(int32_t dtype, int32_t rank, const int64_t *dims) {
-  size_t n = eddy_rt_dtype_size(dtype);
-  for (int32_t i = 0; i < rank; i++)
-    n *= (size_t)dims[i];
-  return n;
-}
-
-static cl_list_t *list_new(int32_t depth, int32_t dtype,
-                           const eddy_rt_elem_shape_t *elem,
-                           int64_t max_elements, bool swap) {
+cl_list_t *rt_cl_list_new(int32_t depth, int32_t dtype,
+                          const eddy_rt_elem_shape_t *elem,
+                          int64_t max_elements, bool swap) {
   cl_list_t *l = calloc(1, sizeof *l);
   if (!l)
     return NULL;
@@ -409,7 +371,7 @@ static cl_list_t *list_new(int32_t depth, int32_t dtype,
   return l;
 }
 
-static bool list_grow(cl_list_t *l, int64_t need) {
+bool rt_cl_list_grow(cl_list_t *l, int64_t need) {
   if (need <= l->cap)
     return true;
   int64_t cap = l->cap < 4 ? 4 : l->cap;
@@ -432,56 +394,49 @@ static bool list_grow(cl_list_t *l, int64_t need) {
   return true;
 }
 
-static void list_retain(cl_list_t *l) {
-  atomic_fetch_add_explicit(&l->refs, 1, memory_order_relaxed);
-}
-
-static void list_release(cl_list_t *l) {
+void rt_cl_list_release(cl_list_t *l) {
   if (!l || atomic_fetch_sub_explicit(&l->refs, 1, memory_order_acq_rel) != 1)
     return;
   // Recursion into item lists is bounded by EDDY_RT_MAX_LIST_DEPTH.
   for (int64_t i = 0; i < l->size; i++) {
     if (l->depth > 0)
-      list_release(l->lists[i]);
+      rt_cl_list_release(l->lists[i]);
     else
-      item_release(l->items[i]);
+      rt_cl_item_release(l->items[i]);
   }
   free(l->items);
   free(l->lists);
   free(l);
 }
 
-/// Takes over *lp's reference and leaves in *lp a list only the caller
-/// references (a copy of the item table when it was shared). False with
-/// the failure stored and *lp released.
-static bool make_unique(cl_list_t **lp, const char *op, int32_t *code,
-                        char *err, size_t errlen) {
+bool rt_cl_make_unique(cl_list_t **lp, const char *op, int32_t *code, char *err,
+                       size_t errlen) {
   cl_list_t *l = *lp;
   if (atomic_load_explicit(&l->refs, memory_order_acquire) == 1)
     return true;
   cl_list_t *c =
-      list_new(l->depth, l->dtype, &l->elem, l->max_elements, l->swap);
-  if (!c || !list_grow(c, l->size)) {
+      rt_cl_list_new(l->depth, l->dtype, &l->elem, l->max_elements, l->swap);
+  if (!c || !rt_cl_list_grow(c, l->size)) {
     if (c)
-      list_release(c);
-    list_release(l);
+      rt_cl_list_release(c);
+    rt_cl_list_release(l);
     *lp = NULL;
-    fail(code, err, errlen, EDDY_RT_ERR_RESOURCE, op, "out of memory");
+    rt_cl_fail(code, err, errlen, EDDY_RT_ERR_RESOURCE, op, "out of memory");
     return false;
   }
   for (int64_t i = 0; i < l->size; i++) {
     if (l->depth > 0) {
       c->lists[i] = l->lists[i];
       if (c->lists[i])
-        list_retain(c->lists[i]);
+        rt_cl_list_retain(c->lists[i]);
     } else {
       c->items[i] = l->items[i];
       if (c->items[i])
-        item_retain(c->items[i]);
+        rt_cl_item_retain(c->items[i]);
     }
   }
   c->size = l->size;
-  list_release(l);
+  rt_cl_list_release(l);
   *lp = c;
   return true;
 }
@@ -492,55 +447,20 @@ static bool expect_tensors(const cl_list_t *l, const char *op, int32_t *code,
                            char *err, size_t errlen) {
   if (l->depth == 0)
     return true;
-  fail(code, err, errlen, EDDY_RT_ERR_INVALID_ARGUMENT, op,
-       "the list holds lists (of %s), not tensors",
-       eddy_rt_dtype_name(l->dtype));
+  rt_cl_fail(code, err, errlen, EDDY_RT_ERR_INVALID_ARGUMENT, op,
+             "the list holds lists (of %s), not tensors",
+             eddy_rt_dtype_name(l->dtype));
   return false;
 }
 
-/// Two element shapes that could describe the same tensors.
-static bool elem_compatible(const eddy_rt_elem_shape_t *a,
-                            const eddy_rt_elem_shape_t *b) {
-  if (a->rank < 0 || b->rank < 0)
-    return true;
-  if (a->rank != b->rank)
-    return false;
-  for (int32_t i = 0; i < a->rank; i++)
-    if (a->dims[i] >= 0 && b->dims[i] >= 0 && a->dims[i] != b->dims[i])
-      return false;
-  return true;
-}
-
-/// The list forms of the item helpers need a list of lists; the item x
-/// (NULL: none to check) must be a list of one less depth, of the same
-/// dtype and a compatible element shape. False with the failure stored.
-static bool expect_lists(const cl_list_t *l, const char *op, const cl_list_t *x,
-                         int32_t *code, char *err, size_t errlen) {
-  if (l->depth == 0) {
-    fail(code, err, errlen, EDDY_RT_ERR_INVALID_ARGUMENT, op,
-         "the list holds %s tensors, not lists", eddy_rt_dtype_name(l->dtype));
-    return false;
-  }
-  if (!x || (x->depth == l->depth - 1 && x->dtype == l->dtype &&
-             elem_compatible(&x->elem, &l->elem)))
-    return true;
-  char sx[RT_SHAPE_BUF], sl[RT_SHAPE_BUF];
-  fail(code, err, errlen, EDDY_RT_ERR_INVALID_ARGUMENT, op,
-       "item is a list of depth %d of %s%s; the list holds lists of depth %d "
-       "of %s%s",
-       (int)x->depth + 1, eddy_rt_dtype_name(x->dtype), rt_elem_str(&x->elem, sx),
-       (int)l->depth, eddy_rt_dtype_name(l->dtype), rt_elem_str(&l->elem, sl));
-  return false;
-}
-
-/// Room for one more item under max_elements. False with the failure stored.
-static bool check_room(const cl_list_t *l, const char *op, int32_t *code,
-                       char *err, size_t errlen) {
+bool rt_cl_check_room(const cl_list_t *l, const char *op, int32_t *code,
+                      char *err, size_t errlen) {
   if (l->max_elements < 0 || l->size < l->max_elements)
     return true;
-  fail(code, err, errlen, EDDY_RT_ERR_INVALID_ARGUMENT, op,
-       "the list is full: length %" PRId64 " reached max_elements %" PRId64,
-       l->size, l->max_elements);
+  rt_cl_fail(code, err, errlen, EDDY_RT_ERR_INVALID_ARGUMENT, op,
+             "the list is full: length %" PRId64
+             " reached max_elements %" PRId64,
+             l->size, l->max_elements);
   return false;
 }
 
@@ -580,31 +500,32 @@ static bool check_read(const cl_list_t *l, const char *op, int64_t i,
   const cl_item_t *it = l->items[i];
   char a[RT_SHAPE_BUF], b[RT_SHAPE_BUF];
   if (!it && !elem_known(&l->elem)) {
-    fail(code, err, errlen, EDDY_RT_ERR_INVALID_ARGUMENT, op,
-         "item %" PRId64 " was never set and the element shape %s is not "
-         "fully known, so it cannot be read as zeros",
-         i, rt_elem_str(&l->elem, a));
+    rt_cl_fail(code, err, errlen, EDDY_RT_ERR_INVALID_ARGUMENT, op,
+               "item %" PRId64 " was never set and the element shape %s is not "
+               "fully known, so it cannot be read as zeros",
+               i, rt_elem_str(&l->elem, a));
     return false;
   }
   int32_t irank = it ? it->rank : l->elem.rank;
   const int64_t *idims = it ? it->dims : l->elem.dims;
-  if (dtype != l->dtype || !same_dims(rank, dims, irank, idims)) {
-    fail(code, err, errlen, EDDY_RT_ERR_INVALID_ARGUMENT, op,
-         "expected %s, got %s", rt_spec_str(dtype, rank, dims, a, sizeof a),
-         rt_spec_str(l->dtype, irank, idims, b, sizeof b));
+  if (dtype != l->dtype || !rt_cl_same_dims(rank, dims, irank, idims)) {
+    rt_cl_fail(code, err, errlen, EDDY_RT_ERR_INVALID_ARGUMENT, op,
+               "expected %s, got %s",
+               rt_spec_str(dtype, rank, dims, a, sizeof a),
+               rt_spec_str(l->dtype, irank, idims, b, sizeof b));
     return false;
   }
   return true;
 }
 
-static bool check_index(const cl_list_t *l, const char *op, int64_t index,
-                        int32_t *code, char *err, size_t errlen) {
+bool rt_cl_check_index(const cl_list_t *l, const char *op, int64_t index,
+                       int32_t *code, char *err, size_t errlen) {
   if (index >= 0 && index < l->size)
     return true;
-  fail(code, err, errlen, EDDY_RT_ERR_INVALID_ARGUMENT, op,
-       "index %" PRId64 " is out of range for a list of length %" PRId64
-       " (expected 0 <= index < %" PRId64 ")",
-       index, l->size, l->size);
+  rt_cl_fail(code, err, errlen, EDDY_RT_ERR_INVALID_ARGUMENT, op,
+             "index %" PRId64 " is out of range for a list of length %" PRId64
+             " (expected 0 <= index < %" PRId64 ")",
+             index, l->size, l->size);
   return false;
 }
 
@@ -618,48 +539,49 @@ static cl_list_t *checked_list_new(const char *op, int32_t depth, int32_t dtype,
                                    int64_t max_elements, bool swap,
                                    int32_t *code, char *err, size_t errlen) {
   if (dtype < 0 || dtype >= EDDY_RT_DTYPE_COUNT_)
-    return fail(code, err, errlen, EDDY_RT_ERR_INVALID_ARGUMENT, op,
-                "element dtype %d is not a dtype", (int)dtype);
+    return rt_cl_fail(code, err, errlen, EDDY_RT_ERR_INVALID_ARGUMENT, op,
+                      "element dtype %d is not a dtype", (int)dtype);
   if (depth < 0 || depth > EDDY_RT_MAX_LIST_DEPTH)
-    return fail(code, err, errlen, EDDY_RT_ERR_INVALID_ARGUMENT, op,
-                "list nesting depth %d is outside 0..%d", (int)depth,
-                EDDY_RT_MAX_LIST_DEPTH);
-  cl_list_t *l = list_new(depth, dtype, shape, max_elements, swap);
+    return rt_cl_fail(code, err, errlen, EDDY_RT_ERR_INVALID_ARGUMENT, op,
+                      "list nesting depth %d is outside 0..%d", (int)depth,
+                      EDDY_RT_MAX_LIST_DEPTH);
+  cl_list_t *l = rt_cl_list_new(depth, dtype, shape, max_elements, swap);
   return l ? l
-           : fail(code, err, errlen, EDDY_RT_ERR_RESOURCE, op, "out of memory");
+           : rt_cl_fail(code, err, errlen, EDDY_RT_ERR_RESOURCE, op,
+                        "out of memory");
 }
 
-static void *empty_list(int32_t depth, int32_t dtype, int32_t rank,
-                        const int64_t *dims, int64_t max_elements, bool swap,
-                        int32_t *code, char *err, size_t errlen) {
+void *rt_cl_empty_list(int32_t depth, int32_t dtype, int32_t rank,
+                       const int64_t *dims, int64_t max_elements, bool swap,
+                       int32_t *code, char *err, size_t errlen) {
   const char *op = "tl.empty";
   eddy_rt_elem_shape_t shape;
   if (!eddy_rt_elem_shape_make(rank, dims, &shape))
-    return fail(code, err, errlen, EDDY_RT_ERR_INTERNAL, op,
-                "bad element rank %d", (int)rank);
+    return rt_cl_fail(code, err, errlen, EDDY_RT_ERR_INTERNAL, op,
+                      "bad element rank %d", (int)rank);
   return checked_list_new(op, depth, dtype, &shape, max_elements, swap, code,
                           err, errlen);
 }
 
-static void *reserve_list(int32_t depth, int32_t dtype, int32_t rank,
-                          const int64_t *dims, int64_t n, int32_t *code,
-                          char *err, size_t errlen) {
+void *rt_cl_reserve_list(int32_t depth, int32_t dtype, int32_t rank,
+                         const int64_t *dims, int64_t n, int32_t *code,
+                         char *err, size_t errlen) {
   const char *op = "tl.reserve";
   eddy_rt_elem_shape_t shape;
   if (!eddy_rt_elem_shape_make(rank, dims, &shape))
-    return fail(code, err, errlen, EDDY_RT_ERR_INTERNAL, op,
-                "bad element rank %d", (int)rank);
+    return rt_cl_fail(code, err, errlen, EDDY_RT_ERR_INTERNAL, op,
+                      "bad element rank %d", (int)rank);
   if (n < 0)
-    return fail(code, err, errlen, EDDY_RT_ERR_INVALID_ARGUMENT, op,
-                "length is %" PRId64 ", expected >= 0", n);
+    return rt_cl_fail(code, err, errlen, EDDY_RT_ERR_INVALID_ARGUMENT, op,
+                      "length is %" PRId64 ", expected >= 0", n);
   cl_list_t *l =
       checked_list_new(op, depth, dtype, &shape, -1, false, code, err, errlen);
   if (!l)
     return NULL;
-  if (!list_grow(l, n)) {
-    list_release(l);
-    return fail(code, err, errlen, EDDY_RT_ERR_RESOURCE, op,
-                "out of memory for a list of length %" PRId64, n);
+  if (!rt_cl_list_grow(l, n)) {
+    rt_cl_list_release(l);
+    return rt_cl_fail(code, err, errlen, EDDY_RT_ERR_RESOURCE, op,
+                      "out of memory for a list of length %" PRId64, n);
   }
   for (int64_t i = 0; i < n; i++) {
     if (depth > 0)
@@ -676,8 +598,8 @@ void *eddy_rt_entry_cuda_list_empty(eddy_rt_ctx_t *rt, int32_t dtype,
                                     int64_t max_elements, int32_t *code,
                                     char *err, size_t errlen, int32_t swap) {
   (void)rt;
-  return empty_list(0, dtype, rank, dims, max_elements, swap != 0, code, err,
-                    errlen);
+  return rt_cl_empty_list(0, dtype, rank, dims, max_elements, swap != 0, code,
+                          err, errlen);
 }
 
 void *eddy_rt_entry_cuda_list_reserve(eddy_rt_ctx_t *rt, int32_t dtype,
@@ -685,7 +607,7 @@ void *eddy_rt_entry_cuda_list_reserve(eddy_rt_ctx_t *rt, int32_t dtype,
                                       int64_t n, int32_t *code, char *err,
                                       size_t errlen) {
   (void)rt;
-  return reserve_list(0, dtype, rank, dims, n, code, err, errlen);
+  return rt_cl_reserve_list(0, dtype, rank, dims, n, code, err, errlen);
 }
 
 void *eddy_rt_entry_cuda_list_from_tensor(eddy_rt_ctx_t *rt, void *data,
@@ -703,18 +625,18 @@ void *eddy_rt_entry_cuda_list_from_tensor(eddy_rt_ctx_t *rt, void *data,
                 "operand 0 is a scalar; expected rank >= 1");
   if (st)
     return rt_entry_list_fail(st, code, err, errlen);
-  rt_cuda_thread_t *t = device(op, code, err, errlen);
+  rt_cuda_thread_t *t = rt_cl_device(op, code, err, errlen);
   if (!t)
     return NULL;
   eddy_rt_elem_shape_t shape;
   eddy_rt_elem_shape_make(rank - 1, dims + 1, &shape);
   int64_t n = dims[0];
-  size_t slab = elem_bytes(dtype, rank - 1, dims + 1);
-  cl_list_t *l = list_new(0, dtype, &shape, -1, false);
-  if (!l || !list_grow(l, n)) {
-    list_release(l);
-    return fail(code, err, errlen, EDDY_RT_ERR_RESOURCE, op,
-                "out of memory for a list of length %" PRId64, n);
+  size_t slab = rt_cl_elem_bytes(dtype, rank - 1, dims + 1);
+  cl_list_t *l = rt_cl_list_new(0, dtype, &shape, -1, false);
+  if (!l || !rt_cl_list_grow(l, n)) {
+    rt_cl_list_release(l);
+    return rt_cl_fail(code, err, errlen, EDDY_RT_ERR_RESOURCE, op,
+                      "out of memory for a list of length %" PRId64, n);
   }
   // One block for the whole tensor; the items are slices of it.
   cl_item_t *base = NULL;
@@ -722,25 +644,26 @@ void *eddy_rt_entry_cuda_list_from_tensor(eddy_rt_ctx_t *rt, void *data,
     base = store(t, op, false, data, rank, dims, slab * (size_t)n, code, err,
                  errlen);
     if (!base) {
-      list_release(l);
+      rt_cl_list_release(l);
       return NULL;
     }
   }
   for (int64_t i = 0; i < n; i++) {
-    cl_item_t *it = item_new(rank - 1, dims + 1);
+    cl_item_t *it = rt_cl_item_new(rank - 1, dims + 1);
     if (!it) {
-      item_release(base);
-      list_release(l);
-      return fail(code, err, errlen, EDDY_RT_ERR_RESOURCE, op, "out of memory");
+      rt_cl_item_release(base);
+      rt_cl_list_release(l);
+      return rt_cl_fail(code, err, errlen, EDDY_RT_ERR_RESOURCE, op,
+                        "out of memory");
     }
     if (base) {
-      item_retain(base);
+      rt_cl_item_retain(base);
       it->base = base;
       it->dev = base->dev + (cu_deviceptr)((size_t)i * slab);
     }
     l->items[l->size++] = it;
   }
-  item_release(base);
+  rt_cl_item_release(base);
   return l;
 }
 
@@ -754,27 +677,27 @@ void *eddy_rt_entry_cuda_list_push(eddy_rt_ctx_t *rt, void *list, int32_t moved,
   if (!l)
     return NULL;
   if (!moved)
-    list_retain(l);
+    rt_cl_list_retain(l);
   rt_cuda_thread_t *t = NULL;
   bool ok = check_item(l, op, data, dtype, rank, dims, code, err, errlen) &&
-            check_room(l, op, code, err, errlen);
+            rt_cl_check_room(l, op, code, err, errlen);
   if (ok)
-    ok = (t = device(op, code, err, errlen)) != NULL;
+    ok = (t = rt_cl_device(op, code, err, errlen)) != NULL;
   if (!ok) {
-    list_release(l);
+    rt_cl_list_release(l);
     return NULL;
   }
   reclaim(t, false);
-  if (!make_unique(&l, op, code, err, errlen))
+  if (!rt_cl_make_unique(&l, op, code, err, errlen))
     return NULL;
   cl_item_t *it = NULL;
-  if (!list_grow(l, l->size + 1))
-    fail(code, err, errlen, EDDY_RT_ERR_RESOURCE, op, "out of memory");
+  if (!rt_cl_list_grow(l, l->size + 1))
+    rt_cl_fail(code, err, errlen, EDDY_RT_ERR_RESOURCE, op, "out of memory");
   else
-    it = store(t, op, l->swap, data, rank, dims, elem_bytes(dtype, rank, dims),
-               code, err, errlen);
+    it = store(t, op, l->swap, data, rank, dims,
+               rt_cl_elem_bytes(dtype, rank, dims), code, err, errlen);
   if (!it) {
-    list_release(l);
+    rt_cl_list_release(l);
     return NULL;
   }
   l->items[l->size++] = it;
@@ -791,29 +714,29 @@ void *eddy_rt_entry_cuda_list_pop(eddy_rt_ctx_t *rt, void *list, int32_t moved,
   if (!l)
     return NULL;
   if (!moved)
-    list_retain(l);
+    rt_cl_list_retain(l);
   rt_cuda_thread_t *t = NULL;
   bool ok = expect_tensors(l, op, code, err, errlen);
   if (ok && l->size == 0) {
-    fail(code, err, errlen, EDDY_RT_ERR_INVALID_ARGUMENT, op,
-         "cannot pop from an empty list");
+    rt_cl_fail(code, err, errlen, EDDY_RT_ERR_INVALID_ARGUMENT, op,
+               "cannot pop from an empty list");
     ok = false;
   }
   ok = ok &&
        check_read(l, op, l->size - 1, dtype, rank, dims, code, err, errlen);
-  ok = ok && (t = device(op, code, err, errlen)) != NULL;
+  ok = ok && (t = rt_cl_device(op, code, err, errlen)) != NULL;
   if (ok) {
     reclaim(t, false);
     ok = load(t, op, l->items[l->size - 1], out_data,
-              elem_bytes(dtype, rank, dims), code, err, errlen);
+              rt_cl_elem_bytes(dtype, rank, dims), code, err, errlen);
   }
   if (!ok) {
-    list_release(l);
+    rt_cl_list_release(l);
     return NULL;
   }
-  if (!make_unique(&l, op, code, err, errlen))
+  if (!rt_cl_make_unique(&l, op, code, err, errlen))
     return NULL;
-  item_release(l->items[--l->size]);
+  rt_cl_item_release(l->items[--l->size]);
   return l;
 }
 
@@ -825,15 +748,15 @@ void eddy_rt_entry_cuda_list_get(eddy_rt_ctx_t *rt, const void *list,
   const char *op = "tl.get_item";
   const cl_list_t *l = list;
   if (!l || !expect_tensors(l, op, code, err, errlen) ||
-      !check_index(l, op, index, code, err, errlen) ||
+      !rt_cl_check_index(l, op, index, code, err, errlen) ||
       !check_read(l, op, index, dtype, rank, dims, code, err, errlen))
     return;
-  rt_cuda_thread_t *t = device(op, code, err, errlen);
+  rt_cuda_thread_t *t = rt_cl_device(op, code, err, errlen);
   if (!t)
     return;
   reclaim(t, false);
-  load(t, op, l->items[index], out_data, elem_bytes(dtype, rank, dims), code,
-       err, errlen);
+  load(t, op, l->items[index], out_data, rt_cl_elem_bytes(dtype, rank, dims),
+       code, err, errlen);
 }
 
 void *eddy_rt_entry_cuda_list_set(eddy_rt_ctx_t *rt, void *list, int32_t moved,
@@ -846,31 +769,31 @@ void *eddy_rt_entry_cuda_list_set(eddy_rt_ctx_t *rt, void *list, int32_t moved,
   if (!l)
     return NULL;
   if (!moved)
-    list_retain(l);
+    rt_cl_list_retain(l);
   // The host helper wraps the item before it looks at the index.
   eddy_rt_tensor_t x;
   eddy_rt_status_t st = eddy_rt_tensor_wrap(dtype, rank, dims, data, &x);
   if (st) {
-    list_release(l);
+    rt_cl_list_release(l);
     return rt_entry_list_fail(st, code, err, errlen);
   }
   rt_cuda_thread_t *t = NULL;
   if (!expect_tensors(l, op, code, err, errlen) ||
-      !check_index(l, op, index, code, err, errlen) ||
+      !rt_cl_check_index(l, op, index, code, err, errlen) ||
       !check_item(l, op, data, dtype, rank, dims, code, err, errlen) ||
-      !(t = device(op, code, err, errlen))) {
-    list_release(l);
+      !(t = rt_cl_device(op, code, err, errlen))) {
+    rt_cl_list_release(l);
     return NULL;
   }
-  if (!make_unique(&l, op, code, err, errlen))
+  if (!rt_cl_make_unique(&l, op, code, err, errlen))
     return NULL;
   cl_item_t *it = store(t, op, l->swap, data, rank, dims,
-                        elem_bytes(dtype, rank, dims), code, err, errlen);
+                        rt_cl_elem_bytes(dtype, rank, dims), code, err, errlen);
   if (!it) {
-    list_release(l);
+    rt_cl_list_release(l);
     return NULL;
   }
-  item_release(l->items[index]);
+  rt_cl_item_release(l->items[index]);
   l->items[index] = it;
   return l;
 }
@@ -884,31 +807,31 @@ void *eddy_rt_entry_cuda_list_resize(eddy_rt_ctx_t *rt, void *list,
   if (!l)
     return NULL;
   if (!moved)
-    list_retain(l);
+    rt_cl_list_retain(l);
   if (n < 0 || (l->max_elements >= 0 && n > l->max_elements)) {
     int64_t mx = l->max_elements;
-    list_release(l);
+    rt_cl_list_release(l);
     if (n < 0)
-      return fail(code, err, errlen, EDDY_RT_ERR_INVALID_ARGUMENT, op,
-                  "length is %" PRId64 ", expected >= 0", n);
-    return fail(code, err, errlen, EDDY_RT_ERR_INVALID_ARGUMENT, op,
-                "length %" PRId64 " is past the list's max_elements %" PRId64,
-                n, mx);
+      return rt_cl_fail(code, err, errlen, EDDY_RT_ERR_INVALID_ARGUMENT, op,
+                        "length is %" PRId64 ", expected >= 0", n);
+    return rt_cl_fail(
+        code, err, errlen, EDDY_RT_ERR_INVALID_ARGUMENT, op,
+        "length %" PRId64 " is past the list's max_elements %" PRId64, n, mx);
   }
   if (n == l->size)
     return l;
-  if (!make_unique(&l, op, code, err, errlen))
+  if (!rt_cl_make_unique(&l, op, code, err, errlen))
     return NULL;
-  if (!list_grow(l, n)) {
-    list_release(l);
-    return fail(code, err, errlen, EDDY_RT_ERR_RESOURCE, op,
-                "out of memory for a list of length %" PRId64, n);
+  if (!rt_cl_list_grow(l, n)) {
+    rt_cl_list_release(l);
+    return rt_cl_fail(code, err, errlen, EDDY_RT_ERR_RESOURCE, op,
+                      "out of memory for a list of length %" PRId64, n);
   }
   for (int64_t i = n; i < l->size; i++) {
     if (l->depth > 0)
-      list_release(l->lists[i]);
+      rt_cl_list_release(l->lists[i]);
     else
-      item_release(l->items[i]);
+      rt_cl_item_release(l->items[i]);
   }
   for (int64_t i = l->size; i < n; i++) {
     if (l->depth > 0)
@@ -918,230 +841,6 @@ void *eddy_rt_entry_cuda_list_resize(eddy_rt_ctx_t *rt, void *list,
   }
   l->size = n;
   return l;
-}
-
-/// ---- tl.add ----------------------------------------------------------------
-
-/// Copies item it (set) into host memory at dst; the stream is idle after.
-static bool item_to_host(rt_cuda_thread_t *t, const char *op,
-                         const cl_item_t *it, void *dst, size_t bytes,
-                         int32_t *code, char *err, size_t errlen) {
-  if (bytes == 0)
-    return true;
-  if (it->host) {
-    if (!cu_ok(rt_cu.stream_wait_event(t->stream, it->event, 0),
-               "cuStreamWaitEvent", op, code, err, errlen) ||
-        !cu_ok(rt_cu.stream_synchronize(t->stream), "cuStreamSynchronize", op,
-               code, err, errlen))
-      return false;
-    memcpy(dst, it->host, bytes);
-    return true;
-  }
-  return cu_ok(rt_cu.memcpy_dtoh_async(dst, it->dev, bytes, t->stream),
-               "cuMemcpyDtoHAsync_v2", op, code, err, errlen) &&
-         cu_ok(rt_cu.stream_synchronize(t->stream), "cuStreamSynchronize", op,
-               code, err, errlen);
-}
-
-/// The sum of items a and b (both set, of one shape) as a new item: both
-/// come to host memory and are added there (rt_list_sum_elems), the sum is
-/// copied back. A round trip, but only an item set in both lists takes it
-/// (a TensorArray index read twice). NULL with the failure stored.
-static cl_item_t *item_sum(rt_cuda_thread_t *t,
-                           const char *op, int32_t dtype, int64_t i,
-                           const cl_item_t *a, const cl_item_t *b,
-                           int32_t *code, char *err, size_t errlen) {
-  char sa[RT_SHAPE_BUF], sb[RT_SHAPE_BUF];
-  if (!same_dims(a->rank, a->dims, b->rank, b->dims))
-    return fail(code, err, errlen, EDDY_RT_ERR_INVALID_ARGUMENT, op,
-                "item %" PRId64 " is %s in one list and %s in the other: "
-                "items set in both must have one shape",
-                i, rt_spec_str(dtype, a->rank, a->dims, sa, sizeof sa),
-                rt_spec_str(dtype, b->rank, b->dims, sb, sizeof sb));
-  size_t bytes = elem_bytes(dtype, a->rank, a->dims);
-  void *ha = malloc(bytes ? bytes : 1), *hb = malloc(bytes ? bytes : 1);
-  cl_item_t *it = NULL;
-  if (!ha || !hb) {
-    fail(code, err, errlen, EDDY_RT_ERR_RESOURCE, op, "out of memory");
-    goto done;
-  }
-  if (!item_to_host(t, op, a, ha, bytes, code, err, errlen) ||
-      !item_to_host(t, op, b, hb, bytes, code, err, errlen))
-    goto done;
-  int64_t n = 1;
-  for (int32_t d = 0; d < a->rank; d++)
-    n *= a->dims[d];
-  if (!rt_list_sum_elems(dtype, n, ha, hb, ha)) {
-    fail(code, err, errlen, EDDY_RT_ERR_INVALID_ARGUMENT, op,
-         "cannot add items of %s (expected f16, bf16, f32, f64, i32 or i64)",
-         eddy_rt_dtype_name(dtype));
-    goto done;
-  }
-  it = item_new(a->rank, a->dims);
-  if (!it) {
-    fail(code, err, errlen, EDDY_RT_ERR_RESOURCE, op, "out of memory");
-    goto done;
-  }
-  if (bytes == 0)
-    goto done;
-  cu_result cr = rt_cu.mem_alloc(&it->dev, bytes);
-  if (!alloc_ok(cr, it->dev != 0, bytes, "device memory", op, code, err,
-                errlen) ||
-      !cu_ok(rt_cu.memcpy_htod_async(it->dev, ha, bytes, t->stream),
-             "cuMemcpyHtoDAsync_v2", op, code, err, errlen) ||
-      !cu_ok(rt_cu.stream_synchronize(t->stream), "cuStreamSynchronize", op,
-             code, err, errlen)) {
-    item_release(it);
-    it = NULL;
-  }
-done:
-  free(ha);
-  free(hb);
-  return it;
-}
-
-/// l (owned) plus other, item by item, as runtime/list.c's
-/// eddy_rt_list_add. NULL with the failure stored and l released.
-static cl_list_t *list_add(cl_list_t *l,
-                           const cl_list_t *other, int32_t *code, char *err,
-                           size_t errlen) {
-  const char *op = "tl.add";
-  char sa[RT_SHAPE_BUF], sb[RT_SHAPE_BUF];
-  if (l->depth != other->depth || l->dtype != other->dtype ||
-      !elem_compatible(&l->elem, &other->elem)) {
-    fail(code, err, errlen, EDDY_RT_ERR_INVALID_ARGUMENT, op,
-         "cannot add a list of depth %d of %s%s and one of depth %d of %s%s",
-         (int)l->depth + 1, eddy_rt_dtype_name(l->dtype),
-         rt_elem_str(&l->elem, sa), (int)other->depth + 1,
-         eddy_rt_dtype_name(other->dtype), rt_elem_str(&other->elem, sb));
-    list_release(l);
-    return NULL;
-  }
-  if (l->size != other->size) {
-    fail(code, err, errlen, EDDY_RT_ERR_INVALID_ARGUMENT, op,
-         "cannot add lists of lengths %" PRId64 " and %" PRId64
-         ": item-wise sums need one length",
-         l->size, other->size);
-    list_release(l);
-    return NULL;
-  }
-  // other may be l itself: its reference keeps it alive through the copy.
-  list_retain((cl_list_t *)other);
-  bool ok = make_unique(&l, op, code, err, errlen);
-  rt_cuda_thread_t *t = NULL;
-  for (int64_t i = 0; ok && i < l->size; i++) {
-    if (l->depth > 0) {
-      cl_list_t *o = other->lists[i], *mine = l->lists[i];
-      if (!o)
-        continue;
-      list_retain(o);
-      if (!mine) {
-        l->lists[i] = o;
-        continue;
-      }
-      l->lists[i] = list_add(mine, o, code, err, errlen);
-      list_release(o);
-      ok = l->lists[i] != NULL;
-      continue;
-    }
-    cl_item_t *o = other->items[i], *mine = l->items[i];
-    if (!o)
-      continue;
-    if (!mine) {
-      item_retain(o);
-      l->items[i] = o;
-      continue;
-    }
-    ok = t || (t = device(op, code, err, errlen));
-    cl_item_t *sum =
-        ok ? item_sum(t, op, l->dtype, i, mine, o, code, err, errlen)
-           : NULL;
-    ok = sum != NULL;
-    if (ok) {
-      item_release(mine);
-      l->items[i] = sum;
-    }
-  }
-  list_release((cl_list_t *)other);
-  if (!ok) {
-    list_release(l);
-    return NULL;
-  }
-  return l;
-}
-
-void *eddy_rt_entry_cuda_list_add(eddy_rt_ctx_t *rt, void *list,
-                                  int32_t moved, const void *other,
-                                  int32_t *code, char *err, size_t errlen) {
-  cl_list_t *l = list;
-  if (!l || !other)
-    return NULL;
-  (void)rt;
-  if (!moved)
-    list_retain(l);
-  return list_add(l, other, code, err, errlen);
-}
-
-/// ---- tl.zeros_like ---------------------------------------------------------
-
-/// A list like l whose set items are zeroed device blocks of their shapes.
-/// NULL with the failure stored.
-static cl_list_t *list_zeros_like(rt_cuda_thread_t *t, const cl_list_t *l,
-                                  int32_t *code, char *err, size_t errlen) {
-  const char *op = "tl.zeros_like";
-  cl_list_t *z = list_new(l->depth, l->dtype, &l->elem, l->max_elements, false);
-  if (!z || !list_grow(z, l->size)) {
-    list_release(z);
-    return fail(code, err, errlen, EDDY_RT_ERR_RESOURCE, op, "out of memory");
-  }
-  for (int64_t i = 0; i < l->size; i++) {
-    bool ok = true;
-    if (l->depth > 0) {
-      z->lists[i] = NULL;
-      if (l->lists[i]) {
-        z->lists[i] = list_zeros_like(t, l->lists[i], code, err, errlen);
-        ok = z->lists[i] != NULL;
-      }
-    } else {
-      z->items[i] = NULL;
-      const cl_item_t *it = l->items[i];
-      if (it) {
-        size_t bytes = elem_bytes(l->dtype, it->rank, it->dims);
-        cl_item_t *zi = item_new(it->rank, it->dims);
-        ok = zi != NULL;
-        if (!ok)
-          fail(code, err, errlen, EDDY_RT_ERR_RESOURCE, op, "out of memory");
-        if (ok && bytes > 0) {
-          cu_result r = rt_cu.mem_alloc(&zi->dev, bytes);
-          ok = alloc_ok(r, zi->dev != 0, bytes, "device memory", op, code, err,
-                        errlen) &&
-               cu_ok(rt_cu.memset_d8_async(zi->dev, 0, bytes, t->stream),
-                     "cuMemsetD8Async", op, code, err, errlen);
-          t->list_busy = true;
-        }
-        if (ok)
-          z->items[i] = zi;
-        else
-          item_release(zi);
-      }
-    }
-    z->size = i + 1;
-    if (!ok) {
-      list_release(z);
-      return NULL;
-    }
-  }
-  return z;
-}
-
-void *eddy_rt_entry_cuda_list_zeros_like(eddy_rt_ctx_t *rt, const void *list,
-                                         int32_t *code, char *err,
-                                         size_t errlen) {
-  (void)rt;
-  if (!list)
-    return NULL;
-  rt_cuda_thread_t *t = device("tl.zeros_like", code, err, errlen);
-  return t ? list_zeros_like(t, list, code, err, errlen) : NULL;
 }
 
 void *eddy_rt_entry_cuda_list_scatter(eddy_rt_ctx_t *rt, void *list,
@@ -1156,91 +855,94 @@ void *eddy_rt_entry_cuda_list_scatter(eddy_rt_ctx_t *rt, void *list,
   if (!l)
     return NULL;
   if (!moved)
-    list_retain(l);
+    rt_cl_list_retain(l);
   rt_cuda_thread_t *t = NULL;
   if (!expect_tensors(l, op, code, err, errlen) ||
-      !(t = device(op, code, err, errlen))) {
-    list_release(l);
+      !(t = rt_cl_device(op, code, err, errlen))) {
+    rt_cl_list_release(l);
     return NULL;
   }
   // The checks and messages of eddy_rt_list_scatter.
   eddy_rt_tensor_t x;
   eddy_rt_status_t st = eddy_rt_tensor_wrap(dtype, rank, dims, data, &x);
   if (st) {
-    list_release(l);
+    rt_cl_list_release(l);
     return rt_entry_list_fail(st, code, err, errlen);
   }
   char sx[RT_SHAPE_BUF], se[RT_SHAPE_BUF];
   if (rank < 1 || dims[0] != n || n < 0) {
-    list_release(l);
-    return fail(code, err, errlen, EDDY_RT_ERR_INVALID_ARGUMENT, op,
-                "%" PRId64 " indices for the rows of %s: expected one index "
-                "per row",
-                n, rt_type_str(&x, sx));
+    rt_cl_list_release(l);
+    return rt_cl_fail(code, err, errlen, EDDY_RT_ERR_INVALID_ARGUMENT, op,
+                      "%" PRId64
+                      " indices for the rows of %s: expected one index "
+                      "per row",
+                      n, rt_type_str(&x, sx));
   }
   if (dtype != l->dtype || !elem_matches(&l->elem, rank - 1, dims + 1)) {
-    list_release(l);
-    return fail(code, err, errlen, EDDY_RT_ERR_INVALID_ARGUMENT, op,
-                "rows of %s do not fit the list of %s%s", rt_type_str(&x, sx),
-                eddy_rt_dtype_name(l->dtype), rt_elem_str(&l->elem, se));
+    rt_cl_list_release(l);
+    return rt_cl_fail(code, err, errlen, EDDY_RT_ERR_INVALID_ARGUMENT, op,
+                      "rows of %s do not fit the list of %s%s",
+                      rt_type_str(&x, sx), eddy_rt_dtype_name(l->dtype),
+                      rt_elem_str(&l->elem, se));
   }
   // The indices, read on the host.
   size_t isz = eddy_rt_dtype_size(idx_dtype);
   char *ix = n > 0 ? malloc((size_t)n * isz) : NULL;
   if (n > 0 && !ix) {
-    list_release(l);
-    return fail(code, err, errlen, EDDY_RT_ERR_RESOURCE, op, "out of memory");
+    rt_cl_list_release(l);
+    return rt_cl_fail(code, err, errlen, EDDY_RT_ERR_RESOURCE, op,
+                      "out of memory");
   }
   if (n > 0)
     eddy_rt_entry_cuda_to_host(ix, idx_data, n * (int64_t)isz);
   int64_t top = l->size;
   void *bad = NULL;
-  if (n > 0 && !device(op, code, err, errlen))
+  if (n > 0 && !rt_cl_device(op, code, err, errlen))
     bad = l; // (the failure is stored)
   for (int64_t k = 0; !bad && k < n; k++) {
     int64_t i = rt_load_i64(idx_dtype, ix + (size_t)k * isz);
     if (i < 0 || (l->max_elements >= 0 && i >= l->max_elements)) {
       bad = l;
       if (i < 0)
-        fail(code, err, errlen, EDDY_RT_ERR_INVALID_ARGUMENT, op,
-             "index %" PRId64 " (at %" PRId64 ") is negative", i, k);
+        rt_cl_fail(code, err, errlen, EDDY_RT_ERR_INVALID_ARGUMENT, op,
+                   "index %" PRId64 " (at %" PRId64 ") is negative", i, k);
       else
-        fail(code, err, errlen, EDDY_RT_ERR_INVALID_ARGUMENT, op,
-             "index %" PRId64 " is past the list's max_elements %" PRId64, i,
-             l->max_elements);
+        rt_cl_fail(code, err, errlen, EDDY_RT_ERR_INVALID_ARGUMENT, op,
+                   "index %" PRId64 " is past the list's max_elements %" PRId64,
+                   i, l->max_elements);
     } else if (i + 1 > top) {
       top = i + 1;
     }
   }
   if (bad) {
     free(ix);
-    list_release(l);
+    rt_cl_list_release(l);
     return NULL;
   }
-  if (!make_unique(&l, op, code, err, errlen)) {
+  if (!rt_cl_make_unique(&l, op, code, err, errlen)) {
     free(ix);
     return NULL;
   }
-  if (!list_grow(l, top)) {
+  if (!rt_cl_list_grow(l, top)) {
     free(ix);
-    list_release(l);
-    return fail(code, err, errlen, EDDY_RT_ERR_RESOURCE, op,
-                "out of memory for a list of length %" PRId64, top);
+    rt_cl_list_release(l);
+    return rt_cl_fail(code, err, errlen, EDDY_RT_ERR_RESOURCE, op,
+                      "out of memory for a list of length %" PRId64, top);
   }
   for (int64_t i = l->size; i < top; i++)
     l->items[i] = NULL;
   l->size = top;
-  size_t slab = elem_bytes(dtype, rank - 1, dims + 1);
+  size_t slab = rt_cl_elem_bytes(dtype, rank - 1, dims + 1);
   for (int64_t k = 0; k < n; k++) {
     int64_t i = rt_load_i64(idx_dtype, ix + (size_t)k * isz);
     cl_item_t *it = store(t, op, l->swap, (char *)data + (size_t)k * slab,
                           rank - 1, dims + 1, slab, code, err, errlen);
     if (!it) {
       free(ix);
-      list_release(l);
+      rt_cl_list_release(l);
       return NULL;
     }
-    item_release(l->items[i]);
+    rt_cl_item_release(l->items[i]);
     l->items[i] = it;
   }
   free(ix);
@@ -1255,10 +957,11 @@ static bool stack_item_shape(const cl_list_t *l, const char *op,
                              int32_t *code, char *err, size_t errlen) {
   char si[RT_SHAPE_BUF], sj[RT_SHAPE_BUF];
   if (l->depth > 0) {
-    fail(code, err, errlen, EDDY_RT_ERR_INVALID_ARGUMENT, op,
-         "cannot stack a list of lists (nesting depth %d): only a list of "
-         "tensors stacks into a tensor",
-         (int)l->depth + 1);
+    rt_cl_fail(
+        code, err, errlen, EDDY_RT_ERR_INVALID_ARGUMENT, op,
+        "cannot stack a list of lists (nesting depth %d): only a list of "
+        "tensors stacks into a tensor",
+        (int)l->depth + 1);
     return false;
   }
   // The item shape: the first set item's, else the element shape.
@@ -1271,22 +974,22 @@ static bool stack_item_shape(const cl_list_t *l, const char *op,
     if (!first) {
       first = it;
       at = i;
-    } else if (!same_dims(first->rank, first->dims, it->rank, it->dims)) {
+    } else if (!rt_cl_same_dims(first->rank, first->dims, it->rank, it->dims)) {
       eddy_rt_elem_shape_t a, b;
       eddy_rt_elem_shape_make(first->rank, first->dims, &a);
       eddy_rt_elem_shape_make(it->rank, it->dims, &b);
-      fail(code, err, errlen, EDDY_RT_ERR_INVALID_ARGUMENT, op,
-           "items must all have one shape, but item %" PRId64
-           " has shape %s and item %" PRId64 " has shape %s",
-           at, rt_elem_str(&a, si), i, rt_elem_str(&b, sj));
+      rt_cl_fail(code, err, errlen, EDDY_RT_ERR_INVALID_ARGUMENT, op,
+                 "items must all have one shape, but item %" PRId64
+                 " has shape %s and item %" PRId64 " has shape %s",
+                 at, rt_elem_str(&a, si), i, rt_elem_str(&b, sj));
       return false;
     }
   }
   if (!first && !elem_known(&l->elem)) {
-    fail(code, err, errlen, EDDY_RT_ERR_INVALID_ARGUMENT, op,
-         "cannot stack a list of length %" PRId64
-         " with no set items: the element shape %s is not fully known",
-         l->size, rt_elem_str(&l->elem, si));
+    rt_cl_fail(code, err, errlen, EDDY_RT_ERR_INVALID_ARGUMENT, op,
+               "cannot stack a list of length %" PRId64
+               " with no set items: the element shape %s is not fully known",
+               l->size, rt_elem_str(&l->elem, si));
     return false;
   }
   *out_rank = first ? first->rank : l->elem.rank;
@@ -1309,27 +1012,28 @@ void eddy_rt_entry_cuda_list_stack(eddy_rt_ctx_t *rt, const void *list,
   if (!stack_item_shape(l, op, &irank, &idims, code, err, errlen))
     return;
   if (irank + 1 > EDDY_RT_MAX_RANK) {
-    fail(code, err, errlen, EDDY_RT_ERR_UNSUPPORTED, op,
-         "stacked rank %d is above the runtime's maximum %d", (int)irank + 1,
-         EDDY_RT_MAX_RANK);
+    rt_cl_fail(code, err, errlen, EDDY_RT_ERR_UNSUPPORTED, op,
+               "stacked rank %d is above the runtime's maximum %d",
+               (int)irank + 1, EDDY_RT_MAX_RANK);
     return;
   }
   int64_t sdims[EDDY_RT_MAX_RANK];
   sdims[0] = l->size;
   if (irank > 0)
     memcpy(sdims + 1, idims, (size_t)irank * sizeof(int64_t));
-  if (dtype != l->dtype || !same_dims(rank, dims, irank + 1, sdims)) {
-    fail(code, err, errlen, EDDY_RT_ERR_INVALID_ARGUMENT, op,
-         "expected %s, got %s", rt_spec_str(dtype, rank, dims, si, sizeof si),
-         rt_spec_str(l->dtype, irank + 1, sdims, sj, sizeof sj));
+  if (dtype != l->dtype || !rt_cl_same_dims(rank, dims, irank + 1, sdims)) {
+    rt_cl_fail(code, err, errlen, EDDY_RT_ERR_INVALID_ARGUMENT, op,
+               "expected %s, got %s",
+               rt_spec_str(dtype, rank, dims, si, sizeof si),
+               rt_spec_str(l->dtype, irank + 1, sdims, sj, sizeof sj));
     return;
   }
   if (l->size == 0)
     return;
-  rt_cuda_thread_t *t = device(op, code, err, errlen);
+  rt_cuda_thread_t *t = rt_cl_device(op, code, err, errlen);
   if (!t)
     return;
-  size_t bytes = elem_bytes(dtype, irank, idims);
+  size_t bytes = rt_cl_elem_bytes(dtype, irank, idims);
   for (int64_t i = 0; i < l->size; i++)
     if (!load(t, op, l->items[i], (char *)out_data + (size_t)i * bytes, bytes,
               code, err, errlen))
@@ -1352,17 +1056,18 @@ static bool concat_shape(const cl_list_t *l, const char *op, int32_t *rank,
     int32_t r = it ? it->rank : l->elem.rank;
     const int64_t *d = it ? it->dims : l->elem.dims;
     if (!it && !elem_known(&l->elem)) {
-      fail(code, err, errlen, EDDY_RT_ERR_INVALID_ARGUMENT, op,
-           "item %" PRId64 " was never set and the element shape %s is not "
-           "fully known, so it cannot be read as zeros",
-           i, rt_elem_str(&l->elem, sa));
+      rt_cl_fail(code, err, errlen, EDDY_RT_ERR_INVALID_ARGUMENT, op,
+                 "item %" PRId64
+                 " was never set and the element shape %s is not "
+                 "fully known, so it cannot be read as zeros",
+                 i, rt_elem_str(&l->elem, sa));
       return false;
     }
     if (r < 1) {
-      fail(code, err, errlen, EDDY_RT_ERR_INVALID_ARGUMENT, op,
-           "item %" PRId64 " is a scalar; only items of rank >= 1 "
-           "concatenate",
-           i);
+      rt_cl_fail(code, err, errlen, EDDY_RT_ERR_INVALID_ARGUMENT, op,
+                 "item %" PRId64 " is a scalar; only items of rank >= 1 "
+                 "concatenate",
+                 i);
       return false;
     }
     if (*rank < 0) {
@@ -1374,10 +1079,11 @@ static bool concat_shape(const cl_list_t *l, const char *op, int32_t *rank,
       eddy_rt_elem_shape_make(*rank, out_dims, &a);
       eddy_rt_elem_shape_make(r, d, &b);
       a.dims[0] = b.dims[0] = -1;
-      fail(code, err, errlen, EDDY_RT_ERR_INVALID_ARGUMENT, op,
-           "item %" PRId64 " has shape %s, item 0 %s: items must agree in "
-           "every dim but the first",
-           i, rt_elem_str(&b, sb), rt_elem_str(&a, sa));
+      rt_cl_fail(code, err, errlen, EDDY_RT_ERR_INVALID_ARGUMENT, op,
+                 "item %" PRId64
+                 " has shape %s, item 0 %s: items must agree in "
+                 "every dim but the first",
+                 i, rt_elem_str(&b, sb), rt_elem_str(&a, sa));
       return false;
     }
     if (lens)
@@ -1390,10 +1096,11 @@ static bool concat_shape(const cl_list_t *l, const char *op, int32_t *rank,
     for (int32_t i = 1; known && i < e->rank; i++)
       known = e->dims[i] >= 0;
     if (!known) {
-      fail(code, err, errlen, EDDY_RT_ERR_INVALID_ARGUMENT, op,
-           "cannot concatenate an empty list whose element shape %s is not "
-           "known past its first dim",
-           rt_elem_str(e, sa));
+      rt_cl_fail(
+          code, err, errlen, EDDY_RT_ERR_INVALID_ARGUMENT, op,
+          "cannot concatenate an empty list whose element shape %s is not "
+          "known past its first dim",
+          rt_elem_str(e, sa));
       return false;
     }
     *rank = e->rank;
@@ -1419,23 +1126,24 @@ void eddy_rt_entry_cuda_list_concat(eddy_rt_ctx_t *rt, const void *list,
                               : NULL;
   int32_t crank;
   if (l->size > 0 && !lens) {
-    fail(code, err, errlen, EDDY_RT_ERR_RESOURCE, op, "out of memory");
+    rt_cl_fail(code, err, errlen, EDDY_RT_ERR_RESOURCE, op, "out of memory");
     return;
   }
   rt_cuda_thread_t *t = NULL;
   if (!concat_shape(l, op, &crank, cdims, lens, code, err, errlen) ||
-      !(t = device(op, code, err, errlen))) {
+      !(t = rt_cl_device(op, code, err, errlen))) {
     free(lens);
     return;
   }
-  if (dtype != l->dtype || !same_dims(rank, dims, crank, cdims)) {
-    fail(code, err, errlen, EDDY_RT_ERR_INVALID_ARGUMENT, op,
-         "expected %s, got %s", rt_spec_str(dtype, rank, dims, si, sizeof si),
-         rt_spec_str(l->dtype, crank, cdims, sj, sizeof sj));
+  if (dtype != l->dtype || !rt_cl_same_dims(rank, dims, crank, cdims)) {
+    rt_cl_fail(code, err, errlen, EDDY_RT_ERR_INVALID_ARGUMENT, op,
+               "expected %s, got %s",
+               rt_spec_str(dtype, rank, dims, si, sizeof si),
+               rt_spec_str(l->dtype, crank, cdims, sj, sizeof sj));
     free(lens);
     return;
   }
-  size_t row = elem_bytes(dtype, crank - 1, cdims + 1), at = 0;
+  size_t row = rt_cl_elem_bytes(dtype, crank - 1, cdims + 1), at = 0;
   for (int64_t i = 0; i < l->size; i++) {
     size_t bytes = row * (size_t)lens[i];
     if (!load(t, op, l->items[i], (char *)out_data + at, bytes, code, err,
@@ -1466,21 +1174,22 @@ void *eddy_rt_entry_cuda_list_split(eddy_rt_ctx_t *rt, void *data,
   if (st)
     return rt_entry_list_fail(st, code, err, errlen);
   if (!eddy_rt_elem_shape_make(erank, edims, &es))
-    return fail(code, err, errlen, EDDY_RT_ERR_INTERNAL, op,
-                "bad element rank %d", (int)erank);
+    return rt_cl_fail(code, err, errlen, EDDY_RT_ERR_INTERNAL, op,
+                      "bad element rank %d", (int)erank);
   if (rank < 1)
-    return fail(code, err, errlen, EDDY_RT_ERR_INVALID_ARGUMENT, op,
-                "operand 0 is a scalar; expected rank >= 1");
-  rt_cuda_thread_t *t = device(op, code, err, errlen);
+    return rt_cl_fail(code, err, errlen, EDDY_RT_ERR_INVALID_ARGUMENT, op,
+                      "operand 0 is a scalar; expected rank >= 1");
+  rt_cuda_thread_t *t = rt_cl_device(op, code, err, errlen);
   if (!t)
     return NULL;
   size_t isz = eddy_rt_dtype_size(len_dtype);
   char *lh = n > 0 ? malloc((size_t)n * isz) : NULL;
   if (n > 0 && !lh)
-    return fail(code, err, errlen, EDDY_RT_ERR_RESOURCE, op, "out of memory");
+    return rt_cl_fail(code, err, errlen, EDDY_RT_ERR_RESOURCE, op,
+                      "out of memory");
   if (n > 0)
     eddy_rt_entry_cuda_to_host(lh, len_data, n * (int64_t)isz);
-  if (n > 0 && !device(op, code, err, errlen)) {
+  if (n > 0 && !rt_cl_device(op, code, err, errlen)) {
     free(lh);
     return NULL;
   }
@@ -1489,38 +1198,40 @@ void *eddy_rt_entry_cuda_list_split(eddy_rt_ctx_t *rt, void *data,
     int64_t v = rt_load_i64(len_dtype, lh + (size_t)k * isz);
     if (v < 0 || v > dims[0] - sum) {
       free(lh);
-      return fail(code, err, errlen, EDDY_RT_ERR_INVALID_ARGUMENT, op,
-                  "length %" PRId64 " (at %" PRId64 ") is negative or runs "
-                  "past the %" PRId64 " rows of %s",
-                  v, k, dims[0], rt_type_str(&x, sx));
+      return rt_cl_fail(code, err, errlen, EDDY_RT_ERR_INVALID_ARGUMENT, op,
+                        "length %" PRId64 " (at %" PRId64
+                        ") is negative or runs "
+                        "past the %" PRId64 " rows of %s",
+                        v, k, dims[0], rt_type_str(&x, sx));
     }
     int64_t idims[EDDY_RT_MAX_RANK];
     memcpy(idims, dims, (size_t)rank * sizeof(int64_t));
     idims[0] = v;
     if (es.rank >= 0 && !elem_matches(&es, rank, idims)) {
       free(lh);
-      return fail(code, err, errlen, EDDY_RT_ERR_INVALID_ARGUMENT, op,
-                  "slice %" PRId64 " of %s has %" PRId64 " rows; the list's "
-                  "element shape is %s",
-                  k, rt_type_str(&x, sx), v, rt_elem_str(&es, se));
+      return rt_cl_fail(code, err, errlen, EDDY_RT_ERR_INVALID_ARGUMENT, op,
+                        "slice %" PRId64 " of %s has %" PRId64
+                        " rows; the list's "
+                        "element shape is %s",
+                        k, rt_type_str(&x, sx), v, rt_elem_str(&es, se));
     }
     sum += v;
   }
   if (sum != dims[0]) {
     free(lh);
-    return fail(code, err, errlen, EDDY_RT_ERR_INVALID_ARGUMENT, op,
-                "the lengths sum to %" PRId64 ", not to the %" PRId64
-                " rows of %s",
-                sum, dims[0], rt_type_str(&x, sx));
+    return rt_cl_fail(code, err, errlen, EDDY_RT_ERR_INVALID_ARGUMENT, op,
+                      "the lengths sum to %" PRId64 ", not to the %" PRId64
+                      " rows of %s",
+                      sum, dims[0], rt_type_str(&x, sx));
   }
-  cl_list_t *l = list_new(0, dtype, &es, -1, false);
-  if (!l || !list_grow(l, n)) {
+  cl_list_t *l = rt_cl_list_new(0, dtype, &es, -1, false);
+  if (!l || !rt_cl_list_grow(l, n)) {
     free(lh);
-    list_release(l);
-    return fail(code, err, errlen, EDDY_RT_ERR_RESOURCE, op,
-                "out of memory for a list of length %" PRId64, n);
+    rt_cl_list_release(l);
+    return rt_cl_fail(code, err, errlen, EDDY_RT_ERR_RESOURCE, op,
+                      "out of memory for a list of length %" PRId64, n);
   }
-  size_t row = elem_bytes(dtype, rank - 1, dims + 1), at = 0;
+  size_t row = rt_cl_elem_bytes(dtype, rank - 1, dims + 1), at = 0;
   for (int64_t k = 0; k < n; k++) {
     int64_t idims[EDDY_RT_MAX_RANK];
     memcpy(idims, dims, (size_t)rank * sizeof(int64_t));
@@ -1530,7 +1241,7 @@ void *eddy_rt_entry_cuda_list_split(eddy_rt_ctx_t *rt, void *data,
                           code, err, errlen);
     if (!it) {
       free(lh);
-      list_release(l);
+      rt_cl_list_release(l);
       return NULL;
     }
     l->items[k] = it;
@@ -1570,7 +1281,7 @@ void eddy_rt_entry_cuda_list_dims(eddy_rt_ctx_t *rt, const void *list,
     // of the element shape.
     int64_t at = index >= 0 ? index : l->size - 1;
     if (!expect_tensors(l, "tl.get_item", code, err, errlen) ||
-        !check_index(l, "tl.get_item", at, code, err, errlen))
+        !rt_cl_check_index(l, "tl.get_item", at, code, err, errlen))
       return;
     const cl_item_t *it = l->items ? l->items[at] : NULL;
     irank = it ? it->rank : l->elem.rank;
@@ -1590,161 +1301,10 @@ int64_t eddy_rt_entry_cuda_list_length(const void *list) {
 
 void eddy_rt_entry_cuda_list_retain(void *list) {
   if (list)
-    list_retain(list);
+    rt_cl_list_retain(list);
 }
 
-void eddy_rt_entry_cuda_list_release(void *list) { list_release(list); }
-
-/// ---- Lists of lists
-/// ---------------------------------------------------------
-
-/// The list the op may consume (a new reference unless moved) for an op
-/// that also takes a list item, or NULL (a moved list released) when either
-/// is NULL: an earlier failure.
-static cl_list_t *owned_with_item(void *list, int32_t moved, const void *item) {
-  cl_list_t *l = list;
-  if (!l)
-    return NULL;
-  if (!moved)
-    list_retain(l);
-  if (!item) {
-    list_release(l);
-    return NULL;
-  }
-  return l;
-}
-
-/// One new reference to the list item i of l; an unset item reads as a new
-/// empty list (the list analogue of zeros). NULL with the failure stored.
-static cl_list_t *item_list(const cl_list_t *l, const char *op, int64_t i,
-                            int32_t *code, char *err, size_t errlen) {
-  cl_list_t *it = l->lists[i];
-  if (it) {
-    list_retain(it);
-    return it;
-  }
-  it = list_new(l->depth - 1, l->dtype, &l->elem, -1, false);
-  return it ? it
-            : fail(code, err, errlen, EDDY_RT_ERR_RESOURCE, op,
-                   "out of memory");
-}
-
-void *eddy_rt_entry_cuda_list_empty_nested(eddy_rt_ctx_t *rt, int32_t depth,
-                                           int32_t dtype, int32_t rank,
-                                           const int64_t *dims,
-                                           int64_t max_elements, int32_t *code,
-                                           char *err, size_t errlen) {
-  (void)rt;
-  return empty_list(depth, dtype, rank, dims, max_elements, false, code, err,
-                    errlen);
-}
-
-void *eddy_rt_entry_cuda_list_reserve_nested(eddy_rt_ctx_t *rt, int32_t depth,
-                                             int32_t dtype, int32_t rank,
-                                             const int64_t *dims, int64_t n,
-                                             int32_t *code, char *err,
-                                             size_t errlen) {
-  (void)rt;
-  return reserve_list(depth, dtype, rank, dims, n, code, err, errlen);
-}
-
-void *eddy_rt_entry_cuda_list_push_list(eddy_rt_ctx_t *rt, void *list,
-                                        int32_t moved, void *item,
-                                        int32_t *code, char *err,
-                                        size_t errlen) {
-  (void)rt;
-  const char *op = "tl.push_back";
-  cl_list_t *l = owned_with_item(list, moved, item), *x = item;
-  if (!l)
-    return NULL;
-  if (!expect_lists(l, op, x, code, err, errlen) ||
-      !check_room(l, op, code, err, errlen)) {
-    list_release(l);
-    return NULL;
-  }
-  // Retained before the copy-on-write check: pushing a list onto itself
-  // then copies, so a list never contains itself.
-  list_retain(x);
-  if (!make_unique(&l, op, code, err, errlen)) {
-    list_release(x);
-    return NULL;
-  }
-  if (!list_grow(l, l->size + 1)) {
-    list_release(x);
-    list_release(l);
-    return fail(code, err, errlen, EDDY_RT_ERR_RESOURCE, op, "out of memory");
-  }
-  l->lists[l->size++] = x;
-  return l;
-}
-
-void *eddy_rt_entry_cuda_list_pop_list(eddy_rt_ctx_t *rt, void *list,
-                                       int32_t moved, void **out_item,
-                                       int32_t *code, char *err,
-                                       size_t errlen) {
-  (void)rt;
-  const char *op = "tl.pop_back";
-  *out_item = NULL;
-  cl_list_t *l = list;
-  if (!l)
-    return NULL;
-  if (!moved)
-    list_retain(l);
-  bool ok = expect_lists(l, op, NULL, code, err, errlen);
-  if (ok && l->size == 0) {
-    fail(code, err, errlen, EDDY_RT_ERR_INVALID_ARGUMENT, op,
-         "cannot pop from an empty list");
-    ok = false;
-  }
-  cl_list_t *it = ok ? item_list(l, op, l->size - 1, code, err, errlen) : NULL;
-  if (!it) {
-    list_release(l);
-    return NULL;
-  }
-  if (!make_unique(&l, op, code, err, errlen)) {
-    list_release(it);
-    return NULL;
-  }
-  list_release(l->lists[--l->size]);
-  *out_item = it;
-  return l;
-}
-
-void *eddy_rt_entry_cuda_list_get_list(eddy_rt_ctx_t *rt, const void *list,
-                                       int64_t index, int32_t *code, char *err,
-                                       size_t errlen) {
-  (void)rt;
-  const char *op = "tl.get_item";
-  const cl_list_t *l = list;
-  if (!l || !expect_lists(l, op, NULL, code, err, errlen) ||
-      !check_index(l, op, index, code, err, errlen))
-    return NULL;
-  return item_list(l, op, index, code, err, errlen);
-}
-
-void *eddy_rt_entry_cuda_list_set_list(eddy_rt_ctx_t *rt, void *list,
-                                       int32_t moved, int64_t index, void *item,
-                                       int32_t *code, char *err,
-                                       size_t errlen) {
-  (void)rt;
-  const char *op = "tl.set_item";
-  cl_list_t *l = owned_with_item(list, moved, item), *x = item;
-  if (!l)
-    return NULL;
-  if (!expect_lists(l, op, x, code, err, errlen) ||
-      !check_index(l, op, index, code, err, errlen)) {
-    list_release(l);
-    return NULL;
-  }
-  list_retain(x); // before copy-on-write, as in push_list
-  if (!make_unique(&l, op, code, err, errlen)) {
-    list_release(x);
-    return NULL;
-  }
-  list_release(l->lists[index]);
-  l->lists[index] = x;
-  return l;
-}
+void eddy_rt_entry_cuda_list_release(void *list) { rt_cl_list_release(list); }
 
 /// ---- Thread hooks (runtime/cuda.c) -----------------------------------------
 

@@ -19,11 +19,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 void eddy_fuzz_fail(const char *fmt, ...)
     __attribute__((format(printf, 1, 2), noreturn));
 
-/// Runs pipeline (pass names, as `eddy opt --passes`) on m with the passes
-/// registered, printing nothing, then verifies m.
-eddy_status_t eddy_fuzz_run_passes(eddy_ctx_t *ctx, eddy_module_t *m,
-                                   const char *pipeline);
-
 /// A new context with every dialect and pass registered (NULL on out of
 /// memory).
 eddy_ctx_t *eddy_fuzz_ctx_create(void);

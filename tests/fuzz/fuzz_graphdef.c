@@ -8,6 +8,7 @@
 #include "tests/fuzz/fuzz.h"
 
 #include "dialects/tf/tf.h"
+#include "ir/pass.h"
 #include "lower/tf/tf_lower.h"
 
 static void functional_path(const uint8_t *data, size_t size) {
@@ -26,7 +27,7 @@ static void functional_path(const uint8_t *data, size_t size) {
   if (!st)
     st = eddy_ir_verify_module(m);
   if (!st)
-    st = eddy_fuzz_run_passes(ctx, m, "shape-infer,canonicalize");
+    st = eddy_ir_pm_run_pipeline(ctx, m, "shape-infer,canonicalize", NULL);
   eddy_fuzz_ignore(st);
   if (m)
     eddy_ir_module_destroy(m);

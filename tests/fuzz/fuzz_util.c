@@ -3,7 +3,6 @@
 
 #include "dialects/dialects.h"
 #include "dialects/tf/tf.h"
-#include "ir/pass.h"
 #include "ir/passes/passes.h"
 #include "lower/lower.h"
 #include "lower/tf/tf_lower.h"
@@ -32,22 +31,6 @@ eddy_ctx_t *eddy_fuzz_ctx_create(void) {
   eddy_lower_passes_register(ctx);
   eddy_tf_lower_passes_register(ctx);
   return ctx;
-}
-
-eddy_status_t eddy_fuzz_run_passes(eddy_ctx_t *ctx, eddy_module_t *m,
-                                   const char *pipeline) {
-  eddy_pm_opts_t po;
-  eddy_ir_pm_opts_default(&po);
-  eddy_pass_manager_t *pm = eddy_ir_pm_create(ctx, &po);
-  if (!pm)
-    return eddy_status_create(EDDY_ERR_RESOURCE, "out of memory");
-  eddy_status_t st = eddy_ir_pm_add_pipeline(pm, pipeline);
-  if (!st)
-    st = eddy_ir_pm_run(pm, m);
-  if (!st)
-    st = eddy_ir_verify_module(m);
-  eddy_ir_pm_destroy(pm);
-  return st;
 }
 
 eddy_module_t *eddy_fuzz_parse(eddy_ctx_t *ctx, const uint8_t *data,

@@ -156,16 +156,7 @@ eddy_status_t eddy_cli_run_passes(eddy_ctx_t *ctx, eddy_module_t *m,
   eddy_pm_opts_t po;
   eddy_ir_pm_opts_default(&po);
   po.dump = stderr;
-  eddy_pass_manager_t *pm = eddy_ir_pm_create(ctx, &po);
-  if (!pm)
-    return eddy_status_create(EDDY_ERR_RESOURCE, "out of memory");
-  eddy_status_t st = eddy_ir_pm_add_pipeline(pm, pipeline);
-  if (!st)
-    st = eddy_ir_pm_run(pm, m);
-  if (!st)
-    st = eddy_ir_verify_module(m);
-  eddy_ir_pm_destroy(pm);
-  return st;
+  return eddy_ir_pm_run_pipeline(ctx, m, pipeline, &po);
 }
 
 bool eddy_cli_parse_count(const char *s, bool suffixes, int64_t *out) {

@@ -8,16 +8,14 @@
 #include "ir/passes/passes.h"
 #include "lower/tf/tf_lower.h"
 
-/// functionalize, legalize-tf, shape-infer and canonicalize on r->m (what
-/// eddy_add_model runs on a GraphDef), then the passes `eddy compile` runs
-/// (EDDY_PASSES_COMPILE_PIPELINE); shape-infer gives TensorFlow's lists of
-/// unknown element shape the element type of what is written into them,
-/// which the backends need. The passes' statistics go to stats when it is
-/// not NULL.
+/// On a module of tf_fixture_open_legalized: shape-infer and canonicalize
+/// (the rest of what eddy_add_model runs on a GraphDef), then the passes
+/// `eddy compile` runs (EDDY_PASSES_COMPILE_PIPELINE); shape-infer gives
+/// TensorFlow's lists of unknown element shape the element type of what is
+/// written into them, which the backends need. The passes' statistics go to
+/// stats when it is not NULL.
 static inline eddy_status_t tf_fixture_prepare_stats(tf_fixture_run_t *r,
                                                      FILE *stats) {
-  EDDY_RETURN_IF_ERROR(eddy_tf_functionalize(r->m));
-  EDDY_RETURN_IF_ERROR(eddy_tf_legalize(r->m));
   eddy_passes_register_all(r->ctx);
   eddy_pm_opts_t po;
   eddy_ir_pm_opts_default(&po);

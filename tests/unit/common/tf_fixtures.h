@@ -10,6 +10,7 @@
 
 #include "dialects/dialects.h"
 #include "dialects/tf/tf.h"
+#include "lower/tf/tf_lower.h"
 #include "runtime/eval/eval.h"
 #include "runtime/npy.h"
 
@@ -354,6 +355,29 @@ static inline eddy_status_t tf_fixture_open(tf_fixture_run_t *r,
                                       r->args))
     st = eddy_status_create(EDDY_ERR_IO, "cannot load its inputs");
   return st;
+}
+
+/// r->m's @main in *out_func; an error when it has none.
+static inline eddy_status_t tf_fixture_main(tf_fixture_run_t *r,
+                                            eddy_op_t **out_func) {
+  *out_func = eddy_ir_module_lookup_func(r->m, "main");
+  return *out_func ? NULL : eddy_status_create(EDDY_ERR_NOT_FOUND, "no @main");
+}
+
+/// tf_fixture_open, then what eddy_add_model runs first on a GraphDef:
+/// functionalize (v1 control flow raised to ctl) and legalize-tf. When
+/// out_func is not NULL, *out_func is the module's @main (NULL after a
+/// failure; a module without one is a failure).
+static inline eddy_status_t tf_fixture_open_legalized(tf_fixture_run_t *r,
+                                                      const char *dir,
+                                                      const char *name,
+                                                      eddy_op_t **out_func) {
+  if (out_func)
+    *out_func = NULL;
+  EDDY_RETURN_IF_ERROR(tf_fixture_open(r, dir, name));
+  EDDY_RETURN_IF_ERROR(eddy_tf_functionalize(r->m));
+  EDDY_RETURN_IF_ERROR(eddy_tf_legalize(r->m));
+  return out_func ? tf_fixture_main(r, out_func) : NULL;
 }
 
 /// Compares r->res with TensorFlow's outputs and releases the results, so

@@ -8,7 +8,6 @@
 #include "dialects/tf/tf.h"
 #include "lower/lower.h"
 #include "lower/partition.h"
-#include "lower/tf/tf_lower.h"
 #include "runtime/eval/eval.h"
 #include "runtime/interp/interp.h"
 
@@ -362,14 +361,8 @@ static int64_t total_msgs;
 
 static bool run_fixture(const char *dir, const char *name) {
   tf_fixture_run_t r;
-  eddy_status_t st = tf_fixture_open(&r, dir, name);
-  if (!st)
-    st = eddy_tf_functionalize(r.m);
-  if (!st)
-    st = eddy_tf_legalize(r.m);
-  eddy_op_t *func = r.m ? eddy_ir_module_lookup_func(r.m, "main") : NULL;
-  if (!st && !func)
-    st = eddy_status_create(EDDY_ERR_NOT_FOUND, "no @main");
+  eddy_op_t *func;
+  eddy_status_t st = tf_fixture_open_legalized(&r, dir, name, &func);
   if (!st)
     st = eddy_lower_to_dataflow_func(func);
   if (!st)

@@ -32,7 +32,7 @@ static bool g_toolkit;
 /// when it matches TensorFlow and the object builds.
 static bool run_fixture(const char *dir, const char *name) {
   tf_fixture_run_t r;
-  eddy_status_t st = tf_fixture_open(&r, dir, name);
+  eddy_status_t st = tf_fixture_open_legalized(&r, dir, name, NULL);
   if (!st)
     st = tf_fixture_prepare(&r);
   eddy_cpu_opts_t o = eddy_cpu_opts_default();

@@ -30,14 +30,17 @@
 /// to-dataflow lowers ctl again (v2 graphs always go that way).
 static bool run_fixture(const char *dir, const char *name, bool straight) {
   tf_fixture_run_t r;
-  eddy_status_t st = tf_fixture_open(&r, dir, name);
-  if (!st && !straight)
-    st = eddy_tf_functionalize(r.m);
-  if (!st)
-    st = straight ? eddy_tf_legalize_dataflow(r.m) : eddy_tf_legalize(r.m);
-  eddy_op_t *func = r.m ? eddy_ir_module_lookup_func(r.m, "main") : NULL;
-  if (!st && !func)
-    st = eddy_status_create(EDDY_ERR_NOT_FOUND, "no @main");
+  eddy_op_t *func = NULL;
+  eddy_status_t st;
+  if (straight) {
+    st = tf_fixture_open(&r, dir, name);
+    if (!st)
+      st = eddy_tf_legalize_dataflow(r.m);
+    if (!st)
+      st = tf_fixture_main(&r, &func);
+  } else {
+    st = tf_fixture_open_legalized(&r, dir, name, &func);
+  }
   if (!st)
     st = eddy_lower_to_dataflow_func(func);
   if (!st)

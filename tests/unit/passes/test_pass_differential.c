@@ -152,13 +152,7 @@ static char *run_pipeline(diff_env_t *env, eddy_module_t *m,
   eddy_pm_opts_t o;
   eddy_ir_pm_opts_default(&o);
   o.verify_each = true;
-  eddy_pass_manager_t *pm = eddy_ir_pm_create(env->ctx, &o);
-  eddy_status_t st = eddy_ir_pm_add_pipeline(pm, pipeline);
-  if (!st)
-    st = eddy_ir_pm_run(pm, m);
-  if (!st)
-    st = eddy_ir_verify_module(m);
-  eddy_ir_pm_destroy(pm);
+  eddy_status_t st = eddy_ir_pm_run_pipeline(env->ctx, m, pipeline, &o);
   if (!st)
     return NULL;
   eddy_buf_t b;

@@ -1,5 +1,5 @@
 /// Pass manager: registry, pipeline parsing, error wrapping, verification
-/// between passes, dumps, timing and statistics.
+/// between passes, dumps, timing and statistics, a whole run in one call.
 #define _POSIX_C_SOURCE 200809L
 
 #include <setjmp.h>
@@ -243,6 +243,27 @@ static void test_print_after_all(void **state) {
   assert_true(a < b);
 }
 
+/// One call for a whole run: the pipeline's passes, then the verifier even
+/// when verify_each is off; a bad pipeline runs nothing.
+static void test_run_pipeline(void **state) {
+  fixture_t *fx = *state;
+  eddy_pm_opts_t o = opts_for(fx);
+  o.stats = true;
+  assert_null(eddy_ir_pm_run_pipeline(fx->ctx, fx->m, "count, count", &o));
+  assert_non_null(strstr(dump_text(fx), "count.runs = 2\n"));
+  eddy_status_t st = eddy_ir_pm_run_pipeline(fx->ctx, fx->m, "count,bogus", &o);
+  assert_non_null(st);
+  assert_non_null(strstr(eddy_status_message(st), "unknown pass 'bogus'"));
+  eddy_status_destroy(st);
+  assert_null(strstr(dump_text(fx), "count.runs = 1\n"));
+  o.verify_each = false;
+  o.stats = false;
+  st = eddy_ir_pm_run_pipeline(fx->ctx, fx->m, "break", &o);
+  assert_non_null(st);
+  assert_null(strstr(eddy_status_message(st), "IR after pass"));
+  eddy_status_destroy(st);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_registry, setup, teardown),
@@ -256,6 +277,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_print_after_and_timing, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(test_print_after_all, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_run_pipeline, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -40,7 +40,7 @@ static char *read_stats(FILE *f) {
 static bool run_fixture(const char *dir, const char *name) {
   tf_fixture_run_t r;
   FILE *stats = tmpfile();
-  eddy_status_t st = tf_fixture_open(&r, dir, name);
+  eddy_status_t st = tf_fixture_open_legalized(&r, dir, name, NULL);
   if (!st)
     st = tf_fixture_prepare_stats(&r, stats);
   bool hoisted = true;

@@ -7,7 +7,6 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "dialects/tf/tf.h"
-#include "lower/tf/tf_lower.h"
 #include "runtime/eval/eval.h"
 
 #include <setjmp.h>
@@ -24,16 +23,10 @@
 /// Runs one fixture in the evaluator; true when it matches TensorFlow.
 static bool run_fixture(const char *dir, const char *name) {
   tf_fixture_run_t r;
-  eddy_status_t st = tf_fixture_open(&r, dir, name);
-  if (!st)
-    st = eddy_tf_functionalize(r.m);
-  if (!st)
-    st = eddy_tf_legalize(r.m);
+  eddy_op_t *func;
+  eddy_status_t st = tf_fixture_open_legalized(&r, dir, name, &func);
   if (!st)
     st = eddy_ir_verify_module(r.m);
-  eddy_op_t *func = r.m ? eddy_ir_module_lookup_func(r.m, "main") : NULL;
-  if (!st && !func)
-    st = eddy_status_create(EDDY_ERR_NOT_FOUND, "no @main");
   if (!st)
     st = eddy_eval_func(r.rt, func, NULL, r.args, r.mf.num_feeds, r.res,
                         r.mf.num_fetches);
