@@ -1139,8 +1139,8 @@ static eddy_status_t emit_op_any(cpu_emit_t *e, eddy_op_t *op) {
   if (!e->dyn || cls == CPU_OP_CONSTANT)
     return emit_op_static(e, op);
   const cpu_step_t *step = cpu_plan_step(e->plan, op);
-  bool accumulates = step && step->product;
-  if ((cls == CPU_OP_POINTWISE || cls == CPU_OP_KERNEL) && !accumulates) {
+  bool whole = step && (step->product || step->view);
+  if ((cls == CPU_OP_POINTWISE || cls == CPU_OP_KERNEL) && !whole) {
     for (uint32_t i = 0; i < op->num_results; i++)
       EDDY_RETURN_IF_ERROR(cpu_check_type(op, op->results[i].type));
     if (cpu_plan_fused(e->plan, op)) {
@@ -1149,13 +1149,13 @@ static eddy_status_t emit_op_any(cpu_emit_t *e, eddy_op_t *op) {
     }
     return emit_core_dyn(e, op);
   }
-  // Loops, branches, calls, list ops and accumulations run as a whole or
-  // not at all.
+  // Loops, branches, calls, list ops, accumulations and rows read in place
+  // run as a whole or not at all.
   cpu_gate_open(e);
   eddy_status_t st = emit_op_static(e, op);
   cpu_gate_close(e);
-  if (!st && cls == CPU_OP_LIST)
-    cpu_list_view_rebind(e, op);
+  if (!st && (cls == CPU_OP_LIST || whole))
+    cpu_view_rebind(e, op);
   return st;
 }
 
@@ -1191,6 +1191,8 @@ static eddy_status_t emit_op_static(cpu_emit_t *e, eddy_op_t *op) {
     return NULL;
   }
   const cpu_step_t *step = cpu_plan_step(e->plan, op);
+  if (step && step->view)
+    return cpu_gather_row_view(e, op);
   if (step && step->product) {
     cpu_val_new(e, &op->results[0])->buf = cpu_result_buf(e, &op->results[0]);
     return cpu_matmul_accumulate(e, (eddy_op_t *)step->product, op);

@@ -930,6 +930,47 @@ static eddy_status_t kernel_split(cpu_emit_t *e, eddy_op_t *op) {
   return NULL;
 }
 
+eddy_status_t cpu_gather_row_view(cpu_emit_t *e, eddy_op_t *op) {
+  eddy_value_t *params = eddy_ir_op_operand(op, 0);
+  eddy_value_t *indices = eddy_ir_op_operand(op, 1);
+  const eddy_type_t *pt = params->type, *it = indices->type;
+  const eddy_type_t *rt = op->results[0].type;
+  int site = cpu_error_site(e, op);
+  int iv;
+  EDDY_RETURN_IF_ERROR(cpu_expr(e, indices, NULL, &iv));
+  if (it->dtype != EDDY_DT_I64) {
+    int t = cpu_fresh(e);
+    cpu_p(e, "%%t%d = arith.extsi %%t%d : %s to i64\n", t, iv,
+          cpu_reg_type(it->dtype));
+    iv = t;
+  }
+  int size = iconst(e, "i64", pt->dims[0]);
+  int neg = cmp(e, "arith.cmpi", "slt", iv, iconst(e, "i64", 0), "i64");
+  int big = cmp(e, "arith.cmpi", "sge", iv, size, "i64");
+  int bad = op2(e, "arith.ori", neg, big, "i1");
+  cpu_fail_if(e, bad, site, iv, size);
+  int safe = sel(e, bad, iconst(e, "i64", 0), iv, "i64");
+  int64_t row = eddy_ir_type_num_elements(rt) * (int64_t)eddy_dtype_size(rt->dtype);
+  int off = op2(e, "arith.muli", safe, iconst(e, "i64", row), "i64");
+  int base = cpu_buf_ptr(e, cpu_val_get(e, params)->buf, pt);
+  int q = cpu_fresh(e);
+  cpu_p(e,
+        "%%t%d = llvm.getelementptr %%t%d[%%t%d] : (!llvm.ptr, i64) -> "
+        "!llvm.ptr, i8\n",
+        q, base, off);
+  cpu_val_t *cv = cpu_val_new(e, &op->results[0]);
+  cv->buf = cpu_memref_from_ptr(e, q, rt);
+  if (e->dyn) {
+    // Inside a gate: the address goes to a slot for cpu_view_rebind.
+    const eddy_type_t *i64s = eddy_ir_scalar_type_get(e->ctx, EDDY_DT_I64);
+    cv->vslot = cpu_alloc_slot(e, i64s);
+    int a = cpu_fresh(e);
+    cpu_p(e, "%%t%d = llvm.ptrtoint %%t%d : !llvm.ptr to i64\n", a, q);
+    cpu_store(e, cv->vslot, i64s, NULL, a);
+  }
+  return NULL;
+}
+
 /// result[pre, j..., post] = params[pre, indices[j...], post]. An index
 /// outside [0, dim) is a run-time error (reported by the entry at its end);
 /// meanwhile 0 is stored and params is not read, so nothing outside it is

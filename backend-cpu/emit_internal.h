@@ -287,10 +287,10 @@ eddy_status_t cpu_list_concat(cpu_emit_t *e, eddy_op_t *op);
 eddy_status_t cpu_list_split(cpu_emit_t *e, eddy_op_t *op);
 eddy_status_t cpu_list_add(cpu_emit_t *e, eddy_op_t *op);
 eddy_status_t cpu_list_zeros_like(cpu_emit_t *e, eddy_op_t *op);
-/// After the gate a list op ran in: the memref of a list item it read in
-/// place, remade from its slot (the one made inside the gate is out of
-/// scope there).
-void cpu_list_view_rebind(cpu_emit_t *e, const eddy_op_t *op);
+/// After the gate an op ran in: the memref of a list item or a row it read
+/// in place (the plan's view), remade from its slot (the one made inside
+/// the gate is out of scope there).
+void cpu_view_rebind(cpu_emit_t *e, const eddy_op_t *op);
 /// Releases every list slot (emitted fresh at each exit of the entry).
 void cpu_list_cleanup(cpu_emit_t *e);
 
@@ -440,6 +440,11 @@ eddy_status_t cpu_pointwise(cpu_emit_t *e, eddy_op_t *op, const int *idx,
 /// Emits a non-pointwise core op (reductions, matmul, reshape, transpose,
 /// constants) writing its result buffer(s).
 eddy_status_t cpu_kernel(cpu_emit_t *e, eddy_op_t *op);
+
+/// core.gather as the plan's view (cpu_step_t.view): the index checked as
+/// the gather kernel checks it, then the result is a memref over that row
+/// of the operand (row 0 after a bad index, whose error the entry reports).
+eddy_status_t cpu_gather_row_view(cpu_emit_t *e, eddy_op_t *op);
 
 /// ---- matmul (emit_matmul.c) ----
 /// f32 matmuls with M*N*K at least this call the runtime's sgemm by default

@@ -435,7 +435,7 @@ static eddy_status_t read_in_place(cpu_emit_t *e, eddy_op_t *op, int lp,
   cpu_val_t *cv = cpu_val_get(e, &op->results[0]);
   cv->buf = cpu_memref_from_ptr(e, q, xt);
   if (e->dyn) {
-    // Inside a gate: the address goes to a slot for cpu_list_view_rebind.
+    // Inside a gate: the address goes to a slot for cpu_view_rebind.
     cv->vslot = cpu_alloc_slot(e, i64_scalar(e));
     int a = cpu_fresh(e);
     cpu_p(e, "%%t%d = llvm.ptrtoint %%t%d : !llvm.ptr to i64\n", a, q);
@@ -444,7 +444,7 @@ static eddy_status_t read_in_place(cpu_emit_t *e, eddy_op_t *op, int lp,
   return NULL;
 }
 
-void cpu_list_view_rebind(cpu_emit_t *e, const eddy_op_t *op) {
+void cpu_view_rebind(cpu_emit_t *e, const eddy_op_t *op) {
   cpu_val_t *cv = op->num_results ? cpu_val_get(e, &op->results[0]) : NULL;
   if (!cv || cv->vslot < 0)
     return;

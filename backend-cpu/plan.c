@@ -205,6 +205,41 @@ static const eddy_op_t *invariant_b_loop(const eddy_op_t *op) {
   return best;
 }
 
+/// A core.gather of one row (a scalar index on axis 0, static types, a row
+/// of the operand that exists) inside a ctl.while whose operand keeps its
+/// data for the whole of that loop: defined outside it, or a loop value the
+/// body passes through unchanged (a loop value that changes may be written
+/// in place while the row is still read). Its result can then be the row
+/// in place, after the index is checked.
+static bool gather_row_in_place(const cpu_plan_t *p, const eddy_op_t *op) {
+  if (p->opts->form != EDDY_CPU_FORM_HOST ||
+      eddy_dialects_opcode(op) != EDDY_OP_CORE_GATHER)
+    return false;
+  const eddy_value_t *x = eddy_ir_op_operand(op, 0);
+  const eddy_type_t *xt = x->type, *it = eddy_ir_op_operand(op, 1)->type;
+  if (eddy_ir_op_attr_int(op, "axis", 0) != 0 || it->rank != 0 ||
+      xt->rank < 1 || type_dynamic(xt) || xt->dims[0] < 1 ||
+      type_dynamic(op->results[0].type))
+    return false;
+  // (A splat constant has no storage to point into.)
+  const cpu_step_t *xs = x->def ? cpu_plan_step(p, x->def) : NULL;
+  if (xs && xs->kind == CPU_STEP_SPLAT)
+    return false;
+  const eddy_op_t *w = eddy_ir_op_parent_op(op);
+  while (w && cpu_op_info(w)->cls != CPU_OP_WHILE)
+    w = eddy_ir_op_parent_op(w);
+  if (!w || w->num_regions < 2)
+    return false;
+  const eddy_block_t *b = eddy_ir_region_entry(&w->regions[1]);
+  if (!x->def && x->block == b) {
+    const eddy_op_t *y = eddy_ir_block_terminator(b);
+    return y && x->index < y->num_operands &&
+           eddy_ir_op_operand(y, x->index) == x;
+  }
+  const eddy_op_t *d = x->def ? x->def : eddy_ir_block_parent_op(x->block);
+  return d != w && !(d && op_within(d, w));
+}
+
 /// Gives LIBRARY step s of op a packed-B cache when its B is loop-invariant
 /// (host form; one product per step, or a row-folded batch).
 static void plan_gemm_cache(cpu_plan_t *p, const eddy_op_t *op,
@@ -292,7 +327,8 @@ static const eddy_op_t *yielded_def(const cpu_plan_t *p, const eddy_block_t *b,
     if (j != k && eddy_ir_op_operand(y, j) == v)
       return NULL;
   const cpu_step_t *s = cpu_plan_step(p, v->def);
-  return s && (s->kind == CPU_STEP_KERNEL || s->kind == CPU_STEP_LIBRARY)
+  return s && !s->view &&
+                 (s->kind == CPU_STEP_KERNEL || s->kind == CPU_STEP_LIBRARY)
              ? v->def
              : NULL;
 }
@@ -393,6 +429,7 @@ static void plan_op(cpu_plan_t *p, const eddy_op_t *op) {
     return;
   case CPU_OP_KERNEL: {
     cpu_step_t *s = new_step(p, op, CPU_STEP_KERNEL);
+    s->view = gather_row_in_place(p, op);
     if (eddy_dialects_opcode(op) != EDDY_OP_CORE_MATMUL ||
         op->results[0].type->dtype != EDDY_DT_F32)
       return;
@@ -707,7 +744,10 @@ static void print_storage(plan_printer_t *pp, const eddy_value_t *v) {
   eddy_buf_puts(pp->out, " (");
   int32_t direct = cpu_plan_direct(pp->p, v);
   int32_t loop_out = cpu_plan_loop_out(pp->p, v);
-  if (direct >= 0)
+  const cpu_step_t *ds = v->def ? cpu_plan_step(pp->p, v->def) : NULL;
+  if (ds && ds->kind == CPU_STEP_KERNEL && ds->view)
+    eddy_buf_puts(pp->out, "a row of its operand, no buffer");
+  else if (direct >= 0)
     eddy_buf_printf(pp->out, "result #%d", (int)direct);
   else if (loop_out >= 0)
     eddy_buf_printf(pp->out, "loop value #%d, in place", (int)loop_out);
@@ -768,7 +808,8 @@ static void print_step(plan_printer_t *pp, const eddy_op_t *op, int depth,
   if (s->borrow)
     eddy_buf_puts(pp->out, " [shares its operand's data]");
   if (s->view)
-    eddy_buf_puts(pp->out, " [the item in place]");
+    eddy_buf_puts(pp->out, s->kind == CPU_STEP_LIST ? " [the item in place]"
+                                                    : " [the row in place]");
   if (s->product)
     eddy_buf_puts(pp->out, " [the product added in place]");
   // (An accumulation's cache is its product's.)

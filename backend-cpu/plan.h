@@ -45,7 +45,9 @@ typedef struct cpu_step {
   bool borrow;
   /// LIST (tl.get_item of a tensor inside a loop): the result is the item
   /// in place, not a copy: the list is the same, and nothing writes it, for
-  /// the whole loop (host form only).
+  /// the whole loop (host form only). KERNEL (core.gather of one row, a
+  /// scalar index on axis 0, inside a loop): the result is that row of the
+  /// operand in place, which nothing writes for the whole loop (host form).
   bool view;
   /// LIBRARY inside a loop whose B operand is defined outside it (host
   /// form, one product per step): index + 1 of the packed-B cache the
