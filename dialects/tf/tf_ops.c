@@ -76,6 +76,7 @@ static const eddy_tf_out_spec_t xent_outs[] = {O_ATTR("loss", "T", -1),
 static const eddy_tf_out_spec_t band_T_like0[] = {O_ATTR("band", "T", 0)};
 static const eddy_tf_out_spec_t output_Tout[] = {
     O_ATTR("output", "Tout", -1)};
+static const eddy_tf_out_spec_t diagonal_T[] = {O_ATTR("diagonal", "T", -1)};
 
 /// v1 control flow: values pass through with their type.
 static const eddy_tf_out_spec_t switch_outs[] = {
@@ -222,6 +223,7 @@ static const eddy_tf_op_info_t k_ops[] = {
     OP(IsFinite, IN(1), y_bool_like0),
     OP(IsInf, IN(1), y_bool_like0),
     OP(IsNan, IN(1), y_bool_like0),
+    OP(L2Loss, IN(1), output_T),
     OP(LeakyRelu, IN(1), activations_T_like0),
     OP(LeakyReluGrad, IN(2), backprops_T_like0),
     OP(Less, IN(2), z_bool),
@@ -235,6 +237,9 @@ static const eddy_tf_op_info_t k_ops[] = {
     OP(LoopCond, IN(1), output_bool_like0),
     OP(MatMul, IN(2), product_T),
     OP(MatrixBandPart, IN(3), band_T_like0),
+    OP(MatrixDiagPartV3, IN(3), diagonal_T),
+    OP(MatrixDiagV3, IN(5), output_T),
+    OP(MatrixSetDiagV3, IN(3), output_T),
     OP(Max, IN(2), output_T),
     OP(MaxPool, IN(1), output_T),
     OP(MaxPoolGrad, IN(3), output_T_like0),
