@@ -529,7 +529,8 @@ static eddy_status_t resize(eddy_tfl_t *z, const eddy_op_t *op,
                               "both be true");
   eddy_value_t *mat[2];
   for (int k = 0; k < 2; k++) {
-    if (in[k] < 1 || out[k] < 1 || in[k] * out[k] > (int64_t)1 << 24)
+    if (in[k] < 1 || out[k] < 1 || in[k] > (int64_t)1 << 24 ||
+        out[k] > (int64_t)1 << 24 || in[k] * out[k] > (int64_t)1 << 24)
       return eddy_tfl_error(op, "sizes %lld -> %lld are not supported (each "
                                 "at least 1, their product at most 2^24)",
                             (long long)in[k], (long long)out[k]);
@@ -571,7 +572,7 @@ static eddy_status_t static_hw(const eddy_op_t *op, eddy_value_t *v,
   hw[0] = v->type->dims[1];
   hw[1] = v->type->dims[2];
   if (hw[0] < 0 || hw[1] < 0)
-    return eddy_tfl_error(op, "the %s's height and width must be static",
+    return eddy_tfl_error(op, "the height and width of %s must be static",
                           what);
   return NULL;
 }
