@@ -983,6 +983,28 @@ static eddy_status_t main_diagonal(eddy_tfl_t *z, const eddy_op_t *op,
   return NULL;
 }
 
+/// select(on_diagonal, d[..., i], other): the diagonal d [..., M] as a
+/// column [..., M, 1], broadcast along the rows where on_diagonal ([M, N]:
+/// i == j) holds, other elsewhere.
+static eddy_status_t select_diagonal(eddy_tfl_t *z, const eddy_op_t *op,
+                                     eddy_value_t *on_diagonal,
+                                     eddy_value_t *d, eddy_value_t *other,
+                                     eddy_value_t **out) {
+  const eddy_type_t *dt = d->type;
+  int64_t dims[MAXR], from[MAXR];
+  for (int32_t a = 0; a < dt->rank; a++) {
+    dims[a] = dt->dims[a] < 0 ? -1 : dt->dims[a];
+    from[a] = a;
+  }
+  dims[dt->rank] = 1;
+  from[dt->rank] = 0;
+  eddy_value_t *col = NULL;
+  EDDY_RETURN_IF_ERROR(eddy_tfl_reshape_keep(z, op, d, dims,
+                                             (size_t)dt->rank + 1, from,
+                                             &col));
+  return tfl_sel(z, op, on_diagonal, col, other, out);
+}
+
 /// MatrixDiagV3(diagonal, k, num_rows, num_cols, padding_value) with k = 0:
 /// a [..., M] diagonal becomes [..., M, M] with the diagonal in place and
 /// padding_value elsewhere, select(i == j, diagonal[..., i], padding).
@@ -1005,23 +1027,12 @@ static eddy_status_t lower_matrix_diag(eddy_tfl_t *z, const eddy_op_t *op) {
   }
   if (pad->type->rank != 0)
     return eddy_tfl_error(op, "padding_value must be a scalar");
-  eddy_value_t *i = NULL, *j = NULL, *eq = NULL, *col = NULL, *r = NULL;
+  eddy_value_t *i = NULL, *j = NULL, *eq = NULL, *r = NULL;
   int32_t last = dt->rank - 1;
   EDDY_RETURN_IF_ERROR(positions(z, op, d, last, 0, &i));
   EDDY_RETURN_IF_ERROR(positions(z, op, d, last, 1, &j));
   EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.eq", i, j, &eq));
-  // diagonal[..., i] as a column [..., M, 1].
-  int64_t dims[MAXR], from[MAXR];
-  for (int32_t a = 0; a < dt->rank; a++) {
-    dims[a] = dt->dims[a] < 0 ? -1 : dt->dims[a];
-    from[a] = a;
-  }
-  dims[dt->rank] = 1;
-  from[dt->rank] = 0;
-  EDDY_RETURN_IF_ERROR(eddy_tfl_reshape_keep(z, op, d, dims,
-                                             (size_t)dt->rank + 1, from,
-                                             &col));
-  EDDY_RETURN_IF_ERROR(tfl_sel(z, op, eq, col, pad, &r));
+  EDDY_RETURN_IF_ERROR(select_diagonal(z, op, eq, d, pad, &r));
   tfl_out1(z, op, r);
   return NULL;
 }
@@ -1071,21 +1082,11 @@ static eddy_status_t lower_matrix_set_diag(eddy_tfl_t *z,
   int64_t m = xt->dims[xt->rank - 2], n = xt->dims[xt->rank - 1];
   if (((m < 0 || n < 0) && m != n) || (m >= 0 && n >= 0 && m != n))
     return eddy_tfl_error(op, "only square matrices are supported");
-  eddy_value_t *i = NULL, *j = NULL, *eq = NULL, *col = NULL, *r = NULL;
+  eddy_value_t *i = NULL, *j = NULL, *eq = NULL, *r = NULL;
   EDDY_RETURN_IF_ERROR(positions(z, op, x, xt->rank - 2, 0, &i));
   EDDY_RETURN_IF_ERROR(positions(z, op, x, xt->rank - 1, 1, &j));
   EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.eq", i, j, &eq));
-  int64_t dims[MAXR], from[MAXR];
-  for (int32_t a = 0; a < dt->rank; a++) {
-    dims[a] = dt->dims[a] < 0 ? -1 : dt->dims[a];
-    from[a] = a;
-  }
-  dims[dt->rank] = 1;
-  from[dt->rank] = 0;
-  EDDY_RETURN_IF_ERROR(eddy_tfl_reshape_keep(z, op, d, dims,
-                                             (size_t)dt->rank + 1, from,
-                                             &col));
-  EDDY_RETURN_IF_ERROR(tfl_sel(z, op, eq, col, x, &r));
+  EDDY_RETURN_IF_ERROR(select_diagonal(z, op, eq, d, x, &r));
   tfl_out1(z, op, r);
   return NULL;
 }

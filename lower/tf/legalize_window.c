@@ -596,13 +596,13 @@ static eddy_status_t lower_resize(eddy_tfl_t *z, const eddy_op_t *op,
   } else if (eddy_tfl_const_ints(z, tfl_in(z, op, 1), other, 2) != 2) {
     return eddy_tfl_error(op, "size must be a constant [height, width]");
   }
+  // ResizeBilinear's output is f32 whatever T; ResizeBilinearGrad's is T
+  // (the original image's dtype); the nearest ops keep their input's.
   eddy_dtype_t want = x->type->dtype;
   if (!nearest && !grad)
-    want = EDDY_DT_F32; // ResizeBilinear's output is float whatever T
-  else if (grad && !nearest)
-    EDDY_RETURN_IF_ERROR(eddy_tfl_attr_dtype(op, "T", &want)
-                             ? NULL
-                             : eddy_tfl_error(op, "attribute 'T' is missing"));
+    want = EDDY_DT_F32;
+  else if (!nearest && !eddy_tfl_attr_dtype(op, "T", &want))
+    return eddy_tfl_error(op, "attribute 'T' is missing");
   if (!eddy_dtype_is_float(want))
     return eddy_tfl_error(op, "only floating-point results are supported");
   EDDY_RETURN_IF_ERROR(eddy_tfl_cast(z, op, x, want, &x));
