@@ -606,10 +606,12 @@ def m_band_part(x):
 
 
 def m_matrix_diag(x, d):
-    """Diagonals: the similarity of the l2-normalized rows of a [?, 3] input less tf.eye of
-    the run-time batch (MatrixDiagV3), the diagonal of its square (MatrixDiagPartV3 of a
-    dynamic shape, whose gradient is MatrixSetDiagV3), tf.linalg.diag and set_diag of a [3]
-    input, and tf.nn.l2_loss (L2Loss)."""
+    """Diagonals: the similarity of the l2-normalized rows of a [4, 3] input less tf.eye of
+    the batch (MatrixDiagV3), the diagonal of its square (MatrixDiagPartV3, whose gradient is
+    a MatrixDiagV3), tf.linalg.diag and set_diag of a [3] input (MatrixSetDiagV3, also in the
+    gradient), and tf.nn.l2_loss (L2Loss). Static shapes: compiled for both targets, the
+    gradients of a dynamic batch take seconds; tests/lit/tf/legalize-diag-dynamic.eddy runs
+    the diagonals of a run-time length."""
     e = tf.math.l2_normalize(x, axis=-1)
     sim = tf.matmul(e, tf.linalg.matrix_transpose(e))
     m = tf.ones([3, 3]) * d[:, None]
@@ -743,8 +745,7 @@ FEED_SHAPES = {"strided_slice_dyn": {"x": [None, 5, 3]}, "unary_math": {"x": [No
                "activations": {"x": [None, 5]},
                "dyn_loop": {"x": [None, 3], "y": [None, None]},
                "ta_dyn": {"x": [None, 3]}, "index_dyn": {"x": [None, 4]},
-               "bcast_dyn": {"x": [None, 3]}, "conv_pool": {"x": [None, 7, 6, 3]},
-               "matrix_diag": {"x": [None, 3]}}
+               "bcast_dyn": {"x": [None, 3]}, "conv_pool": {"x": [None, 7, 6, 3]}}
 
 # Models written without their gradients. ta_dyn's gradient reshapes to shapes whose
 # length (a rank) TensorFlow leaves unknown: the gradient of a Sum over a TensorArray item
