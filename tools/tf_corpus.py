@@ -6,7 +6,9 @@ Where tools/tf_fixtures.py writes one small program per control-flow pattern, th
 whole models: Keras LSTM, GRU and SimpleRNN layers (sequences and states), a Bidirectional
 LSTM, stacked layers, a masked LSTM, an attention decoder step, a greedy decoder and a small
 beam search whose trip counts depend on the data, a tf.scan model, one SGD step of an LSTM
-regressor with its gradients, and a Conv1D text classifier. Each is written as <model>_v2 (a frozen tf.function) and, where
+regressor with its gradients, a Conv1D text classifier, a MobileNet-style image model
+(depthwise and separable convolutions, resizing) and one SGD step of a dilated temporal
+convolution classifier. Each is written as <model>_v2 (a frozen tf.function) and, where
 TensorFlow can build it, <model>_v1 (a compat.v1 graph with v1 control flow, its variables
 frozen into constants); the fixtures' layout is tools/tf_fixtures.py's.
 
@@ -260,6 +262,75 @@ def conv_text_inputs():
     return [("x", toks)] + [("w%d" % i, w) for i, w in enumerate(ws)]
 
 
+def mobile_conv_model():
+    keras.utils.set_random_seed(14)
+    return keras.Sequential([
+        keras.Input((5, 5, 2)), keras.layers.Resizing(6, 6),
+        keras.layers.DepthwiseConv2D(3, padding="same", depth_multiplier=2,
+                                     activation="swish"),
+        keras.layers.SeparableConv2D(3, 3, strides=2, padding="same", activation="tanh"),
+        keras.layers.Resizing(4, 4, interpolation="nearest"),
+        keras.layers.GlobalAveragePooling2D(), keras.layers.Dense(2)])
+
+
+def m_keras_mobile_conv():
+    """A MobileNet-style image model: Resizing (bilinear, half-pixel
+    centers: ResizeBilinear), DepthwiseConv2D (depth multiplier 2, SAME, swish),
+    SeparableConv2D (stride 2: a DepthwiseConv2dNative, then a 1x1 Conv2D), Resizing
+    (nearest: ResizeNearestNeighbor), GlobalAveragePooling2D and Dense. The weights are
+    inputs (stateless_call), so the gradient variant holds DepthwiseConv2dNativeBackpropInput
+    and BackpropFilter, ResizeBilinearGrad and ResizeNearestNeighborGrad."""
+    model = mobile_conv_model()
+
+    def fn(x, *ws):
+        y, _ = model.stateless_call(list(ws), [], x)
+        return [y]
+
+    return fn
+
+
+def mobile_conv_inputs():
+    ws = [rnd(71 + i, v.shape, 0.7) for i, v in enumerate(mobile_conv_model().trainable_variables)]
+    return [("x", rnd(70, [B, 5, 5, 2]))] + [("w%d" % i, w) for i, w in enumerate(ws)]
+
+
+def tcn_model():
+    keras.utils.set_random_seed(15)
+    return keras.Sequential([
+        keras.Input((8, 2)),
+        keras.layers.Conv1D(3, 2, padding="causal", activation="tanh"),
+        keras.layers.Conv1D(3, 2, padding="causal", dilation_rate=2, activation="tanh"),
+        keras.layers.GlobalAveragePooling1D(), keras.layers.Dense(3)])
+
+
+def m_tcn_train_step():
+    """One SGD step of a temporal convolution classifier: causal Conv1D,
+    causal Conv1D with dilation 2 (SpaceToBatchND / BatchToSpaceND), GlobalAveragePooling1D,
+    Dense; a sparse cross entropy (labels fed as floats k + 0.5, truncated by a cast) and an
+    L2 penalty (tf.nn.l2_loss: L2Loss); the gradients clipped by tf.clip_by_global_norm
+    (L2Loss again), every weight updated."""
+    model = tcn_model()
+
+    def fn(x, y, *ws):
+        ws = list(ws)
+        with tf.GradientTape() as tape:
+            tape.watch(ws)
+            p, _ = model.stateless_call(ws, [], x)
+            loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(
+                tf.cast(y, tf.int32), p))
+            loss += 1e-2 * tf.add_n([tf.nn.l2_loss(w) for w in ws])
+        gs, norm = tf.clip_by_global_norm(tape.gradient(loss, ws), 1.0)
+        return [loss, norm] + [w - 0.1 * g for w, g in zip(ws, gs)]
+
+    return fn
+
+
+def tcn_inputs():
+    ws = [rnd(81 + i, v.shape, 0.7) for i, v in enumerate(tcn_model().trainable_variables)]
+    return ([("x", rnd(80, [3, 8, 2])), ("y", np.array([0.5, 2.5, 1.5], np.float32))]
+            + [("w%d" % i, w) for i, w in enumerate(ws)])
+
+
 def train_step_weights():
     keras.utils.set_random_seed(10)
     model = keras.Sequential([keras.Input((T, D)), keras.layers.LSTM(H), keras.layers.Dense(1)])
@@ -342,6 +413,10 @@ MODELS = {
     "keras_conv_text": (m_keras_conv_text, conv_text_inputs, ("v1", "v2"), True),
     # TensorFlow's v1 TensorArray gradient of Keras' loop fails to run in TensorFlow itself.
     "lstm_train_step": (m_lstm_train_step, train_step_inputs, ("v2",), False),
+    "keras_mobile_conv": (m_keras_mobile_conv, mobile_conv_inputs, ("v1", "v2"), True),
+    # v2 only: the v1 graph holds the same ops. Static shapes: compiling the gradients of a
+    # dynamic batch takes seconds (tests/lit/tf/legalize-space-batch-dynamic.eddy runs one).
+    "tcn_train_step": (m_tcn_train_step, tcn_inputs, ("v2",), False),
 }
 
 

@@ -605,6 +605,20 @@ def m_band_part(x):
             tf.linalg.band_part(tf.stack([x, x * 2.0]), 0, -1), tf.linalg.band_part(x, 0, 0)]
 
 
+def m_matrix_diag(x, d):
+    """Diagonals: the similarity of the l2-normalized rows of a [4, 3] input less tf.eye of
+    the batch (MatrixDiagV3), the diagonal of its square (MatrixDiagPartV3, whose gradient is
+    a MatrixDiagV3), tf.linalg.diag and set_diag of a [3] input (MatrixSetDiagV3, also in the
+    gradient), and tf.nn.l2_loss (L2Loss). Static shapes: compiled for both targets, the
+    gradients of a dynamic batch take seconds; tests/lit/tf/legalize-diag-dynamic.eddy runs
+    the diagonals of a run-time length."""
+    e = tf.math.l2_normalize(x, axis=-1)
+    sim = tf.matmul(e, tf.linalg.matrix_transpose(e))
+    m = tf.ones([3, 3]) * d[:, None]
+    return [sim - tf.eye(tf.shape(x)[0]), tf.linalg.diag_part(sim * sim),
+            tf.linalg.diag(d) * 2.0 + tf.linalg.set_diag(m, d * d), tf.nn.l2_loss(x)]
+
+
 def m_reverse_sequence(x, y):
     """tf.reverse_sequence time-major (seq_axis 0, batch_axis 1, lengths 3 and 5) of a [5, 2, 3]
     input, and along axis 1 of a [2, 4, 3, 2] one batched on axis 2 (lengths 1, 4, 2)."""
@@ -713,6 +727,7 @@ MODELS = {
     "push_back_batch": (m_push_back_batch, [("x", rnd(36, [4, 3, 2]))], None),
     "segments": (m_segments, [("x", SEGMENTS_X)], None),
     "band_part": (m_band_part, [("x", rnd(38, [4, 5]))], None),
+    "matrix_diag": (m_matrix_diag, [("x", rnd(90, [4, 3])), ("d", rnd(91, [3]))], None),
     "reverse_sequence": (m_reverse_sequence, [("x", rnd(39, [5, 2, 3])), ("y", rnd(40, [2, 4, 3, 2]))],
                          None),
     "conv_pool": (m_conv_pool, [("x", rnd(41, [2, 7, 6, 3])), ("w", rnd(42, [3, 2, 3, 4], 0.5))],

@@ -76,6 +76,11 @@ static const eddy_tf_out_spec_t xent_outs[] = {O_ATTR("loss", "T", -1),
 static const eddy_tf_out_spec_t band_T_like0[] = {O_ATTR("band", "T", 0)};
 static const eddy_tf_out_spec_t output_Tout[] = {
     O_ATTR("output", "Tout", -1)};
+static const eddy_tf_out_spec_t diagonal_T[] = {O_ATTR("diagonal", "T", -1)};
+static const eddy_tf_out_spec_t resized_f32[] = {
+    O_FIXED("resized_images", FLOAT, -1)};
+static const eddy_tf_out_spec_t resized_T[] = {
+    O_ATTR("resized_images", "T", -1)};
 
 /// v1 control flow: values pass through with their type.
 static const eddy_tf_out_spec_t switch_outs[] = {
@@ -168,6 +173,7 @@ static const eddy_tf_op_info_t k_ops[] = {
     OP(AvgPoolGrad, IN(2), output_T),
     OP(BatchMatMulV2, IN(2), output_T),
     OP(BatchMatMulV3, IN(2), output_Tout),
+    OP(BatchToSpaceND, IN(3), output_T),
     OP(BiasAdd, IN(2), output_T_like0),
     OP(BiasAddGrad, IN(1), output_T),
     OP(BiasAddV1, IN(2), output_T_like0),
@@ -189,6 +195,9 @@ static const eddy_tf_op_info_t k_ops[] = {
     OP(Cosh, IN(1), y_T_like0),
     OP(Cumprod, IN(2), out_T_like0),
     OP(Cumsum, IN(2), out_T_like0),
+    OP(DepthwiseConv2dNative, IN(2), output_T),
+    OP(DepthwiseConv2dNativeBackpropFilter, IN(3), output_T),
+    OP(DepthwiseConv2dNativeBackpropInput, IN(3), output_T),
     OP(Div, IN(2), z_T),
     OP(DivNoNan, IN(2), z_T),
     OP(DynamicStitch, IN_ATLEAST(2), merged_T),
@@ -222,6 +231,7 @@ static const eddy_tf_op_info_t k_ops[] = {
     OP(IsFinite, IN(1), y_bool_like0),
     OP(IsInf, IN(1), y_bool_like0),
     OP(IsNan, IN(1), y_bool_like0),
+    OP(L2Loss, IN(1), output_T),
     OP(LeakyRelu, IN(1), activations_T_like0),
     OP(LeakyReluGrad, IN(2), backprops_T_like0),
     OP(Less, IN(2), z_bool),
@@ -235,6 +245,9 @@ static const eddy_tf_op_info_t k_ops[] = {
     OP(LoopCond, IN(1), output_bool_like0),
     OP(MatMul, IN(2), product_T),
     OP(MatrixBandPart, IN(3), band_T_like0),
+    OP(MatrixDiagPartV3, IN(3), diagonal_T),
+    OP(MatrixDiagV3, IN(5), output_T),
+    OP(MatrixSetDiagV3, IN(3), output_T),
     OP(Max, IN(2), output_T),
     OP(MaxPool, IN(1), output_T),
     OP(MaxPoolGrad, IN(3), output_T_like0),
@@ -277,6 +290,10 @@ static const eddy_tf_op_info_t k_ops[] = {
     OP(Relu6Grad, IN(2), backprops_T_like0),
     OP(ReluGrad, IN(2), backprops_T_like0),
     OP(Reshape, IN(2), output_T),
+    OP(ResizeBilinear, IN(2), resized_f32),
+    OP(ResizeBilinearGrad, IN(2), output_T),
+    OP(ResizeNearestNeighbor, IN(2), resized_T),
+    OP(ResizeNearestNeighborGrad, IN(2), output_T),
     OP(ReverseSequence, IN(2), output_T_like0),
     OP(ReverseV2, IN(2), output_T_like0),
     OP(Rint, IN(1), y_T_like0),
@@ -308,6 +325,7 @@ static const eddy_tf_op_info_t k_ops[] = {
     OP(SoftplusGrad, IN(2), backprops_T_like0),
     OP(Softsign, IN(1), activations_T_like0),
     OP(SoftsignGrad, IN(2), backprops_T_like0),
+    OP(SpaceToBatchND, IN(3), output_T),
     OP(SparseSoftmaxCrossEntropyWithLogits, IN(2), xent_outs),
     OP(Split, IN(2), split_outs),
     OP(SplitV, IN(3), split_outs),

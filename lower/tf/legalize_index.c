@@ -1,9 +1,10 @@
 /// legalize-tf: the rules for TensorFlow's indexing, scan and arg-reduction
 /// ops: ReverseV2, Any, All, ArgMax, ArgMin, Cumsum, Cumprod, OneHot,
 /// ConcatOffset (the gradient of ConcatV2), BroadcastArgs, BroadcastTo,
-/// InvertPermutation, EuclideanNorm, GatherNd, ScatterNd,
+/// InvertPermutation, EuclideanNorm, L2Loss, GatherNd, ScatterNd,
 /// TensorScatterUpdate/Add, the segment reductions (Segment* and
 /// UnsortedSegment* of Sum, Max, Min, Prod; SegmentMean), MatrixBandPart,
+/// MatrixDiagV3, MatrixDiagPartV3 and MatrixSetDiagV3 (the main diagonal),
 /// ReverseSequence,
 /// GatherV2 with batch_dims,
 /// TopKV2, Einsum (legalize_einsum.c), BatchMatMulV3, the softmax cross entropies
@@ -32,7 +33,8 @@ static const char *const INDEX_OPS[] = {
     "UnsortedSegmentProd", "MatrixBandPart", "ReverseSequence",
     "BatchMatMulV3", "SoftmaxCrossEntropyWithLogits",
     "SparseSoftmaxCrossEntropyWithLogits", "DynamicStitch",
-    "ParallelDynamicStitch",
+    "ParallelDynamicStitch", "L2Loss", "MatrixDiagV3", "MatrixDiagPartV3",
+    "MatrixSetDiagV3",
 };
 
 void eddy_tfl_index_ops_each(void (*fn)(const char *name, void *user),
@@ -470,6 +472,29 @@ static eddy_status_t lower_euclidean_norm(eddy_tfl_t *z, const eddy_op_t *op) {
   return NULL;
 }
 
+/// L2Loss: sum(x * x) / 2 over every element (tf.nn.l2_loss;
+/// tf.clip_by_global_norm sums them for the global norm).
+static eddy_status_t lower_l2_loss(eddy_tfl_t *z, const eddy_op_t *op) {
+  eddy_value_t *x = tfl_in(z, op, 0);
+  const eddy_type_t *xt = x->type;
+  if (!eddy_dtype_is_float(xt->dtype))
+    return eddy_tfl_error(op, "only floating-point operands are supported");
+  if (xt->kind != EDDY_TYPE_TENSOR || xt->rank == EDDY_RANK_UNKNOWN ||
+      xt->rank > MAXR)
+    return eddy_tfl_error(op, "the operand's rank is unknown");
+  int64_t axes[MAXR];
+  for (int32_t a = 0; a < xt->rank; a++)
+    axes[a] = a;
+  eddy_value_t *sq = NULL, *sum = NULL, *half = NULL, *r = NULL;
+  EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.mul", x, x, &sq));
+  EDDY_RETURN_IF_ERROR(eddy_tfl_reduce(z, op, "core.reduce_sum", sq, axes,
+                                       (size_t)xt->rank, false, &sum));
+  EDDY_RETURN_IF_ERROR(tfl_scalar_like(z, x, 0.5, &half));
+  EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.mul", sum, half, &r));
+  tfl_out1(z, op, r);
+  return NULL;
+}
+
 /// Where (one operand): the number of nonzero elements, a sum of x != 0 as
 /// i64 over every axis, then core.where, which takes it as its row count.
 static eddy_status_t lower_where(eddy_tfl_t *z, const eddy_op_t *op) {
@@ -878,6 +903,28 @@ static eddy_status_t lower_segment(eddy_tfl_t *z, const eddy_op_t *op,
   return NULL;
 }
 
+/// The positions 0..d-1 along dim `axis` of x (d static or read at run
+/// time), as an i64 tensor [d, 1] (k = 0: rows) or [1, d] (k = 1: columns).
+static eddy_status_t positions(eddy_tfl_t *z, const eddy_op_t *op,
+                               eddy_value_t *x, int32_t axis, int k,
+                               eddy_value_t **out) {
+  int64_t d = x->type->dims[axis];
+  eddy_value_t *zero = NULL, *one = NULL, *n = NULL, *r = NULL;
+  EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, EDDY_DT_I64, 0, NULL, 0, &zero));
+  EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, EDDY_DT_I64, 0, NULL, 1, &one));
+  if (d >= 0)
+    EDDY_RETURN_IF_ERROR(
+        eddy_tfl_splat(z, EDDY_DT_I64, 0, NULL, (double)d, &n));
+  else
+    EDDY_RETURN_IF_ERROR(eddy_tfl_dim(z, op, x, axis, &n));
+  eddy_value_t *rops[3] = {zero, n, one};
+  EDDY_RETURN_IF_ERROR(
+      eddy_tfl_build(z, op, "core.range", rops, 3, NULL, 0, &r));
+  int64_t dims[2] = {1, 1}, from[2] = {0, 0};
+  dims[k] = d < 0 ? -1 : d;
+  return eddy_tfl_reshape_keep(z, op, r, dims, 2, from, out);
+}
+
 /// MatrixBandPart(x, lower, upper): x [..., M, N] with the elements outside
 /// the band set to 0, element (i, j) kept when (lower < 0 or i - j <=
 /// lower) and (upper < 0 or j - i <= upper); the bounds may be run-time
@@ -899,26 +946,10 @@ static eddy_status_t lower_band_part(eddy_tfl_t *z, const eddy_op_t *op) {
         eddy_tfl_cast(z, op, bound[k], EDDY_DT_I64, &bound[k]));
   }
   // i: [M, 1], j: [1, N] (i64).
-  eddy_value_t *idx[2], *zero = NULL, *one = NULL;
+  eddy_value_t *idx[2], *zero = NULL;
   EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, EDDY_DT_I64, 0, NULL, 0, &zero));
-  EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, EDDY_DT_I64, 0, NULL, 1, &one));
-  for (int k = 0; k < 2; k++) {
-    int32_t axis = xt->rank - 2 + k;
-    int64_t d = xt->dims[axis];
-    eddy_value_t *n = NULL, *r = NULL;
-    if (d >= 0)
-      EDDY_RETURN_IF_ERROR(
-          eddy_tfl_splat(z, EDDY_DT_I64, 0, NULL, (double)d, &n));
-    else
-      EDDY_RETURN_IF_ERROR(eddy_tfl_dim(z, op, x, axis, &n));
-    eddy_value_t *rops[3] = {zero, n, one};
-    EDDY_RETURN_IF_ERROR(
-        eddy_tfl_build(z, op, "core.range", rops, 3, NULL, 0, &r));
-    int64_t dims[2] = {k ? 1 : d, k ? d : 1}, from[2] = {0, 0};
-    dims[k] = d < 0 ? -1 : d;
-    EDDY_RETURN_IF_ERROR(eddy_tfl_reshape_keep(z, op, r, dims, 2, from,
-                                               &idx[k]));
-  }
+  for (int k = 0; k < 2; k++)
+    EDDY_RETURN_IF_ERROR(positions(z, op, x, xt->rank - 2 + k, k, &idx[k]));
   // keep = (lower < 0 | i - j <= lower) & (upper < 0 | j - i <= upper)
   eddy_value_t *keep = NULL;
   for (int k = 0; k < 2; k++) {
@@ -935,6 +966,127 @@ static eddy_status_t lower_band_part(eddy_tfl_t *z, const eddy_op_t *op) {
   eddy_value_t *zx = NULL, *r = NULL;
   EDDY_RETURN_IF_ERROR(tfl_scalar_like(z, x, 0.0, &zx));
   EDDY_RETURN_IF_ERROR(tfl_sel(z, op, keep, x, zx, &r));
+  tfl_out1(z, op, r);
+  return NULL;
+}
+
+/// The diagonal offset k of MatrixDiagV3 / MatrixDiagPartV3 /
+/// MatrixSetDiagV3 (operand i) must be the constant 0: the main diagonal,
+/// what tf.eye, tf.linalg.diag, diag_part and set_diag write by default.
+static eddy_status_t main_diagonal(eddy_tfl_t *z, const eddy_op_t *op,
+                                   size_t i) {
+  int64_t k[2];
+  int64_t n = eddy_tfl_const_ints(z, tfl_in(z, op, i), k, 2);
+  if (n < 1 || k[0] != 0 || (n == 2 && k[1] != 0))
+    return eddy_tfl_error(op, "only the main diagonal (k = 0, a constant) "
+                              "is supported");
+  return NULL;
+}
+
+/// select(on_diagonal, d[..., i], other): the diagonal d [..., M] as a
+/// column [..., M, 1], broadcast along the rows where on_diagonal ([M, N]:
+/// i == j) holds, other elsewhere.
+static eddy_status_t select_diagonal(eddy_tfl_t *z, const eddy_op_t *op,
+                                     eddy_value_t *on_diagonal,
+                                     eddy_value_t *d, eddy_value_t *other,
+                                     eddy_value_t **out) {
+  const eddy_type_t *dt = d->type;
+  int64_t dims[MAXR], from[MAXR];
+  for (int32_t a = 0; a < dt->rank; a++) {
+    dims[a] = dt->dims[a] < 0 ? -1 : dt->dims[a];
+    from[a] = a;
+  }
+  dims[dt->rank] = 1;
+  from[dt->rank] = 0;
+  eddy_value_t *col = NULL;
+  EDDY_RETURN_IF_ERROR(eddy_tfl_reshape_keep(z, op, d, dims,
+                                             (size_t)dt->rank + 1, from,
+                                             &col));
+  return tfl_sel(z, op, on_diagonal, col, other, out);
+}
+
+/// MatrixDiagV3(diagonal, k, num_rows, num_cols, padding_value) with k = 0:
+/// a [..., M] diagonal becomes [..., M, M] with the diagonal in place and
+/// padding_value elsewhere, select(i == j, diagonal[..., i], padding).
+/// num_rows and num_cols must be -1 or M (constants).
+static eddy_status_t lower_matrix_diag(eddy_tfl_t *z, const eddy_op_t *op) {
+  eddy_value_t *d = tfl_in(z, op, 0), *pad = tfl_in(z, op, 4);
+  const eddy_type_t *dt = d->type;
+  if (dt->kind != EDDY_TYPE_TENSOR || dt->rank == EDDY_RANK_UNKNOWN ||
+      dt->rank < 1 || dt->rank >= MAXR)
+    return eddy_tfl_error(op, "the diagonal must have a known rank >= 1");
+  EDDY_RETURN_IF_ERROR(main_diagonal(z, op, 1));
+  int64_t m = dt->dims[dt->rank - 1];
+  for (int k = 2; k <= 3; k++) {
+    int64_t v = 0;
+    if (eddy_tfl_const_ints(z, tfl_in(z, op, (size_t)k), &v, 1) != 1 ||
+        (v != -1 && (m < 0 || v != m)))
+      return eddy_tfl_error(op, "num_%s must be the constant -1 or the "
+                                "diagonal's length",
+                            k == 2 ? "rows" : "cols");
+  }
+  if (pad->type->rank != 0)
+    return eddy_tfl_error(op, "padding_value must be a scalar");
+  eddy_value_t *i = NULL, *j = NULL, *eq = NULL, *r = NULL;
+  int32_t last = dt->rank - 1;
+  EDDY_RETURN_IF_ERROR(positions(z, op, d, last, 0, &i));
+  EDDY_RETURN_IF_ERROR(positions(z, op, d, last, 1, &j));
+  EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.eq", i, j, &eq));
+  EDDY_RETURN_IF_ERROR(select_diagonal(z, op, eq, d, pad, &r));
+  tfl_out1(z, op, r);
+  return NULL;
+}
+
+/// MatrixDiagPartV3(input, k, padding_value) with k = 0: x[..., i, i] for
+/// i < min(M, N), the sum of select(i == j, x, 0) over the longer of the
+/// last two axes (both static, or equal by their types).
+static eddy_status_t lower_matrix_diag_part(eddy_tfl_t *z,
+                                            const eddy_op_t *op) {
+  eddy_value_t *x = tfl_in(z, op, 0);
+  const eddy_type_t *xt = x->type;
+  if (xt->kind != EDDY_TYPE_TENSOR || xt->rank == EDDY_RANK_UNKNOWN ||
+      xt->rank < 2)
+    return eddy_tfl_error(op, "the operand must have a known rank >= 2");
+  EDDY_RETURN_IF_ERROR(main_diagonal(z, op, 1));
+  int64_t m = xt->dims[xt->rank - 2], n = xt->dims[xt->rank - 1];
+  if ((m < 0 || n < 0) && m != n)
+    return eddy_tfl_error(op, "the last two dims must be static (or the "
+                              "same dynamic dim)");
+  eddy_value_t *i = NULL, *j = NULL, *eq = NULL, *zx = NULL, *sel = NULL,
+               *r = NULL;
+  EDDY_RETURN_IF_ERROR(positions(z, op, x, xt->rank - 2, 0, &i));
+  EDDY_RETURN_IF_ERROR(positions(z, op, x, xt->rank - 1, 1, &j));
+  EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.eq", i, j, &eq));
+  EDDY_RETURN_IF_ERROR(tfl_scalar_like(z, x, 0.0, &zx));
+  EDDY_RETURN_IF_ERROR(tfl_sel(z, op, eq, x, zx, &sel));
+  int64_t axis = m > n ? xt->rank - 2 : xt->rank - 1;
+  EDDY_RETURN_IF_ERROR(
+      eddy_tfl_reduce(z, op, "core.reduce_sum", sel, &axis, 1, false, &r));
+  tfl_out1(z, op, r);
+  return NULL;
+}
+
+/// MatrixSetDiagV3(input, diagonal, k) with k = 0: input with its main
+/// diagonal replaced, select(i == j, diagonal[..., i], input) (square
+/// matrices: the gradient of diag_part of a dynamic shape; else the
+/// diagonal's length must be min(M, N), statically).
+static eddy_status_t lower_matrix_set_diag(eddy_tfl_t *z,
+                                           const eddy_op_t *op) {
+  eddy_value_t *x = tfl_in(z, op, 0), *d = tfl_in(z, op, 1);
+  const eddy_type_t *xt = x->type, *dt = d->type;
+  if (xt->kind != EDDY_TYPE_TENSOR || xt->rank == EDDY_RANK_UNKNOWN ||
+      xt->rank < 2 || xt->rank >= MAXR || dt->rank != xt->rank - 1)
+    return eddy_tfl_error(op, "the input must have a known rank >= 2 and "
+                              "the diagonal one less");
+  EDDY_RETURN_IF_ERROR(main_diagonal(z, op, 2));
+  int64_t m = xt->dims[xt->rank - 2], n = xt->dims[xt->rank - 1];
+  if (((m < 0 || n < 0) && m != n) || (m >= 0 && n >= 0 && m != n))
+    return eddy_tfl_error(op, "only square matrices are supported");
+  eddy_value_t *i = NULL, *j = NULL, *eq = NULL, *r = NULL;
+  EDDY_RETURN_IF_ERROR(positions(z, op, x, xt->rank - 2, 0, &i));
+  EDDY_RETURN_IF_ERROR(positions(z, op, x, xt->rank - 1, 1, &j));
+  EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.eq", i, j, &eq));
+  EDDY_RETURN_IF_ERROR(select_diagonal(z, op, eq, d, x, &r));
   tfl_out1(z, op, r);
   return NULL;
 }
@@ -1322,6 +1474,14 @@ eddy_status_t eddy_tfl_lower_index_op(eddy_tfl_t *z, const eddy_op_t *op,
     return lower_invert_permutation(z, op);
   if (strcmp(t, "EuclideanNorm") == 0)
     return lower_euclidean_norm(z, op);
+  if (strcmp(t, "L2Loss") == 0)
+    return lower_l2_loss(z, op);
+  if (strcmp(t, "MatrixDiagV3") == 0)
+    return lower_matrix_diag(z, op);
+  if (strcmp(t, "MatrixDiagPartV3") == 0)
+    return lower_matrix_diag_part(z, op);
+  if (strcmp(t, "MatrixSetDiagV3") == 0)
+    return lower_matrix_set_diag(z, op);
   if (strcmp(t, "GatherV2") == 0) {
     int64_t nb = eddy_ir_op_attr_int(op, "batch_dims", 0);
     if (nb != 0)

@@ -4,18 +4,28 @@
 /// Conv2D and pooling layers and their gradients write; Conv1D and the 1-D
 /// pools reach them through ExpandDims and Squeeze). Each becomes one core
 /// op of docs/dialects/core.md: NHWC only, TensorFlow's SAME, VALID and
-/// EXPLICIT paddings as explicit pads.
+/// EXPLICIT paddings as explicit pads. Around them, what Keras' other
+/// convolution and image layers write, with the same core ops:
+/// DepthwiseConv2dNative and its gradients (a conv2d with a block-diagonal
+/// filter), SpaceToBatchND and BatchToSpaceND (dilated convolutions:
+/// pads, reshapes, transposes), and ResizeBilinear, ResizeNearestNeighbor
+/// and their gradients (products with constant interpolation matrices).
 #include "lower/tf/tf_lower_internal.h"
 
 #include "dialects/core/core.h"
 #include "runtime/scalar.h"
 
+#include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const char *const WINDOW_OPS[] = {
     "Conv2D",  "Conv2DBackpropInput", "Conv2DBackpropFilter",
     "MaxPool", "AvgPool",             "MaxPoolGrad",
-    "AvgPoolGrad",
+    "AvgPoolGrad", "DepthwiseConv2dNative",
+    "DepthwiseConv2dNativeBackpropInput", "DepthwiseConv2dNativeBackpropFilter",
+    "SpaceToBatchND", "BatchToSpaceND", "ResizeBilinear", "ResizeBilinearGrad",
+    "ResizeNearestNeighbor", "ResizeNearestNeighborGrad",
 };
 
 void eddy_tfl_window_ops_each(void (*fn)(const char *name, void *user),
@@ -195,10 +205,424 @@ static eddy_status_t ksize(const eddy_op_t *op, eddy_core_window_t *w) {
   return NULL;
 }
 
+/// ---- Depthwise convolutions --------------------------------------------
+
+/// The mask i == j of the filter's channels, shaped [1, 1, C, C, 1] (i32):
+/// a depthwise filter w [KH, KW, C, M] is the conv2d filter
+/// select(mask, w[:, :, None], 0) reshaped to [KH, KW, C, C * M], block
+/// diagonal: output channel c * M + m reads input channel c only.
+static eddy_status_t channel_mask(eddy_tfl_t *z, const eddy_op_t *op,
+                                  int64_t c, eddy_value_t **out) {
+  int64_t dims[5] = {1, 1, c, c, 1};
+  const eddy_type_t *t = eddy_ir_tensor_type_get(z->ctx, EDDY_DT_I32, 5, dims);
+  eddy_value_t *io[2];
+  for (int k = 0; k < 2; k++) {
+    eddy_named_attr_t da = eddy_tfl_int_attr(z, "dimension", 2 + k);
+    eddy_op_t *o = NULL;
+    EDDY_RETURN_IF_ERROR(
+        eddy_tfl_build_typed(z, op, "core.iota", NULL, 0, &da, 1, &t, 1, &o));
+    io[k] = eddy_ir_op_result(o, 0);
+  }
+  return tfl_bin(z, op, "core.eq", io[0], io[1], out);
+}
+
+/// The static [KH, KW, C, M] of a depthwise filter value f.
+static eddy_status_t depthwise_dims(const eddy_op_t *op, eddy_value_t *f,
+                                    int64_t *fd) {
+  EDDY_RETURN_IF_ERROR(rank4(op, f, "filter"));
+  for (int k = 0; k < 4; k++) {
+    fd[k] = f->type->dims[k];
+    if (fd[k] < 0)
+      return eddy_tfl_error(op, "the depthwise filter's shape must be static");
+  }
+  return NULL;
+}
+
+/// The block-diagonal conv2d filter [KH, KW, C, C * M] of depthwise filter f.
+static eddy_status_t depthwise_filter(eddy_tfl_t *z, const eddy_op_t *op,
+                                      eddy_value_t *f, const int64_t *fd,
+                                      eddy_value_t **out) {
+  eddy_value_t *mask = NULL, *w5 = NULL, *zero = NULL, *sel = NULL;
+  EDDY_RETURN_IF_ERROR(channel_mask(z, op, fd[2], &mask));
+  int64_t d5[5] = {fd[0], fd[1], 1, fd[2], fd[3]};
+  EDDY_RETURN_IF_ERROR(eddy_tfl_reshape(z, op, f, d5, 5, &w5));
+  EDDY_RETURN_IF_ERROR(tfl_scalar_like(z, f, 0.0, &zero));
+  EDDY_RETURN_IF_ERROR(tfl_sel(z, op, mask, w5, zero, &sel));
+  int64_t d4[4] = {fd[0], fd[1], fd[2], fd[2] * fd[3]};
+  return eddy_tfl_reshape(z, op, sel, d4, 4, out);
+}
+
+/// DepthwiseConv2dNative(x, w) = conv2d(x, the block-diagonal filter of
+/// w); its input gradient conv2d_input_grad with that filter; its filter
+/// gradient the diagonal blocks of conv2d_filter_grad. Each costs C times
+/// the depthwise convolution's products (C input channels).
+static eddy_status_t lower_depthwise(eddy_tfl_t *z, const eddy_op_t *op,
+                                     const char *t) {
+  eddy_core_window_t w;
+  int64_t fd[4], hw[2];
+  if (strcmp(t, "DepthwiseConv2dNative") == 0) {
+    eddy_value_t *x = tfl_in(z, op, 0), *f = tfl_in(z, op, 1), *bf = NULL;
+    EDDY_RETURN_IF_ERROR(rank4(op, x, "input"));
+    EDDY_RETURN_IF_ERROR(depthwise_dims(op, f, fd));
+    EDDY_RETURN_IF_ERROR(filter_taps(op, f, &w));
+    EDDY_RETURN_IF_ERROR(read_window(op, &x->type->dims[1], &w));
+    EDDY_RETURN_IF_ERROR(depthwise_filter(z, op, f, fd, &bf));
+    return build(z, op, "core.conv2d", x, bf, &w, NULL, NULL);
+  }
+  if (strcmp(t, "DepthwiseConv2dNativeBackpropInput") == 0) {
+    eddy_value_t *f = tfl_in(z, op, 1), *dy = tfl_in(z, op, 2), *bf = NULL;
+    EDDY_RETURN_IF_ERROR(depthwise_dims(op, f, fd));
+    EDDY_RETURN_IF_ERROR(filter_taps(op, f, &w));
+    EDDY_RETURN_IF_ERROR(rank4(op, dy, "out_backprop"));
+    EDDY_RETURN_IF_ERROR(sizes(z, op, tfl_in(z, op, 0), 1, hw));
+    EDDY_RETURN_IF_ERROR(read_window(op, hw, &w));
+    EDDY_RETURN_IF_ERROR(depthwise_filter(z, op, f, fd, &bf));
+    return build(z, op, "core.conv2d_input_grad", dy, bf, &w, "input_size",
+                 hw);
+  }
+  // DepthwiseConv2dNativeBackpropFilter(x, filter_sizes, dy).
+  eddy_value_t *x = tfl_in(z, op, 0), *dy = tfl_in(z, op, 2);
+  EDDY_RETURN_IF_ERROR(rank4(op, x, "input"));
+  EDDY_RETURN_IF_ERROR(rank4(op, dy, "out_backprop"));
+  int64_t c = x->type->dims[3], cm = dy->type->dims[3];
+  if (c < 0 || cm < 0 || c == 0 || cm % c != 0)
+    return eddy_tfl_error(op, "the input's and out_backprop's channels must "
+                              "be static, the latter a multiple of the "
+                              "former");
+  EDDY_RETURN_IF_ERROR(sizes(z, op, tfl_in(z, op, 1), 0, w.size));
+  EDDY_RETURN_IF_ERROR(read_window(op, &x->type->dims[1], &w));
+  eddy_named_attr_t at[5];
+  size_t na = eddy_core_window_attrs(z->ctx, "core.conv2d_filter_grad", &w,
+                                     "filter_size", w.size, at);
+  eddy_value_t *ops[2] = {x, dy}, *g = NULL, *g5 = NULL, *mask = NULL,
+               *zero = NULL, *sel = NULL, *r = NULL;
+  EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "core.conv2d_filter_grad", ops,
+                                      2, at, na, &g));
+  int64_t d5[5] = {w.size[0], w.size[1], c, c, cm / c};
+  EDDY_RETURN_IF_ERROR(eddy_tfl_reshape(z, op, g, d5, 5, &g5));
+  EDDY_RETURN_IF_ERROR(channel_mask(z, op, c, &mask));
+  EDDY_RETURN_IF_ERROR(tfl_scalar_like(z, g5, 0.0, &zero));
+  EDDY_RETURN_IF_ERROR(tfl_sel(z, op, mask, g5, zero, &sel));
+  int64_t axis = 2;
+  EDDY_RETURN_IF_ERROR(
+      eddy_tfl_reduce(z, op, "core.reduce_sum", sel, &axis, 1, false, &r));
+  tfl_out1(z, op, r);
+  return NULL;
+}
+
+/// ---- SpaceToBatchND and BatchToSpaceND ----------------------------------
+
+#define MAXB 8
+
+/// The constant block_shape (operand 1) and paddings or crops (operand 2,
+/// [M, 2]) of a SpaceToBatchND / BatchToSpaceND on x: M >= 1 blocks >= 1,
+/// pads >= 0; x's dims static but the batch.
+static eddy_status_t space_batch_args(eddy_tfl_t *z, const eddy_op_t *op,
+                                      eddy_value_t *x, int64_t *block,
+                                      int64_t *pads, int32_t *m) {
+  int64_t nb = eddy_tfl_const_ints(z, tfl_in(z, op, 1), block, MAXB);
+  if (nb < 1)
+    return eddy_tfl_error(op, "block_shape must be a constant vector of 1 to "
+                              "%d entries",
+                          MAXB);
+  if (eddy_tfl_const_ints(z, tfl_in(z, op, 2), pads, 2 * MAXB) != 2 * nb)
+    return eddy_tfl_error(op, "the %s must be a constant [%lld, 2]",
+                          strcmp(op->name->str, "tf.SpaceToBatchND") == 0
+                              ? "paddings"
+                              : "crops",
+                          (long long)nb);
+  const eddy_type_t *t = x->type;
+  if (t->kind != EDDY_TYPE_TENSOR || t->rank == EDDY_RANK_UNKNOWN ||
+      t->rank < 1 + nb || t->rank > EDDY_TFL_MAX_RANK - MAXB)
+    return eddy_tfl_error(op, "the input must have a known rank above the "
+                              "number of blocks");
+  for (int32_t i = 1; i < t->rank; i++)
+    if (t->dims[i] < 0)
+      return eddy_tfl_error(op, "only the batch dim may be dynamic");
+  for (int64_t i = 0; i < nb; i++)
+    if (block[i] < 1 || pads[2 * i] < 0 || pads[2 * i + 1] < 0)
+      return eddy_tfl_error(op, "blocks must be >= 1 and paddings >= 0");
+  *m = (int32_t)nb;
+  return NULL;
+}
+
+/// core.transpose of v by perm[0..n).
+static eddy_status_t transpose(eddy_tfl_t *z, const eddy_op_t *op,
+                               eddy_value_t *v, const int64_t *perm, size_t n,
+                               eddy_value_t **out) {
+  eddy_named_attr_t a = eddy_tfl_ints_attr(z, "perm", perm, n);
+  return eddy_tfl_build(z, op, "core.transpose", &v, 1, &a, 1, out);
+}
+
+/// SpaceToBatchND(x, block, paddings), x [B, s1..sM, rest...]: x padded,
+/// reshaped to [B, s1/b1, b1, ..., sM/bM, bM, rest...], the blocks moved to
+/// the front and merged with the batch: [b1 * ... * bM * B, s1/b1, ...].
+static eddy_status_t lower_space_to_batch(eddy_tfl_t *z, const eddy_op_t *op) {
+  eddy_value_t *x = tfl_in(z, op, 0), *v = NULL;
+  int64_t block[MAXB], pads[2 * MAXB];
+  int32_t m = 0;
+  EDDY_RETURN_IF_ERROR(space_batch_args(z, op, x, block, pads, &m));
+  const eddy_type_t *t = x->type;
+  int32_t r = t->rank, rest = r - 1 - m;
+  int64_t lo[EDDY_TFL_MAX_RANK] = {0}, hi[EDDY_TFL_MAX_RANK] = {0};
+  int64_t d[EDDY_TFL_MAX_RANK], perm[EDDY_TFL_MAX_RANK], nblk = 1;
+  for (int32_t i = 0; i < m; i++) {
+    lo[1 + i] = pads[2 * i];
+    hi[1 + i] = pads[2 * i + 1];
+    int64_t s = t->dims[1 + i] + lo[1 + i] + hi[1 + i];
+    if (s % block[i] != 0)
+      return eddy_tfl_error(op, "padded dim %d (%lld) is not a multiple of "
+                                "its block %lld",
+                            (int)(1 + i), (long long)s, (long long)block[i]);
+    d[1 + 2 * i] = s / block[i];
+    d[2 + 2 * i] = block[i];
+    perm[i] = 2 + 2 * i;
+    perm[m + 1 + i] = 1 + 2 * i;
+    nblk *= block[i];
+  }
+  d[0] = t->dims[0] < 0 ? -1 : t->dims[0];
+  perm[m] = 0;
+  for (int32_t i = 0; i < rest; i++) {
+    d[1 + 2 * m + i] = t->dims[1 + m + i];
+    perm[1 + 2 * m + i] = 1 + 2 * m + i;
+  }
+  eddy_value_t *zero = NULL;
+  EDDY_RETURN_IF_ERROR(tfl_scalar_like(z, x, 0.0, &zero));
+  eddy_value_t *pops[2] = {x, zero};
+  eddy_named_attr_t pa[2] = {eddy_tfl_ints_attr(z, "low", lo, (size_t)r),
+                             eddy_tfl_ints_attr(z, "high", hi, (size_t)r)};
+  EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "core.pad", pops, 2, pa, 2, &v));
+  size_t n = (size_t)(1 + 2 * m + rest);
+  EDDY_RETURN_IF_ERROR(eddy_tfl_reshape(z, op, v, d, n, &v));
+  EDDY_RETURN_IF_ERROR(transpose(z, op, v, perm, n, &v));
+  int64_t o[EDDY_TFL_MAX_RANK];
+  o[0] = t->dims[0] < 0 ? -1 : t->dims[0] * nblk;
+  for (int32_t i = 0; i < m; i++)
+    o[1 + i] = d[1 + 2 * i];
+  for (int32_t i = 0; i < rest; i++)
+    o[1 + m + i] = t->dims[1 + m + i];
+  EDDY_RETURN_IF_ERROR(eddy_tfl_reshape(z, op, v, o, (size_t)r, &v));
+  tfl_out1(z, op, v);
+  return NULL;
+}
+
+/// BatchToSpaceND(x, block, crops), x [b1 * ... * bM * B, s1..sM, rest...]:
+/// reshaped to [b1, ..., bM, B, s1, ..., sM, rest...], each block moved
+/// behind its dim, merged with it ([B, s1 * b1, ...]) and cropped (a
+/// core.gather of the kept positions, so that the batch may be dynamic).
+static eddy_status_t lower_batch_to_space(eddy_tfl_t *z, const eddy_op_t *op) {
+  eddy_value_t *x = tfl_in(z, op, 0), *v = NULL;
+  int64_t block[MAXB], crops[2 * MAXB];
+  int32_t m = 0;
+  EDDY_RETURN_IF_ERROR(space_batch_args(z, op, x, block, crops, &m));
+  const eddy_type_t *t = x->type;
+  int32_t r = t->rank, rest = r - 1 - m;
+  int64_t d[EDDY_TFL_MAX_RANK], perm[EDDY_TFL_MAX_RANK], nblk = 1;
+  for (int32_t i = 0; i < m; i++) {
+    d[i] = block[i];
+    d[m + 1 + i] = t->dims[1 + i];
+    perm[1 + 2 * i] = m + 1 + i;
+    perm[2 + 2 * i] = i;
+    nblk *= block[i];
+  }
+  if (t->dims[0] >= 0 && t->dims[0] % nblk != 0)
+    return eddy_tfl_error(op, "the batch (%lld) is not a multiple of the "
+                              "blocks' product %lld",
+                          (long long)t->dims[0], (long long)nblk);
+  int64_t b = t->dims[0] < 0 ? -1 : t->dims[0] / nblk;
+  d[m] = b;
+  perm[0] = m;
+  for (int32_t i = 0; i < rest; i++) {
+    d[2 * m + 1 + i] = t->dims[1 + m + i];
+    perm[2 * m + 1 + i] = 2 * m + 1 + i;
+  }
+  size_t n = (size_t)(1 + 2 * m + rest);
+  EDDY_RETURN_IF_ERROR(eddy_tfl_reshape(z, op, x, d, n, &v));
+  EDDY_RETURN_IF_ERROR(transpose(z, op, v, perm, n, &v));
+  int64_t o[EDDY_TFL_MAX_RANK];
+  o[0] = b;
+  for (int32_t i = 0; i < m; i++)
+    o[1 + i] = t->dims[1 + i] * block[i];
+  for (int32_t i = 0; i < rest; i++)
+    o[1 + m + i] = t->dims[1 + m + i];
+  EDDY_RETURN_IF_ERROR(eddy_tfl_reshape(z, op, v, o, (size_t)r, &v));
+  for (int32_t i = 0; i < m; i++) {
+    int64_t len = o[1 + i] - crops[2 * i] - crops[2 * i + 1];
+    if (len < 0)
+      return eddy_tfl_error(op, "the crops of dim %d exceed its size",
+                            (int)(1 + i));
+    if (len == o[1 + i])
+      continue;
+    int64_t *at = malloc((size_t)(len ? len : 1) * sizeof *at);
+    if (!at)
+      return eddy_tfl_error(op, "out of memory");
+    for (int64_t k = 0; k < len; k++)
+      at[k] = crops[2 * i] + k;
+    const eddy_type_t *it =
+        eddy_ir_tensor_type_get(z->ctx, EDDY_DT_I64, 1, &len);
+    eddy_value_t *idx = NULL;
+    eddy_status_t st = eddy_ir_build_constant(
+        &z->b, eddy_ir_dense_attr_from_i64(z->ctx, it, at, (size_t)len),
+        &idx);
+    free(at);
+    EDDY_RETURN_IF_ERROR(st);
+    eddy_value_t *gops[2] = {v, idx};
+    eddy_named_attr_t ga = eddy_tfl_int_attr(z, "axis", 1 + i);
+    EDDY_RETURN_IF_ERROR(
+        eddy_tfl_build(z, op, "core.gather", gops, 2, &ga, 1, &v));
+  }
+  tfl_out1(z, op, v);
+  return NULL;
+}
+
+/// ---- Image resizing -----------------------------------------------------
+
+/// TensorFlow's scale from the resized size back to the original
+/// (CalculateResizeScale), in f32 as its kernels compute it.
+static float resize_scale(int64_t in, int64_t out, bool align) {
+  return align && out > 1 ? (float)(in - 1) / (float)(out - 1)
+                          : (float)in / (float)out;
+}
+
+/// The [out, in] matrix of one axis of a resize (row o: the weights of
+/// the original positions output o reads), TensorFlow's kernels'
+/// arithmetic: bilinear, a position (o + 0.5) * scale - 0.5 (half-pixel
+/// centers) or o * scale, split between its floor and ceiling (clamped);
+/// nearest, (o + 0.5) * scale or o * scale rounded (align_corners) or
+/// floored, clamped.
+static void resize_matrix(int64_t in, int64_t out, bool align, bool half,
+                          bool nearest, double *a) {
+  float scale = resize_scale(in, out, align);
+  memset(a, 0, (size_t)(in * out) * sizeof *a);
+  for (int64_t o = 0; o < out; o++) {
+    double *row = a + o * in;
+    if (nearest) {
+      float v = half ? ((float)o + 0.5f) * scale : (float)o * scale;
+      int64_t k = (int64_t)(align ? roundf(v) : floorf(v));
+      k = k > in - 1 ? in - 1 : k;
+      row[k < 0 ? 0 : k] = 1.0;
+      continue;
+    }
+    float v = half ? ((float)o + 0.5f) * scale - 0.5f : (float)o * scale;
+    float fl = floorf(v);
+    int64_t lo = fl < 0 ? 0 : (int64_t)fl;
+    int64_t hi = (int64_t)ceilf(v);
+    hi = hi > in - 1 ? in - 1 : hi;
+    lo = lo > in - 1 ? in - 1 : lo;
+    float lerp = v - fl;
+    row[lo] += 1.0 - (double)lerp;
+    row[hi] += (double)lerp;
+  }
+}
+
+/// x [N, H, W, C] resized to [N, OH, OW, C] (grad: the transpose, from
+/// [N, OH, OW, C] back to [N, H, W, C]) by the interpolation matrices of
+/// both axes, as two core.matmuls over x transposed to [N, C, H, W].
+static eddy_status_t resize(eddy_tfl_t *z, const eddy_op_t *op,
+                            eddy_value_t *x, const int64_t *in,
+                            const int64_t *out, bool nearest, bool grad,
+                            eddy_value_t **res) {
+  bool align = eddy_ir_op_attr_bool(op, "align_corners", false);
+  bool half = eddy_ir_op_attr_bool(op, "half_pixel_centers", false);
+  if (align && half)
+    return eddy_tfl_error(op, "align_corners and half_pixel_centers cannot "
+                              "both be true");
+  eddy_value_t *mat[2];
+  for (int k = 0; k < 2; k++) {
+    if (in[k] < 1 || out[k] < 1 || in[k] > (int64_t)1 << 24 ||
+        out[k] > (int64_t)1 << 24 || in[k] * out[k] > (int64_t)1 << 24)
+      return eddy_tfl_error(op, "sizes %lld -> %lld are not supported (each "
+                                "at least 1, their product at most 2^24)",
+                            (long long)in[k], (long long)out[k]);
+    double *a = malloc((size_t)(in[k] * out[k]) * sizeof *a);
+    if (!a)
+      return eddy_tfl_error(op, "out of memory");
+    resize_matrix(in[k], out[k], align, half, nearest, a);
+    int64_t dims[2] = {out[k], in[k]};
+    const eddy_type_t *t =
+        eddy_ir_tensor_type_get(z->ctx, x->type->dtype, 2, dims);
+    eddy_status_t st = eddy_ir_build_constant(
+        &z->b,
+        eddy_ir_dense_attr_from_f64(z->ctx, t, a, (size_t)(in[k] * out[k])),
+        &mat[k]);
+    free(a);
+    EDDY_RETURN_IF_ERROR(st);
+  }
+  static const int64_t to_nchw[4] = {0, 3, 1, 2}, to_nhwc[4] = {0, 2, 3, 1};
+  eddy_value_t *v = NULL;
+  EDDY_RETURN_IF_ERROR(transpose(z, op, x, to_nchw, 4, &v));
+  // Along H: A v (forward) or A^T v (grad); along W: v A^T or v A.
+  eddy_value_t *hops[2] = {mat[0], v};
+  eddy_named_attr_t ta = eddy_ir_named_attr(
+      z->ctx, "transpose_a", eddy_ir_bool_attr_get(z->ctx, grad));
+  EDDY_RETURN_IF_ERROR(
+      eddy_tfl_build(z, op, "core.matmul", hops, 2, &ta, 1, &v));
+  eddy_value_t *wops[2] = {v, mat[1]};
+  eddy_named_attr_t tb = eddy_ir_named_attr(
+      z->ctx, "transpose_b", eddy_ir_bool_attr_get(z->ctx, !grad));
+  EDDY_RETURN_IF_ERROR(
+      eddy_tfl_build(z, op, "core.matmul", wops, 2, &tb, 1, &v));
+  return transpose(z, op, v, to_nhwc, 4, res);
+}
+
+/// The static [H, W] of a rank-4 NHWC value v (what names it).
+static eddy_status_t static_hw(const eddy_op_t *op, eddy_value_t *v,
+                               const char *what, int64_t *hw) {
+  EDDY_RETURN_IF_ERROR(rank4(op, v, what));
+  hw[0] = v->type->dims[1];
+  hw[1] = v->type->dims[2];
+  if (hw[0] < 0 || hw[1] < 0)
+    return eddy_tfl_error(op, "the height and width of %s must be static",
+                          what);
+  return NULL;
+}
+
+/// ResizeBilinear / ResizeNearestNeighbor(images, size) and their
+/// gradients (grads, original_image) / (grads, size).
+static eddy_status_t lower_resize(eddy_tfl_t *z, const eddy_op_t *op,
+                                  const char *t) {
+  bool nearest = strncmp(t, "ResizeNearest", 13) == 0;
+  bool grad = strcmp(t + strlen(t) - 4, "Grad") == 0;
+  eddy_value_t *x = tfl_in(z, op, 0), *r = NULL;
+  int64_t in[2], out[2];
+  if (grad)
+    EDDY_RETURN_IF_ERROR(static_hw(op, x, "grads", out));
+  else
+    EDDY_RETURN_IF_ERROR(static_hw(op, x, "images", in));
+  int64_t *other = grad ? in : out;
+  if (grad && !nearest) {
+    EDDY_RETURN_IF_ERROR(
+        static_hw(op, tfl_in(z, op, 1), "original_image", in));
+  } else if (eddy_tfl_const_ints(z, tfl_in(z, op, 1), other, 2) != 2) {
+    return eddy_tfl_error(op, "size must be a constant [height, width]");
+  }
+  // ResizeBilinear's output is f32 whatever T; ResizeBilinearGrad's is T
+  // (the original image's dtype); the nearest ops keep their input's.
+  eddy_dtype_t want = x->type->dtype;
+  if (!nearest && !grad)
+    want = EDDY_DT_F32;
+  else if (!nearest && !eddy_tfl_attr_dtype(op, "T", &want))
+    return eddy_tfl_error(op, "attribute 'T' is missing");
+  if (!eddy_dtype_is_float(want))
+    return eddy_tfl_error(op, "only floating-point results are supported");
+  EDDY_RETURN_IF_ERROR(eddy_tfl_cast(z, op, x, want, &x));
+  EDDY_RETURN_IF_ERROR(resize(z, op, x, in, out, nearest, grad, &r));
+  tfl_out1(z, op, r);
+  return NULL;
+}
+
 eddy_status_t eddy_tfl_lower_window_op(eddy_tfl_t *z, const eddy_op_t *op,
                                        bool *handled) {
   const char *t = op->name->str + 3;
   *handled = true;
+  if (strncmp(t, "DepthwiseConv2dNative", 21) == 0)
+    return lower_depthwise(z, op, t);
+  if (strcmp(t, "SpaceToBatchND") == 0)
+    return lower_space_to_batch(z, op);
+  if (strcmp(t, "BatchToSpaceND") == 0)
+    return lower_batch_to_space(z, op);
+  if (strncmp(t, "Resize", 6) == 0)
+    return lower_resize(z, op, t);
   eddy_core_window_t w;
   int64_t hw[2];
   if (strcmp(t, "Conv2D") == 0) {
