@@ -102,7 +102,9 @@ static inline char *tf_fixtures_list(const char *file, const char *tail,
 
 /// Runs run(dir, name) on every fixture, printing "name  label  ok|FAIL";
 /// asserts that all TF_FIXTURES_COUNT fixtures were found and that every
-/// one passed.
+/// one passed. EDDY_TF_FIXTURES_SHARD=K/N in the environment runs shard K
+/// of N (0 <= K < N) only: every N-th of the fixtures the test runs, from
+/// the K-th (tests/CMakeLists.txt runs the slowest test as two shards).
 #ifndef TF_FIXTURES_STRIDE
 #define TF_FIXTURES_STRIDE 1
 #endif
@@ -115,11 +117,17 @@ static inline void tf_fixtures_expect_all(const char *file, const char *tail,
   size_t n;
   char *dir = tf_fixtures_list(file, tail, names, 512, &n);
   size_t failed = 0;
+  unsigned shard = 0, shards = 1;
+  const char *env = getenv("EDDY_TF_FIXTURES_SHARD");
+  if (env && (sscanf(env, "%u/%u", &shard, &shards) != 2 || shards == 0 ||
+              shard >= shards))
+    fail_msg("EDDY_TF_FIXTURES_SHARD=%s: expected K/N with 0 <= K < N", env);
   for (size_t i = 0; i < n; i++) {
     /* TF_FIXTURES_STRIDE k > 1 (the sanitizer build of the slowest of these
        tests, tests/CMakeLists.txt): every k-th fixture only; the normal
        build runs them all. */
-    if (i % TF_FIXTURES_STRIDE == 0) {
+    if (i % TF_FIXTURES_STRIDE == 0 &&
+        (i / TF_FIXTURES_STRIDE) % shards == shard) {
       bool ok = run(dir, names[i]);
       printf("%-24s %-10s %s\n", names[i], label, ok ? "ok" : "FAIL");
       failed += !ok;
