@@ -497,7 +497,10 @@ static void test_list_updates_in_place(void **state) {
   }
   // In @shared the resize reads the list after the push (it needs the
   // push's result): each push copies the list (copy on write), the resize
-  // then takes the original, and the results do not change.
+  // then takes the original, and the results do not change. The counts are
+  // exact with one worker; with two they depend on which op a worker runs
+  // first (a reader still running elsewhere makes an update copy), so there
+  // only the results are checked.
   const eddy_op_t *sh = load(f, k_lists, "shared");
   for (int32_t w = 1; w <= 2; w++) {
     eddy_eval_value_t args[1] = {scalar(f, EDDY_DT_I64, "100")};
@@ -506,8 +509,10 @@ static void test_list_updates_in_place(void **state) {
     assert_null(run(f, sh, w, args, 1, out, 2, &stats));
     assert_rows(&out[0], 100);
     assert_int_equal(as_i64(&out[1]), 99 * 100 / 2);
-    assert_true(stats.list_copies >= 100 && stats.list_copies <= 101);
-    assert_int_equal(stats.list_items_copied, 99 * 100 / 2);
+    if (w == 1) {
+      assert_true(stats.list_copies >= 100 && stats.list_copies <= 101);
+      assert_int_equal(stats.list_items_copied, 99 * 100 / 2);
+    }
     release_all(out, 2);
     release_all(args, 1);
   }
