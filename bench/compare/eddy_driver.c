@@ -6,7 +6,7 @@
 ///   eddy_compare_aot --mode=aot [options]     (one binary per model)
 ///
 /// options: --input FILE.npy (one per argument, in order), --out DIR,
-/// --min-runs N (3), --max-runs N (10), --budget-s S (20).
+/// --min-runs N (3), --max-runs N (10), --budget-s S (20), --warmup-s S (1).
 ///
 /// - jit: the CPU backend's JIT (eddy_cpu_jit_create; its time is compile_s);
 /// - interp: the function lowered to dataflow and run by the interpreter
@@ -15,9 +15,13 @@
 ///   header and object `eddy compile --prefix bench_model` wrote, and the
 ///   in-tree runtime; the call is bench_model_run, as an application's.
 ///
-/// The first call is the warm-up (first_call_s); its results go to
-/// DIR/out_<i>.npy. Then calls are timed until there are at least min-runs
-/// and either max-runs or budget-s seconds of timed calls. Each call's
+/// The first call (first_call_s) starts the warm-up; its results go to
+/// DIR/out_<i>.npy. Untimed calls follow until the warm-up has lasted
+/// warmup-s seconds (warmup_calls counts them all, the first included): on
+/// the benchmark machine the first tenth of a second of a multithreaded run
+/// can be up to twice as slow as the rest (bench/README.md). Then calls are
+/// timed until there are at least min-runs and either max-runs or budget-s
+/// seconds of timed calls. Each call's
 /// results are released after its time is taken. DIR/result.json gets the
 /// times, their median, the process's peak resident memory and the runtime
 /// context's peak tensor and list bytes (eddy_rt_ctx_peak_bytes); a failure
@@ -53,7 +57,7 @@ typedef struct opts {
   const char *inputs[MAX_INPUTS];
   int num_inputs;
   int min_runs, max_runs;
-  double budget_s;
+  double budget_s, warmup_s;
 } opts_t;
 
 /// A generated entry point (docs/cpu.md, "The generated interface").
@@ -259,7 +263,7 @@ static int usage(const char *msg) {
           "eddy_compare_driver: %s\n"
           "usage: eddy_compare_driver --mode=jit|interp|aot [--ir FILE "
           "--entry F] --input FILE.npy... --out DIR [--min-runs N] "
-          "[--max-runs N] [--budget-s S]\n",
+          "[--max-runs N] [--budget-s S] [--warmup-s S]\n",
           msg);
   return 2;
 }
@@ -269,6 +273,7 @@ static int parse_args(int argc, char **argv, opts_t *o) {
   o->min_runs = 3;
   o->max_runs = 10;
   o->budget_s = 20;
+  o->warmup_s = 1;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -300,6 +305,11 @@ static int parse_args(int argc, char **argv, opts_t *o) {
       o->budget_s = strtod(v, &end);
       if (end == v || *end || !(o->budget_s >= 0))
         return usage("--budget-s needs seconds");
+    } else if (strcmp(a, "--warmup-s") == 0) {
+      char *end = NULL;
+      o->warmup_s = strtod(v, &end);
+      if (end == v || *end || !(o->warmup_s >= 0))
+        return usage("--warmup-s needs seconds");
     } else {
       return usage("unknown flag");
     }
@@ -313,7 +323,7 @@ static int parse_args(int argc, char **argv, opts_t *o) {
 
 static void write_result(FILE *f, const opts_t *o, const model_t *m,
                          const eddy_rt_ctx_t *rt, double first,
-                         const double *times, int n) {
+                         int warmup_calls, const double *times, int n) {
   double *sorted = malloc((size_t)n * sizeof *sorted);
   double median = 0;
   if (sorted && n > 0) {
@@ -328,8 +338,9 @@ static void write_result(FILE *f, const opts_t *o, const model_t *m,
   for (int i = 0; i < n; i++)
     fprintf(f, "%s%.9g", i ? ", " : "", times[i]);
   fprintf(f,
-          "], \"median_s\": %.9g, \"first_call_s\": %.9g, \"compile_s\": ",
-          median, first);
+          "], \"median_s\": %.9g, \"first_call_s\": %.9g, "
+          "\"warmup_calls\": %d, \"compile_s\": ",
+          median, first, warmup_calls);
   if (strcmp(o->mode, "jit") == 0)
     fprintf(f, "%.9g, \"compile_note\": \"eddy_cpu_jit_create\"", m->compile_s);
   else
@@ -398,6 +409,14 @@ int main(int argc, char **argv) {
   }
   if (ok)
     release_all(results, m.num_results);
+  int warmup_calls = 1;
+  for (double spent = first; ok && spent < o.warmup_s; warmup_calls++) {
+    double t0 = now_s();
+    ok = call(&m, rt, args, results);
+    spent += now_s() - t0;
+    if (ok)
+      release_all(results, m.num_results);
+  }
   double *times = calloc((size_t)o.max_runs, sizeof *times);
   int n = 0;
   double spent = 0;
@@ -419,7 +438,7 @@ int main(int argc, char **argv) {
     FILE *f = open_result();
     ok = f != NULL;
     if (f) {
-      write_result(f, &o, &m, rt, first, times, n);
+      write_result(f, &o, &m, rt, first, warmup_calls, times, n);
       fclose(f);
     }
     if (!ok)

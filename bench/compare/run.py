@@ -161,7 +161,7 @@ def run_eddy(args, system, prep, out):
 
 def timing_flags(args):
     return ["--min-runs", str(args.min_runs), "--max-runs", str(args.max_runs),
-            "--budget-s", str(args.budget_s)]
+            "--budget-s", str(args.budget_s), "--warmup-s", str(args.warmup_s)]
 
 
 def run_system(cmd, out):
@@ -290,10 +290,11 @@ def write_markdown(path, results):
     L.append("- Date: %s" % results["date"])
     L.append("- Machine: %s" % results["machine"])
     L.append("- Versions: %s" % ", ".join("%s %s" % kv for kv in results["versions"].items()))
-    L.append("- Timing: each system in its own process on the same inputs; one warm-up call, "
-             "then the median of %d to %d timed calls (more while under %g s of timed calls). "
-             "Ratios are to eddy AOT (higher: slower than eddy AOT)." % (
-                 results["min_runs"], results["max_runs"], results["budget_s"]))
+    L.append("- Timing: each system in its own process on the same inputs; untimed warm-up "
+             "calls for %g s (at least one), then the median of %d to %d timed calls (more "
+             "while under %g s of timed calls). Ratios are to eddy AOT (higher: slower than "
+             "eddy AOT)." % (results.get("warmup_s", 0), results["min_runs"],
+                              results["max_runs"], results["budget_s"]))
     L.append("- Threads: every system with its defaults on this machine (eddy's compiled code "
              "runs on the calling thread and splits its f32 products across the runtime "
              "context's threads, one per core, OpenBLAS and the interpreter use every core; "
@@ -421,8 +422,10 @@ def main():
                     help="comma-separated subset of " + ",".join(SYSTEMS))
     ap.add_argument("--small", action="store_true", help="tiny sizes (a smoke test)")
     ap.add_argument("--min-runs", type=int, default=3)
-    ap.add_argument("--max-runs", type=int, default=10)
+    ap.add_argument("--max-runs", type=int, default=20)
     ap.add_argument("--budget-s", type=float, default=10.0)
+    ap.add_argument("--warmup-s", type=float, default=1.0,
+                    help="untimed calls after the first until this long (each system alike)")
     ap.add_argument("--results", default=os.path.join(ROOT, "bench", "results"),
                     help="output path without extension: PATH.md, PATH.json, PATH.png")
     ap.add_argument("--note", action="append", default=[],
@@ -457,7 +460,7 @@ def main():
     names = [n for n in listed if n in exported] + sorted(exported - set(listed))
     results = {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
                "machine": machine_info(), "min_runs": args.min_runs, "max_runs": args.max_runs,
-               "budget_s": args.budget_s, "small": args.small, "notes": list(args.note),
+               "budget_s": args.budget_s, "warmup_s": args.warmup_s, "small": args.small, "notes": list(args.note),
                "cases": []}
     if args.small:
         results["notes"].append("--small: tiny sizes, a smoke test; not for comparison")

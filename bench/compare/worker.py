@@ -5,9 +5,10 @@
   xla  TensorFlow with XLA: tf.function(jit_compile=True)
   jax  jax.jit, compiled ahead with .lower(...).compile()
 
-Loads the case's inputs (in_<i>.npy, the same for every system), makes a first call (the
-warm-up, timed as first_call_s), writes OUTDIR/out_<i>.npy (the outputs in the order of the
-manifest's "outputs"), then times calls until it has at least --min-runs and either
+Loads the case's inputs (in_<i>.npy, the same for every system), makes a first call (timed as
+first_call_s), writes OUTDIR/out_<i>.npy (the outputs in the order of the manifest's
+"outputs"), makes untimed calls until the warm-up, the first call included, has lasted
+--warmup-s seconds (warmup_calls counts them), then times calls until it has at least --min-runs and either
 --max-runs are done or --budget-s seconds were spent in timed calls. Every timed call waits
 for its results. Writes OUTDIR/result.json.
 
@@ -15,7 +16,7 @@ Exit status: 0 on success, 1 on a failure (result.json then has "error"), 2 on b
 3 when the framework cannot be imported.
 
 usage: bench/compare/worker.py --system tf|xla|jax --case-dir DIR/NAME --out OUTDIR
-           [--min-runs 3] [--max-runs 10] [--budget-s 20]
+           [--min-runs 3] [--max-runs 10] [--budget-s 20] [--warmup-s 1]
 """
 
 import argparse
@@ -146,6 +147,7 @@ def main():
     ap.add_argument("--min-runs", type=int, default=3)
     ap.add_argument("--max-runs", type=int, default=10)
     ap.add_argument("--budget-s", type=float, default=20.0)
+    ap.add_argument("--warmup-s", type=float, default=1.0)
     args = ap.parse_args()
 
     os.makedirs(args.out, exist_ok=True)
@@ -172,6 +174,11 @@ def main():
                 len(outs), len(manifest["outputs"])))
         for i, o in enumerate(outs):
             np.save(os.path.join(args.out, "out_%d.npy" % i), o)
+        warmup = first - (runner.compile_s or 0.0)
+        result["warmup_calls"] = 1
+        while warmup < args.warmup_s:
+            warmup += runner.call()
+            result["warmup_calls"] += 1
         times = []
         spent = 0.0
         while len(times) < max(args.min_runs, 1) or (len(times) < args.max_runs and
