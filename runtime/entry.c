@@ -617,11 +617,14 @@ void eddy_rt_entry_list_stack(eddy_rt_ctx_t *rt, const void *list,
                               size_t errlen) {
   if (!list)
     return;
+  // Stacked straight into out_data, once its dims are checked.
   eddy_rt_tensor_t t = eddy_rt_tensor_empty();
-  eddy_rt_status_t st = eddy_rt_list_stack(rt, list, &t);
+  eddy_rt_status_t st = rt_list_stack_dims(list, &t.rank, t.dims);
   if (st) {
     rt_entry_list_fail(st, code, err, errlen);
     return;
   }
-  copy_out(&t, "tl.stack", out_data, dtype, rank, dims, code, err, errlen);
+  t.dtype = eddy_rt_list_dtype(list);
+  if (spec_ok(&t, "tl.stack", dtype, rank, dims, code, err, errlen))
+    rt_list_stack_fill(list, t.rank, t.dims, out_data);
 }

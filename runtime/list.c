@@ -504,7 +504,7 @@ eddy_rt_status_t eddy_rt_list_get_item(eddy_rt_ctx_t *ctx,
   (void)ctx;
   *out_t = eddy_rt_tensor_empty();
   EDDY_RT_RETURN_IF_ERROR(rt_expect_tensors(list, op));
-  int64_t i;
+  int64_t i = 0;
   EDDY_RT_RETURN_IF_ERROR(rt_list_index(list, op, index, &i));
   return rt_item_tensor(list, op, i, out_t);
 }
@@ -862,12 +862,11 @@ eddy_rt_status_t eddy_rt_list_length(eddy_rt_ctx_t *ctx,
   return NULL;
 }
 
-eddy_rt_status_t eddy_rt_list_stack(eddy_rt_ctx_t *ctx,
-                                    const eddy_rt_list_t *list,
-                                    eddy_rt_tensor_t *out_t) {
+eddy_rt_status_t rt_list_stack_dims(const eddy_rt_list_t *list,
+                                    int32_t *out_rank, int64_t *out_dims) {
   const char *op = "tl.stack";
   const eddy_rt_list_t *l = list;
-  *out_t = eddy_rt_tensor_empty();
+  *out_rank = 0;
   if (l->depth > 0)
     return rt_err(EDDY_RT_ERR_INVALID_ARGUMENT, op,
                   "cannot stack a list of lists (nesting depth %d): only a "
@@ -907,24 +906,37 @@ eddy_rt_status_t eddy_rt_list_stack(eddy_rt_ctx_t *ctx,
     return rt_err(EDDY_RT_ERR_UNSUPPORTED, op,
                   "stacked rank %d is above the runtime's maximum %d",
                   (int)shape->rank + 1, EDDY_RT_MAX_RANK);
-  int64_t dims[EDDY_RT_MAX_RANK];
-  dims[0] = l->size;
-  memcpy(dims + 1, shape->dims, (size_t)shape->rank * sizeof(int64_t));
-  EDDY_RT_RETURN_IF_ERROR(
-      rt_alloc_tensor(ctx, op, l->dtype, shape->rank + 1, dims, out_t));
+  *out_rank = shape->rank + 1;
+  out_dims[0] = l->size;
+  memcpy(out_dims + 1, shape->dims, (size_t)shape->rank * sizeof(int64_t));
+  return NULL;
+}
+
+void rt_list_stack_fill(const eddy_rt_list_t *list, int32_t rank,
+                        const int64_t *dims, void *out) {
   int64_t item_elems = 1;
-  for (int32_t d = 0; d < shape->rank; d++)
-    item_elems = rt_mul_sat(item_elems, shape->dims[d]);
-  if (l->size == 0)
-    return NULL;
-  size_t bytes = (size_t)item_elems * eddy_rt_dtype_size(l->dtype);
-  char *o = out_t->data;
-  for (int64_t i = 0; i < l->size; i++, o += bytes) {
-    if (l->items[i].shape == RT_UNSET)
+  for (int32_t d = 1; d < rank; d++)
+    item_elems = rt_mul_sat(item_elems, dims[d]);
+  size_t bytes = (size_t)item_elems * eddy_rt_dtype_size(list->dtype);
+  char *o = out;
+  for (int64_t i = 0; i < list->size && bytes > 0; i++, o += bytes) {
+    if (list->items[i].shape == RT_UNSET)
       memset(o, 0, bytes);
-    else if (bytes > 0)
-      memcpy(o, l->items[i].data, bytes);
+    else
+      memcpy(o, list->items[i].data, bytes);
   }
+}
+
+eddy_rt_status_t eddy_rt_list_stack(eddy_rt_ctx_t *ctx,
+                                    const eddy_rt_list_t *list,
+                                    eddy_rt_tensor_t *out_t) {
+  *out_t = eddy_rt_tensor_empty();
+  int32_t rank;
+  int64_t dims[EDDY_RT_MAX_RANK];
+  EDDY_RT_RETURN_IF_ERROR(rt_list_stack_dims(list, &rank, dims));
+  EDDY_RT_RETURN_IF_ERROR(
+      rt_alloc_tensor(ctx, "tl.stack", list->dtype, rank, dims, out_t));
+  rt_list_stack_fill(list, rank, dims, out_t->data);
   return NULL;
 }
 
@@ -1110,7 +1122,7 @@ eddy_rt_status_t eddy_rt_list_get_item_list(eddy_rt_ctx_t *ctx,
   (void)ctx;
   *out_item = NULL;
   EDDY_RT_RETURN_IF_ERROR(rt_check_list_item(list, op, NULL));
-  int64_t i;
+  int64_t i = 0;
   EDDY_RT_RETURN_IF_ERROR(rt_list_index(list, op, index, &i));
   return rt_item_list(list, op, i, out_item);
 }

@@ -150,6 +150,16 @@ eddy_rt_status_t rt_make_owned_contiguous(eddy_rt_ctx_t *ctx, const char *op,
                                           const eddy_rt_tensor_t *x,
                                           eddy_rt_tensor_t *out_t);
 
+/// The dims (rank and dims[rank]) eddy_rt_list_stack gives list, checked as
+/// it checks them (an error for a list of lists, items of two shapes, or no
+/// set item and an element shape not fully known).
+eddy_rt_status_t rt_list_stack_dims(const eddy_rt_list_t *list,
+                                    int32_t *out_rank, int64_t *out_dims);
+/// Writes list's items, stacked, into out (rank and dims from
+/// rt_list_stack_dims); unset items as zeros.
+void rt_list_stack_fill(const eddy_rt_list_t *list, int32_t rank,
+                        const int64_t *dims, void *out);
+
 /// A TensorList entry helper's failure (entry.c, entry_nested.c): the first
 /// one stores -CODE in the entry's error slot *code and writes its message to
 /// err; st is destroyed. Returns NULL (the failed helper's list).

@@ -231,6 +231,42 @@ static void test_reserve(void **state) {
     eddy_rt_tensor_release(all[i]);
 }
 
+/// Compiled code's tl.stack (eddy_rt_entry_list_stack) writes the items
+/// straight into the result's memory, unset ones as zeros, after checking
+/// the stacked dims against the compiled type.
+static void test_entry_stack_into_result(void **state) {
+  (void)state;
+  eddy_rt_ctx_t *c = g_ctx;
+  eddy_rt_elem_shape_t es = shape_of(1, (int64_t[]){2});
+  eddy_rt_tensor_t n3 = RTT_I(c, I32, "", 3), i2 = idx(2);
+  eddy_rt_tensor_t v = RTT_F(c, F32, "2", 7, 8);
+  eddy_rt_list_t *l, *l2;
+  RTT_OK(eddy_rt_list_reserve(c, F32, &es, &n3, &l));
+  RTT_OK(eddy_rt_list_set_item(c, l, &i2, &v, &l2));
+  l = l2;
+  float out[6] = {-1, -1, -1, -1, -1, -1};
+  int32_t code = 0;
+  char err[256] = "";
+  eddy_rt_entry_list_stack(c, l, out, F32, 2, (int64_t[]){3, 2}, &code, err,
+                           sizeof err);
+  assert_int_equal(code, 0);
+  const float want[6] = {0, 0, 0, 0, 7, 8};
+  for (int i = 0; i < 6; i++)
+    assert_true(out[i] == want[i]);
+  // Dims other than the compiled ones: an error, and out is not written.
+  float small[4] = {-1, -1, -1, -1};
+  eddy_rt_entry_list_stack(c, l, small, F32, 2, (int64_t[]){2, 2}, &code, err,
+                           sizeof err);
+  assert_int_not_equal(code, 0);
+  assert_non_null(strstr(err, "tl.stack: expected"));
+  for (int i = 0; i < 4; i++)
+    assert_true(small[i] == -1);
+  eddy_rt_list_release(l);
+  eddy_rt_tensor_t *all[] = {&n3, &i2, &v};
+  for (size_t i = 0; i < 3; i++)
+    eddy_rt_tensor_release(all[i]);
+}
+
 static void test_copy_on_write(void **state) {
   (void)state;
   eddy_rt_ctx_t *c = g_ctx;
@@ -400,6 +436,7 @@ int main(void) {
       cmocka_unit_test(test_push_get_stack),
       cmocka_unit_test(test_pop_set),
       cmocka_unit_test(test_reserve),
+      cmocka_unit_test(test_entry_stack_into_result),
       cmocka_unit_test(test_copy_on_write),
       cmocka_unit_test(test_items_own_their_data),
       cmocka_unit_test(test_from_tensor),
