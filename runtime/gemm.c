@@ -406,8 +406,11 @@ static void gemm_part(void *arg, int64_t t) {
 /// this, handing half to another thread costs about what it saves.
 #define RT_GEMM_PAR_WORK ((int64_t)1 << 17)
 /// Parts per thread of a split product whose parts repeat no packing, and
-/// the fewest multiply-adds a part gets.
+/// the fewest multiply-adds a part gets. Products below RT_GEMM_FEW_PARTS_WORK
+/// get one part per thread: each part claimed is a lock taken across cores,
+/// which on the benchmark VM cost 7% of nested's 32x128x128 steps.
 #define RT_GEMM_PARTS_PER_THREAD 4
+#define RT_GEMM_FEW_PARTS_WORK ((int64_t)1 << 21)
 #define RT_GEMM_PART_WORK ((int64_t)1 << 16)
 
 /// The layout of eddy_rt_gemm_cache_t's words.
@@ -484,7 +487,8 @@ static void gemm_tiled(eddy_rt_ctx_t *rt, int32_t isa, bool ta, bool tb,
   // machine then holds up a small part, not half the product. Each part
   // keeps at least RT_GEMM_PART_WORK multiply-adds.
   bool no_repeat = g.split_n || g.packed;
-  int64_t parts = threads * (no_repeat ? RT_GEMM_PARTS_PER_THREAD : 1);
+  bool many = no_repeat && work >= (double)RT_GEMM_FEW_PARTS_WORK;
+  int64_t parts = threads * (many ? RT_GEMM_PARTS_PER_THREAD : 1);
   double most = work / (double)RT_GEMM_PART_WORK;
   if ((double)parts > most)
     parts = most < 1.0 ? 1 : (int64_t)most;
