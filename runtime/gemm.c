@@ -411,6 +411,28 @@ static void gemm_part(void *arg, int64_t t) {
 /// which on the benchmark VM cost 7% of nested's 32x128x128 steps.
 #define RT_GEMM_PARTS_PER_THREAD 4
 #define RT_GEMM_FEW_PARTS_WORK ((int64_t)1 << 21)
+
+/// Far cores. When the pool's workers take longer than this to pick up a
+/// task (rt_pool_handoff_ns: the cores are far apart, as a virtual machine's
+/// can be, at times, or the other core is busy), a split moves each
+/// product's operands and results between caches slowly enough that
+/// products under RT_GEMM_FAR_WORK multiply-adds run faster on the calling
+/// thread (bench/README.md, "Two cores, near and far"). The pool forgets a
+/// hand-off time after 50 ms, so such products split again then and the
+/// time is measured anew: a move of the cores back together is seen.
+#define RT_GEMM_FAR_HANDOFF_NS 600
+#define RT_GEMM_FAR_WORK ((int64_t)1 << 21)
+
+/// Whether a product of `work` multiply-adds may split across pool's
+/// `threads`: large enough (RT_GEMM_PAR_WORK), and not kept on the calling
+/// thread because the cores are far apart.
+static bool gemm_may_split(const eddy_rt_pool_t *pool, int64_t threads,
+                           double work) {
+  if (threads < 2 || work < (double)RT_GEMM_PAR_WORK)
+    return false;
+  return work >= (double)RT_GEMM_FAR_WORK ||
+         rt_pool_handoff_ns(pool) <= RT_GEMM_FAR_HANDOFF_NS;
+}
 #define RT_GEMM_PART_WORK ((int64_t)1 << 16)
 
 /// The layout of eddy_rt_gemm_cache_t's words.
@@ -494,7 +516,7 @@ static void gemm_tiled(eddy_rt_ctx_t *rt, int32_t isa, bool ta, bool tb,
     parts = most < 1.0 ? 1 : (int64_t)most;
   if (parts > units)
     parts = units;
-  g.parts = threads < 2 || work < (double)RT_GEMM_PAR_WORK ? 1 : parts;
+  g.parts = gemm_may_split(pool, threads, work) ? parts : 1;
   // A product of at most one block of rows reads op(A) in place: its rows
   // are few, and read again for every strip of B's columns while they stay
   // in the cache, so packing them costs more than it saves.
@@ -814,7 +836,7 @@ static void sgemm_blas(eddy_rt_ctx_t *rt, bool ta, bool tb, bool acc,
   int64_t units = ((g.split_n ? n : m) + RT_BLAS_UNIT - 1) / RT_BLAS_UNIT;
   double work = (double)m * (double)n * (double)k;
   g.parts = threads * 2 < units ? threads * 2 : units;
-  if (threads < 2 || work < (double)RT_GEMM_PAR_WORK || g.parts < 2)
+  if (g.parts < 2 || !gemm_may_split(pool, threads, work))
     g.parts = 1;
   eddy_rt_pool_parallel_for(pool, g.parts, blas_part, &g);
 }
@@ -862,7 +884,7 @@ static void gemv_split(eddy_rt_ctx_t *rt, bool ta, bool tb, bool acc,
   int64_t units = ((n == 1 ? m : n) + RT_BLAS_UNIT - 1) / RT_BLAS_UNIT;
   double work = (double)m * (double)n * (double)k;
   g.parts = threads < units ? threads : units;
-  if (threads < 2 || work < (double)RT_GEMM_PAR_WORK || g.parts < 2)
+  if (g.parts < 2 || !gemm_may_split(pool, threads, work))
     g.parts = 1;
   eddy_rt_pool_parallel_for(pool, g.parts, gemv_part, &g);
 }

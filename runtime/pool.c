@@ -9,6 +9,11 @@
 /// RT_POOL_SPIN_NS, watching the job counter, before it blocks; the caller
 /// waits for the last task the same way; and a job is signalled only when
 /// some worker is blocked.
+///
+/// The pool also measures how long a spinning worker takes to claim a task
+/// after the job is posted (eddy_rt_pool_handoff_ns): a cache line's round
+/// trip between the two cores, which on a virtual machine depends on where
+/// the host runs them and can change while a program runs.
 // clock_gettime.
 #define _POSIX_C_SOURCE 200809L
 #include "runtime/rt_internal.h"
@@ -44,7 +49,26 @@ struct eddy_rt_pool {
   void *arg;
   int64_t n;
   int64_t next; // next task to claim
+  // Hand-off time: when the current job was posted, whether a spinning
+  // worker has claimed one of its tasks yet (under mu), the running mean
+  // of the time from post to that claim (ns) and when it was last measured.
+  int64_t posted_ns;
+  bool handoff_seen;
+  atomic_int_fast64_t handoff_ns, handoff_at, handoff_count;
 };
+
+/// The weight of a new hand-off time in the running mean (1/8), and how
+/// long a mean holds (ns) when nothing measures it again: a caller that
+/// stops splitting work because hand-offs are slow then splits again
+/// after this long, which measures them anew.
+#define RT_POOL_HANDOFF_WEIGHT 8
+#define RT_POOL_HANDOFF_HOLD_NS 50000000
+/// Hand-offs measured since the last was forgotten before the mean counts
+/// (one slow hand-off is not a far core).
+#define RT_POOL_HANDOFF_MIN_COUNT 8
+/// A hand-off counts as at most this long (ns): a worker preempted in its
+/// spin now and then is not a far core.
+#define RT_POOL_HANDOFF_CAP_NS 2000
 
 // Set on worker threads so that a parallel_for from inside a task runs
 // serially instead of waiting on itself.
@@ -106,8 +130,35 @@ static void *rt_pool_worker(void *arg) {
         break;
     }
     pthread_mutex_lock(&p->mu);
-    if (p->shutdown || atomic_load(&p->jobs) != seen)
+    if (p->shutdown)
       continue;
+    if (atomic_load(&p->jobs) != seen) {
+      // Seen while spinning: the first such claim of a job times the
+      // hand-off.
+      if (p->n > 0 && p->next < p->n && !p->handoff_seen) {
+        p->handoff_seen = true;
+        int64_t now = rt_pool_now_ns(), d = now - p->posted_ns;
+        int64_t m = atomic_load_explicit(&p->handoff_ns, memory_order_relaxed);
+        int64_t at =
+            atomic_load_explicit(&p->handoff_at, memory_order_relaxed);
+        int64_t count =
+            atomic_load_explicit(&p->handoff_count, memory_order_relaxed);
+        if (now - at > RT_POOL_HANDOFF_HOLD_NS)
+          m = count = 0; // too old to average with
+        if (d > RT_POOL_HANDOFF_CAP_NS)
+          d = RT_POOL_HANDOFF_CAP_NS;
+        if (d > 0) {
+          atomic_store_explicit(&p->handoff_ns,
+                                m > 0 ? m + (d - m) / RT_POOL_HANDOFF_WEIGHT
+                                      : d,
+                                memory_order_relaxed);
+          atomic_store_explicit(&p->handoff_count, count + 1,
+                                memory_order_relaxed);
+          atomic_store_explicit(&p->handoff_at, now, memory_order_relaxed);
+        }
+      }
+      continue;
+    }
     p->sleepers++;
     pthread_cond_wait(&p->work_cv, &p->mu);
     p->sleepers--;
@@ -130,6 +181,9 @@ eddy_rt_status_t eddy_rt_pool_create(int32_t num_threads,
   atomic_init(&p->jobs, 0);
   atomic_init(&p->stop, false);
   atomic_init(&p->done, 0);
+  atomic_init(&p->handoff_ns, 0);
+  atomic_init(&p->handoff_at, 0);
+  atomic_init(&p->handoff_count, 0);
   if (p->num_threads > 1) {
     p->workers = calloc((size_t)(p->num_threads - 1), sizeof(pthread_t));
     if (!p->workers) {
@@ -173,6 +227,18 @@ int32_t eddy_rt_pool_num_threads(const eddy_rt_pool_t *pool) {
   return pool ? pool->num_threads : 1;
 }
 
+int64_t rt_pool_handoff_ns(const eddy_rt_pool_t *pool) {
+  if (!pool)
+    return 0;
+  eddy_rt_pool_t *p = (eddy_rt_pool_t *)pool;
+  int64_t at = atomic_load_explicit(&p->handoff_at, memory_order_relaxed);
+  if (rt_pool_now_ns() - at > RT_POOL_HANDOFF_HOLD_NS ||
+      atomic_load_explicit(&p->handoff_count, memory_order_relaxed) <
+          RT_POOL_HANDOFF_MIN_COUNT)
+    return 0;
+  return atomic_load_explicit(&p->handoff_ns, memory_order_relaxed);
+}
+
 void eddy_rt_pool_parallel_for(eddy_rt_pool_t *pool, int64_t n,
                                eddy_rt_task_fn fn, void *arg) {
   if (n <= 0)
@@ -190,6 +256,8 @@ void eddy_rt_pool_parallel_for(eddy_rt_pool_t *pool, int64_t n,
   pool->arg = arg;
   pool->n = n;
   pool->next = 0;
+  pool->posted_ns = rt_pool_now_ns();
+  pool->handoff_seen = false;
   atomic_store(&pool->done, 0);
   atomic_fetch_add(&pool->jobs, 1);
   if (pool->sleepers > 0)

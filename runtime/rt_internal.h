@@ -123,6 +123,11 @@ typedef void (*rt_ew_row_fn)(void *arg, char *const *ptrs,
 /// dims (checked by the caller).
 void rt_ew_init(rt_ew_t *it, const eddy_rt_tensor_t *out, int32_t nin,
                 const eddy_rt_tensor_t *const *ins);
+/// The running mean of the time a spinning worker of pool takes to claim a
+/// task after a job is posted, in ns (0: no pool, or fewer than 8 measured
+/// since the last pause of 50 ms without one).
+int64_t rt_pool_handoff_ns(const eddy_rt_pool_t *pool);
+
 /// Runs fn over every row, on the context's pool when the work is large.
 void rt_ew_run(eddy_rt_ctx_t *ctx, const rt_ew_t *it, rt_ew_row_fn fn,
                void *arg);

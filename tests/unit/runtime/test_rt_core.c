@@ -2,6 +2,7 @@
 /// buffers, tensor descriptors, f16/bf16 conversion, the thread pool.
 #define _POSIX_C_SOURCE 200809L // posix_memalign
 #include "rt_test.h"
+#include "runtime/rt_internal.h"
 
 #include <stdatomic.h>
 
@@ -378,8 +379,21 @@ static void test_pool(void **state) {
   eddy_rt_pool_parallel_for(NULL, 5, pool_task, &job);
   eddy_rt_pool_parallel_for(pool, 0, pool_task, &job);
   assert_int_equal(atomic_load(&job.hits[4]), 1);
+  // The hand-off time: none without workers; with them, within its cap
+  // (2 us per measurement), whatever the machine.
+  assert_int_equal(rt_pool_handoff_ns(NULL), 0);
+  for (int round = 0; round < 200; round++) {
+    memset(&job, 0, sizeof(job));
+    eddy_rt_pool_parallel_for(pool, 4, pool_task, &job);
+  }
+  int64_t handoff = rt_pool_handoff_ns(pool);
+  assert_true(handoff >= 0 && handoff <= 2000);
   eddy_rt_pool_destroy(pool);
   eddy_rt_pool_destroy(NULL);
+  RTT_OK(eddy_rt_pool_create(1, &pool));
+  eddy_rt_pool_parallel_for(pool, 4, pool_task, &job);
+  assert_int_equal(rt_pool_handoff_ns(pool), 0);
+  eddy_rt_pool_destroy(pool);
 
   eddy_rt_ctx_t *ctx = rtt_ctx(4);
   assert_non_null(eddy_rt_ctx_pool(ctx));
