@@ -619,6 +619,28 @@ def m_matrix_diag(x, d):
             tf.linalg.diag(d) * 2.0 + tf.linalg.set_diag(m, d * d), tf.nn.l2_loss(x)]
 
 
+def m_gather_batch_dyn(x, y):
+    """tf.gather with batch_dims=1 and tf.one_hot on a dynamic batch (the beam search's
+    gather of each batch row's surviving beams): indices [?, ?] from an argmax."""
+    idx = tf.argmax(y, -1, output_type=tf.int32)
+    g = tf.gather(x, idx, batch_dims=1)
+    return [g * 2.0, tf.one_hot(idx, 5) * y]
+
+
+def m_cum_logsumexp(x):
+    """tf.math.cumulative_logsumexp along both axes, exclusive and reversed (values 40 apart:
+    one shift for the whole row would lose the small ones), Bucketize
+    (tf.raw_ops.Bucketize, as tf.feature_column and Keras' Discretization write it) and
+    reduce_prod (its gradient takes a ListDiff of the axes). The exclusive sums' empty
+    first terms (-inf) are sliced off, so that the outputs' sum is finite."""
+    big = x + tf.constant([[0.0, 40.0, -40.0, 0.0, 20.0]])
+    return [tf.math.cumulative_logsumexp(big, axis=1),
+            tf.math.cumulative_logsumexp(x, axis=0, exclusive=True, reverse=True)[:-1],
+            tf.math.cumulative_logsumexp(big, axis=1, exclusive=True)[:, 1:],
+            tf.cast(tf.raw_ops.Bucketize(input=x, boundaries=[-1.0, 0.0, 0.5, 2.0]), tf.float32),
+            tf.reduce_prod(x, axis=1)]
+
+
 def m_reverse_sequence(x, y):
     """tf.reverse_sequence time-major (seq_axis 0, batch_axis 1, lengths 3 and 5) of a [5, 2, 3]
     input, and along axis 1 of a [2, 4, 3, 2] one batched on axis 2 (lengths 1, 4, 2)."""
@@ -676,6 +698,10 @@ WHERE_X = np.array([[0.62, -0.41, 0.15, -0.9], [0.33, 0.05, -0.12, 1.4],
 SEGMENTS_X = (np.random.RandomState(37).permutation(18).reshape(6, 3) * 0.23 - 2.0).astype(
     np.float32)
 
+# cum_logsumexp's input: away from Bucketize's boundaries (-1, 0, 0.5, 2).
+CUM_LSE_X = np.array([[0.3, -1.4, 2.6, 0.8, -0.2], [1.1, 0.15, -0.6, 2.3, 0.7],
+                      [-0.35, 1.7, 0.9, -1.2, 0.25]], np.float32)
+
 # name -> (function, [(input name, value)], tolerance or None)
 T, B, D, H = 4, 2, 3, 3
 MODELS = {
@@ -728,6 +754,9 @@ MODELS = {
     "segments": (m_segments, [("x", SEGMENTS_X)], None),
     "band_part": (m_band_part, [("x", rnd(38, [4, 5]))], None),
     "matrix_diag": (m_matrix_diag, [("x", rnd(90, [4, 3])), ("d", rnd(91, [3]))], None),
+    "gather_batch_dyn": (m_gather_batch_dyn, [("x", rnd(92, [2, 5, 3])), ("y", rnd(93, [2, 4, 5]))],
+                         None),
+    "cum_logsumexp": (m_cum_logsumexp, [("x", CUM_LSE_X)], None),
     "reverse_sequence": (m_reverse_sequence, [("x", rnd(39, [5, 2, 3])), ("y", rnd(40, [2, 4, 3, 2]))],
                          None),
     "conv_pool": (m_conv_pool, [("x", rnd(41, [2, 7, 6, 3])), ("w", rnd(42, [3, 2, 3, 4], 0.5))],
@@ -745,7 +774,8 @@ FEED_SHAPES = {"strided_slice_dyn": {"x": [None, 5, 3]}, "unary_math": {"x": [No
                "activations": {"x": [None, 5]},
                "dyn_loop": {"x": [None, 3], "y": [None, None]},
                "ta_dyn": {"x": [None, 3]}, "index_dyn": {"x": [None, 4]},
-               "bcast_dyn": {"x": [None, 3]}, "conv_pool": {"x": [None, 7, 6, 3]}}
+               "bcast_dyn": {"x": [None, 3]}, "conv_pool": {"x": [None, 7, 6, 3]},
+               "gather_batch_dyn": {"x": [None, 5, 3], "y": [None, None, 5]}}
 
 # Models written without their gradients. ta_dyn's gradient reshapes to shapes whose
 # length (a rank) TensorFlow leaves unknown: the gradient of a Sum over a TensorArray item

@@ -69,6 +69,10 @@ static const eddy_tf_out_spec_t shape_n_outs[] = {
 static const eddy_tf_out_spec_t merged_T[] = {O_ATTR("merged", "T", -1)};
 static const eddy_tf_out_spec_t out_T_like0[] = {O_ATTR("out", "T", 0)};
 static const eddy_tf_out_spec_t index_i64[] = {O_FIXED("index", INT64, -1)};
+static const eddy_tf_out_spec_t output_i32_like0[] = {
+    O_FIXED("output", INT32, 0)};
+static const eddy_tf_out_spec_t list_diff_outs[] = {
+    O_ATTR("out", "T", -1), O_ATTR("idx", "out_idx", -1)};
 static const eddy_tf_out_spec_t topk_outs[] = {
     O_ATTR("values", "T", -1), O_ATTR("indices", "index_type", -1)};
 static const eddy_tf_out_spec_t xent_outs[] = {O_ATTR("loss", "T", -1),
@@ -180,6 +184,7 @@ static const eddy_tf_op_info_t k_ops[] = {
     OP(BroadcastArgs, IN(2), r0_T),
     OP(BroadcastGradientArgs, IN(2), bcast_args),
     OP(BroadcastTo, IN(2), output_T),
+    OP(Bucketize, IN(1), output_i32_like0),
     OP_CALL(Case, IN_ATLEAST(1), call_outs, EDDY_TF_CALL_BRANCH),
     OP(Cast, IN(1), y_DstT_like0),
     OP(Ceil, IN(1), y_T_like0),
@@ -195,6 +200,7 @@ static const eddy_tf_op_info_t k_ops[] = {
     OP(Cosh, IN(1), y_T_like0),
     OP(Cumprod, IN(2), out_T_like0),
     OP(Cumsum, IN(2), out_T_like0),
+    OP(CumulativeLogsumexp, IN(2), out_T_like0),
     OP(DepthwiseConv2dNative, IN(2), output_T),
     OP(DepthwiseConv2dNativeBackpropFilter, IN(3), output_T),
     OP(DepthwiseConv2dNativeBackpropInput, IN(3), output_T),
@@ -236,6 +242,7 @@ static const eddy_tf_op_info_t k_ops[] = {
     OP(LeakyReluGrad, IN(2), backprops_T_like0),
     OP(Less, IN(2), z_bool),
     OP(LessEqual, IN(2), z_bool),
+    OP(ListDiff, IN(2), list_diff_outs),
     OP(Log, IN(1), y_T_like0),
     OP(Log1p, IN(1), y_T_like0),
     OP(LogSoftmax, IN(1), logsoftmax_T_like0),

@@ -17,6 +17,7 @@
 
 #include "dialects/core/core.h"
 
+#include <math.h>
 #include <string.h>
 
 #define MAXR 64
@@ -34,7 +35,7 @@ static const char *const INDEX_OPS[] = {
     "BatchMatMulV3", "SoftmaxCrossEntropyWithLogits",
     "SparseSoftmaxCrossEntropyWithLogits", "DynamicStitch",
     "ParallelDynamicStitch", "L2Loss", "MatrixDiagV3", "MatrixDiagPartV3",
-    "MatrixSetDiagV3",
+    "MatrixSetDiagV3", "CumulativeLogsumexp", "Bucketize", "ListDiff",
 };
 
 void eddy_tfl_index_ops_each(void (*fn)(const char *name, void *user),
@@ -170,6 +171,152 @@ static eddy_status_t lower_cumulative(eddy_tfl_t *z, const eddy_op_t *op,
   return NULL;
 }
 
+static eddy_status_t positions(eddy_tfl_t *z, const eddy_op_t *op,
+                               eddy_value_t *x, int32_t axis, int k,
+                               eddy_value_t **out);
+
+/// CumulativeLogsumexp(x, axis) {exclusive, reverse}: out[i] = log(sum over
+/// the j before i (or after, reverse; i itself unless exclusive) of
+/// exp(x[j])). Each i has its own maximum, as a scan would: x is spread to
+/// [..., i, j, ...] with the js outside i's range masked to -inf, and a
+/// log-sum-exp taken over j (n x n work for n along the axis). An empty
+/// range gives -inf, as in TensorFlow.
+static eddy_status_t lower_cumulative_logsumexp(eddy_tfl_t *z,
+                                                const eddy_op_t *op) {
+  eddy_value_t *x = tfl_in(z, op, 0);
+  const eddy_type_t *xt = x->type;
+  int64_t axis;
+  EDDY_RETURN_IF_ERROR(const_axis(z, op, 1, xt->rank, &axis));
+  if (xt->rank >= MAXR)
+    return eddy_tfl_error(op, "rank %d is too large", (int)xt->rank);
+  bool excl = eddy_ir_op_attr_bool(op, "exclusive", false);
+  bool rev = eddy_ir_op_attr_bool(op, "reverse", false);
+  int32_t r = xt->rank;
+  // xe: x with a dim of 1 (i) inserted before axis (j = axis + 1).
+  int64_t ed[MAXR + 1], ef[MAXR + 1];
+  for (int32_t k = 0, o = 0; k <= r; k++) {
+    if (k == axis) {
+      ed[k] = 1;
+      ef[k] = -1;
+      continue;
+    }
+    ed[k] = xt->dims[o] < 0 ? -1 : xt->dims[o];
+    ef[k] = o++;
+  }
+  eddy_value_t *xe = NULL, *pi = NULL, *pj = NULL, *in = NULL;
+  EDDY_RETURN_IF_ERROR(
+      eddy_tfl_reshape_keep(z, op, x, ed, (size_t)r + 1, ef, &xe));
+  // in[i, j]: j <= i (j < i exclusive; >=, > reverse), shaped
+  // [1..., n, n, 1...].
+  EDDY_RETURN_IF_ERROR(positions(z, op, x, (int32_t)axis, 0, &pi));
+  EDDY_RETURN_IF_ERROR(positions(z, op, x, (int32_t)axis, 1, &pj));
+  const char *cmp = rev ? (excl ? "core.gt" : "core.ge")
+                        : (excl ? "core.lt" : "core.le");
+  EDDY_RETURN_IF_ERROR(tfl_bin(z, op, cmp, pj, pi, &in));
+  int64_t md[MAXR + 1], mf[MAXR + 1];
+  int64_t n = xt->dims[axis] < 0 ? -1 : xt->dims[axis];
+  for (int32_t k = 0; k <= r; k++) {
+    md[k] = k == axis || k == axis + 1 ? n : 1;
+    mf[k] = k == axis ? 0 : k == axis + 1 ? 1 : -1;
+  }
+  EDDY_RETURN_IF_ERROR(
+      eddy_tfl_reshape_keep(z, op, in, md, (size_t)r + 1, mf, &in));
+  eddy_value_t *ninf = NULL, *zf = NULL, *masked = NULL, *m = NULL,
+               *isinf = NULL, *m0 = NULL, *d = NULL, *e = NULL, *sum = NULL,
+               *lg = NULL, *res = NULL, *mr = NULL;
+  EDDY_RETURN_IF_ERROR(
+      eddy_tfl_splat(z, xt->dtype, 0, NULL, -(double)INFINITY, &ninf));
+  EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, xt->dtype, 0, NULL, 0, &zf));
+  EDDY_RETURN_IF_ERROR(tfl_sel(z, op, in, xe, ninf, &masked));
+  int64_t ja = axis + 1;
+  EDDY_RETURN_IF_ERROR(
+      eddy_tfl_reduce(z, op, "core.reduce_max", masked, &ja, 1, true, &m));
+  EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.eq", m, ninf, &isinf));
+  EDDY_RETURN_IF_ERROR(tfl_sel(z, op, isinf, zf, m, &m0));
+  EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.sub", masked, m0, &d));
+  EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "core.exp", &d, 1, NULL, 0, &e));
+  EDDY_RETURN_IF_ERROR(
+      eddy_tfl_reduce(z, op, "core.reduce_sum", e, &ja, 1, false, &sum));
+  EDDY_RETURN_IF_ERROR(
+      eddy_tfl_build(z, op, "core.log", &sum, 1, NULL, 0, &lg));
+  EDDY_RETURN_IF_ERROR(
+      eddy_tfl_reduce(z, op, "core.reduce_sum", m0, &ja, 1, false, &mr));
+  EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.add", lg, mr, &res));
+  tfl_out1(z, op, res);
+  return NULL;
+}
+
+/// Bucketize(x) {boundaries}: the number of boundaries <= x, as i32 (the
+/// boundaries are sorted): a sum over the boundaries of x >= b.
+static eddy_status_t lower_bucketize(eddy_tfl_t *z, const eddy_op_t *op) {
+  eddy_value_t *x = tfl_in(z, op, 0);
+  const eddy_type_t *xt = x->type;
+  const eddy_attr_t *ba = eddy_ir_op_attr(op, "boundaries");
+  if (!ba || ba->kind != EDDY_ATTR_ARRAY)
+    return eddy_tfl_error(op, "attribute 'boundaries' is missing or not a "
+                              "list of floats");
+  if (xt->rank == EDDY_RANK_UNKNOWN || xt->rank >= MAXR)
+    return eddy_tfl_error(op, "the input needs a known rank");
+  size_t nb = ba->u.array.len;
+  eddy_value_t *cnt = NULL;
+  EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, EDDY_DT_I32, 0, NULL, 0, &cnt));
+  for (size_t i = 0; i < nb; i++) {
+    const eddy_attr_t *b = ba->u.array.elems[i];
+    double bv;
+    if (b->kind == EDDY_ATTR_FLOAT)
+      bv = b->u.f;
+    else if (b->kind == EDDY_ATTR_INT)
+      bv = (double)b->u.i;
+    else
+      return eddy_tfl_error(op, "boundary #%zu is not a number", i);
+    eddy_value_t *bc = NULL, *ge = NULL, *gi = NULL;
+    EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, xt->dtype, 0, NULL, bv, &bc));
+    EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.ge", x, bc, &ge));
+    EDDY_RETURN_IF_ERROR(eddy_tfl_cast(z, op, ge, EDDY_DT_I32, &gi));
+    EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.add", cnt, gi, &cnt));
+  }
+  if (nb == 0) {
+    eddy_value_t *zx = NULL, *zi = NULL;
+    EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, xt->dtype, 0, NULL, 0, &zx));
+    EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.mul", x, zx, &zi));
+    EDDY_RETURN_IF_ERROR(eddy_tfl_cast(z, op, zi, EDDY_DT_I32, &cnt));
+  }
+  tfl_out1(z, op, cnt);
+  return NULL;
+}
+
+/// ListDiff(x, y) {out_idx}: the values of x not in y, in x's order, and
+/// their positions in x. Constant operands only (TensorFlow's gradient of
+/// Prod computes it of the reduced axes and range(rank)).
+static eddy_status_t lower_list_diff(eddy_tfl_t *z, const eddy_op_t *op) {
+  int64_t xv[MAXR * 4], yv[MAXR * 4], ov[MAXR * 4], iv[MAXR * 4];
+  int64_t nx = eddy_tfl_const_ints(z, tfl_in(z, op, 0), xv, MAXR * 4);
+  int64_t ny = eddy_tfl_const_ints(z, tfl_in(z, op, 1), yv, MAXR * 4);
+  if (nx < 0 || ny < 0)
+    return eddy_tfl_error(op, "x and y must be constant vectors (of at most "
+                              "%d values)",
+                          MAXR * 4);
+  int64_t no = 0;
+  for (int64_t i = 0; i < nx; i++) {
+    bool found = false;
+    for (int64_t j = 0; j < ny && !found; j++)
+      found = xv[i] == yv[j];
+    if (!found) {
+      ov[no] = xv[i];
+      iv[no++] = i;
+    }
+  }
+  eddy_dtype_t idt = EDDY_DT_I32;
+  (void)eddy_tfl_attr_dtype(op, "out_idx", &idt);
+  eddy_value_t *o = NULL, *ix = NULL;
+  EDDY_RETURN_IF_ERROR(
+      const_ints(z, tfl_in(z, op, 0)->type->dtype, ov, no, &o));
+  EDDY_RETURN_IF_ERROR(const_ints(z, idt, iv, no, &ix));
+  eddy_tfl_set(z, &op->results[0], o);
+  eddy_tfl_set(z, &op->results[1], ix);
+  return NULL;
+}
+
 /// OneHot: eq(indices with a new dim at axis, iota over depth along that
 /// dim), then select(on, off). An index outside [0, depth) matches nothing:
 /// a row of off values, as in TensorFlow.
@@ -194,23 +341,20 @@ static eddy_status_t lower_one_hot(eddy_tfl_t *z, const eddy_op_t *op) {
                           (long long)axis, (int)r);
   if (!eddy_dtype_is_int(it->dtype))
     EDDY_RETURN_IF_ERROR(eddy_tfl_cast(z, op, idx, EDDY_DT_I64, &idx));
-  // The indices with a dim of 1 at axis (one dynamic dim may be -1).
-  int64_t dims[MAXR + 1];
-  int ndyn = 0;
+  // The indices with a dim of 1 at axis (dynamic dims read at run time).
+  int64_t dims[MAXR + 1], from[MAXR + 1];
   for (int32_t i = 0, o = 0; i <= r; i++) {
     if (i == axis) {
       dims[i] = 1;
+      from[i] = -1;
       continue;
     }
     dims[i] = it->dims[o] == EDDY_DIM_DYNAMIC ? -1 : it->dims[o];
-    ndyn += dims[i] < 0;
-    o++;
+    from[i] = o++;
   }
-  if (ndyn > 1)
-    return eddy_tfl_error(op, "indices with more than one dynamic dimension "
-                              "are not supported");
   eddy_value_t *ex = NULL, *io = NULL, *eq = NULL, *res = NULL;
-  EDDY_RETURN_IF_ERROR(eddy_tfl_reshape(z, op, idx, dims, (size_t)r + 1, &ex));
+  EDDY_RETURN_IF_ERROR(
+      eddy_tfl_reshape_keep(z, op, idx, dims, (size_t)r + 1, from, &ex));
   // iota of shape [depth, 1, ..., 1] (the dims after axis are 1).
   int64_t id[MAXR + 1];
   id[0] = depth;
@@ -881,7 +1025,8 @@ static eddy_status_t masked_segments(eddy_tfl_t *z, const eddy_op_t *op,
 /// num_segments), data's rows (over the dims of ids) added into
 /// num_segments rows, a negative id dropping its row, as in TensorFlow (it
 /// adds zeros at row 0), an id >= num_segments an error; SegmentSum the
-/// same with sorted 1-D ids, last id + 1 rows. Otherwise ("mean", "max",
+/// same with sorted 1-D ids, last id + 1 rows (num_segments of
+/// UnsortedSegmentSum may be a run-time scalar). Otherwise ("mean", "max",
 /// "min", "prod"): SegmentMean / Max / Min / Prod (sorted 1-D ids) and
 /// UnsortedSegmentMax / Min / Prod (1-D ids, constant num_segments).
 static eddy_status_t lower_segment(eddy_tfl_t *z, const eddy_op_t *op,
@@ -891,7 +1036,16 @@ static eddy_status_t lower_segment(eddy_tfl_t *z, const eddy_op_t *op,
   eddy_value_t *numv = NULL, *r = NULL;
   if (sorted)
     EDDY_RETURN_IF_ERROR(sorted_segment_count(z, op, ids, &num, &numv));
-  else if (eddy_tfl_const_ints(z, tfl_in(z, op, 2), &num, 1) != 1 || num < 0)
+  else if (eddy_tfl_const_ints(z, tfl_in(z, op, 2), &num, 1) == 1) {
+    if (num < 0)
+      return eddy_tfl_error(op, "num_segments is %lld", (long long)num);
+  } else if (strcmp(kind, "sum") == 0 && tfl_in(z, op, 2)->type->rank == 0) {
+    // A run-time count (the gradient of a gather with batch dims on a
+    // dynamic batch: the batch size times the gathered dim).
+    num = -1;
+    EDDY_RETURN_IF_ERROR(
+        eddy_tfl_cast(z, op, tfl_in(z, op, 2), EDDY_DT_I64, &numv));
+  } else
     return eddy_tfl_error(op, "num_segments must be a constant >= 0");
   if (strcmp(kind, "sum") == 0)
     EDDY_RETURN_IF_ERROR(scatter_segments(z, op, data, ids, num, numv, &r));
@@ -1201,6 +1355,7 @@ static eddy_status_t lower_reverse_sequence(eddy_tfl_t *z,
 /// params flattened to [prod(B) * A, pre..., post...], each index offset
 /// by its batch row times A (an index outside [0, A) becomes -1, an
 /// error), one core.gather, and the pre dims moved back in front of I.
+/// Dynamic dims (a batch dim, A, the others) are read at run time.
 static eddy_status_t lower_batch_gather(eddy_tfl_t *z, const eddy_op_t *op,
                                         int64_t nb) {
   eddy_value_t *p = tfl_in(z, op, 0), *idx = tfl_in(z, op, 1);
@@ -1219,20 +1374,31 @@ static eddy_status_t lower_batch_gather(eddy_tfl_t *z, const eddy_op_t *op,
                               "params of rank %d and indices of rank %d",
                           (long long)nb, (long long)axis, (int)pt->rank,
                           (int)it->rank);
-  int64_t nbatch = 1;
+  // The batch dims' sizes: static where params or indices know them, else
+  // read from params at run time.
+  int64_t nbatch = 1, bd[MAXR];
+  eddy_value_t *bv[MAXR] = {NULL}, *nbv = NULL;
   for (int64_t i = 0; i < nb; i++) {
-    if (pt->dims[i] < 0 || it->dims[i] < 0)
-      return eddy_tfl_error(op, "batch dimension %lld is dynamic",
-                            (long long)i);
-    if (pt->dims[i] != it->dims[i])
+    if (pt->dims[i] >= 0 && it->dims[i] >= 0 && pt->dims[i] != it->dims[i])
       return eddy_tfl_error(op, "batch dimension %lld differs: %lld and %lld",
                             (long long)i, (long long)pt->dims[i],
                             (long long)it->dims[i]);
-    nbatch *= pt->dims[i];
+    bd[i] = pt->dims[i] >= 0 ? pt->dims[i] : it->dims[i] >= 0 ? it->dims[i] : -1;
+    if (bd[i] < 0) {
+      nbatch = -1;
+      EDDY_RETURN_IF_ERROR(eddy_tfl_dim(z, op, p, (int32_t)i, &bv[i]));
+    } else {
+      EDDY_RETURN_IF_ERROR(
+          eddy_tfl_splat(z, EDDY_DT_I64, 0, NULL, (double)bd[i], &bv[i]));
+      if (nbatch >= 0)
+        nbatch *= bd[i];
+    }
   }
-  int64_t A = pt->dims[axis];
-  if (A < 0)
-    return eddy_tfl_error(op, "the gathered dimension is dynamic");
+  if (nbatch < 0) {
+    nbv = bv[0];
+    for (int64_t i = 1; i < nb; i++)
+      EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.mul", nbv, bv[i], &nbv));
+  }
   // params' = transpose(params) with axis right after the batch dims.
   int64_t perm[MAXR], fd[MAXR];
   int32_t pr = pt->rank, q = 0;
@@ -1251,40 +1417,61 @@ static eddy_status_t lower_batch_gather(eddy_tfl_t *z, const eddy_op_t *op,
     EDDY_RETURN_IF_ERROR(
         eddy_tfl_build(z, op, "core.transpose", &p, 1, &a, 1, &pp));
   }
+  // params' flattened to [prod(B) * A, pre..., post...].
+  int64_t A = pt->dims[axis];
+  eddy_value_t *ca = NULL, *fv[MAXR] = {NULL};
+  EDDY_RETURN_IF_ERROR(dim_i64(z, op, pp, (int32_t)nb, &ca));
   int32_t fr = 0;
-  fd[fr++] = nbatch * A;
-  int ndyn = 0;
+  fd[fr] = nbatch >= 0 && A >= 0 ? nbatch * A : -1;
+  if (fd[fr] < 0) {
+    if (!nbv)
+      EDDY_RETURN_IF_ERROR(
+          eddy_tfl_splat(z, EDDY_DT_I64, 0, NULL, (double)nbatch, &nbv));
+    EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.mul", nbv, ca, &fv[fr]));
+  }
+  fr++;
   for (int32_t i = (int32_t)nb + 1; i < pr; i++) {
     int64_t d = pp->type->dims[i];
     fd[fr] = d < 0 ? -1 : d;
-    ndyn += fd[fr++] < 0;
+    if (d < 0)
+      EDDY_RETURN_IF_ERROR(eddy_tfl_dim(z, op, pp, i, &fv[fr]));
+    fr++;
   }
-  if (ndyn > 1)
-    return eddy_tfl_error(op, "params with more than one dynamic dimension "
-                              "are not supported");
   eddy_value_t *flat = NULL;
-  EDDY_RETURN_IF_ERROR(eddy_tfl_reshape(z, op, pp, fd, (size_t)fr, &flat));
+  EDDY_RETURN_IF_ERROR(
+      eddy_tfl_reshape_dyn(z, op, pp, fd, (size_t)fr, fv, &flat));
   // Offsets: the batch row (iota over prod(B), reshaped to B + [1] * rest)
   // times A.
   eddy_value_t *ix = NULL, *row = NULL, *off = NULL, *li = NULL, *zero = NULL,
                *lim = NULL, *neg = NULL, *big = NULL, *bad = NULL, *m1 = NULL,
-               *lin = NULL, *ca = NULL;
+               *lin = NULL, *rows = NULL;
   EDDY_RETURN_IF_ERROR(eddy_tfl_cast(z, op, idx, EDDY_DT_I64, &ix));
-  const eddy_type_t *iot =
-      eddy_ir_tensor_type_get(z->ctx, EDDY_DT_I64, 1, &nbatch);
-  eddy_named_attr_t da = eddy_tfl_int_attr(z, "dimension", 0);
-  eddy_op_t *o = NULL;
-  EDDY_RETURN_IF_ERROR(
-      eddy_tfl_build_typed(z, op, "core.iota", NULL, 0, &da, 1, &iot, 1, &o));
+  EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, EDDY_DT_I64, 0, NULL, 0, &zero));
+  if (nbatch >= 0) {
+    const eddy_type_t *iot =
+        eddy_ir_tensor_type_get(z->ctx, EDDY_DT_I64, 1, &nbatch);
+    eddy_named_attr_t da = eddy_tfl_int_attr(z, "dimension", 0);
+    eddy_op_t *o = NULL;
+    EDDY_RETURN_IF_ERROR(eddy_tfl_build_typed(z, op, "core.iota", NULL, 0, &da,
+                                              1, &iot, 1, &o));
+    rows = eddy_ir_op_result(o, 0);
+  } else {
+    eddy_value_t *one = NULL;
+    EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, EDDY_DT_I64, 0, NULL, 1, &one));
+    eddy_value_t *rops[3] = {zero, nbv, one};
+    EDDY_RETURN_IF_ERROR(
+        eddy_tfl_build(z, op, "core.range", rops, 3, NULL, 0, &rows));
+  }
   int64_t rd[MAXR];
-  for (int32_t i = 0; i < it->rank; i++)
-    rd[i] = i < nb ? it->dims[i] : 1;
-  EDDY_RETURN_IF_ERROR(eddy_tfl_reshape(z, op, eddy_ir_op_result(o, 0), rd,
-                                        (size_t)it->rank, &row));
-  EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, EDDY_DT_I64, 0, NULL, (double)A, &ca));
+  eddy_value_t *rv[MAXR] = {NULL};
+  for (int32_t i = 0; i < it->rank; i++) {
+    rd[i] = i < nb ? bd[i] : 1;
+    rv[i] = i < nb && bd[i] < 0 ? bv[i] : NULL;
+  }
+  EDDY_RETURN_IF_ERROR(
+      eddy_tfl_reshape_dyn(z, op, rows, rd, (size_t)it->rank, rv, &row));
   EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.mul", row, ca, &off));
   EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.add", ix, off, &li));
-  EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, EDDY_DT_I64, 0, NULL, 0, &zero));
   lim = ca;
   EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.lt", ix, zero, &neg));
   EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.ge", ix, lim, &big));
@@ -1464,6 +1651,12 @@ eddy_status_t eddy_tfl_lower_index_op(eddy_tfl_t *z, const eddy_op_t *op,
     return lower_cumulative(z, op, strcmp(t, "Cumprod") == 0);
   if (strcmp(t, "OneHot") == 0)
     return lower_one_hot(z, op);
+  if (strcmp(t, "CumulativeLogsumexp") == 0)
+    return lower_cumulative_logsumexp(z, op);
+  if (strcmp(t, "Bucketize") == 0)
+    return lower_bucketize(z, op);
+  if (strcmp(t, "ListDiff") == 0)
+    return lower_list_diff(z, op);
   if (strcmp(t, "ConcatOffset") == 0)
     return lower_concat_offset(z, op);
   if (strcmp(t, "BroadcastArgs") == 0)
