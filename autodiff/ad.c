@@ -263,13 +263,22 @@ static int64_t ad_bytes(const eddy_type_t *t) {
   return b;
 }
 
+/// v is a loop value of s's forward loop that its body yields unchanged:
+/// the loop's init in every iteration.
+static bool ad_is_pass_through(const ad_scope_t *s, const eddy_value_t *v) {
+  if (v->def || v->block != s->fwd || s->kind != AD_SCOPE_WHILE)
+    return false;
+  eddy_op_t *y = eddy_ir_block_terminator(s->fwd);
+  return v->index < y->num_operands && eddy_ir_op_operand(y, v->index) == v;
+}
+
 /// Bytes per iteration it would take to make v available in the gradient
-/// body of s: 0 when it is free there (defined outside the loop, a
-/// constant, already carried), the cost of its operands when it is cheap to
-/// recompute, else its own size.
+/// body of s: 0 when it is free there (defined outside the loop, a loop
+/// value passed through unchanged, a constant, already carried), the cost
+/// of its operands when it is cheap to recompute, else its own size.
 static int64_t ad_cost(ad_scope_t *s, eddy_value_t *v, int depth) {
   if (!ad_defined_in(v, s->fwd) || ad_is_recreatable(v->def) ||
-      eddy_ptrmap_has(&s->vis, v))
+      eddy_ptrmap_has(&s->vis, v) || ad_is_pass_through(s, v))
     return 0;
   if (depth < 4 && ad_is_cheap(v->def)) {
     int64_t sum = 0;
@@ -425,10 +434,9 @@ static eddy_status_t ad_export_while(ad_scope_t *s, eddy_value_t *v,
   if (*out)
     return NULL;
   /* A loop value passed through unchanged is its init in every iteration. */
+  if (ad_is_pass_through(s, v))
+    return ad_fwd(s->parent, eddy_ir_op_operand(s->fwd_op, v->index), out);
   if (!v->def && v->block == s->fwd) {
-    eddy_op_t *y = eddy_ir_block_terminator(s->fwd);
-    if (v->index < y->num_operands && eddy_ir_op_operand(y, v->index) == v)
-      return ad_fwd(s->parent, eddy_ir_op_operand(s->fwd_op, v->index), out);
     /* The loop values of a revolve loop are rebuilt from snapshots, those
        of a reversible one by inverting the steps. */
     if (eddy_ir_op_attr(s->fwd_op, AD_REVOLVE_ATTR) ||
