@@ -399,9 +399,16 @@ static eddy_status_t lower_tile(eddy_tfl_t *z, const eddy_op_t *op) {
     tfl_out1(z, op, x);
     return NULL;
   }
-  if (!eddy_ir_type_is_static(x->type) || x->type->rank != n ||
-      n > MAXR / 2)
-    return eddy_tfl_error(op, "tiling needs an operand of static shape");
+  if (x->type->rank != n || n > MAXR / 2)
+    return eddy_tfl_error(op, "the operand has rank %d and there are %d "
+                              "multiples",
+                          (int)x->type->rank, (int)n);
+  if (!eddy_ir_type_is_static(x->type)) {
+    // Dims known at run time only: as for run-time multiples.
+    EDDY_RETURN_IF_ERROR(tile_run_time(z, op, x, tfl_in(z, op, 1), &r));
+    tfl_out1(z, op, r);
+    return NULL;
+  }
   int64_t inter[MAXR], big[MAXR], fin[MAXR];
   for (int64_t i = 0; i < n; i++) {
     inter[2 * i] = 1;
