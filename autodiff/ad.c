@@ -173,9 +173,24 @@ static eddy_named_attr_t ad_str_attr(ad_t *ad, const char *name,
       ad->ctx, name, eddy_ir_string_attr_get(ad->ctx, s, strlen(s)));
 }
 
+/// A list of tensors whose shape is not static: its zero adjoint is
+/// tl.zeros_like of the list (an unset item of a tl.reserve cannot be read
+/// as zeros without a static shape, and the items may differ in shape).
+static bool ad_items_dynamic(const eddy_type_t *t) {
+  return t->kind == EDDY_TYPE_LIST && t->elem->kind == EDDY_TYPE_TENSOR &&
+         !eddy_ir_type_is_static(t->elem);
+}
+
 eddy_status_t ad_zeros(ad_scope_t *s, const eddy_type_t *t, eddy_value_t *src,
                        eddy_value_t **out) {
   ad_t *ad = s->ad;
+  if (ad_items_dynamic(t)) {
+    eddy_op_t *op = NULL;
+    EDDY_RETURN_IF_ERROR(
+        ad_emit_typed(s, "tl.zeros_like", &src, 1, NULL, 0, &t, 1, &op));
+    *out = eddy_ir_op_result(op, 0);
+    return NULL;
+  }
   if (t->kind == EDDY_TYPE_LIST) {
     /* A reserved list reads as zeros (static elements): a zero adjoint of
        the same length as the list. */
@@ -210,7 +225,7 @@ eddy_status_t ad_zeros_like_fwd(ad_scope_t *s, eddy_value_t *v,
   if (v->type->kind == EDDY_TYPE_TENSOR && eddy_ir_type_is_static(v->type))
     return ad_zeros(s, v->type, NULL, out);
   eddy_value_t *src = NULL;
-  if (v->type->kind == EDDY_TYPE_LIST) {
+  if (v->type->kind == EDDY_TYPE_LIST && !ad_items_dynamic(v->type)) {
     eddy_value_t *n = NULL;
     EDDY_RETURN_IF_ERROR(ad_fwd_len(s, v, &n));
     eddy_op_t *op = NULL;

@@ -777,13 +777,10 @@ FEED_SHAPES = {"strided_slice_dyn": {"x": [None, 5, 3]}, "unary_math": {"x": [No
                "bcast_dyn": {"x": [None, 3]}, "conv_pool": {"x": [None, 7, 6, 3]},
                "gather_batch_dyn": {"x": [None, 5, 3], "y": [None, None, 5]}}
 
-# Models written without their gradients. ta_dyn's gradient reshapes to shapes whose
-# length (a rank) TensorFlow leaves unknown: the gradient of a Sum over a TensorArray item
-# of unknown shape is a Reshape to a DynamicStitch of a shape pushed on a stack (v1) or list
-# (v2) in the loop, which legalize-tf must lower before shape inference knows the item's
-# rank (docs/import.md, Gaps). TensorFlow registers no gradient for TensorListPushBackBatch
-# (push_back_batch); its CPU kernels compute no gradient of a dilated Conv2D (conv_dilated).
-FORWARD_ONLY = {"ta_dyn", "push_back_batch", "conv_dilated"}
+# Models written without their gradients. TensorFlow registers no gradient for
+# TensorListPushBackBatch (push_back_batch); its CPU kernels compute no gradient of a dilated
+# Conv2D (conv_dilated).
+FORWARD_ONLY = {"push_back_batch", "conv_dilated"}
 
 # Gradient graphs chain more ops; their sums get a looser relative tolerance.
 GRAD_TOL = (1e-4, 1e-5)

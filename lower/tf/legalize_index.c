@@ -514,7 +514,9 @@ static eddy_status_t lower_broadcast_args(eddy_tfl_t *z, const eddy_op_t *op) {
 /// BroadcastTo(x, shape): core.broadcast_to of a constant shape; of the
 /// shape of a tensor y (Shape(y), maybe through BroadcastArgs with a
 /// constant), x broadcast against y with core ops; else the declared
-/// result type when it is static.
+/// result type when it is static; else, for a run-time shape of known
+/// length (one popped from a list in a loop's gradient), x broadcast
+/// against a tensor of that shape.
 static eddy_status_t lower_broadcast_to(eddy_tfl_t *z, const eddy_op_t *op) {
   eddy_value_t *x = tfl_in(z, op, 0), *shape = tfl_in(z, op, 1), *r = NULL;
   int64_t dims[MAXR];
@@ -530,10 +532,17 @@ static eddy_status_t lower_broadcast_to(eddy_tfl_t *z, const eddy_op_t *op) {
       return NULL;
     }
     const eddy_type_t *t = op->results[0].type;
+    eddy_status_t st = NULL;
+    if ((!eddy_ir_type_is_static(t) || t->rank > MAXR) &&
+        eddy_tfl_broadcast_to_run_time(z, op, x, shape, &r, &st)) {
+      if (!st)
+        tfl_out1(z, op, r);
+      return st;
+    }
     if (!eddy_ir_type_is_static(t) || t->rank > MAXR)
       return eddy_tfl_error(op, "the target shape is neither a constant, nor "
                                 "the shape of a tensor, nor known from the "
-                                "result type");
+                                "result type, nor of known length");
     n = t->rank;
     for (int32_t i = 0; i < t->rank; i++)
       dims[i] = t->dims[i];

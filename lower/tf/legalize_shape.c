@@ -211,19 +211,19 @@ static bool target_shape(eddy_tfl_t *z, const eddy_op_t *op,
   return true;
 }
 
-/// Fill(s, v) with s known only at run time (its length known): v broadcast
-/// like a core.range of prod(s) elements reshaped to s (dims the result
-/// type knows are static). Keras builds the zero states of its RNN layers
-/// this way, zeros([Shape(x)[0], units]), for an input of dynamic batch.
-static eddy_status_t fill_run_time(eddy_tfl_t *z, const eddy_op_t *op,
-                                   eddy_value_t *s, eddy_value_t *v,
-                                   eddy_value_t **out) {
-  const eddy_type_t *st = s->type, *rt = op->results[0].type;
-  if (st->kind != EDDY_TYPE_TENSOR || st->rank != 1 || st->dims[0] < 0 ||
-      st->dims[0] > MAXR || eddy_dtype_is_float(st->dtype))
-    return eddy_tfl_error(op, "the shape to fill is not a constant, and its "
-                              "length is not known");
-  int64_t n = st->dims[0], dims[MAXR];
+/// s is a 1-D integer tensor of known length (at most MAXR).
+static bool known_length(const eddy_type_t *st) {
+  return st->kind == EDDY_TYPE_TENSOR && st->rank == 1 && st->dims[0] >= 0 &&
+         st->dims[0] <= MAXR && !eddy_dtype_is_float(st->dtype);
+}
+
+/// A tensor of the run-time shape s (known_length): a core.range of
+/// prod(s) elements reshaped to s, dims the result type of op knows
+/// static.
+static eddy_status_t shape_grid(eddy_tfl_t *z, const eddy_op_t *op,
+                                eddy_value_t *s, eddy_value_t **out) {
+  const eddy_type_t *rt = op->results[0].type;
+  int64_t n = s->type->dims[0], dims[MAXR];
   bool typed = rt->kind == EDDY_TYPE_TENSOR && rt->rank == n;
   eddy_value_t *dv[MAXR] = {NULL}, *count = NULL, *zero = NULL, *one = NULL;
   EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, EDDY_DT_I64, 0, NULL, 1, &count));
@@ -245,9 +245,35 @@ static eddy_status_t fill_run_time(eddy_tfl_t *z, const eddy_op_t *op,
   eddy_value_t *rops[3] = {zero, count, one}, *grid = NULL;
   EDDY_RETURN_IF_ERROR(
       eddy_tfl_build(z, op, "core.range", rops, 3, NULL, 0, &grid));
-  EDDY_RETURN_IF_ERROR(
-      eddy_tfl_reshape_dyn(z, op, grid, dims, (size_t)n, dv, &grid));
+  return eddy_tfl_reshape_dyn(z, op, grid, dims, (size_t)n, dv, out);
+}
+
+/// Fill(s, v) with s known only at run time (its length known): v broadcast
+/// like a shape_grid of s. Keras builds the zero states of its RNN layers
+/// this way, zeros([Shape(x)[0], units]), for an input of dynamic batch.
+static eddy_status_t fill_run_time(eddy_tfl_t *z, const eddy_op_t *op,
+                                   eddy_value_t *s, eddy_value_t *v,
+                                   eddy_value_t **out) {
+  if (!known_length(s->type))
+    return eddy_tfl_error(op, "the shape to fill is not a constant, and its "
+                              "length is not known");
+  eddy_value_t *grid = NULL;
+  EDDY_RETURN_IF_ERROR(shape_grid(z, op, s, &grid));
   return broadcast_like(z, op, v, grid, out);
+}
+
+bool eddy_tfl_broadcast_to_run_time(eddy_tfl_t *z, const eddy_op_t *op,
+                                    eddy_value_t *x, eddy_value_t *s,
+                                    eddy_value_t **out,
+                                    eddy_status_t *status) {
+  *status = NULL;
+  if (!known_length(s->type))
+    return false;
+  eddy_value_t *grid = NULL;
+  *status = shape_grid(z, op, s, &grid);
+  if (!*status)
+    *status = broadcast_like(z, op, x, grid, out);
+  return true;
 }
 
 static eddy_status_t lower_fill(eddy_tfl_t *z, const eddy_op_t *op) {

@@ -16,7 +16,10 @@
 /// (an n x n comparison of the n indices) and the rows are added into
 /// max + 1 rows by core.scatter, which reports an index < 0 at run time.
 /// ParallelDynamicStitch, whose order among duplicates is unspecified,
-/// lowers the same way.
+/// lowers the same way. The number of rows of a run-time stitch is static
+/// when the declared type knows it, or for TensorFlow's reduced shape
+/// (reduced_shape_rows), which the Reshape of a reduction's gradient in a
+/// loop needs as its rank.
 #include "lower/tf/tf_lower_internal.h"
 
 #include <stdlib.h>
@@ -284,6 +287,48 @@ static eddy_status_t stitch_dynamic(eddy_tfl_t *z, const eddy_op_t *op,
   return eddy_tfl_build(z, op, "core.scatter", sops, 3, sa, 2, out);
 }
 
+/// The source op that defines v, seen through Identity and df.after (a
+/// value waiting on a control input); NULL for an argument.
+static const eddy_op_t *source_def(eddy_value_t *v) {
+  for (int i = 0; i < 16 && v->def; i++) {
+    if (!eddy_ir_op_is(v->def, "tf.Identity") &&
+        !eddy_ir_op_is(v->def, "df.after"))
+      return v->def;
+    v = eddy_ir_op_operand(v->def, 0);
+  }
+  return v->def;
+}
+
+/// TensorFlow's reduced shape (the gradient of a reduction over a tensor of
+/// unknown rank): DynamicStitch([Range(0, k, 1), FloorMod(axes, k), ...],
+/// [shape, ones, ...]) with one k, a rank popped from a list where the
+/// reduction is in a loop. Range names every position of [0, k) and
+/// FloorMod by k > 0 only positions of [0, k) (a rank k = 0 comes with no
+/// axes), so the result has exactly k rows; and k is the length of data #0,
+/// whose rows Range's k indices name (other lengths fail at run time).
+/// Returns that length when this holds and the length is static, else -1.
+static int64_t reduced_shape_rows(eddy_tfl_t *z, const eddy_op_t *op,
+                                  size_t n) {
+  const eddy_op_t *range = source_def(eddy_ir_op_operand(op, 0));
+  const eddy_type_t *dt = tfl_in(z, op, n)->type;
+  if (n < 2 || !tfl_is(range, "tf.Range") || range->num_operands != 3 ||
+      dt->kind != EDDY_TYPE_TENSOR || dt->rank != 1 || dt->dims[0] < 0)
+    return -1;
+  int64_t start = -1, delta = -1;
+  if (eddy_tfl_const_ints(z, tfl_in(z, range, 0), &start, 1) != 1 ||
+      eddy_tfl_const_ints(z, tfl_in(z, range, 2), &delta, 1) != 1 ||
+      start != 0 || delta != 1)
+    return -1;
+  eddy_value_t *k = tfl_in(z, range, 1);
+  for (size_t m = 1; m < n; m++) {
+    const eddy_op_t *mod = source_def(eddy_ir_op_operand(op, m));
+    if (!tfl_is(mod, "tf.FloorMod") || mod->num_operands != 2 ||
+        tfl_in(z, mod, 1) != k)
+      return -1;
+  }
+  return dt->dims[0];
+}
+
 eddy_status_t eddy_tfl_lower_dynamic_stitch(eddy_tfl_t *z,
                                             const eddy_op_t *op) {
   size_t n = op->num_operands / 2;
@@ -304,17 +349,25 @@ eddy_status_t eddy_tfl_lower_dynamic_stitch(eddy_tfl_t *z,
   if (!done)
     EDDY_RETURN_IF_ERROR(stitch_dynamic(z, op, idx, rows, &r));
   // The declared result type may know the number of rows (TensorFlow's
-  // shape inference does when the indices' sizes are known).
+  // shape inference does when the indices' sizes are known), or the
+  // indices are TensorFlow's reduced shape, as long as data #0. The
+  // reshape checks the count at run time.
   const eddy_type_t *dt = op->results[0].type;
-  if (r->type->dims[0] < 0 && dt->kind == EDDY_TYPE_TENSOR &&
-      dt->rank == r->type->rank && dt->dims[0] >= 0) {
+  int64_t nrows = -1;
+  if (r->type->dims[0] < 0) {
+    if (dt->kind == EDDY_TYPE_TENSOR && dt->rank == r->type->rank)
+      nrows = dt->dims[0];
+    if (nrows < 0)
+      nrows = reduced_shape_rows(z, op, n);
+  }
+  if (nrows >= 0) {
     int64_t dims[MAXR + 1], from[MAXR + 1];
-    for (int32_t j = 0; j < dt->rank; j++) {
-      dims[j] = j == 0 ? dt->dims[0] : r->type->dims[j];
+    for (int32_t j = 0; j < r->type->rank; j++) {
+      dims[j] = j == 0 ? nrows : r->type->dims[j];
       from[j] = j;
     }
-    EDDY_RETURN_IF_ERROR(eddy_tfl_reshape_keep(z, op, r, dims,
-                                               (size_t)dt->rank, from, &r));
+    EDDY_RETURN_IF_ERROR(eddy_tfl_reshape_keep(
+        z, op, r, dims, (size_t)r->type->rank, from, &r));
   }
   tfl_out1(z, op, r);
   return NULL;

@@ -32,6 +32,15 @@ typedef struct eddy_tfl {
 /// dataflow, where the arrays stay resource ops.
 eddy_status_t eddy_tfl_v1_array_types(eddy_module_t *m);
 
+/// keep_dataflow: the type of result 0 of a v1 read op (TensorArrayReadV3,
+/// StackPopV2, TensorArrayGatherV3) refined with what is written into its
+/// array, each written value already translated counting with its
+/// translation's type (legalization finds shapes the graph does not record,
+/// such as those of a loop value TensorFlow left unknown, pushed on a stack
+/// for the gradient); result 0's own type otherwise (v1_array_types.c).
+eddy_status_t eddy_tfl_v1_read_type(eddy_tfl_t *z, const eddy_op_t *op,
+                                    const eddy_type_t **out);
+
 /// The replacement of a source value (the value itself when unmapped).
 eddy_value_t *eddy_tfl_get(eddy_tfl_t *z, eddy_value_t *v);
 void eddy_tfl_set(eddy_tfl_t *z, eddy_value_t *src, eddy_value_t *dst);
@@ -270,6 +279,14 @@ eddy_status_t eddy_tfl_element(eddy_tfl_t *z, const eddy_op_t *op,
 eddy_status_t eddy_tfl_broadcast_like(eddy_tfl_t *z, const eddy_op_t *op,
                                       eddy_value_t *x, eddy_value_t *y,
                                       eddy_value_t **out);
+/// x broadcast to the run-time shape s, a 1-D integer tensor of known
+/// length: like a core.range of prod(s) elements reshaped to s (dims the
+/// result type of op knows static), with core ops (legalize_shape.c).
+/// False, with nothing built, when the length of s is not known; else
+/// *status is the outcome.
+bool eddy_tfl_broadcast_to_run_time(eddy_tfl_t *z, const eddy_op_t *op,
+                                    eddy_value_t *x, eddy_value_t *s,
+                                    eddy_value_t **out, eddy_status_t *status);
 /// Reduction `name` (core.reduce_sum, ...) of x over axes[0..n), keepdims
 /// `keep`; without keep, and with two or more dynamic dims left, it
 /// reduces with keepdims and reshapes the reduced dims away, which autodiff

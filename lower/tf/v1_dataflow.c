@@ -151,6 +151,8 @@ eddy_status_t eddy_tfl_keep_dataflow_op(eddy_tfl_t *z, const eddy_op_t *op,
     st = eddy_status_create(EDDY_ERR_RESOURCE, "out of memory");
   for (uint32_t i = 0; !st && i < op->num_results; i++)
     types[i] = op->results[i].type;
+  if (!st && op->num_results > 0)
+    st = eddy_tfl_v1_read_type(z, op, &types[0]);
   eddy_op_t *c = NULL;
   if (!st)
     st = eddy_tfl_build_typed(z, op, op->name->str, ins, n, op->attrs,

@@ -83,6 +83,7 @@ struct interp_res {
   int64_t max_size;     ///< stacks: -1 unbounded
   bool dynamic_size;    ///< arrays: writes past the end grow it
   bool accumulate;      ///< gradient arrays: writes to one index add up
+  bool identical;       ///< arrays: identical_element_shapes
   bool *written;        ///< arrays: per index
   size_t cap_written;
   struct {
@@ -400,6 +401,8 @@ static eddy_status_t exec_locked(interp_t *I, const interp_node_t *nd,
     EDDY_RETURN_IF_ERROR(scalar_int(op, in[0], 0, &n));
     EDDY_RETURN_IF_ERROR(make_array(I, op, n, dt, &es, &r, &id));
     r->dynamic_size = eddy_ir_op_attr_bool(op, "dynamic_size", false);
+    r->identical =
+        eddy_ir_op_attr_bool(op, "identical_element_shapes", false);
     out[0].kind = EDDY_EVAL_RESOURCE;
     out[0].resource = id;
     return flow_out(I, op, &out[1]);
@@ -538,11 +541,14 @@ static eddy_status_t exec_locked(interp_t *I, const interp_node_t *nd,
       }
     }
     // The gradient array: the forward one's size and element type; its
-    // element shape is the forward one's, or that of the forward's first
-    // item (TensorFlow's arrays of identical element shapes), so that
-    // items never written read as zeros.
+    // element shape is the forward one's, or, for an array of identical
+    // element shapes, that of the forward's first item, so that items
+    // never written read as zeros. The items of other arrays may differ in
+    // shape (tf.TensorArray(infer_shape=False)), and so may their
+    // gradients.
     eddy_rt_elem_shape_t es = r->es;
-    if (es.rank < 0 && eddy_rt_list_size(r->list) > 0 && r->written[0]) {
+    if (es.rank < 0 && r->identical && eddy_rt_list_size(r->list) > 0 &&
+        r->written[0]) {
       int64_t zero = 0;
       eddy_rt_tensor_t zt, first = eddy_rt_tensor_empty();
       if (!eddy_rt_tensor_wrap(EDDY_RT_I64, 0, NULL, &zero, &zt) &&
