@@ -627,6 +627,17 @@ def m_gather_batch_dyn(x, y):
     return [g * 2.0, tf.one_hot(idx, 5) * y]
 
 
+def m_einsum_dyn(x, y):
+    """Shapes with two dynamic dims, [None, None, 3]: tf.einsum contracting the last axis,
+    tf.gather_nd into both dynamic dims, tf.scatter_nd into tf.shape of the einsum's result, and
+    tf.math.top_k, whose gradient scatters into the dynamic batch."""
+    h = tf.einsum("btd,dv->btv", x, tf.constant(EINSUM_DYN_W))
+    top, _ = tf.math.top_k(tf.reduce_max(h, 1), 2)
+    pick = tf.gather_nd(h, [[1, 2], [0, 1], [1, 0]])
+    spread = tf.scatter_nd([[0, 2], [1, 1]], tf.reduce_sum(y, 1)[:2], tf.shape(h))
+    return [h * 0.5, top, pick, spread + h]
+
+
 def m_cum_logsumexp(x):
     """tf.math.cumulative_logsumexp along both axes, exclusive and reversed (values 40 apart:
     one shift for the whole row would lose the small ones), Bucketize
@@ -698,6 +709,8 @@ WHERE_X = np.array([[0.62, -0.41, 0.15, -0.9], [0.33, 0.05, -0.12, 1.4],
 SEGMENTS_X = (np.random.RandomState(37).permutation(18).reshape(6, 3) * 0.23 - 2.0).astype(
     np.float32)
 
+EINSUM_DYN_W = np.random.RandomState(94).uniform(-1, 1, [3, 4]).astype(np.float32)
+
 # cum_logsumexp's input: away from Bucketize's boundaries (-1, 0, 0.5, 2).
 CUM_LSE_X = np.array([[0.3, -1.4, 2.6, 0.8, -0.2], [1.1, 0.15, -0.6, 2.3, 0.7],
                       [-0.35, 1.7, 0.9, -1.2, 0.25]], np.float32)
@@ -757,6 +770,7 @@ MODELS = {
     "gather_batch_dyn": (m_gather_batch_dyn, [("x", rnd(92, [2, 5, 3])), ("y", rnd(93, [2, 4, 5]))],
                          None),
     "cum_logsumexp": (m_cum_logsumexp, [("x", CUM_LSE_X)], None),
+    "einsum_dyn": (m_einsum_dyn, [("x", rnd(95, [2, 5, 3])), ("y", rnd(96, [3, 4, 4]))], None),
     "reverse_sequence": (m_reverse_sequence, [("x", rnd(39, [5, 2, 3])), ("y", rnd(40, [2, 4, 3, 2]))],
                          None),
     "conv_pool": (m_conv_pool, [("x", rnd(41, [2, 7, 6, 3])), ("w", rnd(42, [3, 2, 3, 4], 0.5))],
@@ -775,7 +789,8 @@ FEED_SHAPES = {"strided_slice_dyn": {"x": [None, 5, 3]}, "unary_math": {"x": [No
                "dyn_loop": {"x": [None, 3], "y": [None, None]},
                "ta_dyn": {"x": [None, 3]}, "index_dyn": {"x": [None, 4]},
                "bcast_dyn": {"x": [None, 3]}, "conv_pool": {"x": [None, 7, 6, 3]},
-               "gather_batch_dyn": {"x": [None, 5, 3], "y": [None, None, 5]}}
+               "gather_batch_dyn": {"x": [None, 5, 3], "y": [None, None, 5]},
+               "einsum_dyn": {"x": [None, None, 3], "y": [None, None, 4]}}
 
 # Models written without their gradients. TensorFlow registers no gradient for
 # TensorListPushBackBatch (push_back_batch); its CPU kernels compute no gradient of a dilated

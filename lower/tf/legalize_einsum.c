@@ -117,6 +117,54 @@ static int64_t es_prod(const es_side_t *sd, const char *ls, int n) {
   return p;
 }
 
+/// The run-time size of letter c (an i64 scalar), from the operand that has
+/// it.
+static eddy_status_t es_size_value(eddy_tfl_t *z, const eddy_op_t *op,
+                                   const es_side_t *sd, char c,
+                                   eddy_value_t **out) {
+  for (int k = 0; k < 2; k++) {
+    int i = es_find(sd[k].s, sd[k].n, c);
+    if (i >= 0)
+      return eddy_tfl_dim(z, op, sd[k].v, i, out);
+  }
+  return eddy_tfl_error(op, "letter '%c' is in neither operand", c);
+}
+
+/// The size of the group of letters ls[0..n): *stat, the static product,
+/// or -1 with *dyn its run-time value (the product of the letters' dims).
+static eddy_status_t es_group(eddy_tfl_t *z, const eddy_op_t *op,
+                              const es_side_t *sd, const char *ls, int n,
+                              int64_t *stat, eddy_value_t **dyn) {
+  *dyn = NULL;
+  *stat = es_prod(sd, ls, n);
+  if (*stat >= 0)
+    return NULL;
+  for (int i = 0; i < n; i++) {
+    eddy_value_t *d = NULL;
+    EDDY_RETURN_IF_ERROR(es_size_value(z, op, sd, ls[i], &d));
+    if (*dyn) {
+      eddy_value_t *ops[2] = {*dyn, d};
+      EDDY_RETURN_IF_ERROR(
+          eddy_tfl_build(z, op, "core.mul", ops, 2, NULL, 0, &d));
+    }
+    *dyn = d;
+  }
+  return NULL;
+}
+
+/// es_reshape where dims[i] < 0 is the run-time value dimv[i].
+static eddy_status_t es_reshape_v(eddy_tfl_t *z, const eddy_op_t *op,
+                                  eddy_value_t *v, const int64_t *dims,
+                                  eddy_value_t *const *dimv, size_t n,
+                                  eddy_value_t **out) {
+  size_t ndyn = 0;
+  for (size_t i = 0; i < n; i++)
+    ndyn += dims[i] < 0;
+  if (ndyn < 2)
+    return es_reshape(z, op, v, dims, n, out);
+  return eddy_tfl_reshape_dyn(z, op, v, dims, n, dimv, out);
+}
+
 /// A constant of v's dtype and rank r that is 1 where index p equals index
 /// q (both of size d) and 0 elsewhere; its other dims are 1.
 static eddy_status_t es_eye(eddy_tfl_t *z, const eddy_op_t *op,
@@ -268,18 +316,21 @@ static eddy_status_t es_pair(eddy_tfl_t *z, const eddy_op_t *op,
   eddy_value_t *A = NULL, *Bv = NULL, *M = NULL, *R = NULL;
   EDDY_RETURN_IF_ERROR(es_transpose(z, op, sd[0].v, sd[0].s, la, na, &A));
   EDDY_RETURN_IF_ERROR(es_transpose(z, op, sd[1].v, sd[1].s, lb, nbb, &Bv));
-  int64_t pb = es_prod(sd, bt, nbt), pfa = es_prod(sd, fa, nfa),
-          pfb = es_prod(sd, fb, nfb), pct = es_prod(sd, ct, nct);
-  int ndyn = (pb < 0) + (pfa < 0) + (pfb < 0) + (pct < 0);
-  if (ndyn > 1 || (ndyn == 1 && pct < 0))
-    return eddy_tfl_error(op, "einsum \"%s\" needs static sizes but for one "
-                              "group of batch or free letters",
-                          eqn);
+  // Each group's size, static or read at run time (any number dynamic).
+  int64_t pb, pfa, pfb, pct;
+  eddy_value_t *vb, *vfa, *vfb, *vct;
+  EDDY_RETURN_IF_ERROR(es_group(z, op, sd, bt, nbt, &pb, &vb));
+  EDDY_RETURN_IF_ERROR(es_group(z, op, sd, fa, nfa, &pfa, &vfa));
+  EDDY_RETURN_IF_ERROR(es_group(z, op, sd, fb, nfb, &pfb, &vfb));
+  EDDY_RETURN_IF_ERROR(es_group(z, op, sd, ct, nct, &pct, &vct));
   // Rank 3 with batch letters, else plain matrices.
   int64_t da[3] = {pb, pfa, pct}, db[3] = {pb, pct, pfb};
+  eddy_value_t *va[3] = {vb, vfa, vct}, *vbb[3] = {vb, vct, vfb};
   size_t off = nbt ? 0 : 1;
-  EDDY_RETURN_IF_ERROR(es_reshape(z, op, A, da + off, 3 - off, &A));
-  EDDY_RETURN_IF_ERROR(es_reshape(z, op, Bv, db + off, 3 - off, &Bv));
+  EDDY_RETURN_IF_ERROR(
+      es_reshape_v(z, op, A, da + off, va + off, 3 - off, &A));
+  EDDY_RETURN_IF_ERROR(
+      es_reshape_v(z, op, Bv, db + off, vbb + off, 3 - off, &Bv));
   eddy_value_t *ops[2] = {A, Bv};
   EDDY_RETURN_IF_ERROR(
       eddy_tfl_build(z, op, "core.matmul", ops, 2, NULL, 0, &M));
@@ -287,19 +338,23 @@ static eddy_status_t es_pair(eddy_tfl_t *z, const eddy_op_t *op,
   char lr[MAXR];
   int nr = 0;
   int64_t dr[MAXR];
+  eddy_value_t *vr[MAXR] = {NULL};
   for (int g = 0; g < 3; g++) {
     const char *ls = g == 0 ? bt : g == 1 ? fa : fb;
     int n = g == 0 ? nbt : g == 1 ? nfa : nfb;
     for (int i = 0; i < n; i++) {
       lr[nr] = ls[i];
-      dr[nr++] = es_size(sd, ls[i]);
+      dr[nr] = es_size(sd, ls[i]);
+      if (dr[nr] < 0)
+        EDDY_RETURN_IF_ERROR(es_size_value(z, op, sd, ls[i], &vr[nr]));
+      nr++;
     }
   }
   if (nr != on)
     return eddy_tfl_error(op, "equation \"%s\": the output letters do not "
                               "match the operands'",
                           eqn);
-  EDDY_RETURN_IF_ERROR(es_reshape(z, op, M, dr, (size_t)nr, &R));
+  EDDY_RETURN_IF_ERROR(es_reshape_v(z, op, M, dr, vr, (size_t)nr, &R));
   return es_transpose(z, op, R, lr, os, nr, out);
 }
 

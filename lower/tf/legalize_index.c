@@ -684,9 +684,10 @@ static eddy_status_t lower_where(eddy_tfl_t *z, const eddy_op_t *op) {
 /// the leading dims[0..K) (row-major), as i64, of shape indices[:-1]; -1
 /// where a component is outside its dim, so that the gather or scatter
 /// using it reports the index as out of range.
-static eddy_status_t linearize(eddy_tfl_t *z, const eddy_op_t *op,
-                               eddy_value_t *indices, const int64_t *dims,
-                               int64_t k, eddy_value_t **out) {
+static eddy_status_t linearize_static(eddy_tfl_t *z, const eddy_op_t *op,
+                                      eddy_value_t *indices,
+                                      const int64_t *dims, int64_t k,
+                                      eddy_value_t **out) {
   eddy_value_t *ix = NULL, *st = NULL, *prod = NULL, *lin = NULL, *lim = NULL,
                *zero = NULL, *neg = NULL, *big = NULL, *bad = NULL,
                *badi = NULL, *anyb = NULL, *z8 = NULL, *m1 = NULL;
@@ -717,6 +718,102 @@ static eddy_status_t linearize(eddy_tfl_t *z, const eddy_op_t *op,
   return tfl_sel(z, op, anyb, m1, lin, out);
 }
 
+/// Dim i of dims/dimv as an i64 scalar: the constant dims[i], or the
+/// run-time value dimv[i] when dims[i] < 0.
+static eddy_status_t nd_dim(eddy_tfl_t *z, const int64_t *dims,
+                            eddy_value_t *const *dimv, int64_t i,
+                            eddy_value_t **out) {
+  if (dims[i] >= 0)
+    return eddy_tfl_splat(z, EDDY_DT_I64, 0, NULL, (double)dims[i], out);
+  *out = dimv[i];
+  return NULL;
+}
+
+/// linearize_static where dims[i] < 0 is the run-time size dimv[i] (an i64
+/// scalar): each component of the K-tuples times its run-time stride.
+static eddy_status_t linearize(eddy_tfl_t *z, const eddy_op_t *op,
+                               eddy_value_t *indices, const int64_t *dims,
+                               eddy_value_t *const *dimv, int64_t k,
+                               eddy_value_t **out) {
+  bool stat = true;
+  for (int64_t i = 0; i < k; i++)
+    stat = stat && dims[i] >= 0;
+  if (stat)
+    return linearize_static(z, op, indices, dims, k, out);
+  eddy_value_t *ix = NULL, *stride = NULL, *lin = NULL, *bad = NULL,
+               *zero = NULL, *m1 = NULL;
+  EDDY_RETURN_IF_ERROR(eddy_tfl_cast(z, op, indices, EDDY_DT_I64, &ix));
+  EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, EDDY_DT_I64, 0, NULL, 0, &zero));
+  EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, EDDY_DT_I64, 0, NULL, 1, &stride));
+  eddy_named_attr_t ax =
+      eddy_tfl_int_attr(z, "axis", ix->type->rank - 1);
+  for (int64_t i = k - 1; i >= 0; i--) {
+    eddy_value_t *at = NULL, *c = NULL, *size = NULL, *term = NULL,
+                 *neg = NULL, *big = NULL, *out_i = NULL;
+    EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, EDDY_DT_I64, 0, NULL, (double)i,
+                                        &at));
+    eddy_value_t *gops[2] = {ix, at};
+    EDDY_RETURN_IF_ERROR(
+        eddy_tfl_build(z, op, "core.gather", gops, 2, &ax, 1, &c));
+    EDDY_RETURN_IF_ERROR(nd_dim(z, dims, dimv, i, &size));
+    EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.mul", c, stride, &term));
+    if (lin)
+      EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.add", lin, term, &lin));
+    else
+      lin = term;
+    EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.lt", c, zero, &neg));
+    EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.ge", c, size, &big));
+    EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.or", neg, big, &out_i));
+    if (bad)
+      EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.or", bad, out_i, &bad));
+    else
+      bad = out_i;
+    EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.mul", stride, size, &stride));
+  }
+  EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, EDDY_DT_I64, 0, NULL, -1, &m1));
+  return tfl_sel(z, op, bad, m1, lin, out);
+}
+
+/// The product of dims[0..k) (dimv for dynamic ones): *n when all are
+/// static, else -1 and *nv its run-time value.
+static eddy_status_t nd_count(eddy_tfl_t *z, const eddy_op_t *op,
+                              const int64_t *dims, eddy_value_t *const *dimv,
+                              int64_t k, int64_t *n, eddy_value_t **nv) {
+  *n = 1;
+  *nv = NULL;
+  bool stat = true;
+  for (int64_t i = 0; i < k; i++) {
+    stat = stat && dims[i] >= 0;
+    if (stat && !eddy_checked_mul_i64(*n, dims[i], n))
+      return eddy_tfl_error(op, "the indexed dims are too large");
+  }
+  if (stat)
+    return NULL;
+  *n = -1;
+  for (int64_t i = 0; i < k; i++) {
+    eddy_value_t *d = NULL;
+    EDDY_RETURN_IF_ERROR(nd_dim(z, dims, dimv, i, &d));
+    if (*nv)
+      EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.mul", *nv, d, &d));
+    *nv = d;
+  }
+  return NULL;
+}
+
+/// core.reshape of v to dims[0..rank), dims[i] < 0 being dimv[i] (which may
+/// be NULL for one of them: inferred).
+static eddy_status_t nd_reshape(eddy_tfl_t *z, const eddy_op_t *op,
+                                eddy_value_t *v, const int64_t *dims,
+                                eddy_value_t *const *dimv, size_t rank,
+                                eddy_value_t **out) {
+  size_t ndyn = 0;
+  for (size_t i = 0; i < rank; i++)
+    ndyn += dims[i] < 0;
+  if (ndyn < 2)
+    return eddy_tfl_reshape(z, op, v, dims, rank, out);
+  return eddy_tfl_reshape_dyn(z, op, v, dims, rank, dimv, out);
+}
+
 /// The static last dim K of indices and the product of dims[0..K).
 static eddy_status_t nd_depth(const eddy_op_t *op, const eddy_type_t *it,
                               int64_t *k) {
@@ -732,7 +829,7 @@ static eddy_status_t nd_depth(const eddy_op_t *op, const eddy_type_t *it,
 }
 
 /// GatherNd(params, indices): params flattened over its first K dims,
-/// gathered at the linearized indices.
+/// gathered at the linearized indices (any of params' dims may be dynamic).
 static eddy_status_t lower_gather_nd(eddy_tfl_t *z, const eddy_op_t *op) {
   eddy_value_t *p = tfl_in(z, op, 0), *idx = tfl_in(z, op, 1), *lin = NULL,
                *flat = NULL, *r = NULL;
@@ -743,26 +840,23 @@ static eddy_status_t lower_gather_nd(eddy_tfl_t *z, const eddy_op_t *op) {
     return eddy_tfl_error(op, "params need a known rank of at least the "
                               "index depth %lld",
                           (long long)k);
-  int64_t dims[MAXR], fd[MAXR], n = 1;
-  for (int64_t i = 0; i < k; i++) {
-    if (pt->dims[i] < 0)
-      return eddy_tfl_error(op, "indexed dimension %lld of params is dynamic",
-                            (long long)i);
-    dims[i] = pt->dims[i];
-    n *= dims[i];
+  int64_t dims[MAXR], fd[MAXR], n;
+  eddy_value_t *dimv[MAXR] = {NULL}, *fv[MAXR] = {NULL}, *nv = NULL;
+  for (int32_t i = 0; i < pt->rank; i++) {
+    dims[i] = pt->dims[i] < 0 ? -1 : pt->dims[i];
+    if (dims[i] < 0)
+      EDDY_RETURN_IF_ERROR(eddy_tfl_dim(z, op, p, i, &dimv[i]));
   }
+  EDDY_RETURN_IF_ERROR(nd_count(z, op, dims, dimv, k, &n, &nv));
   int32_t fr = 1;
   fd[0] = n;
-  int ndyn = 0;
-  for (int32_t i = (int32_t)k; i < pt->rank; i++) {
-    fd[fr] = pt->dims[i] < 0 ? -1 : pt->dims[i];
-    ndyn += fd[fr++] < 0;
+  fv[0] = nv;
+  for (int32_t i = (int32_t)k; i < pt->rank; i++, fr++) {
+    fd[fr] = dims[i];
+    fv[fr] = dimv[i];
   }
-  if (ndyn > 1)
-    return eddy_tfl_error(op, "params with more than one dynamic dimension "
-                              "are not supported");
-  EDDY_RETURN_IF_ERROR(linearize(z, op, idx, dims, k, &lin));
-  EDDY_RETURN_IF_ERROR(eddy_tfl_reshape(z, op, p, fd, (size_t)fr, &flat));
+  EDDY_RETURN_IF_ERROR(linearize(z, op, idx, dims, dimv, k, &lin));
+  EDDY_RETURN_IF_ERROR(nd_reshape(z, op, p, fd, fv, (size_t)fr, &flat));
   eddy_value_t *ops[2] = {flat, lin};
   eddy_named_attr_t a = eddy_tfl_int_attr(z, "axis", 0);
   EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "core.gather", ops, 2, &a, 1, &r));
@@ -771,42 +865,38 @@ static eddy_status_t lower_gather_nd(eddy_tfl_t *z, const eddy_op_t *op) {
 }
 
 /// The updates scattered (added) into zeros of shape dims[0..rank) at the
-/// K-tuples of indices; *out has that shape.
+/// K-tuples of indices; *out has that shape. A dim dims[i] < 0 is the
+/// run-time size dimv[i] (an i64 scalar).
 static eddy_status_t scatter_nd(eddy_tfl_t *z, const eddy_op_t *op,
                                 eddy_value_t *idx, eddy_value_t *upd,
-                                const int64_t *dims, int32_t rank,
+                                const int64_t *dims,
+                                eddy_value_t *const *dimv, int32_t rank,
                                 eddy_value_t **out) {
   int64_t k;
   EDDY_RETURN_IF_ERROR(nd_depth(op, idx->type, &k));
   if (rank < k)
     return eddy_tfl_error(op, "the shape has fewer dims than the index depth");
-  int64_t n = 1, rd[MAXR];
-  for (int64_t i = 0; i < k; i++) {
-    if (dims[i] < 0)
-      return eddy_tfl_error(op, "indexed dimension %lld is dynamic",
-                            (long long)i);
-    n *= dims[i];
-  }
-  int ndyn = 0;
+  int64_t n, rd[MAXR];
+  eddy_value_t *nv = NULL, *lin = NULL, *sc = NULL;
   for (int32_t i = 0; i < rank; i++)
-    ndyn += (rd[i] = dims[i] < 0 ? -1 : dims[i]) < 0;
-  if (ndyn > 1)
-    return eddy_tfl_error(op, "shapes with more than one dynamic dimension "
-                              "are not supported");
-  eddy_value_t *lin = NULL, *sc = NULL;
-  EDDY_RETURN_IF_ERROR(linearize(z, op, idx, dims, k, &lin));
+    rd[i] = dims[i] < 0 ? -1 : dims[i];
+  EDDY_RETURN_IF_ERROR(nd_count(z, op, rd, dimv, k, &n, &nv));
+  EDDY_RETURN_IF_ERROR(linearize(z, op, idx, rd, dimv, k, &lin));
   eddy_named_attr_t a[2] = {
       eddy_tfl_int_attr(z, "axis", 0),
       eddy_tfl_int_attr(z, "size", n)};
-  eddy_value_t *ops[2] = {lin, upd};
-  EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "core.scatter", ops, 2, a, 2, &sc));
-  return eddy_tfl_reshape(z, op, sc, rd, (size_t)rank, out);
+  eddy_value_t *ops[3] = {lin, upd, nv};
+  EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "core.scatter", ops,
+                                      nv ? 3 : 2, a, 2, &sc));
+  return nd_reshape(z, op, sc, rd, dimv, (size_t)rank, out);
 }
 
 /// ScatterNd(indices, updates, shape): a constant shape, or the declared
-/// result type's.
+/// result type's, with the dims it leaves dynamic read from the shape
+/// operand.
 static eddy_status_t lower_scatter_nd(eddy_tfl_t *z, const eddy_op_t *op) {
   int64_t dims[MAXR];
+  eddy_value_t *dimv[MAXR] = {NULL};
   int64_t n = eddy_tfl_const_ints(z, tfl_in(z, op, 2), dims, MAXR);
   if (n < 0) {
     const eddy_type_t *t = op->results[0].type;
@@ -814,12 +904,19 @@ static eddy_status_t lower_scatter_nd(eddy_tfl_t *z, const eddy_op_t *op) {
       return eddy_tfl_error(op, "the shape is neither a constant nor known "
                                 "from the result type");
     n = t->rank;
-    for (int32_t i = 0; i < t->rank; i++)
+    for (int32_t i = 0; i < t->rank; i++) {
       dims[i] = t->dims[i];
+      if (dims[i] >= 0)
+        continue;
+      EDDY_RETURN_IF_ERROR(
+          eddy_tfl_element(z, op, tfl_in(z, op, 2), i, &dimv[i]));
+      EDDY_RETURN_IF_ERROR(eddy_tfl_cast(z, op, dimv[i], EDDY_DT_I64,
+                                         &dimv[i]));
+    }
   }
   eddy_value_t *r = NULL;
   EDDY_RETURN_IF_ERROR(scatter_nd(z, op, tfl_in(z, op, 0), tfl_in(z, op, 1),
-                                  dims, (int32_t)n, &r));
+                                  dims, dimv, (int32_t)n, &r));
   tfl_out1(z, op, r);
   return NULL;
 }
@@ -835,8 +932,13 @@ static eddy_status_t lower_tensor_scatter(eddy_tfl_t *z, const eddy_op_t *op,
   const eddy_type_t *tt = t->type;
   if (tt->rank == EDDY_RANK_UNKNOWN || tt->rank > MAXR)
     return eddy_tfl_error(op, "the tensor's rank is unknown");
+  eddy_value_t *dimv[MAXR] = {NULL};
+  for (int32_t i = 0; i < tt->rank; i++)
+    if (tt->dims[i] < 0)
+      EDDY_RETURN_IF_ERROR(eddy_tfl_dim(z, op, t, i, &dimv[i]));
   eddy_value_t *sc = NULL, *r = NULL;
-  EDDY_RETURN_IF_ERROR(scatter_nd(z, op, idx, upd, tt->dims, tt->rank, &sc));
+  EDDY_RETURN_IF_ERROR(
+      scatter_nd(z, op, idx, upd, tt->dims, dimv, tt->rank, &sc));
   if (add) {
     EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.add", t, sc, &r));
     tfl_out1(z, op, r);
@@ -846,7 +948,8 @@ static eddy_status_t lower_tensor_scatter(eddy_tfl_t *z, const eddy_op_t *op,
                *hit = NULL;
   EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, EDDY_DT_I32, 0, NULL, 1, &one));
   EDDY_RETURN_IF_ERROR(eddy_tfl_broadcast_like(z, op, one, upd, &ones));
-  EDDY_RETURN_IF_ERROR(scatter_nd(z, op, idx, ones, tt->dims, tt->rank, &cnt));
+  EDDY_RETURN_IF_ERROR(
+      scatter_nd(z, op, idx, ones, tt->dims, dimv, tt->rank, &cnt));
   EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, EDDY_DT_I32, 0, NULL, 0, &zero));
   EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.gt", cnt, zero, &hit));
   EDDY_RETURN_IF_ERROR(tfl_sel(z, op, hit, sc, t, &r));
@@ -899,21 +1002,19 @@ static eddy_status_t scatter_segments(eddy_tfl_t *z, const eddy_op_t *op,
       it->rank > dt->rank)
     return eddy_tfl_error(op, "segment ids and data need known ranks, the "
                               "ids' at most the data's");
-  int64_t bd[MAXR];
-  int ndyn = 0;
+  // The ids' mask with a 1 for each data dim past them (their dynamic
+  // dims, any number, kept from the ids).
+  int64_t bd[MAXR], from[MAXR];
   for (int32_t i = 0; i < dt->rank; i++) {
     bd[i] = i < it->rank ? (it->dims[i] < 0 ? -1 : it->dims[i]) : 1;
-    ndyn += bd[i] < 0;
+    from[i] = i < it->rank ? i : -1;
   }
-  if (ndyn > 1)
-    return eddy_tfl_error(op, "segment ids with more than one dynamic "
-                              "dimension are not supported");
   eddy_value_t *zi = NULL, *neg = NULL, *negb = NULL, *zd = NULL,
                *d2 = NULL, *i2 = NULL;
   EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, it->dtype, 0, NULL, 0, &zi));
   EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.lt", ids, zi, &neg));
-  EDDY_RETURN_IF_ERROR(
-      eddy_tfl_reshape(z, op, neg, bd, (size_t)dt->rank, &negb));
+  EDDY_RETURN_IF_ERROR(eddy_tfl_reshape_keep(z, op, neg, bd,
+                                             (size_t)dt->rank, from, &negb));
   EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, dt->dtype, 0, NULL, 0, &zd));
   EDDY_RETURN_IF_ERROR(tfl_sel(z, op, negb, zd, data, &d2));
   EDDY_RETURN_IF_ERROR(tfl_sel(z, op, neg, zi, ids, &i2));
