@@ -56,10 +56,13 @@ static eddy_status_t es_transpose(eddy_tfl_t *z, const eddy_op_t *op,
   return eddy_tfl_build(z, op, "core.transpose", &v, 1, &a, 1, out);
 }
 
-/// v reshaped to dims[0..n) (one may be -1); v itself when it has them.
+/// v reshaped to dims[0..n), a dim dims[i] < 0 being the run-time value
+/// dimv[i] (dimv may be NULL with at most one such dim: inferred); v itself
+/// when it has them.
 static eddy_status_t es_reshape(eddy_tfl_t *z, const eddy_op_t *op,
                                 eddy_value_t *v, const int64_t *dims,
-                                size_t n, eddy_value_t **out) {
+                                eddy_value_t *const *dimv, size_t n,
+                                eddy_value_t **out) {
   bool same = v->type->rank == (int32_t)n;
   for (size_t i = 0; same && i < n; i++)
     same = dims[i] >= 0 && v->type->dims[i] == dims[i];
@@ -67,7 +70,7 @@ static eddy_status_t es_reshape(eddy_tfl_t *z, const eddy_op_t *op,
     *out = v;
     return NULL;
   }
-  return eddy_tfl_reshape(z, op, v, dims, n, out);
+  return eddy_tfl_reshape_dyn(z, op, v, dims, n, dimv, out);
 }
 
 /// The sum of v over the letters of t->s that `keep` lacks; t loses them.
@@ -152,18 +155,6 @@ static eddy_status_t es_group(eddy_tfl_t *z, const eddy_op_t *op,
   return NULL;
 }
 
-/// es_reshape where dims[i] < 0 is the run-time value dimv[i].
-static eddy_status_t es_reshape_v(eddy_tfl_t *z, const eddy_op_t *op,
-                                  eddy_value_t *v, const int64_t *dims,
-                                  eddy_value_t *const *dimv, size_t n,
-                                  eddy_value_t **out) {
-  size_t ndyn = 0;
-  for (size_t i = 0; i < n; i++)
-    ndyn += dims[i] < 0;
-  if (ndyn < 2)
-    return es_reshape(z, op, v, dims, n, out);
-  return eddy_tfl_reshape_dyn(z, op, v, dims, n, dimv, out);
-}
 
 /// A constant of v's dtype and rank r that is 1 where index p equals index
 /// q (both of size d) and 0 elsewhere; its other dims are 1.
@@ -328,9 +319,9 @@ static eddy_status_t es_pair(eddy_tfl_t *z, const eddy_op_t *op,
   eddy_value_t *va[3] = {vb, vfa, vct}, *vbb[3] = {vb, vct, vfb};
   size_t off = nbt ? 0 : 1;
   EDDY_RETURN_IF_ERROR(
-      es_reshape_v(z, op, A, da + off, va + off, 3 - off, &A));
+      es_reshape(z, op, A, da + off, va + off, 3 - off, &A));
   EDDY_RETURN_IF_ERROR(
-      es_reshape_v(z, op, Bv, db + off, vbb + off, 3 - off, &Bv));
+      es_reshape(z, op, Bv, db + off, vbb + off, 3 - off, &Bv));
   eddy_value_t *ops[2] = {A, Bv};
   EDDY_RETURN_IF_ERROR(
       eddy_tfl_build(z, op, "core.matmul", ops, 2, NULL, 0, &M));
@@ -354,7 +345,7 @@ static eddy_status_t es_pair(eddy_tfl_t *z, const eddy_op_t *op,
     return eddy_tfl_error(op, "equation \"%s\": the output letters do not "
                               "match the operands'",
                           eqn);
-  EDDY_RETURN_IF_ERROR(es_reshape_v(z, op, M, dr, vr, (size_t)nr, &R));
+  EDDY_RETURN_IF_ERROR(es_reshape(z, op, M, dr, vr, (size_t)nr, &R));
   return es_transpose(z, op, R, lr, os, nr, out);
 }
 

@@ -800,20 +800,6 @@ static eddy_status_t nd_count(eddy_tfl_t *z, const eddy_op_t *op,
   return NULL;
 }
 
-/// core.reshape of v to dims[0..rank), dims[i] < 0 being dimv[i] (which may
-/// be NULL for one of them: inferred).
-static eddy_status_t nd_reshape(eddy_tfl_t *z, const eddy_op_t *op,
-                                eddy_value_t *v, const int64_t *dims,
-                                eddy_value_t *const *dimv, size_t rank,
-                                eddy_value_t **out) {
-  size_t ndyn = 0;
-  for (size_t i = 0; i < rank; i++)
-    ndyn += dims[i] < 0;
-  if (ndyn < 2)
-    return eddy_tfl_reshape(z, op, v, dims, rank, out);
-  return eddy_tfl_reshape_dyn(z, op, v, dims, rank, dimv, out);
-}
-
 /// The static last dim K of indices and the product of dims[0..K).
 static eddy_status_t nd_depth(const eddy_op_t *op, const eddy_type_t *it,
                               int64_t *k) {
@@ -856,7 +842,7 @@ static eddy_status_t lower_gather_nd(eddy_tfl_t *z, const eddy_op_t *op) {
     fv[fr] = dimv[i];
   }
   EDDY_RETURN_IF_ERROR(linearize(z, op, idx, dims, dimv, k, &lin));
-  EDDY_RETURN_IF_ERROR(nd_reshape(z, op, p, fd, fv, (size_t)fr, &flat));
+  EDDY_RETURN_IF_ERROR(eddy_tfl_reshape_dyn(z, op, p, fd, (size_t)fr, fv, &flat));
   eddy_value_t *ops[2] = {flat, lin};
   eddy_named_attr_t a = eddy_tfl_int_attr(z, "axis", 0);
   EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "core.gather", ops, 2, &a, 1, &r));
@@ -888,7 +874,7 @@ static eddy_status_t scatter_nd(eddy_tfl_t *z, const eddy_op_t *op,
   eddy_value_t *ops[3] = {lin, upd, nv};
   EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "core.scatter", ops,
                                       nv ? 3 : 2, a, 2, &sc));
-  return nd_reshape(z, op, sc, rd, dimv, (size_t)rank, out);
+  return eddy_tfl_reshape_dyn(z, op, sc, rd, (size_t)rank, dimv, out);
 }
 
 /// ScatterNd(indices, updates, shape): a constant shape, or the declared
