@@ -410,6 +410,7 @@ static void gemm_part(void *arg, int64_t t) {
 /// get one part per thread: each part claimed is a lock taken across cores,
 /// which on the benchmark VM cost 7% of nested's 32x128x128 steps.
 #define RT_GEMM_PARTS_PER_THREAD 4
+#define RT_GEMM_PART_WORK ((int64_t)1 << 16)
 #define RT_GEMM_FEW_PARTS_WORK ((int64_t)1 << 21)
 
 /// Far cores. When the pool's workers take longer than this to pick up a
@@ -433,7 +434,6 @@ static bool gemm_may_split(const eddy_rt_pool_t *pool, int64_t threads,
   return work >= (double)RT_GEMM_FAR_WORK ||
          rt_pool_handoff_ns(pool) <= RT_GEMM_FAR_HANDOFF_NS;
 }
-#define RT_GEMM_PART_WORK ((int64_t)1 << 16)
 
 /// The layout of eddy_rt_gemm_cache_t's words.
 typedef struct {

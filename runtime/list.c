@@ -923,7 +923,7 @@ void rt_list_stack_fill(const eddy_rt_list_t *list, int32_t rank,
     if (list->items[i].shape == RT_UNSET)
       memset(o, 0, bytes);
     else
-      memcpy(o, list->items[i].data, bytes);
+      memmove(o, list->items[i].data, bytes); // out is the caller's buffer
   }
 }
 

@@ -11,7 +11,7 @@
 /// some worker is blocked.
 ///
 /// The pool also measures how long a spinning worker takes to claim a task
-/// after the job is posted (eddy_rt_pool_handoff_ns): a cache line's round
+/// after the job is posted (rt_pool_handoff_ns): a cache line's round
 /// trip between the two cores, which on a virtual machine depends on where
 /// the host runs them and can change while a program runs.
 // clock_gettime.
