@@ -178,6 +178,20 @@ eddy_status_t eddy_tfl_dim(eddy_tfl_t *z, const eddy_op_t *src,
   return eddy_tfl_build(z, src, "core.dim", &v, 1, &a, 1, out);
 }
 
+eddy_status_t eddy_tfl_int_constant(eddy_tfl_t *z, eddy_dtype_t dt,
+                                    const int64_t *v, int64_t n,
+                                    eddy_value_t **out) {
+  const eddy_type_t *t =
+      n < 0 ? eddy_ir_scalar_type_get(z->ctx, dt)
+            : eddy_ir_tensor_type_get(z->ctx, dt, 1, &n);
+  if (n == 0)
+    return eddy_ir_build_constant(
+        &z->b, eddy_ir_dense_attr_get(z->ctx, t, NULL, 0), out);
+  return eddy_ir_build_constant(
+      &z->b, eddy_ir_dense_attr_from_i64(z->ctx, t, v, n < 0 ? 1 : (size_t)n),
+      out);
+}
+
 eddy_status_t eddy_tfl_reshape_dyn(eddy_tfl_t *z, const eddy_op_t *src,
                                    eddy_value_t *v, const int64_t *dims,
                                    size_t rank, eddy_value_t *const *dimv,

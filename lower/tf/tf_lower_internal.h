@@ -270,6 +270,15 @@ eddy_status_t eddy_tfl_lower_dynamic_stitch(eddy_tfl_t *z,
 /// When v is the (cast) core.shape of a tensor, that tensor; else NULL
 /// (legalize_shape.c).
 eddy_value_t *eddy_tfl_shape_source(eddy_value_t *v);
+/// GatherNd, ScatterNd, TensorScatterUpdate (add false) / TensorScatterAdd,
+/// and the segment reductions (kind "sum", "mean", "max", "min", "prod";
+/// sorted: the Segment* ops, else UnsortedSegment*) (legalize_scatter.c).
+eddy_status_t eddy_tfl_lower_gather_nd(eddy_tfl_t *z, const eddy_op_t *op);
+eddy_status_t eddy_tfl_lower_scatter_nd(eddy_tfl_t *z, const eddy_op_t *op);
+eddy_status_t eddy_tfl_lower_tensor_scatter(eddy_tfl_t *z,
+                                            const eddy_op_t *op, bool add);
+eddy_status_t eddy_tfl_lower_segment(eddy_tfl_t *z, const eddy_op_t *op,
+                                     const char *kind, bool sorted);
 /// Entry i of the 1-D integer tensor s, as a scalar of its dtype
 /// (legalize_shape.c).
 eddy_status_t eddy_tfl_element(eddy_tfl_t *z, const eddy_op_t *op,
@@ -326,6 +335,17 @@ bool eddy_tfl_df_counter(eddy_op_t *loopcond, eddy_op_t *enter,
 /// once unused, and so do df.control tokens nothing uses.
 eddy_status_t eddy_tfl_df_unpivot(eddy_op_t *func);
 
+/// An integer constant of dtype dt and shape [n] (rank 0 when n < 0)
+/// (legalize.c).
+eddy_status_t eddy_tfl_int_constant(eddy_tfl_t *z, eddy_dtype_t dt,
+                                    const int64_t *v, int64_t n,
+                                    eddy_value_t **out);
+
+/// name = v (a bool attribute).
+static inline eddy_named_attr_t eddy_tfl_bool_attr(eddy_tfl_t *z,
+                                                   const char *name, bool v) {
+  return eddy_ir_named_attr(z->ctx, name, eddy_ir_bool_attr_get(z->ctx, v));
+}
 /// name = v (an i64 attribute), name = [v...] (an i64 array).
 static inline eddy_named_attr_t eddy_tfl_int_attr(eddy_tfl_t *z,
                                                   const char *name, int64_t v) {
