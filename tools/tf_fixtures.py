@@ -627,6 +627,39 @@ def m_gather_batch_dyn(x, y):
     return [g * 2.0, tf.one_hot(idx, 5) * y]
 
 
+def special_code(v):
+    """v where finite, and 10 + 1 (NaN), 2 (+inf) or 4 (-inf) where not: fixtures compare
+    numbers within a tolerance, so the special values become numbers."""
+    fin = tf.math.is_finite(v)
+    code = (tf.cast(tf.math.is_nan(v), v.dtype) + 2.0 * tf.cast(tf.equal(v, np.inf), v.dtype)
+            + 4.0 * tf.cast(tf.equal(v, -np.inf), v.dtype))
+    return tf.where(fin, v, 10.0 + code)
+
+
+def m_gamma_family(x, y):
+    """lgamma, digamma, polygamma and the Hurwitz zeta function of a [?, 5] input x in (0.2, 4)
+    and of negative non-integers y (the reflection), and at their special values (poles,
+    infinities, invalid orders) as constants plus 0 * x."""
+    ex = tf.constant([-np.inf, -3.0, 0.0, np.inf, 1e-30], tf.float32) + 0.0 * x[0]
+    n = tf.constant([0.0, 1.0, 1.5, -1.0, 2.0], tf.float32) + 0.0 * x[0]
+    q = tf.constant([2.0, -2.5, 0.5, 1.0, 0.0], tf.float32) + 0.0 * x[0]
+    zs = tf.constant([1.0, 0.5, 2.0, 2.0, 2.5, 3.0, 4.0, 3.0, 1.5], tf.float32) + 0.0 * x[0, 0]
+    zq = tf.constant([1.0, 1.0, -1.0, -1.5, -1.5, 0.0, -2.0, -2.5, 0.0], tf.float32) + 0.0 * x[0, 0]
+    special = tf.stop_gradient(tf.stack([
+        special_code(tf.math.lgamma(ex)), special_code(tf.math.digamma(ex)),
+        special_code(tf.math.polygamma(n, q))]))
+    zspecial = tf.stop_gradient(special_code(tf.math.zeta(zs, zq)))
+    return [
+        tf.math.lgamma(x) + tf.math.lgamma(y) * 0.5,
+        tf.math.digamma(x) + tf.math.digamma(y) * 0.5,
+        tf.math.polygamma(tf.constant(1.0), x) + tf.math.polygamma(tf.constant(2.0), y) * 0.1,
+        tf.math.polygamma(tf.constant(3.0), x + 1.0) * x,
+        tf.math.zeta(tf.constant(3.0), x) + tf.math.zeta(tf.constant(2.0), x * 2.0),
+        special,
+        zspecial,
+    ]
+
+
 def m_einsum_dyn(x, y):
     """Shapes with two dynamic dims, [None, None, 3]: tf.einsum contracting the last axis,
     tf.gather_nd into both dynamic dims, tf.scatter_nd into tf.shape of the einsum's result, and
@@ -690,6 +723,10 @@ def m_conv_dilated(x, w):
 def rnd(seed, shape, scale=1.0):
     return (np.random.RandomState(seed).standard_normal(shape) * scale).astype(np.float32)
 
+
+# gamma_family's negative input: between the poles, at least 0.25 from them.
+GAMMA_Y = -(np.floor(np.abs(rnd(98, [2, 5])) * 2.0) + 0.25
+            + 0.5 * np.random.RandomState(99).rand(2, 5)).astype(np.float32)
 
 # Inputs of the math models, away from the steps of the roundings, modulos and casts (so that
 # finite differences see no jump; the ties of round are constants in the model). unary_math: in
@@ -777,6 +814,8 @@ MODELS = {
                   None),
     "conv_dilated": (m_conv_dilated, [("x", rnd(41, [2, 7, 6, 3])),
                                       ("w", rnd(42, [3, 2, 3, 4], 0.5))], None),
+    "gamma_family": (m_gamma_family, [("x", np.abs(rnd(97, [2, 5])) * 1.5 + 0.2),
+                                      ("y", GAMMA_Y)], None),
     "bcast_dyn": (m_bcast_dyn, [("x", rnd(30, [2, 3])), ("y", np.abs(rnd(31, [3])) + 0.5)],
                   None),
 }
@@ -788,7 +827,7 @@ FEED_SHAPES = {"strided_slice_dyn": {"x": [None, 5, 3]}, "unary_math": {"x": [No
                "activations": {"x": [None, 5]},
                "dyn_loop": {"x": [None, 3], "y": [None, None]},
                "ta_dyn": {"x": [None, 3]}, "index_dyn": {"x": [None, 4]},
-               "bcast_dyn": {"x": [None, 3]}, "conv_pool": {"x": [None, 7, 6, 3]},
+               "bcast_dyn": {"x": [None, 3]}, "gamma_family": {"x": [None, 5]}, "conv_pool": {"x": [None, 7, 6, 3]},
                "gather_batch_dyn": {"x": [None, 5, 3], "y": [None, None, 5]},
                "einsum_dyn": {"x": [None, None, 3], "y": [None, None, 4]}}
 

@@ -204,6 +204,7 @@ static const eddy_tf_op_info_t k_ops[] = {
     OP(DepthwiseConv2dNative, IN(2), output_T),
     OP(DepthwiseConv2dNativeBackpropFilter, IN(3), output_T),
     OP(DepthwiseConv2dNativeBackpropInput, IN(3), output_T),
+    OP(Digamma, IN(1), y_T_like0),
     OP(Div, IN(2), z_T),
     OP(DivNoNan, IN(2), z_T),
     OP(DynamicStitch, IN_ATLEAST(2), merged_T),
@@ -242,6 +243,7 @@ static const eddy_tf_op_info_t k_ops[] = {
     OP(LeakyReluGrad, IN(2), backprops_T_like0),
     OP(Less, IN(2), z_bool),
     OP(LessEqual, IN(2), z_bool),
+    OP(Lgamma, IN(1), y_T_like0),
     OP(ListDiff, IN(2), list_diff_outs),
     OP(Log, IN(1), y_T_like0),
     OP(Log1p, IN(1), y_T_like0),
@@ -285,6 +287,7 @@ static const eddy_tf_op_info_t k_ops[] = {
     OP_CALL(PartitionedCall, IN_ATLEAST(0), call_outs, EDDY_TF_CALL_FUNC),
     OP(Placeholder, IN(0), output_dtype),
     OP(PlaceholderWithDefault, IN(1), output_dtype_like0),
+    OP(Polygamma, IN(2), z_T),
     OP(Pow, IN(2), z_T),
     OP(Prod, IN(2), output_T),
     OP(Range, IN(3), output_Tidx),
@@ -403,6 +406,7 @@ static const eddy_tf_op_info_t k_ops[] = {
     OP(Xdivy, IN(2), z_T),
     OP(Xlogy, IN(2), z_T),
     OP(ZerosLike, IN(1), y_T_like0),
+    OP(Zeta, IN(2), z_T),
 };
 
 static int cmp_info(const void *key, const void *elem) {

@@ -263,6 +263,11 @@ eddy_status_t eddy_tfl_lower_window_op(eddy_tfl_t *z, const eddy_op_t *op,
                                        bool *handled);
 void eddy_tfl_window_ops_each(void (*fn)(const char *name, void *user),
                               void *user);
+/// legalize_special.c: Lgamma, Digamma, Polygamma and Zeta.
+eddy_status_t eddy_tfl_lower_special_op(eddy_tfl_t *z, const eddy_op_t *op,
+                                        bool *handled);
+void eddy_tfl_special_ops_each(void (*fn)(const char *name, void *user),
+                               void *user);
 /// DynamicStitch and ParallelDynamicStitch (legalize_stitch.c), called by
 /// eddy_tfl_lower_index_op.
 eddy_status_t eddy_tfl_lower_dynamic_stitch(eddy_tfl_t *z,
