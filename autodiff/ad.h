@@ -173,6 +173,11 @@ typedef struct eddy_ad_check_result {
   /// own gradient, and F's gradient is compared with F64's.
   eddy_dtype_t dtype;
   bool promoted;
+  /// F holds core.stop_gradient: finite differences do not see it, so F
+  /// and F64 are checked with each taken as the identity (a copy of F
+  /// without them, differentiated again; the zero derivative of
+  /// stop_gradient itself is not checked).
+  bool without_stops;
   double low_rtol, low_atol; ///< the tolerances used for F's own gradient
   double max_rel_err;        ///< the worst fd_rel_err over the arguments
   double fd, vjp;            ///< of that argument's worst direction
@@ -216,8 +221,16 @@ eddy_dtype_t eddy_ad_func_float_dtype(const eddy_op_t *func);
 /// ctl.if regions, TensorList elements, constants (converted exactly) and
 /// the targets of casts. *out_func receives func's copy; the copies are
 /// verified. A name dst already has is an error.
+/// eddy_ad_copy_for_check(func, dst, true, false, out_func).
 eddy_status_t eddy_ad_promote_f64(const eddy_op_t *func, eddy_module_t *dst,
                                   eddy_op_t **out_func);
+/// The copy above, with its types promoted (to_f64) and/or every
+/// core.stop_gradient replaced by its operand (without_stops).
+eddy_status_t eddy_ad_copy_for_check(const eddy_op_t *func, eddy_module_t *dst,
+                                     bool to_f64, bool without_stops,
+                                     eddy_op_t **out_func);
+/// True when func or a function it calls holds a core.stop_gradient.
+bool eddy_ad_reaches_stop_gradient(const eddy_op_t *func);
 
 /// Samples the arguments of func that out_args (one entry per argument)
 /// leaves EDDY_EVAL_NONE: float tensors uniform in [lo, hi] (dynamic dims

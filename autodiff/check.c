@@ -335,6 +335,29 @@ static eddy_status_t check_args(const check_state_t *cs) {
   return NULL;
 }
 
+/// F without its stop_gradient ops and that copy's gradient, in a scratch
+/// module *out_m, replace F and F_grad in cs.
+static eddy_status_t without_stops(check_state_t *cs, eddy_module_t **out_m) {
+  eddy_module_t *m = eddy_ir_module_create(cs->func->ctx, cs->func->loc);
+  if (!m)
+    return eddy_status_create(EDDY_ERR_RESOURCE, "out of memory");
+  *out_m = m;
+  eddy_op_t *f = NULL, *g = NULL;
+  TRY(eddy_ad_copy_for_check(cs->func, m, false, true, &f));
+  eddy_status_t st = eddy_ad_grad(m, eddy_ir_func_name(f), cs->wrt,
+                                  cs->num_wrt, NULL, &g);
+  if (st) {
+    eddy_status_append_note(st, "while differentiating the copy of @%s "
+                                "without stop_gradient made for the "
+                                "gradient check",
+                            eddy_ir_func_name(cs->func));
+    return st;
+  }
+  cs->func = f;
+  cs->grad = g;
+  return NULL;
+}
+
 /// The f64 forms: F and F_grad themselves, or a promoted copy of F in a
 /// scratch module *out_m and its gradient.
 static eddy_status_t make_f64(check_state_t *cs, eddy_module_t **out_m) {
@@ -399,10 +422,17 @@ eddy_status_t eddy_ad_check(eddy_rt_ctx_t *rt, const eddy_op_t *func,
                       .nout = ft->num_outputs, .wrt = wrt,
                       .num_wrt = num_wrt, .args = args};
   TRY(check_args(&cs));
+  eddy_module_t *ms = NULL;
+  out->without_stops = eddy_ad_reaches_stop_gradient(func);
+  eddy_status_t st = out->without_stops ? without_stops(&cs, &ms) : NULL;
   size_t n = cs.nin + 3 * cs.nout + 1;
-  eddy_eval_value_t *vals = calloc(n, sizeof(*vals));
-  out->args = calloc(num_wrt ? num_wrt : 1, sizeof(*out->args));
-  if (!vals || !out->args) {
+  eddy_eval_value_t *vals = st ? NULL : calloc(n, sizeof(*vals));
+  out->args = st ? NULL : calloc(num_wrt ? num_wrt : 1, sizeof(*out->args));
+  if (st || !vals || !out->args) {
+    if (ms)
+      eddy_ir_module_destroy(ms);
+    if (st)
+      return st;
     free(vals);
     eddy_ad_check_result_destroy(out);
     return eddy_status_create(EDDY_ERR_RESOURCE, "out of memory");
@@ -418,7 +448,7 @@ eddy_status_t eddy_ad_check(eddy_rt_ctx_t *rt, const eddy_op_t *func,
     out->args[w].ok = true;
   }
   eddy_module_t *m64 = NULL;
-  eddy_status_t st = make_f64(&cs, &m64);
+  st = make_f64(&cs, &m64);
   uint64_t rng = o.seed ? o.seed * 0x9E3779B97F4A7C15ull : 88172645463325252ull;
   for (int32_t d = 0; d < o.num_directions && !st; d++)
     st = check_round(&cs, &o, &rng, d == 0, out);
@@ -426,6 +456,8 @@ eddy_status_t eddy_ad_check(eddy_rt_ctx_t *rt, const eddy_op_t *func,
   free(vals);
   if (m64)
     eddy_ir_module_destroy(m64);
+  if (ms)
+    eddy_ir_module_destroy(ms);
   out->ok = !st;
   for (size_t w = 0; w < num_wrt; w++) {
     const eddy_ad_check_arg_t *a = &out->args[w];

@@ -238,8 +238,44 @@ eddy_dtype_t eddy_ad_func_float_dtype(const eddy_op_t *func) {
   return ok ? l.dt : EDDY_DT_F32;
 }
 
+/// Replaces each core.stop_gradient by its operand.
+static eddy_walk_result_t strip_stop(eddy_op_t *op, void *user) {
+  (void)user;
+  if (eddy_dialects_opcode(op) != EDDY_OP_CORE_STOP_GRADIENT)
+    return EDDY_WALK_ADVANCE;
+  eddy_ir_value_replace_all_uses(&op->results[0], eddy_ir_op_operand(op, 0));
+  eddy_ir_op_erase(op);
+  return EDDY_WALK_ADVANCE;
+}
+
+static eddy_walk_result_t find_stop(eddy_op_t *op, void *user) {
+  if (eddy_dialects_opcode(op) != EDDY_OP_CORE_STOP_GRADIENT)
+    return EDDY_WALK_ADVANCE;
+  *(bool *)user = true;
+  return EDDY_WALK_INTERRUPT;
+}
+
+bool eddy_ad_reaches_stop_gradient(const eddy_op_t *func) {
+  reach_t r;
+  bool found = false;
+  if (!reach_all(func, &r)) {
+    free(r.funcs);
+    return false;
+  }
+  for (size_t i = 0; i < r.num && !found; i++)
+    eddy_ir_walk_pre((eddy_op_t *)r.funcs[i], find_stop, &found);
+  free(r.funcs);
+  return found;
+}
+
 eddy_status_t eddy_ad_promote_f64(const eddy_op_t *func, eddy_module_t *dst,
                                   eddy_op_t **out_func) {
+  return eddy_ad_copy_for_check(func, dst, true, false, out_func);
+}
+
+eddy_status_t eddy_ad_copy_for_check(const eddy_op_t *func, eddy_module_t *dst,
+                                     bool to_f64, bool without_stops,
+                                     eddy_op_t **out_func) {
   *out_func = NULL;
   reach_t r;
   if (!reach_all(func, &r)) {
@@ -262,7 +298,10 @@ eddy_status_t eddy_ad_promote_f64(const eddy_op_t *func, eddy_module_t *dst,
     eddy_ptrmap_destroy(&map);
     eddy_ir_op_append(copy, eddy_ir_module_body(dst));
     bool oom = false;
-    eddy_ir_walk_pre(copy, promote_op, &oom);
+    if (without_stops)
+      eddy_ir_walk_post(copy, strip_stop, NULL);
+    if (to_f64)
+      eddy_ir_walk_pre(copy, promote_op, &oom);
     if (oom)
       st = eddy_status_create(EDDY_ERR_RESOURCE, "out of memory");
     if (i == 0)
@@ -273,8 +312,9 @@ eddy_status_t eddy_ad_promote_f64(const eddy_op_t *func, eddy_module_t *dst,
     st = eddy_ir_verify_module(dst);
     if (st)
       eddy_status_append_note(st,
-                              "in the f64 copy of @%s made for the "
+                              "in the %s of @%s made for the "
                               "gradient check",
+                              to_f64 ? "f64 copy" : "copy",
                               eddy_ir_func_name(func));
   }
   if (st)

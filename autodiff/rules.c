@@ -1084,6 +1084,7 @@ static const ad_rule_t k_rules[EDDY_OP_COUNT_] = {
     [EDDY_OP_CORE_EXPM1] = {r_expm1},
     [EDDY_OP_CORE_CEIL] = {.zero = ZERO_PIECEWISE},
     [EDDY_OP_CORE_ROUND] = {.zero = ZERO_PIECEWISE},
+    [EDDY_OP_CORE_STOP_GRADIENT] = {.zero = "stop_gradient: zero by definition"},
     /* binary */
     [EDDY_OP_CORE_ADD] = {r_add},
     [EDDY_OP_CORE_SUB] = {r_sub},

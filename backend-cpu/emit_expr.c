@@ -453,7 +453,9 @@ static eddy_status_t elem_cast(ELEM_ARGS) {
   return NULL;
 }
 
-static eddy_status_t elem_broadcast_to(ELEM_ARGS) {
+/// The operand's element: broadcast_to (the index map broadcasts) and
+/// stop_gradient.
+static eddy_status_t elem_identity(ELEM_ARGS) {
   (void)e, (void)op, (void)info, (void)dt, (void)idx;
   *out = x[0];
   return NULL;
@@ -1138,6 +1140,7 @@ static const cpu_op_info_t k_ops[EDDY_OP_COUNT_] = {
     PW(EXPM1, elem_vmath, "math.expm1", NULL),
     PW(CEIL, elem_arith, "math.ceil", NULL),
     PW(ROUND, elem_arith, "math.roundeven", NULL),
+    PW(STOP_GRADIENT, elem_identity, NULL, NULL),
     PW(ADD, elem_arith, "arith.addf", "arith.addi"),
     PW(SUB, elem_arith, "arith.subf", "arith.subi"),
     PW(MUL, elem_arith, "arith.mulf", "arith.muli"),
@@ -1169,7 +1172,7 @@ static const cpu_op_info_t k_ops[EDDY_OP_COUNT_] = {
     REDUCE(PROD, "arith.mulf", "arith.muli"),
     KERNEL(RESHAPE, kernel_reshape, true),
     KERNEL(TRANSPOSE, kernel_transpose, true),
-    PW(BROADCAST_TO, elem_broadcast_to, NULL, NULL),
+    PW(BROADCAST_TO, elem_identity, NULL, NULL),
     KERNEL(CONCAT, kernel_concat, true),
     KERNEL(SPLIT, kernel_split, true),
     KERNEL(SLICE, kernel_slice, true),

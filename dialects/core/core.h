@@ -45,6 +45,7 @@ extern "C" {
   X(EXPM1, "expm1")                                                            \
   X(CEIL, "ceil")                                                              \
   X(ROUND, "round")                                                            \
+  X(STOP_GRADIENT, "stop_gradient")                                            \
   X(ADD, "add")                                                                \
   X(SUB, "sub")                                                                \
   X(MUL, "mul")                                                                \

@@ -684,6 +684,13 @@ bool eddy_core_fold_select(eddy_fold_ctx_t *fc) {
   return false;
 }
 
+/// stop_gradient of a constant is the constant (it has no gradient); of
+/// anything else it stays, for autodiff to see.
+bool eddy_core_fold_stop_gradient(eddy_fold_ctx_t *fc) {
+  return fc->op->num_operands == 1 && fc->operand_consts[0] &&
+         eddy_core_fold_to(fc, eddy_ir_op_operand(fc->op, 0));
+}
+
 bool eddy_core_fold_cast(eddy_fold_ctx_t *fc) {
   eddy_op_t *op = fc->op;
   if (op->num_operands != 1 || op->num_results != 1)

@@ -79,6 +79,8 @@ eddy_status_t eddy_core_infer_binary_numeric(eddy_infer_ctx_t *ic);
 eddy_status_t eddy_core_infer_compare(eddy_infer_ctx_t *ic);
 eddy_status_t eddy_core_infer_logical_binary(eddy_infer_ctx_t *ic);
 eddy_status_t eddy_core_infer_logical_not(eddy_infer_ctx_t *ic);
+/// One operand of any dtype; the result has its type.
+eddy_status_t eddy_core_infer_identity(eddy_infer_ctx_t *ic);
 eddy_status_t eddy_core_infer_select(eddy_infer_ctx_t *ic);
 eddy_status_t eddy_core_infer_cast(eddy_infer_ctx_t *ic);
 eddy_status_t eddy_core_infer_matmul(eddy_infer_ctx_t *ic);
@@ -192,6 +194,7 @@ bool eddy_core_fold_unary(eddy_fold_ctx_t *fc);
 bool eddy_core_fold_binary(eddy_fold_ctx_t *fc);
 bool eddy_core_fold_select(eddy_fold_ctx_t *fc);
 bool eddy_core_fold_cast(eddy_fold_ctx_t *fc);
+bool eddy_core_fold_stop_gradient(eddy_fold_ctx_t *fc);
 bool eddy_core_fold_matmul(eddy_fold_ctx_t *fc);
 bool eddy_core_fold_reduce(eddy_fold_ctx_t *fc);
 bool eddy_core_fold_reshape(eddy_fold_ctx_t *fc);

@@ -147,6 +147,10 @@ const eddy_op_def_t eddy_core_op_defs[EDDY_CORE_OP_COUNT_] = {
     UNARY_F(EXPM1, "expm1"),
     UNARY_F(CEIL, "ceil"),
     UNARY_F(ROUND, "round"),
+    /* The identity; autodiff gives it a zero derivative (TensorFlow's
+       StopGradient). */
+    OP(STOP_GRADIENT, "stop_gradient", 1, PURE | ELEM, NULL, NULL,
+       eddy_core_infer_identity, eddy_core_fold_stop_gradient),
     BINARY(ADD, "add", COMM, eddy_core_infer_binary_numeric),
     BINARY(SUB, "sub", 0, eddy_core_infer_binary_numeric),
     BINARY(MUL, "mul", COMM, eddy_core_infer_binary_numeric),

@@ -311,6 +311,10 @@ eddy_status_t eddy_core_infer_unary_numeric(eddy_infer_ctx_t *ic) {
   return core_infer_unary(ic, EDDY_CORE_DT_NUMERIC);
 }
 
+eddy_status_t eddy_core_infer_identity(eddy_infer_ctx_t *ic) {
+  return core_infer_unary(ic, EDDY_CORE_DT_ANY);
+}
+
 eddy_status_t eddy_core_infer_logical_not(eddy_infer_ctx_t *ic) {
   return core_infer_unary(ic, EDDY_CORE_DT_BOOL);
 }

@@ -487,8 +487,20 @@ eddy_status_t eddy_tfl_lower_op(eddy_tfl_t *z, const eddy_op_t *op,
     tfl_out1(z, op, r);
     return NULL;
   }
+  if (strcmp(t, "StopGradient") == 0) {
+    // core.stop_gradient of a tensor; a list passes as it is.
+    eddy_value_t *x = tfl_in(z, op, 0);
+    if (x->type->kind != EDDY_TYPE_TENSOR) {
+      tfl_out1(z, op, x);
+      return NULL;
+    }
+    EDDY_RETURN_IF_ERROR(
+        eddy_tfl_build(z, op, "core.stop_gradient", &x, 1, NULL, 0, &r));
+    tfl_out1(z, op, r);
+    return NULL;
+  }
   if (strcmp(t, "Identity") == 0 || strcmp(t, "IdentityN") == 0 ||
-      strcmp(t, "StopGradient") == 0 || strcmp(t, "Snapshot") == 0 ||
+      strcmp(t, "Snapshot") == 0 ||
       strcmp(t, "PlaceholderWithDefault") == 0) {
     for (uint32_t i = 0; i < op->num_results && i < op->num_operands; i++)
       eddy_tfl_set(z, &op->results[i], tfl_in(z, op, i));

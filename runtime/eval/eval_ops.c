@@ -196,6 +196,17 @@ static eddy_status_t h_unary(eval_state_t *s, eval_frame_t *f,
   return put_tensor(&out[0], &r);
 }
 
+/// The operand itself, its buffer shared (stop_gradient).
+static eddy_status_t h_identity(eval_state_t *s, eval_frame_t *f,
+                                const eval_handler_t *h, const eddy_op_t *op,
+                                const eddy_eval_value_t *const *operands,
+                                eddy_eval_value_t *out) {
+  UNUSED_HANDLER_ARGS;
+  eddy_rt_tensor_t t;
+  eddy_rt_tensor_share(TENSOR(0), &t);
+  return put_tensor(&out[0], &t);
+}
+
 static eddy_status_t h_binary(eval_state_t *s, eval_frame_t *f,
                               const eval_handler_t *h, const eddy_op_t *op,
                               const eddy_eval_value_t *const *operands,
@@ -837,6 +848,7 @@ static const eval_handler_t k_handlers[EDDY_OP_COUNT_] = {
     [EDDY_OP_CORE_EXPM1] = {h_unary, EDDY_RT_UNARY_EXPM1},
     [EDDY_OP_CORE_CEIL] = {h_unary, EDDY_RT_UNARY_CEIL},
     [EDDY_OP_CORE_ROUND] = {h_unary, EDDY_RT_UNARY_ROUND},
+    [EDDY_OP_CORE_STOP_GRADIENT] = {h_identity, 0},
     [EDDY_OP_CORE_ADD] = {h_binary, EDDY_RT_BINARY_ADD},
     [EDDY_OP_CORE_SUB] = {h_binary, EDDY_RT_BINARY_SUB},
     [EDDY_OP_CORE_MUL] = {h_binary, EDDY_RT_BINARY_MUL},

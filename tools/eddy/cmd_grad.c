@@ -251,6 +251,12 @@ static void print_report(const eddy_op_t *f, const eddy_op_t *gf,
                          const size_t *wrt, size_t nw,
                          const eddy_ad_check_result_t *res,
                          const eddy_ad_check_opts_t *o) {
+  if (res->without_stops)
+    fprintf(stderr,
+            "gradient check @%s: @%s holds stop_gradient, which finite "
+            "differences do not see: the check differentiates a copy with "
+            "each taken as the identity\n",
+            eddy_ir_func_name(gf), eddy_ir_func_name(f));
   if (res->promoted)
     fprintf(stderr,
             "gradient check @%s: @%s computes in %s, so it is checked through "

@@ -256,6 +256,8 @@ static void test_unary_math(void **state) {
   EXPECT_F(cfold("core.erf", "", DF("3xf64", 0.5, -10.0, -0.0), NULL, NULL),
            "3xf64", erf(0.5), -1.0, -0.0);
   EXPECT_F(cfold("core.expm1", "", DF("f64", 1e-20), NULL, NULL), "f64", 1e-20);
+  EXPECT_F(cfold("core.stop_gradient", "", DF("2xf32", -0.0, 2.5), NULL, NULL),
+           "2xf32", -0.0, 2.5);
   EXPECT_F(cfold("core.ceil", "", DF("3xf32", -0.5, 2.5, 3.0), NULL, NULL),
            "3xf32", -0.0, 3.0, 3.0);
   EXPECT_F(cfold("core.round", "", DF("5xf32", 0.5, 1.5, -2.5, -0.4, 2.6), NULL,

@@ -123,6 +123,8 @@ static void test_unary(void **state) {
       {"core.expm1", "*xbf16", "", "tensor<*xbf16>"},
       {"core.ceil", "3xi8", "", "!must have a float dtype"},
       {"core.round", "3xf64", "", "tensor<3xf64>"},
+      {"core.stop_gradient", "2x?xi1", "", "tensor<2x?xi1>"},
+      {"core.stop_gradient", "*xf32", "", "tensor<*xf32>"},
       {"core.neg", "", "", "!expected 1 operand, got 0"},
   };
   RUN(cases);
