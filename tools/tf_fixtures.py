@@ -639,12 +639,15 @@ def special_code(v):
 def m_gamma_family(x, y):
     """lgamma, digamma, polygamma and the Hurwitz zeta function of a [?, 5] input x in (0.2, 4)
     and of negative non-integers y (the reflection), and at their special values (poles,
-    infinities, invalid orders) as constants plus 0 * x."""
-    ex = tf.constant([-np.inf, -3.0, 0.0, np.inf, 1e-30], tf.float32) + 0.0 * x[0]
-    n = tf.constant([0.0, 1.0, 1.5, -1.0, 2.0], tf.float32) + 0.0 * x[0]
-    q = tf.constant([2.0, -2.5, 0.5, 1.0, 0.0], tf.float32) + 0.0 * x[0]
-    zs = tf.constant([1.0, 0.5, 2.0, 2.0, 2.5, 3.0, 4.0, 3.0, 1.5], tf.float32) + 0.0 * x[0, 0]
-    zq = tf.constant([1.0, 1.0, -1.0, -1.5, -1.5, 0.0, -2.0, -2.5, 0.0], tf.float32) + 0.0 * x[0, 0]
+    infinities, invalid orders) as constants plus zeros computed from x."""
+    # Zeros that depend on x through an integer cast: no derivative reaches x from the special
+    # values (eddy's gradient check also differentiates a copy without the stop_gradient).
+    z = tf.cast(tf.cast(0.0 * x[0], tf.int32), tf.float32)
+    ex = tf.constant([-np.inf, -3.0, 0.0, np.inf, 1e-4], tf.float32) + z
+    n = tf.constant([0.0, 1.0, 1.5, -1.0, 2.0], tf.float32) + z
+    q = tf.constant([2.0, -2.5, 0.5, 1.0, 0.0], tf.float32) + z
+    zs = tf.constant([1.0, 0.5, 2.0, 2.0, 2.5, 3.0, 4.0, 3.0, 1.5], tf.float32) + z[0]
+    zq = tf.constant([1.0, 1.0, -1.0, -1.5, -1.5, 0.0, -2.0, -2.5, 0.0], tf.float32) + z[0]
     special = tf.stop_gradient(tf.stack([
         special_code(tf.math.lgamma(ex)), special_code(tf.math.digamma(ex)),
         special_code(tf.math.polygamma(n, q))]))
@@ -658,6 +661,21 @@ def m_gamma_family(x, y):
         special,
         zspecial,
     ]
+
+
+def m_count_losses(x, k):
+    """Count likelihoods of rates exp(x) ([?, 4]) against counts k >= 2 (the full
+    log_poisson_loss jumps at k = 1): the full log_poisson_loss, a negative binomial
+    log-likelihood (lgamma, xlogy, log1p), tf.nn.moments, clip_by_norm and digamma of the
+    dispersion."""
+    rate = tf.exp(x)
+    r = tf.nn.softplus(x) + 0.5  # the dispersion
+    pois = tf.nn.log_poisson_loss(k, x, compute_full_loss=True)
+    nb = (tf.math.lgamma(k + r) - tf.math.lgamma(r) - tf.math.lgamma(k + 1.0)
+          + tf.math.xlogy(r, r / (r + rate)) + tf.math.xlogy(k, rate)
+          - k * tf.math.log1p(r + rate - 1.0))
+    mean, var = tf.nn.moments(nb, axes=[0])
+    return [pois, tf.clip_by_norm(nb, 3.0), mean, var, tf.math.digamma(r) * rate]
 
 
 def m_einsum_dyn(x, y):
@@ -816,6 +834,8 @@ MODELS = {
                                       ("w", rnd(42, [3, 2, 3, 4], 0.5))], None),
     "gamma_family": (m_gamma_family, [("x", np.abs(rnd(97, [2, 5])) * 1.5 + 0.2),
                                       ("y", GAMMA_Y)], None),
+    "count_losses": (m_count_losses, [("x", rnd(99, [3, 4], 0.5)),
+                                      ("k", np.floor(np.abs(rnd(100, [3, 4])) * 3.0) + 2.0)], None),
     "bcast_dyn": (m_bcast_dyn, [("x", rnd(30, [2, 3])), ("y", np.abs(rnd(31, [3])) + 0.5)],
                   None),
 }
@@ -827,7 +847,8 @@ FEED_SHAPES = {"strided_slice_dyn": {"x": [None, 5, 3]}, "unary_math": {"x": [No
                "activations": {"x": [None, 5]},
                "dyn_loop": {"x": [None, 3], "y": [None, None]},
                "ta_dyn": {"x": [None, 3]}, "index_dyn": {"x": [None, 4]},
-               "bcast_dyn": {"x": [None, 3]}, "gamma_family": {"x": [None, 5]}, "conv_pool": {"x": [None, 7, 6, 3]},
+               "bcast_dyn": {"x": [None, 3]}, "gamma_family": {"x": [None, 5]}, "count_losses": {"x": [None, 4], "k": [None, 4]},
+               "conv_pool": {"x": [None, 7, 6, 3]},
                "gather_batch_dyn": {"x": [None, 5, 3], "y": [None, None, 5]},
                "einsum_dyn": {"x": [None, None, 3], "y": [None, None, 4]}}
 
