@@ -687,6 +687,29 @@ def m_conv_dilated(x, w):
             tf.nn.conv2d(x, w, strides=1, padding="SAME", dilations=(1, 2))]
 
 
+@tf.function
+def switch_step(k, v):
+    """tf.switch_case on k in a tf.function of its own: branches 0 and 2 keep different
+    intermediates for the gradient (none, tanh(v), sin(v)), so cond_v2's Case returns an
+    OptionalNone from branch 0."""
+    return tf.switch_case(k, [lambda: v * 0.5, lambda: tf.tanh(v) + 1.0,
+                              lambda: tf.sin(v) * v])
+
+
+def m_switch_case(x):
+    """tf.switch_case in a nested tf.function called in a while_loop, on the indices -1 (out of
+    range: the last branch), 0, 1, 2 and 3 (out of range), then once after the loop on index 1.
+    Freezing the v2 graph inlines the nested function and lowers its Case to _SwitchN and
+    Merge (in the loop body and in the graph, the gradient's Case with it); the v1 graph keeps
+    the function and its Case, and its gradient pushes the Case's Optionals on stacks."""
+
+    def body(i, v):
+        return i + 1, switch_step(i - 1, v) + 0.125
+
+    i, v = tf.while_loop(lambda i, v: i < 5, body, [tf.constant(0), x])
+    return [v, switch_step(i - 4, v * x)]
+
+
 def rnd(seed, shape, scale=1.0):
     return (np.random.RandomState(seed).standard_normal(shape) * scale).astype(np.float32)
 
@@ -777,6 +800,7 @@ MODELS = {
                   None),
     "conv_dilated": (m_conv_dilated, [("x", rnd(41, [2, 7, 6, 3])),
                                       ("w", rnd(42, [3, 2, 3, 4], 0.5))], None),
+    "switch_case": (m_switch_case, [("x", rnd(44, [3]))], None),
     "bcast_dyn": (m_bcast_dyn, [("x", rnd(30, [2, 3])), ("y", np.abs(rnd(31, [3])) + 0.5)],
                   None),
 }
