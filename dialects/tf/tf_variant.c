@@ -169,30 +169,43 @@ static const eddy_type_t *vt_result(tf_importer_t *im,
 
 /// The items pushed or set onto the list `l` (output 0 of node n of sc, or
 /// the function argument arg when n is NULL), or pushed on the v1 stack it
-/// is, looking through Identity and Enter and into the bodies of the While
-/// loops that carry it.
+/// is, looking through Identity, the v1 loop ops that carry it (Enter,
+/// Merge, Switch) and into the bodies of the While loops that carry it.
 static const eddy_type_t *vt_pushed(tf_importer_t *im, vscope_t sc,
                                     const Tensorflow__NodeDef *n,
                                     const char *arg, int depth) {
   if (depth > MAX_DEPTH)
     return NULL;
+  // Every output of a switch is the list (only one is live).
+  bool any_out = op_is(n, "Switch") || op_is(n, "_SwitchN");
   for (size_t i = 0; i < sc.n; i++) {
     const Tensorflow__NodeDef *u = sc.defs[i];
     const eddy_type_t *t = NULL;
+    bool reads0 = u->n_input > 0 && (any_out ? resolve(sc, u->input[0]).node == n
+                                             : ref_is(sc, u->input[0], n, arg));
     if ((op_is(u, "TensorListPushBack") || op_is(u, "TensorListSetItem")) &&
-        u->n_input > 1 && ref_is(sc, u->input[0], n, arg)) {
+        u->n_input > 1 && reads0) {
       size_t item = op_is(u, "TensorListPushBack") ? 1 : 2;
       if (u->n_input > item)
         t = vt_ref(im, sc, u->input[item], depth + 1);
       // The list it makes holds the same items.
       if (!t)
         t = vt_pushed(im, sc, u, NULL, depth + 1);
-    } else if (op_is(u, "StackPushV2") && u->n_input > 1 &&
-               ref_is(sc, u->input[0], n, arg)) {
+    } else if (op_is(u, "StackPushV2") && u->n_input > 1 && reads0) {
       t = vt_ref(im, sc, u->input[1], depth + 1);
-    } else if ((op_is(u, "Identity") || op_is(u, "Enter")) && u->n_input > 0 &&
-               ref_is(sc, u->input[0], n, arg)) {
+    } else if ((op_is(u, "Identity") || op_is(u, "Enter") ||
+                op_is(u, "Switch") || op_is(u, "_SwitchN")) &&
+               reads0) {
       t = vt_pushed(im, sc, u, NULL, depth + 1);
+    } else if (op_is(u, "Merge")) {
+      // A v1 loop value (its NextIteration, the list after the pushes, is
+      // not followed: the pushes are found before it).
+      bool reads = false;
+      for (size_t k = 0; k < u->n_input && !reads; k++)
+        reads = any_out ? resolve(sc, u->input[k]).node == n
+                        : ref_is(sc, u->input[k], n, arg);
+      if (reads)
+        t = vt_pushed(im, sc, u, NULL, depth + 1);
     } else if (op_is(u, "While") || op_is(u, "StatelessWhile")) {
       const Tensorflow__FunctionDef *body = attr_func(im, u, "body");
       for (size_t j = 0; j < u->n_input && !t && body; j++)
