@@ -82,9 +82,9 @@ static eddy_status_t verify_switch_n(const eddy_op_t *op) {
   if (idx->kind != EDDY_TYPE_TENSOR || idx->dtype != EDDY_DT_I32 ||
       (idx->rank != 0 && idx->rank != EDDY_RANK_UNKNOWN)) {
     eddy_tt_t tt = {0};
-    eddy_status_t st = eddy_ir_op_error(
-        op, "index (operand #1) must be tensor<i32>, found %s",
-        eddy_tt(&tt, idx));
+    eddy_status_t st =
+        eddy_ir_op_error(op, "index (operand #1) must be tensor<i32>, found %s",
+                         eddy_tt(&tt, idx));
     eddy_tt_free(&tt);
     return st;
   }
@@ -95,8 +95,8 @@ static eddy_status_t verify_switch_n(const eddy_op_t *op) {
     if (!eddy_ir_type_is_compatible(op->results[i].type, data)) {
       eddy_tt_t tt = {0};
       eddy_status_t st = eddy_ir_op_error(
-          op, "result #%u has type %s, incompatible with the data's type %s",
-          i, eddy_tt(&tt, op->results[i].type), eddy_tt(&tt, data));
+          op, "result #%u has type %s, incompatible with the data's type %s", i,
+          eddy_tt(&tt, op->results[i].type), eddy_tt(&tt, data));
       eddy_tt_free(&tt);
       return st;
     }

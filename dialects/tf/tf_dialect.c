@@ -127,8 +127,7 @@ static eddy_status_t verify_switch_n(const eddy_op_t *op) {
     return eddy_ir_op_error(op, "output_index (operand #1) must be "
                                 "tensor<i32>");
   int64_t n = eddy_ir_op_attr_int(op, "num_outs", op->num_results);
-  if (op->num_results == 0 ||
-      op->results[0].type->kind == EDDY_TYPE_TOKEN)
+  if (op->num_results == 0 || op->results[0].type->kind == EDDY_TYPE_TOKEN)
     return eddy_ir_op_error(op, "num_outs must be at least 1");
   if (n != (int64_t)op->num_results)
     return eddy_ir_op_error(op, "num_outs is %lld but the op has %u results",
@@ -137,8 +136,7 @@ static eddy_status_t verify_switch_n(const eddy_op_t *op) {
   for (uint32_t i = 0; i < op->num_results; i++) {
     char what[32];
     snprintf(what, sizeof what, "result #%u", i);
-    EDDY_RETURN_IF_ERROR(
-        expect_same_elem(op, what, op->results[i].type, data));
+    EDDY_RETURN_IF_ERROR(expect_same_elem(op, what, op->results[i].type, data));
   }
   return NULL;
 }

@@ -181,8 +181,9 @@ static const eddy_type_t *vt_pushed(tf_importer_t *im, vscope_t sc,
   for (size_t i = 0; i < sc.n; i++) {
     const Tensorflow__NodeDef *u = sc.defs[i];
     const eddy_type_t *t = NULL;
-    bool reads0 = u->n_input > 0 && (any_out ? resolve(sc, u->input[0]).node == n
-                                             : ref_is(sc, u->input[0], n, arg));
+    bool reads0 =
+        u->n_input > 0 && (any_out ? resolve(sc, u->input[0]).node == n
+                                   : ref_is(sc, u->input[0], n, arg));
     if ((op_is(u, "TensorListPushBack") || op_is(u, "TensorListSetItem")) &&
         u->n_input > 1 && reads0) {
       size_t item = op_is(u, "TensorListPushBack") ? 1 : 2;
@@ -226,9 +227,9 @@ static bool is_case(const Tensorflow__NodeDef *n) {
 /// Branch i of an If (0: then, 1: else) or a Case (`branches`); NULL past
 /// the last. *named is false when the branch exists but names no function
 /// of the library.
-static const Tensorflow__FunctionDef *
-branch_func(tf_importer_t *im, const Tensorflow__NodeDef *n, size_t i,
-            bool *named) {
+static const Tensorflow__FunctionDef *branch_func(tf_importer_t *im,
+                                                  const Tensorflow__NodeDef *n,
+                                                  size_t i, bool *named) {
   *named = false;
   if (op_is(n, "If") || op_is(n, "StatelessIf")) {
     if (i > 1)

@@ -76,9 +76,8 @@ static eddy_status_t pred_k(eddy_ctx_t *ctx, eddy_ptrmap_t *cache,
     // Placed after the index's definition (and the predicates made
     // already), before its first reader here.
     eddy_op_t *d = k > 0 && p->v[k - 1] ? p->v[k - 1]->def
-                   : index->def && index->def->block == at->block
-                       ? index->def
-                       : NULL;
+                   : index->def && index->def->block == at->block ? index->def
+                                                                  : NULL;
     eddy_builder_t bb;
     eddy_ir_builder_init(&bb, ctx);
     if (d)
@@ -97,8 +96,8 @@ static eddy_status_t pred_k(eddy_ctx_t *ctx, eddy_ptrmap_t *cache,
     EDDY_RETURN_IF_ERROR(
         eddy_tfl_make(&bb, "tf.Const", NULL, 0, ca, 2, &it, 1, at->loc, &c));
     eddy_value_t *ops[2] = {index, eddy_ir_op_result(c, 0)};
-    eddy_named_attr_t ta = eddy_ir_named_attr(
-        ctx, "T", eddy_ir_string_attr_get(ctx, "i32", 3));
+    eddy_named_attr_t ta =
+        eddy_ir_named_attr(ctx, "T", eddy_ir_string_attr_get(ctx, "i32", 3));
     EDDY_RETURN_IF_ERROR(
         eddy_tfl_make(&bb, "tf.Equal", ops, 2, &ta, 1, &bt, 1, at->loc, &eq));
     p->v[k] = eddy_ir_op_result(eq, 0);
@@ -140,9 +139,8 @@ static eddy_status_t split_switch(eddy_ctx_t *ctx, eddy_ptrmap_t *cache,
     const eddy_type_t *types[2] = {sn->results[k].type, sn->results[k].type};
     eddy_value_t *ops[2] = {rest, p};
     eddy_op_t *sw = NULL;
-    EDDY_RETURN_IF_ERROR(
-        eddy_tfl_make(&bb, "tf.Switch", ops, 2, &ta, nta, types, 2, sn->loc,
-                      &sw));
+    EDDY_RETURN_IF_ERROR(eddy_tfl_make(&bb, "tf.Switch", ops, 2, &ta, nta,
+                                       types, 2, sn->loc, &sw));
     eddy_ir_value_replace_all_uses(&sn->results[k], eddy_ir_op_result(sw, 1));
     rest = eddy_ir_op_result(sw, 0);
   }
@@ -169,7 +167,8 @@ static eddy_status_t split_merge(eddy_ctx_t *ctx, eddy_op_t *m) {
                        "is read");
   eddy_named_attr_t attrs[2];
   size_t na = attr_T(m, &attrs[0]);
-  attrs[na++] = eddy_ir_named_attr(ctx, "N", eddy_ir_int_attr_get(ctx, 2, EDDY_DT_I64));
+  attrs[na++] =
+      eddy_ir_named_attr(ctx, "N", eddy_ir_int_attr_get(ctx, 2, EDDY_DT_I64));
   const eddy_type_t *types[2] = {m->results[0].type, m->results[1].type};
   eddy_builder_t bb;
   eddy_ir_builder_init(&bb, ctx);
@@ -178,9 +177,8 @@ static eddy_status_t split_merge(eddy_ctx_t *ctx, eddy_op_t *m) {
   eddy_op_t *inner = NULL;
   for (uint32_t k = n - 1; k-- > 0;) {
     eddy_value_t *ops[2] = {eddy_ir_op_operand(m, k), rest};
-    EDDY_RETURN_IF_ERROR(
-        eddy_tfl_make(&bb, "tf.Merge", ops, 2, attrs, na, types, 2, m->loc,
-                      &inner));
+    EDDY_RETURN_IF_ERROR(eddy_tfl_make(&bb, "tf.Merge", ops, 2, attrs, na,
+                                       types, 2, m->loc, &inner));
     rest = eddy_ir_op_result(inner, 0);
   }
   eddy_ir_value_replace_all_uses(&m->results[0], rest);
@@ -188,7 +186,6 @@ static eddy_status_t split_merge(eddy_ctx_t *ctx, eddy_op_t *m) {
   eddy_ir_op_erase(m);
   return NULL;
 }
-
 
 /// The control inputs of a cond Merge: the importer makes input 0 wait on
 /// them (df.after). TensorFlow's lowering of If and Case gives its

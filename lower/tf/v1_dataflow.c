@@ -1,11 +1,11 @@
 /// v1 control flow as dataflow: the six tf control-flow ops and _SwitchN
-/// (a lowered Case) become the df primitives in place, so that an imported v1 graph runs in the dataflow
-/// interpreter as TensorFlow's executor would run it (no functionalize).
-/// The v1 stack and TensorArray ops stay as they are (legalize-tf keeps
-/// them, eddy_tfl_keep_dataflow_op): the interpreter runs them on resource
-/// handles (runtime/interp/interp_resource.c). So does tf.ControlTrigger,
-/// whose token is live even when its inputs are dead (the gradient of a
-/// loop syncs on one fed from both branches of a cond).
+/// (a lowered Case) become the df primitives in place, so that an imported v1
+/// graph runs in the dataflow interpreter as TensorFlow's executor would run it
+/// (no functionalize). The v1 stack and TensorArray ops stay as they are
+/// (legalize-tf keeps them, eddy_tfl_keep_dataflow_op): the interpreter runs
+/// them on resource handles (runtime/interp/interp_resource.c). So does
+/// tf.ControlTrigger, whose token is live even when its inputs are dead (the
+/// gradient of a loop syncs on one fed from both branches of a cond).
 #include "lower/tf/tf_lower_internal.h"
 
 #include <stdlib.h>
@@ -14,10 +14,9 @@
 static const struct {
   const char *tf, *df;
 } k_names[] = {
-    {"tf.Switch", "df.switch"},         {"tf._SwitchN", "df.switch_n"},
-    {"tf.Merge", "df.merge"},
-    {"tf.Enter", "df.enter"},           {"tf.Exit", "df.exit"},
-    {"tf.NextIteration", "df.next_iteration"},
+    {"tf.Switch", "df.switch"},      {"tf._SwitchN", "df.switch_n"},
+    {"tf.Merge", "df.merge"},        {"tf.Enter", "df.enter"},
+    {"tf.Exit", "df.exit"},          {"tf.NextIteration", "df.next_iteration"},
     {"tf.LoopCond", "df.loop_cond"},
 };
 
@@ -53,8 +52,8 @@ static eddy_status_t convert(eddy_ctx_t *ctx, eddy_op_t *op, const char *name) {
   // num_outs.
   const eddy_type_t *types[64] = {NULL};
   uint32_t nres = strcmp(name, "df.switch_n") == 0 ? op->num_results
-                  : op->num_results < 2               ? op->num_results
-                                                      : 2;
+                  : op->num_results < 2            ? op->num_results
+                                                   : 2;
   if (op->num_operands > 64 || nres > 64)
     return eddy_ir_op_error(op, "too many inputs or outputs");
   for (uint32_t i = 0; i < nres; i++)

@@ -399,8 +399,7 @@ static eddy_status_t exec_locked(interp_t *I, const interp_node_t *nd,
       return res_error(op, "pushes a %s value onto a stack of %s",
                        eddy_rt_dtype_name(in[1]->tensor.dtype),
                        eddy_rt_dtype_name(r->dtype));
-    rs = eddy_rt_list_push_back(I->rt, res_take(r), &in[1]->tensor,
-                                &r->list);
+    rs = eddy_rt_list_push_back(I->rt, res_take(r), &in[1]->tensor, &r->list);
     if (rs)
       return eddy_eval_op_rt_error(op, rs);
     eddy_eval_value_share(in[1], &out[0]);
