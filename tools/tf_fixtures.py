@@ -738,6 +738,31 @@ def m_conv_dilated(x, w):
             tf.nn.conv2d(x, w, strides=1, padding="SAME", dilations=(1, 2))]
 
 
+@tf.function
+def switch_step(k, v):
+    """tf.switch_case on k in a tf.function of its own: branches 0 and 2 keep different
+    intermediates for the gradient (none, tanh(v), sin(v)), so cond_v2's Case returns an
+    OptionalNone from branch 0."""
+    return tf.switch_case(k, [lambda: v * 0.5, lambda: tf.tanh(v) + 1.0,
+                              lambda: tf.sin(v) * v])
+
+
+def m_switch_case(x):
+    """tf.switch_case in a nested tf.function called in a while_loop, on the indices -1 (out of
+    range: the last branch), 0, 1, 2 and 3 (out of range), then once after the loop on index 1.
+    Freezing the v2 graph inlines the nested function and lowers its Case to _SwitchN and
+    Merge (in the loop body and in the graph, the gradient's Case with it); frozen with
+    lower_control_flow=True (`_lowered`), the loop is a v1 frame holding the _SwitchN, and the
+    gradient's Optionals go on a list through the frame; the v1 graph keeps the function and
+    its Case, and its gradient pushes the Case's Optionals on stacks."""
+
+    def body(i, v):
+        return i + 1, switch_step(i - 1, v) + 0.125
+
+    i, v = tf.while_loop(lambda i, v: i < 5, body, [tf.constant(0), x])
+    return [v, switch_step(i - 4, v * x)]
+
+
 def rnd(seed, shape, scale=1.0):
     return (np.random.RandomState(seed).standard_normal(shape) * scale).astype(np.float32)
 
@@ -836,6 +861,7 @@ MODELS = {
                                       ("y", GAMMA_Y)], None),
     "count_losses": (m_count_losses, [("x", rnd(99, [3, 4], 0.5)),
                                       ("k", np.floor(np.abs(rnd(100, [3, 4])) * 3.0) + 2.0)], None),
+    "switch_case": (m_switch_case, [("x", rnd(44, [3]))], None),
     "bcast_dyn": (m_bcast_dyn, [("x", rnd(30, [2, 3])), ("y", np.abs(rnd(31, [3])) + 0.5)],
                   None),
 }
@@ -956,14 +982,23 @@ def build_v1(fn, inputs, shapes=None):
         tf.compat.v1.enable_control_flow_v2()
 
 
-def build_v2(fn, inputs, shapes=None):
-    """A frozen tf.function with functional control flow."""
+def build_v2(fn, inputs, shapes=None, lower=False):
+    """A frozen tf.function with functional control flow (lower: frozen with
+    lower_control_flow=True, TensorFlow's default, which lowers it to v1 control flow)."""
     specs = [tf.TensorSpec(feed_shape(shapes or {}, n, v), tf.float32, name=n)
              for n, v in inputs]
     concrete = tf.function(fn, input_signature=specs, autograph=False).get_concrete_function()
     frozen = convert_to_constants.convert_variables_to_constants_v2(
-        concrete, lower_control_flow=False)
+        concrete, lower_control_flow=lower)
     gd = frozen.graph.as_graph_def(add_shapes=True)
+    if lower:
+        # The lowering leaves a Placeholder `unused_control_flow_input` per lowered op that
+        # nothing reads; without them the whole graph imports with the model's own feeds.
+        read = {i.lstrip("^").split(":")[0] for n in gd.node for i in n.input}
+        keep = [n for n in gd.node if not (n.op == "Placeholder" and n.name not in read and
+                                           n.name.startswith("unused_control_flow_input"))]
+        del gd.node[:]
+        gd.node.extend(keep)
     feeds = [t.name.split(":")[0] for t in frozen.inputs]
     fetches = [t.name for t in frozen.outputs]
     results = frozen(*[tf.constant(v) for _, v in inputs])
@@ -1013,6 +1048,13 @@ def second_order(fn, v2):
     return run
 
 
+# Models also written as `_lowered`: the v2 form (and its GradientTape gradient) frozen with
+# lower_control_flow=True, TensorFlow's default, which lowers the While to v1 frames in the
+# graph, the cond_v2 Case in it to _SwitchN and Merge, and keeps the gradient's Optionals on a
+# list carried through the v1 frames.
+LOWERED = {"switch_case"}
+
+
 def write_models(out_dir, only):
     os.makedirs(out_dir, exist_ok=True)
     all_ops = {}
@@ -1021,8 +1063,10 @@ def write_models(out_dir, only):
             if grad == 1 and model in FORWARD_ONLY:
                 continue
             shapes = FEED_SHAPES.get(model, {})
-            for cf in ("v1", "v2"):
+            for cf in ("v1", "v2", "lowered"):
                 if grad == 2 and cf not in SECOND_ORDER.get(model, ()):
+                    continue
+                if cf == "lowered" and (grad == 2 or model not in LOWERED):
                     continue
                 name = "%s%s_%s" % (model, ("", "_grad", "_grad2")[grad], cf)
                 if only and name not in only:
@@ -1033,8 +1077,11 @@ def write_models(out_dir, only):
                     f = with_grads(fn) if grad else fn
                 else:
                     f = with_tape(fn) if grad else fn
-                build = build_v1 if cf == "v1" else build_v2
-                gd, feeds, fetches, results = build(f, inputs, shapes)
+                if cf == "v1":
+                    gd, feeds, fetches, results = build_v1(f, inputs, shapes)
+                else:
+                    gd, feeds, fetches, results = build_v2(f, inputs, shapes,
+                                                           lower=cf == "lowered")
                 t = GRAD_TOL if grad else (tol or DEFAULT_TOL)
                 meta = {"model": model, "control_flow": cf, "gradient": grad > 0,
                         "description": (fn.__doc__ or "").strip()}

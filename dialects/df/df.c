@@ -1,5 +1,5 @@
-/// The df dialect: switch, merge, enter, exit, next_iteration, loop_cond,
-/// control, after, and send / recv between ranks.
+/// The df dialect: switch, switch_n, merge, enter, exit, next_iteration,
+/// loop_cond, control, after, and send / recv between ranks.
 ///
 /// No df op is PURE: every df value may be dead (the "Implementation of Control
 /// Flow in TensorFlow" note's (value, is_dead, tag) tensors), and where an op
@@ -73,6 +73,34 @@ static eddy_status_t expect_pred(const eddy_op_t *op, uint32_t i,
 
 static eddy_status_t verify_switch(const eddy_op_t *op) {
   return expect_pred(op, 1, "predicate (operand #1)");
+}
+
+/// df.switch_n(data, index): one result per output, each of the data's
+/// type; the index an i32 scalar.
+static eddy_status_t verify_switch_n(const eddy_op_t *op) {
+  const eddy_type_t *idx = op->operands[1].value->type;
+  if (idx->kind != EDDY_TYPE_TENSOR || idx->dtype != EDDY_DT_I32 ||
+      (idx->rank != 0 && idx->rank != EDDY_RANK_UNKNOWN)) {
+    eddy_tt_t tt = {0};
+    eddy_status_t st =
+        eddy_ir_op_error(op, "index (operand #1) must be tensor<i32>, found %s",
+                         eddy_tt(&tt, idx));
+    eddy_tt_free(&tt);
+    return st;
+  }
+  if (op->num_results == 0)
+    return eddy_ir_op_error(op, "needs at least one result");
+  const eddy_type_t *data = op->operands[0].value->type;
+  for (uint32_t i = 0; i < op->num_results; i++)
+    if (!eddy_ir_type_is_compatible(op->results[i].type, data)) {
+      eddy_tt_t tt = {0};
+      eddy_status_t st = eddy_ir_op_error(
+          op, "result #%u has type %s, incompatible with the data's type %s", i,
+          eddy_tt(&tt, op->results[i].type), eddy_tt(&tt, data));
+      eddy_tt_free(&tt);
+      return st;
+    }
+  return NULL;
 }
 
 static eddy_status_t verify_loop_cond(const eddy_op_t *op) {
@@ -224,6 +252,12 @@ static const eddy_op_def_t df_ops[] = {
         .num_results = 2,
         .verify = verify_switch,
         .infer = infer_switch,
+    },
+    {
+        .name = "df.switch_n",
+        .num_operands = 2,
+        .num_results = EDDY_VARIADIC,
+        .verify = verify_switch_n,
     },
     {
         .name = "df.merge",

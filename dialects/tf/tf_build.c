@@ -396,8 +396,8 @@ static eddy_status_t edge_token(tf_body_t *bd, const tf_edge_t *e,
                                     &src->token));
     } else if (src->num_outs == 0) {
       src->token = eddy_ir_op_result(src->op, 0);
-    } else if (tf_node_is(src, "Switch")) {
-      // One of a Switch's outputs is always dead; the node itself ran
+    } else if (tf_node_is(src, "Switch") || tf_node_is(src, "_SwitchN")) {
+      // All but one of a switch's outputs are dead; the node itself ran
       // when its inputs were there.
       eddy_value_t *ins[2] = {eddy_ir_op_operand(src->op, 0),
                               eddy_ir_op_operand(src->op, 1)};

@@ -118,6 +118,29 @@ static eddy_status_t verify_switch(const eddy_op_t *op) {
   return expect_same_elem(op, "result #1", op->results[1].type, data);
 }
 
+/// _SwitchN(data, output_index): num_outs outputs of the data's type, the
+/// index an i32 scalar.
+static eddy_status_t verify_switch_n(const eddy_op_t *op) {
+  const eddy_type_t *idx = op->operands[1].value->type;
+  if (idx->kind != EDDY_TYPE_TENSOR || idx->dtype != EDDY_DT_I32 ||
+      (idx->rank != 0 && idx->rank != EDDY_RANK_UNKNOWN))
+    return eddy_ir_op_error(op, "output_index (operand #1) must be "
+                                "tensor<i32>");
+  int64_t n = eddy_ir_op_attr_int(op, "num_outs", op->num_results);
+  if (op->num_results == 0 || op->results[0].type->kind == EDDY_TYPE_TOKEN)
+    return eddy_ir_op_error(op, "num_outs must be at least 1");
+  if (n != (int64_t)op->num_results)
+    return eddy_ir_op_error(op, "num_outs is %lld but the op has %u results",
+                            (long long)n, op->num_results);
+  const eddy_type_t *data = op->operands[0].value->type;
+  for (uint32_t i = 0; i < op->num_results; i++) {
+    char what[32];
+    snprintf(what, sizeof what, "result #%u", i);
+    EDDY_RETURN_IF_ERROR(expect_same_elem(op, what, op->results[i].type, data));
+  }
+  return NULL;
+}
+
 static eddy_status_t verify_merge(const eddy_op_t *op) {
   const eddy_type_t *idx = op->results[1].type;
   if (idx->kind != EDDY_TYPE_TENSOR || idx->dtype != EDDY_DT_I32 ||
@@ -208,6 +231,11 @@ static const eddy_attr_spec_t a_T[] = {
 static const eddy_attr_spec_t a_merge[] = {
     {"N", EDDY_ATTR_INT, true},
     {"T", EDDY_ATTR_STRING, true},
+    SPEC_END,
+};
+static const eddy_attr_spec_t a_switch_n[] = {
+    {"T", EDDY_ATTR_STRING, true},
+    {"num_outs", EDDY_ATTR_INT, true},
     SPEC_END,
 };
 static const eddy_attr_spec_t a_enter[] = {
@@ -304,6 +332,13 @@ static const eddy_op_def_t tf_ops[] = {
         .num_results = 2,
         .attrs = a_T,
         .verify = verify_switch,
+    },
+    {
+        .name = "tf._SwitchN",
+        .num_operands = 2,
+        .num_results = EDDY_VARIADIC,
+        .attrs = a_switch_n,
+        .verify = verify_switch_n,
     },
     {
         .name = "tf.Merge",

@@ -91,6 +91,10 @@ static const eddy_tf_out_spec_t switch_outs[] = {
     O_ATTR("output_false", "T", 0), O_ATTR("output_true", "T", 0)};
 /// Merge's output type is computed by the importer from all its inputs
 /// (the back edge included), so no `like` here.
+/// _SwitchN (a lowered Case: freezing inlines a function and lowers its
+/// Case) forwards its data to output `output_index`, num_outs of them.
+static const eddy_tf_out_spec_t switch_n_outs[] = {
+    {"outputs", EDDY_TF_OUT_ATTR, "T", 0, "num_outs", 0}};
 static const eddy_tf_out_spec_t merge_outs[] = {
     O_ATTR("output", "T", -1), O_FIXED("value_index", INT32, -1)};
 
@@ -407,6 +411,7 @@ static const eddy_tf_op_info_t k_ops[] = {
     OP(Xlogy, IN(2), z_T),
     OP(ZerosLike, IN(1), y_T_like0),
     OP(Zeta, IN(2), z_T),
+    OP(_SwitchN, IN(2), switch_n_outs),
 };
 
 static int cmp_info(const void *key, const void *elem) {

@@ -8,13 +8,18 @@
 /// the graph, value by value, by following its definition:
 /// - OptionalFromValue(x) is an Optional of x's type: `Toutput_types` for a
 ///   tensor, x's own variant type (traced the same way) for a list;
-/// - OptionalNone is an Optional of what the other branch of its If returns
-///   at the same output (cond_v2 makes both branches return the same
-///   types, an OptionalNone where the branch has no such intermediate);
+/// - OptionalNone is an Optional of what another branch of its If or Case
+///   returns at the same output (cond_v2 makes all branches return the same
+///   types, an OptionalNone where the branch has no such intermediate), or,
+///   in a lowered Case (freezing inlines a function and lowers its Case to
+///   _SwitchN and Merge), of what another input of the Merge it reaches
+///   holds;
 /// - a TensorList whose element_dtype is variant holds what the graph
 ///   pushes or sets onto it: directly, or as a While's loop value, in the
-///   While's body;
-/// - outputs of While, If, Identity, list updates and calls are what their
+///   While's body; so does a v1 stack of elem_type variant (a v1 gradient
+///   of a loop keeps a function call's Optionals on one);
+/// - outputs of While, If, Case, Identity, Switch, _SwitchN, Merge (any
+///   input), list updates and calls are what their
 ///   inputs or the called function's results are, and a function's
 ///   argument is what its callers pass (a gradient of a gradient wraps the
 ///   first gradient's values, which came in as arguments, again).
@@ -163,27 +168,45 @@ static const eddy_type_t *vt_result(tf_importer_t *im,
 }
 
 /// The items pushed or set onto the list `l` (output 0 of node n of sc, or
-/// the function argument arg when n is NULL), looking through Identity and
-/// into the bodies of the While loops that carry it.
+/// the function argument arg when n is NULL), or pushed on the v1 stack it
+/// is, looking through Identity, the v1 loop ops that carry it (Enter,
+/// Merge, Switch) and into the bodies of the While loops that carry it.
 static const eddy_type_t *vt_pushed(tf_importer_t *im, vscope_t sc,
                                     const Tensorflow__NodeDef *n,
                                     const char *arg, int depth) {
   if (depth > MAX_DEPTH)
     return NULL;
+  // Every output of a switch is the list (only one is live).
+  bool any_out = op_is(n, "Switch") || op_is(n, "_SwitchN");
   for (size_t i = 0; i < sc.n; i++) {
     const Tensorflow__NodeDef *u = sc.defs[i];
     const eddy_type_t *t = NULL;
+    bool reads0 =
+        u->n_input > 0 && (any_out ? resolve(sc, u->input[0]).node == n
+                                   : ref_is(sc, u->input[0], n, arg));
     if ((op_is(u, "TensorListPushBack") || op_is(u, "TensorListSetItem")) &&
-        u->n_input > 1 && ref_is(sc, u->input[0], n, arg)) {
+        u->n_input > 1 && reads0) {
       size_t item = op_is(u, "TensorListPushBack") ? 1 : 2;
       if (u->n_input > item)
         t = vt_ref(im, sc, u->input[item], depth + 1);
       // The list it makes holds the same items.
       if (!t)
         t = vt_pushed(im, sc, u, NULL, depth + 1);
-    } else if (op_is(u, "Identity") && u->n_input > 0 &&
-               ref_is(sc, u->input[0], n, arg)) {
+    } else if (op_is(u, "StackPushV2") && u->n_input > 1 && reads0) {
+      t = vt_ref(im, sc, u->input[1], depth + 1);
+    } else if ((op_is(u, "Identity") || op_is(u, "Enter") ||
+                op_is(u, "Switch") || op_is(u, "_SwitchN")) &&
+               reads0) {
       t = vt_pushed(im, sc, u, NULL, depth + 1);
+    } else if (op_is(u, "Merge")) {
+      // A v1 loop value (its NextIteration, the list after the pushes, is
+      // not followed: the pushes are found before it).
+      bool reads = false;
+      for (size_t k = 0; k < u->n_input && !reads; k++)
+        reads = any_out ? resolve(sc, u->input[k]).node == n
+                        : ref_is(sc, u->input[k], n, arg);
+      if (reads)
+        t = vt_pushed(im, sc, u, NULL, depth + 1);
     } else if (op_is(u, "While") || op_is(u, "StatelessWhile")) {
       const Tensorflow__FunctionDef *body = attr_func(im, u, "body");
       for (size_t j = 0; j < u->n_input && !t && body; j++)
@@ -197,10 +220,95 @@ static const eddy_type_t *vt_pushed(tf_importer_t *im, vscope_t sc,
   return NULL;
 }
 
-/// The Optional an OptionalNone (node n of function sc) stands for: what
-/// the other branch of an If that calls sc returns at the same output.
+static bool is_case(const Tensorflow__NodeDef *n) {
+  return op_is(n, "Case") || op_is(n, "StatelessCase");
+}
+
+/// Branch i of an If (0: then, 1: else) or a Case (`branches`); NULL past
+/// the last. *named is false when the branch exists but names no function
+/// of the library.
+static const Tensorflow__FunctionDef *branch_func(tf_importer_t *im,
+                                                  const Tensorflow__NodeDef *n,
+                                                  size_t i, bool *named) {
+  *named = false;
+  if (op_is(n, "If") || op_is(n, "StatelessIf")) {
+    if (i > 1)
+      return NULL;
+    *named = true;
+    return attr_func(im, n, i == 0 ? "then_branch" : "else_branch");
+  }
+  const Tensorflow__AttrValue *v = is_case(n) ? node_attr(n, "branches") : NULL;
+  if (!v || v->value_case != TENSORFLOW__ATTR_VALUE__VALUE_LIST ||
+      i >= v->list->n_func)
+    return NULL;
+  *named = true;
+  const char *name = v->list->func[i]->name;
+  tf_func_t *fn = name ? tf_importer_find_func(im, name) : NULL;
+  return fn ? fn->fdef : NULL;
+}
+
+/// Whether function f is a branch of If or Case n.
+static bool has_branch(tf_importer_t *im, const Tensorflow__NodeDef *n,
+                       const Tensorflow__FunctionDef *f) {
+  bool named = true;
+  for (size_t i = 0; named; i++)
+    if (branch_func(im, n, i, &named) == f && named)
+      return true;
+  return false;
+}
+
+/// What the branches of If or Case n return at output r: the first branch
+/// but `skip` (NULL: none) whose result there types.
+static const eddy_type_t *vt_branches(tf_importer_t *im,
+                                      const Tensorflow__NodeDef *n,
+                                      const Tensorflow__FunctionDef *skip,
+                                      uint32_t r, int depth) {
+  bool named = true;
+  for (size_t i = 0; named; i++) {
+    const Tensorflow__FunctionDef *b = branch_func(im, n, i, &named);
+    const eddy_type_t *t = b && b != skip ? vt_result(im, b, r, depth) : NULL;
+    if (t)
+      return t;
+  }
+  return NULL;
+}
+
+/// The Optional an OptionalNone (output 0 of node n of sc) stands for in a
+/// lowered Case: what another input of a Merge it reaches through Identity
+/// holds.
+static const eddy_type_t *vt_none_merged(tf_importer_t *im, vscope_t sc,
+                                         const Tensorflow__NodeDef *n,
+                                         int depth) {
+  if (depth > MAX_DEPTH)
+    return NULL;
+  for (size_t i = 0; i < sc.n; i++) {
+    const Tensorflow__NodeDef *u = sc.defs[i];
+    bool reads = false;
+    for (size_t k = 0; k < u->n_input && !reads; k++)
+      reads = ref_is(sc, u->input[k], n, NULL);
+    if (!reads)
+      continue;
+    const eddy_type_t *t = NULL;
+    if (op_is(u, "Identity"))
+      t = vt_none_merged(im, sc, u, depth + 1);
+    else if (op_is(u, "Merge"))
+      for (size_t k = 0; k < u->n_input && !t; k++)
+        if (!ref_is(sc, u->input[k], n, NULL))
+          t = vt_ref(im, sc, u->input[k], depth + 1);
+    if (t)
+      return t;
+  }
+  return NULL;
+}
+
+/// The Optional an OptionalNone (node n of sc) stands for: what another
+/// branch of an If or Case that calls sc returns at the same output, or
+/// (a lowered Case) what the Merge it reaches takes from another branch.
 static const eddy_type_t *vt_none(tf_importer_t *im, vscope_t sc,
                                   const Tensorflow__NodeDef *n, int depth) {
+  const eddy_type_t *merged = vt_none_merged(im, sc, n, depth + 1);
+  if (merged)
+    return merged;
   const Tensorflow__FunctionDef *f = sc.fdef;
   if (!f || !f->signature || !f->signature->name)
     return NULL;
@@ -212,19 +320,15 @@ static const eddy_type_t *vt_none(tf_importer_t *im, vscope_t sc,
                  ref_is(sc, f->ret[k]->value, n, NULL);
     if (!returned)
       continue;
-    // Every If of the graph and the library that has f as a branch.
+    // Every If and Case of the graph and the library that has f as a
+    // branch.
     for (size_t s = 0; s <= im->num_funcs; s++) {
       vscope_t cs =
           s < im->num_funcs ? func_scope(im->funcs[s].fdef) : graph_scope(im);
       for (size_t i = 0; i < cs.n; i++) {
         const Tensorflow__NodeDef *u = cs.defs[i];
-        if (!op_is(u, "If") && !op_is(u, "StatelessIf"))
-          continue;
-        const Tensorflow__FunctionDef *t = attr_func(im, u, "then_branch");
-        const Tensorflow__FunctionDef *e = attr_func(im, u, "else_branch");
-        const Tensorflow__FunctionDef *other = t == f ? e : e == f ? t : NULL;
         const eddy_type_t *ty =
-            other && other != f ? vt_result(im, other, r, depth) : NULL;
+            has_branch(im, u, f) ? vt_branches(im, u, f, r, depth) : NULL;
         if (ty)
           return ty;
       }
@@ -256,8 +360,14 @@ static const eddy_type_t *vt_out(tf_importer_t *im, vscope_t sc,
       return list_of(im, tensor_of(im, dt));
     return list_of(im, vt_pushed(im, sc, n, NULL, depth + 1));
   }
+  if (op_is(n, "StackV2")) { // a v1 gradient's stack of Optionals
+    int dt = attr_type(n, "elem_type");
+    if (eddy_tf_dtype_base(dt) != DT(VARIANT))
+      return list_of(im, tensor_of(im, dt));
+    return list_of(im, vt_pushed(im, sc, n, NULL, depth + 1));
+  }
   if (op_is(n, "TensorListPopBack") || op_is(n, "TensorListGetItem") ||
-      op_is(n, "OptionalGetValue")) {
+      op_is(n, "OptionalGetValue") || op_is(n, "StackPopV2")) {
     const eddy_type_t *l =
         n->n_input ? vt_ref(im, sc, n->input[0], depth + 1) : NULL;
     // PopBack's output 0 is the list, output 1 the element.
@@ -268,12 +378,13 @@ static const eddy_type_t *vt_out(tf_importer_t *im, vscope_t sc,
   if (op_is(n, "TensorListPushBack") || op_is(n, "TensorListSetItem") ||
       op_is(n, "TensorListPushBackBatch") || op_is(n, "Pack") ||
       op_is(n, "Unpack") || op_is(n, "Identity") || op_is(n, "Enter") ||
-      op_is(n, "Exit") || op_is(n, "Merge") ||
-      op_is(n, "NextIteration") || op_is(n, "Switch") ||
-      op_is(n, "ZerosLike"))
+      op_is(n, "Exit") || op_is(n, "NextIteration") || op_is(n, "Switch") ||
+      op_is(n, "_SwitchN") || op_is(n, "ZerosLike"))
     return n->n_input ? vt_ref(im, sc, n->input[0], depth + 1) : NULL;
-  if (op_is(n, "AddN")) {
-    // A sum of lists or Optionals (of gradients): what any term holds.
+  if (op_is(n, "AddN") || op_is(n, "Merge")) {
+    // A sum of lists or Optionals (of gradients), or the join of a lowered
+    // Case's branches (one of which may be an OptionalNone): what any
+    // input holds.
     const eddy_type_t *t = NULL;
     for (size_t i = 0; i < n->n_input && !t; i++)
       t = vt_ref(im, sc, n->input[i], depth + 1);
@@ -281,18 +392,15 @@ static const eddy_type_t *vt_out(tf_importer_t *im, vscope_t sc,
   }
   if (op_is(n, "IdentityN") || op_is(n, "While") || op_is(n, "StatelessWhile"))
     return out < n->n_input ? vt_ref(im, sc, n->input[out], depth + 1) : NULL;
-  if (op_is(n, "If") || op_is(n, "StatelessIf")) {
-    const eddy_type_t *t =
-        vt_result(im, attr_func(im, n, "then_branch"), out, depth);
-    return t ? t : vt_result(im, attr_func(im, n, "else_branch"), out, depth);
-  }
+  if (op_is(n, "If") || op_is(n, "StatelessIf") || is_case(n))
+    return vt_branches(im, n, NULL, out, depth);
   if (op_is(n, "PartitionedCall") || op_is(n, "StatefulPartitionedCall"))
     return vt_result(im, attr_func(im, n, "f"), out, depth);
   return NULL;
 }
 
 /// What the callers of function sc pass as its argument j: operand j of a
-/// While, a call, or (after the predicate) an If.
+/// While, a call, or (after the predicate or index) an If or Case.
 static const eddy_type_t *vt_arg(tf_importer_t *im, vscope_t sc, size_t j,
                                  int depth) {
   const char *fname = sc.fdef->signature->name;
@@ -303,10 +411,9 @@ static const eddy_type_t *vt_arg(tf_importer_t *im, vscope_t sc, size_t j,
       const Tensorflow__NodeDef *u = cs.defs[i];
       size_t off = 0;
       bool calls = false;
-      if (op_is(u, "If") || op_is(u, "StatelessIf")) {
+      if (op_is(u, "If") || op_is(u, "StatelessIf") || is_case(u)) {
         off = 1;
-        calls = attr_func(im, u, "then_branch") == sc.fdef ||
-                attr_func(im, u, "else_branch") == sc.fdef;
+        calls = has_branch(im, u, sc.fdef);
       } else if (op_is(u, "While") || op_is(u, "StatelessWhile")) {
         calls = attr_func(im, u, "body") == sc.fdef ||
                 attr_func(im, u, "cond") == sc.fdef;

@@ -2,7 +2,9 @@
 ///
 /// The v1 gradients' resources get SSA form first: TensorArray gradient
 /// flows carry their lists (tensor_arrays.c), stacks become values threaded
-/// through the frames and conds they are used in (stacks.c). Then diamonds
+/// through the frames and conds they are used in (stacks.c), and a lowered
+/// Case (_SwitchN, Merges of N inputs) becomes two-way Switches and Merges
+/// (switch_n.c). Then diamonds
 /// and frames, the innermost construct of either kind first (a loop may sit
 /// in a branch, a cond in a loop body). Switch/Merge diamonds: the switches
 /// that share a predicate (not a LoopCond) open a diamond; the ops
@@ -1391,6 +1393,7 @@ eddy_status_t eddy_tf_functionalize(eddy_module_t *m) {
       continue;
     EDDY_RETURN_IF_ERROR(eddy_tfl_thread_tensor_arrays(m->ctx, b));
     EDDY_RETURN_IF_ERROR(eddy_tfl_thread_stacks(m->ctx, b));
+    EDDY_RETURN_IF_ERROR(eddy_tfl_split_switch_n(m->ctx, b));
     switch_on_merge_preds(b);
     EDDY_RETURN_IF_ERROR(raise_nested(m->ctx, &tf_names, b));
     if (!has_df_frames(b))

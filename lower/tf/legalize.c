@@ -1091,7 +1091,7 @@ void eddy_tf_supported_ops_each(void (*fn)(const char *name, void *user),
   // Ops the importer and functionalize consume before legalize-tf runs.
   static const char *const RAISED[] = {"Placeholder", "Enter",  "Exit",
                                        "LoopCond",    "Merge",  "Switch",
-                                       "NextIteration"};
+                                       "NextIteration", "_SwitchN"};
   names_t s = {0};
   for (size_t i = 0; i < sizeof RAISED / sizeof RAISED[0]; i++)
     add_name(RAISED[i], &s);

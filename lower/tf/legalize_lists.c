@@ -273,10 +273,11 @@ eddy_status_t eddy_tfl_lower_list_pack(eddy_tfl_t *z, const eddy_op_t *op) {
 /// found.
 static const eddy_type_t *batch_elem_of(eddy_tfl_t *z, eddy_value_t *v) {
   static const char *const through[] = {
-      "tf.Identity", "tf.Enter",   "tf.Exit",         "tf.Switch",
-      "tf.Merge",    "df.enter",   "df.exit",         "df.switch",
-      "df.merge",    "df.after",   "tf.NextIteration", "df.next_iteration",
-      "tf.TensorListPushBackBatch"};
+      "tf.Identity", "tf.Enter",         "tf.Exit",
+      "tf.Switch",   "tf.Merge",         "df.enter",
+      "df.exit",     "df.switch",        "df.merge",
+      "df.after",    "tf.NextIteration", "df.next_iteration",
+      "tf._SwitchN", "df.switch_n",      "tf.TensorListPushBackBatch"};
   for (int i = 0; i < 256 && v; i++) {
     const eddy_type_t *t = eddy_tfl_get(z, v)->type;
     if (t->kind == EDDY_TYPE_LIST && t->elem->kind == EDDY_TYPE_TENSOR &&

@@ -331,6 +331,10 @@ static eddy_status_t lower_list(eddy_tfl_t *z, const eddy_op_t *op,
     return NULL;
   }
   if (strcmp(t, "EmptyTensorList") == 0 || strcmp(t, "StackV2") == 0) {
+    // A list (or stack) of lists or Optionals: the importer's type.
+    if (op->results[0].type->kind == EDDY_TYPE_LIST &&
+        op->results[0].type->elem->kind == EDDY_TYPE_LIST)
+      return list_op(z, op, "tl.empty", NULL, 0, op->results[0].type);
     if (!has_dt)
       return eddy_tfl_error(op, "no element dtype");
     const eddy_type_t *lt = eddy_ir_list_type_get(
@@ -338,9 +342,6 @@ static eddy_status_t lower_list(eddy_tfl_t *z, const eddy_op_t *op,
         strcmp(t, "StackV2") == 0
             ? eddy_ir_tensor_type_get(z->ctx, dt, EDDY_RANK_UNKNOWN, NULL)
             : list_elem_type(z, op, tfl_in(z, op, 0), dt));
-    if (op->results[0].type->kind == EDDY_TYPE_LIST &&
-        op->results[0].type->elem->kind == EDDY_TYPE_LIST)
-      lt = op->results[0].type; // a list of lists
     return list_op(z, op, "tl.empty", NULL, 0, lt);
   }
   if (strcmp(t, "TensorListReserve") == 0) {

@@ -435,7 +435,56 @@ static eddy_status_t split_pass(eddy_module_t *m, bool *copied) {
   return st;
 }
 
+/// A Case whose branches return Optionals of different types at one
+/// output is not split (an If's outputs are): the error names it rather
+/// than letting the chain of ifs disagree on the output's type.
+typedef struct case_check {
+  eddy_module_t *m;
+  eddy_status_t st;
+} case_check_t;
+
+static eddy_walk_result_t check_case(eddy_op_t *op, void *user) {
+  case_check_t *c = user;
+  if (!eddy_ir_op_is(op, "tf.Case") && !eddy_ir_op_is(op, "tf.StatelessCase"))
+    return EDDY_WALK_ADVANCE;
+  const eddy_attr_t *br = eddy_ir_op_attr(op, "branches");
+  if (!br || br->kind != EDDY_ATTR_ARRAY)
+    return EDDY_WALK_ADVANCE; // legalize-tf reports it
+  for (uint32_t r = 0; r < op->num_results; r++) {
+    const eddy_type_t *first = NULL;
+    for (size_t i = 0; i < br->u.array.len; i++) {
+      const eddy_attr_t *b = br->u.array.elems[i];
+      eddy_op_t *f = b->kind == EDDY_ATTR_SYMBOL
+                         ? eddy_ir_module_lookup_func(c->m, b->u.str.data)
+                         : NULL;
+      const eddy_type_t *ft = f ? eddy_ir_func_type(f) : NULL;
+      if (!ft || r >= ft->num_outputs)
+        continue;
+      const eddy_type_t *t = ft->outputs[r];
+      if (t->kind != EDDY_TYPE_LIST)
+        break;
+      if (!first) {
+        first = t;
+      } else if (!eddy_ir_type_is_compatible(first, t)) {
+        char msg[256];
+        snprintf(msg, sizeof msg,
+                 "output #%u of this Case is an Optional holding a value of "
+                 "one type in one branch and of another in branch %zu (only "
+                 "an If's such outputs are split)",
+                 r, i);
+        c->st = error_at(op, msg);
+        return EDDY_WALK_INTERRUPT;
+      }
+    }
+  }
+  return EDDY_WALK_ADVANCE;
+}
+
 eddy_status_t eddy_tfl_split_optionals(eddy_module_t *m) {
+  case_check_t cc = {m, NULL};
+  eddy_ir_walk_pre(m->op, check_case, &cc);
+  if (cc.st)
+    return cc.st;
   // Until no If needs a copy of its branches: a split output leaves both
   // branches agreeing, so an If already done is not split again.
   for (int round = 0; round < 4096; round++) {

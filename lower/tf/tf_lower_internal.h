@@ -163,6 +163,11 @@ eddy_status_t eddy_tfl_lower_op(eddy_tfl_t *z, const eddy_op_t *op,
 /// frame and popped in another (through nested frames and conds) becomes a
 /// loop value of every frame and a value of every cond on the way.
 eddy_status_t eddy_tfl_thread_stacks(eddy_ctx_t *ctx, eddy_block_t *b);
+/// functionalize, before the raising (switch_n.c): each _SwitchN of block
+/// b (a lowered Case) becomes a chain of Switches on index == k, each Merge
+/// of more than two inputs nested Merges of two, so that the lowered Case
+/// is nested two-way conds.
+eddy_status_t eddy_tfl_split_switch_n(eddy_ctx_t *ctx, eddy_block_t *b);
 /// Reorders block b so that each op comes after the ops of b that define
 /// its operands (and those of the ops nested in it), the NextIteration ->
 /// Merge back edges of v1 loops excepted; ops already in order stay in

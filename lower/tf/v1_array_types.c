@@ -102,15 +102,15 @@ static void at_union(at_state_t *s, eddy_value_t *a, eddy_value_t *b) {
 static bool passes_handle(const eddy_op_t *op) {
   return tfl_is(op, "tf.Enter") || tfl_is(op, "tf.Identity") ||
          tfl_is(op, "tf.Exit") || tfl_is(op, "tf.NextIteration") ||
-         tfl_is(op, "tf.Switch") || tfl_is(op, "tf.Merge") ||
-         tfl_is(op, "df.after");
+         tfl_is(op, "tf.Switch") || tfl_is(op, "tf._SwitchN") ||
+         tfl_is(op, "tf.Merge") || tfl_is(op, "df.after");
 }
 
 /// The df ops of the graph kept as dataflow that pass a handle on.
 static bool df_passes_handle(const eddy_op_t *op) {
   return tfl_is(op, "df.enter") || tfl_is(op, "df.exit") ||
          tfl_is(op, "df.next_iteration") || tfl_is(op, "df.switch") ||
-         tfl_is(op, "df.merge");
+         tfl_is(op, "df.switch_n") || tfl_is(op, "df.merge");
 }
 
 static void at_connect(at_state_t *s, eddy_block_t *b) {

@@ -1,11 +1,11 @@
-/// v1 control flow as dataflow: the six tf control-flow ops become the df
-/// primitives in place, so that an imported v1 graph runs in the dataflow
-/// interpreter as TensorFlow's executor would run it (no functionalize).
-/// The v1 stack and TensorArray ops stay as they are (legalize-tf keeps
-/// them, eddy_tfl_keep_dataflow_op): the interpreter runs them on resource
-/// handles (runtime/interp/interp_resource.c). So does tf.ControlTrigger,
-/// whose token is live even when its inputs are dead (the gradient of a
-/// loop syncs on one fed from both branches of a cond).
+/// v1 control flow as dataflow: the six tf control-flow ops and _SwitchN
+/// (a lowered Case) become the df primitives in place, so that an imported v1
+/// graph runs in the dataflow interpreter as TensorFlow's executor would run it
+/// (no functionalize). The v1 stack and TensorArray ops stay as they are
+/// (legalize-tf keeps them, eddy_tfl_keep_dataflow_op): the interpreter runs
+/// them on resource handles (runtime/interp/interp_resource.c). So does
+/// tf.ControlTrigger, whose token is live even when its inputs are dead (the
+/// gradient of a loop syncs on one fed from both branches of a cond).
 #include "lower/tf/tf_lower_internal.h"
 
 #include <stdlib.h>
@@ -14,9 +14,9 @@
 static const struct {
   const char *tf, *df;
 } k_names[] = {
-    {"tf.Switch", "df.switch"},         {"tf.Merge", "df.merge"},
-    {"tf.Enter", "df.enter"},           {"tf.Exit", "df.exit"},
-    {"tf.NextIteration", "df.next_iteration"},
+    {"tf.Switch", "df.switch"},      {"tf._SwitchN", "df.switch_n"},
+    {"tf.Merge", "df.merge"},        {"tf.Enter", "df.enter"},
+    {"tf.Exit", "df.exit"},          {"tf.NextIteration", "df.next_iteration"},
     {"tf.LoopCond", "df.loop_cond"},
 };
 
@@ -48,12 +48,17 @@ static eddy_status_t convert(eddy_ctx_t *ctx, eddy_op_t *op, const char *name) {
         ctx, "parallel_iterations",
         eddy_ir_int_attr_get(ctx, pi > 0 ? pi : 10, EDDY_DT_I64));
   }
-  const eddy_type_t *types[2] = {NULL, NULL};
-  for (uint32_t i = 0; i < op->num_results && i < 2; i++)
+  // Merge's and Switch's results are two (a Merge's index), _SwitchN's
+  // num_outs.
+  const eddy_type_t *types[64] = {NULL};
+  uint32_t nres = strcmp(name, "df.switch_n") == 0 ? op->num_results
+                  : op->num_results < 2            ? op->num_results
+                                                   : 2;
+  if (op->num_operands > 64 || nres > 64)
+    return eddy_ir_op_error(op, "too many inputs or outputs");
+  for (uint32_t i = 0; i < nres; i++)
     types[i] = op->results[i].type;
   eddy_value_t *ins[64];
-  if (op->num_operands > 64)
-    return eddy_ir_op_error(op, "too many inputs");
   uint32_t n = 0;
   for (uint32_t i = 0; i < op->num_operands; i++) {
     eddy_value_t *v = eddy_ir_op_operand(op, i);
@@ -66,8 +71,7 @@ static eddy_status_t convert(eddy_ctx_t *ctx, eddy_op_t *op, const char *name) {
                         .attrs = attrs,
                         .num_attrs = na,
                         .result_types = types,
-                        .num_results = op->num_results < 2 ? op->num_results
-                                                           : 2,
+                        .num_results = nres,
                         .loc = op->loc};
   eddy_op_t *d = NULL;
   EDDY_RETURN_IF_ERROR(eddy_ir_build(&b, &st, &d));

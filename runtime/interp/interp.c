@@ -105,6 +105,20 @@ static eddy_status_t exec_node(interp_t *I, eddy_eval_op_runner_t *es,
     dead[1] = !pv;
     return NULL;
   }
+  case IK_SWITCH_N: {
+    // TensorFlow's _SwitchN: an index out of range takes the last output.
+    const slot_t *p = operand_slot(I, item->it, nd, 1);
+    if (p->v.kind != EDDY_EVAL_TENSOR || p->v.tensor.dtype != EDDY_RT_I32 ||
+        eddy_rt_tensor_numel(&p->v.tensor) != 1)
+      return node_error(nd->op, "index is not a single i32 value");
+    int64_t k = eddy_rt_tensor_get_i64(&p->v.tensor, 0);
+    if (k < 0 || k >= (int64_t)nd->num_out)
+      k = (int64_t)nd->num_out - 1;
+    operand_take(I, item->it, nd, take, 0, &outs[k]);
+    for (uint32_t r = 0; r < nd->num_out; r++)
+      dead[r] = r != (uint32_t)k;
+    return NULL;
+  }
   case IK_MERGE: {
     eddy_rt_tensor_t idx = eddy_rt_tensor_empty();
     eddy_rt_status_t rs =

@@ -30,6 +30,8 @@ static interp_kind_t kind_of(const eddy_op_t *op) {
     n += 3;
     if (strcmp(n, "switch") == 0)
       return IK_SWITCH;
+    if (strcmp(n, "switch_n") == 0)
+      return IK_SWITCH_N;
     if (strcmp(n, "merge") == 0)
       return IK_MERGE;
     if (strcmp(n, "enter") == 0)

@@ -15,6 +15,7 @@ typedef enum interp_kind {
   IK_NORMAL,   ///< a kernel through eddy_eval_op_run; dead in, dead out
   IK_FREE,     ///< no operands: computed once, visible in every frame
   IK_SWITCH,
+  IK_SWITCH_N, ///< df.switch_n: output `index` live (the last if out of range)
   IK_MERGE,
   IK_ENTER,
   IK_EXIT,

@@ -77,6 +77,7 @@ uint32_t interp_resource_op_num_results(int32_t code) {
 /// One stack or TensorArray.
 struct interp_res {
   bool is_stack;
+  int32_t depth;        ///< stacks: 0 holds tensors, d > 0 lists of depth d - 1
   eddy_rt_list_t *list; ///< one reference, owned
   int32_t dtype;
   eddy_rt_elem_shape_t es;
@@ -349,16 +350,28 @@ static eddy_status_t exec_locked(interp_t *I, const interp_node_t *nd,
   eddy_rt_status_t rs = NULL;
   switch (k_res_ops[nd->res_op].code) {
   case R_STACK: {
-    int32_t dt = 0;
-    eddy_rt_elem_shape_t es;
-    EDDY_RETURN_IF_ERROR(declared_elem(op, &dt, &es));
+    // A stack of lists (a v1 gradient keeps a function call's Optionals,
+    // lists of at most one item, on one) holds them by reference.
+    const eddy_type_t *lt = op->results[0].type;
+    int32_t depth = 0;
+    while (lt && lt->kind == EDDY_TYPE_LIST && lt->elem &&
+           lt->elem->kind == EDDY_TYPE_LIST) {
+      lt = lt->elem;
+      depth++;
+    }
+    if (!lt || lt->kind != EDDY_TYPE_LIST || !lt->elem ||
+        lt->elem->kind != EDDY_TYPE_TENSOR)
+      return res_error(op, "the handle must be typed as a list of tensors "
+                           "or of lists");
+    int32_t dt = (int32_t)lt->elem->dtype;
     EDDY_RETURN_IF_ERROR(scalar_int(op, in[0], 0, &n));
     EDDY_RETURN_IF_ERROR(res_add(I, op, &r, &id));
     r->is_stack = true;
+    r->depth = depth;
     r->dtype = dt;
     r->es = eddy_rt_elem_shape_unknown();
     r->max_size = n;
-    rs = eddy_rt_list_empty(I->rt, dt, &r->es, -1, &r->list);
+    rs = eddy_rt_list_empty_nested(I->rt, depth, dt, &r->es, -1, &r->list);
     if (rs)
       return eddy_eval_op_rt_error(op, rs);
     out[0].kind = EDDY_EVAL_RESOURCE;
@@ -367,16 +380,26 @@ static eddy_status_t exec_locked(interp_t *I, const interp_node_t *nd,
   }
   case R_STACK_PUSH:
     EDDY_RETURN_IF_ERROR(res_get(I, op, in[0], true, &r));
-    EDDY_RETURN_IF_ERROR(tensor_operand(op, in[1], 1));
     if (r->max_size >= 0 && eddy_rt_list_size(r->list) >= r->max_size)
       return res_error(op, "the stack is full (max_size %" PRId64 ")",
                        r->max_size);
+    if (r->depth > 0) {
+      if (in[1]->kind != EDDY_EVAL_LIST)
+        return res_error(op, "operand #1 must be a list (the stack holds "
+                             "lists)");
+      rs = eddy_rt_list_push_back_list(I->rt, res_take(r), in[1]->list,
+                                       &r->list);
+      if (rs)
+        return eddy_eval_op_rt_error(op, rs);
+      eddy_eval_value_share(in[1], &out[0]);
+      return NULL;
+    }
+    EDDY_RETURN_IF_ERROR(tensor_operand(op, in[1], 1));
     if (in[1]->tensor.dtype != r->dtype)
       return res_error(op, "pushes a %s value onto a stack of %s",
                        eddy_rt_dtype_name(in[1]->tensor.dtype),
                        eddy_rt_dtype_name(r->dtype));
-    rs = eddy_rt_list_push_back(I->rt, res_take(r), &in[1]->tensor,
-                                &r->list);
+    rs = eddy_rt_list_push_back(I->rt, res_take(r), &in[1]->tensor, &r->list);
     if (rs)
       return eddy_eval_op_rt_error(op, rs);
     eddy_eval_value_share(in[1], &out[0]);
@@ -385,6 +408,14 @@ static eddy_status_t exec_locked(interp_t *I, const interp_node_t *nd,
     EDDY_RETURN_IF_ERROR(res_get(I, op, in[0], true, &r));
     if (eddy_rt_list_size(r->list) == 0)
       return res_error(op, "pops an empty stack");
+    if (r->depth > 0) {
+      eddy_rt_list_t *item = NULL;
+      rs = eddy_rt_list_pop_back_list(I->rt, res_take(r), &r->list, &item);
+      if (rs)
+        return eddy_eval_op_rt_error(op, rs);
+      out[0] = eddy_eval_value_from_list(item);
+      return NULL;
+    }
     eddy_rt_tensor_t t = eddy_rt_tensor_empty();
     rs = eddy_rt_list_pop_back(I->rt, res_take(r), &r->list, &t);
     if (rs)

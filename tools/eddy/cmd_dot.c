@@ -247,7 +247,7 @@ static void mark_may_dead(dot_state_t *s, const eddy_block_t *b) {
     changed = false;
     for (const eddy_op_t *op = b->first; op; op = op->next) {
       bool dead;
-      if (eddy_ir_op_is(op, "df.switch")) {
+      if (eddy_ir_op_is(op, "df.switch") || eddy_ir_op_is(op, "df.switch_n")) {
         dead = true;
       } else if (eddy_ir_op_is(op, "df.merge")) {
         dead = true;
