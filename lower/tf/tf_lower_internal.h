@@ -263,6 +263,13 @@ eddy_status_t eddy_tfl_lower_window_op(eddy_tfl_t *z, const eddy_op_t *op,
                                        bool *handled);
 void eddy_tfl_window_ops_each(void (*fn)(const char *name, void *user),
                               void *user);
+/// legalize_linalg.c: Cholesky, MatrixTriangularSolve, MatrixSolve,
+/// MatrixInverse, MatrixDeterminant and LogMatrixDeterminant, each a
+/// ctl.while over the matrix size.
+eddy_status_t eddy_tfl_lower_linalg_op(eddy_tfl_t *z, const eddy_op_t *op,
+                                       bool *handled);
+void eddy_tfl_linalg_ops_each(void (*fn)(const char *name, void *user),
+                              void *user);
 /// DynamicStitch and ParallelDynamicStitch (legalize_stitch.c), called by
 /// eddy_tfl_lower_index_op.
 eddy_status_t eddy_tfl_lower_dynamic_stitch(eddy_tfl_t *z,
