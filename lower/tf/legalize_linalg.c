@@ -84,11 +84,11 @@ static eddy_status_t k(la_t *l, eddy_value_t *v, double x, eddy_value_t **out) {
   return tfl_scalar_like(l->z, v, x, out);
 }
 
-/// The rows (axis `axis` of x) at index j1 (a [1] i64 vector): x with that
-/// dim 1.
-static eddy_status_t take(la_t *l, eddy_value_t *x, eddy_value_t *j1,
+/// The entries of axis `axis` of x at the indices idx (an i64 vector: j1,
+/// [j], keeps the axis as a dim of 1).
+static eddy_status_t take(la_t *l, eddy_value_t *x, eddy_value_t *idx,
                           int32_t axis, eddy_value_t **out) {
-  eddy_value_t *ops[2] = {x, j1};
+  eddy_value_t *ops[2] = {x, idx};
   eddy_named_attr_t a = eddy_tfl_int_attr(l->z, "axis", axis);
   return eddy_tfl_build(l->z, l->op, "core.gather", ops, 2, &a, 1, out);
 }
@@ -244,6 +244,11 @@ static eddy_status_t la_loop(la_t *l, bool down, eddy_value_t *const *inits,
                              size_t nv, la_body_t body, void *user,
                              eddy_value_t **out) {
   eddy_tfl_t *z = l->z;
+  if (l->n == 0) { // no iteration (and no argmax over an empty axis)
+    for (size_t i = 0; i < nv; i++)
+      out[i] = inits[i];
+    return NULL;
+  }
   eddy_value_t *ops[LA_MAX_VALS + 1];
   const eddy_type_t *types[LA_MAX_VALS + 1];
   if (nv > LA_MAX_VALS)
@@ -470,94 +475,84 @@ static eddy_status_t lower_triangular_solve(eddy_tfl_t *z,
 
 enum { GE_SOLVE, GE_DET, GE_LOGDET };
 
-typedef struct ge {
-  int mode;
-  size_t nv; ///< loop values: MA, [MB], accumulators, bad
-} ge_t;
-
-/// Row j and row p of m swapped (isj, isp: [..., n, 1] masks of the rows),
-/// and *rp, row p of m ([..., 1, m]).
-static eddy_status_t swap_rows(la_t *l, eddy_value_t *m, eddy_value_t *j1,
-                               eddy_value_t *isj, eddy_value_t *isp,
-                               eddy_value_t **out, eddy_value_t **rp) {
-  eddy_value_t *zero = NULL, *rj = NULL, *mp = NULL, *t = NULL;
-  TRY(k(l, m, 0, &zero));
-  TRY(take(l, m, j1, m->type->rank - 2, &rj));
-  TRY(sel(l, isp, m, zero, &mp));
-  TRY(reduce(l, "core.reduce_sum", mp, -2, rp));
-  TRY(sel(l, isp, rj, m, &t));
-  return sel(l, isj, *rp, t, out);
-}
-
-/// Loop values: MA (the matrix being reduced), MB (the right-hand sides;
-/// GE_SOLVE only), the accumulators (GE_DET: det; GE_LOGDET: sign, log
-/// |det|; [..., 1, 1]) and bad ([..., 1, 1]: a zero pivot).
-static eddy_status_t ge_body(la_t *l, eddy_value_t *j, eddy_value_t *j1,
-                             eddy_value_t *const *vals, eddy_value_t **next,
-                             void *user) {
-  ge_t *g = user;
+/// The pivot row of column j of m ([..., n, m]) at or below row j: the
+/// largest magnitude, the first among equals (core.argmax; a NaN counts as
+/// the largest), as [..., 1, 1] i64.
+static eddy_status_t pivot_row(la_t *l, eddy_value_t *cj, eddy_value_t *j,
+                               eddy_value_t **out) {
   int32_t r = l->r;
-  eddy_value_t *MA = vals[0];
-  eddy_value_t *cj = NULL, *ab = NULL, *geq = NULL, *m1 = NULL, *cand = NULL,
-               *mx = NULL, *ism = NULL, *isnan = NULL, *pick = NULL, *pi = NULL,
-               *p = NULL, *isp = NULL, *isj = NULL;
-  // The pivot row p: the largest |MA[i, j]| for i >= j, the first among
-  // equals (a NaN counts as the largest).
-  TRY(take(l, MA, j1, r - 1, &cj)); // [..., n, 1]
+  eddy_value_t *ab = NULL, *geq = NULL, *m1 = NULL, *cand = NULL, *p = NULL;
   TRY(un(l, "core.abs", cj, &ab));
   TRY(bin(l, "core.ge", l->ri, j, &geq));
   TRY(k(l, cj, -1, &m1));
-  TRY(sel(l, geq, ab, m1, &cand));
-  TRY(reduce(l, "core.reduce_max", cand, -2, &mx)); // [..., 1, 1]
-  TRY(bin(l, "core.eq", cand, mx, &ism));
-  TRY(bin(l, "core.ne", cand, cand, &isnan));
-  TRY(bin(l, "core.or", ism, isnan, &pick));
-  TRY(sel(l, pick, l->ri, l->nv, &pi));
-  TRY(reduce(l, "core.reduce_min", pi, -2, &p)); // [..., 1, 1] i64
-  TRY(bin(l, "core.eq", l->ri, p, &isp));
-  TRY(bin(l, "core.eq", l->ri, j, &isj));
-  eddy_value_t *ma1 = NULL, *rpa = NULL, *mb1 = NULL, *rpb = NULL;
-  TRY(swap_rows(l, MA, j1, isj, isp, &ma1, &rpa));
-  bool solve = g->mode == GE_SOLVE;
-  if (solve)
-    TRY(swap_rows(l, vals[1], j1, isj, isp, &mb1, &rpb));
-  eddy_value_t *piv = NULL, *zero = NULL, *one = NULL, *isz = NULL, *ps = NULL,
-               *elim = NULL, *cj1 = NULL, *f = NULL;
-  TRY(take(l, rpa, j1, r - 1, &piv)); // [..., 1, 1]
-  TRY(k(l, piv, 0, &zero));
-  TRY(k(l, piv, 1, &one));
+  TRY(sel(l, geq, ab, m1, &cand)); // [..., n, 1]
+  eddy_named_attr_t a[2] = {
+      eddy_tfl_int_attr(l->z, "axis", r - 2),
+      eddy_ir_named_attr(l->z->ctx, "dtype",
+                         eddy_ir_string_attr_get(l->z->ctx, "i64", 3))};
+  TRY(eddy_tfl_build(l->z, l->op, "core.argmax", &cand, 1, a, 2, &p));
+  int64_t dims[MAXR], from[MAXR];
+  for (int32_t i = 0; i < r; i++) {
+    dims[i] = i < r - 2 ? cand->type->dims[i] : 1;
+    from[i] = i;
+  }
+  return eddy_tfl_reshape_keep(l->z, l->op, p, dims, (size_t)r, from, out);
+}
+
+/// Loop values: M = [A | B] (the matrix being reduced beside the
+/// right-hand sides, GE_SOLVE; A alone otherwise), the accumulators
+/// (GE_DET: det; GE_LOGDET: sign, log |det|; [..., 1, 1]) and bad
+/// ([..., 1, 1]: a zero pivot).
+static eddy_status_t ge_body(la_t *l, eddy_value_t *j, eddy_value_t *j1,
+                             eddy_value_t *const *vals, eddy_value_t **next,
+                             void *user) {
+  int mode = *(const int *)user;
+  int32_t r = l->r;
+  eddy_value_t *M = vals[0], *cj = NULL, *p = NULL, *isp = NULL, *isj = NULL;
+  TRY(take(l, M, j1, r - 1, &cj)); // [..., n, 1]
+  TRY(pivot_row(l, cj, j, &p));
+  TRY(bin(l, "core.eq", l->ri, p, &isp)); // [..., n, 1]
+  TRY(bin(l, "core.eq", l->ri, j, &isj)); // [n, 1]
+  // Rows j and p swapped: rp is row p, the pivot row.
+  eddy_value_t *zero = NULL, *one = NULL, *rj = NULL, *mp = NULL, *rp = NULL,
+               *t = NULL, *m1 = NULL;
+  TRY(k(l, M, 0, &zero));
+  TRY(k(l, M, 1, &one));
+  TRY(take(l, M, j1, r - 2, &rj));
+  TRY(sel(l, isp, M, zero, &mp));
+  TRY(reduce(l, "core.reduce_sum", mp, -2, &rp)); // [..., 1, m]
+  TRY(sel(l, isp, rj, M, &t));
+  TRY(sel(l, isj, rp, t, &m1));
+  eddy_value_t *piv = NULL, *isz = NULL, *ps = NULL, *elim = NULL, *cj1 = NULL,
+               *f = NULL, *rn = NULL, *fr = NULL, *m2 = NULL;
+  TRY(take(l, rp, j1, r - 1, &piv)); // [..., 1, 1]
   TRY(bin(l, "core.eq", piv, zero, &isz));
   TRY(sel(l, isz, one, piv, &ps)); // a zero pivot divides nothing
   // The multipliers: column j after the swap, on the rows eliminated
   // (all but j to solve; below j for a determinant).
-  TRY(bin(l, solve ? "core.ne" : "core.gt", l->ri, j, &elim));
-  TRY(take(l, ma1, j1, r - 1, &cj1));
+  TRY(bin(l, mode == GE_SOLVE ? "core.ne" : "core.gt", l->ri, j, &elim));
+  TRY(take(l, m1, j1, r - 1, &cj1));
   TRY(sel(l, elim, cj1, zero, &f));
-  eddy_value_t *ms[2] = {ma1, mb1}, *rps[2] = {rpa, rpb};
-  for (int i = 0; i < (solve ? 2 : 1); i++) {
-    eddy_value_t *rn = NULL, *fr = NULL, *m2 = NULL;
-    TRY(bin(l, "core.div", rps[i], ps, &rn));
-    TRY(bin(l, "core.mul", f, rn, &fr));
-    TRY(bin(l, "core.sub", ms[i], fr, &m2));
-    TRY(sel(l, isj, rn, m2, &next[i]));
-  }
-  size_t a = solve ? 2 : 1;
-  if (g->mode != GE_SOLVE) {
+  TRY(bin(l, "core.div", rp, ps, &rn));
+  TRY(bin(l, "core.mul", f, rn, &fr));
+  TRY(bin(l, "core.sub", m1, fr, &m2));
+  TRY(sel(l, isj, rn, m2, &next[0]));
+  size_t a = 1;
+  if (mode != GE_SOLVE) {
     // A swap (p != j) flips the sign.
-    eddy_value_t *sw = NULL, *mone = NULL, *sg = NULL;
+    eddy_value_t *sw = NULL, *mone = NULL, *sg = NULL, *u = NULL;
     TRY(bin(l, "core.ne", p, j, &sw));
     TRY(k(l, piv, -1, &mone));
     TRY(sel(l, sw, mone, one, &sg));
-    if (g->mode == GE_DET) {
-      eddy_value_t *t = NULL;
-      TRY(bin(l, "core.mul", vals[a], piv, &t));
-      TRY(bin(l, "core.mul", t, sg, &next[a]));
+    if (mode == GE_DET) {
+      TRY(bin(l, "core.mul", vals[a], piv, &u));
+      TRY(bin(l, "core.mul", u, sg, &next[a]));
       a++;
     } else {
-      eddy_value_t *sp = NULL, *t = NULL, *ap = NULL, *lg = NULL;
+      eddy_value_t *sp = NULL, *ap = NULL, *lg = NULL;
       TRY(un(l, "core.sign", piv, &sp));
-      TRY(bin(l, "core.mul", vals[a], sp, &t));
-      TRY(bin(l, "core.mul", t, sg, &next[a]));
+      TRY(bin(l, "core.mul", vals[a], sp, &u));
+      TRY(bin(l, "core.mul", u, sg, &next[a]));
       TRY(un(l, "core.abs", piv, &ap));
       TRY(un(l, "core.log", ap, &lg));
       TRY(bin(l, "core.add", vals[a + 1], lg, &next[a + 1]));
@@ -567,34 +562,23 @@ static eddy_status_t ge_body(la_t *l, eddy_value_t *j, eddy_value_t *j1,
   return bin(l, "core.or", vals[a], isz, &next[a]);
 }
 
-/// Runs the elimination on l->a (and the right-hand sides mb for
-/// GE_SOLVE); res[] gets the final loop values.
-static eddy_status_t ge_run(la_t *l, int mode, eddy_value_t *mb,
+/// Runs the elimination on m (l->a, or [l->a | B] for GE_SOLVE); res[]
+/// gets the final loop values.
+static eddy_status_t ge_run(la_t *l, int mode, eddy_value_t *m,
                             eddy_value_t **res) {
   eddy_value_t *inits[LA_MAX_VALS], *z11 = NULL, *one = NULL, *acc = NULL;
-  ge_t g = {mode, 0};
-  inits[g.nv++] = l->a;
-  if (mode == GE_SOLVE)
-    inits[g.nv++] = mb;
+  size_t nv = 0;
+  inits[nv++] = m;
   TRY(zeros11(l, l->a, &z11));
   TRY(k(l, z11, 1, &one));
   if (mode != GE_SOLVE) {
     TRY(bin(l, "core.add", z11, one, &acc)); // det or sign 1
-    inits[g.nv++] = acc;
+    inits[nv++] = acc;
   }
   if (mode == GE_LOGDET)
-    inits[g.nv++] = z11;                            // log |det| 0
-  TRY(bin(l, "core.ne", z11, z11, &inits[g.nv++])); // no zero pivot yet
-  return la_loop(l, false, inits, g.nv, ge_body, &g, res);
-}
-
-/// NaN in every element of a result x whose matrix had a zero pivot (bad,
-/// [..., 1, 1]).
-static eddy_status_t nan_if(la_t *l, eddy_value_t *bad, eddy_value_t *x,
-                            eddy_value_t **out) {
-  eddy_value_t *nan = NULL;
-  TRY(k(l, x, NAN, &nan));
-  return sel(l, bad, nan, x, out);
+    inits[nv++] = z11;                            // log |det| 0
+  TRY(bin(l, "core.ne", z11, z11, &inits[nv++])); // no zero pivot yet
+  return la_loop(l, false, inits, nv, ge_body, &mode, res);
 }
 
 static eddy_status_t lower_solve(eddy_tfl_t *z, const eddy_op_t *op,
@@ -629,9 +613,32 @@ static eddy_status_t lower_solve(eddy_tfl_t *z, const eddy_op_t *op,
     }
     TRY(conform(&l, mb, "right-hand side", pos, want, wv, l.r - 1, &mb));
   }
-  eddy_value_t *res[3] = {NULL}, *x = NULL;
-  TRY(ge_run(&l, GE_SOLVE, mb, res));
-  TRY(nan_if(&l, res[2], res[1], &x));
+  // [A | B], reduced to [I | X]; X is its columns n .. n + k.
+  eddy_value_t *cat[2] = {l.a, mb}, *m = NULL, *res[2] = {NULL}, *cols = NULL,
+               *x = NULL, *nan = NULL;
+  eddy_named_attr_t ax = eddy_tfl_int_attr(z, "axis", l.r - 1);
+  TRY(eddy_tfl_build(z, op, "core.concat", cat, 2, &ax, 1, &m));
+  TRY(ge_run(&l, GE_SOLVE, m, res));
+  int64_t kk = mb->type->dims[l.r - 1];
+  if (l.n >= 0 && kk >= 0) {
+    const eddy_type_t *it =
+        eddy_ir_tensor_type_get(z->ctx, EDDY_DT_I64, 1, &kk);
+    eddy_named_attr_t da = eddy_tfl_int_attr(z, "dimension", 0);
+    eddy_op_t *o = NULL;
+    TRY(eddy_tfl_build_typed(z, op, "core.iota", NULL, 0, &da, 1, &it, 1, &o));
+    TRY(bin(&l, "core.add", eddy_ir_op_result(o, 0), l.nv, &cols));
+  } else {
+    eddy_value_t *kv = NULL, *end = NULL, *one = NULL;
+    TRY(eddy_tfl_dim(z, op, mb, l.r - 1, &kv));
+    TRY(bin(&l, "core.add", l.nv, kv, &end));
+    TRY(eddy_tfl_splat(z, EDDY_DT_I64, 0, NULL, 1, &one));
+    eddy_value_t *rops[3] = {l.nv, end, one};
+    TRY(eddy_tfl_build(z, op, "core.range", rops, 3, NULL, 0, &cols));
+  }
+  TRY(take(&l, res[0], cols, l.r - 1, &x));
+  // A zero pivot (singular): NaN everywhere.
+  TRY(k(&l, x, NAN, &nan));
+  TRY(sel(&l, res[1], nan, x, &x));
   tfl_out1(z, op, x);
   return NULL;
 }
@@ -649,7 +656,7 @@ static eddy_status_t lower_determinant(eddy_tfl_t *z, const eddy_op_t *op,
   la_t l;
   TRY(la_init(&l, z, op, tfl_in(z, op, 0)));
   eddy_value_t *res[4] = {NULL}, *a = NULL, *b = NULL;
-  TRY(ge_run(&l, log ? GE_LOGDET : GE_DET, NULL, res));
+  TRY(ge_run(&l, log ? GE_LOGDET : GE_DET, l.a, res));
   TRY(drop11(&l, res[1], &a));
   if (!log) {
     tfl_out1(z, op, a);
