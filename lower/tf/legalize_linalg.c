@@ -103,27 +103,33 @@ static eddy_status_t reduce(la_t *l, const char *name, eddy_value_t *x,
                          out);
 }
 
-/// Zeros of x's run-time shape reduced to [..., 1, 1] (x's batch dims).
-static eddy_status_t zeros11(la_t *l, eddy_value_t *x, eddy_value_t **out) {
-  eddy_value_t *zero = NULL, *zx = NULL;
-  TRY(k(l, x, 0, &zero));
-  TRY(eddy_tfl_broadcast_like(l->z, l->op, zero, x, &zx));
+/// Zeros of x's run-time shape (x itself when `zeros`) reduced to
+/// [..., 1, 1] (x's batch dims).
+static eddy_status_t zeros11(la_t *l, eddy_value_t *x, bool zeros,
+                             eddy_value_t **out) {
+  eddy_value_t *zero = NULL, *zx = x;
+  if (!zeros) {
+    TRY(k(l, x, 0, &zero));
+    TRY(eddy_tfl_broadcast_like(l->z, l->op, zero, x, &zx));
+  }
   return reduce(l, "core.reduce_sum", zx, 0, out);
 }
 
-/// An index vector of n entries (i64) along dimension `dim` of a rank-2
-/// tensor whose other dim is 1: core.iota for a static n, else
-/// core.range(0, n) reshaped.
-static eddy_status_t index_vec(la_t *l, int dim, eddy_value_t **out) {
+/// The row and column indices, [n, 1] and [1, n] (i64): core.iota for a
+/// static n, else one core.range(0, n) reshaped.
+static eddy_status_t index_vecs(la_t *l) {
+  eddy_value_t **outs[2] = {&l->ri, &l->ci};
   if (l->n >= 0) {
-    int64_t dims[2] = {dim == 0 ? l->n : 1, dim == 0 ? 1 : l->n};
-    const eddy_type_t *t =
-        eddy_ir_tensor_type_get(l->z->ctx, EDDY_DT_I64, 2, dims);
-    eddy_named_attr_t da = eddy_tfl_int_attr(l->z, "dimension", dim);
-    eddy_op_t *o = NULL;
-    TRY(eddy_tfl_build_typed(l->z, l->op, "core.iota", NULL, 0, &da, 1, &t, 1,
-                             &o));
-    *out = eddy_ir_op_result(o, 0);
+    for (int dim = 0; dim < 2; dim++) {
+      int64_t dims[2] = {dim == 0 ? l->n : 1, dim == 0 ? 1 : l->n};
+      const eddy_type_t *t =
+          eddy_ir_tensor_type_get(l->z->ctx, EDDY_DT_I64, 2, dims);
+      eddy_named_attr_t da = eddy_tfl_int_attr(l->z, "dimension", dim);
+      eddy_op_t *o = NULL;
+      TRY(eddy_tfl_build_typed(l->z, l->op, "core.iota", NULL, 0, &da, 1, &t, 1,
+                               &o));
+      *outs[dim] = eddy_ir_op_result(o, 0);
+    }
     return NULL;
   }
   eddy_value_t *zero = NULL, *one = NULL, *rg = NULL;
@@ -131,8 +137,11 @@ static eddy_status_t index_vec(la_t *l, int dim, eddy_value_t **out) {
   TRY(eddy_tfl_splat(l->z, EDDY_DT_I64, 0, NULL, 1, &one));
   eddy_value_t *rops[3] = {zero, l->nv, one};
   TRY(eddy_tfl_build(l->z, l->op, "core.range", rops, 3, NULL, 0, &rg));
-  int64_t dims[2] = {dim == 0 ? -1 : 1, dim == 0 ? 1 : -1};
-  return eddy_tfl_reshape(l->z, l->op, rg, dims, 2, out);
+  for (int dim = 0; dim < 2; dim++) {
+    int64_t dims[2] = {dim == 0 ? -1 : 1, dim == 0 ? 1 : -1};
+    TRY(eddy_tfl_reshape(l->z, l->op, rg, dims, 2, outs[dim]));
+  }
+  return NULL;
 }
 
 /// v with dims pos[0..np) of the values want (static >= 0, else the
@@ -179,12 +188,18 @@ static eddy_status_t la_init(la_t *l, eddy_tfl_t *z, const eddy_op_t *op,
   l->op = op;
   const eddy_type_t *t = x->type;
   if (t->kind != EDDY_TYPE_TENSOR || !eddy_dtype_is_float(t->dtype))
-    return eddy_tfl_error(op, "the matrix must be a float tensor");
+    return eddy_tfl_error(op, "the matrix must be a float tensor, not %s",
+                          t->kind == EDDY_TYPE_TENSOR
+                              ? eddy_dtype_name(t->dtype)
+                              : "a list or token");
   if (t->rank == EDDY_RANK_UNKNOWN)
     return eddy_tfl_error(op, "the matrix's rank is unknown");
-  if (t->rank < 2 || t->rank > MAXR)
-    return eddy_tfl_error(op, "the matrix must have rank 2 to %d, not %d", MAXR,
+  if (t->rank < 2)
+    return eddy_tfl_error(op, "the matrix must have rank 2 or more, not %d",
                           t->rank);
+  if (t->rank > MAXR)
+    return eddy_tfl_error(op, "the matrix's rank %d is above %d", t->rank,
+                          MAXR);
   l->r = t->rank;
   int64_t rows = t->dims[l->r - 2], cols = t->dims[l->r - 1];
   if (rows >= 0 && cols >= 0 && rows != cols)
@@ -209,8 +224,7 @@ static eddy_status_t la_init(la_t *l, eddy_tfl_t *z, const eddy_op_t *op,
     TRY(conform(l, x, "matrix", &pos, &l->n, NULL, 1, &x));
   }
   l->a = x;
-  TRY(index_vec(l, 0, &l->ri));
-  return index_vec(l, 1, &l->ci);
+  return index_vecs(l);
 }
 
 /// x with its last two dims swapped.
@@ -378,7 +392,7 @@ static eddy_status_t lower_cholesky(eddy_tfl_t *z, const eddy_op_t *op) {
   eddy_value_t *zero = NULL, *L0 = NULL, *z11 = NULL, *bad0 = NULL;
   TRY(k(&l, l.a, 0, &zero));
   TRY(eddy_tfl_broadcast_like(z, op, zero, l.a, &L0));
-  TRY(zeros11(&l, l.a, &z11));
+  TRY(zeros11(&l, L0, true, &z11));
   TRY(bin(&l, "core.ne", z11, z11, &bad0));
   eddy_value_t *inits[2] = {L0, bad0}, *res[2] = {NULL};
   TRY(la_loop(&l, false, inits, 2, chol_body, NULL, res));
@@ -462,7 +476,7 @@ static eddy_status_t lower_triangular_solve(eddy_tfl_t *z,
   TRY(eddy_tfl_broadcast_like(z, op, zero, b, &x0));
   if (!batch_within(l.a->type, bt)) {
     eddy_value_t *za = NULL;
-    TRY(zeros11(&l, l.a, &za));
+    TRY(zeros11(&l, l.a, false, &za));
     TRY(bin(&l, "core.add", x0, za, &x0));
   }
   eddy_value_t *x = NULL;
@@ -569,7 +583,7 @@ static eddy_status_t ge_run(la_t *l, int mode, eddy_value_t *m,
   eddy_value_t *inits[LA_MAX_VALS], *z11 = NULL, *one = NULL, *acc = NULL;
   size_t nv = 0;
   inits[nv++] = m;
-  TRY(zeros11(l, l->a, &z11));
+  TRY(zeros11(l, l->a, false, &z11));
   TRY(k(l, z11, 1, &one));
   if (mode != GE_SOLVE) {
     TRY(bin(l, "core.add", z11, one, &acc)); // det or sign 1
