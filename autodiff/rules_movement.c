@@ -364,6 +364,15 @@ eddy_status_t ad_rule_gather(ad_scope_t *s, eddy_op_t *op, eddy_value_t **g) {
     if (i != axis && (pt->dims[i] == EDDY_DIM_DYNAMIC ||
                       !eddy_checked_mul_i64(rest, pt->dims[i], &rest)))
       dyn = true;
+  /* The number of indices: the rows of g below, which -1 cannot infer
+     when the other dims hold no elements (an empty batch). */
+  int64_t ni = 1;
+  for (int32_t i = 0; i < it->rank && ni >= 0; i++)
+    if (it->dims[i] == EDDY_DIM_DYNAMIC ||
+        !eddy_checked_mul_i64(ni, it->dims[i], &ni))
+      ni = -1;
+  if (rest == 0 && ni < 0)
+    dyn = true;
   if (dyn) {
     /* Dynamic params: a scatter-add into zeros of the params' size along
        the axis (read with core.dim when dynamic). */
@@ -390,7 +399,7 @@ eddy_status_t ad_rule_gather(ad_scope_t *s, eddy_op_t *op, eddy_value_t **g) {
     ad_attr_i64s(ad, "perm", perm, (size_t)gr, &a);
     TRY(ad_emit(s, "core.transpose", &gt, 1, &a, 1, &gt));
   }
-  int64_t shp[2] = {-1, rest};
+  int64_t shp[2] = {rest == 0 ? ni : -1, rest};
   eddy_named_attr_t a;
   ad_attr_i64s(ad, "shape", shp, 2, &a);
   eddy_value_t *g2 = NULL, *idx = NULL, *idx2 = NULL, *oh = NULL, *ohf = NULL,

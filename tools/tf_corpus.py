@@ -5,7 +5,8 @@ from Keras' own layers and TensorFlow's library functions, frozen, with TensorFl
 Where tools/tf_fixtures.py writes one small program per control-flow pattern, this corpus holds
 whole models: Keras LSTM, GRU and SimpleRNN layers (sequences and states), a Bidirectional
 LSTM, stacked layers, a masked LSTM, an attention decoder step, a greedy decoder and a small
-beam search whose trip counts depend on the data, a tf.scan model, one SGD step of an LSTM
+beam search whose trip counts depend on the data, a tf.scan model, a Kalman filter whose scan
+solves with tf.linalg (inv, cholesky, triangular_solve, solve), one SGD step of an LSTM
 regressor with its gradients, a Conv1D text classifier, a MobileNet-style image model
 (depthwise and separable convolutions, resizing) and one SGD step of a dilated temporal
 convolution classifier. Each is written as <model>_v2 (a frozen tf.function) and, where
@@ -162,6 +163,57 @@ def m_scan_cumulative():
                         initializer=tf.zeros_like(x[0]))]
 
     return fn
+
+
+def m_kalman_2d():
+    """A Kalman filter of a constant-velocity target in the plane (state: position and
+    velocity, 4) observed in 2-D, by tf.scan over the observations with a (mean, covariance,
+    log-likelihood) state: the gain through tf.linalg.inv of the innovation covariance S, the
+    Gaussian log-likelihood of each innovation through tf.linalg.cholesky of S and
+    tf.linalg.triangular_solve (whitening), the Joseph-form covariance update; then the
+    information vector of the last estimate, tf.linalg.solve(P, m). The process and
+    observation noise scales are inputs (log q, log r), so the gradient variant holds the
+    log-likelihood's gradient with respect to them and to the observations."""
+    dt = 0.5
+    f = np.array([[1, 0, dt, 0], [0, 1, 0, dt], [0, 0, 1, 0], [0, 0, 0, 1]], np.float32)
+    h = np.array([[1, 0, 0, 0], [0, 1, 0, 0]], np.float32)
+    q0 = np.array([[dt ** 3 / 3, 0, dt ** 2 / 2, 0], [0, dt ** 3 / 3, 0, dt ** 2 / 2],
+                   [dt ** 2 / 2, 0, dt, 0], [0, dt ** 2 / 2, 0, dt]], np.float32)
+
+    def fn(ys, log_q, log_r):
+        fm, hm = tf.constant(f), tf.constant(h)
+        q = tf.exp(log_q) * tf.constant(q0)
+        r = tf.exp(log_r) * tf.eye(2)
+
+        def step(carry, y):
+            m, p, ll = carry
+            m_p = tf.linalg.matvec(fm, m)
+            p_p = tf.matmul(tf.matmul(fm, p), fm, transpose_b=True) + q
+            s = tf.matmul(tf.matmul(hm, p_p), hm, transpose_b=True) + r
+            k = tf.matmul(tf.matmul(p_p, hm, transpose_b=True), tf.linalg.inv(s))
+            e = y - tf.linalg.matvec(hm, m_p)
+            chol = tf.linalg.cholesky(s)
+            z = tf.linalg.triangular_solve(chol, e[:, None], lower=True)
+            ll_t = (-0.5 * tf.reduce_sum(z * z)
+                    - tf.reduce_sum(tf.math.log(tf.linalg.diag_part(chol)))
+                    - np.float32(np.log(2.0 * np.pi)))
+            a = tf.eye(4) - tf.matmul(k, hm)
+            p_u = (tf.matmul(tf.matmul(a, p_p), a, transpose_b=True)
+                   + tf.matmul(tf.matmul(k, r), k, transpose_b=True))
+            return m_p + tf.linalg.matvec(k, e), p_u, ll + ll_t
+
+        ms, ps, lls = tf.scan(step, ys, initializer=(tf.zeros([4]), tf.eye(4), tf.constant(0.0)))
+        info = tf.linalg.solve(ps[-1], ms[-1][:, None])
+        return [ms, lls[-1], info]
+
+    return fn
+
+
+def kalman_inputs():
+    t = np.arange(8, dtype=np.float32)[:, None]
+    track = np.concatenate([1.0 + 0.6 * t, -0.5 + 0.3 * t], axis=1)
+    return [("ys", track + rnd(50, [8, 2], 0.3)), ("log_q", np.array(-1.2, np.float32)),
+            ("log_r", np.array(-2.0, np.float32))]
 
 
 class TanhCell:
@@ -398,6 +450,7 @@ MODELS = {
     "beam_search": (m_beam_search, lambda: [("h0", rnd(43, [1, D]))], ("v1", "v2"), False),
     "scan_cumulative": (m_scan_cumulative, lambda: [("x", rnd(44, [T, D])),
                                                     ("w", rnd(45, [D]))], ("v1", "v2"), False),
+    "kalman_2d": (m_kalman_2d, kalman_inputs, ("v1", "v2"), True),
     "keras_gru_dyn": (layer_model("keras.layers.GRU(go_backwards=True) on a [None, None, 4] input "
                                   "(dynamic batch and time: its zero state is a Fill of a run-time "
                                   "shape).", lambda: keras.layers.GRU(

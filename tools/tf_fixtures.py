@@ -761,6 +761,42 @@ def m_switch_case(x):
 
     i, v = tf.while_loop(lambda i, v: i < 5, body, [tf.constant(0), x])
     return [v, switch_step(i - 4, v * x)]
+def spd(x):
+    """x x^T + n I: symmetric positive definite, well conditioned."""
+    n = tf.shape(x)[-1]
+    return tf.matmul(x, x, transpose_b=True) + tf.cast(n, x.dtype) * tf.eye(n, dtype=x.dtype)
+
+
+def m_linalg(x, b, c):
+    """Dense linear algebra of a batch of two 3x3 matrices x and right-hand sides b [2, 3, 2]:
+    tf.linalg.cholesky of spd(x) (its upper triangle set to garbage first: Cholesky reads the
+    lower one), triangular_solve with the factor (lower; adjoint of a [3, 4] c, whose batch
+    dims broadcast; upper, of one [3, 3] matrix against the batch), solve and inv of x (and
+    the adjoint of solve), det and slogdet (sign times log|det|), and Cholesky and the adjoint
+    of inv in float64.
+    The gradients hold TensorFlow's rules: MatrixTriangularSolve, MatrixBandPart, the
+    diagonals, MatMul, BroadcastGradientArgs over the batch shapes."""
+    a = spd(x)
+    a = tf.linalg.band_part(a, -1, 0) + tf.linalg.band_part(x, 0, -1) - tf.linalg.band_part(
+        x, 0, 0)
+    chol = tf.linalg.cholesky(a)
+    sign, logdet = tf.linalg.slogdet(x)
+    xd = tf.cast(x, tf.float64)
+    return [chol, tf.linalg.triangular_solve(chol, b),
+            tf.linalg.triangular_solve(chol, c, adjoint=True),
+            tf.linalg.triangular_solve(tf.linalg.matrix_transpose(chol[0]), b, lower=False),
+            tf.linalg.solve(x, b), tf.linalg.solve(x, b, adjoint=True), tf.linalg.inv(x),
+            tf.linalg.det(x), sign * logdet,
+            tf.cast(tf.linalg.cholesky(spd(xd)), tf.float32) * 0.5,
+            tf.cast(tf.linalg.inv(xd, adjoint=True), tf.float32) * 0.5]
+
+
+def m_linalg_dyn(x, b):
+    """The same ops on a dynamic batch ([None, 3, 3] and [None, 3, 2]): Cholesky,
+    triangular_solve, solve, and inv and logdet of an empty batch (x[:0])."""
+    chol = tf.linalg.cholesky(spd(x))
+    return [chol, tf.linalg.triangular_solve(chol, b), tf.linalg.solve(x, b),
+            tf.linalg.inv(x[:0]), tf.linalg.slogdet(x[:0])[1]]
 
 
 def rnd(seed, shape, scale=1.0):
@@ -864,6 +900,9 @@ MODELS = {
     "switch_case": (m_switch_case, [("x", rnd(44, [3]))], None),
     "bcast_dyn": (m_bcast_dyn, [("x", rnd(30, [2, 3])), ("y", np.abs(rnd(31, [3])) + 0.5)],
                   None),
+    "linalg": (m_linalg, [("x", rnd(97, [2, 3, 3])), ("b", rnd(98, [2, 3, 2])),
+                          ("c", rnd(99, [3, 4]))], None),
+    "linalg_dyn": (m_linalg_dyn, [("x", rnd(100, [2, 3, 3])), ("b", rnd(101, [2, 3, 2]))], None),
 }
 
 # Feeds declared with dynamic dimensions (None), by model; the others take their values'
@@ -876,7 +915,8 @@ FEED_SHAPES = {"strided_slice_dyn": {"x": [None, 5, 3]}, "unary_math": {"x": [No
                "bcast_dyn": {"x": [None, 3]}, "gamma_family": {"x": [None, 5]}, "count_losses": {"x": [None, 4], "k": [None, 4]},
                "conv_pool": {"x": [None, 7, 6, 3]},
                "gather_batch_dyn": {"x": [None, 5, 3], "y": [None, None, 5]},
-               "einsum_dyn": {"x": [None, None, 3], "y": [None, None, 4]}}
+               "einsum_dyn": {"x": [None, None, 3], "y": [None, None, 4]},
+               "linalg_dyn": {"x": [None, 3, 3], "b": [None, 3, 2]}}
 
 # Models written without their gradients. TensorFlow registers no gradient for
 # TensorListPushBackBatch (push_back_batch); its CPU kernels compute no gradient of a dilated

@@ -81,6 +81,8 @@ static const eddy_tf_out_spec_t band_T_like0[] = {O_ATTR("band", "T", 0)};
 static const eddy_tf_out_spec_t output_Tout[] = {
     O_ATTR("output", "Tout", -1)};
 static const eddy_tf_out_spec_t diagonal_T[] = {O_ATTR("diagonal", "T", -1)};
+static const eddy_tf_out_spec_t slogdet_outs[] = {
+    O_ATTR("sign", "T", -1), O_ATTR("log_abs_determinant", "T", -1)};
 static const eddy_tf_out_spec_t resized_f32[] = {
     O_FIXED("resized_images", FLOAT, -1)};
 static const eddy_tf_out_spec_t resized_T[] = {
@@ -192,6 +194,7 @@ static const eddy_tf_op_info_t k_ops[] = {
     OP_CALL(Case, IN_ATLEAST(1), call_outs, EDDY_TF_CALL_BRANCH),
     OP(Cast, IN(1), y_DstT_like0),
     OP(Ceil, IN(1), y_T_like0),
+    OP(Cholesky, IN(1), output_T_like0),
     OP(ClipByValue, IN(3), output_T_like0),
     OP(ConcatOffset, IN_ATLEAST(3), concat_offsets),
     OP(ConcatV2, IN_ATLEAST(3), output_T),
@@ -251,6 +254,7 @@ static const eddy_tf_op_info_t k_ops[] = {
     OP(ListDiff, IN(2), list_diff_outs),
     OP(Log, IN(1), y_T_like0),
     OP(Log1p, IN(1), y_T_like0),
+    OP(LogMatrixDeterminant, IN(1), slogdet_outs),
     OP(LogSoftmax, IN(1), logsoftmax_T_like0),
     OP(LogicalAnd, IN(2), z_bool),
     OP(LogicalNot, IN(1), y_bool_like0),
@@ -258,9 +262,13 @@ static const eddy_tf_op_info_t k_ops[] = {
     OP(LoopCond, IN(1), output_bool_like0),
     OP(MatMul, IN(2), product_T),
     OP(MatrixBandPart, IN(3), band_T_like0),
+    OP(MatrixDeterminant, IN(1), output_T),
     OP(MatrixDiagPartV3, IN(3), diagonal_T),
     OP(MatrixDiagV3, IN(5), output_T),
+    OP(MatrixInverse, IN(1), output_T_like0),
     OP(MatrixSetDiagV3, IN(3), output_T),
+    OP(MatrixSolve, IN(2), output_T_like1),
+    OP(MatrixTriangularSolve, IN(2), output_T),
     OP(Max, IN(2), output_T),
     OP(MaxPool, IN(1), output_T),
     OP(MaxPoolGrad, IN(3), output_T_like0),

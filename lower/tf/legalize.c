@@ -896,6 +896,106 @@ static eddy_status_t keep_noop(eddy_tfl_t *z, const eddy_op_t *op) {
   return st;
 }
 
+/// keep_dataflow: the ops a rule builds from constants alone. A constant
+/// (an op with no operands) belongs to no frame, but an op whose operands
+/// are all constants runs in the root frame of the dataflow graph, which an
+/// op in a v1 loop frame cannot read (only a df.enter brings a value into a
+/// frame); a loop the rule built (a ctl.while, lowered by to-dataflow
+/// later) enters its initial values and the values its regions capture
+/// from the frame they are in. So such an op reads one constant, and such a
+/// loop each constant, through df.after(c, df.control(x)), x an operand of
+/// the source op: they belong to its frame, as TensorFlow ties a loop's
+/// constants to the loop by a control input.
+typedef struct frame_fix {
+  eddy_tfl_t *z;
+  const eddy_op_t *src;
+  eddy_ptrmap_t tied;   ///< constant -> its df.after
+  eddy_value_t *anchor; ///< an operand of src, in its frame
+  eddy_value_t *tok;    ///< df.control(anchor), made on first need
+  eddy_op_t *region_op; ///< while walking its regions
+  eddy_status_t st;
+} frame_fix_t;
+
+/// v is a constant: made by an op with no operands.
+static bool ff_const(const eddy_value_t *v) {
+  const eddy_op_t *d = v->def;
+  return d && d->num_operands == 0 && d->num_regions == 0 &&
+         v->type->kind != EDDY_TYPE_TOKEN;
+}
+
+/// Operand i of op read through df.after(v, tok), built once per v before
+/// `before`.
+static void ff_tie(frame_fix_t *f, eddy_op_t *op, uint32_t i,
+                   eddy_op_t *before) {
+  eddy_value_t *v = eddy_ir_op_operand(op, i);
+  eddy_value_t *t = eddy_ptrmap_get(&f->tied, v);
+  if (!t) {
+    eddy_builder_t saved = f->z->b;
+    eddy_ir_builder_set_before(&f->z->b, before);
+    if (!f->tok) {
+      const eddy_type_t *tt = eddy_ir_token_type_get(f->z->ctx);
+      eddy_op_t *c = NULL;
+      f->st = eddy_tfl_build_typed(f->z, f->src, "df.control", &f->anchor, 1,
+                                   NULL, 0, &tt, 1, &c);
+      if (!f->st)
+        f->tok = eddy_ir_op_result(c, 0);
+    }
+    eddy_value_t *ops[2] = {v, f->tok};
+    if (!f->st)
+      f->st = eddy_tfl_build(f->z, f->src, "df.after", ops, 2, NULL, 0, &t);
+    f->z->b = saved;
+    if (f->st)
+      return;
+    eddy_ptrmap_put(&f->tied, v, t);
+  }
+  eddy_ir_op_set_operand(op, i, t);
+}
+
+/// Ties the constants a region of f->region_op captures from outside it.
+static eddy_walk_result_t ff_captures(eddy_op_t *op, void *user) {
+  frame_fix_t *f = user;
+  for (uint32_t i = 0; i < op->num_operands && !f->st; i++) {
+    eddy_value_t *v = eddy_ir_op_operand(op, i);
+    if (ff_const(v) && !eddy_ir_op_is_ancestor(f->region_op, v->def))
+      ff_tie(f, op, i, f->region_op);
+  }
+  return f->st ? EDDY_WALK_INTERRUPT : EDDY_WALK_ADVANCE;
+}
+
+/// Applies the rule above to the ops built for src, first .. end.
+static eddy_status_t frame_constants(eddy_tfl_t *z, const eddy_op_t *src,
+                                     eddy_op_t *first, eddy_op_t *end) {
+  frame_fix_t f = {.z = z, .src = src};
+  for (uint32_t i = 0; i < src->num_operands && !f.anchor; i++) {
+    eddy_value_t *v = eddy_tfl_get(z, eddy_ir_op_operand(src, i));
+    if (v != &z->none && v->type->kind != EDDY_TYPE_TOKEN && !ff_const(v))
+      f.anchor = v;
+  }
+  if (!f.anchor)
+    return NULL;
+  eddy_ptrmap_init(&f.tied);
+  for (eddy_op_t *o = first; o && o != end && !f.st; o = o->next) {
+    if (o->num_regions > 0) {
+      for (uint32_t i = 0; i < o->num_operands && !f.st; i++)
+        if (ff_const(eddy_ir_op_operand(o, i)))
+          ff_tie(&f, o, i, o);
+      f.region_op = o;
+      for (uint32_t r = 0; r < o->num_regions && !f.st; r++)
+        for (eddy_block_t *b = o->regions[r].first; b && !f.st; b = b->next)
+          for (eddy_op_t *n = b->first; n && !f.st; n = n->next)
+            eddy_ir_walk_pre(n, ff_captures, &f);
+      continue;
+    }
+    bool all = o->num_operands > 0 && !eddy_ir_op_is(o, "df.after");
+    for (uint32_t i = 0; i < o->num_operands && all; i++)
+      all = ff_const(eddy_ir_op_operand(o, i));
+    if (all)
+      ff_tie(&f, o, 0, o);
+  }
+  eddy_ptrmap_destroy(&f.tied);
+  return f.st;
+}
+
 static eddy_status_t translate_op(eddy_tfl_t *z, const eddy_op_t *op) {
   const char *name = op->name->str;
   if (z->keep_dataflow) {
@@ -958,10 +1058,14 @@ static eddy_status_t translate_op(eddy_tfl_t *z, const eddy_op_t *op) {
       strcmp(t, "LegacyCall") == 0)
     return lower_tf_call(z, op, "f");
   bool handled = false;
+  eddy_op_t *mark = z->b.before ? z->b.before->prev : z->b.block->last;
   EDDY_RETURN_IF_ERROR(eddy_tfl_lower_op(z, op, &handled));
   if (!handled)
     return eddy_tfl_error(op, "no lowering for this op");
-  return NULL;
+  if (!z->keep_dataflow)
+    return NULL;
+  eddy_op_t *first = mark ? mark->next : z->b.block->first;
+  return frame_constants(z, op, first, z->b.before);
 }
 
 /// ---- Driver -------------------------------------------------------------------

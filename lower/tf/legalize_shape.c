@@ -936,7 +936,18 @@ eddy_status_t eddy_tfl_sum_broadcast(eddy_tfl_t *z, const eddy_op_t *op,
               "Reshape",
           u->owner->loc && u->owner->loc->file ? u->owner->loc->file->str
                                                : "?");
-  int64_t lead = xt->rank - bs.rank, axes[MAXR];
+  // The broadcast of the two shapes may cover only x's leading dims: the
+  // gradients of batched matrix ops (MatrixTriangularSolve) broadcast the
+  // batch shapes, s[:-2], and sum the matrices' gradients over them.
+  bcast_shape_t other;
+  int64_t span = xt->rank;
+  if (bcast_shape(z, eddy_tfl_get(z, eddy_ir_op_operand(bga, 1 - k)),
+                  &other)) {
+    int64_t bl = other.rank > bs.rank ? other.rank : bs.rank;
+    if (bl <= span)
+      span = bl;
+  }
+  int64_t lead = span - bs.rank, axes[MAXR];
   for (int64_t i = 0; i < lead; i++)
     axes[i] = i;
   if (lead > 0)

@@ -273,6 +273,13 @@ eddy_status_t eddy_tfl_lower_special_op(eddy_tfl_t *z, const eddy_op_t *op,
                                         bool *handled);
 void eddy_tfl_special_ops_each(void (*fn)(const char *name, void *user),
                                void *user);
+/// legalize_linalg.c: Cholesky, MatrixTriangularSolve, MatrixSolve,
+/// MatrixInverse, MatrixDeterminant and LogMatrixDeterminant, each a
+/// ctl.while over the matrix size.
+eddy_status_t eddy_tfl_lower_linalg_op(eddy_tfl_t *z, const eddy_op_t *op,
+                                       bool *handled);
+void eddy_tfl_linalg_ops_each(void (*fn)(const char *name, void *user),
+                              void *user);
 /// DynamicStitch and ParallelDynamicStitch (legalize_stitch.c), called by
 /// eddy_tfl_lower_index_op.
 eddy_status_t eddy_tfl_lower_dynamic_stitch(eddy_tfl_t *z,
@@ -318,9 +325,11 @@ eddy_status_t eddy_tfl_reduce(eddy_tfl_t *z, const eddy_op_t *op,
 /// known at run time only (TensorFlow's gradient of a broadcasting binary
 /// op): x summed to the shape of the tensor that input k of bga is the
 /// Shape of, the dims summed at run time in a ctl.if where that tensor's
-/// dim is dynamic (legalize_shape.c). Without keep_dims, the sum has that
-/// tensor's rank (TensorFlow's drops the summed dims): only Reshapes may
-/// read it.
+/// dim is dynamic (legalize_shape.c). Where the two shapes broadcast to
+/// fewer dims than x has (batch shapes of matrices), x's trailing dims are
+/// kept. Without keep_dims, the sum has that tensor's rank (TensorFlow's
+/// drops the summed dims) plus the trailing dims: only Reshapes may read
+/// it.
 eddy_status_t eddy_tfl_sum_broadcast(eddy_tfl_t *z, const eddy_op_t *op,
                                      const eddy_op_t *bga, uint32_t k,
                                      eddy_value_t **out);
