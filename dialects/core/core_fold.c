@@ -687,8 +687,12 @@ bool eddy_core_fold_select(eddy_fold_ctx_t *fc) {
 /// stop_gradient of a constant is the constant (it has no gradient); of
 /// anything else it stays, for autodiff to see.
 bool eddy_core_fold_stop_gradient(eddy_fold_ctx_t *fc) {
-  return fc->op->num_operands == 1 && fc->operand_consts[0] &&
-         eddy_core_fold_to(fc, eddy_ir_op_operand(fc->op, 0));
+  const eddy_attr_t *c =
+      fc->op->num_operands == 1 ? fc->operand_consts[0] : NULL;
+  if (!c || c->type != eddy_core_fold_result_type(fc, 0))
+    return false;
+  fc->results[0].attr = c;
+  return true;
 }
 
 bool eddy_core_fold_cast(eddy_fold_ctx_t *fc) {

@@ -27,7 +27,7 @@ static void test_every_opcode_has_an_entry(void **state) {
       EDDY_OP_TL_ZEROS_LIKE,
       EDDY_OP_CTL_CALL,      EDDY_OP_CTL_YIELD,  EDDY_OP_CTL_CONDITION,
       EDDY_OP_CORE_ARGMAX,   EDDY_OP_CORE_ARGMIN, EDDY_OP_CORE_WHERE,
-      EDDY_OP_NONE};
+      EDDY_OP_CORE_STOP_GRADIENT, EDDY_OP_NONE};
   check_unhandled(eddy_ad_opcode_has_rule, unhandled);
 }
 
