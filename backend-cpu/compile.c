@@ -19,6 +19,8 @@
 #include <llvm-c/TargetMachine.h>
 #include <llvm-c/Transforms/PassBuilder.h>
 
+#include "backend-cpu/outline.h"
+
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -125,6 +127,14 @@ static eddy_status_t lower(const eddy_module_t *m, const char *entry,
   eddy_buf_destroy(&text);
   if (mlirModuleIsNull(s->module))
     return mlir_fail(s, "the emitted MLIR does not parse");
+  // The CPU target's program (the GPU target's host code keeps its form),
+  // where it is large: parts of a tenth of the threshold (2000 ops by
+  // default), looking inside ops of more than four parts.
+  if (!pipeline && opts->outline_ops != SIZE_MAX) {
+    size_t fn = opts->outline_ops ? opts->outline_ops : EDDY_CPU_OUTLINE_OPS;
+    size_t part = fn / 10 ? fn / 10 : 1;
+    EDDY_RETURN_IF_ERROR(eddy_cpu_outline(s->module, fn, part, 4 * part));
+  }
   MlirPassManager pm = mlirPassManagerCreate(s->ctx);
   MlirOpPassManager opm = mlirPassManagerGetAsOpPassManager(pm);
   eddy_buf_t perr;

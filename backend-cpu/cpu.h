@@ -65,7 +65,15 @@ typedef struct eddy_cpu_opts {
   /// approximations that vectorize (docs/cpu.md, "Numerics"). Default
   /// false. The GPU target's forms always use the math ops.
   bool libm_math;
+  /// A function of at least this many MLIR ops is split: its structured
+  /// ops of moderate size become noinline functions, which keeps LLVM's
+  /// compile time linear (docs/cpu.md, "Compile time"). 0: the default
+  /// (EDDY_CPU_OUTLINE_OPS); SIZE_MAX: never.
+  size_t outline_ops;
 } eddy_cpu_opts_t;
+
+/// The default of eddy_cpu_opts_t.outline_ops.
+#define EDDY_CPU_OUTLINE_OPS 20000
 
 /// prefix NULL, host CPU, -O3, fusion on.
 eddy_cpu_opts_t eddy_cpu_opts_default(void);

@@ -1079,6 +1079,7 @@ static eddy_status_t emit_core_dyn(cpu_emit_t *e, eddy_op_t *op) {
       rv[r]->buf = cpu_result_buf(e, &op->results[r]);
   }
   cpu_gate_open(e);
+  EDDY_RETURN_IF_ERROR(cpu_fused_dims(e, op));
   int dims[EDDY_RT_MAX_RANK];
   for (uint32_t r = 0; r < n; r++)
     EDDY_RETURN_IF_ERROR(cpu_result_dims(e, op, r, true, dims));

@@ -783,7 +783,7 @@ static eddy_status_t emit_func(cpu_emit_t *e, eddy_op_t *func,
 }
 
 eddy_cpu_opts_t eddy_cpu_opts_default(void) {
-  eddy_cpu_opts_t o = {NULL, NULL, 3, true, 0, EDDY_CPU_FORM_HOST, false, false};
+  eddy_cpu_opts_t o = {NULL, NULL, 3, true, 0, EDDY_CPU_FORM_HOST, false, false, 0};
   return o;
 }
 

@@ -226,6 +226,11 @@ eddy_status_t cpu_dims(cpu_emit_t *e, eddy_value_t *v, bool check, int *out);
 /// with check, incompatible operands record a run-time error.
 eddy_status_t cpu_result_dims(cpu_emit_t *e, eddy_op_t *op, uint32_t r,
                               bool check, int *out);
+/// The dims of the fused values of `?` dims that the kernel rooted at op
+/// reads, computed once before the kernel, with their shape checks, and
+/// kept in slots, so that reading each (in the kernel's innermost loop)
+/// costs a slot load and not the dims of its whole fused subtree.
+eddy_status_t cpu_fused_dims(cpu_emit_t *e, eddy_op_t *op);
 /// Stores dims into cv's slot and grows its owned buffer to fit (a failed
 /// allocation records the runtime's error). With op, a byte count that
 /// overflows int64 is a run-time error naming op (nothing is allocated);

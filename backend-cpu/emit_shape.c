@@ -1002,6 +1002,40 @@ eddy_status_t cpu_result_dims(cpu_emit_t *e, eddy_op_t *op, uint32_t r,
   return st;
 }
 
+/// Post-order over op's fused operands: a fused value's dims are stored
+/// after those of the fused values it reads, so each is computed from slots.
+static eddy_status_t fused_dims(cpu_emit_t *e, eddy_op_t *op) {
+  for (uint32_t i = 0; i < op->num_operands; i++) {
+    eddy_value_t *v = eddy_ir_op_operand(op, i);
+    cpu_val_t *cv =
+        eddy_ir_type_is_tensor(v->type) ? cpu_val_get(e, v) : NULL;
+    if (!cv || !cv->fused || !v->def)
+      continue;
+    EDDY_RETURN_IF_ERROR(fused_dims(e, v->def));
+    if (!cpu_type_is_dynamic(v->type))
+      continue;
+    dimv_t d[EDDY_RT_MAX_RANK];
+    EDDY_RETURN_IF_ERROR(op_dims(e, v->def, 0, true, d));
+    int64_t r = v->type->rank;
+    const eddy_type_t *it =
+        eddy_ir_tensor_type_get(e->ctx, EDDY_DT_I64, 1, &r);
+    if (cv->dslot < 0)
+      cv->dslot = cpu_alloc_slot(e, it);
+    for (int32_t k = 0; k < v->type->rank; k++) {
+      int ix = cpu_index_const(e, k);
+      cpu_store(e, cv->dslot, it, &ix, to_i64(e, dim_ssa(e, d[k])));
+    }
+  }
+  return NULL;
+}
+
+eddy_status_t cpu_fused_dims(cpu_emit_t *e, eddy_op_t *op) {
+  hoist_t h = hoist_begin(e);
+  eddy_status_t st = fused_dims(e, op);
+  hoist_end(e, &h);
+  return st;
+}
+
 void cpu_dyn_reserve(cpu_emit_t *e, const cpu_val_t *cv, const eddy_type_t *t,
                      const int *dims, const eddy_op_t *op) {
   int64_t r = t->rank;

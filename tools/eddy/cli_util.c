@@ -13,6 +13,7 @@
 
 #include <errno.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +42,18 @@ bool eddy_cli_gpu_matmul_tf32(const char *value, bool *out_tf32) {
     *out_tf32 = true;
   else
     return false;
+  return true;
+}
+
+bool eddy_cli_outline_ops(const char *value, size_t *out_ops) {
+  if (!value || *value < '0' || *value > '9')
+    return false;
+  errno = 0;
+  char *end;
+  unsigned long long n = strtoull(value, &end, 10);
+  if (errno || *end || n == 0 || n >= SIZE_MAX)
+    return false;
+  *out_ops = (size_t)n;
   return true;
 }
 

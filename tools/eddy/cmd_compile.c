@@ -63,6 +63,9 @@ static int print_help(void) {
       "                         f32/f16/bf16 as libm calls, not the inline\n"
       "                         approximations that vectorize (docs/cpu.md;\n"
       "                         the GPU target always calls libdevice)\n"
+      "  --outline-ops=N        split a function of N MLIR ops or more into\n"
+      "                         functions LLVM compiles in linear time\n"
+      "                         (default 20000; docs/cpu.md, \"Compile time\")\n"
       "  --emit=mlir|llvm|ptx|plan\n"
       "                         print the emitted MLIR, the optimized LLVM\n"
       "                         IR (cpu), the kernels' PTX (cuda) or the\n"
@@ -147,6 +150,11 @@ static int parse_args(int argc, char **argv, compile_args_t *a) {
       a->cpu.fuse = false;
     } else if (strcmp(arg, "--libm-math") == 0) {
       a->cpu.libm_math = true;
+    } else if (eddy_cli_flag_value(argc, argv, &i, "--outline-ops", &val)) {
+      if (!eddy_cli_outline_ops(val, &a->cpu.outline_ops))
+        return eddy_cli_usage_error("compile", "--outline-ops needs a count "
+                                               "of at least 1, not '%s'",
+                                    val ? val : "");
     } else if (arg[0] == '-' && arg[1] == 'O' && arg[2] >= '0' &&
                arg[2] <= '3' && arg[3] == '\0') {
       a->cpu.opt_level = arg[2] - '0';

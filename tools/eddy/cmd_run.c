@@ -33,6 +33,7 @@ typedef struct run_args {
   const char *precision; ///< --gpu-matmul-precision, or NULL
   bool matmul_tf32;      ///< --gpu-matmul-precision=tf32
   bool libm_math;        ///< --libm-math (eddy_cpu_opts_t.libm_math)
+  size_t outline_ops;    ///< --outline-ops (eddy_cpu_opts_t.outline_ops)
   const char *out_dir;  ///< NULL: write no files
   const char *inputs_dir; ///< --write-inputs: the arguments as .npy, or NULL
   const char *pipeline; ///< passes to run before evaluating, or NULL
@@ -92,6 +93,9 @@ static int print_help(void) {
       "                         sigmoid of f32/f16/bf16 as libm calls, not\n"
       "                         inline approximations (docs/cpu.md; the GPU\n"
       "                         target always calls its library)\n"
+      "  --outline-ops=N        --mode=compiled: split a function of N MLIR\n"
+      "                         ops or more into functions (default 20000;\n"
+      "                         docs/cpu.md, \"Compile time\")\n"
       "  --output-dir DIR       write result i to DIR/i.npy (DIR and its missing\n"
       "                         parents are created)\n"
       "  --write-inputs DIR     write argument i, as F receives it, to\n"
@@ -189,6 +193,11 @@ static int parse_args(int argc, char **argv, run_args_t *a) {
       a->precision = val;
     } else if (strcmp(arg, "--libm-math") == 0) {
       a->libm_math = true;
+    } else if (eddy_cli_flag_value(argc, argv, &i, "--outline-ops", &val)) {
+      if (!eddy_cli_outline_ops(val, &a->outline_ops))
+        return eddy_cli_usage_error("run", "--outline-ops needs a count of "
+                                           "at least 1, not '%s'",
+                                    val ? val : "");
     } else if (eddy_cli_flag_value(argc, argv, &i, "--output-dir", &val)) {
       if (!val || !*val)
         return eddy_cli_usage_error("run", "flag '--output-dir' needs a "
@@ -447,9 +456,10 @@ static eddy_status_t run_eval(eddy_ctx_t *ctx, run_args_t *a) {
     return eddy_status_create(EDDY_ERR_INVALID_ARGUMENT,
                               "--target applies to --mode=compiled, not "
                               "--mode=%s", a->mode);
-  if (a->libm_math && strcmp(a->mode, "compiled") != 0)
+  if ((a->libm_math || a->outline_ops) && strcmp(a->mode, "compiled") != 0)
     return eddy_status_create(EDDY_ERR_INVALID_ARGUMENT,
-                              "--libm-math applies to --mode=compiled, not "
+                              "--libm-math and --outline-ops apply to "
+                              "--mode=compiled, not "
                               "--mode=%s", a->mode);
   if (a->precision && (!a->target || strcmp(a->target, "cuda") != 0))
     return eddy_status_create(EDDY_ERR_INVALID_ARGUMENT,
@@ -519,7 +529,8 @@ static eddy_status_t run_eval(eddy_ctx_t *ctx, run_args_t *a) {
   bool print = true;
   if (!st && strcmp(a->mode, "compiled") == 0)
     st = eddy_cli_run_compiled(rt, m, func, a->target, a->matmul_tf32,
-                               a->libm_math, vals, nin, vals + nin, nout, NULL,
+                               a->libm_math, a->outline_ops, vals, nin,
+                               vals + nin, nout, NULL,
                                NULL);
   else if (!st && strcmp(a->mode, "compare") == 0)
     st = eddy_cli_run_compare(rt, m, (eddy_op_t *)func, (eddy_op_t *)v1_func,

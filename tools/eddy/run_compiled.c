@@ -19,6 +19,7 @@ double eddy_cli_now_ms(void) {
 eddy_status_t eddy_cli_run_compiled(eddy_rt_ctx_t *rt, const eddy_module_t *m,
                                     const eddy_op_t *func, const char *target,
                                     bool matmul_tf32, bool libm_math,
+                                    size_t outline_ops,
                                     const eddy_eval_value_t *args,
                                     size_t num_args,
                                     eddy_eval_value_t *out_results,
@@ -39,6 +40,7 @@ eddy_status_t eddy_cli_run_compiled(eddy_rt_ctx_t *rt, const eddy_module_t *m,
   eddy_cpu_opts_t o = eddy_cpu_opts_default();
   o.prefix = "eddy_jit";
   o.libm_math = libm_math;
+  o.outline_ops = outline_ops;
   if (target && strcmp(target, "kernels") == 0)
     o.form = EDDY_CPU_FORM_KERNELS;
   if (target && strcmp(target, "cuda") == 0) {

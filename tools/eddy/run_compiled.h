@@ -10,13 +10,16 @@
 /// NULL or "cpu"; "kernels", the GPU target's program run on the CPU
 /// (EDDY_CPU_FORM_KERNELS); "cuda", the GPU target (backend-gpu), whose
 /// cuBLAS products use TF32 when matmul_tf32. libm_math: the CPU target's
-/// exp, expm1, log, tanh and sigmoid as libm calls (eddy_cpu_opts_t). out_compile_ms and
+/// exp, expm1, log, tanh and sigmoid as libm calls; outline_ops: the size
+/// past which the program is split into functions (both eddy_cpu_opts_t;
+/// outline_ops 0 for the default). out_compile_ms and
 /// out_run_ms (each may be NULL) get the wall-clock time of the JIT
 /// compilation and of the call; an error of the compilation comes back
 /// with *out_run_ms < 0.
 eddy_status_t eddy_cli_run_compiled(eddy_rt_ctx_t *rt, const eddy_module_t *m,
                                     const eddy_op_t *func, const char *target,
                                     bool matmul_tf32, bool libm_math,
+                                    size_t outline_ops,
                                     const eddy_eval_value_t *args,
                                     size_t num_args,
                                     eddy_eval_value_t *out_results,

@@ -1,0 +1,19 @@
+/// Outlining of a large emitted function into kernel functions before it is
+/// lowered (backend-cpu/outline.c, docs/cpu.md "Compile time").
+#ifndef EDDY_BACKEND_CPU_OUTLINE_H
+#define EDDY_BACKEND_CPU_OUTLINE_H
+
+#include "ir/status.h"
+
+#include <mlir-c/IR.h>
+#include <stddef.h>
+
+/// In every func.func of module with at least fn_ops ops (nested ops
+/// counted), each run of consecutive ops of about part_ops ops becomes a
+/// call of a private, internal, noinline function @__eddy_<func>_part<N>.
+/// Ops of more than max_ops are split inside their regions instead; stack
+/// allocations and terminators stay where they are.
+eddy_status_t eddy_cpu_outline(MlirModule module, size_t fn_ops,
+                               size_t part_ops, size_t max_ops);
+
+#endif
