@@ -67,7 +67,7 @@ typedef struct eddy_cpu_opts {
   bool libm_math;
   /// A function of at least this many MLIR ops is split: its structured
   /// ops of moderate size become noinline functions, which keeps LLVM's
-  /// compile time linear (docs/cpu.md, "Compile time"). 0: the default
+  /// compile time linear (docs/cpu.md, "Compile times"). 0: the default
   /// (EDDY_CPU_OUTLINE_OPS); SIZE_MAX: never.
   size_t outline_ops;
 } eddy_cpu_opts_t;

@@ -112,12 +112,12 @@ static bool values_push(values_t *a, MlirValue v) {
 
 typedef struct rewire {
   const range_t *r;
-  MlirBlock body;       ///< the new function's block
-  MlirOperation first;  ///< copied constants go before it
+  MlirBlock body;      ///< the new function's block
+  MlirOperation first; ///< copied constants go before it
   MlirLocation loc;
-  eddy_ptrmap_t map;    ///< outer value -> its argument or copy (as ptr)
-  values_t args;        ///< the outer values passed, in argument order
-  bool failed;          ///< out of memory
+  eddy_ptrmap_t map; ///< outer value -> its argument or copy (as ptr)
+  values_t args;     ///< the outer values passed, in argument order
+  bool failed;       ///< out of memory
 } rewire_t;
 
 static MlirWalkResult rewire(MlirOperation op, void *user) {
@@ -189,8 +189,7 @@ static eddy_status_t outline_range(MlirModule module, const range_t *r,
   rewire_t w = {.r = r, .loc = loc};
   MlirType *types = NULL;
   eddy_status_t st = NULL;
-  if (!escaping(r, &res) ||
-      !(types = malloc(sizeof(MlirType) * (res.n + 1)))) {
+  if (!escaping(r, &res) || !(types = malloc(sizeof(MlirType) * (res.n + 1)))) {
     st = oom();
     goto done;
   }
@@ -317,8 +316,8 @@ static eddy_status_t outline_block(walk_t *w, MlirBlock b) {
       EDDY_RETURN_IF_ERROR(flush(w));
       for (intptr_t i = 0; c.ops > w->max_ops && i < nreg; i++) {
         MlirRegion reg = mlirOperationGetRegion(op, i);
-        for (MlirBlock ib = mlirRegionGetFirstBlock(reg);
-             !mlirBlockIsNull(ib); ib = mlirBlockGetNextInRegion(ib))
+        for (MlirBlock ib = mlirRegionGetFirstBlock(reg); !mlirBlockIsNull(ib);
+             ib = mlirBlockGetNextInRegion(ib))
           EDDY_RETURN_IF_ERROR(outline_block(w, ib));
       }
       w->r.block = b;
@@ -360,7 +359,9 @@ eddy_status_t eddy_cpu_outline(MlirModule module, size_t fn_ops,
       MlirStringRef s = mlirStringAttrGetValue(sym);
       char fname[200];
       snprintf(fname, sizeof fname, "__eddy_%.*s", (int)s.length, s.data);
-      walk_t w = {.module = module, .fname = fname, .part_ops = part_ops,
+      walk_t w = {.module = module,
+                  .fname = fname,
+                  .part_ops = part_ops,
                   .max_ops = max_ops};
       eddy_ptrmap_init(&w.r.set);
       MlirRegion reg = mlirOperationGetRegion(op, 0);

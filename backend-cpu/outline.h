@@ -1,5 +1,5 @@
 /// Outlining of a large emitted function into kernel functions before it is
-/// lowered (backend-cpu/outline.c, docs/cpu.md "Compile time").
+/// lowered (backend-cpu/outline.c, docs/cpu.md, "Compile times").
 #ifndef EDDY_BACKEND_CPU_OUTLINE_H
 #define EDDY_BACKEND_CPU_OUTLINE_H
 

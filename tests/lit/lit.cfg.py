@@ -32,6 +32,7 @@ try:
         cache = f.read()
     if re.search(r"^EDDY_SANITIZE:BOOL=(ON|1|TRUE)$", cache, re.M):
         flags = " -fsanitize=address,undefined"
+        config.available_features.add("sanitize")
     # libeddyrt calls OpenBLAS for large f32 matmuls when built with it.
     m = re.search(r"^EDDY_RT_BLAS_LIBS:INTERNAL=(.+)$", cache, re.M)
     if m:

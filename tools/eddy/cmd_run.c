@@ -95,7 +95,7 @@ static int print_help(void) {
       "                         target always calls its library)\n"
       "  --outline-ops=N        --mode=compiled: split a function of N MLIR\n"
       "                         ops or more into functions (default 20000;\n"
-      "                         docs/cpu.md, \"Compile time\")\n"
+      "                         docs/cpu.md, \"Compile times\")\n"
       "  --output-dir DIR       write result i to DIR/i.npy (DIR and its missing\n"
       "                         parents are created)\n"
       "  --write-inputs DIR     write argument i, as F receives it, to\n"

@@ -224,6 +224,7 @@ def main():
     os.makedirs(a.tmp, exist_ok=True)
     bundle = Bundle(a.eddy, a.bundle) if a.bundle else None
     ok = unsupported = failed = objects = 0
+    programs_built = set()
     built = set()
     for test in a.tests:
         src = os.path.abspath(test)
@@ -298,6 +299,7 @@ def main():
                           (arch, module, entry, (c.stdout + c.stderr)[-2000:]))
                 else:
                     objects += 1
+                    programs_built.add((module, entry))
     if bundle:
         programs, runs, errors = bundle.finish()
         print("bundle: %d programs, %d runs (%d expect an error), %d left out" %
@@ -306,7 +308,8 @@ def main():
         return 1 if failed else 0
     print("%s: %d compiled runs matched, %d not supported" %
           (a.target, ok, unsupported))
-    print("cuda: %d objects built (%s)" % (objects, ", ".join(a.arch)))
+    print("cuda: %d objects built for %d programs (%s)" %
+          (objects, len(programs_built), ", ".join(a.arch)))
     print("failed: %d" % failed)
     return 1 if failed else 0
 
