@@ -1,20 +1,20 @@
-/// Outlining of a large emitted function into kernel functions, before it
-/// is lowered. The emitter writes a whole program as one function, which is
+/// Outlining of a large emitted function into parts, before it is
+/// lowered. The emitter writes a whole program as one function, which is
 /// what LLVM optimizes best while it is small; but LLVM's register
 /// allocator, GVN, jump threading and loop rotation grow faster than
 /// linearly with a function's size, and a program of thousands of kernels
 /// (the gradient of a long composition of special functions, a long
-/// unrolled chain) then takes minutes to compile. Past a size, each
-/// structured op (scf.if, scf.for, scf.while) of moderate size becomes a
-/// private noinline function called in its place, so that LLVM works on
-/// many functions of bounded size, as XLA's CPU backend emits a function
-/// per fusion.
+/// unrolled chain) then takes minutes to compile. Past a size, each run of
+/// consecutive ops of a bounded size becomes a private noinline function
+/// called in its place (an op too large for one part is split inside its
+/// regions), so that LLVM works on many functions of bounded size, as XLA's
+/// CPU backend emits a function per fusion.
 ///
-/// The outlined function takes the values the op uses but does not define
-/// as arguments (constants are copied in instead, so they still fold) and
-/// returns the op's results. Stack slots stay in the caller's frame
-/// (the emitter allocates them all at the function's entry) and are passed
-/// as memrefs.
+/// A part takes the values its ops use but do not define as arguments
+/// (constants are copied in instead, so they still fold) and returns those
+/// of its results that later ops use. Stack slots stay in the caller's
+/// frame (the emitter allocates them all in the function's entry block,
+/// which no part takes) and are passed as memrefs.
 #include "backend-cpu/outline.h"
 
 #include "ir/support.h"
