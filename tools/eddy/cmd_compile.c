@@ -182,6 +182,9 @@ static int parse_args(int argc, char **argv, compile_args_t *a) {
                                            "--target=cuda");
   if (a->emit && strcmp(a->emit, "ptx") == 0 && !cuda)
     return eddy_cli_usage_error("compile", "--emit=ptx needs --target=cuda");
+  if (cuda && a->cpu.outline_ops)
+    return eddy_cli_usage_error("compile", "--outline-ops applies to the CPU "
+                                           "target, not --target=cuda");
   if (a->emit && strcmp(a->emit, "llvm") == 0 && cuda)
     return eddy_cli_usage_error("compile", "--emit=llvm is for --target=cpu "
                                            "(try --emit=ptx)");
