@@ -46,12 +46,8 @@ bool eddy_cli_gpu_matmul_tf32(const char *value, bool *out_tf32) {
 }
 
 bool eddy_cli_outline_ops(const char *value, size_t *out_ops) {
-  if (!value || *value < '0' || *value > '9')
-    return false;
-  errno = 0;
-  char *end;
-  unsigned long long n = strtoull(value, &end, 10);
-  if (errno || *end || n == 0 || n >= SIZE_MAX)
+  int64_t n;
+  if (!eddy_cli_parse_count(value, false, &n) || n < 1)
     return false;
   *out_ops = (size_t)n;
   return true;

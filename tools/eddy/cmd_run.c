@@ -1,7 +1,8 @@
 /// `eddy run`: run a function of a module on inputs given on the command
 /// line (.npy files or scalars), print its results and optionally write them
 /// as .npy files. --mode=eval uses the reference evaluator (runtime/eval);
-/// the dataflow interpreter and compiled code come later.
+/// the other modes run the dataflow interpreter, compiled code, all of them
+/// side by side (compare) or ranks of a partitioned graph (distributed).
 #define _POSIX_C_SOURCE 200809L
 
 #include "ir/ir.h"
@@ -22,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #define RUN_DEFAULT_PREVIEW 8
 
@@ -40,7 +42,7 @@ typedef struct run_args {
   eddy_cli_input_t *inputs;
   size_t num_inputs;
   eddy_eval_opts_t eval;
-  int64_t memory_limit; ///< bytes; 0 = unlimited
+  int64_t memory_limit; ///< bytes; 0 = unlimited; -1: the default
   int64_t preview;      ///< elements printed per result; -1 = all
   bool help;
   eddy_cli_interp_opts_t interp; ///< --mode=interp / compare (run_interp.c)
@@ -105,7 +107,8 @@ static int print_help(void) {
       "                         an error, in every mode (default %" PRId64 ")\n"
       "  --max-call-depth N     nested ctl.call levels allowed (default %d)\n"
       "  --memory-limit SIZE    bytes of tensor data live at once, with an\n"
-      "                         optional K, M or G suffix (default: no limit)\n"
+      "                         optional K, M or G suffix, or 'none' (default:\n"
+      "                         three quarters of physical memory)\n"
       "  --preview N            elements printed per result, or 'all' "
       "(default %d)\n"
       "%s"
@@ -116,12 +119,24 @@ static int print_help(void) {
   return EDDY_CLI_EXIT_OK;
 }
 
+/// The memory limit without --memory-limit: three quarters of physical
+/// memory, so that a program whose data grows without end (a list pushed
+/// in an endless loop) stops with an error naming the op before the
+/// system runs out of memory; 0 (no limit) where the size is unknown.
+static int64_t default_memory_limit(void) {
+  long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+  if (pages <= 0 || size <= 0 || pages > INT64_MAX / 4 / size)
+    return 0;
+  return (int64_t)pages * size / 4 * 3;
+}
+
 /// Returns -1 when the arguments are fine, else the exit code to return.
 static int parse_args(int argc, char **argv, run_args_t *a) {
   memset(a, 0, sizeof *a);
   a->mode = "eval";
   a->eval = eddy_eval_opts_default();
   a->preview = RUN_DEFAULT_PREVIEW;
+  a->memory_limit = -1;
   eddy_cli_interp_opts_init(&a->interp);
   a->inputs = calloc((size_t)argc + 1, sizeof(*a->inputs));
   a->feeds = calloc((size_t)argc + 1, sizeof(*a->feeds));
@@ -224,10 +239,12 @@ static int parse_args(int argc, char **argv, run_args_t *a) {
             val ? val : "");
       a->eval.max_call_depth = (int32_t)n;
     } else if (eddy_cli_flag_value(argc, argv, &i, "--memory-limit", &val)) {
-      if (!eddy_cli_parse_count(val, true, &a->memory_limit))
+      if (val && strcmp(val, "none") == 0)
+        a->memory_limit = 0;
+      else if (!eddy_cli_parse_count(val, true, &a->memory_limit))
         return eddy_cli_usage_error(
             "run", "flag '--memory-limit' needs a size in bytes (e.g. 4096, "
-                   "512M, 2G), got '%s'",
+                   "512M, 2G) or 'none', got '%s'",
             val ? val : "");
     } else if (eddy_cli_flag_value(argc, argv, &i, "--preview", &val)) {
       if (val && strcmp(val, "all") == 0)
@@ -501,7 +518,8 @@ static eddy_status_t run_eval(eddy_ctx_t *ctx, run_args_t *a) {
   eddy_rt_ctx_t *rt = NULL;
   if (!st) {
     eddy_rt_ctx_options_t ro = eddy_rt_ctx_options_default();
-    ro.memory_limit = a->memory_limit;
+    ro.memory_limit =
+        a->memory_limit < 0 ? default_memory_limit() : a->memory_limit;
     eddy_rt_status_t rs = eddy_rt_ctx_create(&ro, &rt);
     if (!rs) {
       // Compiled code's loop budgets (the evaluator and the interpreter
