@@ -203,7 +203,8 @@ static int64_t block_size(int64_t n) {
 /// grid and the inner one the block.
 static void kernel_open(cpu_emit_t *e, int32_t rank, const int *dims,
                         int *idx, int64_t known_n) {
-  e->kernel_at = e->body.len;
+  e->host = e->body;
+  eddy_buf_init(&e->body);
   int n = cpu_index_const(e, 1);
   for (int32_t i = 0; i < rank; i++) {
     int m = cpu_fresh(e);
@@ -275,8 +276,14 @@ void cpu_loops_close(cpu_emit_t *e, int32_t rank) {
     }
     for (int i = 0; i < e->nest_braces[k]; i++)
       cpu_p(e, "}\n");
-    if (e->nest_kernel[k])
-      e->kernel_depth--;
+    if (e->nest_kernel[k] && --e->kernel_depth == 0) {
+      // The kernel closes: its text follows the host code before it.
+      eddy_buf_append(&e->host, e->body.data ? e->body.data : "",
+                      e->body.len);
+      eddy_buf_destroy(&e->body);
+      e->body = e->host;
+      eddy_buf_init(&e->host);
+    }
     left -= e->nest_rank[k];
   } while (left > 0);
 }

@@ -830,6 +830,7 @@ eddy_status_t eddy_cpu_emit_mlir(const eddy_module_t *m, const char *entry,
   eddy_buf_init(&e.globals);
   eddy_buf_init(&e.pro);
   eddy_buf_init(&e.body);
+  eddy_buf_init(&e.host);
   eddy_buf_init(&e.epi);
   eddy_buf_init(&e.init);
   eddy_ptrmap_init(&e.vals);
@@ -866,6 +867,7 @@ eddy_status_t eddy_cpu_emit_mlir(const eddy_module_t *m, const char *entry,
   eddy_buf_destroy(&e.globals);
   eddy_buf_destroy(&e.pro);
   eddy_buf_destroy(&e.body);
+  eddy_buf_destroy(&e.host);
   eddy_buf_destroy(&e.epi);
   eddy_buf_destroy(&e.init);
   eddy_arena_destroy(e.arena);

@@ -104,9 +104,11 @@ typedef struct cpu_emit {
   /// size (site 0: none), copied to the host error channel after each
   /// kernel that can fail; -1 when the function has none.
   int krec;
-  /// Where the open kernel starts in body: host code a kernel needs (the
-  /// dims and views of dynamically shaped values) is inserted there.
-  size_t kernel_at;
+  /// While a kernel is open (the kernels forms), the text before it; body
+  /// then holds the kernel's. Host code the kernel needs (the dims and
+  /// views of dynamically shaped values) is appended here, so that it runs
+  /// before the kernel; the kernel's text follows when it closes.
+  eddy_buf_t host;
   bool nest_error;  ///< loop nests opened and closed out of order (a bug)
   bool no_reuse;    ///< cpu_alloc_buf takes a new block (not a freed one)
   /// Host slots (cpu_alloc_slot): %tN -> 1. In the kernels forms, host code

@@ -133,16 +133,10 @@ static hoist_t hoist_begin(cpu_emit_t *e) {
 static void hoist_end(cpu_emit_t *e, hoist_t *h) {
   if (!h->on)
     return;
-  eddy_buf_t text = e->body, out;
-  eddy_buf_init(&out);
-  eddy_buf_append(&out, h->body.data ? h->body.data : "", e->kernel_at);
-  eddy_buf_append(&out, text.data ? text.data : "", text.len);
-  eddy_buf_append(&out, h->body.data ? h->body.data + e->kernel_at : "",
-                  h->body.len - e->kernel_at);
-  e->kernel_at += text.len;
-  eddy_buf_destroy(&text);
-  eddy_buf_destroy(&h->body);
-  e->body = out;
+  // The host code before the open kernel gets the hoisted text.
+  eddy_buf_append(&e->host, e->body.data ? e->body.data : "", e->body.len);
+  eddy_buf_destroy(&e->body);
+  e->body = h->body;
   e->kernel_depth = h->depth;
 }
 
