@@ -89,6 +89,11 @@ static void test_fixtures_on_the_gpu_target(void **state) {
   g_toolkit = access(ptxas, X_OK) == 0;
   if (!g_toolkit)
     printf("no %s: the CUDA objects are not built\n", ptxas);
+#ifdef TF_FIXTURES_NO_CUDA_OBJECTS
+  // The sanitizer build (tests/CMakeLists.txt).
+  g_toolkit = false;
+  printf("sanitizer build: the CUDA objects are not built\n");
+#endif
   tf_fixtures_expect_all(__FILE__, "tests/unit/gpu/test_gpu_tf.c", "gpu",
                          run_fixture);
   unlink(g_obj);
