@@ -64,8 +64,7 @@ typedef struct range {
   eddy_ptrmap_t set; ///< the ops (as keys)
 } range_t;
 
-/// Whether v is defined inside the range (by one of its ops or an op nested
-/// in one, or as an argument of a block nested in one).
+/// Whether op is one of the range's ops or nested in one.
 static bool in_range(const range_t *r, MlirOperation op) {
   for (; !mlirOperationIsNull(op); op = mlirOperationGetParentOperation(op))
     if (mlirBlockEqual(mlirOperationGetBlock(op), r->block))
@@ -73,6 +72,8 @@ static bool in_range(const range_t *r, MlirOperation op) {
   return false;
 }
 
+/// Whether v is defined inside the range (by one of its ops or an op nested
+/// in one, or as an argument of a block nested in one).
 static bool defined_in_range(const range_t *r, MlirValue v) {
   if (mlirValueIsAOpResult(v))
     return in_range(r, mlirOpResultGetOwner(v));
