@@ -127,13 +127,14 @@ static eddy_status_t lower(const eddy_module_t *m, const char *entry,
   eddy_buf_destroy(&text);
   if (mlirModuleIsNull(s->module))
     return mlir_fail(s, "the emitted MLIR does not parse");
-  // The CPU target's program (the GPU target's host code keeps its form),
-  // where it is large: parts of a tenth of the threshold (2000 ops by
-  // default), looking inside ops of more than four parts.
-  if (!pipeline && opts->outline_ops != SIZE_MAX) {
+  // The program (the CUDA form: its host code, kernels kept whole), where
+  // it is large: parts of a tenth of the threshold (2000 ops by default),
+  // looking inside ops of more than four parts.
+  if (opts->outline_ops != SIZE_MAX) {
     size_t fn = opts->outline_ops ? opts->outline_ops : EDDY_CPU_OUTLINE_OPS;
     size_t part = fn / 10 ? fn / 10 : 1;
-    EDDY_RETURN_IF_ERROR(eddy_cpu_outline(s->module, fn, part, 4 * part));
+    EDDY_RETURN_IF_ERROR(eddy_cpu_outline(s->module, fn, part, 4 * part,
+                                          opts->form == EDDY_CPU_FORM_CUDA));
   }
   MlirPassManager pm = mlirPassManagerCreate(s->ctx);
   MlirOpPassManager opm = mlirPassManagerGetAsOpPassManager(pm);

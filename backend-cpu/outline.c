@@ -11,10 +11,11 @@
 /// CPU backend emits a function per fusion.
 ///
 /// A part takes the values its ops use but do not define as arguments
-/// (constants are copied in instead, so they still fold) and returns those
-/// of its results that later ops use. Stack slots stay in the caller's
-/// frame (the emitter allocates them all in the function's entry block,
-/// which no part takes) and are passed as memrefs.
+/// (constants stay where they are and are copied into each part that uses
+/// them, so they still fold) and returns those of its results that later
+/// ops use. Stack slots stay in the caller's frame (the emitter allocates
+/// them all in the function's entry block, which no part takes) and are
+/// passed as memrefs.
 #include "backend-cpu/outline.h"
 
 #include "ir/support.h"
@@ -37,20 +38,23 @@ static bool op_is(MlirOperation op, const char *name) {
 
 typedef struct count {
   size_t ops;
-  bool alloca; ///< holds a stack allocation (never outlined)
+  bool alloca;       ///< holds a stack allocation (never outlined)
+  bool kernels_whole; ///< an scf.parallel counts as one op
 } count_t;
 
 static MlirWalkResult count_op(MlirOperation op, void *user) {
   count_t *c = user;
   c->ops++;
+  if (c->kernels_whole && op_is(op, "scf.parallel"))
+    return MlirWalkResultSkip;
   if (op_is(op, "memref.alloca") || op_is(op, "llvm.alloca") ||
       op_is(op, "memref.alloca_scope"))
     c->alloca = true;
   return MlirWalkResultAdvance;
 }
 
-static count_t count(MlirOperation op) {
-  count_t c = {0, false};
+static count_t count(MlirOperation op, bool kernels_whole) {
+  count_t c = {0, false, kernels_whole};
   mlirOperationWalk(op, count_op, &c, MlirWalkPreOrder);
   return c;
 }
@@ -282,6 +286,7 @@ typedef struct walk {
   MlirModule module;
   const char *fname;
   size_t part_ops, max_ops;
+  bool kernels_whole;
   int next;
   range_t r;
 } walk_t;
@@ -311,7 +316,11 @@ static eddy_status_t outline_block(walk_t *w, MlirBlock b) {
     MlirOperation next = mlirOperationGetNextInBlock(op);
     if (mlirOperationIsNull(next))
       break; // the terminator stays
-    count_t c = count(op);
+    if (is_constant_like(op)) { // stays: a part that uses it copies it
+      op = next;
+      continue;
+    }
+    count_t c = count(op, w->kernels_whole);
     intptr_t nreg = mlirOperationGetNumRegions(op);
     if (c.alloca || c.ops > w->max_ops) {
       EDDY_RETURN_IF_ERROR(flush(w));
@@ -343,7 +352,8 @@ static eddy_status_t outline_block(walk_t *w, MlirBlock b) {
 }
 
 eddy_status_t eddy_cpu_outline(MlirModule module, size_t fn_ops,
-                               size_t part_ops, size_t max_ops) {
+                               size_t part_ops, size_t max_ops,
+                               bool kernels_whole) {
   MlirBlock top = mlirModuleGetBody(module);
   // The functions present now (outlining appends more).
   size_t n = 0;
@@ -355,7 +365,7 @@ eddy_status_t eddy_cpu_outline(MlirModule module, size_t fn_ops,
   for (size_t i = 0; i < n && !st; i++) {
     MlirOperation next = mlirOperationGetNextInBlock(op);
     if (op_is(op, "func.func") && mlirOperationGetNumRegions(op) == 1 &&
-        count(op).ops >= fn_ops) {
+        count(op, kernels_whole).ops >= fn_ops) {
       MlirAttribute sym = mlirOperationGetAttributeByName(op, sref("sym_name"));
       MlirStringRef s = mlirStringAttrGetValue(sym);
       char fname[200];
@@ -363,7 +373,8 @@ eddy_status_t eddy_cpu_outline(MlirModule module, size_t fn_ops,
       walk_t w = {.module = module,
                   .fname = fname,
                   .part_ops = part_ops,
-                  .max_ops = max_ops};
+                  .max_ops = max_ops,
+                  .kernels_whole = kernels_whole};
       eddy_ptrmap_init(&w.r.set);
       MlirRegion reg = mlirOperationGetRegion(op, 0);
       for (MlirBlock b = mlirRegionGetFirstBlock(reg);

@@ -27,7 +27,7 @@ extern char **environ;
 static const char *const k_archs[] = {"sm_80", "sm_90"};
 
 eddy_gpu_opts_t eddy_gpu_opts_default(void) {
-  eddy_gpu_opts_t o = {NULL, NULL, NULL, NULL, 3, true, 0, false};
+  eddy_gpu_opts_t o = {NULL, NULL, NULL, NULL, 3, true, 0, false, 0};
   return o;
 }
 
@@ -65,6 +65,7 @@ static eddy_cpu_opts_t cpu_opts(const eddy_gpu_opts_t *o) {
   c.fuse = o->fuse;
   c.matmul_call_min = o->matmul_call_min;
   c.matmul_tf32 = o->matmul_tf32;
+  c.outline_ops = o->outline_ops;
   c.form = EDDY_CPU_FORM_CUDA;
   return c;
 }

@@ -45,6 +45,11 @@ typedef struct eddy_gpu_opts {
   /// about 1e-3 relative error). Default false: FP32 arithmetic, as on the
   /// CPU ("highest" precision).
   bool matmul_tf32;
+  /// The host code of a program of at least this many MLIR ops (a kernel
+  /// counted as one) is split into functions of bounded size; kernels stay
+  /// whole (eddy_cpu_opts_t.outline_ops, docs/gpu.md). 0: the default;
+  /// SIZE_MAX: never.
+  size_t outline_ops;
 } eddy_gpu_opts_t;
 
 /// prefix NULL, sm_90, the configured toolkit, host CPU, -O3, fusion on.

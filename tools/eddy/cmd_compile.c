@@ -65,8 +65,9 @@ static int print_help(void) {
       "                         the GPU target always calls libdevice)\n"
       "  --outline-ops=N        split a function of N MLIR ops or more into\n"
       "                         functions LLVM compiles in linear time\n"
-      "                         (default 20000; docs/cpu.md, \"Compile\n"
-      "                         times\")\n"
+      "                         (default 20000; cuda: the host code, a\n"
+      "                         kernel counted as one op and kept whole;\n"
+      "                         docs/cpu.md, \"Compile times\")\n"
       "  --emit=mlir|llvm|ptx|plan\n"
       "                         print the emitted MLIR, the optimized LLVM\n"
       "                         IR (cpu), the kernels' PTX (cuda) or the\n"
@@ -182,9 +183,6 @@ static int parse_args(int argc, char **argv, compile_args_t *a) {
                                            "--target=cuda");
   if (a->emit && strcmp(a->emit, "ptx") == 0 && !cuda)
     return eddy_cli_usage_error("compile", "--emit=ptx needs --target=cuda");
-  if (cuda && a->cpu.outline_ops)
-    return eddy_cli_usage_error("compile", "--outline-ops applies to the CPU "
-                                           "target, not --target=cuda");
   if (a->emit && strcmp(a->emit, "llvm") == 0 && cuda)
     return eddy_cli_usage_error("compile", "--emit=llvm is for --target=cpu "
                                            "(try --emit=ptx)");
@@ -192,6 +190,7 @@ static int parse_args(int argc, char **argv, compile_args_t *a) {
   a->gpu.cpu = a->cpu.cpu;
   a->gpu.opt_level = a->cpu.opt_level;
   a->gpu.fuse = a->cpu.fuse;
+  a->gpu.outline_ops = a->cpu.outline_ops;
   return EDDY_CLI_EXIT_OK;
 }
 

@@ -482,10 +482,6 @@ static eddy_status_t run_eval(eddy_ctx_t *ctx, run_args_t *a) {
     return eddy_status_create(EDDY_ERR_INVALID_ARGUMENT,
                               "--gpu-matmul-precision needs --mode=compiled "
                               "--target=cuda");
-  if (a->outline_ops && a->target && strcmp(a->target, "cuda") == 0)
-    return eddy_status_create(EDDY_ERR_INVALID_ARGUMENT,
-                              "--outline-ops applies to the CPU target and "
-                              "the kernels form, not --target=cuda");
   if (a->interp.from_v1 && !eddy_cli_is_graphdef(a->input))
     return eddy_status_create(EDDY_ERR_INVALID_ARGUMENT,
                               "--from=v1 needs a TensorFlow GraphDef "

@@ -47,6 +47,7 @@ eddy_status_t eddy_cli_run_compiled(eddy_rt_ctx_t *rt, const eddy_module_t *m,
     eddy_gpu_opts_t g = eddy_gpu_opts_default();
     g.prefix = o.prefix;
     g.matmul_tf32 = matmul_tf32;
+    g.outline_ops = outline_ops;
     EDDY_RETURN_IF_ERROR(
         eddy_gpu_jit_create(m, eddy_ir_func_name(func), &g, &jit));
   } else {

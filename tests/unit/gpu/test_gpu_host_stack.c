@@ -6,7 +6,8 @@
 /// (the loop predicate) are scripted to read true a million times. Before
 /// the host code released its kernel-argument arrays, the stack grew by
 /// about a hundred bytes a launch and this thread overflowed after a few
-/// thousand iterations.
+/// thousand iterations. The same with the host code outlined into a
+/// function per op (eddy_gpu_opts_t.outline_ops).
 #define _POSIX_C_SOURCE 200809L
 
 #include "backend-gpu/gpu.h"
@@ -76,23 +77,18 @@ static void *run_on_thread(void *arg) {
   return NULL;
 }
 
-static void test_loop_host_code_uses_constant_stack(void **state) {
-  (void)state;
-  eddy_gpu_opts_t g = eddy_gpu_opts_default();
-  char ptxas[4096];
-  snprintf(ptxas, sizeof ptxas, "%s/bin/ptxas", eddy_gpu_toolkit(&g));
-  if (access(ptxas, X_OK) != 0) {
-    printf("skipped: no %s to build the kernels\n", ptxas);
-    skip();
-  }
-  void *cuda, *cublas;
-  cuda_test_load_fakes(&cuda, &cublas);
-  void (*accept_any)(int), (*script)(long);
+/// Compiles k_loop for the CUDA target with outline_ops (0: the default)
+/// and runs TRIPS iterations on a thread with a STACK_BYTES stack against
+/// the fake driver; the launches and device-to-host copies it made are
+/// returned.
+static void run_loop(void *cuda, size_t outline_ops, long *out_launches,
+                     long *out_dtoh) {
+  void (*script)(long);
   long (*stat)(const char *);
-  knob(cuda, "fake_cuda_accept_any_image", &accept_any);
   knob(cuda, "fake_cuda_script_predicates", &script);
   knob(cuda, "fake_cuda_stat", &stat);
-  accept_any(1);
+  eddy_gpu_opts_t g = eddy_gpu_opts_default();
+  g.outline_ops = outline_ops;
 
   eddy_ctx_t *ctx = eddy_ir_ctx_create();
   assert_non_null(ctx);
@@ -126,9 +122,8 @@ static void test_loop_host_code_uses_constant_stack(void **state) {
   script(-1);
   if (r.code != 0)
     fail_msg("the loop failed: %d %s", r.code, r.err);
-  // Every iteration launched its kernels and read its predicate.
-  assert_true(stat("launches") - launches >= 2 * TRIPS);
-  assert_true(stat("dtoh_copies") - dtoh >= TRIPS + 1);
+  *out_launches = stat("launches") - launches;
+  *out_dtoh = stat("dtoh_copies") - dtoh;
 
   eddy_rt_tensor_release(&r.result);
   eddy_rt_tensor_release(&r.args[0]);
@@ -136,6 +131,34 @@ static void test_loop_host_code_uses_constant_stack(void **state) {
   eddy_cpu_jit_destroy(jit);
   eddy_ir_module_destroy(m);
   eddy_ir_ctx_destroy(ctx);
+}
+
+/// The loop runs in constant stack, as one function and with its host code
+/// split into a function per op (--outline-ops=1; each kernel stays
+/// whole), and both make the same launches and predicate copies.
+static void test_loop_host_code_uses_constant_stack(void **state) {
+  (void)state;
+  eddy_gpu_opts_t g = eddy_gpu_opts_default();
+  char ptxas[4096];
+  snprintf(ptxas, sizeof ptxas, "%s/bin/ptxas", eddy_gpu_toolkit(&g));
+  if (access(ptxas, X_OK) != 0) {
+    printf("skipped: no %s to build the kernels\n", ptxas);
+    skip();
+  }
+  void *cuda, *cublas;
+  cuda_test_load_fakes(&cuda, &cublas);
+  void (*accept_any)(int);
+  knob(cuda, "fake_cuda_accept_any_image", &accept_any);
+  accept_any(1);
+
+  long launches, dtoh, split_launches, split_dtoh;
+  run_loop(cuda, 0, &launches, &dtoh);
+  // Every iteration launched its kernels and read its predicate.
+  assert_true(launches >= 2 * TRIPS);
+  assert_true(dtoh >= TRIPS + 1);
+  run_loop(cuda, 1, &split_launches, &split_dtoh);
+  assert_int_equal(split_launches, launches);
+  assert_int_equal(split_dtoh, dtoh);
   dlclose(cuda);
   dlclose(cublas);
 }
