@@ -1,8 +1,9 @@
 /// The MLIR -> LLVM -> object half of backend-cpu (compile.c), shared with
-/// backend-gpu: the emitted module is lowered with a given pass pipeline, a
-/// hook may rewrite the lowered module, and the result is translated to
-/// LLVM IR, optimized and written as an x86-64 object (the host code; a GPU
-/// module's kernels are embedded in it as data).
+/// backend-gpu: the emitted module is lowered with a given pass pipeline (in
+/// two stages, with a hook between), a hook may rewrite the lowered module,
+/// and the result is translated to LLVM IR, optimized and written as an
+/// x86-64 object (the host code; a GPU module's kernels are embedded in it
+/// as data).
 #ifndef EDDY_BACKEND_CPU_CODEGEN_H
 #define EDDY_BACKEND_CPU_CODEGEN_H
 
@@ -14,8 +15,12 @@ typedef eddy_status_t (*eddy_cpu_module_hook_t)(MlirModule module,
                                                 void *user);
 
 typedef struct eddy_cpu_codegen {
-  /// The pass pipeline from the emitted MLIR to the LLVM dialect (textual
-  /// form); NULL: the CPU target's (docs/cpu.md).
+  /// Passes run first (textual form; may be NULL), and a hook called on
+  /// the module after them (may be NULL).
+  const char *prelude;
+  eddy_cpu_module_hook_t after_prelude;
+  /// The pass pipeline from the emitted MLIR (or the prelude's result) to
+  /// the LLVM dialect (textual form); NULL: the CPU target's (docs/cpu.md).
   const char *pipeline;
   /// Called on the lowered module before translation (may be NULL).
   eddy_cpu_module_hook_t hook;

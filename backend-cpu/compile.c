@@ -101,10 +101,35 @@ static eddy_status_t mlir_fail(mlir_state_t *s, const char *what) {
                             s->diags.len ? s->diags.data : "");
 }
 
-/// Emits, parses and lowers @entry to the LLVM dialect.
+/// Runs the textual pass pipeline on s's module.
+static eddy_status_t run_pipeline(mlir_state_t *s, const char *pipeline) {
+  MlirPassManager pm = mlirPassManagerCreate(s->ctx);
+  MlirOpPassManager opm = mlirPassManagerGetAsOpPassManager(pm);
+  eddy_buf_t perr;
+  eddy_buf_init(&perr);
+  MlirLogicalResult r =
+      mlirParsePassPipeline(opm, sref(pipeline), diag_append, &perr);
+  if (mlirLogicalResultIsFailure(r)) {
+    mlirPassManagerDestroy(pm);
+    eddy_status_t st = eddy_status_create(EDDY_ERR_INTERNAL,
+                                          "cpu backend: bad pass pipeline: %s",
+                                          perr.data ? perr.data : "");
+    eddy_buf_destroy(&perr);
+    return st;
+  }
+  eddy_buf_destroy(&perr);
+  r = mlirPassManagerRunOnOp(pm, mlirModuleGetOperation(s->module));
+  mlirPassManagerDestroy(pm);
+  if (mlirLogicalResultIsFailure(r))
+    return mlir_fail(s, "lowering to the LLVM dialect failed");
+  return NULL;
+}
+
+/// Emits, parses and lowers @entry to the LLVM dialect as cg says (NULL:
+/// the CPU target's pipeline), calling cg's hooks.
 static eddy_status_t lower(const eddy_module_t *m, const char *entry,
-                           const eddy_cpu_opts_t *opts, const char *pipeline,
-                           mlir_state_t *s) {
+                           const eddy_cpu_opts_t *opts,
+                           const eddy_cpu_codegen_t *cg, mlir_state_t *s) {
   pthread_once(&g_init_once, init_once);
   memset(s, 0, sizeof *s);
   eddy_buf_init(&s->diags);
@@ -136,26 +161,15 @@ static eddy_status_t lower(const eddy_module_t *m, const char *entry,
     EDDY_RETURN_IF_ERROR(eddy_cpu_outline(s->module, fn, part, 4 * part,
                                           opts->form == EDDY_CPU_FORM_CUDA));
   }
-  MlirPassManager pm = mlirPassManagerCreate(s->ctx);
-  MlirOpPassManager opm = mlirPassManagerGetAsOpPassManager(pm);
-  eddy_buf_t perr;
-  eddy_buf_init(&perr);
-  MlirLogicalResult r =
-      mlirParsePassPipeline(opm, sref(pipeline ? pipeline : k_pipeline),
-                            diag_append, &perr);
-  if (mlirLogicalResultIsFailure(r)) {
-    mlirPassManagerDestroy(pm);
-    st = eddy_status_create(EDDY_ERR_INTERNAL,
-                            "cpu backend: bad pass pipeline: %s",
-                            perr.data ? perr.data : "");
-    eddy_buf_destroy(&perr);
-    return st;
+  if (cg && cg->prelude) {
+    EDDY_RETURN_IF_ERROR(run_pipeline(s, cg->prelude));
+    if (cg->after_prelude)
+      EDDY_RETURN_IF_ERROR(cg->after_prelude(s->module, cg->user));
   }
-  eddy_buf_destroy(&perr);
-  r = mlirPassManagerRunOnOp(pm, mlirModuleGetOperation(s->module));
-  mlirPassManagerDestroy(pm);
-  if (mlirLogicalResultIsFailure(r))
-    return mlir_fail(s, "lowering to the LLVM dialect failed");
+  EDDY_RETURN_IF_ERROR(
+      run_pipeline(s, cg && cg->pipeline ? cg->pipeline : k_pipeline));
+  if (cg && cg->hook)
+    EDDY_RETURN_IF_ERROR(cg->hook(s->module, cg->user));
   return NULL;
 }
 
@@ -236,9 +250,7 @@ eddy_status_t eddy_cpu_codegen(const eddy_module_t *m, const char *entry,
   if (opts->cpu)
     EDDY_RETURN_IF_ERROR(check_cpu(opts->cpu));
   mlir_state_t s;
-  eddy_status_t st = lower(m, entry, opts, cg ? cg->pipeline : NULL, &s);
-  if (!st && cg && cg->hook)
-    st = cg->hook(s.module, cg->user);
+  eddy_status_t st = lower(m, entry, opts, cg, &s);
   if (st || (!obj_path && !out_ir)) {
     mlir_state_destroy(&s);
     return st;
@@ -364,9 +376,7 @@ eddy_status_t eddy_cpu_jit_create_with(const eddy_module_t *m,
   *out_jit = NULL;
   eddy_cpu_opts_t o = opts ? *opts : eddy_cpu_opts_default();
   mlir_state_t s;
-  eddy_status_t st = lower(m, entry, &o, cg ? cg->pipeline : NULL, &s);
-  if (!st && cg && cg->hook)
-    st = cg->hook(s.module, cg->user);
+  eddy_status_t st = lower(m, entry, &o, cg, &s);
   if (st) {
     mlir_state_destroy(&s);
     return st;

@@ -71,18 +71,23 @@ static eddy_cpu_opts_t cpu_opts(const eddy_gpu_opts_t *o) {
 }
 
 /// The pipeline from the CUDA form to the LLVM dialect with PTX attached to
-/// each gpu.binary. Kernels: each kernel's two nested scf.parallel loops
-/// (blocks, and threads of a size the emitter chose for it) are mapped to
-/// the grid and the block, outlined and lowered to NVVM (math functions become libdevice calls, linked from
-/// the toolkit). Host: backend-cpu's pipeline, with gpu.launch_func lowered
-/// to calls of the GPU runtime ABI (libeddyrt, runtime/cuda.c).
+/// each gpu.binary, in two stages. The prelude: each kernel's two nested
+/// scf.parallel loops (blocks, and threads of a size the emitter chose for
+/// it) are mapped to the grid and the block and outlined; then all kernels
+/// are gathered into one gpu.module (merge_kernels.c). The rest: the kernels
+/// are lowered to NVVM (math functions become libdevice calls, linked from
+/// the toolkit); the host code goes through backend-cpu's pipeline, with
+/// gpu.launch_func lowered to calls of the GPU runtime ABI (libeddyrt,
+/// runtime/cuda.c).
+static const char k_prelude[] =
+    "builtin.module(func.func(gpu-map-parallel-loops,"
+    "convert-parallel-loops-to-gpu),lower-affine,gpu-kernel-outlining)";
+
 static void build_pipeline(const eddy_gpu_opts_t *o, eddy_buf_t *out) {
   int lvl = o->opt_level < 0 ? 0 : o->opt_level > 3 ? 3 : o->opt_level;
   eddy_buf_printf(
       out,
-      "builtin.module(func.func(gpu-map-parallel-loops,"
-      "convert-parallel-loops-to-gpu),lower-affine,"
-      "gpu-kernel-outlining,nvvm-attach-target{chip=%s O=%d},"
+      "builtin.module(nvvm-attach-target{chip=%s O=%d},"
       "gpu.module(convert-scf-to-cf,convert-gpu-to-nvvm,canonicalize,cse,"
       "reconcile-unrealized-casts),"
       "convert-scf-to-cf,canonicalize,cse,convert-math-to-llvm,"
@@ -268,6 +273,12 @@ static eddy_status_t rewrite_binary(gpu_hook_t *h, MlirOperation bin,
   return st;
 }
 
+static eddy_status_t after_outlining(MlirModule module, void *user) {
+  (void)user;
+  gpu_merge_kernel_modules(module);
+  return NULL;
+}
+
 static eddy_status_t after_lower(MlirModule module, void *user) {
   gpu_hook_t *h = user;
   // A scratch directory for ptxas and fatbinary (not needed for PTX).
@@ -314,7 +325,8 @@ static eddy_status_t codegen(const eddy_module_t *m, const char *entry,
   eddy_buf_init(&pipe);
   build_pipeline(opts, &pipe);
   gpu_hook_t h = {opts, ptx_out, NULL};
-  eddy_cpu_codegen_t cg = {pipe.data, after_lower, &h};
+  eddy_cpu_codegen_t cg = {k_prelude, after_outlining, pipe.data, after_lower,
+                           &h};
   eddy_status_t st;
   if (jit)
     st = eddy_cpu_jit_create_with(m, entry, &c, &cg, jit);

@@ -26,4 +26,9 @@ static inline bool gpu_op_is(MlirOperation op, const char *name) {
 /// when a stack allocation of a run-time size sits outside an entry block.
 eddy_status_t gpu_bound_host_stack(MlirModule module);
 
+/// Moves every kernel that gpu-kernel-outlining put in a gpu.module of its
+/// own into one gpu.module, renamed after the module it came from, and
+/// points the gpu.launch_func ops at them (merge_kernels.c).
+void gpu_merge_kernel_modules(MlirModule module);
+
 #endif
