@@ -7,7 +7,8 @@
 /// the host code released its kernel-argument arrays, the stack grew by
 /// about a hundred bytes a launch and this thread overflowed after a few
 /// thousand iterations. The same with the host code outlined into a
-/// function per op (eddy_gpu_opts_t.outline_ops).
+/// function per op (eddy_gpu_opts_t.outline_ops). Either way the kernels
+/// are one GPU module, loaded once.
 #define _POSIX_C_SOURCE 200809L
 
 #include "backend-gpu/gpu.h"
@@ -110,7 +111,8 @@ static void run_loop(void *cuda, size_t outline_ops, long *out_launches,
   int64_t d = 64, trips = TRIPS;
   assert_null(eddy_rt_tensor_create(r.rt, EDDY_RT_F32, 1, &d, "x", &r.args[0]));
   assert_null(eddy_rt_tensor_wrap(EDDY_RT_I64, 0, NULL, &trips, &r.args[1]));
-  long launches = stat("launches"), dtoh = stat("dtoh_copies");
+  long launches = stat("launches"), dtoh = stat("dtoh_copies"),
+       loads = stat("module_loads");
   script(TRIPS);
   pthread_attr_t attr;
   pthread_t th;
@@ -124,6 +126,9 @@ static void run_loop(void *cuda, size_t outline_ops, long *out_launches,
     fail_msg("the loop failed: %d %s", r.code, r.err);
   *out_launches = stat("launches") - launches;
   *out_dtoh = stat("dtoh_copies") - dtoh;
+  // The loop's kernels (the counter's, the chain's, the predicate's) are
+  // one GPU module, loaded once.
+  assert_int_equal(stat("module_loads") - loads, 1);
 
   eddy_rt_tensor_release(&r.result);
   eddy_rt_tensor_release(&r.args[0]);
