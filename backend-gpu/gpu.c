@@ -76,9 +76,12 @@ static eddy_cpu_opts_t cpu_opts(const eddy_gpu_opts_t *o) {
 /// it) are mapped to the grid and the block and outlined; then all kernels
 /// are gathered into one gpu.module (merge_kernels.c). The rest: the kernels
 /// are lowered to NVVM (math functions become libdevice calls, linked from
-/// the toolkit); the host code goes through backend-cpu's pipeline, with
-/// gpu.launch_func lowered to calls of the GPU runtime ABI (libeddyrt,
-/// runtime/cuda.c).
+/// the toolkit) and written as PTX ISA 8.1, which allows a kernel 32764
+/// bytes of parameters on sm_70 and later (earlier versions: 4352, which a
+/// fused kernel of a few dozen dynamically shaped operands exceeds, as each
+/// memref descriptor is 3 + 2 x rank words); the host code goes through
+/// backend-cpu's pipeline, with gpu.launch_func lowered to calls of the GPU
+/// runtime ABI (libeddyrt, runtime/cuda.c).
 static const char k_prelude[] =
     "builtin.module(func.func(gpu-map-parallel-loops,"
     "convert-parallel-loops-to-gpu),lower-affine,gpu-kernel-outlining)";
@@ -87,7 +90,7 @@ static void build_pipeline(const eddy_gpu_opts_t *o, eddy_buf_t *out) {
   int lvl = o->opt_level < 0 ? 0 : o->opt_level > 3 ? 3 : o->opt_level;
   eddy_buf_printf(
       out,
-      "builtin.module(nvvm-attach-target{chip=%s O=%d},"
+      "builtin.module(nvvm-attach-target{chip=%s O=%d features=+ptx81},"
       "gpu.module(convert-scf-to-cf,convert-gpu-to-nvvm,canonicalize,cse,"
       "reconcile-unrealized-casts),"
       "convert-scf-to-cf,canonicalize,cse,convert-math-to-llvm,"

@@ -29,23 +29,6 @@
 static char g_obj[64];
 static bool g_toolkit;
 
-/// Runs one fixture in the kernels form and builds its CUDA object; true
-/// when it matches TensorFlow and the object builds.
-/// Fixtures whose fused kernels need more parameter space than the PTX ISA
-/// the GPU target writes allows (4352 bytes; each memref argument is a
-/// descriptor of 3 + 2 x rank words): the gamma family's compositions fuse
-/// dozens of operands into one kernel. Their kernels form is still run and
-/// compared with TensorFlow; their CUDA object is not built, as the GPU
-/// target does not yet split a kernel by its parameter count.
-static const char *const k_param_space[] = {"gamma_family", "count_losses"};
-
-static bool too_many_params(const char *name) {
-  for (size_t i = 0; i < sizeof k_param_space / sizeof k_param_space[0]; i++)
-    if (strncmp(name, k_param_space[i], strlen(k_param_space[i])) == 0)
-      return true;
-  return false;
-}
-
 /// Whether name is the v1 form of a model whose v2 form is a fixture too:
 /// the two import to the same structured IR, so their kernels are alike, and
 /// only the v2 form's CUDA object is built (about 5 s each).
@@ -58,6 +41,8 @@ static bool has_v2_twin(const char *dir, const char *name) {
   return access(twin, F_OK) == 0;
 }
 
+/// Runs one fixture in the kernels form and builds its CUDA object; true
+/// when it matches TensorFlow and the object builds.
 static bool run_fixture(const char *dir, const char *name) {
   tf_fixture_run_t r;
   eddy_status_t st = tf_fixture_open_legalized(&r, dir, name, NULL);
@@ -72,7 +57,7 @@ static bool run_fixture(const char *dir, const char *name) {
   if (!st)
     st = tf_fixture_run_jit(&r, o);
   bool ok = !st && tf_fixture_check(&r);
-  if (ok && g_toolkit && !too_many_params(name) && !has_v2_twin(dir, name)) {
+  if (ok && g_toolkit && !has_v2_twin(dir, name)) {
     eddy_gpu_opts_t g = eddy_gpu_opts_default();
     g.prefix = "fixture";
     st = eddy_gpu_compile_object(r.m, "main", &g, g_obj);
