@@ -8,8 +8,9 @@
 /// convolution and image layers write, with the same core ops:
 /// DepthwiseConv2dNative and its gradients (a conv2d with a block-diagonal
 /// filter), SpaceToBatchND and BatchToSpaceND (dilated convolutions:
-/// pads, reshapes, transposes), and ResizeBilinear, ResizeNearestNeighbor
-/// and their gradients (products with constant interpolation matrices).
+/// pads, reshapes, transposes), and ResizeBilinear, ResizeBicubic,
+/// ResizeNearestNeighbor, ResizeArea and the gradients of the first three
+/// (products with constant interpolation matrices).
 #include "lower/tf/tf_lower_internal.h"
 
 #include "dialects/core/core.h"
@@ -25,7 +26,8 @@ static const char *const WINDOW_OPS[] = {
     "AvgPoolGrad", "DepthwiseConv2dNative",
     "DepthwiseConv2dNativeBackpropInput", "DepthwiseConv2dNativeBackpropFilter",
     "SpaceToBatchND", "BatchToSpaceND", "ResizeBilinear", "ResizeBilinearGrad",
-    "ResizeNearestNeighbor", "ResizeNearestNeighborGrad",
+    "ResizeNearestNeighbor", "ResizeNearestNeighborGrad", "ResizeBicubic",
+    "ResizeBicubicGrad", "ResizeArea",
 };
 
 void eddy_tfl_window_ops_each(void (*fn)(const char *name, void *user),
@@ -484,26 +486,95 @@ static float resize_scale(int64_t in, int64_t out, bool align) {
                           : (float)in / (float)out;
 }
 
+typedef enum resize_mode {
+  RESIZE_BILINEAR,
+  RESIZE_NEAREST,
+  RESIZE_BICUBIC,
+  RESIZE_AREA,
+} resize_mode_t;
+
+/// TensorFlow's bicubic kernel at distance d of the sample (0 <= d < 1 for
+/// the two nearest, 1 <= d < 2 for the two outer), Keys' cubic with
+/// parameter a (in double, rounded once, as TensorFlow fills its table).
+static float cubic(double a, float d) {
+  if (d < 1.0f)
+    return (float)(((a + 2) * d - (a + 3)) * d * d + 1);
+  return (float)(((a * d - 5 * a) * d + 8 * a) * d - 4 * a);
+}
+
+/// Row o of a bicubic resize: the four samples around position v, with the
+/// weights of TensorFlow's kernel, which reads them from a table of 1024
+/// steps (the fraction rounded to a step). half: Keys' a = -0.5, samples
+/// outside the image weigh 0 and the rest are renormalized; otherwise
+/// a = -0.75 and the outer samples are clamped to the edge.
+static void bicubic_row(int64_t in, float v, bool half, double *row) {
+  const int64_t steps = 1024;
+  double a = half ? -0.5 : -0.75;
+  int64_t base = (int64_t)floorf(v);
+  int64_t off = lrintf((v - (float)base) * (float)steps);
+  float t = (float)off / (float)steps, u = (float)(steps - off) / (float)steps;
+  float w[4] = {cubic(a, t + 1.0f), cubic(a, t), cubic(a, u),
+                cubic(a, u + 1.0f)};
+  int64_t idx[4];
+  float sum = 0.0f;
+  for (int k = 0; k < 4; k++) {
+    int64_t i = base - 1 + k;
+    idx[k] = i < 0 ? 0 : i > in - 1 ? in - 1 : i;
+    if (half && idx[k] != i)
+      w[k] = 0.0f;
+    sum += w[k];
+  }
+  // (TensorFlow leaves a sum of about zero as it is.)
+  float norm = half && fabsf(sum) >= 1000.0f * 1.17549435e-38f ? 1.0f / sum
+                                                               : 1.0f;
+  for (int k = 0; k < 4; k++)
+    row[idx[k]] += (double)(w[k] * norm);
+}
+
+/// Row o of an area resize: the input cells the output cell
+/// [o * scale, (o + 1) * scale) covers, each weighted by the length it
+/// covers over the scale (cells past the edge read the last one).
+static void area_row(int64_t in, int64_t o, float scale, double *row) {
+  float lo = (float)o * scale, hi = (float)(o + 1) * scale;
+  int64_t first = (int64_t)floorf(lo), end = (int64_t)ceilf(hi);
+  for (int64_t i = first; i < end; i++) {
+    float fi = (float)i;
+    float len = fi < lo ? (fi + 1.0f > hi ? scale : fi + 1.0f - lo)
+                        : (fi + 1.0f > hi ? hi - fi : 1.0f);
+    int64_t k = i < 0 ? 0 : i > in - 1 ? in - 1 : i;
+    row[k] += (double)len / (double)scale;
+  }
+}
+
 /// The [out, in] matrix of one axis of a resize (row o: the weights of
 /// the original positions output o reads), TensorFlow's kernels'
 /// arithmetic: bilinear, a position (o + 0.5) * scale - 0.5 (half-pixel
 /// centers) or o * scale, split between its floor and ceiling (clamped);
+/// bicubic, the same position between four samples (bicubic_row);
 /// nearest, (o + 0.5) * scale or o * scale rounded (align_corners) or
-/// floored, clamped.
+/// floored, clamped; area, the cells covered (area_row).
 static void resize_matrix(int64_t in, int64_t out, bool align, bool half,
-                          bool nearest, double *a) {
+                          resize_mode_t mode, double *a) {
   float scale = resize_scale(in, out, align);
   memset(a, 0, (size_t)(in * out) * sizeof *a);
   for (int64_t o = 0; o < out; o++) {
     double *row = a + o * in;
-    if (nearest) {
+    if (mode == RESIZE_NEAREST) {
       float v = half ? ((float)o + 0.5f) * scale : (float)o * scale;
       int64_t k = (int64_t)(align ? roundf(v) : floorf(v));
       k = k > in - 1 ? in - 1 : k;
       row[k < 0 ? 0 : k] = 1.0;
       continue;
     }
+    if (mode == RESIZE_AREA) {
+      area_row(in, o, scale, row);
+      continue;
+    }
     float v = half ? ((float)o + 0.5f) * scale - 0.5f : (float)o * scale;
+    if (mode == RESIZE_BICUBIC) {
+      bicubic_row(in, v, half, row);
+      continue;
+    }
     float fl = floorf(v);
     int64_t lo = fl < 0 ? 0 : (int64_t)fl;
     int64_t hi = (int64_t)ceilf(v);
@@ -520,7 +591,7 @@ static void resize_matrix(int64_t in, int64_t out, bool align, bool half,
 /// both axes, as two core.matmuls over x transposed to [N, C, H, W].
 static eddy_status_t resize(eddy_tfl_t *z, const eddy_op_t *op,
                             eddy_value_t *x, const int64_t *in,
-                            const int64_t *out, bool nearest, bool grad,
+                            const int64_t *out, resize_mode_t mode, bool grad,
                             eddy_value_t **res) {
   bool align = eddy_ir_op_attr_bool(op, "align_corners", false);
   bool half = eddy_ir_op_attr_bool(op, "half_pixel_centers", false);
@@ -537,7 +608,7 @@ static eddy_status_t resize(eddy_tfl_t *z, const eddy_op_t *op,
     double *a = malloc((size_t)(in[k] * out[k]) * sizeof *a);
     if (!a)
       return eddy_tfl_error(op, "out of memory");
-    resize_matrix(in[k], out[k], align, half, nearest, a);
+    resize_matrix(in[k], out[k], align, half, mode, a);
     int64_t dims[2] = {out[k], in[k]};
     const eddy_type_t *t =
         eddy_ir_tensor_type_get(z->ctx, x->type->dtype, 2, dims);
@@ -577,11 +648,16 @@ static eddy_status_t static_hw(const eddy_op_t *op, eddy_value_t *v,
   return NULL;
 }
 
-/// ResizeBilinear / ResizeNearestNeighbor(images, size) and their
-/// gradients (grads, original_image) / (grads, size).
+/// ResizeBilinear / ResizeBicubic / ResizeNearestNeighbor / ResizeArea
+/// (images, size), and the gradients of the first three: (grads,
+/// original_image) / (grads, size).
 static eddy_status_t lower_resize(eddy_tfl_t *z, const eddy_op_t *op,
                                   const char *t) {
-  bool nearest = strncmp(t, "ResizeNearest", 13) == 0;
+  resize_mode_t mode = strncmp(t, "ResizeNearest", 13) == 0 ? RESIZE_NEAREST
+                       : strncmp(t, "ResizeBicubic", 13) == 0 ? RESIZE_BICUBIC
+                       : strncmp(t, "ResizeArea", 10) == 0    ? RESIZE_AREA
+                                                             : RESIZE_BILINEAR;
+  bool nearest = mode == RESIZE_NEAREST;
   bool grad = strcmp(t + strlen(t) - 4, "Grad") == 0;
   eddy_value_t *x = tfl_in(z, op, 0), *r = NULL;
   int64_t in[2], out[2];
@@ -596,8 +672,8 @@ static eddy_status_t lower_resize(eddy_tfl_t *z, const eddy_op_t *op,
   } else if (eddy_tfl_const_ints(z, tfl_in(z, op, 1), other, 2) != 2) {
     return eddy_tfl_error(op, "size must be a constant [height, width]");
   }
-  // ResizeBilinear's output is f32 whatever T; ResizeBilinearGrad's is T
-  // (the original image's dtype); the nearest ops keep their input's.
+  // The interpolating resizes' output is f32 whatever T; their gradients'
+  // is T (the original image's dtype); the nearest ops keep their input's.
   eddy_dtype_t want = x->type->dtype;
   if (!nearest && !grad)
     want = EDDY_DT_F32;
@@ -606,7 +682,7 @@ static eddy_status_t lower_resize(eddy_tfl_t *z, const eddy_op_t *op,
   if (!eddy_dtype_is_float(want))
     return eddy_tfl_error(op, "only floating-point results are supported");
   EDDY_RETURN_IF_ERROR(eddy_tfl_cast(z, op, x, want, &x));
-  EDDY_RETURN_IF_ERROR(resize(z, op, x, in, out, nearest, grad, &r));
+  EDDY_RETURN_IF_ERROR(resize(z, op, x, in, out, mode, grad, &r));
   tfl_out1(z, op, r);
   return NULL;
 }
