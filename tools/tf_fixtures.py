@@ -619,6 +619,20 @@ def m_matrix_diag(x, d):
             tf.linalg.diag(d) * 2.0 + tf.linalg.set_diag(m, d * d), tf.nn.l2_loss(x)]
 
 
+def m_resize_modes(x):
+    """ResizeBicubic with half-pixel centers (what tf.image.resize and Keras' Resizing write
+    for "bicubic"), legacy (down to 3 x 3) and with align_corners; ResizeArea (down in height,
+    up in width; align_corners) of a [?, 5, 4, 3] input. TensorFlow registers no gradient for
+    ResizeArea, so its outputs pass through stop_gradient; the bicubic gradients are
+    ResizeBicubicGrad."""
+    area = [tf.raw_ops.ResizeArea(images=x, size=[3, 7]),
+            tf.raw_ops.ResizeArea(images=x * 2.0, size=[4, 2], align_corners=True)]
+    return [tf.raw_ops.ResizeBicubic(images=x, size=[7, 6], half_pixel_centers=True),
+            tf.raw_ops.ResizeBicubic(images=x, size=[3, 3]),
+            tf.raw_ops.ResizeBicubic(images=x * 0.5, size=[8, 7], align_corners=True)] + \
+        [tf.stop_gradient(a) for a in area]
+
+
 def m_gather_batch_dyn(x, y):
     """tf.gather with batch_dims=1 and tf.one_hot on a dynamic batch (the beam search's
     gather of each batch row's surviving beams): indices [?, ?] from an argmax."""
@@ -883,6 +897,7 @@ MODELS = {
     "segments": (m_segments, [("x", SEGMENTS_X)], None),
     "band_part": (m_band_part, [("x", rnd(38, [4, 5]))], None),
     "matrix_diag": (m_matrix_diag, [("x", rnd(90, [4, 3])), ("d", rnd(91, [3]))], None),
+    "resize_modes": (m_resize_modes, [("x", rnd(105, [2, 5, 4, 3]))], None),
     "gather_batch_dyn": (m_gather_batch_dyn, [("x", rnd(92, [2, 5, 3])), ("y", rnd(93, [2, 4, 5]))],
                          None),
     "cum_logsumexp": (m_cum_logsumexp, [("x", CUM_LSE_X)], None),
@@ -913,7 +928,7 @@ FEED_SHAPES = {"strided_slice_dyn": {"x": [None, 5, 3]}, "unary_math": {"x": [No
                "dyn_loop": {"x": [None, 3], "y": [None, None]},
                "ta_dyn": {"x": [None, 3]}, "index_dyn": {"x": [None, 4]},
                "bcast_dyn": {"x": [None, 3]}, "gamma_family": {"x": [None, 5]}, "count_losses": {"x": [None, 4], "k": [None, 4]},
-               "conv_pool": {"x": [None, 7, 6, 3]},
+               "conv_pool": {"x": [None, 7, 6, 3]}, "resize_modes": {"x": [None, 5, 4, 3]},
                "gather_batch_dyn": {"x": [None, 5, 3], "y": [None, None, 5]},
                "einsum_dyn": {"x": [None, None, 3], "y": [None, None, 4]},
                "linalg_dyn": {"x": [None, 3, 3], "b": [None, 3, 2]}}

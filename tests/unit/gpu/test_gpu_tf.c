@@ -31,7 +31,7 @@ static bool g_toolkit;
 
 /// Whether name is the v1 form of a model whose v2 form is a fixture too:
 /// the two import to the same structured IR, so their kernels are alike, and
-/// only the v2 form's CUDA object is built (about 5 s each).
+/// only the v2 form's CUDA object is built (a few seconds each).
 static bool has_v2_twin(const char *dir, const char *name) {
   size_t n = strlen(name);
   if (n < 3 || strcmp(name + n - 3, "_v1") != 0)
