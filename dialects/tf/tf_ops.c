@@ -278,6 +278,8 @@ static const eddy_tf_op_info_t k_ops[] = {
     OP(Max, IN(2), output_T),
     OP(MaxPool, IN(1), output_T),
     OP(MaxPoolGrad, IN(3), output_T_like0),
+    OP(MaxPoolGradV2, IN(5), output_T_like0),
+    OP(MaxPoolV2, IN(3), output_T),
     OP(Maximum, IN(2), z_T),
     OP(Mean, IN(2), output_T),
     OP(Merge, IN_ATLEAST(1), merge_outs),
