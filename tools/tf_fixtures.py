@@ -619,6 +619,41 @@ def m_matrix_diag(x, d):
             tf.linalg.diag(d) * 2.0 + tf.linalg.set_diag(m, d * d), tf.nn.l2_loss(x)]
 
 
+def m_matrix_diag_band(x, d):
+    """Bands of diagonals k = [lo, hi] of a [2, 4, 5] input x and diagonals d [2, 3, 4]:
+    diag_part of k = (-1, 2) (MatrixDiagPartV3, RIGHT_LEFT) and of k = 1 LEFT_RIGHT in float64
+    (cast back), set_diag of k = (0, 2) RIGHT_RIGHT, diag of k = (-1, 1) LEFT_LEFT into 4 x 5
+    and of k = 2 with its default size, padded with 0.5; MatrixDiagV2, MatrixDiagPartV2 and
+    MatrixSetDiagV2 of bands; MatrixDiag, MatrixDiagPart and MatrixSetDiag (v1, the main
+    diagonal of non-square matrices). Their gradients are each other."""
+    return [
+        tf.linalg.diag_part(x, k=(-1, 2), padding_value=0.25),
+        tf.cast(tf.linalg.diag_part(tf.cast(x, tf.float64), k=1, align="LEFT_RIGHT"),
+                tf.float32),
+        tf.linalg.set_diag(x, d * d, k=(0, 2), align="RIGHT_RIGHT"),
+        tf.linalg.diag(d, k=(-1, 1), num_rows=4, num_cols=5, align="LEFT_LEFT"),
+        tf.linalg.diag(d[:, 0], k=2, padding_value=0.5),
+        tf.raw_ops.MatrixDiagPartV2(input=x, k=[-2, 0], padding_value=1.0),
+        tf.raw_ops.MatrixDiagV2(diagonal=d[:, :2, :], k=[1, 2], num_rows=-1, num_cols=6,
+                                padding_value=-1.0),
+        tf.raw_ops.MatrixSetDiagV2(input=x, diagonal=d[:, :2, :], k=[-1, 0]),
+        tf.raw_ops.MatrixDiag(diagonal=d) * 2.0,
+        tf.raw_ops.MatrixDiagPart(input=x),
+        tf.raw_ops.MatrixSetDiag(input=x, diagonal=d[:, 1, :] * 3.0),
+    ]
+
+
+def m_max_pool_v2(x):
+    """MaxPoolV2, whose ksize and strides are constant inputs (SAME with strides 2 and 1,
+    VALID), and its gradient MaxPoolGradV2, of a [2, 6, 7, 3] input."""
+    return [tf.raw_ops.MaxPoolV2(input=x, ksize=[1, 2, 3, 1], strides=[1, 2, 2, 1],
+                                 padding="SAME"),
+            tf.raw_ops.MaxPoolV2(input=x * 0.5, ksize=tf.constant([1, 3, 2, 1]),
+                                 strides=tf.constant([1, 1, 2, 1]), padding="VALID"),
+            tf.raw_ops.MaxPoolV2(input=x, ksize=[1, 3, 3, 1], strides=[1, 1, 1, 1],
+                                 padding="SAME")]
+
+
 def m_resize_modes(x):
     """ResizeBicubic with half-pixel centers (what tf.image.resize and Keras' Resizing write
     for "bicubic"), legacy (down to 3 x 3) and with align_corners; ResizeArea (down in height,
@@ -897,6 +932,9 @@ MODELS = {
     "segments": (m_segments, [("x", SEGMENTS_X)], None),
     "band_part": (m_band_part, [("x", rnd(38, [4, 5]))], None),
     "matrix_diag": (m_matrix_diag, [("x", rnd(90, [4, 3])), ("d", rnd(91, [3]))], None),
+    "matrix_diag_band": (m_matrix_diag_band, [("x", rnd(102, [2, 4, 5])), ("d", rnd(103, [2, 3, 4]))],
+                         None),
+    "max_pool_v2": (m_max_pool_v2, [("x", rnd(104, [2, 6, 7, 3]))], None),
     "resize_modes": (m_resize_modes, [("x", rnd(105, [2, 5, 4, 3]))], None),
     "gather_batch_dyn": (m_gather_batch_dyn, [("x", rnd(92, [2, 5, 3])), ("y", rnd(93, [2, 4, 5]))],
                          None),
@@ -937,6 +975,11 @@ FEED_SHAPES = {"strided_slice_dyn": {"x": [None, 5, 3]}, "unary_math": {"x": [No
 # TensorListPushBackBatch (push_back_batch); its CPU kernels compute no gradient of a dilated
 # Conv2D (conv_dilated).
 FORWARD_ONLY = {"push_back_batch", "conv_dilated"}
+
+# Models written in these forms only (each fixture costs test time): their gradient
+# fixtures hold the forward outputs too, and they have no control flow to tell v1 from v2.
+ONLY_FORMS = {"matrix_diag_band": ("grad_v2",), "max_pool_v2": ("grad_v1",),
+              "resize_modes": ("grad_v2",)}
 
 # Gradient graphs chain more ops; their sums get a looser relative tolerance.
 GRAD_TOL = (1e-4, 1e-5)
@@ -1125,6 +1168,8 @@ def write_models(out_dir, only):
                     continue
                 name = "%s%s_%s" % (model, ("", "_grad", "_grad2")[grad], cf)
                 if only and name not in only:
+                    continue
+                if model in ONLY_FORMS and name[len(model) + 1:] not in ONLY_FORMS[model]:
                     continue
                 if grad == 2:
                     f = second_order(fn, cf == "v2")

@@ -4,7 +4,8 @@
 /// InvertPermutation, EuclideanNorm, L2Loss, GatherNd, ScatterNd,
 /// TensorScatterUpdate/Add and the segment reductions (legalize_scatter.c),
 /// MatrixBandPart,
-/// MatrixDiagV3, MatrixDiagPartV3 and MatrixSetDiagV3 (the main diagonal),
+/// MatrixDiag, MatrixDiagPart and MatrixSetDiag in all three versions
+/// (legalize_diag.c),
 /// ReverseSequence,
 /// GatherV2 with batch_dims,
 /// TopKV2, Einsum (legalize_einsum.c), BatchMatMulV3, the softmax cross entropies
@@ -34,8 +35,9 @@ static const char *const INDEX_OPS[] = {
     "UnsortedSegmentProd", "MatrixBandPart", "ReverseSequence",
     "BatchMatMulV3", "SoftmaxCrossEntropyWithLogits",
     "SparseSoftmaxCrossEntropyWithLogits", "DynamicStitch",
-    "ParallelDynamicStitch", "L2Loss", "MatrixDiagV3", "MatrixDiagPartV3",
-    "MatrixSetDiagV3", "CumulativeLogsumexp", "Bucketize", "ListDiff",
+    "ParallelDynamicStitch", "L2Loss", "MatrixDiag", "MatrixDiagV2",
+    "MatrixDiagV3", "MatrixDiagPart", "MatrixDiagPartV2", "MatrixDiagPartV3",
+    "MatrixSetDiag", "MatrixSetDiagV2", "MatrixSetDiagV3", "CumulativeLogsumexp", "Bucketize", "ListDiff",
 };
 
 void eddy_tfl_index_ops_each(void (*fn)(const char *name, void *user),
@@ -152,9 +154,6 @@ static eddy_status_t lower_cumulative(eddy_tfl_t *z, const eddy_op_t *op,
   return NULL;
 }
 
-static eddy_status_t positions(eddy_tfl_t *z, const eddy_op_t *op,
-                               eddy_value_t *x, int32_t axis, int k,
-                               eddy_value_t **out);
 
 /// CumulativeLogsumexp(x, axis) {exclusive, reverse}: out[i] = log(sum over
 /// the j before i (or after, reverse; i itself unless exclusive) of
@@ -189,8 +188,8 @@ static eddy_status_t lower_cumulative_logsumexp(eddy_tfl_t *z,
       eddy_tfl_reshape_keep(z, op, x, ed, (size_t)r + 1, ef, &xe));
   // in[i, j]: j <= i (j < i exclusive; >=, > reverse), shaped
   // [1..., n, n, 1...].
-  EDDY_RETURN_IF_ERROR(positions(z, op, x, (int32_t)axis, 0, &pi));
-  EDDY_RETURN_IF_ERROR(positions(z, op, x, (int32_t)axis, 1, &pj));
+  EDDY_RETURN_IF_ERROR(eddy_tfl_positions(z, op, x, (int32_t)axis, 0, &pi));
+  EDDY_RETURN_IF_ERROR(eddy_tfl_positions(z, op, x, (int32_t)axis, 1, &pj));
   const char *cmp = rev ? (excl ? "core.gt" : "core.ge")
                         : (excl ? "core.lt" : "core.le");
   EDDY_RETURN_IF_ERROR(tfl_bin(z, op, cmp, pj, pi, &in));
@@ -661,9 +660,9 @@ static eddy_status_t lower_where(eddy_tfl_t *z, const eddy_op_t *op) {
 
 /// The positions 0..d-1 along dim `axis` of x (d static or read at run
 /// time), as an i64 tensor [d, 1] (k = 0: rows) or [1, d] (k = 1: columns).
-static eddy_status_t positions(eddy_tfl_t *z, const eddy_op_t *op,
-                               eddy_value_t *x, int32_t axis, int k,
-                               eddy_value_t **out) {
+eddy_status_t eddy_tfl_positions(eddy_tfl_t *z, const eddy_op_t *op,
+                                 eddy_value_t *x, int32_t axis, int k,
+                                 eddy_value_t **out) {
   int64_t d = x->type->dims[axis];
   eddy_value_t *zero = NULL, *one = NULL, *n = NULL, *r = NULL;
   EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, EDDY_DT_I64, 0, NULL, 0, &zero));
@@ -705,7 +704,7 @@ static eddy_status_t lower_band_part(eddy_tfl_t *z, const eddy_op_t *op) {
   eddy_value_t *idx[2], *zero = NULL;
   EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, EDDY_DT_I64, 0, NULL, 0, &zero));
   for (int k = 0; k < 2; k++)
-    EDDY_RETURN_IF_ERROR(positions(z, op, x, xt->rank - 2 + k, k, &idx[k]));
+    EDDY_RETURN_IF_ERROR(eddy_tfl_positions(z, op, x, xt->rank - 2 + k, k, &idx[k]));
   // keep = (lower < 0 | i - j <= lower) & (upper < 0 | j - i <= upper)
   eddy_value_t *keep = NULL;
   for (int k = 0; k < 2; k++) {
@@ -722,127 +721,6 @@ static eddy_status_t lower_band_part(eddy_tfl_t *z, const eddy_op_t *op) {
   eddy_value_t *zx = NULL, *r = NULL;
   EDDY_RETURN_IF_ERROR(tfl_scalar_like(z, x, 0.0, &zx));
   EDDY_RETURN_IF_ERROR(tfl_sel(z, op, keep, x, zx, &r));
-  tfl_out1(z, op, r);
-  return NULL;
-}
-
-/// The diagonal offset k of MatrixDiagV3 / MatrixDiagPartV3 /
-/// MatrixSetDiagV3 (operand i) must be the constant 0: the main diagonal,
-/// what tf.eye, tf.linalg.diag, diag_part and set_diag write by default.
-static eddy_status_t main_diagonal(eddy_tfl_t *z, const eddy_op_t *op,
-                                   size_t i) {
-  int64_t k[2];
-  int64_t n = eddy_tfl_const_ints(z, tfl_in(z, op, i), k, 2);
-  if (n < 1 || k[0] != 0 || (n == 2 && k[1] != 0))
-    return eddy_tfl_error(op, "only the main diagonal (k = 0, a constant) "
-                              "is supported");
-  return NULL;
-}
-
-/// select(on_diagonal, d[..., i], other): the diagonal d [..., M] as a
-/// column [..., M, 1], broadcast along the rows where on_diagonal ([M, N]:
-/// i == j) holds, other elsewhere.
-static eddy_status_t select_diagonal(eddy_tfl_t *z, const eddy_op_t *op,
-                                     eddy_value_t *on_diagonal,
-                                     eddy_value_t *d, eddy_value_t *other,
-                                     eddy_value_t **out) {
-  const eddy_type_t *dt = d->type;
-  int64_t dims[MAXR], from[MAXR];
-  for (int32_t a = 0; a < dt->rank; a++) {
-    dims[a] = dt->dims[a] < 0 ? -1 : dt->dims[a];
-    from[a] = a;
-  }
-  dims[dt->rank] = 1;
-  from[dt->rank] = 0;
-  eddy_value_t *col = NULL;
-  EDDY_RETURN_IF_ERROR(eddy_tfl_reshape_keep(z, op, d, dims,
-                                             (size_t)dt->rank + 1, from,
-                                             &col));
-  return tfl_sel(z, op, on_diagonal, col, other, out);
-}
-
-/// MatrixDiagV3(diagonal, k, num_rows, num_cols, padding_value) with k = 0:
-/// a [..., M] diagonal becomes [..., M, M] with the diagonal in place and
-/// padding_value elsewhere, select(i == j, diagonal[..., i], padding).
-/// num_rows and num_cols must be -1 or M (constants).
-static eddy_status_t lower_matrix_diag(eddy_tfl_t *z, const eddy_op_t *op) {
-  eddy_value_t *d = tfl_in(z, op, 0), *pad = tfl_in(z, op, 4);
-  const eddy_type_t *dt = d->type;
-  if (dt->kind != EDDY_TYPE_TENSOR || dt->rank == EDDY_RANK_UNKNOWN ||
-      dt->rank < 1 || dt->rank >= MAXR)
-    return eddy_tfl_error(op, "the diagonal must have a known rank >= 1");
-  EDDY_RETURN_IF_ERROR(main_diagonal(z, op, 1));
-  int64_t m = dt->dims[dt->rank - 1];
-  for (int k = 2; k <= 3; k++) {
-    int64_t v = 0;
-    if (eddy_tfl_const_ints(z, tfl_in(z, op, (size_t)k), &v, 1) != 1 ||
-        (v != -1 && (m < 0 || v != m)))
-      return eddy_tfl_error(op, "num_%s must be the constant -1 or the "
-                                "diagonal's length",
-                            k == 2 ? "rows" : "cols");
-  }
-  if (pad->type->rank != 0)
-    return eddy_tfl_error(op, "padding_value must be a scalar");
-  eddy_value_t *i = NULL, *j = NULL, *eq = NULL, *r = NULL;
-  int32_t last = dt->rank - 1;
-  EDDY_RETURN_IF_ERROR(positions(z, op, d, last, 0, &i));
-  EDDY_RETURN_IF_ERROR(positions(z, op, d, last, 1, &j));
-  EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.eq", i, j, &eq));
-  EDDY_RETURN_IF_ERROR(select_diagonal(z, op, eq, d, pad, &r));
-  tfl_out1(z, op, r);
-  return NULL;
-}
-
-/// MatrixDiagPartV3(input, k, padding_value) with k = 0: x[..., i, i] for
-/// i < min(M, N), the sum of select(i == j, x, 0) over the longer of the
-/// last two axes (both static, or equal by their types).
-static eddy_status_t lower_matrix_diag_part(eddy_tfl_t *z,
-                                            const eddy_op_t *op) {
-  eddy_value_t *x = tfl_in(z, op, 0);
-  const eddy_type_t *xt = x->type;
-  if (xt->kind != EDDY_TYPE_TENSOR || xt->rank == EDDY_RANK_UNKNOWN ||
-      xt->rank < 2)
-    return eddy_tfl_error(op, "the operand must have a known rank >= 2");
-  EDDY_RETURN_IF_ERROR(main_diagonal(z, op, 1));
-  int64_t m = xt->dims[xt->rank - 2], n = xt->dims[xt->rank - 1];
-  if ((m < 0 || n < 0) && m != n)
-    return eddy_tfl_error(op, "the last two dims must be static (or the "
-                              "same dynamic dim)");
-  eddy_value_t *i = NULL, *j = NULL, *eq = NULL, *zx = NULL, *sel = NULL,
-               *r = NULL;
-  EDDY_RETURN_IF_ERROR(positions(z, op, x, xt->rank - 2, 0, &i));
-  EDDY_RETURN_IF_ERROR(positions(z, op, x, xt->rank - 1, 1, &j));
-  EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.eq", i, j, &eq));
-  EDDY_RETURN_IF_ERROR(tfl_scalar_like(z, x, 0.0, &zx));
-  EDDY_RETURN_IF_ERROR(tfl_sel(z, op, eq, x, zx, &sel));
-  int64_t axis = m > n ? xt->rank - 2 : xt->rank - 1;
-  EDDY_RETURN_IF_ERROR(
-      eddy_tfl_reduce(z, op, "core.reduce_sum", sel, &axis, 1, false, &r));
-  tfl_out1(z, op, r);
-  return NULL;
-}
-
-/// MatrixSetDiagV3(input, diagonal, k) with k = 0: input with its main
-/// diagonal replaced, select(i == j, diagonal[..., i], input) (square
-/// matrices: the gradient of diag_part of a dynamic shape; else the
-/// diagonal's length must be min(M, N), statically).
-static eddy_status_t lower_matrix_set_diag(eddy_tfl_t *z,
-                                           const eddy_op_t *op) {
-  eddy_value_t *x = tfl_in(z, op, 0), *d = tfl_in(z, op, 1);
-  const eddy_type_t *xt = x->type, *dt = d->type;
-  if (xt->kind != EDDY_TYPE_TENSOR || xt->rank == EDDY_RANK_UNKNOWN ||
-      xt->rank < 2 || xt->rank >= MAXR || dt->rank != xt->rank - 1)
-    return eddy_tfl_error(op, "the input must have a known rank >= 2 and "
-                              "the diagonal one less");
-  EDDY_RETURN_IF_ERROR(main_diagonal(z, op, 2));
-  int64_t m = xt->dims[xt->rank - 2], n = xt->dims[xt->rank - 1];
-  if (((m < 0 || n < 0) && m != n) || (m >= 0 && n >= 0 && m != n))
-    return eddy_tfl_error(op, "only square matrices are supported");
-  eddy_value_t *i = NULL, *j = NULL, *eq = NULL, *r = NULL;
-  EDDY_RETURN_IF_ERROR(positions(z, op, x, xt->rank - 2, 0, &i));
-  EDDY_RETURN_IF_ERROR(positions(z, op, x, xt->rank - 1, 1, &j));
-  EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.eq", i, j, &eq));
-  EDDY_RETURN_IF_ERROR(select_diagonal(z, op, eq, d, x, &r));
   tfl_out1(z, op, r);
   return NULL;
 }
@@ -1271,12 +1149,8 @@ eddy_status_t eddy_tfl_lower_index_op(eddy_tfl_t *z, const eddy_op_t *op,
     return lower_euclidean_norm(z, op);
   if (strcmp(t, "L2Loss") == 0)
     return lower_l2_loss(z, op);
-  if (strcmp(t, "MatrixDiagV3") == 0)
-    return lower_matrix_diag(z, op);
-  if (strcmp(t, "MatrixDiagPartV3") == 0)
-    return lower_matrix_diag_part(z, op);
-  if (strcmp(t, "MatrixSetDiagV3") == 0)
-    return lower_matrix_set_diag(z, op);
+  if (strncmp(t, "Matrix", 6) == 0 && strstr(t, "Diag"))
+    return eddy_tfl_lower_matrix_diag(z, op);
   if (strcmp(t, "GatherV2") == 0) {
     int64_t nb = eddy_ir_op_attr_int(op, "batch_dims", 0);
     if (nb != 0)

@@ -1,6 +1,7 @@
 /// legalize-tf: the rules for TensorFlow's sliding-window ops, Conv2D,
 /// MaxPool and AvgPool, and their gradients Conv2DBackpropInput,
-/// Conv2DBackpropFilter, MaxPoolGrad and AvgPoolGrad (what Keras' Conv1D,
+/// Conv2DBackpropFilter, MaxPoolGrad and AvgPoolGrad (MaxPoolV2 and
+/// MaxPoolGradV2: ksize and strides as constant operands) (what Keras' Conv1D,
 /// Conv2D and pooling layers and their gradients write; Conv1D and the 1-D
 /// pools reach them through ExpandDims and Squeeze). Each becomes one core
 /// op of docs/dialects/core.md: NHWC only, TensorFlow's SAME, VALID and
@@ -23,6 +24,7 @@
 static const char *const WINDOW_OPS[] = {
     "Conv2D",  "Conv2DBackpropInput", "Conv2DBackpropFilter",
     "MaxPool", "AvgPool",             "MaxPoolGrad",
+    "MaxPoolV2", "MaxPoolGradV2",
     "AvgPoolGrad", "DepthwiseConv2dNative",
     "DepthwiseConv2dNativeBackpropInput", "DepthwiseConv2dNativeBackpropFilter",
     "SpaceToBatchND", "BatchToSpaceND", "ResizeBilinear", "ResizeBilinearGrad",
@@ -61,11 +63,12 @@ static eddy_status_t ints_attr(const eddy_op_t *op, const char *name, int n,
 }
 
 /// The window's strides, dilations and pads from TensorFlow's attributes
-/// (w->size already set: the filter's or ksize's spatial entries); in[j]
+/// (w->size already set: the filter's or ksize's spatial entries), the
+/// strides from `given` instead where not NULL (MaxPoolV2's operand); in[j]
 /// is the windowed input's spatial dim j (EDDY_DIM_DYNAMIC when unknown),
 /// which SAME padding with a stride above 1 needs.
-static eddy_status_t read_window(const eddy_op_t *op, const int64_t *in,
-                                 eddy_core_window_t *w) {
+static eddy_status_t window_from(const eddy_op_t *op, const int64_t *given,
+                                 const int64_t *in, eddy_core_window_t *w) {
   const char *fmt = str_attr(op, "data_format", "NHWC");
   if (strcmp(fmt, "NHWC") != 0)
     return eddy_tfl_error(op, "data_format \"%s\" is not supported (only "
@@ -73,7 +76,10 @@ static eddy_status_t read_window(const eddy_op_t *op, const int64_t *in,
                           fmt);
   static const int64_t ones[4] = {1, 1, 1, 1};
   int64_t s[4], d[4];
-  EDDY_RETURN_IF_ERROR(ints_attr(op, "strides", 4, NULL, s));
+  if (given)
+    memcpy(s, given, sizeof s);
+  else
+    EDDY_RETURN_IF_ERROR(ints_attr(op, "strides", 4, NULL, s));
   EDDY_RETURN_IF_ERROR(ints_attr(op, "dilations", 4, ones, d));
   if (s[0] != 1 || s[3] != 1 || d[0] != 1 || d[3] != 1)
     return eddy_tfl_error(op, "strides and dilations along the batch and the "
@@ -123,6 +129,12 @@ static eddy_status_t read_window(const eddy_op_t *op, const int64_t *in,
     }
   }
   return NULL;
+}
+
+/// The window of the strides attribute (window_from).
+static eddy_status_t read_window(const eddy_op_t *op, const int64_t *in,
+                                 eddy_core_window_t *w) {
+  return window_from(op, NULL, in, w);
 }
 
 /// The input's spatial size [H, W] an input-gradient op (or
@@ -194,16 +206,34 @@ static eddy_status_t filter_taps(const eddy_op_t *op, eddy_value_t *f,
   return NULL;
 }
 
-/// ksize's spatial entries (the batch and channel entries must be 1).
-static eddy_status_t ksize(const eddy_op_t *op, eddy_core_window_t *w) {
+/// ksize's spatial entries (the batch and channel entries must be 1): the
+/// attribute's, or given's where not NULL (MaxPoolV2's operand).
+static eddy_status_t ksize(const eddy_op_t *op, const int64_t *given,
+                           eddy_core_window_t *w) {
   int64_t k[4];
-  EDDY_RETURN_IF_ERROR(ints_attr(op, "ksize", 4, NULL, k));
+  if (given)
+    memcpy(k, given, sizeof k);
+  else
+    EDDY_RETURN_IF_ERROR(ints_attr(op, "ksize", 4, NULL, k));
   if (k[0] != 1 || k[3] != 1 || k[1] < 1 || k[2] < 1)
     return eddy_tfl_error(op, "ksize must be [1, height, width, 1] with "
                               "height and width >= 1");
   w->size[0] = k[1];
   w->size[1] = k[2];
   w->dilations[0] = w->dilations[1] = 1;
+  return NULL;
+}
+
+/// MaxPoolV2's and MaxPoolGradV2's ksize and strides (operands i and
+/// i + 1): constants of 4 integers each, as the attributes of MaxPool.
+static eddy_status_t window_operands(eddy_tfl_t *z, const eddy_op_t *op,
+                                     size_t i, int64_t *k, int64_t *s) {
+  static const char *const names[2] = {"ksize", "strides"};
+  for (size_t j = 0; j < 2; j++)
+    if (eddy_tfl_const_ints(z, tfl_in(z, op, i + j), j ? s : k, 4) != 4)
+      return eddy_tfl_error(op, "%s (operand %zu) must be a constant of 4 "
+                                "integers",
+                            names[j], i + j);
   return NULL;
 }
 
@@ -727,28 +757,38 @@ eddy_status_t eddy_tfl_lower_window_op(eddy_tfl_t *z, const eddy_op_t *op,
                  w.size);
   }
   bool max = strncmp(t, "MaxPool", 7) == 0;
-  if (strcmp(t, "MaxPool") == 0 || strcmp(t, "AvgPool") == 0) {
+  // MaxPoolV2 and MaxPoolGradV2: MaxPool's ksize and strides as operands.
+  bool v2 = max && t[strlen(t) - 2] == 'V' && t[strlen(t) - 1] == '2';
+  int64_t kv[4], sv[4];
+  if (strcmp(t, "MaxPool") == 0 || strcmp(t, "AvgPool") == 0 ||
+      strcmp(t, "MaxPoolV2") == 0) {
     eddy_value_t *x = tfl_in(z, op, 0);
     EDDY_RETURN_IF_ERROR(rank4(op, x, "input"));
-    EDDY_RETURN_IF_ERROR(ksize(op, &w));
-    EDDY_RETURN_IF_ERROR(read_window(op, &x->type->dims[1], &w));
+    if (v2)
+      EDDY_RETURN_IF_ERROR(window_operands(z, op, 1, kv, sv));
+    EDDY_RETURN_IF_ERROR(ksize(op, v2 ? kv : NULL, &w));
+    EDDY_RETURN_IF_ERROR(
+        window_from(op, v2 ? sv : NULL, &x->type->dims[1], &w));
     return build(z, op, max ? "core.max_pool" : "core.avg_pool", x, NULL, &w,
                  NULL, NULL);
   }
-  if (strcmp(t, "MaxPoolGrad") == 0) {
-    // (orig_input, orig_output, grad): the maxima are found again in
-    // orig_input, so orig_output is not read.
+  if (strcmp(t, "MaxPoolGrad") == 0 || strcmp(t, "MaxPoolGradV2") == 0) {
+    // (orig_input, orig_output, grad[, ksize, strides]): the maxima are
+    // found again in orig_input, so orig_output is not read.
     eddy_value_t *x = tfl_in(z, op, 0), *dy = tfl_in(z, op, 2);
     EDDY_RETURN_IF_ERROR(rank4(op, x, "orig_input"));
     EDDY_RETURN_IF_ERROR(rank4(op, dy, "grad"));
-    EDDY_RETURN_IF_ERROR(ksize(op, &w));
-    EDDY_RETURN_IF_ERROR(read_window(op, &x->type->dims[1], &w));
+    if (v2)
+      EDDY_RETURN_IF_ERROR(window_operands(z, op, 3, kv, sv));
+    EDDY_RETURN_IF_ERROR(ksize(op, v2 ? kv : NULL, &w));
+    EDDY_RETURN_IF_ERROR(
+        window_from(op, v2 ? sv : NULL, &x->type->dims[1], &w));
     return build(z, op, "core.max_pool_grad", x, dy, &w, NULL, NULL);
   }
   if (strcmp(t, "AvgPoolGrad") == 0) {
     eddy_value_t *dy = tfl_in(z, op, 1);
     EDDY_RETURN_IF_ERROR(rank4(op, dy, "grad"));
-    EDDY_RETURN_IF_ERROR(ksize(op, &w));
+    EDDY_RETURN_IF_ERROR(ksize(op, NULL, &w));
     EDDY_RETURN_IF_ERROR(sizes(z, op, tfl_in(z, op, 0), 1, hw));
     EDDY_RETURN_IF_ERROR(read_window(op, hw, &w));
     return build(z, op, "core.avg_pool_grad", dy, NULL, &w, "input_size", hw);

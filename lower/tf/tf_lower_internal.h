@@ -260,6 +260,15 @@ eddy_status_t eddy_tfl_lower_index_op(eddy_tfl_t *z, const eddy_op_t *op,
                                       bool *handled);
 void eddy_tfl_index_ops_each(void (*fn)(const char *name, void *user),
                              void *user);
+/// The positions 0..d-1 along dim `axis` of x (d static or read at run
+/// time), as an i64 tensor [d, 1] (k = 0: rows) or [1, d] (k = 1: columns)
+/// (legalize_index.c).
+eddy_status_t eddy_tfl_positions(eddy_tfl_t *z, const eddy_op_t *op,
+                                 eddy_value_t *x, int32_t axis, int k,
+                                 eddy_value_t **out);
+/// MatrixDiag, MatrixDiagPart and MatrixSetDiag, V1 to V3 (legalize_diag.c),
+/// called by eddy_tfl_lower_index_op.
+eddy_status_t eddy_tfl_lower_matrix_diag(eddy_tfl_t *z, const eddy_op_t *op);
 /// Einsum of any number of operands (legalize_einsum.c), called by
 /// eddy_tfl_lower_index_op.
 eddy_status_t eddy_tfl_lower_einsum(eddy_tfl_t *z, const eddy_op_t *op);
