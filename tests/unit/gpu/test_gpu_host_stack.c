@@ -27,7 +27,7 @@
 
 #include <cmocka.h>
 
-#include "tests/unit/runtime/cuda_test.h"
+#include "tests/unit/gpu/fake_device.h"
 
 #define TRIPS 1000000L
 #define STACK_BYTES (256 * 1024)
@@ -143,18 +143,8 @@ static void run_loop(void *cuda, size_t outline_ops, long *out_launches,
 /// whole), and both make the same launches and predicate copies.
 static void test_loop_host_code_uses_constant_stack(void **state) {
   (void)state;
-  eddy_gpu_opts_t g = eddy_gpu_opts_default();
-  char ptxas[4096];
-  snprintf(ptxas, sizeof ptxas, "%s/bin/ptxas", eddy_gpu_toolkit(&g));
-  if (access(ptxas, X_OK) != 0) {
-    printf("skipped: no %s to build the kernels\n", ptxas);
-    skip();
-  }
   void *cuda, *cublas;
-  cuda_test_load_fakes(&cuda, &cublas);
-  void (*accept_any)(int);
-  knob(cuda, "fake_cuda_accept_any_image", &accept_any);
-  accept_any(1);
+  fake_device_open(&cuda, &cublas);
 
   long launches, dtoh, split_launches, split_dtoh;
   run_loop(cuda, 0, &launches, &dtoh);

@@ -22,7 +22,7 @@
 
 #include <cmocka.h>
 
-#include "tests/unit/runtime/cuda_test.h"
+#include "tests/unit/gpu/fake_device.h"
 
 /// Item 0 of a list of two is set; item i is read.
 static const char k_get[] =
@@ -45,18 +45,9 @@ static const char k_get[] =
 
 static void test_list_error_keeps_its_message(void **state) {
   (void)state;
-  eddy_gpu_opts_t g = eddy_gpu_opts_default();
-  char ptxas[4096];
-  snprintf(ptxas, sizeof ptxas, "%s/bin/ptxas", eddy_gpu_toolkit(&g));
-  if (access(ptxas, X_OK) != 0) {
-    printf("skipped: no %s to build the kernels\n", ptxas);
-    skip();
-  }
   void *cuda, *cublas;
-  cuda_test_load_fakes(&cuda, &cublas);
-  void (*accept_any)(int);
-  knob(cuda, "fake_cuda_accept_any_image", &accept_any);
-  accept_any(1);
+  fake_device_open(&cuda, &cublas);
+  eddy_gpu_opts_t g = eddy_gpu_opts_default();
 
   eddy_ctx_t *ctx = eddy_ir_ctx_create();
   assert_non_null(ctx);
