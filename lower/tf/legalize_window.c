@@ -60,36 +60,46 @@ static eddy_status_t ints_attr(const eddy_op_t *op, const char *name, int n,
   return NULL;
 }
 
-/// The window's strides, dilations and pads from TensorFlow's attributes
-/// (w->size already set: the filter's or ksize's spatial entries); in[j]
-/// is the windowed input's spatial dim j (EDDY_DIM_DYNAMIC when unknown),
-/// which SAME padding with a stride above 1 needs.
-static eddy_status_t read_window(const eddy_op_t *op, const int64_t *in,
-                                 eddy_core_window_t *w) {
-  const char *fmt = str_attr(op, "data_format", "NHWC");
-  if (strcmp(fmt, "NHWC") != 0)
+/// The names of nsp spatial dims (2: height, width; 3: depth too).
+static const char *spatial_name(int nsp, int j) {
+  static const char *const names[3] = {"depth", "height", "width"};
+  return names[3 - nsp + j];
+}
+
+/// The strides, dilations and pads (lo, hi per dim) of a window over nsp
+/// spatial dims (2: NHWC, 3: NDHWC) from TensorFlow's attributes; size[j]
+/// is the window's taps along spatial dim j, in[j] the windowed input's
+/// size (EDDY_DIM_DYNAMIC when unknown), which SAME padding with a stride
+/// above 1 needs. EXPLICIT padding is TensorFlow's 2-D ops' only.
+static eddy_status_t read_window_nd(const eddy_op_t *op, int nsp,
+                                    const int64_t *in, const int64_t *size,
+                                    int64_t *strides, int64_t *dilations,
+                                    int64_t *pads) {
+  const char *layout = nsp == 3 ? "NDHWC" : "NHWC";
+  const char *fmt = str_attr(op, "data_format", layout);
+  if (strcmp(fmt, layout) != 0)
     return eddy_tfl_error(op, "data_format \"%s\" is not supported (only "
-                              "NHWC)",
-                          fmt);
-  static const int64_t ones[4] = {1, 1, 1, 1};
-  int64_t s[4], d[4];
-  EDDY_RETURN_IF_ERROR(ints_attr(op, "strides", 4, NULL, s));
-  EDDY_RETURN_IF_ERROR(ints_attr(op, "dilations", 4, ones, d));
-  if (s[0] != 1 || s[3] != 1 || d[0] != 1 || d[3] != 1)
+                              "%s)",
+                          fmt, layout);
+  static const int64_t ones[5] = {1, 1, 1, 1, 1};
+  int64_t s[5], d[5];
+  EDDY_RETURN_IF_ERROR(ints_attr(op, "strides", nsp + 2, NULL, s));
+  EDDY_RETURN_IF_ERROR(ints_attr(op, "dilations", nsp + 2, ones, d));
+  if (s[0] != 1 || s[nsp + 1] != 1 || d[0] != 1 || d[nsp + 1] != 1)
     return eddy_tfl_error(op, "strides and dilations along the batch and the "
                               "channels must be 1");
-  for (int j = 0; j < 2; j++) {
+  for (int j = 0; j < nsp; j++) {
     if (s[1 + j] < 1 || d[1 + j] < 1)
       return eddy_tfl_error(op, "strides and dilations must be >= 1");
-    w->strides[j] = s[1 + j];
-    w->dilations[j] = d[1 + j];
+    strides[j] = s[1 + j];
+    dilations[j] = d[1 + j];
   }
   const char *pad = str_attr(op, "padding", "");
   if (strcmp(pad, "VALID") == 0) {
-    memset(w->pads, 0, sizeof w->pads);
+    memset(pads, 0, (size_t)(2 * nsp) * sizeof *pads);
     return NULL;
   }
-  if (strcmp(pad, "EXPLICIT") == 0) {
+  if (nsp == 2 && strcmp(pad, "EXPLICIT") == 0) {
     int64_t p[8];
     EDDY_RETURN_IF_ERROR(ints_attr(op, "explicit_paddings", 8, NULL, p));
     if (p[0] || p[1] || p[6] || p[7])
@@ -98,60 +108,66 @@ static eddy_status_t read_window(const eddy_op_t *op, const int64_t *in,
     for (int k = 0; k < 4; k++) {
       if (p[2 + k] < 0)
         return eddy_tfl_error(op, "explicit_paddings must be >= 0");
-      w->pads[k] = p[2 + k];
+      pads[k] = p[2 + k];
     }
     return NULL;
   }
   if (strcmp(pad, "SAME") != 0)
-    return eddy_tfl_error(op, "padding \"%s\" is not supported (SAME, VALID "
-                              "or EXPLICIT)",
-                          pad);
-  for (int j = 0; j < 2; j++) {
-    int64_t eff = (w->size[j] - 1) * w->dilations[j] + 1;
+    return eddy_tfl_error(op, "padding \"%s\" is not supported (SAME, "
+                              "VALID%s)",
+                          pad, nsp == 2 ? " or EXPLICIT" : "");
+  for (int j = 0; j < nsp; j++) {
+    int64_t eff = (size[j] - 1) * dilations[j] + 1;
     if (in[j] != EDDY_DIM_DYNAMIC) {
-      eddy_scalar_window_same(in[j], w->size[j], w->dilations[j],
-                              w->strides[j], &w->pads[2 * j],
-                              &w->pads[2 * j + 1]);
-    } else if (w->strides[j] == 1) {
+      eddy_scalar_window_same(in[j], size[j], dilations[j], strides[j],
+                              &pads[2 * j], &pads[2 * j + 1]);
+    } else if (strides[j] == 1) {
       // ceil(n / 1) = n positions whatever n: the pads do not depend on it.
-      w->pads[2 * j] = (eff - 1) / 2;
-      w->pads[2 * j + 1] = eff - 1 - w->pads[2 * j];
+      pads[2 * j] = (eff - 1) / 2;
+      pads[2 * j + 1] = eff - 1 - pads[2 * j];
     } else {
       return eddy_tfl_error(op, "SAME padding with a stride above 1 needs a "
                                 "static %s",
-                            j ? "width" : "height");
+                            spatial_name(nsp, j));
     }
   }
   return NULL;
 }
 
-/// The input's spatial size [H, W] an input-gradient op (or
-/// Conv2DBackpropFilter's filter size [KH, KW], first = 0) must produce:
-/// its shape operand when constant, else the result type's static dims,
-/// else the static dims of the value whose core.shape it is (through
-/// casts).
+/// The window's strides, dilations and pads from TensorFlow's attributes
+/// of a 2-D op (w->size already set: the filter's or ksize's spatial
+/// entries); in[j] is the windowed input's spatial dim j.
+static eddy_status_t read_window(const eddy_op_t *op, const int64_t *in,
+                                 eddy_core_window_t *w) {
+  return read_window_nd(op, 2, in, w->size, w->strides, w->dilations, w->pads);
+}
+
+/// The n spatial sizes an input-gradient op must produce (first = 1: the
+/// input's [H, W] or [D, H, W]) or a filter-gradient op (first = 0: the
+/// filter's [KH, KW] or [KD, KH, KW]), of a rank n + 2 shape: its shape
+/// operand when constant, else the result type's static dims, else the
+/// static dims of the value whose core.shape it is (through casts).
 static eddy_status_t sizes(eddy_tfl_t *z, const eddy_op_t *op,
-                           eddy_value_t *shape, int first, int64_t *out) {
-  int64_t v[4];
-  if (eddy_tfl_const_ints(z, shape, v, 4) == 4) {
-    out[0] = v[first];
-    out[1] = v[first + 1];
+                           eddy_value_t *shape, int first, int n,
+                           int64_t *out) {
+  int64_t v[5];
+  if (eddy_tfl_const_ints(z, shape, v, 5) == n + 2) {
+    memcpy(out, v + first, (size_t)n * sizeof *out);
     return NULL;
   }
-  const eddy_type_t *rt = op->results[0].type;
-  if (rt->rank == 4 && rt->dims[first] >= 0 && rt->dims[first + 1] >= 0) {
-    out[0] = rt->dims[first];
-    out[1] = rt->dims[first + 1];
-    return NULL;
-  }
+  const eddy_type_t *types[2] = {op->results[0].type, NULL};
   const eddy_op_t *d = shape->def;
   while (d && tfl_is(d, "core.cast"))
     d = eddy_ir_op_operand((eddy_op_t *)d, 0)->def;
-  if (tfl_is(d, "core.shape")) {
-    const eddy_type_t *t = eddy_ir_op_operand((eddy_op_t *)d, 0)->type;
-    if (t->rank == 4 && t->dims[first] >= 0 && t->dims[first + 1] >= 0) {
-      out[0] = t->dims[first];
-      out[1] = t->dims[first + 1];
+  if (tfl_is(d, "core.shape"))
+    types[1] = eddy_ir_op_operand((eddy_op_t *)d, 0)->type;
+  for (int k = 0; k < 2; k++) {
+    const eddy_type_t *t = types[k];
+    bool known = t && t->rank == n + 2;
+    for (int j = 0; known && j < n; j++)
+      known = t->dims[first + j] >= 0;
+    if (known) {
+      memcpy(out, t->dims + first, (size_t)n * sizeof *out);
       return NULL;
     }
   }
@@ -159,18 +175,32 @@ static eddy_status_t sizes(eddy_tfl_t *z, const eddy_op_t *op,
                             "constant, or the shape of a value with static "
                             "%s)",
                         first ? "input's" : "filter's",
-                        first ? "height and width" : "kernel dims");
+                        !first   ? "kernel dims"
+                        : n == 3 ? "depth, height and width"
+                                 : "height and width");
 }
 
-/// Builds core op `name` with w's attributes (and size_name = size).
+/// Core op `name` of a and b (when not NULL) with w's attributes (and
+/// size_name = size).
+static eddy_status_t window_op(eddy_tfl_t *z, const eddy_op_t *op,
+                               const char *name, eddy_value_t *a,
+                               eddy_value_t *b, const eddy_core_window_t *w,
+                               const char *size_name, const int64_t *size,
+                               eddy_value_t **out) {
+  eddy_named_attr_t at[5];
+  size_t n = eddy_core_window_attrs(z->ctx, name, w, size_name, size, at);
+  eddy_value_t *ops[2] = {a, b};
+  return eddy_tfl_build(z, op, name, ops, b ? 2 : 1, at, n, out);
+}
+
+/// Builds core op `name` with w's attributes (and size_name = size) as
+/// op's result.
 static eddy_status_t build(eddy_tfl_t *z, const eddy_op_t *op,
                            const char *name, eddy_value_t *a, eddy_value_t *b,
                            const eddy_core_window_t *w, const char *size_name,
                            const int64_t *size) {
-  eddy_named_attr_t at[5];
-  size_t n = eddy_core_window_attrs(z->ctx, name, w, size_name, size, at);
-  eddy_value_t *ops[2] = {a, b}, *r = NULL;
-  EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, name, ops, b ? 2 : 1, at, n, &r));
+  eddy_value_t *r = NULL;
+  EDDY_RETURN_IF_ERROR(window_op(z, op, name, a, b, w, size_name, size, &r));
   tfl_out1(z, op, r);
   return NULL;
 }
@@ -276,7 +306,7 @@ static eddy_status_t lower_depthwise(eddy_tfl_t *z, const eddy_op_t *op,
     EDDY_RETURN_IF_ERROR(depthwise_dims(op, f, fd));
     EDDY_RETURN_IF_ERROR(filter_taps(op, f, &w));
     EDDY_RETURN_IF_ERROR(rank4(op, dy, "out_backprop"));
-    EDDY_RETURN_IF_ERROR(sizes(z, op, tfl_in(z, op, 0), 1, hw));
+    EDDY_RETURN_IF_ERROR(sizes(z, op, tfl_in(z, op, 0), 1, 2, hw));
     EDDY_RETURN_IF_ERROR(read_window(op, hw, &w));
     EDDY_RETURN_IF_ERROR(depthwise_filter(z, op, f, fd, &bf));
     return build(z, op, "core.conv2d_input_grad", dy, bf, &w, "input_size",
@@ -291,7 +321,7 @@ static eddy_status_t lower_depthwise(eddy_tfl_t *z, const eddy_op_t *op,
     return eddy_tfl_error(op, "the input's and out_backprop's channels must "
                               "be static, the latter a multiple of the "
                               "former");
-  EDDY_RETURN_IF_ERROR(sizes(z, op, tfl_in(z, op, 1), 0, w.size));
+  EDDY_RETURN_IF_ERROR(sizes(z, op, tfl_in(z, op, 1), 0, 2, w.size));
   EDDY_RETURN_IF_ERROR(read_window(op, &x->type->dims[1], &w));
   eddy_named_attr_t at[5];
   size_t na = eddy_core_window_attrs(z->ctx, "core.conv2d_filter_grad", &w,
@@ -712,7 +742,7 @@ eddy_status_t eddy_tfl_lower_window_op(eddy_tfl_t *z, const eddy_op_t *op,
     eddy_value_t *f = tfl_in(z, op, 1), *dy = tfl_in(z, op, 2);
     EDDY_RETURN_IF_ERROR(filter_taps(op, f, &w));
     EDDY_RETURN_IF_ERROR(rank4(op, dy, "out_backprop"));
-    EDDY_RETURN_IF_ERROR(sizes(z, op, tfl_in(z, op, 0), 1, hw));
+    EDDY_RETURN_IF_ERROR(sizes(z, op, tfl_in(z, op, 0), 1, 2, hw));
     EDDY_RETURN_IF_ERROR(read_window(op, hw, &w));
     return build(z, op, "core.conv2d_input_grad", dy, f, &w, "input_size",
                  hw);
@@ -721,7 +751,7 @@ eddy_status_t eddy_tfl_lower_window_op(eddy_tfl_t *z, const eddy_op_t *op,
     eddy_value_t *x = tfl_in(z, op, 0), *dy = tfl_in(z, op, 2);
     EDDY_RETURN_IF_ERROR(rank4(op, x, "input"));
     EDDY_RETURN_IF_ERROR(rank4(op, dy, "out_backprop"));
-    EDDY_RETURN_IF_ERROR(sizes(z, op, tfl_in(z, op, 1), 0, w.size));
+    EDDY_RETURN_IF_ERROR(sizes(z, op, tfl_in(z, op, 1), 0, 2, w.size));
     EDDY_RETURN_IF_ERROR(read_window(op, &x->type->dims[1], &w));
     return build(z, op, "core.conv2d_filter_grad", x, dy, &w, "filter_size",
                  w.size);
@@ -749,7 +779,7 @@ eddy_status_t eddy_tfl_lower_window_op(eddy_tfl_t *z, const eddy_op_t *op,
     eddy_value_t *dy = tfl_in(z, op, 1);
     EDDY_RETURN_IF_ERROR(rank4(op, dy, "grad"));
     EDDY_RETURN_IF_ERROR(ksize(op, &w));
-    EDDY_RETURN_IF_ERROR(sizes(z, op, tfl_in(z, op, 0), 1, hw));
+    EDDY_RETURN_IF_ERROR(sizes(z, op, tfl_in(z, op, 0), 1, 2, hw));
     EDDY_RETURN_IF_ERROR(read_window(op, hw, &w));
     return build(z, op, "core.avg_pool_grad", dy, NULL, &w, "input_size", hw);
   }
