@@ -787,6 +787,13 @@ def m_conv_dilated(x, w):
             tf.nn.conv2d(x, w, strides=1, padding="SAME", dilations=(1, 2))]
 
 
+def m_conv3d(x, w):
+    """Conv3D (NDHWC) SAME with strides (2, 1, 2) and VALID of a [2, 5, 6, 4, 3] input and a
+    [3, 2, 3, 3, 4] filter (TensorFlow's CPU kernels have no dilated Conv3D)."""
+    return [tf.nn.conv3d(x, w, strides=(1, 2, 1, 2, 1), padding="SAME"),
+            tf.nn.conv3d(x, w, strides=(1, 1, 1, 1, 1), padding="VALID")]
+
+
 @tf.function
 def switch_step(k, v):
     """tf.switch_case on k in a tf.function of its own: branches 0 and 2 keep different
@@ -946,6 +953,8 @@ MODELS = {
                   None),
     "conv_dilated": (m_conv_dilated, [("x", rnd(41, [2, 7, 6, 3])),
                                       ("w", rnd(42, [3, 2, 3, 4], 0.5))], None),
+    "conv3d": (m_conv3d, [("x", rnd(45, [2, 5, 6, 4, 3])), ("w", rnd(46, [3, 2, 3, 3, 4], 0.5))],
+               None),
     "gamma_family": (m_gamma_family, [("x", np.abs(rnd(97, [2, 5])) * 1.5 + 0.2),
                                       ("y", GAMMA_Y)], None),
     "count_losses": (m_count_losses, [("x", rnd(99, [3, 4], 0.5)),
@@ -967,6 +976,7 @@ FEED_SHAPES = {"strided_slice_dyn": {"x": [None, 5, 3]}, "unary_math": {"x": [No
                "ta_dyn": {"x": [None, 3]}, "index_dyn": {"x": [None, 4]},
                "bcast_dyn": {"x": [None, 3]}, "gamma_family": {"x": [None, 5]}, "count_losses": {"x": [None, 4], "k": [None, 4]},
                "conv_pool": {"x": [None, 7, 6, 3]}, "resize_modes": {"x": [None, 5, 4, 3]},
+               "conv3d": {"x": [None, 5, 6, 4, 3]},
                "gather_batch_dyn": {"x": [None, 5, 3], "y": [None, None, 5]},
                "einsum_dyn": {"x": [None, None, 3], "y": [None, None, 4]},
                "linalg_dyn": {"x": [None, 3, 3], "b": [None, 3, 2]}}
@@ -979,7 +989,7 @@ FORWARD_ONLY = {"push_back_batch", "conv_dilated"}
 # Models written in these forms only (each fixture costs test time): their gradient
 # fixtures hold the forward outputs too, and they have no control flow to tell v1 from v2.
 ONLY_FORMS = {"matrix_diag_band": ("grad_v2",), "max_pool_v2": ("grad_v1",),
-              "resize_modes": ("grad_v2",)}
+              "resize_modes": ("grad_v2",), "conv3d": ("grad_v2",)}
 
 # Gradient graphs chain more ops; their sums get a looser relative tolerance.
 GRAD_TOL = (1e-4, 1e-5)

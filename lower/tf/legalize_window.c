@@ -11,7 +11,9 @@
 /// filter), SpaceToBatchND and BatchToSpaceND (dilated convolutions:
 /// pads, reshapes, transposes), and ResizeBilinear, ResizeBicubic,
 /// ResizeNearestNeighbor, ResizeArea and the gradients of the first three
-/// (products with constant interpolation matrices).
+/// (products with constant interpolation matrices), and Conv3D and its
+/// gradients Conv3DBackpropInputV2 and Conv3DBackpropFilterV2 (NDHWC: one
+/// conv2d over the depth taps stacked along the channels).
 #include "lower/tf/tf_lower_internal.h"
 
 #include "dialects/core/core.h"
@@ -29,7 +31,8 @@ static const char *const WINDOW_OPS[] = {
     "DepthwiseConv2dNativeBackpropInput", "DepthwiseConv2dNativeBackpropFilter",
     "SpaceToBatchND", "BatchToSpaceND", "ResizeBilinear", "ResizeBilinearGrad",
     "ResizeNearestNeighbor", "ResizeNearestNeighborGrad", "ResizeBicubic",
-    "ResizeBicubicGrad", "ResizeArea",
+    "ResizeBicubicGrad", "ResizeArea", "Conv3D", "Conv3DBackpropInputV2",
+    "Conv3DBackpropFilterV2",
 };
 
 void eddy_tfl_window_ops_each(void (*fn)(const char *name, void *user),
@@ -62,40 +65,56 @@ static eddy_status_t ints_attr(const eddy_op_t *op, const char *name, int n,
   return NULL;
 }
 
-/// The window's strides, dilations and pads from TensorFlow's attributes
-/// (w->size already set: the filter's or ksize's spatial entries), the
-/// strides from `given` instead where not NULL (MaxPoolV2's operand); in[j]
-/// is the windowed input's spatial dim j (EDDY_DIM_DYNAMIC when unknown),
-/// which SAME padding with a stride above 1 needs.
-static eddy_status_t window_from(const eddy_op_t *op, const int64_t *given,
-                                 const int64_t *in, eddy_core_window_t *w) {
-  const char *fmt = str_attr(op, "data_format", "NHWC");
-  if (strcmp(fmt, "NHWC") != 0)
+/// The names of nsp spatial dims (2: height, width; 3: depth too).
+static const char *spatial_name(int nsp, int j) {
+  static const char *const names[3] = {"depth", "height", "width"};
+  return names[3 - nsp + j];
+}
+
+/// op's data_format must be layout (its default).
+static eddy_status_t check_layout(const eddy_op_t *op, const char *layout) {
+  const char *fmt = str_attr(op, "data_format", layout);
+  if (strcmp(fmt, layout) != 0)
     return eddy_tfl_error(op, "data_format \"%s\" is not supported (only "
-                              "NHWC)",
-                          fmt);
-  static const int64_t ones[4] = {1, 1, 1, 1};
-  int64_t s[4], d[4];
+                              "%s)",
+                          fmt, layout);
+  return NULL;
+}
+
+/// The strides, dilations and pads (lo, hi per dim) of a window over nsp
+/// spatial dims (2: NHWC, 3: NDHWC) from TensorFlow's attributes; size[j]
+/// is the window's taps along spatial dim j, in[j] the windowed input's
+/// size (EDDY_DIM_DYNAMIC when unknown), which SAME padding with a stride
+/// above 1 needs. The strides are given's where not NULL (MaxPoolV2's
+/// operand), else the attribute's. EXPLICIT padding is TensorFlow's 2-D
+/// ops' only.
+static eddy_status_t read_window_nd(const eddy_op_t *op, int nsp,
+                                    const int64_t *given, const int64_t *in,
+                                    const int64_t *size, int64_t *strides,
+                                    int64_t *dilations, int64_t *pads) {
+  EDDY_RETURN_IF_ERROR(check_layout(op, nsp == 3 ? "NDHWC" : "NHWC"));
+  static const int64_t ones[5] = {1, 1, 1, 1, 1};
+  int64_t s[5], d[5];
   if (given)
-    memcpy(s, given, sizeof s);
+    memcpy(s, given, (size_t)(nsp + 2) * sizeof *s);
   else
-    EDDY_RETURN_IF_ERROR(ints_attr(op, "strides", 4, NULL, s));
-  EDDY_RETURN_IF_ERROR(ints_attr(op, "dilations", 4, ones, d));
-  if (s[0] != 1 || s[3] != 1 || d[0] != 1 || d[3] != 1)
+    EDDY_RETURN_IF_ERROR(ints_attr(op, "strides", nsp + 2, NULL, s));
+  EDDY_RETURN_IF_ERROR(ints_attr(op, "dilations", nsp + 2, ones, d));
+  if (s[0] != 1 || s[nsp + 1] != 1 || d[0] != 1 || d[nsp + 1] != 1)
     return eddy_tfl_error(op, "strides and dilations along the batch and the "
                               "channels must be 1");
-  for (int j = 0; j < 2; j++) {
+  for (int j = 0; j < nsp; j++) {
     if (s[1 + j] < 1 || d[1 + j] < 1)
       return eddy_tfl_error(op, "strides and dilations must be >= 1");
-    w->strides[j] = s[1 + j];
-    w->dilations[j] = d[1 + j];
+    strides[j] = s[1 + j];
+    dilations[j] = d[1 + j];
   }
   const char *pad = str_attr(op, "padding", "");
   if (strcmp(pad, "VALID") == 0) {
-    memset(w->pads, 0, sizeof w->pads);
+    memset(pads, 0, (size_t)(2 * nsp) * sizeof *pads);
     return NULL;
   }
-  if (strcmp(pad, "EXPLICIT") == 0) {
+  if (nsp == 2 && strcmp(pad, "EXPLICIT") == 0) {
     int64_t p[8];
     EDDY_RETURN_IF_ERROR(ints_attr(op, "explicit_paddings", 8, NULL, p));
     if (p[0] || p[1] || p[6] || p[7])
@@ -104,31 +123,40 @@ static eddy_status_t window_from(const eddy_op_t *op, const int64_t *given,
     for (int k = 0; k < 4; k++) {
       if (p[2 + k] < 0)
         return eddy_tfl_error(op, "explicit_paddings must be >= 0");
-      w->pads[k] = p[2 + k];
+      pads[k] = p[2 + k];
     }
     return NULL;
   }
   if (strcmp(pad, "SAME") != 0)
-    return eddy_tfl_error(op, "padding \"%s\" is not supported (SAME, VALID "
-                              "or EXPLICIT)",
-                          pad);
-  for (int j = 0; j < 2; j++) {
-    int64_t eff = (w->size[j] - 1) * w->dilations[j] + 1;
+    return eddy_tfl_error(op, "padding \"%s\" is not supported (SAME, "
+                              "VALID%s)",
+                          pad, nsp == 2 ? " or EXPLICIT" : "");
+  for (int j = 0; j < nsp; j++) {
+    int64_t eff = (size[j] - 1) * dilations[j] + 1;
     if (in[j] != EDDY_DIM_DYNAMIC) {
-      eddy_scalar_window_same(in[j], w->size[j], w->dilations[j],
-                              w->strides[j], &w->pads[2 * j],
-                              &w->pads[2 * j + 1]);
-    } else if (w->strides[j] == 1) {
+      eddy_scalar_window_same(in[j], size[j], dilations[j], strides[j],
+                              &pads[2 * j], &pads[2 * j + 1]);
+    } else if (strides[j] == 1) {
       // ceil(n / 1) = n positions whatever n: the pads do not depend on it.
-      w->pads[2 * j] = (eff - 1) / 2;
-      w->pads[2 * j + 1] = eff - 1 - w->pads[2 * j];
+      pads[2 * j] = (eff - 1) / 2;
+      pads[2 * j + 1] = eff - 1 - pads[2 * j];
     } else {
       return eddy_tfl_error(op, "SAME padding with a stride above 1 needs a "
                                 "static %s",
-                            j ? "width" : "height");
+                            spatial_name(nsp, j));
     }
   }
   return NULL;
+}
+
+/// The window's strides, dilations and pads from TensorFlow's attributes
+/// of a 2-D op (w->size already set: the filter's or ksize's spatial
+/// entries), the strides from given where not NULL (MaxPoolV2's operand);
+/// in[j] is the windowed input's spatial dim j.
+static eddy_status_t window_from(const eddy_op_t *op, const int64_t *given,
+                                 const int64_t *in, eddy_core_window_t *w) {
+  return read_window_nd(op, 2, given, in, w->size, w->strides, w->dilations,
+                        w->pads);
 }
 
 /// The window of the strides attribute (window_from).
@@ -137,33 +165,32 @@ static eddy_status_t read_window(const eddy_op_t *op, const int64_t *in,
   return window_from(op, NULL, in, w);
 }
 
-/// The input's spatial size [H, W] an input-gradient op (or
-/// Conv2DBackpropFilter's filter size [KH, KW], first = 0) must produce:
-/// its shape operand when constant, else the result type's static dims,
-/// else the static dims of the value whose core.shape it is (through
-/// casts).
+/// The n spatial sizes an input-gradient op must produce (first = 1: the
+/// input's [H, W] or [D, H, W]) or a filter-gradient op (first = 0: the
+/// filter's [KH, KW] or [KD, KH, KW]), of a rank n + 2 shape: its shape
+/// operand when constant, else the result type's static dims, else the
+/// static dims of the value whose core.shape it is (through casts).
 static eddy_status_t sizes(eddy_tfl_t *z, const eddy_op_t *op,
-                           eddy_value_t *shape, int first, int64_t *out) {
-  int64_t v[4];
-  if (eddy_tfl_const_ints(z, shape, v, 4) == 4) {
-    out[0] = v[first];
-    out[1] = v[first + 1];
+                           eddy_value_t *shape, int first, int n,
+                           int64_t *out) {
+  int64_t v[5];
+  if (eddy_tfl_const_ints(z, shape, v, 5) == n + 2) {
+    memcpy(out, v + first, (size_t)n * sizeof *out);
     return NULL;
   }
-  const eddy_type_t *rt = op->results[0].type;
-  if (rt->rank == 4 && rt->dims[first] >= 0 && rt->dims[first + 1] >= 0) {
-    out[0] = rt->dims[first];
-    out[1] = rt->dims[first + 1];
-    return NULL;
-  }
+  const eddy_type_t *types[2] = {op->results[0].type, NULL};
   const eddy_op_t *d = shape->def;
   while (d && tfl_is(d, "core.cast"))
     d = eddy_ir_op_operand((eddy_op_t *)d, 0)->def;
-  if (tfl_is(d, "core.shape")) {
-    const eddy_type_t *t = eddy_ir_op_operand((eddy_op_t *)d, 0)->type;
-    if (t->rank == 4 && t->dims[first] >= 0 && t->dims[first + 1] >= 0) {
-      out[0] = t->dims[first];
-      out[1] = t->dims[first + 1];
+  if (tfl_is(d, "core.shape"))
+    types[1] = eddy_ir_op_operand((eddy_op_t *)d, 0)->type;
+  for (int k = 0; k < 2; k++) {
+    const eddy_type_t *t = types[k];
+    bool known = t && t->rank == n + 2;
+    for (int j = 0; known && j < n; j++)
+      known = t->dims[first + j] >= 0;
+    if (known) {
+      memcpy(out, t->dims + first, (size_t)n * sizeof *out);
       return NULL;
     }
   }
@@ -171,18 +198,32 @@ static eddy_status_t sizes(eddy_tfl_t *z, const eddy_op_t *op,
                             "constant, or the shape of a value with static "
                             "%s)",
                         first ? "input's" : "filter's",
-                        first ? "height and width" : "kernel dims");
+                        !first   ? "kernel dims"
+                        : n == 3 ? "depth, height and width"
+                                 : "height and width");
 }
 
-/// Builds core op `name` with w's attributes (and size_name = size).
+/// Core op `name` of a and b (when not NULL) with w's attributes (and
+/// size_name = size).
+static eddy_status_t window_op(eddy_tfl_t *z, const eddy_op_t *op,
+                               const char *name, eddy_value_t *a,
+                               eddy_value_t *b, const eddy_core_window_t *w,
+                               const char *size_name, const int64_t *size,
+                               eddy_value_t **out) {
+  eddy_named_attr_t at[5];
+  size_t n = eddy_core_window_attrs(z->ctx, name, w, size_name, size, at);
+  eddy_value_t *ops[2] = {a, b};
+  return eddy_tfl_build(z, op, name, ops, b ? 2 : 1, at, n, out);
+}
+
+/// Builds core op `name` with w's attributes (and size_name = size) as
+/// op's result.
 static eddy_status_t build(eddy_tfl_t *z, const eddy_op_t *op,
                            const char *name, eddy_value_t *a, eddy_value_t *b,
                            const eddy_core_window_t *w, const char *size_name,
                            const int64_t *size) {
-  eddy_named_attr_t at[5];
-  size_t n = eddy_core_window_attrs(z->ctx, name, w, size_name, size, at);
-  eddy_value_t *ops[2] = {a, b}, *r = NULL;
-  EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, name, ops, b ? 2 : 1, at, n, &r));
+  eddy_value_t *r = NULL;
+  EDDY_RETURN_IF_ERROR(window_op(z, op, name, a, b, w, size_name, size, &r));
   tfl_out1(z, op, r);
   return NULL;
 }
@@ -306,7 +347,7 @@ static eddy_status_t lower_depthwise(eddy_tfl_t *z, const eddy_op_t *op,
     EDDY_RETURN_IF_ERROR(depthwise_dims(op, f, fd));
     EDDY_RETURN_IF_ERROR(filter_taps(op, f, &w));
     EDDY_RETURN_IF_ERROR(rank4(op, dy, "out_backprop"));
-    EDDY_RETURN_IF_ERROR(sizes(z, op, tfl_in(z, op, 0), 1, hw));
+    EDDY_RETURN_IF_ERROR(sizes(z, op, tfl_in(z, op, 0), 1, 2, hw));
     EDDY_RETURN_IF_ERROR(read_window(op, hw, &w));
     EDDY_RETURN_IF_ERROR(depthwise_filter(z, op, f, fd, &bf));
     return build(z, op, "core.conv2d_input_grad", dy, bf, &w, "input_size",
@@ -321,7 +362,7 @@ static eddy_status_t lower_depthwise(eddy_tfl_t *z, const eddy_op_t *op,
     return eddy_tfl_error(op, "the input's and out_backprop's channels must "
                               "be static, the latter a multiple of the "
                               "former");
-  EDDY_RETURN_IF_ERROR(sizes(z, op, tfl_in(z, op, 1), 0, w.size));
+  EDDY_RETURN_IF_ERROR(sizes(z, op, tfl_in(z, op, 1), 0, 2, w.size));
   EDDY_RETURN_IF_ERROR(read_window(op, &x->type->dims[1], &w));
   eddy_named_attr_t at[5];
   size_t na = eddy_core_window_attrs(z->ctx, "core.conv2d_filter_grad", &w,
@@ -503,6 +544,241 @@ static eddy_status_t lower_batch_to_space(eddy_tfl_t *z, const eddy_op_t *op) {
     EDDY_RETURN_IF_ERROR(
         eddy_tfl_build(z, op, "core.gather", gops, 2, &ga, 1, &v));
   }
+  tfl_out1(z, op, v);
+  return NULL;
+}
+
+/// ---- 3-D convolutions ---------------------------------------------------
+
+/// A Conv3D's window (NDHWC, filter [KD, KH, KW, C, O]): one conv2d over
+/// height and width reads every depth tap at once, the taps stacked along
+/// its channels; along depth, the stride, the pads and the positions.
+typedef struct conv3d {
+  eddy_core_window_t w; ///< over height and width
+  int64_t in[3];        ///< the input's D, H, W
+  int64_t f[5];         ///< the filter's KD, KH, KW, C, O
+  int64_t out[3];       ///< the output's D, H, W
+  int64_t sd, lo, hi;   ///< depth stride and pads
+} conv3d_t;
+
+/// c's window from op's attributes (c->in and c->f already set).
+static eddy_status_t conv3d_window(const eddy_op_t *op, conv3d_t *c) {
+  int64_t s[3], d[3], p[6];
+  EDDY_RETURN_IF_ERROR(read_window_nd(op, 3, NULL, c->in, c->f, s, d, p));
+  if (d[0] != 1 || d[1] != 1 || d[2] != 1)
+    return eddy_tfl_error(op, "dilations other than 1 are not supported "
+                              "(TensorFlow's CPU kernels have none)");
+  c->sd = s[0];
+  c->lo = p[0];
+  c->hi = p[1];
+  for (int j = 0; j < 2; j++) {
+    c->w.size[j] = c->f[1 + j];
+    c->w.strides[j] = s[1 + j];
+    c->w.dilations[j] = 1;
+    c->w.pads[2 * j] = p[2 + 2 * j];
+    c->w.pads[2 * j + 1] = p[3 + 2 * j];
+  }
+  for (int j = 0; j < 3; j++) {
+    c->out[j] = eddy_scalar_window_out(c->in[j], p[2 * j], p[2 * j + 1],
+                                       c->f[j], 1, s[j]);
+    if (c->out[j] < 1)
+      return eddy_tfl_error(op, "the padded input's %s (%lld) is shorter "
+                                "than the filter's (%lld)",
+                            spatial_name(3, j),
+                            (long long)(c->in[j] + p[2 * j] + p[2 * j + 1]),
+                            (long long)c->f[j]);
+  }
+  // Each factor at most 2^24: the products below cannot overflow.
+  const int64_t lim = (int64_t)1 << 24;
+  if (c->f[0] > lim || c->f[3] > lim || c->out[0] > lim ||
+      c->f[0] * c->out[0] > lim || c->f[0] * c->f[3] > lim)
+    return eddy_tfl_error(op, "the filter's depth (%lld) times the output's "
+                              "depth (%lld) or the channels (%lld) is above "
+                              "2^24",
+                          (long long)c->f[0], (long long)c->out[0],
+                          (long long)c->f[3]);
+  return NULL;
+}
+
+/// Operand v must be a rank-5 tensor (NDHWC, or the filter) whose dims
+/// from `from` on are static; they go to dims (what names it).
+static eddy_status_t rank5(const eddy_op_t *op, eddy_value_t *v,
+                           const char *what, int from, int64_t *dims) {
+  if (v->type->rank != 5)
+    return eddy_tfl_error(op, "the %s must have rank 5%s", what,
+                          from ? " (NDHWC)" : "");
+  for (int k = 0; k < 5; k++) {
+    dims[k] = v->type->dims[k];
+    if (k >= from && dims[k] < 0)
+      return eddy_tfl_error(op, "the %s's %s must be static", what,
+                            from ? "depth, height, width and channels"
+                                 : "shape");
+  }
+  return NULL;
+}
+
+/// The depth of the padded input that tap kd of output position j reads,
+/// kd + j * sd, for all taps: an i64 vector [KD * Dout], kd major.
+static eddy_status_t depth_index(eddy_tfl_t *z, const conv3d_t *c,
+                                 eddy_value_t **out) {
+  int64_t n = c->f[0] * c->out[0];
+  int64_t *at = malloc((size_t)n * sizeof *at);
+  if (!at)
+    return eddy_status_create(EDDY_ERR_RESOURCE, "out of memory");
+  for (int64_t kd = 0; kd < c->f[0]; kd++)
+    for (int64_t j = 0; j < c->out[0]; j++)
+      at[kd * c->out[0] + j] = kd + j * c->sd;
+  eddy_status_t st = eddy_tfl_int_constant(z, EDDY_DT_I64, at, n, out);
+  free(at);
+  return st;
+}
+
+/// core.gather of v along axis at indices idx.
+static eddy_status_t gather(eddy_tfl_t *z, const eddy_op_t *op,
+                            eddy_value_t *v, eddy_value_t *idx, int64_t axis,
+                            eddy_value_t **out) {
+  eddy_value_t *ops[2] = {v, idx};
+  eddy_named_attr_t a = eddy_tfl_int_attr(z, "axis", axis);
+  return eddy_tfl_build(z, op, "core.gather", ops, 2, &a, 1, out);
+}
+
+/// x [N, D, H, W, C] as the input of the one conv2d: [N * Dout, H, W,
+/// KD * C], whose row n * Dout + j holds in channel kd * C + c the depth
+/// tap kd of output position j, x[n, j * sd + kd - lo, ., ., c] (0 in the
+/// padding).
+static eddy_status_t stack_taps(eddy_tfl_t *z, const eddy_op_t *op,
+                                eddy_value_t *x, const conv3d_t *c,
+                                eddy_value_t **out) {
+  eddy_value_t *v = x, *idx = NULL;
+  if (c->lo || c->hi) {
+    eddy_value_t *zero = NULL;
+    EDDY_RETURN_IF_ERROR(tfl_scalar_like(z, x, 0.0, &zero));
+    int64_t lo[5] = {0, c->lo, 0, 0, 0}, hi[5] = {0, c->hi, 0, 0, 0};
+    eddy_value_t *pops[2] = {x, zero};
+    eddy_named_attr_t pa[2] = {eddy_tfl_ints_attr(z, "low", lo, 5),
+                               eddy_tfl_ints_attr(z, "high", hi, 5)};
+    EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "core.pad", pops, 2, pa, 2, &v));
+  }
+  EDDY_RETURN_IF_ERROR(depth_index(z, c, &idx));
+  EDDY_RETURN_IF_ERROR(gather(z, op, v, idx, 1, &v));
+  // The batch, and the batch times Dout, are inferred (-1), static or not.
+  int64_t d6[6] = {-1, c->f[0], c->out[0], c->in[1], c->in[2], c->f[3]};
+  static const int64_t perm[6] = {0, 2, 3, 4, 1, 5};
+  int64_t d4[4] = {-1, c->in[1], c->in[2], c->f[0] * c->f[3]};
+  EDDY_RETURN_IF_ERROR(eddy_tfl_reshape(z, op, v, d6, 6, &v));
+  EDDY_RETURN_IF_ERROR(transpose(z, op, v, perm, 6, &v));
+  return eddy_tfl_reshape(z, op, v, d4, 4, out);
+}
+
+/// The filter f [KD, KH, KW, C, O] as the one conv2d's [KH, KW, KD * C, O].
+static eddy_status_t stack_filter(eddy_tfl_t *z, const eddy_op_t *op,
+                                  eddy_value_t *f, const conv3d_t *c,
+                                  eddy_value_t **out) {
+  static const int64_t perm[5] = {1, 2, 0, 3, 4};
+  int64_t d4[4] = {c->f[1], c->f[2], c->f[0] * c->f[3], c->f[4]};
+  eddy_value_t *v = NULL;
+  EDDY_RETURN_IF_ERROR(transpose(z, op, f, perm, 5, &v));
+  return eddy_tfl_reshape(z, op, v, d4, 4, out);
+}
+
+/// dy [N, Dout, Ho, Wo, O] as the one conv2d's [N * Dout, Ho, Wo, O].
+static eddy_status_t flat_dy(eddy_tfl_t *z, const eddy_op_t *op,
+                             eddy_value_t *dy, const conv3d_t *c,
+                             eddy_value_t **out) {
+  int64_t d4[4] = {-1, c->out[1], c->out[2], c->f[4]};
+  return eddy_tfl_reshape(z, op, dy, d4, 4, out);
+}
+
+/// Conv3D(x, f) = the conv2d of stack_taps(x) and stack_filter(f), shaped
+/// back to [N, Dout, Ho, Wo, O]: the sum over the depth taps of 2-D
+/// convolutions. Conv3DBackpropInputV2(input_sizes, f, dy): that conv2d's
+/// input gradient, unstacked and added back at the depths the taps read
+/// (core.scatter, the gather's transpose), the depth padding cut off.
+/// Conv3DBackpropFilterV2(x, filter_sizes, dy): that conv2d's filter
+/// gradient, unstacked to [KD, KH, KW, C, O].
+static eddy_status_t lower_conv3d(eddy_tfl_t *z, const eddy_op_t *op,
+                                  const char *t) {
+  conv3d_t c;
+  int64_t xd[5], dyd[5];
+  eddy_value_t *v = NULL, *wf = NULL;
+  EDDY_RETURN_IF_ERROR(check_layout(op, "NDHWC"));
+  if (strcmp(t, "Conv3D") == 0) {
+    eddy_value_t *x = tfl_in(z, op, 0), *f = tfl_in(z, op, 1);
+    EDDY_RETURN_IF_ERROR(rank5(op, x, "input", 1, xd));
+    EDDY_RETURN_IF_ERROR(rank5(op, f, "filter", 0, c.f));
+    if (xd[4] != c.f[3])
+      return eddy_tfl_error(op, "the input has %lld channels, the filter "
+                                "%lld",
+                            (long long)xd[4], (long long)c.f[3]);
+    memcpy(c.in, xd + 1, sizeof c.in);
+    EDDY_RETURN_IF_ERROR(conv3d_window(op, &c));
+    EDDY_RETURN_IF_ERROR(stack_taps(z, op, x, &c, &v));
+    EDDY_RETURN_IF_ERROR(stack_filter(z, op, f, &c, &wf));
+    EDDY_RETURN_IF_ERROR(
+        window_op(z, op, "core.conv2d", v, wf, &c.w, NULL, NULL, &v));
+    int64_t d5[5] = {-1, c.out[0], c.out[1], c.out[2], c.f[4]};
+    EDDY_RETURN_IF_ERROR(eddy_tfl_reshape(z, op, v, d5, 5, &v));
+    tfl_out1(z, op, v);
+    return NULL;
+  }
+  eddy_value_t *dy = tfl_in(z, op, 2);
+  EDDY_RETURN_IF_ERROR(rank5(op, dy, "out_backprop", 5, dyd));
+  if (strcmp(t, "Conv3DBackpropInputV2") == 0) {
+    eddy_value_t *f = tfl_in(z, op, 1);
+    EDDY_RETURN_IF_ERROR(rank5(op, f, "filter", 0, c.f));
+    EDDY_RETURN_IF_ERROR(sizes(z, op, tfl_in(z, op, 0), 1, 3, c.in));
+    EDDY_RETURN_IF_ERROR(conv3d_window(op, &c));
+    EDDY_RETURN_IF_ERROR(flat_dy(z, op, dy, &c, &v));
+    EDDY_RETURN_IF_ERROR(stack_filter(z, op, f, &c, &wf));
+    EDDY_RETURN_IF_ERROR(window_op(z, op, "core.conv2d_input_grad", v, wf,
+                                   &c.w, "input_size", c.in + 1, &v));
+    int64_t d6[6] = {-1, c.out[0], c.in[1], c.in[2], c.f[0], c.f[3]};
+    static const int64_t perm[6] = {0, 4, 1, 2, 3, 5};
+    int64_t d5[5] = {-1, c.f[0] * c.out[0], c.in[1], c.in[2], c.f[3]};
+    EDDY_RETURN_IF_ERROR(eddy_tfl_reshape(z, op, v, d6, 6, &v));
+    EDDY_RETURN_IF_ERROR(transpose(z, op, v, perm, 6, &v));
+    EDDY_RETURN_IF_ERROR(eddy_tfl_reshape(z, op, v, d5, 5, &v));
+    eddy_value_t *idx = NULL;
+    EDDY_RETURN_IF_ERROR(depth_index(z, &c, &idx));
+    eddy_value_t *sops[2] = {idx, v};
+    eddy_named_attr_t sa[2] = {
+        eddy_tfl_int_attr(z, "axis", 1),
+        eddy_tfl_int_attr(z, "size", c.in[0] + c.lo + c.hi)};
+    EDDY_RETURN_IF_ERROR(
+        eddy_tfl_build(z, op, "core.scatter", sops, 2, sa, 2, &v));
+    if (c.lo || c.hi) {
+      int64_t *at = malloc((size_t)c.in[0] * sizeof *at);
+      if (!at)
+        return eddy_status_create(EDDY_ERR_RESOURCE, "out of memory");
+      for (int64_t k = 0; k < c.in[0]; k++)
+        at[k] = c.lo + k;
+      eddy_status_t st =
+          eddy_tfl_int_constant(z, EDDY_DT_I64, at, c.in[0], &idx);
+      free(at);
+      EDDY_RETURN_IF_ERROR(st);
+      EDDY_RETURN_IF_ERROR(gather(z, op, v, idx, 1, &v));
+    }
+    tfl_out1(z, op, v);
+    return NULL;
+  }
+  // Conv3DBackpropFilterV2(x, filter_sizes, dy).
+  eddy_value_t *x = tfl_in(z, op, 0);
+  EDDY_RETURN_IF_ERROR(rank5(op, x, "input", 1, xd));
+  EDDY_RETURN_IF_ERROR(sizes(z, op, tfl_in(z, op, 1), 0, 3, c.f));
+  memcpy(c.in, xd + 1, sizeof c.in);
+  c.f[3] = xd[4];
+  c.f[4] = dyd[4];
+  if (c.f[4] < 0)
+    return eddy_tfl_error(op, "the out_backprop's channels must be static");
+  EDDY_RETURN_IF_ERROR(conv3d_window(op, &c));
+  EDDY_RETURN_IF_ERROR(stack_taps(z, op, x, &c, &v));
+  EDDY_RETURN_IF_ERROR(flat_dy(z, op, dy, &c, &wf));
+  EDDY_RETURN_IF_ERROR(window_op(z, op, "core.conv2d_filter_grad", v, wf,
+                                 &c.w, "filter_size", c.f + 1, &v));
+  int64_t d5[5] = {c.f[1], c.f[2], c.f[0], c.f[3], c.f[4]};
+  static const int64_t perm[5] = {2, 0, 1, 3, 4};
+  EDDY_RETURN_IF_ERROR(eddy_tfl_reshape(z, op, v, d5, 5, &v));
+  EDDY_RETURN_IF_ERROR(transpose(z, op, v, perm, 5, &v));
   tfl_out1(z, op, v);
   return NULL;
 }
@@ -729,6 +1005,8 @@ eddy_status_t eddy_tfl_lower_window_op(eddy_tfl_t *z, const eddy_op_t *op,
     return lower_batch_to_space(z, op);
   if (strncmp(t, "Resize", 6) == 0)
     return lower_resize(z, op, t);
+  if (strncmp(t, "Conv3D", 6) == 0)
+    return lower_conv3d(z, op, t);
   eddy_core_window_t w;
   int64_t hw[2];
   if (strcmp(t, "Conv2D") == 0) {
@@ -742,7 +1020,7 @@ eddy_status_t eddy_tfl_lower_window_op(eddy_tfl_t *z, const eddy_op_t *op,
     eddy_value_t *f = tfl_in(z, op, 1), *dy = tfl_in(z, op, 2);
     EDDY_RETURN_IF_ERROR(filter_taps(op, f, &w));
     EDDY_RETURN_IF_ERROR(rank4(op, dy, "out_backprop"));
-    EDDY_RETURN_IF_ERROR(sizes(z, op, tfl_in(z, op, 0), 1, hw));
+    EDDY_RETURN_IF_ERROR(sizes(z, op, tfl_in(z, op, 0), 1, 2, hw));
     EDDY_RETURN_IF_ERROR(read_window(op, hw, &w));
     return build(z, op, "core.conv2d_input_grad", dy, f, &w, "input_size",
                  hw);
@@ -751,7 +1029,7 @@ eddy_status_t eddy_tfl_lower_window_op(eddy_tfl_t *z, const eddy_op_t *op,
     eddy_value_t *x = tfl_in(z, op, 0), *dy = tfl_in(z, op, 2);
     EDDY_RETURN_IF_ERROR(rank4(op, x, "input"));
     EDDY_RETURN_IF_ERROR(rank4(op, dy, "out_backprop"));
-    EDDY_RETURN_IF_ERROR(sizes(z, op, tfl_in(z, op, 1), 0, w.size));
+    EDDY_RETURN_IF_ERROR(sizes(z, op, tfl_in(z, op, 1), 0, 2, w.size));
     EDDY_RETURN_IF_ERROR(read_window(op, &x->type->dims[1], &w));
     return build(z, op, "core.conv2d_filter_grad", x, dy, &w, "filter_size",
                  w.size);
@@ -789,7 +1067,7 @@ eddy_status_t eddy_tfl_lower_window_op(eddy_tfl_t *z, const eddy_op_t *op,
     eddy_value_t *dy = tfl_in(z, op, 1);
     EDDY_RETURN_IF_ERROR(rank4(op, dy, "grad"));
     EDDY_RETURN_IF_ERROR(ksize(op, NULL, &w));
-    EDDY_RETURN_IF_ERROR(sizes(z, op, tfl_in(z, op, 0), 1, hw));
+    EDDY_RETURN_IF_ERROR(sizes(z, op, tfl_in(z, op, 0), 1, 2, hw));
     EDDY_RETURN_IF_ERROR(read_window(op, hw, &w));
     return build(z, op, "core.avg_pool_grad", dy, NULL, &w, "input_size", hw);
   }
