@@ -348,6 +348,26 @@ static eddy_status_t diag_size(const eddy_op_t *op, const diag_band_t *b,
   return NULL;
 }
 
+/// The m x n matrices of the packed band d ([..., D, len], or [..., len]
+/// for one diagonal) with other (a scalar, or of the result's shape)
+/// off the band.
+static eddy_status_t band_matrix(eddy_tfl_t *z, const eddy_op_t *op,
+                                 const diag_band_t *b, eddy_value_t *d,
+                                 int64_t m, int64_t n, int64_t len,
+                                 eddy_value_t *other, eddy_value_t **out) {
+  int64_t dims[2] = {m, n};
+  int64_t *idx = malloc((size_t)(m * n) * sizeof *idx);
+  if (!idx)
+    return eddy_tfl_error(op, "out of memory");
+  matrix_from_band(b, m, n, len, idx);
+  eddy_value_t *flat = d;
+  eddy_status_t st = b->hi > b->lo ? flatten_last2(z, op, d, &flat) : NULL;
+  if (!st)
+    st = gather_or(z, op, flat, idx, dims, 2, other, out);
+  free(idx);
+  return st;
+}
+
 /// MatrixDiag of band b: d [..., D, L] (or [..., L]) → [..., rows, cols],
 /// padding off the band.
 static eddy_status_t band_diag(eddy_tfl_t *z, const eddy_op_t *op,
@@ -371,17 +391,7 @@ static eddy_status_t band_diag(eddy_tfl_t *z, const eddy_op_t *op,
   EDDY_RETURN_IF_ERROR(diag_size(op, b, len, &rows, &cols));
   if (rows > INT32_MAX / cols || nd > INT32_MAX / len)
     return eddy_tfl_error(op, "the result has too many elements");
-  int64_t dims[2] = {rows, cols};
-  int64_t *idx = malloc((size_t)(rows * cols) * sizeof *idx);
-  if (!idx)
-    return eddy_tfl_error(op, "out of memory");
-  matrix_from_band(b, rows, cols, len, idx);
-  eddy_value_t *flat = d;
-  eddy_status_t st = nd > 1 ? flatten_last2(z, op, d, &flat) : NULL;
-  if (!st)
-    st = gather_or(z, op, flat, idx, dims, 2, pad, out);
-  free(idx);
-  return st;
+  return band_matrix(z, op, b, d, rows, cols, len, pad, out);
 }
 
 /// MatrixSetDiag of band b: x [..., M, N] with the band replaced by d
@@ -402,17 +412,7 @@ static eddy_status_t band_set(eddy_tfl_t *z, const eddy_op_t *op,
                           "matrices must be [..., %s%lld] (static)",
                           (long long)b->lo, (long long)b->hi, (long long)m,
                           (long long)n, nd > 1 ? "D, " : "", (long long)len);
-  int64_t dims[2] = {m, n};
-  int64_t *idx = malloc((size_t)(m * n) * sizeof *idx);
-  if (!idx)
-    return eddy_tfl_error(op, "out of memory");
-  matrix_from_band(b, m, n, len, idx);
-  eddy_value_t *flat = d;
-  eddy_status_t st = nd > 1 ? flatten_last2(z, op, d, &flat) : NULL;
-  if (!st)
-    st = gather_or(z, op, flat, idx, dims, 2, x, out);
-  free(idx);
-  return st;
+  return band_matrix(z, op, b, d, m, n, len, x, out);
 }
 
 /// ---- The ops ---------------------------------------------------------------
