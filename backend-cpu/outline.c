@@ -38,7 +38,7 @@ static bool op_is(MlirOperation op, const char *name) {
 
 typedef struct count {
   size_t ops;
-  bool alloca;       ///< holds a stack allocation (never outlined)
+  bool alloca;        ///< holds a stack allocation (never outlined)
   bool kernels_whole; ///< an scf.parallel counts as one op
 } count_t;
 
