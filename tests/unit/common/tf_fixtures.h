@@ -101,11 +101,22 @@ static inline char *tf_fixtures_list(const char *file, const char *tail,
   return dir;
 }
 
+/// Whether a and b are the v1 and v2 forms of one model (names that differ
+/// only in a last "_v1" / "_v2").
+static inline bool tf_fixtures_twins(const char *a, const char *b) {
+  size_t n = strlen(a);
+  return n > 3 && strlen(b) == n && strncmp(a, b, n - 3) == 0 &&
+         (strcmp(a + n - 3, "_v1") == 0 || strcmp(a + n - 3, "_v2") == 0) &&
+         (strcmp(b + n - 3, "_v1") == 0 || strcmp(b + n - 3, "_v2") == 0);
+}
+
 /// Runs run(dir, name) on every fixture, printing "name  label  ok|FAIL";
 /// asserts that all TF_FIXTURES_COUNT fixtures were found and that every
 /// one passed. EDDY_TF_FIXTURES_SHARD=K/N in the environment runs shard K
-/// of N (0 <= K < N) only: every N-th of the fixtures the test runs, from
-/// the K-th (tests/CMakeLists.txt runs the slowest test as two shards).
+/// of N (0 <= K < N) only: every N-th model of the fixtures the test runs,
+/// from the K-th, a model's v1 and v2 forms together (tests/CMakeLists.txt
+/// runs the slowest test as two shards; it builds the CUDA object of a
+/// model's v2 form only, so the shards alternate models, not fixtures).
 #ifndef TF_FIXTURES_STRIDE
 #define TF_FIXTURES_STRIDE 1
 #endif
@@ -123,18 +134,25 @@ static inline void tf_fixtures_expect_all(const char *file, const char *tail,
   if (env && (sscanf(env, "%u/%u", &shard, &shards) != 2 || shards == 0 ||
               shard >= shards))
     fail_msg("EDDY_TF_FIXTURES_SHARD=%s: expected K/N with 0 <= K < N", env);
+  size_t model = 0; // of the fixtures run, counting twins once
+  const char *prev = NULL;
   for (size_t i = 0; i < n; i++) {
     /* TF_FIXTURES_STRIDE k > 1 (the sanitizer build of the slowest of these
        tests, tests/CMakeLists.txt): every k-th fixture only; the normal
        build runs them all. */
-    if (i % TF_FIXTURES_STRIDE == 0 &&
-        (i / TF_FIXTURES_STRIDE) % shards == shard) {
+    if (i % TF_FIXTURES_STRIDE != 0)
+      continue;
+    if (prev && !tf_fixtures_twins(prev, names[i]))
+      model++;
+    prev = names[i];
+    if (model % shards == shard) {
       bool ok = run(dir, names[i]);
       printf("%-24s %-10s %s\n", names[i], label, ok ? "ok" : "FAIL");
       failed += !ok;
     }
-    free(names[i]);
   }
+  for (size_t i = 0; i < n; i++)
+    free(names[i]);
   free(dir);
   assert_int_equal(n, TF_FIXTURES_COUNT);
   assert_int_equal(failed, 0); // every fixture matches TensorFlow

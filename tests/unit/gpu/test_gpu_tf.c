@@ -4,7 +4,8 @@
 /// kernels run on the CPU (EDDY_CPU_FORM_KERNELS) must match TensorFlow's
 /// outputs within the manifest's tolerance, and the CUDA object (every
 /// kernel through ptxas for sm_90) must build (where the CUDA toolkit is;
-/// of a model with v1 and v2 fixtures, the v2 form's).
+/// of a model with v1 and v2 fixtures, the v2 form's; of a forward model
+/// with a gradient fixture, the gradient's).
 #define _POSIX_C_SOURCE 200809L
 
 #include "backend-gpu/gpu.h"
@@ -29,16 +30,27 @@
 static char g_obj[64];
 static bool g_toolkit;
 
-/// Whether name is the v1 form of a model whose v2 form is a fixture too:
-/// the two import to the same structured IR, so their kernels are alike, and
-/// only the v2 form's CUDA object is built (a few seconds each).
-static bool has_v2_twin(const char *dir, const char *name) {
+/// Whether the fixture path dir/stem + suffix exists.
+static bool fixture_exists(const char *dir, const char *stem, size_t len,
+                           const char *suffix) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/%.*s%s", dir, (int)len, stem, suffix);
+  return access(path, F_OK) == 0;
+}
+
+/// Whether another fixture's CUDA object holds name's kernels, so that only
+/// that one is built (a few seconds each): the v2 form of a model with v1
+/// and v2 fixtures (the two import to the same structured IR), and the
+/// gradient fixture of a forward one (it computes the forward outputs too,
+/// with the same fused kernels).
+static bool kernels_covered(const char *dir, const char *name) {
   size_t n = strlen(name);
-  if (n < 3 || strcmp(name + n - 3, "_v1") != 0)
+  if (n < 3)
     return false;
-  char twin[4096];
-  snprintf(twin, sizeof twin, "%s/%.*s_v2", dir, (int)(n - 3), name);
-  return access(twin, F_OK) == 0;
+  if (strcmp(name + n - 3, "_v1") == 0)
+    return fixture_exists(dir, name, n - 3, "_v2");
+  return strcmp(name + n - 3, "_v2") == 0 &&
+         fixture_exists(dir, name, n - 3, "_grad_v2");
 }
 
 /// Runs one fixture in the kernels form and builds its CUDA object; true
@@ -57,7 +69,7 @@ static bool run_fixture(const char *dir, const char *name) {
   if (!st)
     st = tf_fixture_run_jit(&r, o);
   bool ok = !st && tf_fixture_check(&r);
-  if (ok && g_toolkit && !has_v2_twin(dir, name)) {
+  if (ok && g_toolkit && !kernels_covered(dir, name)) {
     eddy_gpu_opts_t g = eddy_gpu_opts_default();
     g.prefix = "fixture";
     st = eddy_gpu_compile_object(r.m, "main", &g, g_obj);
