@@ -1,7 +1,7 @@
 /// Internal interface of legalize-tf: the translation state shared by the
-/// driver (legalize.c: functions, regions, functional control flow) and the
-/// op rules (legalize_ops.c, legalize_math.c, legalize_shape.c,
-/// legalize_slice.c). Not installed.
+/// driver (legalize.c: functions, regions, functional control flow), the
+/// builders the rules share (legalize_build.c) and the op rules
+/// (legalize_ops.c and the other legalize_*.c). Not installed.
 #ifndef EDDY_LOWER_TF_TF_LOWER_INTERNAL_H
 #define EDDY_LOWER_TF_TF_LOWER_INTERNAL_H
 
@@ -102,6 +102,9 @@ bool eddy_tfl_attr_dtype(const eddy_op_t *src, const char *name,
 /// An error at the source op: "node 'n': TF-OP: message".
 eddy_status_t eddy_tfl_error(const eddy_op_t *src, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+
+/// st (when not NULL) as an eddy_tfl_error of src, st's message kept.
+eddy_status_t eddy_tfl_wrap_error(const eddy_op_t *src, eddy_status_t st);
 
 /// ---- Small helpers the rules share -------------------------------------
 
