@@ -668,6 +668,26 @@ def m_resize_modes(x):
         [tf.stop_gradient(a) for a in area]
 
 
+def m_crop_and_resize(x, b):
+    """tf.image.crop_and_resize (the region-of-interest pooling of detection models) of a
+    [?, 6, 5, 3] image at 4 boxes given as an input, one flipped and two reaching outside the
+    image (the extrapolation value there): bilinear 3 x 4 crops, nearest 2 x 3 crops with
+    extrapolation value 0.5, and 1 x 1 crops (the boxes' centres). Their gradients are
+    CropAndResizeGradImage and CropAndResizeGradBoxes."""
+    ind = tf.constant([0, 1, 1, 0])
+    return [tf.image.crop_and_resize(x, b, ind, [3, 4]),
+            tf.image.crop_and_resize(x * 0.5, b, ind, [2, 3], method="nearest",
+                                     extrapolation_value=0.5),
+            tf.image.crop_and_resize(x, b * 0.8, ind, [1, 1])]
+
+
+# Boxes whose sampling points keep away from the image's grid lines and from the halfway
+# points between them (where bilinear weights and nearest rounding jump, so finite differences
+# do not measure a derivative).
+CROP_BOXES = np.array([[0.167, 0.306, 0.678, 0.829], [-0.234, 0.036, 0.517, 1.328],
+                       [0.737, 0.656, 0.214, 0.023], [0.331, 0.081, 0.558, 0.45]], np.float32)
+
+
 def m_gather_batch_dyn(x, y):
     """tf.gather with batch_dims=1 and tf.one_hot on a dynamic batch (the beam search's
     gather of each batch row's surviving beams): indices [?, ?] from an argmax."""
@@ -943,6 +963,8 @@ MODELS = {
                          None),
     "max_pool_v2": (m_max_pool_v2, [("x", rnd(104, [2, 6, 7, 3]))], None),
     "resize_modes": (m_resize_modes, [("x", rnd(105, [2, 5, 4, 3]))], None),
+    "crop_and_resize": (m_crop_and_resize, [("x", rnd(106, [2, 6, 5, 3])), ("b", CROP_BOXES)],
+                        None),
     "gather_batch_dyn": (m_gather_batch_dyn, [("x", rnd(92, [2, 5, 3])), ("y", rnd(93, [2, 4, 5]))],
                          None),
     "cum_logsumexp": (m_cum_logsumexp, [("x", CUM_LSE_X)], None),
@@ -976,6 +998,7 @@ FEED_SHAPES = {"strided_slice_dyn": {"x": [None, 5, 3]}, "unary_math": {"x": [No
                "ta_dyn": {"x": [None, 3]}, "index_dyn": {"x": [None, 4]},
                "bcast_dyn": {"x": [None, 3]}, "gamma_family": {"x": [None, 5]}, "count_losses": {"x": [None, 4], "k": [None, 4]},
                "conv_pool": {"x": [None, 7, 6, 3]}, "resize_modes": {"x": [None, 5, 4, 3]},
+               "crop_and_resize": {"x": [None, 6, 5, 3]},
                "conv3d": {"x": [None, 5, 6, 4, 3]},
                "gather_batch_dyn": {"x": [None, 5, 3], "y": [None, None, 5]},
                "einsum_dyn": {"x": [None, None, 3], "y": [None, None, 4]},
@@ -989,7 +1012,8 @@ FORWARD_ONLY = {"push_back_batch", "conv_dilated"}
 # Models written in these forms only (each fixture costs test time): their gradient
 # fixtures hold the forward outputs too, and they have no control flow to tell v1 from v2.
 ONLY_FORMS = {"matrix_diag_band": ("grad_v2",), "max_pool_v2": ("grad_v1",),
-              "resize_modes": ("grad_v2",), "conv3d": ("grad_v2",)}
+              "resize_modes": ("grad_v2",), "conv3d": ("grad_v2",),
+              "crop_and_resize": ("grad_v2",)}
 
 # Gradient graphs chain more ops; their sums get a looser relative tolerance.
 GRAD_TOL = (1e-4, 1e-5)

@@ -85,6 +85,8 @@ static const eddy_tf_out_spec_t slogdet_outs[] = {
     O_ATTR("sign", "T", -1), O_ATTR("log_abs_determinant", "T", -1)};
 static const eddy_tf_out_spec_t resized_f32[] = {
     O_FIXED("resized_images", FLOAT, -1)};
+static const eddy_tf_out_spec_t crops_f32[] = {O_FIXED("crops", FLOAT, -1)};
+static const eddy_tf_out_spec_t output_f32[] = {O_FIXED("output", FLOAT, -1)};
 static const eddy_tf_out_spec_t resized_T[] = {
     O_ATTR("resized_images", "T", -1)};
 
@@ -208,6 +210,9 @@ static const eddy_tf_op_info_t k_ops[] = {
     OP(Conv3DBackpropInputV2, IN(3), output_T),
     OP(Cos, IN(1), y_T_like0),
     OP(Cosh, IN(1), y_T_like0),
+    OP(CropAndResize, IN(4), crops_f32),
+    OP(CropAndResizeGradBoxes, IN(4), output_f32),
+    OP(CropAndResizeGradImage, IN(4), output_T),
     OP(Cumprod, IN(2), out_T_like0),
     OP(Cumsum, IN(2), out_T_like0),
     OP(CumulativeLogsumexp, IN(2), out_T_like0),

@@ -292,6 +292,12 @@ eddy_status_t eddy_tfl_lower_linalg_op(eddy_tfl_t *z, const eddy_op_t *op,
                                        bool *handled);
 void eddy_tfl_linalg_ops_each(void (*fn)(const char *name, void *user),
                               void *user);
+/// legalize_crop.c: CropAndResize, CropAndResizeGradImage and
+/// CropAndResizeGradBoxes.
+eddy_status_t eddy_tfl_lower_crop_op(eddy_tfl_t *z, const eddy_op_t *op,
+                                     bool *handled);
+void eddy_tfl_crop_ops_each(void (*fn)(const char *name, void *user),
+                            void *user);
 /// DynamicStitch and ParallelDynamicStitch (legalize_stitch.c), called by
 /// eddy_tfl_lower_index_op.
 eddy_status_t eddy_tfl_lower_dynamic_stitch(eddy_tfl_t *z,
