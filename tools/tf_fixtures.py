@@ -1153,9 +1153,11 @@ def op_histogram(gd):
 # d(sum of dy/dx_i squared)/dx_i for each input), in these control-flow versions. TensorFlow
 # refuses second-order gradients of v1 while_loops. eddy refuses the v2 second-order gradient
 # of a cond in a cond with a loop (cond_in_cond: an Optional whose type depends on the branch,
-# wrapped in another Optional); docs/import.md, Gaps.
+# wrapped in another Optional); docs/import.md, Gaps. nested and cond_in_while push onto lists
+# of lists (the inner loop's accumulators, per outer iteration).
 SECOND_ORDER = {"cond_in_cond": ("v1",), "cond": ("v1", "v2"), "count": ("v2",), "map_fn": ("v2",),
-                "scan": ("v2",), "cond_with_loop": ("v2",)}
+                "scan": ("v2",), "cond_with_loop": ("v2",), "nested": ("v2",),
+                "cond_in_while": ("v2",)}
 
 
 def second_order(fn, v2):
