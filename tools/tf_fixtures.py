@@ -248,6 +248,20 @@ def m_strided_slice_dyn(x):
             x[-2, ::-2], tf.slice(x, [0, 1, 0], [-1, 2, -1])]
 
 
+def m_slice_run_time(x):
+    """Slices of a [?, ?, 3] input whose bounds depend on the run-time length (x[:, 1:],
+    x[:, :-1], reversed and strided from the end) or are run-time values (t = half the length:
+    x[:, :t], x[:, t:], x[:, t], x[1:, -t:]), Slice with size -1 from 1 on a dynamic dim, and
+    the sparse softmax cross entropy of logits with a run-time number of classes (what
+    teacher forcing and shifted-target losses write)."""
+    t = tf.shape(x)[1] // 2
+    logits = tf.reshape(x, [tf.shape(x)[0], -1])
+    labels = tf.argmax(logits[:, ::2], -1, output_type=tf.int32)
+    return [x[:, 1:], x[:, :-1] * 2.0, x[:, ::-1], x[:, -2::-2], x[:, :t], x[:, t:] * 0.5,
+            x[:, t], x[1:, -t:], tf.slice(x, [0, 1, 0], [-1, -1, 2]),
+            tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits)]
+
+
 def m_unary_math(x):
     """Unary math of one [?, 4] input in (-0.9, 0.9): trigonometric, hyperbolic and error
     functions, rounding (half to even), the NaN and infinity tests, reciprocals and roots."""
@@ -934,6 +948,7 @@ MODELS = {
     "ta_rows": (m_ta_rows, [("x", rnd(20, [4, 3])), ("w", rnd(21, [3]))], None),
     "strided_slice": (m_strided_slice, [("x", rnd(22, [4, 5, 3]))], None),
     "strided_slice_dyn": (m_strided_slice_dyn, [("x", rnd(23, [3, 5, 3]))], None),
+    "slice_run_time": (m_slice_run_time, [("x", rnd(107, [2, 6, 3]))], None),
     "unary_math": (m_unary_math, [("x", UNARY_X)], (1e-5, 1e-5)),
     "binary_math": (m_binary_math, [("x", BIN_X), ("y", BIN_Y), ("d", BIN_D)], (1e-5, 1e-5)),
     "activations": (m_activations, [("x", rnd(26, [3, 5]))], (1e-5, 1e-5)),
@@ -992,7 +1007,7 @@ MODELS = {
 # Feeds declared with dynamic dimensions (None), by model; the others take their values'
 # shapes. Their gradient fixtures take the same shapes (TensorFlow's gradients of broadcasting ops
 # then compute shapes at run time: BroadcastGradientArgs).
-FEED_SHAPES = {"strided_slice_dyn": {"x": [None, 5, 3]}, "unary_math": {"x": [None, 4]},
+FEED_SHAPES = {"strided_slice_dyn": {"x": [None, 5, 3]}, "slice_run_time": {"x": [None, None, 3]}, "unary_math": {"x": [None, 4]},
                "activations": {"x": [None, 5]},
                "dyn_loop": {"x": [None, 3], "y": [None, None]},
                "ta_dyn": {"x": [None, 3]}, "index_dyn": {"x": [None, 4]},
@@ -1013,7 +1028,7 @@ FORWARD_ONLY = {"push_back_batch", "conv_dilated"}
 # fixtures hold the forward outputs too, and they have no control flow to tell v1 from v2.
 ONLY_FORMS = {"matrix_diag_band": ("grad_v2",), "max_pool_v2": ("grad_v1",),
               "resize_modes": ("grad_v2",), "conv3d": ("grad_v2",),
-              "crop_and_resize": ("grad_v2",)}
+              "crop_and_resize": ("grad_v2",), "slice_run_time": ("grad_v1", "grad_v2")}
 
 # Gradient graphs chain more ops; their sums get a looser relative tolerance.
 GRAD_TOL = (1e-4, 1e-5)

@@ -1065,16 +1065,13 @@ static eddy_status_t lower_xent(eddy_tfl_t *z, const eddy_op_t *op) {
 /// The sparse form: labels are class indices. loss = -log_softmax(x)[i,
 /// labels[i]], backprop = softmax(x) - one_hot(labels); a label outside
 /// [0, classes) gives NaN in its row (TensorFlow's GPU kernel does; its CPU
-/// kernel reports an error).
+/// kernel reports an error). The number of classes may be dynamic.
 static eddy_status_t lower_sparse_xent(eddy_tfl_t *z, const eddy_op_t *op) {
   eddy_value_t *x = tfl_in(z, op, 0), *lab = tfl_in(z, op, 1), *ls = NULL;
   const eddy_type_t *xt = x->type, *lt = lab->type;
   if (xt->rank != 2)
     return eddy_tfl_error(op, "the logits must be a matrix [batch, classes]");
   EDDY_RETURN_IF_ERROR(log_softmax(z, op, x, &ls));
-  int64_t c = xt->dims[1];
-  if (c < 0)
-    return eddy_tfl_error(op, "the number of classes must be static");
   if (lt->rank != 1)
     return eddy_tfl_error(op, "the labels must be a vector");
   eddy_value_t *lr = NULL, *io = NULL, *hit = NULL, *zero = NULL, *one = NULL,
@@ -1082,13 +1079,10 @@ static eddy_status_t lower_sparse_xent(eddy_tfl_t *z, const eddy_op_t *op) {
                *bp = NULL, *lz = NULL, *lc = NULL, *neg = NULL, *big = NULL,
                *bad = NULL, *nan = NULL, *badr = NULL;
   int64_t col[2] = {-1, 1};
+  // The labels as i64 against the classes' positions [1, classes].
+  EDDY_RETURN_IF_ERROR(eddy_tfl_cast(z, op, lab, EDDY_DT_I64, &lab));
   EDDY_RETURN_IF_ERROR(eddy_tfl_reshape(z, op, lab, col, 2, &lr));
-  const eddy_type_t *iot = eddy_ir_tensor_type_get(z->ctx, lt->dtype, 1, &c);
-  eddy_named_attr_t da = eddy_tfl_int_attr(z, "dimension", 0);
-  eddy_op_t *o = NULL;
-  EDDY_RETURN_IF_ERROR(
-      eddy_tfl_build_typed(z, op, "core.iota", NULL, 0, &da, 1, &iot, 1, &o));
-  io = eddy_ir_op_result(o, 0);
+  EDDY_RETURN_IF_ERROR(eddy_tfl_positions(z, op, x, 1, 1, &io));
   EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.eq", lr, io, &hit));
   EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, xt->dtype, 0, NULL, 0, &zero));
   EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, xt->dtype, 0, NULL, 1, &one));
@@ -1101,8 +1095,12 @@ static eddy_status_t lower_sparse_xent(eddy_tfl_t *z, const eddy_op_t *op) {
   EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "core.exp", &ls, 1, NULL, 0, &sm));
   EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.sub", sm, oh, &bp));
   // Labels out of range: NaN in the row.
-  EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, lt->dtype, 0, NULL, 0, &lz));
-  EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, lt->dtype, 0, NULL, (double)c, &lc));
+  EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, EDDY_DT_I64, 0, NULL, 0, &lz));
+  if (xt->dims[1] >= 0)
+    EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, EDDY_DT_I64, 0, NULL,
+                                        (double)xt->dims[1], &lc));
+  else
+    EDDY_RETURN_IF_ERROR(eddy_tfl_dim(z, op, x, 1, &lc));
   EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.lt", lab, lz, &neg));
   EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.ge", lab, lc, &big));
   EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.or", neg, big, &bad));

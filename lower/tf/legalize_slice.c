@@ -28,10 +28,11 @@
 /// the size read at run time) or sliced with bounds >= 0 (the gather checks
 /// them at run time, where TensorFlow would clamp an end past the size).
 /// Slices whose bounds depend on the dynamic size (x[1:], x[-2:], x[::-1])
-/// are reported, naming the node.
+/// and bounds that are run-time values (x[:, :t]; the strides must be
+/// constants) take positions computed at run time: the bounds made
+/// canonical with core ops against the size, then core.range.
 #include "lower/tf/tf_lower_internal.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -46,6 +47,7 @@ typedef enum ss_kind {
   SS_RANGE, ///< `size` positions begin, begin + stride, ...
   SS_TAIL,  ///< from begin >= 0 to the end of a dynamic dimension, stride 1
             ///< (StridedSliceGrad only: its dy is padded back by begin)
+  SS_RUN,   ///< positions computed at run time (run_positions)
 } ss_kind_t;
 
 typedef struct ss_dim {
@@ -53,7 +55,13 @@ typedef struct ss_dim {
   int64_t dim;          ///< the operand's size, EDDY_DIM_DYNAMIC when unknown
   int64_t begin;        ///< INDEX, RANGE: the first position (INDEX on a
                         ///< dynamic dim: may be < 0, from the end)
-  int64_t stride, size; ///< RANGE
+  int64_t stride, size; ///< RANGE; RUN: the stride
+  int64_t end;          ///< RUN: the end, when a constant
+  int64_t at;           ///< the entry of begin and end this dim reads
+  bool bm, em;          ///< RUN: begin, end masked
+  /// RUN, INDEX: begin, end are run-time values (entry `at` of the
+  /// operands begin and end).
+  bool rt_begin, rt_end;
 } ss_dim_t;
 
 /// A resolved slice: one entry per dimension of the operand, and the
@@ -91,12 +99,16 @@ static ss_masks_t masks_of(const eddy_op_t *op) {
 /// it canonical.
 static eddy_status_t resolve_dim(const eddy_op_t *op, int64_t axis, int64_t d,
                                  int64_t b, int64_t e, int64_t st, bool bm,
-                                 bool em, bool shrink, bool tail_ok,
-                                 ss_dim_t *out) {
+                                 bool em, bool brt, bool ert, bool shrink,
+                                 bool tail_ok, ss_dim_t *out) {
   *out = (ss_dim_t){.kind = SS_WHOLE, .dim = d, .stride = 1};
   if (st == 0)
     return eddy_tfl_error(op, "the stride of dimension %lld is 0",
                           (long long)axis);
+  // Positions computed at run time.
+  ss_dim_t run = {.kind = SS_RUN, .dim = d, .begin = b, .end = e,
+                  .stride = st, .bm = bm, .em = em, .rt_begin = brt && !bm,
+                  .rt_end = ert && !em};
   // Bounds this large are not indices of any tensor eddy can hold; keeping
   // them out keeps the arithmetic below from overflowing.
   const int64_t big = (int64_t)1 << 48;
@@ -111,13 +123,18 @@ static eddy_status_t resolve_dim(const eddy_op_t *op, int64_t axis, int64_t d,
                             (long long)axis);
     out->kind = SS_INDEX;
     out->begin = b;
-    if (d == EDDY_DIM_DYNAMIC)
+    out->rt_begin = brt;
+    if (d == EDDY_DIM_DYNAMIC || brt)
       return NULL;
     out->begin = b < 0 ? b + d : b;
     if (out->begin < 0 || out->begin >= d)
       return eddy_tfl_error(op, "index %lld is out of range for dimension "
                                 "%lld of size %lld",
                             (long long)b, (long long)axis, (long long)d);
+    return NULL;
+  }
+  if (run.rt_begin || run.rt_end) {
+    *out = run;
     return NULL;
   }
   int64_t lo, hi;
@@ -150,16 +167,8 @@ static eddy_status_t resolve_dim(const eddy_op_t *op, int64_t axis, int64_t d,
     lo = bm && st > 0 ? 0 : b;
     hi = e;
     if ((bm && st < 0) || em || lo < 0 || hi < 0) {
-      char bs[32], es[32];
-      snprintf(bs, sizeof bs, bm ? "masked" : "%lld", (long long)b);
-      snprintf(es, sizeof es, em ? "masked" : "%lld", (long long)e);
-      return eddy_tfl_error(
-          op,
-          "dimension %lld has a dynamic size and this slice of it (begin "
-          "%s, end %s, stride %lld) depends on that size; on a dynamic "
-          "dimension only whole ranges, single indices and bounds >= 0 are "
-          "supported",
-          (long long)axis, bs, es, (long long)st);
+      *out = run; // bounds that depend on the size
+      return NULL;
     }
   }
   int64_t len = hi - lo, size = 0;
@@ -178,19 +187,42 @@ static eddy_status_t resolve_dim(const eddy_op_t *op, int64_t axis, int64_t d,
   return NULL;
 }
 
+/// The entries of begin or end (operand k): its constants (*rt false), or,
+/// when it is a vector of n run-time values, zeros and *rt true.
+static eddy_status_t bounds(eddy_tfl_t *z, const eddy_op_t *op, size_t k,
+                            int64_t n, int64_t *v, bool *rt) {
+  eddy_value_t *x = tfl_in(z, op, k);
+  int64_t got = eddy_tfl_const_ints(z, x, v, MAXR);
+  *rt = got < 0;
+  if (*rt) {
+    const eddy_type_t *t = x->type;
+    if (t->kind != EDDY_TYPE_TENSOR || t->rank != 1 || t->dims[0] != n ||
+        eddy_dtype_is_float(t->dtype))
+      return eddy_tfl_error(op, "begin and end must be integer vectors as "
+                                "long as the strides (%lld)",
+                            (long long)n);
+    memset(v, 0, (size_t)n * sizeof *v);
+  } else if (got != n) {
+    return eddy_tfl_error(op, "begin, end and strides must have equal "
+                              "lengths");
+  }
+  return NULL;
+}
+
 /// Builds the dense specification of a StridedSlice from its operands
-/// begin, end and strides (operands first .. first + 2, constants) and
-/// masks, against an operand of `rank` dims.
+/// begin, end and strides (operands first .. first + 2; the strides
+/// constants, begin and end constants or run-time vectors) and masks,
+/// against an operand of `rank` dims.
 static eddy_status_t resolve(eddy_tfl_t *z, const eddy_op_t *op,
                              const int64_t *dims, int64_t rank, size_t first,
                              bool tail_ok, ss_spec_t *s) {
   int64_t b[MAXR], e[MAXR], st[MAXR];
-  int64_t n = eddy_tfl_const_ints(z, tfl_in(z, op, first), b, MAXR);
-  int64_t ne = eddy_tfl_const_ints(z, tfl_in(z, op, first + 1), e, MAXR);
-  int64_t ns = eddy_tfl_const_ints(z, tfl_in(z, op, first + 2), st, MAXR);
-  if (n < 0 || ne != n || ns != n)
-    return eddy_tfl_error(op, "begin, end and strides must be constants of "
-                              "equal length");
+  int64_t n = eddy_tfl_const_ints(z, tfl_in(z, op, first + 2), st, MAXR);
+  if (n < 0)
+    return eddy_tfl_error(op, "the strides must be constants");
+  bool brt, ert;
+  EDDY_RETURN_IF_ERROR(bounds(z, op, first, n, b, &brt));
+  EDDY_RETURN_IF_ERROR(bounds(z, op, first + 1, n, e, &ert));
   if (n > 62)
     return eddy_tfl_error(op, "the slice has %lld entries (at most 62)",
                           (long long)n);
@@ -235,9 +267,10 @@ static eddy_status_t resolve(eddy_tfl_t *z, const eddy_op_t *op,
                                   "the operand's %lld",
                               (long long)rank);
       bool shrink = bit(m.shrink, i);
-      EDDY_RETURN_IF_ERROR(resolve_dim(op, full, dims[full], b[i], e[i],
-                                       st[i], bit(m.begin, i), bit(m.end, i),
-                                       shrink, tail_ok, &s->d[full]));
+      EDDY_RETURN_IF_ERROR(resolve_dim(
+          op, full, dims[full], b[i], e[i], st[i], bit(m.begin, i),
+          bit(m.end, i), brt, ert, shrink, tail_ok, &s->d[full]));
+      s->d[full].at = i;
       if (!shrink)
         s->out[s->nout++] = full;
       full++;
@@ -286,12 +319,104 @@ static eddy_status_t index_value(eddy_tfl_t *z, const eddy_op_t *op,
   return eddy_tfl_build(z, op, "core.add", ops, 2, NULL, 0, out);
 }
 
+/// Element i of the integer vector v, as an i64 scalar: a constant when v
+/// is one (so that no op is made of constants only: in a v1 loop kept as
+/// dataflow it would sit outside the loop's frame).
+static eddy_status_t vec_elem(eddy_tfl_t *z, const eddy_op_t *op,
+                              eddy_value_t *v, int64_t i, eddy_value_t **out) {
+  int64_t c[2 * MAXR];
+  if (eddy_tfl_const_ints(z, v, c, 2 * MAXR) > i)
+    return const_index(z, &c[i], 1, 0, out);
+  eddy_value_t *e = NULL;
+  EDDY_RETURN_IF_ERROR(eddy_tfl_element(z, op, v, i, &e));
+  return eddy_tfl_cast(z, op, e, EDDY_DT_I64, out);
+}
+
+/// i where i >= 0, else i + size (i64 scalars).
+static eddy_status_t from_end(eddy_tfl_t *z, const eddy_op_t *op,
+                              eddy_value_t *i, eddy_value_t *size,
+                              eddy_value_t **out) {
+  eddy_value_t *zero = NULL, *neg = NULL, *w = NULL;
+  int64_t z0 = 0;
+  EDDY_RETURN_IF_ERROR(const_index(z, &z0, 1, 0, &zero));
+  EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.lt", i, zero, &neg));
+  EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.add", i, size, &w));
+  return tfl_sel(z, op, neg, w, i, out);
+}
+
+/// Begin (end: k = 1) of an SS_RUN dimension of run-time size `size` (an
+/// i64 scalar), canonical as TensorFlow makes it: a masked bound is the
+/// first (last) position in the stride's direction; another counts from
+/// the end when negative and is clamped to [0, size] going up, to [-1,
+/// size - 1] going down. Run-time bounds are entry d->at of operand first
+/// + k.
+static eddy_status_t run_bound(eddy_tfl_t *z, const eddy_op_t *op,
+                               size_t first, const ss_dim_t *d,
+                               eddy_value_t *size, int k,
+                               eddy_value_t **out) {
+  bool up = d->stride > 0, masked = k ? d->em : d->bm;
+  eddy_value_t *one = NULL, *last = NULL, *v = NULL, *lo = NULL;
+  int64_t c1 = 1, cm1 = -1, z0 = 0;
+  EDDY_RETURN_IF_ERROR(const_index(z, &c1, 1, 0, &one));
+  EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.sub", size, one, &last));
+  if (masked && up == (k == 1)) { // the far end: size going up, else last
+    *out = up ? size : last;
+    return NULL;
+  }
+  if (masked) // the near end: 0 going up, -1 going down
+    return const_index(z, up ? &z0 : &cm1, 1, 0, out);
+  if (k ? d->rt_end : d->rt_begin)
+    EDDY_RETURN_IF_ERROR(vec_elem(z, op, tfl_in(z, op, first + k), d->at, &v));
+  else
+    EDDY_RETURN_IF_ERROR(const_index(z, k ? &d->end : &d->begin, 1, 0, &v));
+  EDDY_RETURN_IF_ERROR(from_end(z, op, v, size, &v));
+  EDDY_RETURN_IF_ERROR(const_index(z, up ? &z0 : &cm1, 1, 0, &lo));
+  EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.maximum", v, lo, &v));
+  return tfl_bin(z, op, "core.minimum", v, up ? size : last, out);
+}
+
+/// The positions an SS_RUN dimension of run-time size `size` takes:
+/// core.range(begin, end, stride), empty when the interval is.
+static eddy_status_t run_positions(eddy_tfl_t *z, const eddy_op_t *op,
+                                   size_t first, const ss_dim_t *d,
+                                   eddy_value_t *size, eddy_value_t **out) {
+  eddy_value_t *b = NULL, *e = NULL, *st = NULL;
+  EDDY_RETURN_IF_ERROR(run_bound(z, op, first, d, size, 0, &b));
+  EDDY_RETURN_IF_ERROR(run_bound(z, op, first, d, size, 1, &e));
+  EDDY_RETURN_IF_ERROR(tfl_bin(z, op,
+                               d->stride > 0 ? "core.maximum" : "core.minimum",
+                               e, b, &e));
+  EDDY_RETURN_IF_ERROR(const_index(z, &d->stride, 1, 0, &st));
+  eddy_value_t *ops[3] = {b, e, st};
+  return eddy_tfl_build(z, op, "core.range", ops, 3, NULL, 0, out);
+}
+
+/// The run-time index of an SS_INDEX dimension with rt_begin: entry d->at
+/// of operand `first`, counted from the end when negative.
+static eddy_status_t run_index(eddy_tfl_t *z, const eddy_op_t *op,
+                               size_t first, const ss_dim_t *d,
+                               eddy_value_t *size, eddy_value_t **out) {
+  eddy_value_t *v = NULL;
+  EDDY_RETURN_IF_ERROR(vec_elem(z, op, tfl_in(z, op, first), d->at, &v));
+  return from_end(z, op, v, size, out);
+}
+
+/// Dimension i of x as an i64 scalar: a constant when static.
+static eddy_status_t size_of(eddy_tfl_t *z, const eddy_op_t *op,
+                             eddy_value_t *x, const ss_dim_t *d, int64_t i,
+                             eddy_value_t **out) {
+  if (d->dim != EDDY_DIM_DYNAMIC)
+    return const_index(z, &d->dim, 1, 0, out);
+  return eddy_tfl_dim(z, op, x, i, out);
+}
+
 /// One core.slice for the whole spec, then a reshape to the result's
 /// dimensions; possible when every dimension is static and no stride is
 /// negative.
 static bool slice_fits(const ss_spec_t *s) {
   for (int64_t i = 0; i < s->rank; i++)
-    if (s->d[i].dim == EDDY_DIM_DYNAMIC ||
+    if (s->d[i].dim == EDDY_DIM_DYNAMIC || s->d[i].kind == SS_RUN ||
+        s->d[i].rt_begin ||
         (s->d[i].kind == SS_RANGE && s->d[i].stride < 0))
       return false;
   return true;
@@ -345,10 +470,17 @@ static eddy_status_t apply_slice(eddy_tfl_t *z, const eddy_op_t *op,
 /// new axes.
 static eddy_status_t apply_gathers(eddy_tfl_t *z, const eddy_op_t *op,
                                    eddy_value_t *x, const ss_spec_t *s,
-                                   eddy_value_t **out) {
+                                   size_t first, eddy_value_t **out) {
   eddy_value_t *r = x;
   for (int64_t i = 0; i < s->rank; i++) {
     const ss_dim_t *d = &s->d[i];
+    if (d->kind == SS_RUN) {
+      eddy_value_t *size = NULL, *pos = NULL;
+      EDDY_RETURN_IF_ERROR(size_of(z, op, x, d, i, &size));
+      EDDY_RETURN_IF_ERROR(run_positions(z, op, first, d, size, &pos));
+      EDDY_RETURN_IF_ERROR(gather(z, op, r, pos, i, &r));
+      continue;
+    }
     if (d->kind != SS_RANGE)
       continue;
     int64_t *pos = malloc((size_t)(d->size ? d->size : 1) * sizeof *pos);
@@ -366,8 +498,13 @@ static eddy_status_t apply_gathers(eddy_tfl_t *z, const eddy_op_t *op,
     const ss_dim_t *d = &s->d[i];
     if (d->kind != SS_INDEX)
       continue;
-    eddy_value_t *idx = NULL;
-    EDDY_RETURN_IF_ERROR(index_value(z, op, x, i, d->begin, &idx));
+    eddy_value_t *idx = NULL, *size = NULL;
+    if (d->rt_begin) {
+      EDDY_RETURN_IF_ERROR(size_of(z, op, x, d, i, &size));
+      EDDY_RETURN_IF_ERROR(run_index(z, op, first, d, size, &idx));
+    } else {
+      EDDY_RETURN_IF_ERROR(index_value(z, op, x, i, d->begin, &idx));
+    }
     EDDY_RETURN_IF_ERROR(gather(z, op, r, idx, i, &r));
   }
   bool any_new = false;
@@ -388,9 +525,10 @@ static eddy_status_t apply_gathers(eddy_tfl_t *z, const eddy_op_t *op,
 }
 
 static eddy_status_t apply(eddy_tfl_t *z, const eddy_op_t *op, eddy_value_t *x,
-                           const ss_spec_t *s, eddy_value_t **out) {
+                           const ss_spec_t *s, size_t first,
+                           eddy_value_t **out) {
   return slice_fits(s) ? apply_slice(z, op, x, s, out)
-                       : apply_gathers(z, op, x, s, out);
+                       : apply_gathers(z, op, x, s, first, out);
 }
 
 /// x[i] with a run-time i: begin = [i], end = [i + 1], strides = [1],
@@ -456,7 +594,7 @@ eddy_status_t eddy_tfl_lower_strided_slice(eddy_tfl_t *z,
     return eddy_tfl_error(op, "the operand's rank is unknown");
   ss_spec_t s;
   EDDY_RETURN_IF_ERROR(resolve(z, op, dims, x->type->rank, 1, false, &s));
-  EDDY_RETURN_IF_ERROR(apply(z, op, x, &s, &r));
+  EDDY_RETURN_IF_ERROR(apply(z, op, x, &s, 1, &r));
   eddy_tfl_set(z, &op->results[0], r);
   return NULL;
 }
@@ -522,19 +660,6 @@ static eddy_status_t scatter_dim(eddy_tfl_t *z, const eddy_op_t *op,
   return gather(z, op, ext, idx, axis, out);
 }
 
-/// Element i of the integer vector v, as an i64 scalar: a constant when v
-/// is one (so that no op is made of constants only: in a v1 loop kept as
-/// dataflow it would sit outside the loop's frame).
-static eddy_status_t vec_elem(eddy_tfl_t *z, const eddy_op_t *op,
-                              eddy_value_t *v, int64_t i, eddy_value_t **out) {
-  int64_t c[2 * MAXR];
-  if (eddy_tfl_const_ints(z, v, c, 2 * MAXR) > i)
-    return const_index(z, &c[i], 1, 0, out);
-  eddy_value_t *e = NULL;
-  EDDY_RETURN_IF_ERROR(eddy_tfl_element(z, op, v, i, &e));
-  return eddy_tfl_cast(z, op, e, EDDY_DT_I64, out);
-}
-
 /// The run-time size of dimension i of the sliced operand, read from the
 /// shape vector (not from the tensor it may be the Shape of: in a v1 loop
 /// kept as dataflow, that tensor may belong to another frame).
@@ -582,17 +707,17 @@ static eddy_status_t run_time_shape(eddy_tfl_t *z, const eddy_op_t *op,
 
 /// Dimension `axis` of v (its dy, `d->size` or 1 long there) spread into
 /// the operand's dimension: core.scatter at the positions the slice took
-/// into its size, read at run time when dynamic (an index from the end then
-/// counts from that size).
+/// (`run`, when computed at run time) into its size, read at run time when
+/// dynamic (an index from the end then counts from that size).
 static eddy_status_t scatter_positions(eddy_tfl_t *z, const eddy_op_t *op,
                                        eddy_value_t *v, eddy_value_t *shape,
                                        int64_t axis, const ss_dim_t *d,
-                                       eddy_value_t **out) {
-  eddy_value_t *size = NULL, *idx = NULL;
+                                       eddy_value_t *run, eddy_value_t **out) {
+  eddy_value_t *size = NULL, *idx = run;
   bool dyn = d->dim == EDDY_DIM_DYNAMIC;
   if (dyn)
     EDDY_RETURN_IF_ERROR(shape_dim(z, op, shape, axis, &size));
-  if (d->kind == SS_INDEX) {
+  if (!run && d->kind == SS_INDEX) {
     int64_t one = 1;
     if (d->begin < 0 && dyn) {
       EDDY_RETURN_IF_ERROR(const_index(z, &d->begin, 1, 0, &idx));
@@ -601,7 +726,7 @@ static eddy_status_t scatter_positions(eddy_tfl_t *z, const eddy_op_t *op,
     } else {
       EDDY_RETURN_IF_ERROR(const_index(z, &d->begin, 1, 1, &idx));
     }
-  } else {
+  } else if (!run) {
     int64_t *pos = malloc((size_t)(d->size ? d->size : 1) * sizeof *pos);
     if (!pos)
       return eddy_status_create(EDDY_ERR_RESOURCE, "out of memory");
@@ -655,20 +780,37 @@ eddy_status_t eddy_tfl_lower_strided_slice_grad(eddy_tfl_t *z,
   ss_spec_t s;
   EDDY_RETURN_IF_ERROR(resolve(z, op, dims, rank, 1, true, &s));
   // dy with one dimension per dimension of the operand (new axes gone,
-  // shrunk dimensions back as 1).
+  // shrunk dimensions back as 1); the positions of the dimensions that
+  // take them at run time.
   int64_t sd[MAXR];
-  eddy_value_t *sdv[MAXR] = {NULL};
+  eddy_value_t *sdv[MAXR] = {NULL}, *pos[MAXR] = {NULL};
   int ndyn = 0;
   for (int64_t i = 0; i < rank; i++) {
-    sd[i] = s.d[i].kind == SS_WHOLE   ? dims[i]
-            : s.d[i].kind == SS_INDEX ? 1
-            : s.d[i].kind == SS_TAIL  ? EDDY_DIM_DYNAMIC
-                                      : s.d[i].size;
+    const ss_dim_t *d = &s.d[i];
+    sd[i] = d->kind == SS_WHOLE   ? dims[i]
+            : d->kind == SS_INDEX ? 1
+            : d->kind == SS_TAIL || d->kind == SS_RUN ? EDDY_DIM_DYNAMIC
+                                                      : d->size;
     ndyn += sd[i] < 0;
+    if (d->kind != SS_RUN && !d->rt_begin)
+      continue;
+    eddy_value_t *size = NULL;
+    int64_t one = 1;
+    EDDY_RETURN_IF_ERROR(shape_dim(z, op, shape, i, &size));
+    if (d->kind == SS_RUN) {
+      EDDY_RETURN_IF_ERROR(run_positions(z, op, 1, d, size, &pos[i]));
+    } else {
+      EDDY_RETURN_IF_ERROR(run_index(z, op, 1, d, size, &pos[i]));
+      EDDY_RETURN_IF_ERROR(eddy_tfl_reshape(z, op, pos[i], &one, 1, &pos[i]));
+    }
   }
   for (int64_t i = 0; i < rank && ndyn > 1; i++) {
     if (sd[i] >= 0)
       continue;
+    if (s.d[i].kind == SS_RUN) { // as many as the positions
+      EDDY_RETURN_IF_ERROR(eddy_tfl_dim(z, op, pos[i], 0, &sdv[i]));
+      continue;
+    }
     EDDY_RETURN_IF_ERROR(shape_dim(z, op, shape, i, &sdv[i]));
     if (s.d[i].kind == SS_TAIL) { // the size less begin
       eddy_value_t *b = NULL;
@@ -695,10 +837,11 @@ eddy_status_t eddy_tfl_lower_strided_slice_grad(eddy_tfl_t *z,
     // A dynamic dimension, or a strided or reversed piece of a tensor with
     // one (scatter_dim's zeros need a static shape), is scattered; the
     // others are padded below.
-    if (d->dim == EDDY_DIM_DYNAMIC ||
+    if (pos[i] || d->dim == EDDY_DIM_DYNAMIC ||
         (d->kind == SS_RANGE && d->size > 1 && d->stride != 1 &&
          !eddy_ir_type_is_static(r->type))) {
-      EDDY_RETURN_IF_ERROR(scatter_positions(z, op, r, shape, i, d, &r));
+      EDDY_RETURN_IF_ERROR(
+          scatter_positions(z, op, r, shape, i, d, pos[i], &r));
       continue;
     }
     if (d->kind == SS_RANGE && d->size > 1 && d->stride != 1) {
@@ -799,10 +942,11 @@ eddy_status_t eddy_tfl_lower_slice(eddy_tfl_t *z, const eddy_op_t *op) {
     if (n == -1) {
       if (b[i] == 0)
         continue; // the whole dimension
-      if (d == EDDY_DIM_DYNAMIC)
-        return eddy_tfl_error(op, "dimension %lld has a dynamic size, so "
-                                  "size -1 from begin %lld is not supported",
-                              (long long)i, (long long)b[i]);
+      if (d == EDDY_DIM_DYNAMIC) { // from begin to the run-time end
+        s.d[i] = (ss_dim_t){.kind = SS_RUN, .dim = d, .begin = b[i],
+                            .stride = 1, .em = true};
+        continue;
+      }
       n = d - b[i];
     }
     if (d != EDDY_DIM_DYNAMIC && n > d - b[i])
@@ -818,7 +962,7 @@ eddy_status_t eddy_tfl_lower_slice(eddy_tfl_t *z, const eddy_op_t *op) {
     s.d[i] = (ss_dim_t){.kind = SS_RANGE, .dim = d, .begin = b[i],
                         .stride = 1, .size = n};
   }
-  EDDY_RETURN_IF_ERROR(apply(z, op, x, &s, &r));
+  EDDY_RETURN_IF_ERROR(apply(z, op, x, &s, 1, &r));
   eddy_tfl_set(z, &op->results[0], r);
   return NULL;
 }
