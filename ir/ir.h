@@ -477,6 +477,8 @@ bool eddy_ir_op_remove_attr(eddy_op_t *op, const char *name);
 int64_t eddy_ir_op_attr_int(const eddy_op_t *op, const char *name,
                             int64_t dflt);
 bool eddy_ir_op_attr_bool(const eddy_op_t *op, const char *name, bool dflt);
+double eddy_ir_op_attr_float(const eddy_op_t *op, const char *name,
+                             double dflt);
 
 bool eddy_ir_op_is(const eddy_op_t *op, const char *name);
 bool eddy_ir_op_has_trait(const eddy_op_t *op, uint32_t trait);

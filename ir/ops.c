@@ -360,6 +360,12 @@ bool eddy_ir_op_attr_bool(const eddy_op_t *op, const char *name, bool dflt) {
   return a && a->kind == EDDY_ATTR_BOOL ? a->u.b : dflt;
 }
 
+double eddy_ir_op_attr_float(const eddy_op_t *op, const char *name,
+                             double dflt) {
+  const eddy_attr_t *a = eddy_ir_op_attr(op, name);
+  return a && a->kind == EDDY_ATTR_FLOAT ? a->u.f : dflt;
+}
+
 /* ---- Queries -------------------------------------------------------------- */
 
 bool eddy_ir_op_is(const eddy_op_t *op, const char *name) {

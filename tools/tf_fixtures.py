@@ -682,6 +682,14 @@ def m_resize_modes(x):
         [tf.stop_gradient(a) for a in area]
 
 
+def m_space_depth(x):
+    """DepthToSpace and SpaceToDepth with block 2 (pixel shuffle; each is the other's gradient)
+    and local response normalization (LRN, its gradient LRNGrad) of a [?, 4, 6, 8] input."""
+    return [tf.nn.depth_to_space(x, 2), tf.nn.space_to_depth(x, 2) * 0.5,
+            tf.nn.local_response_normalization(x, depth_radius=2, bias=1.5, alpha=0.3,
+                                               beta=0.75)]
+
+
 def m_crop_and_resize(x, b):
     """tf.image.crop_and_resize (the region-of-interest pooling of detection models) of a
     [?, 6, 5, 3] image at 4 boxes given as an input, one flipped and two reaching outside the
@@ -978,6 +986,7 @@ MODELS = {
                          None),
     "max_pool_v2": (m_max_pool_v2, [("x", rnd(104, [2, 6, 7, 3]))], None),
     "resize_modes": (m_resize_modes, [("x", rnd(105, [2, 5, 4, 3]))], None),
+    "space_depth": (m_space_depth, [("x", rnd(108, [2, 4, 6, 8]))], None),
     "crop_and_resize": (m_crop_and_resize, [("x", rnd(106, [2, 6, 5, 3])), ("b", CROP_BOXES)],
                         None),
     "gather_batch_dyn": (m_gather_batch_dyn, [("x", rnd(92, [2, 5, 3])), ("y", rnd(93, [2, 4, 5]))],
@@ -1013,7 +1022,7 @@ FEED_SHAPES = {"strided_slice_dyn": {"x": [None, 5, 3]}, "slice_run_time": {"x":
                "ta_dyn": {"x": [None, 3]}, "index_dyn": {"x": [None, 4]},
                "bcast_dyn": {"x": [None, 3]}, "gamma_family": {"x": [None, 5]}, "count_losses": {"x": [None, 4], "k": [None, 4]},
                "conv_pool": {"x": [None, 7, 6, 3]}, "resize_modes": {"x": [None, 5, 4, 3]},
-               "crop_and_resize": {"x": [None, 6, 5, 3]},
+               "crop_and_resize": {"x": [None, 6, 5, 3]}, "space_depth": {"x": [None, 4, 6, 8]},
                "conv3d": {"x": [None, 5, 6, 4, 3]},
                "gather_batch_dyn": {"x": [None, 5, 3], "y": [None, None, 5]},
                "einsum_dyn": {"x": [None, None, 3], "y": [None, None, 4]},
@@ -1028,7 +1037,7 @@ FORWARD_ONLY = {"push_back_batch", "conv_dilated"}
 # fixtures hold the forward outputs too, and they have no control flow to tell v1 from v2.
 ONLY_FORMS = {"matrix_diag_band": ("grad_v2",), "max_pool_v2": ("grad_v1",),
               "resize_modes": ("grad_v2",), "conv3d": ("grad_v2",),
-              "crop_and_resize": ("grad_v2",), "slice_run_time": ("grad_v1", "grad_v2")}
+              "crop_and_resize": ("grad_v2",), "space_depth": ("grad_v2",), "slice_run_time": ("grad_v1", "grad_v2")}
 
 # Gradient graphs chain more ops; their sums get a looser relative tolerance.
 GRAD_TOL = (1e-4, 1e-5)

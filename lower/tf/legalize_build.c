@@ -174,6 +174,13 @@ eddy_status_t eddy_tfl_int_constant(eddy_tfl_t *z, eddy_dtype_t dt,
       out);
 }
 
+eddy_status_t eddy_tfl_transpose(eddy_tfl_t *z, const eddy_op_t *src,
+                                 eddy_value_t *v, const int64_t *perm,
+                                 size_t n, eddy_value_t **out) {
+  eddy_named_attr_t a = eddy_tfl_ints_attr(z, "perm", perm, n);
+  return eddy_tfl_build(z, src, "core.transpose", &v, 1, &a, 1, out);
+}
+
 eddy_status_t eddy_tfl_reshape_dyn(eddy_tfl_t *z, const eddy_op_t *src,
                                    eddy_value_t *v, const int64_t *dims,
                                    size_t rank, eddy_value_t *const *dimv,

@@ -351,8 +351,7 @@ static eddy_status_t crop_and_resize(eddy_tfl_t *z, crop_t *c) {
     EDDY_RETURN_IF_ERROR(lerp(z, c, v[2], v[3], xl, &bottom));
     EDDY_RETURN_IF_ERROR(lerp(z, c, top, bottom, yl, &r));
   }
-  const eddy_attr_t *e = eddy_ir_op_attr(op, "extrapolation_value");
-  double ev = e && e->kind == EDDY_ATTR_FLOAT ? e->u.f : 0.0;
+  double ev = eddy_ir_op_attr_float(op, "extrapolation_value", 0.0);
   EDDY_RETURN_IF_ERROR(f32(z, ev, &ext));
   EDDY_RETURN_IF_ERROR(tfl_sel(z, op, c->ok, r, ext, &r));
   tfl_out1(z, op, r);

@@ -368,8 +368,7 @@ static eddy_status_t lower(mb_t *m, const char *t, eddy_value_t **r) {
     return elu(m, x, SELU_ALPHA, SELU_SCALE, r);
   if (strcmp(t, "LeakyRelu") == 0) {
     // x where x > 0, else alpha x (TensorFlow's kernel).
-    const eddy_attr_t *a = eddy_ir_op_attr(m->op, "alpha");
-    double alpha = a && a->kind == EDDY_ATTR_FLOAT ? a->u.f : 0.2;
+    double alpha = eddy_ir_op_attr_float(m->op, "alpha", 0.2);
     TRY(k(m, x, 0, &z));
     TRY(bin(m, "core.gt", x, z, &p));
     TRY(k(m, x, alpha, &c));
@@ -422,8 +421,7 @@ static eddy_status_t lower(mb_t *m, const char *t, eddy_value_t **r) {
     return sel(m, p, d, e, r);
   }
   if (strcmp(t, "LeakyReluGrad") == 0) {
-    const eddy_attr_t *a = eddy_ir_op_attr(m->op, "alpha");
-    double alpha = a && a->kind == EDDY_ATTR_FLOAT ? a->u.f : 0.2;
+    double alpha = eddy_ir_op_attr_float(m->op, "alpha", 0.2);
     TRY(k(m, g, 0, &z));
     TRY(bin(m, "core.gt", in(m, 1), z, &p));
     TRY(k(m, g, alpha, &c));

@@ -8,12 +8,12 @@
 /// EXPLICIT paddings as explicit pads. Around them, what Keras' other
 /// convolution and image layers write, with the same core ops:
 /// DepthwiseConv2dNative and its gradients (a conv2d with a block-diagonal
-/// filter), SpaceToBatchND and BatchToSpaceND (dilated convolutions:
-/// pads, reshapes, transposes), and ResizeBilinear, ResizeBicubic,
+/// filter), and ResizeBilinear, ResizeBicubic,
 /// ResizeNearestNeighbor, ResizeArea and the gradients of the first three
 /// (products with constant interpolation matrices), and Conv3D and its
 /// gradients Conv3DBackpropInputV2 and Conv3DBackpropFilterV2 (NDHWC: one
-/// conv2d over the depth taps stacked along the channels).
+/// conv2d over the depth taps stacked along the channels), and LRN and
+/// LRNGrad (a product with a band matrix over the channels).
 #include "lower/tf/tf_lower_internal.h"
 
 #include "dialects/core/core.h"
@@ -24,15 +24,30 @@
 #include <string.h>
 
 static const char *const WINDOW_OPS[] = {
-    "Conv2D",  "Conv2DBackpropInput", "Conv2DBackpropFilter",
-    "MaxPool", "AvgPool",             "MaxPoolGrad",
-    "MaxPoolV2", "MaxPoolGradV2",
-    "AvgPoolGrad", "DepthwiseConv2dNative",
-    "DepthwiseConv2dNativeBackpropInput", "DepthwiseConv2dNativeBackpropFilter",
-    "SpaceToBatchND", "BatchToSpaceND", "ResizeBilinear", "ResizeBilinearGrad",
-    "ResizeNearestNeighbor", "ResizeNearestNeighborGrad", "ResizeBicubic",
-    "ResizeBicubicGrad", "ResizeArea", "Conv3D", "Conv3DBackpropInputV2",
+    "Conv2D",
+    "Conv2DBackpropInput",
+    "Conv2DBackpropFilter",
+    "MaxPool",
+    "AvgPool",
+    "MaxPoolGrad",
+    "MaxPoolV2",
+    "MaxPoolGradV2",
+    "AvgPoolGrad",
+    "DepthwiseConv2dNative",
+    "DepthwiseConv2dNativeBackpropInput",
+    "DepthwiseConv2dNativeBackpropFilter",
+    "ResizeBilinear",
+    "ResizeBilinearGrad",
+    "ResizeNearestNeighbor",
+    "ResizeNearestNeighborGrad",
+    "ResizeBicubic",
+    "ResizeBicubicGrad",
+    "ResizeArea",
+    "Conv3D",
+    "Conv3DBackpropInputV2",
     "Conv3DBackpropFilterV2",
+    "LRN",
+    "LRNGrad",
 };
 
 void eddy_tfl_window_ops_each(void (*fn)(const char *name, void *user),
@@ -75,8 +90,9 @@ static const char *spatial_name(int nsp, int j) {
 static eddy_status_t check_layout(const eddy_op_t *op, const char *layout) {
   const char *fmt = str_attr(op, "data_format", layout);
   if (strcmp(fmt, layout) != 0)
-    return eddy_tfl_error(op, "data_format \"%s\" is not supported (only "
-                              "%s)",
+    return eddy_tfl_error(op,
+                          "data_format \"%s\" is not supported (only "
+                          "%s)",
                           fmt, layout);
   return NULL;
 }
@@ -128,8 +144,9 @@ static eddy_status_t read_window_nd(const eddy_op_t *op, int nsp,
     return NULL;
   }
   if (strcmp(pad, "SAME") != 0)
-    return eddy_tfl_error(op, "padding \"%s\" is not supported (SAME, "
-                              "VALID%s)",
+    return eddy_tfl_error(op,
+                          "padding \"%s\" is not supported (SAME, "
+                          "VALID%s)",
                           pad, nsp == 2 ? " or EXPLICIT" : "");
   for (int j = 0; j < nsp; j++) {
     int64_t eff = (size[j] - 1) * dilations[j] + 1;
@@ -141,8 +158,9 @@ static eddy_status_t read_window_nd(const eddy_op_t *op, int nsp,
       pads[2 * j] = (eff - 1) / 2;
       pads[2 * j + 1] = eff - 1 - pads[2 * j];
     } else {
-      return eddy_tfl_error(op, "SAME padding with a stride above 1 needs a "
-                                "static %s",
+      return eddy_tfl_error(op,
+                            "SAME padding with a stride above 1 needs a "
+                            "static %s",
                             spatial_name(nsp, j));
     }
   }
@@ -194,9 +212,10 @@ static eddy_status_t sizes(eddy_tfl_t *z, const eddy_op_t *op,
       return NULL;
     }
   }
-  return eddy_tfl_error(op, "the %s size must be known statically (a "
-                            "constant, or the shape of a value with static "
-                            "%s)",
+  return eddy_tfl_error(op,
+                        "the %s size must be known statically (a "
+                        "constant, or the shape of a value with static "
+                        "%s)",
                         first ? "input's" : "filter's",
                         !first   ? "kernel dims"
                         : n == 3 ? "depth, height and width"
@@ -218,8 +237,8 @@ static eddy_status_t window_op(eddy_tfl_t *z, const eddy_op_t *op,
 
 /// Builds core op `name` with w's attributes (and size_name = size) as
 /// op's result.
-static eddy_status_t build(eddy_tfl_t *z, const eddy_op_t *op,
-                           const char *name, eddy_value_t *a, eddy_value_t *b,
+static eddy_status_t build(eddy_tfl_t *z, const eddy_op_t *op, const char *name,
+                           eddy_value_t *a, eddy_value_t *b,
                            const eddy_core_window_t *w, const char *size_name,
                            const int64_t *size) {
   eddy_value_t *r = NULL;
@@ -272,8 +291,9 @@ static eddy_status_t window_operands(eddy_tfl_t *z, const eddy_op_t *op,
   static const char *const names[2] = {"ksize", "strides"};
   for (size_t j = 0; j < 2; j++)
     if (eddy_tfl_const_ints(z, tfl_in(z, op, i + j), j ? s : k, 4) != 4)
-      return eddy_tfl_error(op, "%s (operand %zu) must be a constant of 4 "
-                                "integers",
+      return eddy_tfl_error(op,
+                            "%s (operand %zu) must be a constant of 4 "
+                            "integers",
                             names[j], i + j);
   return NULL;
 }
@@ -284,8 +304,8 @@ static eddy_status_t window_operands(eddy_tfl_t *z, const eddy_op_t *op,
 /// a depthwise filter w [KH, KW, C, M] is the conv2d filter
 /// select(mask, w[:, :, None], 0) reshaped to [KH, KW, C, C * M], block
 /// diagonal: output channel c * M + m reads input channel c only.
-static eddy_status_t channel_mask(eddy_tfl_t *z, const eddy_op_t *op,
-                                  int64_t c, eddy_value_t **out) {
+static eddy_status_t channel_mask(eddy_tfl_t *z, const eddy_op_t *op, int64_t c,
+                                  eddy_value_t **out) {
   int64_t dims[5] = {1, 1, c, c, 1};
   const eddy_type_t *t = eddy_ir_tensor_type_get(z->ctx, EDDY_DT_I32, 5, dims);
   eddy_value_t *io[2];
@@ -350,8 +370,7 @@ static eddy_status_t lower_depthwise(eddy_tfl_t *z, const eddy_op_t *op,
     EDDY_RETURN_IF_ERROR(sizes(z, op, tfl_in(z, op, 0), 1, 2, hw));
     EDDY_RETURN_IF_ERROR(read_window(op, hw, &w));
     EDDY_RETURN_IF_ERROR(depthwise_filter(z, op, f, fd, &bf));
-    return build(z, op, "core.conv2d_input_grad", dy, bf, &w, "input_size",
-                 hw);
+    return build(z, op, "core.conv2d_input_grad", dy, bf, &w, "input_size", hw);
   }
   // DepthwiseConv2dNativeBackpropFilter(x, filter_sizes, dy).
   eddy_value_t *x = tfl_in(z, op, 0), *dy = tfl_in(z, op, 2);
@@ -369,8 +388,8 @@ static eddy_status_t lower_depthwise(eddy_tfl_t *z, const eddy_op_t *op,
                                      "filter_size", w.size, at);
   eddy_value_t *ops[2] = {x, dy}, *g = NULL, *g5 = NULL, *mask = NULL,
                *zero = NULL, *sel = NULL, *r = NULL;
-  EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "core.conv2d_filter_grad", ops,
-                                      2, at, na, &g));
+  EDDY_RETURN_IF_ERROR(
+      eddy_tfl_build(z, op, "core.conv2d_filter_grad", ops, 2, at, na, &g));
   int64_t d5[5] = {w.size[0], w.size[1], c, c, cm / c};
   EDDY_RETURN_IF_ERROR(eddy_tfl_reshape(z, op, g, d5, 5, &g5));
   EDDY_RETURN_IF_ERROR(channel_mask(z, op, c, &mask));
@@ -380,171 +399,6 @@ static eddy_status_t lower_depthwise(eddy_tfl_t *z, const eddy_op_t *op,
   EDDY_RETURN_IF_ERROR(
       eddy_tfl_reduce(z, op, "core.reduce_sum", sel, &axis, 1, false, &r));
   tfl_out1(z, op, r);
-  return NULL;
-}
-
-/// ---- SpaceToBatchND and BatchToSpaceND ----------------------------------
-
-#define MAXB 8
-
-/// The constant block_shape (operand 1) and paddings or crops (operand 2,
-/// [M, 2]) of a SpaceToBatchND / BatchToSpaceND on x: M >= 1 blocks >= 1,
-/// pads >= 0; x's dims static but the batch.
-static eddy_status_t space_batch_args(eddy_tfl_t *z, const eddy_op_t *op,
-                                      eddy_value_t *x, int64_t *block,
-                                      int64_t *pads, int32_t *m) {
-  int64_t nb = eddy_tfl_const_ints(z, tfl_in(z, op, 1), block, MAXB);
-  if (nb < 1)
-    return eddy_tfl_error(op, "block_shape must be a constant vector of 1 to "
-                              "%d entries",
-                          MAXB);
-  if (eddy_tfl_const_ints(z, tfl_in(z, op, 2), pads, 2 * MAXB) != 2 * nb)
-    return eddy_tfl_error(op, "the %s must be a constant [%lld, 2]",
-                          strcmp(op->name->str, "tf.SpaceToBatchND") == 0
-                              ? "paddings"
-                              : "crops",
-                          (long long)nb);
-  const eddy_type_t *t = x->type;
-  if (t->kind != EDDY_TYPE_TENSOR || t->rank == EDDY_RANK_UNKNOWN ||
-      t->rank < 1 + nb || t->rank > EDDY_TFL_MAX_RANK - MAXB)
-    return eddy_tfl_error(op, "the input must have a known rank above the "
-                              "number of blocks");
-  for (int32_t i = 1; i < t->rank; i++)
-    if (t->dims[i] < 0)
-      return eddy_tfl_error(op, "only the batch dim may be dynamic");
-  for (int64_t i = 0; i < nb; i++)
-    if (block[i] < 1 || pads[2 * i] < 0 || pads[2 * i + 1] < 0)
-      return eddy_tfl_error(op, "blocks must be >= 1 and paddings >= 0");
-  *m = (int32_t)nb;
-  return NULL;
-}
-
-/// core.transpose of v by perm[0..n).
-static eddy_status_t transpose(eddy_tfl_t *z, const eddy_op_t *op,
-                               eddy_value_t *v, const int64_t *perm, size_t n,
-                               eddy_value_t **out) {
-  eddy_named_attr_t a = eddy_tfl_ints_attr(z, "perm", perm, n);
-  return eddy_tfl_build(z, op, "core.transpose", &v, 1, &a, 1, out);
-}
-
-/// SpaceToBatchND(x, block, paddings), x [B, s1..sM, rest...]: x padded,
-/// reshaped to [B, s1/b1, b1, ..., sM/bM, bM, rest...], the blocks moved to
-/// the front and merged with the batch: [b1 * ... * bM * B, s1/b1, ...].
-static eddy_status_t lower_space_to_batch(eddy_tfl_t *z, const eddy_op_t *op) {
-  eddy_value_t *x = tfl_in(z, op, 0), *v = NULL;
-  int64_t block[MAXB], pads[2 * MAXB];
-  int32_t m = 0;
-  EDDY_RETURN_IF_ERROR(space_batch_args(z, op, x, block, pads, &m));
-  const eddy_type_t *t = x->type;
-  int32_t r = t->rank, rest = r - 1 - m;
-  int64_t lo[EDDY_TFL_MAX_RANK] = {0}, hi[EDDY_TFL_MAX_RANK] = {0};
-  int64_t d[EDDY_TFL_MAX_RANK], perm[EDDY_TFL_MAX_RANK], nblk = 1;
-  for (int32_t i = 0; i < m; i++) {
-    lo[1 + i] = pads[2 * i];
-    hi[1 + i] = pads[2 * i + 1];
-    int64_t s = t->dims[1 + i] + lo[1 + i] + hi[1 + i];
-    if (s % block[i] != 0)
-      return eddy_tfl_error(op, "padded dim %d (%lld) is not a multiple of "
-                                "its block %lld",
-                            (int)(1 + i), (long long)s, (long long)block[i]);
-    d[1 + 2 * i] = s / block[i];
-    d[2 + 2 * i] = block[i];
-    perm[i] = 2 + 2 * i;
-    perm[m + 1 + i] = 1 + 2 * i;
-    nblk *= block[i];
-  }
-  d[0] = t->dims[0] < 0 ? -1 : t->dims[0];
-  perm[m] = 0;
-  for (int32_t i = 0; i < rest; i++) {
-    d[1 + 2 * m + i] = t->dims[1 + m + i];
-    perm[1 + 2 * m + i] = 1 + 2 * m + i;
-  }
-  eddy_value_t *zero = NULL;
-  EDDY_RETURN_IF_ERROR(tfl_scalar_like(z, x, 0.0, &zero));
-  eddy_value_t *pops[2] = {x, zero};
-  eddy_named_attr_t pa[2] = {eddy_tfl_ints_attr(z, "low", lo, (size_t)r),
-                             eddy_tfl_ints_attr(z, "high", hi, (size_t)r)};
-  EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "core.pad", pops, 2, pa, 2, &v));
-  size_t n = (size_t)(1 + 2 * m + rest);
-  EDDY_RETURN_IF_ERROR(eddy_tfl_reshape(z, op, v, d, n, &v));
-  EDDY_RETURN_IF_ERROR(transpose(z, op, v, perm, n, &v));
-  int64_t o[EDDY_TFL_MAX_RANK];
-  o[0] = t->dims[0] < 0 ? -1 : t->dims[0] * nblk;
-  for (int32_t i = 0; i < m; i++)
-    o[1 + i] = d[1 + 2 * i];
-  for (int32_t i = 0; i < rest; i++)
-    o[1 + m + i] = t->dims[1 + m + i];
-  EDDY_RETURN_IF_ERROR(eddy_tfl_reshape(z, op, v, o, (size_t)r, &v));
-  tfl_out1(z, op, v);
-  return NULL;
-}
-
-/// BatchToSpaceND(x, block, crops), x [b1 * ... * bM * B, s1..sM, rest...]:
-/// reshaped to [b1, ..., bM, B, s1, ..., sM, rest...], each block moved
-/// behind its dim, merged with it ([B, s1 * b1, ...]) and cropped (a
-/// core.gather of the kept positions, so that the batch may be dynamic).
-static eddy_status_t lower_batch_to_space(eddy_tfl_t *z, const eddy_op_t *op) {
-  eddy_value_t *x = tfl_in(z, op, 0), *v = NULL;
-  int64_t block[MAXB], crops[2 * MAXB];
-  int32_t m = 0;
-  EDDY_RETURN_IF_ERROR(space_batch_args(z, op, x, block, crops, &m));
-  const eddy_type_t *t = x->type;
-  int32_t r = t->rank, rest = r - 1 - m;
-  int64_t d[EDDY_TFL_MAX_RANK], perm[EDDY_TFL_MAX_RANK], nblk = 1;
-  for (int32_t i = 0; i < m; i++) {
-    d[i] = block[i];
-    d[m + 1 + i] = t->dims[1 + i];
-    perm[1 + 2 * i] = m + 1 + i;
-    perm[2 + 2 * i] = i;
-    nblk *= block[i];
-  }
-  if (t->dims[0] >= 0 && t->dims[0] % nblk != 0)
-    return eddy_tfl_error(op, "the batch (%lld) is not a multiple of the "
-                              "blocks' product %lld",
-                          (long long)t->dims[0], (long long)nblk);
-  int64_t b = t->dims[0] < 0 ? -1 : t->dims[0] / nblk;
-  d[m] = b;
-  perm[0] = m;
-  for (int32_t i = 0; i < rest; i++) {
-    d[2 * m + 1 + i] = t->dims[1 + m + i];
-    perm[2 * m + 1 + i] = 2 * m + 1 + i;
-  }
-  size_t n = (size_t)(1 + 2 * m + rest);
-  EDDY_RETURN_IF_ERROR(eddy_tfl_reshape(z, op, x, d, n, &v));
-  EDDY_RETURN_IF_ERROR(transpose(z, op, v, perm, n, &v));
-  int64_t o[EDDY_TFL_MAX_RANK];
-  o[0] = b;
-  for (int32_t i = 0; i < m; i++)
-    o[1 + i] = t->dims[1 + i] * block[i];
-  for (int32_t i = 0; i < rest; i++)
-    o[1 + m + i] = t->dims[1 + m + i];
-  EDDY_RETURN_IF_ERROR(eddy_tfl_reshape(z, op, v, o, (size_t)r, &v));
-  for (int32_t i = 0; i < m; i++) {
-    int64_t len = o[1 + i] - crops[2 * i] - crops[2 * i + 1];
-    if (len < 0)
-      return eddy_tfl_error(op, "the crops of dim %d exceed its size",
-                            (int)(1 + i));
-    if (len == o[1 + i])
-      continue;
-    int64_t *at = malloc((size_t)(len ? len : 1) * sizeof *at);
-    if (!at)
-      return eddy_tfl_error(op, "out of memory");
-    for (int64_t k = 0; k < len; k++)
-      at[k] = crops[2 * i] + k;
-    const eddy_type_t *it =
-        eddy_ir_tensor_type_get(z->ctx, EDDY_DT_I64, 1, &len);
-    eddy_value_t *idx = NULL;
-    eddy_status_t st = eddy_ir_build_constant(
-        &z->b, eddy_ir_dense_attr_from_i64(z->ctx, it, at, (size_t)len),
-        &idx);
-    free(at);
-    EDDY_RETURN_IF_ERROR(st);
-    eddy_value_t *gops[2] = {v, idx};
-    eddy_named_attr_t ga = eddy_tfl_int_attr(z, "axis", 1 + i);
-    EDDY_RETURN_IF_ERROR(
-        eddy_tfl_build(z, op, "core.gather", gops, 2, &ga, 1, &v));
-  }
-  tfl_out1(z, op, v);
   return NULL;
 }
 
@@ -582,8 +436,9 @@ static eddy_status_t conv3d_window(const eddy_op_t *op, conv3d_t *c) {
     c->out[j] = eddy_scalar_window_out(c->in[j], p[2 * j], p[2 * j + 1],
                                        c->f[j], 1, s[j]);
     if (c->out[j] < 1)
-      return eddy_tfl_error(op, "the padded input's %s (%lld) is shorter "
-                                "than the filter's (%lld)",
+      return eddy_tfl_error(op,
+                            "the padded input's %s (%lld) is shorter "
+                            "than the filter's (%lld)",
                             spatial_name(3, j),
                             (long long)(c->in[j] + p[2 * j] + p[2 * j + 1]),
                             (long long)c->f[j]);
@@ -592,9 +447,10 @@ static eddy_status_t conv3d_window(const eddy_op_t *op, conv3d_t *c) {
   const int64_t lim = (int64_t)1 << 24;
   if (c->f[0] > lim || c->f[3] > lim || c->out[0] > lim ||
       c->f[0] * c->out[0] > lim || c->f[0] * c->f[3] > lim)
-    return eddy_tfl_error(op, "the filter's depth (%lld) times the output's "
-                              "depth (%lld) or the channels (%lld) is above "
-                              "2^24",
+    return eddy_tfl_error(op,
+                          "the filter's depth (%lld) times the output's "
+                          "depth (%lld) or the channels (%lld) is above "
+                          "2^24",
                           (long long)c->f[0], (long long)c->out[0],
                           (long long)c->f[3]);
   return NULL;
@@ -634,8 +490,8 @@ static eddy_status_t depth_index(eddy_tfl_t *z, const conv3d_t *c,
 }
 
 /// core.gather of v along axis at indices idx.
-static eddy_status_t gather(eddy_tfl_t *z, const eddy_op_t *op,
-                            eddy_value_t *v, eddy_value_t *idx, int64_t axis,
+static eddy_status_t gather(eddy_tfl_t *z, const eddy_op_t *op, eddy_value_t *v,
+                            eddy_value_t *idx, int64_t axis,
                             eddy_value_t **out) {
   eddy_value_t *ops[2] = {v, idx};
   eddy_named_attr_t a = eddy_tfl_int_attr(z, "axis", axis);
@@ -666,7 +522,7 @@ static eddy_status_t stack_taps(eddy_tfl_t *z, const eddy_op_t *op,
   static const int64_t perm[6] = {0, 2, 3, 4, 1, 5};
   int64_t d4[4] = {-1, c->in[1], c->in[2], c->f[0] * c->f[3]};
   EDDY_RETURN_IF_ERROR(eddy_tfl_reshape(z, op, v, d6, 6, &v));
-  EDDY_RETURN_IF_ERROR(transpose(z, op, v, perm, 6, &v));
+  EDDY_RETURN_IF_ERROR(eddy_tfl_transpose(z, op, v, perm, 6, &v));
   return eddy_tfl_reshape(z, op, v, d4, 4, out);
 }
 
@@ -677,7 +533,7 @@ static eddy_status_t stack_filter(eddy_tfl_t *z, const eddy_op_t *op,
   static const int64_t perm[5] = {1, 2, 0, 3, 4};
   int64_t d4[4] = {c->f[1], c->f[2], c->f[0] * c->f[3], c->f[4]};
   eddy_value_t *v = NULL;
-  EDDY_RETURN_IF_ERROR(transpose(z, op, f, perm, 5, &v));
+  EDDY_RETURN_IF_ERROR(eddy_tfl_transpose(z, op, f, perm, 5, &v));
   return eddy_tfl_reshape(z, op, v, d4, 4, out);
 }
 
@@ -707,8 +563,9 @@ static eddy_status_t lower_conv3d(eddy_tfl_t *z, const eddy_op_t *op,
     EDDY_RETURN_IF_ERROR(rank5(op, x, "input", 1, xd));
     EDDY_RETURN_IF_ERROR(rank5(op, f, "filter", 0, c.f));
     if (xd[4] != c.f[3])
-      return eddy_tfl_error(op, "the input has %lld channels, the filter "
-                                "%lld",
+      return eddy_tfl_error(op,
+                            "the input has %lld channels, the filter "
+                            "%lld",
                             (long long)xd[4], (long long)c.f[3]);
     memcpy(c.in, xd + 1, sizeof c.in);
     EDDY_RETURN_IF_ERROR(conv3d_window(op, &c));
@@ -730,13 +587,13 @@ static eddy_status_t lower_conv3d(eddy_tfl_t *z, const eddy_op_t *op,
     EDDY_RETURN_IF_ERROR(conv3d_window(op, &c));
     EDDY_RETURN_IF_ERROR(flat_dy(z, op, dy, &c, &v));
     EDDY_RETURN_IF_ERROR(stack_filter(z, op, f, &c, &wf));
-    EDDY_RETURN_IF_ERROR(window_op(z, op, "core.conv2d_input_grad", v, wf,
-                                   &c.w, "input_size", c.in + 1, &v));
+    EDDY_RETURN_IF_ERROR(window_op(z, op, "core.conv2d_input_grad", v, wf, &c.w,
+                                   "input_size", c.in + 1, &v));
     int64_t d6[6] = {-1, c.out[0], c.in[1], c.in[2], c.f[0], c.f[3]};
     static const int64_t perm[6] = {0, 4, 1, 2, 3, 5};
     int64_t d5[5] = {-1, c.f[0] * c.out[0], c.in[1], c.in[2], c.f[3]};
     EDDY_RETURN_IF_ERROR(eddy_tfl_reshape(z, op, v, d6, 6, &v));
-    EDDY_RETURN_IF_ERROR(transpose(z, op, v, perm, 6, &v));
+    EDDY_RETURN_IF_ERROR(eddy_tfl_transpose(z, op, v, perm, 6, &v));
     EDDY_RETURN_IF_ERROR(eddy_tfl_reshape(z, op, v, d5, 5, &v));
     eddy_value_t *idx = NULL;
     EDDY_RETURN_IF_ERROR(depth_index(z, &c, &idx));
@@ -773,13 +630,75 @@ static eddy_status_t lower_conv3d(eddy_tfl_t *z, const eddy_op_t *op,
   EDDY_RETURN_IF_ERROR(conv3d_window(op, &c));
   EDDY_RETURN_IF_ERROR(stack_taps(z, op, x, &c, &v));
   EDDY_RETURN_IF_ERROR(flat_dy(z, op, dy, &c, &wf));
-  EDDY_RETURN_IF_ERROR(window_op(z, op, "core.conv2d_filter_grad", v, wf,
-                                 &c.w, "filter_size", c.f + 1, &v));
+  EDDY_RETURN_IF_ERROR(window_op(z, op, "core.conv2d_filter_grad", v, wf, &c.w,
+                                 "filter_size", c.f + 1, &v));
   int64_t d5[5] = {c.f[1], c.f[2], c.f[0], c.f[3], c.f[4]};
   static const int64_t perm[5] = {2, 0, 1, 3, 4};
   EDDY_RETURN_IF_ERROR(eddy_tfl_reshape(z, op, v, d5, 5, &v));
-  EDDY_RETURN_IF_ERROR(transpose(z, op, v, perm, 5, &v));
+  EDDY_RETURN_IF_ERROR(eddy_tfl_transpose(z, op, v, perm, 5, &v));
   tfl_out1(z, op, v);
+  return NULL;
+}
+
+/// ---- Local response normalization --------------------------------------
+
+/// LRN(x) = x / (bias + alpha * S)^beta, S[..., c] the sum of x^2 over the
+/// channels within depth_radius of c: x^2 times a constant band matrix [C,
+/// C] (a core.matmul over the last dim). LRNGrad(dy, x, y) = dy / N^beta -
+/// 2 alpha beta x * band(dy * y / N), N = bias + alpha * S (the band is
+/// symmetric). The channels must be static.
+static eddy_status_t lower_lrn(eddy_tfl_t *z, const eddy_op_t *op, bool grad) {
+  eddy_value_t *x = tfl_in(z, op, grad ? 1 : 0);
+  const eddy_type_t *t = x->type;
+  if (t->kind != EDDY_TYPE_TENSOR || t->rank != 4 || t->dims[3] < 0)
+    return eddy_tfl_error(op, "the input must have rank 4 and static "
+                              "channels");
+  int64_t c = t->dims[3], r = eddy_ir_op_attr_int(op, "depth_radius", 5);
+  if (r < 0 || c > 4096)
+    return eddy_tfl_error(op, "depth_radius must be >= 0 and the channels "
+                              "at most 4096");
+  double bias = eddy_ir_op_attr_float(op, "bias", 1.0),
+         alpha = eddy_ir_op_attr_float(op, "alpha", 1.0),
+         beta = eddy_ir_op_attr_float(op, "beta", 0.5);
+  double *band = malloc((size_t)(c * c) * sizeof *band);
+  if (!band)
+    return eddy_status_create(EDDY_ERR_RESOURCE, "out of memory");
+  for (int64_t i = 0; i < c; i++)
+    for (int64_t j = 0; j < c; j++)
+      band[i * c + j] = llabs(i - j) <= r ? 1.0 : 0.0;
+  int64_t bd[2] = {c, c};
+  const eddy_type_t *bt = eddy_ir_tensor_type_get(z->ctx, t->dtype, 2, bd);
+  eddy_value_t *bm = NULL, *sq = NULL, *s = NULL, *n = NULL, *k = NULL,
+               *nb = NULL, *y = NULL;
+  eddy_status_t st = eddy_ir_build_constant(
+      &z->b, eddy_ir_dense_attr_from_f64(z->ctx, bt, band, (size_t)(c * c)),
+      &bm);
+  free(band);
+  EDDY_RETURN_IF_ERROR(st);
+  EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.mul", x, x, &sq));
+  EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.matmul", sq, bm, &s));
+  EDDY_RETURN_IF_ERROR(tfl_scalar_like(z, x, alpha, &k));
+  EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.mul", k, s, &n));
+  EDDY_RETURN_IF_ERROR(tfl_scalar_like(z, x, bias, &k));
+  EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.add", k, n, &n));
+  EDDY_RETURN_IF_ERROR(tfl_scalar_like(z, x, beta, &k));
+  EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.pow", n, k, &nb));
+  if (!grad) {
+    EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.div", x, nb, &y));
+    tfl_out1(z, op, y);
+    return NULL;
+  }
+  eddy_value_t *dy = tfl_in(z, op, 0), *yv = tfl_in(z, op, 2), *a = NULL,
+               *b = NULL;
+  EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.div", dy, nb, &a));
+  EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.mul", dy, yv, &b));
+  EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.div", b, n, &b));
+  EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.matmul", b, bm, &b));
+  EDDY_RETURN_IF_ERROR(tfl_scalar_like(z, x, 2.0 * alpha * beta, &k));
+  EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.mul", k, x, &y));
+  EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.mul", y, b, &b));
+  EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.sub", a, b, &y));
+  tfl_out1(z, op, y);
   return NULL;
 }
 
@@ -831,8 +750,8 @@ static void bicubic_row(int64_t in, float v, bool half, double *row) {
     sum += w[k];
   }
   // (TensorFlow leaves a sum of about zero as it is.)
-  float norm = half && fabsf(sum) >= 1000.0f * 1.17549435e-38f ? 1.0f / sum
-                                                               : 1.0f;
+  float norm =
+      half && fabsf(sum) >= 1000.0f * 1.17549435e-38f ? 1.0f / sum : 1.0f;
   for (int k = 0; k < 4; k++)
     row[idx[k]] += (double)(w[k] * norm);
 }
@@ -895,10 +814,9 @@ static void resize_matrix(int64_t in, int64_t out, bool align, bool half,
 /// x [N, H, W, C] resized to [N, OH, OW, C] (grad: the transpose, from
 /// [N, OH, OW, C] back to [N, H, W, C]) by the interpolation matrices of
 /// both axes, as two core.matmuls over x transposed to [N, C, H, W].
-static eddy_status_t resize(eddy_tfl_t *z, const eddy_op_t *op,
-                            eddy_value_t *x, const int64_t *in,
-                            const int64_t *out, resize_mode_t mode, bool grad,
-                            eddy_value_t **res) {
+static eddy_status_t resize(eddy_tfl_t *z, const eddy_op_t *op, eddy_value_t *x,
+                            const int64_t *in, const int64_t *out,
+                            resize_mode_t mode, bool grad, eddy_value_t **res) {
   bool align = eddy_ir_op_attr_bool(op, "align_corners", false);
   bool half = eddy_ir_op_attr_bool(op, "half_pixel_centers", false);
   if (align && half)
@@ -908,8 +826,9 @@ static eddy_status_t resize(eddy_tfl_t *z, const eddy_op_t *op,
   for (int k = 0; k < 2; k++) {
     if (in[k] < 1 || out[k] < 1 || in[k] > (int64_t)1 << 24 ||
         out[k] > (int64_t)1 << 24 || in[k] * out[k] > (int64_t)1 << 24)
-      return eddy_tfl_error(op, "sizes %lld -> %lld are not supported (each "
-                                "at least 1, their product at most 2^24)",
+      return eddy_tfl_error(op,
+                            "sizes %lld -> %lld are not supported (each "
+                            "at least 1, their product at most 2^24)",
                             (long long)in[k], (long long)out[k]);
     double *a = malloc((size_t)(in[k] * out[k]) * sizeof *a);
     if (!a)
@@ -927,7 +846,7 @@ static eddy_status_t resize(eddy_tfl_t *z, const eddy_op_t *op,
   }
   static const int64_t to_nchw[4] = {0, 3, 1, 2}, to_nhwc[4] = {0, 2, 3, 1};
   eddy_value_t *v = NULL;
-  EDDY_RETURN_IF_ERROR(transpose(z, op, x, to_nchw, 4, &v));
+  EDDY_RETURN_IF_ERROR(eddy_tfl_transpose(z, op, x, to_nchw, 4, &v));
   // Along H: A v (forward) or A^T v (grad); along W: v A^T or v A.
   eddy_value_t *hops[2] = {mat[0], v};
   eddy_named_attr_t ta = eddy_ir_named_attr(
@@ -939,7 +858,7 @@ static eddy_status_t resize(eddy_tfl_t *z, const eddy_op_t *op,
       z->ctx, "transpose_b", eddy_ir_bool_attr_get(z->ctx, !grad));
   EDDY_RETURN_IF_ERROR(
       eddy_tfl_build(z, op, "core.matmul", wops, 2, &tb, 1, &v));
-  return transpose(z, op, v, to_nhwc, 4, res);
+  return eddy_tfl_transpose(z, op, v, to_nhwc, 4, res);
 }
 
 /// The static [H, W] of a rank-4 NHWC value v (what names it).
@@ -959,10 +878,10 @@ static eddy_status_t static_hw(const eddy_op_t *op, eddy_value_t *v,
 /// original_image) / (grads, size).
 static eddy_status_t lower_resize(eddy_tfl_t *z, const eddy_op_t *op,
                                   const char *t) {
-  resize_mode_t mode = strncmp(t, "ResizeNearest", 13) == 0 ? RESIZE_NEAREST
+  resize_mode_t mode = strncmp(t, "ResizeNearest", 13) == 0   ? RESIZE_NEAREST
                        : strncmp(t, "ResizeBicubic", 13) == 0 ? RESIZE_BICUBIC
                        : strncmp(t, "ResizeArea", 10) == 0    ? RESIZE_AREA
-                                                             : RESIZE_BILINEAR;
+                                                              : RESIZE_BILINEAR;
   bool nearest = mode == RESIZE_NEAREST;
   bool grad = strcmp(t + strlen(t) - 4, "Grad") == 0;
   eddy_value_t *x = tfl_in(z, op, 0), *r = NULL;
@@ -973,8 +892,7 @@ static eddy_status_t lower_resize(eddy_tfl_t *z, const eddy_op_t *op,
     EDDY_RETURN_IF_ERROR(static_hw(op, x, "images", in));
   int64_t *other = grad ? in : out;
   if (grad && !nearest) {
-    EDDY_RETURN_IF_ERROR(
-        static_hw(op, tfl_in(z, op, 1), "original_image", in));
+    EDDY_RETURN_IF_ERROR(static_hw(op, tfl_in(z, op, 1), "original_image", in));
   } else if (eddy_tfl_const_ints(z, tfl_in(z, op, 1), other, 2) != 2) {
     return eddy_tfl_error(op, "size must be a constant [height, width]");
   }
@@ -999,14 +917,12 @@ eddy_status_t eddy_tfl_lower_window_op(eddy_tfl_t *z, const eddy_op_t *op,
   *handled = true;
   if (strncmp(t, "DepthwiseConv2dNative", 21) == 0)
     return lower_depthwise(z, op, t);
-  if (strcmp(t, "SpaceToBatchND") == 0)
-    return lower_space_to_batch(z, op);
-  if (strcmp(t, "BatchToSpaceND") == 0)
-    return lower_batch_to_space(z, op);
   if (strncmp(t, "Resize", 6) == 0)
     return lower_resize(z, op, t);
   if (strncmp(t, "Conv3D", 6) == 0)
     return lower_conv3d(z, op, t);
+  if (strncmp(t, "LRN", 3) == 0)
+    return lower_lrn(z, op, t[3] == 'G');
   eddy_core_window_t w;
   int64_t hw[2];
   if (strcmp(t, "Conv2D") == 0) {
@@ -1022,8 +938,7 @@ eddy_status_t eddy_tfl_lower_window_op(eddy_tfl_t *z, const eddy_op_t *op,
     EDDY_RETURN_IF_ERROR(rank4(op, dy, "out_backprop"));
     EDDY_RETURN_IF_ERROR(sizes(z, op, tfl_in(z, op, 0), 1, 2, hw));
     EDDY_RETURN_IF_ERROR(read_window(op, hw, &w));
-    return build(z, op, "core.conv2d_input_grad", dy, f, &w, "input_size",
-                 hw);
+    return build(z, op, "core.conv2d_input_grad", dy, f, &w, "input_size", hw);
   }
   if (strcmp(t, "Conv2DBackpropFilter") == 0) {
     eddy_value_t *x = tfl_in(z, op, 0), *dy = tfl_in(z, op, 2);

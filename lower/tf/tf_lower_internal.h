@@ -92,6 +92,10 @@ eddy_status_t eddy_tfl_reshape_keep(eddy_tfl_t *z, const eddy_op_t *src,
                                     eddy_value_t *v, const int64_t *dims,
                                     size_t rank, const int64_t *from,
                                     eddy_value_t **out);
+/// core.transpose of v by perm[0..n).
+eddy_status_t eddy_tfl_transpose(eddy_tfl_t *z, const eddy_op_t *src,
+                                 eddy_value_t *v, const int64_t *perm,
+                                 size_t n, eddy_value_t **out);
 /// core.reshape of v to dims (one may be -1).
 eddy_status_t eddy_tfl_reshape(eddy_tfl_t *z, const eddy_op_t *src,
                                eddy_value_t *v, const int64_t *dims,
@@ -298,6 +302,12 @@ eddy_status_t eddy_tfl_lower_crop_op(eddy_tfl_t *z, const eddy_op_t *op,
                                      bool *handled);
 void eddy_tfl_crop_ops_each(void (*fn)(const char *name, void *user),
                             void *user);
+/// legalize_space.c: SpaceToBatchND, BatchToSpaceND, DepthToSpace and
+/// SpaceToDepth.
+eddy_status_t eddy_tfl_lower_space_op(eddy_tfl_t *z, const eddy_op_t *op,
+                                      bool *handled);
+void eddy_tfl_space_ops_each(void (*fn)(const char *name, void *user),
+                             void *user);
 /// DynamicStitch and ParallelDynamicStitch (legalize_stitch.c), called by
 /// eddy_tfl_lower_index_op.
 eddy_status_t eddy_tfl_lower_dynamic_stitch(eddy_tfl_t *z,
