@@ -682,6 +682,16 @@ def m_resize_modes(x):
         [tf.stop_gradient(a) for a in area]
 
 
+def m_ctc_loss(x):
+    """tf.nn.ctc_loss of [8, 2, 5] time-major logits with dense labels (blank 0) of lengths 4
+    and 2 and logit lengths 8 and 7: TensorFlow's dense implementation, forward-backward
+    recursions written as scans over the time steps in log space (its Empty, the gradient
+    through the scans)."""
+    labels = tf.constant([[1, 2, 2, 3], [4, 1, 0, 0]], tf.int32)
+    return [tf.nn.ctc_loss(labels, x, tf.constant([4, 2]), tf.constant([8, 7]),
+                           logits_time_major=True, blank_index=0)]
+
+
 def m_space_depth(x):
     """DepthToSpace and SpaceToDepth with block 2 (pixel shuffle; each is the other's gradient)
     and local response normalization (LRN, its gradient LRNGrad) of a [?, 4, 6, 8] input."""
@@ -986,6 +996,7 @@ MODELS = {
                          None),
     "max_pool_v2": (m_max_pool_v2, [("x", rnd(104, [2, 6, 7, 3]))], None),
     "resize_modes": (m_resize_modes, [("x", rnd(105, [2, 5, 4, 3]))], None),
+    "ctc_loss": (m_ctc_loss, [("x", rnd(109, [8, 2, 5]))], (1e-4, 1e-5)),
     "space_depth": (m_space_depth, [("x", rnd(108, [2, 4, 6, 8]))], None),
     "crop_and_resize": (m_crop_and_resize, [("x", rnd(106, [2, 6, 5, 3])), ("b", CROP_BOXES)],
                         None),
@@ -1037,7 +1048,8 @@ FORWARD_ONLY = {"push_back_batch", "conv_dilated"}
 # fixtures hold the forward outputs too, and they have no control flow to tell v1 from v2.
 ONLY_FORMS = {"matrix_diag_band": ("grad_v2",), "max_pool_v2": ("grad_v1",),
               "resize_modes": ("grad_v2",), "conv3d": ("grad_v2",),
-              "crop_and_resize": ("grad_v2",), "space_depth": ("grad_v2",), "slice_run_time": ("grad_v1", "grad_v2")}
+              "crop_and_resize": ("grad_v2",), "space_depth": ("grad_v2",), "ctc_loss": ("v2", "grad_v2"),
+              "slice_run_time": ("grad_v1", "grad_v2")}
 
 # Gradient graphs chain more ops; their sums get a looser relative tolerance.
 GRAD_TOL = (1e-4, 1e-5)

@@ -227,6 +227,7 @@ static const eddy_tf_op_info_t k_ops[] = {
     OP(Einsum, IN_ATLEAST(1), output_T),
     OP(Elu, IN(1), activations_T_like0),
     OP(EluGrad, IN(2), backprops_T_like0),
+    OP(Empty, IN(1), output_dtype),
     OP(EmptyTensorList, IN(2), tl_new),
     OP(Enter, IN(1), output_T_like0),
     OP(Equal, IN(2), z_bool),

@@ -15,7 +15,7 @@
 #define MAXR 64
 
 const char *const eddy_tfl_shape_ops[] = {
-    "Reshape", "Shape", "ShapeN", "Size", "Rank", "Fill", "ZerosLike", "OnesLike",
+    "Reshape", "Shape", "ShapeN", "Size", "Rank", "Fill", "Empty", "ZerosLike", "OnesLike",
     "Tile", "Pack", "Unpack", "ConcatV2", "Split", "ExpandDims", "Squeeze",
     "StridedSlice", "StridedSliceGrad", "Range", "GatherV2", "Transpose",
     "Slice", "BroadcastGradientArgs", "Pad", "PadV2", "MirrorPad",
@@ -276,22 +276,32 @@ bool eddy_tfl_broadcast_to_run_time(eddy_tfl_t *z, const eddy_op_t *op,
   return true;
 }
 
-static eddy_status_t lower_fill(eddy_tfl_t *z, const eddy_op_t *op) {
+/// Fill(shape, value); Empty(shape) is a Fill with zeros of its dtype (its
+/// elements are unspecified in TensorFlow).
+static eddy_status_t lower_fill(eddy_tfl_t *z, const eddy_op_t *op,
+                                bool empty) {
   int64_t dims[MAXR];
   size_t rank = 0;
-  eddy_value_t *r = NULL;
-  if (!target_shape(z, op, tfl_in(z, op, 0), dims, &rank)) {
-    eddy_value_t *y = shape_source(tfl_in(z, op, 0));
+  eddy_value_t *r = NULL, *v = NULL, *shape = tfl_in(z, op, 0);
+  if (empty) {
+    eddy_dtype_t dt;
+    if (!eddy_tfl_attr_dtype(op, "dtype", &dt))
+      return eddy_tfl_error(op, "attribute 'dtype' is not an eddy dtype");
+    EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, dt, 0, NULL, 0.0, &v));
+  } else {
+    v = tfl_in(z, op, 1);
+  }
+  if (!target_shape(z, op, shape, dims, &rank)) {
+    eddy_value_t *y = shape_source(shape);
     if (y)
-      EDDY_RETURN_IF_ERROR(broadcast_like(z, op, tfl_in(z, op, 1), y, &r));
+      EDDY_RETURN_IF_ERROR(broadcast_like(z, op, v, y, &r));
     else
-      EDDY_RETURN_IF_ERROR(
-          fill_run_time(z, op, tfl_in(z, op, 0), tfl_in(z, op, 1), &r));
+      EDDY_RETURN_IF_ERROR(fill_run_time(z, op, shape, v, &r));
     tfl_out1(z, op, r);
     return NULL;
   }
-  EDDY_RETURN_IF_ERROR(attr_op(z, op, "core.broadcast_to", tfl_in(z, op, 1),
-                               "shape", dims, rank, &r));
+  EDDY_RETURN_IF_ERROR(
+      attr_op(z, op, "core.broadcast_to", v, "shape", dims, rank, &r));
   tfl_out1(z, op, r);
   return NULL;
 }
@@ -735,8 +745,8 @@ eddy_status_t eddy_tfl_lower_shape_op(eddy_tfl_t *z, const eddy_op_t *op,
     return lower_shape(z, op, t);
   if (strcmp(t, "ShapeN") == 0)
     return lower_shape_n(z, op);
-  if (strcmp(t, "Fill") == 0)
-    return lower_fill(z, op);
+  if (strcmp(t, "Fill") == 0 || strcmp(t, "Empty") == 0)
+    return lower_fill(z, op, t[0] == 'E');
   if (strcmp(t, "ZerosLike") == 0)
     return lower_like(z, op, 0.0);
   if (strcmp(t, "OnesLike") == 0)
