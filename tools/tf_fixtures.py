@@ -682,6 +682,20 @@ def m_resize_modes(x):
         [tf.stop_gradient(a) for a in area]
 
 
+def m_top_k_run_time(x):
+    """tf.math.in_top_k (InTopKV2: ties at the boundary count as in, a non-finite target
+    prediction as out) and tf.math.top_k with a run-time k (half the batch) of a [?, 6] input
+    (what accuracy metrics and samplers write)."""
+    labels = tf.constant([1, 5, 2, 0])
+    ties = tf.constant([[1.0, 2.0, 2.0, 0.0, 2.0, 3.0]]) + 0.0 * x
+    nonfinite = tf.constant([[np.inf, 0.5, np.nan, 0.0, 1.0, -np.inf]]) + 0.0 * x
+    vals, idx = tf.math.top_k(x, k=tf.shape(x)[0] // 2)
+    return [tf.cast(tf.math.in_top_k(labels, x, 2), tf.float32),
+            tf.cast(tf.math.in_top_k(labels, ties, 2), tf.float32),
+            tf.cast(tf.math.in_top_k(labels, nonfinite, 3), tf.float32),
+            vals * 2.0, tf.cast(idx, tf.float32)]
+
+
 def m_ctc_loss(x):
     """tf.nn.ctc_loss of [8, 2, 5] time-major logits with dense labels (blank 0) of lengths 4
     and 2 and logit lengths 8 and 7: TensorFlow's dense implementation, forward-backward
@@ -996,6 +1010,7 @@ MODELS = {
                          None),
     "max_pool_v2": (m_max_pool_v2, [("x", rnd(104, [2, 6, 7, 3]))], None),
     "resize_modes": (m_resize_modes, [("x", rnd(105, [2, 5, 4, 3]))], None),
+    "top_k_run_time": (m_top_k_run_time, [("x", rnd(110, [4, 6]))], None),
     "ctc_loss": (m_ctc_loss, [("x", rnd(109, [8, 2, 5]))], (1e-4, 1e-5)),
     "space_depth": (m_space_depth, [("x", rnd(108, [2, 4, 6, 8]))], None),
     "crop_and_resize": (m_crop_and_resize, [("x", rnd(106, [2, 6, 5, 3])), ("b", CROP_BOXES)],
@@ -1034,6 +1049,7 @@ FEED_SHAPES = {"strided_slice_dyn": {"x": [None, 5, 3]}, "slice_run_time": {"x":
                "bcast_dyn": {"x": [None, 3]}, "gamma_family": {"x": [None, 5]}, "count_losses": {"x": [None, 4], "k": [None, 4]},
                "conv_pool": {"x": [None, 7, 6, 3]}, "resize_modes": {"x": [None, 5, 4, 3]},
                "crop_and_resize": {"x": [None, 6, 5, 3]}, "space_depth": {"x": [None, 4, 6, 8]},
+               "top_k_run_time": {"x": [None, 6]},
                "conv3d": {"x": [None, 5, 6, 4, 3]},
                "gather_batch_dyn": {"x": [None, 5, 3], "y": [None, None, 5]},
                "einsum_dyn": {"x": [None, None, 3], "y": [None, None, 4]},
@@ -1049,6 +1065,7 @@ FORWARD_ONLY = {"push_back_batch", "conv_dilated"}
 ONLY_FORMS = {"matrix_diag_band": ("grad_v2",), "max_pool_v2": ("grad_v1",),
               "resize_modes": ("grad_v2",), "conv3d": ("grad_v2",),
               "crop_and_resize": ("grad_v2",), "space_depth": ("grad_v2",), "ctc_loss": ("v2", "grad_v2"),
+              "top_k_run_time": ("grad_v2",),
               "slice_run_time": ("grad_v1", "grad_v2")}
 
 # Gradient graphs chain more ops; their sums get a looser relative tolerance.

@@ -85,6 +85,8 @@ static const eddy_tf_out_spec_t slogdet_outs[] = {
     O_ATTR("sign", "T", -1), O_ATTR("log_abs_determinant", "T", -1)};
 static const eddy_tf_out_spec_t resized_f32[] = {
     O_FIXED("resized_images", FLOAT, -1)};
+static const eddy_tf_out_spec_t precision_bool[] = {
+    O_FIXED("precision", BOOL, -1)};
 static const eddy_tf_out_spec_t crops_f32[] = {O_FIXED("crops", FLOAT, -1)};
 static const eddy_tf_out_spec_t output_f32[] = {O_FIXED("output", FLOAT, -1)};
 static const eddy_tf_out_spec_t resized_T[] = {
@@ -249,6 +251,7 @@ static const eddy_tf_op_info_t k_ops[] = {
     OP(Identity, IN(1), output_T_like0),
     OP(IdentityN, IN_ATLEAST(1), identity_n),
     OP_CALL(If, IN_ATLEAST(1), call_outs, EDDY_TF_CALL_BRANCH),
+    OP(InTopKV2, IN(3), precision_bool),
     OP(Inv, IN(1), y_T_like0),
     OP(InvGrad, IN(2), z_T_like0),
     OP(InvertPermutation, IN(1), y_T_like0),

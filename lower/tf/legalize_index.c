@@ -38,6 +38,7 @@ static const char *const INDEX_OPS[] = {
     "ParallelDynamicStitch", "L2Loss", "MatrixDiag", "MatrixDiagV2",
     "MatrixDiagV3", "MatrixDiagPart", "MatrixDiagPartV2", "MatrixDiagPartV3",
     "MatrixSetDiag", "MatrixSetDiagV2", "MatrixSetDiagV3", "CumulativeLogsumexp", "Bucketize", "ListDiff",
+    "InTopKV2",
 };
 
 void eddy_tfl_index_ops_each(void (*fn)(const char *name, void *user),
@@ -987,11 +988,21 @@ static eddy_status_t lower_batch_gather(eddy_tfl_t *z, const eddy_op_t *op,
 
 /// ---- TopKV2, BatchMatMulV3 -----------------------------------------------
 
+/// TopKV2(x, k): core.topk. A run-time k needs a static last dim C: the
+/// whole row is sorted (k = C: descending, ties by index, as TensorFlow's
+/// kernel) and its first k columns are gathered (core.range(0, k), which a k
+/// outside [0, C] makes an error at run time).
 static eddy_status_t lower_topk(eddy_tfl_t *z, const eddy_op_t *op) {
-  eddy_value_t *x = tfl_in(z, op, 0), *idx = NULL;
+  eddy_value_t *x = tfl_in(z, op, 0), *idx = NULL, *kv = NULL;
   int64_t k = 0;
-  if (eddy_tfl_const_ints(z, tfl_in(z, op, 1), &k, 1) != 1)
-    return eddy_tfl_error(op, "k must be a constant");
+  const eddy_type_t *xt = x->type;
+  if (eddy_tfl_const_ints(z, tfl_in(z, op, 1), &k, 1) != 1) {
+    if (xt->rank == EDDY_RANK_UNKNOWN || xt->rank < 1 ||
+        xt->dims[xt->rank - 1] < 0)
+      return eddy_tfl_error(op, "a run-time k needs a static last dim");
+    k = xt->dims[xt->rank - 1];
+    kv = tfl_in(z, op, 1);
+  }
   if (k < 0)
     return eddy_tfl_error(op, "k %lld is negative", (long long)k);
   eddy_dtype_t it = EDDY_DT_I32;
@@ -1000,10 +1011,75 @@ static eddy_status_t lower_topk(eddy_tfl_t *z, const eddy_op_t *op) {
   eddy_op_t *o = NULL;
   EDDY_RETURN_IF_ERROR(
       eddy_tfl_build_typed(z, op, "core.topk", &x, 1, &a, 1, NULL, 0, &o));
+  eddy_value_t *v = eddy_ir_op_result(o, 0);
   EDDY_RETURN_IF_ERROR(
       eddy_tfl_cast(z, op, eddy_ir_op_result(o, 1), it, &idx));
-  eddy_tfl_set(z, &op->results[0], eddy_ir_op_result(o, 0));
+  if (kv) {
+    eddy_value_t *zero = NULL, *one = NULL, *pos = NULL;
+    EDDY_RETURN_IF_ERROR(eddy_tfl_cast(z, op, kv, EDDY_DT_I64, &kv));
+    EDDY_RETURN_IF_ERROR(eddy_tfl_reshape(z, op, kv, NULL, 0, &kv));
+    EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, EDDY_DT_I64, 0, NULL, 0, &zero));
+    EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, EDDY_DT_I64, 0, NULL, 1, &one));
+    eddy_value_t *rops[3] = {zero, kv, one}, *gops[2];
+    EDDY_RETURN_IF_ERROR(
+        eddy_tfl_build(z, op, "core.range", rops, 3, NULL, 0, &pos));
+    eddy_named_attr_t ga = eddy_tfl_int_attr(z, "axis", xt->rank - 1);
+    gops[1] = pos;
+    gops[0] = v;
+    EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "core.gather", gops, 2, &ga, 1, &v));
+    gops[0] = idx;
+    EDDY_RETURN_IF_ERROR(
+        eddy_tfl_build(z, op, "core.gather", gops, 2, &ga, 1, &idx));
+  }
+  eddy_tfl_set(z, &op->results[0], v);
   eddy_tfl_set(z, &op->results[1], idx);
+  return NULL;
+}
+
+/// InTopKV2(predictions [B, C], targets [B], k): whether fewer than k
+/// classes of row i predict more than its target does (ties at the boundary
+/// count as in, as in TensorFlow); false for a target outside [0, C) and
+/// for a row holding a non-finite prediction (TensorFlow's "cannot say").
+static eddy_status_t lower_in_top_k(eddy_tfl_t *z, const eddy_op_t *op) {
+  eddy_value_t *p = tfl_in(z, op, 0), *tg = NULL, *k = NULL, *pos = NULL,
+               *hit = NULL, *zero = NULL, *t = NULL, *gt = NULL, *n = NULL,
+               *r = NULL, *c = NULL, *ok = NULL, *fin = NULL, *one = NULL;
+  if (p->type->rank != 2 || tfl_in(z, op, 1)->type->rank != 1)
+    return eddy_tfl_error(op, "the predictions must be a matrix [batch, "
+                              "classes] and the targets a vector");
+  int64_t col[2] = {-1, 1}, ax = 1;
+  EDDY_RETURN_IF_ERROR(eddy_tfl_cast(z, op, tfl_in(z, op, 1), EDDY_DT_I64, &tg));
+  EDDY_RETURN_IF_ERROR(eddy_tfl_cast(z, op, tfl_in(z, op, 2), EDDY_DT_I64, &k));
+  EDDY_RETURN_IF_ERROR(eddy_tfl_reshape(z, op, k, NULL, 0, &k));
+  EDDY_RETURN_IF_ERROR(eddy_tfl_reshape(z, op, tg, col, 2, &tg));
+  EDDY_RETURN_IF_ERROR(eddy_tfl_positions(z, op, p, 1, 1, &pos));
+  EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.eq", tg, pos, &hit));
+  // The target's prediction: the row summed where it is selected.
+  EDDY_RETURN_IF_ERROR(tfl_scalar_like(z, p, 0.0, &zero));
+  EDDY_RETURN_IF_ERROR(tfl_sel(z, op, hit, p, zero, &t));
+  EDDY_RETURN_IF_ERROR(eddy_tfl_reduce(z, op, "core.reduce_sum", t, &ax, 1,
+                                       true, &t));
+  EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.gt", p, t, &gt));
+  EDDY_RETURN_IF_ERROR(eddy_tfl_cast(z, op, gt, EDDY_DT_I64, &n));
+  EDDY_RETURN_IF_ERROR(eddy_tfl_reduce(z, op, "core.reduce_sum", n, &ax, 1,
+                                       false, &n));
+  EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.lt", n, k, &r));
+  // A target in range (one class hit), in a row of finite predictions
+  // (p - p is 0, NaN for infinities and NaNs).
+  EDDY_RETURN_IF_ERROR(eddy_tfl_cast(z, op, hit, EDDY_DT_I64, &c));
+  EDDY_RETURN_IF_ERROR(eddy_tfl_reduce(z, op, "core.reduce_sum", c, &ax, 1,
+                                       false, &c));
+  EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.sub", p, p, &fin));
+  EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.ne", fin, zero, &fin));
+  EDDY_RETURN_IF_ERROR(eddy_tfl_cast(z, op, fin, EDDY_DT_I64, &fin));
+  EDDY_RETURN_IF_ERROR(eddy_tfl_reduce(z, op, "core.reduce_sum", fin, &ax, 1,
+                                       false, &fin));
+  EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, EDDY_DT_I64, 0, NULL, 1, &one));
+  EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.eq", c, one, &ok));
+  EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.lt", fin, one, &fin));
+  EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.and", ok, fin, &ok));
+  EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.and", r, ok, &r));
+  tfl_out1(z, op, r);
   return NULL;
 }
 
@@ -1178,6 +1254,8 @@ eddy_status_t eddy_tfl_lower_index_op(eddy_tfl_t *z, const eddy_op_t *op,
     return eddy_tfl_lower_segment(z, op, "min", t[0] == 'S');
   if (strcmp(t, "SegmentProd") == 0 || strcmp(t, "UnsortedSegmentProd") == 0)
     return eddy_tfl_lower_segment(z, op, "prod", t[0] == 'S');
+  if (strcmp(t, "InTopKV2") == 0)
+    return lower_in_top_k(z, op);
   if (strcmp(t, "TopKV2") == 0)
     return lower_topk(z, op);
   if (strcmp(t, "Einsum") == 0)
