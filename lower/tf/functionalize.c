@@ -1396,10 +1396,15 @@ eddy_status_t eddy_tf_functionalize(eddy_module_t *m) {
     EDDY_RETURN_IF_ERROR(eddy_tfl_split_switch_n(m->ctx, b));
     switch_on_merge_preds(b);
     EDDY_RETURN_IF_ERROR(raise_nested(m->ctx, &tf_names, b));
-    if (!has_df_frames(b))
-      continue;
-    EDDY_RETURN_IF_ERROR(raise_nested(m->ctx, &df_names, b));
+    if (has_df_frames(b))
+      EDDY_RETURN_IF_ERROR(raise_nested(m->ctx, &df_names, b));
+    // A constant with a control input (a df.after of it) may have been
+    // raised into a frame while the constant stayed behind, after the
+    // frame's op: each df.after of a constant becomes a copy of it in place.
     EDDY_RETURN_IF_ERROR(eddy_tfl_df_unpivot(f));
   }
-  return NULL;
+  // legalize-tf translates ops in order and needs every value defined
+  // before its uses: a frame raised wrongly is an error here, naming the
+  // node, not a broken translation later.
+  return eddy_ir_verify_module(m);
 }
