@@ -682,6 +682,18 @@ def m_resize_modes(x):
         [tf.stop_gradient(a) for a in area]
 
 
+def m_loop_pred_cond(x):
+    """A while_loop whose predicate holds a tf.cond (what AutoGraph writes for `while i < 10 and
+    sum(v) < 20`), v = v * 1.5 + 0.5. Frozen lowered (`_lowered`), the cond sits in the loop
+    frame's condition and reads the loop's values only inside its true branch."""
+
+    def pred(i, v):
+        return tf.cond(i < 10, lambda: tf.reduce_sum(v) < 20.0, lambda: tf.constant(False))
+
+    _, v = tf.while_loop(pred, lambda i, v: (i + 1, v * 1.5 + 0.5), [tf.constant(0), x])
+    return [v]
+
+
 def m_top_k_run_time(x):
     """tf.math.in_top_k (InTopKV2: ties at the boundary count as in, a non-finite target
     prediction as out) and tf.math.top_k with a run-time k (half the batch) of a [?, 6] input
@@ -1010,6 +1022,7 @@ MODELS = {
                          None),
     "max_pool_v2": (m_max_pool_v2, [("x", rnd(104, [2, 6, 7, 3]))], None),
     "resize_modes": (m_resize_modes, [("x", rnd(105, [2, 5, 4, 3]))], None),
+    "loop_pred_cond": (m_loop_pred_cond, [("x", rnd(111, [3]))], None),
     "top_k_run_time": (m_top_k_run_time, [("x", rnd(110, [4, 6]))], None),
     "ctc_loss": (m_ctc_loss, [("x", rnd(109, [8, 2, 5]))], (1e-4, 1e-5)),
     "space_depth": (m_space_depth, [("x", rnd(108, [2, 4, 6, 8]))], None),
@@ -1066,6 +1079,7 @@ ONLY_FORMS = {"matrix_diag_band": ("grad_v2",), "max_pool_v2": ("grad_v1",),
               "resize_modes": ("grad_v2",), "conv3d": ("grad_v2",),
               "crop_and_resize": ("grad_v2",), "space_depth": ("grad_v2",), "ctc_loss": ("v2", "grad_v2"),
               "top_k_run_time": ("grad_v2",),
+              "loop_pred_cond": ("lowered", "grad_lowered"),
               "slice_run_time": ("grad_v1", "grad_v2")}
 
 # Gradient graphs chain more ops; their sums get a looser relative tolerance.
@@ -1239,7 +1253,7 @@ def second_order(fn, v2):
 # lower_control_flow=True, TensorFlow's default, which lowers the While to v1 frames in the
 # graph, the cond_v2 Case in it to _SwitchN and Merge, and keeps the gradient's Optionals on a
 # list carried through the v1 frames.
-LOWERED = {"switch_case"}
+LOWERED = {"switch_case", "loop_pred_cond"}
 
 
 def write_models(out_dir, only):

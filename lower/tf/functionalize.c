@@ -841,6 +841,27 @@ static eddy_walk_result_t need_walk(eddy_op_t *op, void *user) {
   return EDDY_WALK_ADVANCE;
 }
 
+typedef struct cond_ctx {
+  eddy_block_t *b;
+  eddy_ptrmap_t *set, *cset;
+  oplist_t *work;
+} cond_ctx_t;
+
+/// Adds to cset (and work) the ops of set (in block b) defining the
+/// operands of op and of its nested ops.
+static eddy_walk_result_t cond_walk(eddy_op_t *op, void *user) {
+  cond_ctx_t *cc = user;
+  for (uint32_t k = 0; k < op->num_operands; k++) {
+    eddy_op_t *d = eddy_ir_op_operand(op, k)->def;
+    d = d ? tfl_in_block(d, cc->b) : NULL;
+    if (d && eddy_ptrmap_has(cc->set, d) && !eddy_ptrmap_has(cc->cset, d)) {
+      eddy_ptrmap_put(cc->cset, d, d);
+      ol_push(cc->work, d);
+    }
+  }
+  return EDDY_WALK_ADVANCE;
+}
+
 static eddy_status_t raise_frame(eddy_ctx_t *ctx, const cf_names_t *nm,
                                  eddy_block_t *b,
                                  const char *frame, size_t flen,
@@ -1029,18 +1050,15 @@ static eddy_status_t raise_frame(eddy_ctx_t *ctx, const cf_names_t *nm,
         eddy_ptrmap_put(&cset, pred->def, pred->def);
         ol_push(&cwork, pred->def);
       }
+      // The operands of an op and of the ops nested in it (a cond raised
+      // in the loop's condition captures the frame's values in its
+      // branches).
       while (cwork.n) {
         eddy_op_t *op = cwork.v[--cwork.n];
         if (tfl_is(op, nm->merge) || tfl_is(op, nm->enter))
           continue;
-        for (uint32_t i = 0; i < op->num_operands; i++) {
-          eddy_op_t *d = eddy_ir_op_operand(op, i)->def;
-          d = d ? tfl_in_block(d, b) : NULL;
-          if (d && eddy_ptrmap_has(&set, d) && !eddy_ptrmap_has(&cset, d)) {
-            eddy_ptrmap_put(&cset, d, d);
-            ol_push(&cwork, d);
-          }
-        }
+        cond_ctx_t cc = {b, &set, &cset, &cwork};
+        eddy_ir_walk_pre(op, cond_walk, &cc);
       }
       for (size_t i = 0; i < ops.n; i++) {
         eddy_op_t *op = ops.v[i];
