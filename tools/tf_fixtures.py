@@ -694,6 +694,37 @@ def m_loop_pred_cond(x):
     return [v]
 
 
+def m_decode_break(h0):
+    """A greedy decoder as AutoGraph writes it (autograph=True): `for t in tf.range(12)` with an
+    `if` on the logits and a `break` once every row emitted token 0, the tokens written to a
+    dynamic-size TensorArray. Frozen lowered (`_lowered`), the conds of the body are v1 conds
+    in the frame, which declare no shapes."""
+
+    w, u, e = rnd(3011, [5, 6]), rnd(3012, [5, 5], 0.5), rnd(3013, [6, 5])
+
+    @tf.function(autograph=True)
+    def decode(h):
+        toks = tf.TensorArray(tf.int32, size=0, dynamic_size=True)
+        done = tf.zeros([2], tf.bool)
+        total = tf.constant(0.0)
+        for t in tf.range(12):
+            logits = tf.matmul(h, w)
+            tok = tf.argmax(logits, -1, output_type=tf.int32)
+            if t > 0 and tf.reduce_sum(logits) < 0.0:
+                total += 1.0
+            else:
+                total -= tf.reduce_max(logits) * 0.1
+            toks = toks.write(t, tok)
+            done = done | tf.equal(tok, 0)
+            if tf.reduce_all(done):
+                break
+            h = tf.tanh(tf.matmul(h, u) + tf.gather(e, tok))
+        return tf.cast(tf.transpose(toks.stack()), tf.float32), total, h
+
+    toks, total, h = decode(h0)
+    return [toks, total, h]
+
+
 def m_top_k_run_time(x):
     """tf.math.in_top_k (InTopKV2: ties at the boundary count as in, a non-finite target
     prediction as out) and tf.math.top_k with a run-time k (half the batch) of a [?, 6] input
@@ -1022,6 +1053,7 @@ MODELS = {
                          None),
     "max_pool_v2": (m_max_pool_v2, [("x", rnd(104, [2, 6, 7, 3]))], None),
     "resize_modes": (m_resize_modes, [("x", rnd(105, [2, 5, 4, 3]))], None),
+    "decode_break": (m_decode_break, [("h0", rnd(301, [2, 5], 0.8))], None),
     "loop_pred_cond": (m_loop_pred_cond, [("x", rnd(111, [3]))], None),
     "top_k_run_time": (m_top_k_run_time, [("x", rnd(110, [4, 6]))], None),
     "ctc_loss": (m_ctc_loss, [("x", rnd(109, [8, 2, 5]))], (1e-4, 1e-5)),
@@ -1079,7 +1111,7 @@ ONLY_FORMS = {"matrix_diag_band": ("grad_v2",), "max_pool_v2": ("grad_v1",),
               "resize_modes": ("grad_v2",), "conv3d": ("grad_v2",),
               "crop_and_resize": ("grad_v2",), "space_depth": ("grad_v2",), "ctc_loss": ("v2", "grad_v2"),
               "top_k_run_time": ("grad_v2",),
-              "loop_pred_cond": ("lowered", "grad_lowered"),
+              "loop_pred_cond": ("lowered", "grad_lowered"), "decode_break": ("lowered",),
               "slice_run_time": ("grad_v1", "grad_v2")}
 
 # Gradient graphs chain more ops; their sums get a looser relative tolerance.
@@ -1253,7 +1285,7 @@ def second_order(fn, v2):
 # lower_control_flow=True, TensorFlow's default, which lowers the While to v1 frames in the
 # graph, the cond_v2 Case in it to _SwitchN and Merge, and keeps the gradient's Optionals on a
 # list carried through the v1 frames.
-LOWERED = {"switch_case", "loop_pred_cond"}
+LOWERED = {"switch_case", "loop_pred_cond", "decode_break"}
 
 
 def write_models(out_dir, only):

@@ -355,6 +355,29 @@ static void map_results(eddy_tfl_t *z, const eddy_op_t *src, eddy_op_t *dst) {
   }
 }
 
+/// Each result of a translated ctl.if takes what its branches yield (the
+/// join of the two), refined with its declared type: a graph whose conds
+/// declare no shapes (a lowered tf.function) still has typed results, which
+/// the rounds of a loop around the if need.
+static void refine_if_results(eddy_tfl_t *z, eddy_op_t *ifop) {
+  eddy_op_t *ty =
+      eddy_ir_block_terminator(eddy_ir_region_entry(&ifop->regions[0]));
+  eddy_op_t *ey =
+      eddy_ir_block_terminator(eddy_ir_region_entry(&ifop->regions[1]));
+  if (!ty || !ey || ty->num_operands != ifop->num_results ||
+      ey->num_operands != ifop->num_results)
+    return;
+  for (uint32_t i = 0; i < ifop->num_results; i++) {
+    const eddy_type_t *j =
+        eddy_ir_type_generalize(z->ctx, eddy_ir_op_operand(ty, i)->type,
+                                eddy_ir_op_operand(ey, i)->type);
+    const eddy_type_t *r =
+        j ? eddy_ir_type_refine(z->ctx, ifop->results[i].type, j) : NULL;
+    if (r)
+      ifop->results[i].type = r;
+  }
+}
+
 /// Builds ctl.if(pred) with the branches given as functions of args.
 static eddy_status_t build_if_funcs(eddy_tfl_t *z, const eddy_op_t *src,
                                     eddy_value_t *pred,
@@ -376,7 +399,10 @@ static eddy_status_t build_if_funcs(eddy_tfl_t *z, const eddy_op_t *src,
   eddy_block_t *eb = eddy_ir_region_add_block(&(*out_if)->regions[1]);
   EDDY_RETURN_IF_ERROR(
       inline_func_into(z, src, then_f, args, nargs, tb, "ctl.yield"));
-  return inline_func_into(z, src, else_f, args, nargs, eb, "ctl.yield");
+  EDDY_RETURN_IF_ERROR(
+      inline_func_into(z, src, else_f, args, nargs, eb, "ctl.yield"));
+  refine_if_results(z, *out_if);
+  return NULL;
 }
 
 static eddy_status_t lower_tf_if(eddy_tfl_t *z, const eddy_op_t *op) {
@@ -622,8 +648,10 @@ static eddy_status_t lower_ctl_if(eddy_tfl_t *z, const eddy_op_t *op) {
     st = translate_region_into(z, op, eddy_ir_region_entry(&op->regions[r]),
                                b, "ctl.yield");
   }
-  if (!st)
+  if (!st) {
+    refine_if_results(z, ifop);
     map_results(z, op, ifop);
+  }
   return st;
 }
 
