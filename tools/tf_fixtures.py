@@ -512,8 +512,10 @@ def m_einsum_multi(x, y, s, v):
     """tf.einsum of three and four operands, which TensorFlow splits into two-operand Einsums
     (its order from opt_einsum): a batched chain, a chain of four matrices, an outer product of
     three vectors, a repeated letter in one operand (a diagonal) and a trace; their gradients
-    hold one-operand Einsums and letters repeated in the output ("i->ii")."""
-    return [tf.einsum("bij,bjk,bkl->bil", x, y, x),
+    hold one-operand Einsums and letters repeated in the output ("i->ii"). Ellipses: a batch of
+    1 broadcast against 2 ("...ij,...jk->...ik"), and "a...->...a"."""
+    return [tf.einsum("...ij,...jk->...ik", x[:1], y), tf.einsum("a...->...a", s),
+            tf.einsum("bij,bjk,bkl->bil", x, y, x),
             tf.einsum("ij,jk,kl,lm->im", x[0], y[0], x[1], y[1]),
             tf.einsum("i,j,k->ijk", v, x[0, 0], y[1, :, 2]),
             tf.einsum("iij,jk,k->i", s, y[0], v),

@@ -11,6 +11,9 @@
 /// A letter repeated in an operand takes the diagonal (the operand times an
 /// identity mask, summed over the second occurrence); a letter repeated in
 /// the output puts the result on the diagonal (a new axis times the mask).
+/// An ellipsis ("...ij,...jk->...ik") stands for letters of its own, as
+/// many as the operand's rank leaves, aligned to the right across operands
+/// (numpy broadcasting: a dim of size 1 is broadcast to the others').
 #include "lower/tf/tf_lower_internal.h"
 
 #include <stdlib.h>
@@ -358,6 +361,108 @@ static int es_kept(const es_side_t *t, const char *need, int nn, char *out,
   return n;
 }
 
+/// Rewrites the equation in buf (no spaces, with "->") without ellipses:
+/// each "..." of operand k becomes the last e_k of E fresh letters (e_k
+/// the dims its rank leaves, E the most of any operand), the output's all
+/// E (none: they are summed). The fresh letters go to ell[0..*ne).
+static eddy_status_t es_expand_ellipses(const eddy_op_t *op, char *buf,
+                                        size_t cap, char *ell, int *ne) {
+  *ne = 0;
+  if (!strstr(buf, "..."))
+    return NULL;
+  char src[8 * MAXR + 8], fresh[MAXR];
+  strcpy(src, buf);
+  const char *arrow = strstr(src, "->");
+  int e[65] = {0}, most = 0;
+  uint32_t n = op->num_operands;
+  const char *p = src;
+  for (uint32_t k = 0; k < n && k < 64; k++) {
+    const char *end = k + 1 < n ? strchr(p, ',') : arrow;
+    if (!end || end > arrow)
+      return NULL; // the parser below reports it
+    const char *dots = strstr(p, "...");
+    if (dots && dots < end) {
+      const eddy_type_t *t = eddy_ir_op_operand(op, k)->type;
+      int letters = (int)(end - p) - 3;
+      if (t->kind != EDDY_TYPE_TENSOR || t->rank == EDDY_RANK_UNKNOWN ||
+          t->rank < letters)
+        return eddy_tfl_error(op, "operand %u's rank does not cover its "
+                                  "letters and ellipsis",
+                              k);
+      e[k] = t->rank - letters;
+      most = e[k] > most ? e[k] : most;
+    }
+    p = end + 1;
+  }
+  // Fresh letters: the ones the equation does not use.
+  static const char pool[] =
+      "ZYXWVUTSRQPONMLKJIHGFEDCBAzyxwvutsrqponmlkjihgfedcba";
+  for (const char *c = pool; *c && *ne < most; c++)
+    if (!strchr(src, *c))
+      fresh[(*ne)++] = *c;
+  if (*ne < most)
+    return eddy_tfl_error(op, "the ellipsis needs more letters than are "
+                              "free");
+  memcpy(ell, fresh, (size_t)most);
+  // Rewrite: operand k's "..." by fresh[most - e_k ..], the output's by all.
+  size_t w = 0;
+  uint32_t k = 0;
+  bool out = false;
+  for (const char *c = src; *c;) {
+    if (c[0] == '-' && c[1] == '>')
+      out = true;
+    if (strncmp(c, "...", 3) == 0) {
+      int from = out ? 0 : most - e[k < 64 ? k : 63];
+      for (int i = from; i < most && w + 1 < cap; i++)
+        buf[w++] = fresh[i];
+      c += 3;
+      continue;
+    }
+    if (*c == ',')
+      k++;
+    if (w + 1 < cap)
+      buf[w++] = *c;
+    c++;
+  }
+  buf[w] = 0;
+  return NULL;
+}
+
+/// Broadcasts, for each ellipsis letter, an operand whose dim is 1 where
+/// another's is larger (static shapes).
+static eddy_status_t es_broadcast(eddy_tfl_t *z, const eddy_op_t *op,
+                                  es_side_t *sd, uint32_t n, const char *ell,
+                                  int ne) {
+  for (int j = 0; j < ne; j++) {
+    int64_t most = 1;
+    for (uint32_t k = 0; k < n; k++) {
+      int at = es_find(sd[k].s, sd[k].n, ell[j]);
+      int64_t d = at < 0 ? 1 : sd[k].v->type->dims[at];
+      most = d > most ? d : most;
+    }
+    for (uint32_t k = 0; k < n && most > 1; k++) {
+      int at = es_find(sd[k].s, sd[k].n, ell[j]);
+      const eddy_type_t *t = sd[k].v->type;
+      if (at < 0 || t->dims[at] != 1)
+        continue;
+      int64_t dims[MAXR];
+      for (int i = 0; i < t->rank; i++) {
+        dims[i] = t->dims[i];
+        if (dims[i] < 0)
+          return eddy_tfl_error(op, "operand %u is broadcast along its "
+                                    "ellipsis and needs a static shape",
+                                k);
+      }
+      dims[at] = most;
+      eddy_named_attr_t a = ints_attr(z, "shape", dims, t->rank);
+      eddy_value_t *in = sd[k].v;
+      EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "core.broadcast_to", &in, 1,
+                                          &a, 1, &sd[k].v));
+    }
+  }
+  return NULL;
+}
+
 eddy_status_t eddy_tfl_lower_einsum(eddy_tfl_t *z, const eddy_op_t *op) {
   const eddy_attr_t *eq = eddy_ir_op_attr(op, "equation");
   if (!eq || eq->kind != EDDY_ATTR_STRING)
@@ -371,10 +476,17 @@ eddy_status_t eddy_tfl_lower_einsum(eddy_tfl_t *z, const eddy_op_t *op) {
     if (eq->u.str.data[i] != ' ')
       buf[w++] = eq->u.str.data[i];
   buf[w] = 0;
-  const char *arrow = strstr(buf, "->");
-  if (!arrow || strchr(buf, '.'))
+  char ell[MAXR];
+  int ne = 0;
+  if (!strstr(buf, "->"))
     return eddy_tfl_error(op, "equation \"%s\" is not of the form "
-                              "\"ab,bc->ac\" (ellipses are not supported)",
+                              "\"ab,bc->ac\"",
+                          buf);
+  EDDY_RETURN_IF_ERROR(es_expand_ellipses(op, buf, sizeof buf, ell, &ne));
+  const char *arrow = strstr(buf, "->");
+  if (strchr(buf, '.'))
+    return eddy_tfl_error(op, "equation \"%s\" is not of the form "
+                              "\"ab,bc->ac\" (an ellipsis is \"...\")",
                           buf);
   uint32_t n = op->num_operands;
   if (n == 0 || n > 64)
@@ -418,6 +530,8 @@ eddy_status_t eddy_tfl_lower_einsum(eddy_tfl_t *z, const eddy_op_t *op) {
     if (es_find(u, nu, os[i]) < 0)
       u[nu++] = os[i];
   }
+  if (!st)
+    st = es_broadcast(z, op, sd, n, ell, ne);
   for (uint32_t k = 0; k < n && !st; k++)
     st = es_diagonals(z, op, buf, &sd[k]);
   eddy_value_t *r = NULL;
