@@ -684,6 +684,19 @@ def m_resize_modes(x):
         [tf.stop_gradient(a) for a in area]
 
 
+def m_bincount(x):
+    """Counts of small integers made from a [?, 4] input (0..5; size 5 leaves the 5s out):
+    tf.math.bincount per row (axis=-1, its size computed at run time), with weights, and
+    Keras' CategoryEncoding in multi_hot and count modes (all DenseBincount; TensorFlow
+    registers no gradient)."""
+    ints = tf.minimum(tf.cast(tf.floor(tf.abs(x) * 6.0), tf.int32), 5)
+    counts = tf.math.bincount(ints, minlength=5, maxlength=5, axis=-1)
+    weighted = tf.math.bincount(ints, weights=x, minlength=5, maxlength=5, axis=-1)
+    multi = tf.keras.layers.CategoryEncoding(num_tokens=6, output_mode="multi_hot")(ints)
+    count = tf.keras.layers.CategoryEncoding(num_tokens=6, output_mode="count")(ints)
+    return [tf.cast(counts, tf.float32), weighted, multi, count]
+
+
 def m_loop_pred_cond(x):
     """A while_loop whose predicate holds a tf.cond (what AutoGraph writes for `while i < 10 and
     sum(v) < 20`), v = v * 1.5 + 0.5. Frozen lowered (`_lowered`), the cond sits in the loop
@@ -1057,6 +1070,7 @@ MODELS = {
     "resize_modes": (m_resize_modes, [("x", rnd(105, [2, 5, 4, 3]))], None),
     "decode_break": (m_decode_break, [("h0", rnd(301, [2, 5], 0.8))], None),
     "loop_pred_cond": (m_loop_pred_cond, [("x", rnd(111, [3]))], None),
+    "bincount": (m_bincount, [("x", rnd(112, [3, 4]))], None),
     "top_k_run_time": (m_top_k_run_time, [("x", rnd(110, [4, 6]))], None),
     "ctc_loss": (m_ctc_loss, [("x", rnd(109, [8, 2, 5]))], (1e-4, 1e-5)),
     "space_depth": (m_space_depth, [("x", rnd(108, [2, 4, 6, 8]))], None),
@@ -1096,16 +1110,16 @@ FEED_SHAPES = {"strided_slice_dyn": {"x": [None, 5, 3]}, "slice_run_time": {"x":
                "bcast_dyn": {"x": [None, 3]}, "gamma_family": {"x": [None, 5]}, "count_losses": {"x": [None, 4], "k": [None, 4]},
                "conv_pool": {"x": [None, 7, 6, 3]}, "resize_modes": {"x": [None, 5, 4, 3]},
                "crop_and_resize": {"x": [None, 6, 5, 3]}, "space_depth": {"x": [None, 4, 6, 8]},
-               "top_k_run_time": {"x": [None, 6]},
+               "top_k_run_time": {"x": [None, 6]}, "bincount": {"x": [None, 4]},
                "conv3d": {"x": [None, 5, 6, 4, 3]},
                "gather_batch_dyn": {"x": [None, 5, 3], "y": [None, None, 5]},
                "einsum_dyn": {"x": [None, None, 3], "y": [None, None, 4]},
                "linalg_dyn": {"x": [None, 3, 3], "b": [None, 3, 2]}}
 
 # Models written without their gradients. TensorFlow registers no gradient for
-# TensorListPushBackBatch (push_back_batch); its CPU kernels compute no gradient of a dilated
-# Conv2D (conv_dilated).
-FORWARD_ONLY = {"push_back_batch", "conv_dilated"}
+# TensorListPushBackBatch (push_back_batch) nor DenseBincount (bincount); its CPU kernels
+# compute no gradient of a dilated Conv2D (conv_dilated).
+FORWARD_ONLY = {"push_back_batch", "conv_dilated", "bincount"}
 
 # Models written in these forms only (each fixture costs test time): their gradient
 # fixtures hold the forward outputs too, and they have no control flow to tell v1 from v2.
@@ -1114,6 +1128,7 @@ ONLY_FORMS = {"matrix_diag_band": ("grad_v2",), "max_pool_v2": ("grad_v1",),
               "crop_and_resize": ("grad_v2",), "space_depth": ("grad_v2",), "ctc_loss": ("v2", "grad_v2"),
               "top_k_run_time": ("grad_v2",),
               "loop_pred_cond": ("lowered", "grad_lowered"), "decode_break": ("lowered",),
+              "bincount": ("v2",),
               "slice_run_time": ("grad_v1", "grad_v2")}
 
 # Gradient graphs chain more ops; their sums get a looser relative tolerance.

@@ -218,6 +218,7 @@ static const eddy_tf_op_info_t k_ops[] = {
     OP(Cumprod, IN(2), out_T_like0),
     OP(Cumsum, IN(2), out_T_like0),
     OP(CumulativeLogsumexp, IN(2), out_T_like0),
+    OP(DenseBincount, IN(3), output_T),
     OP(DepthToSpace, IN(1), output_T),
     OP(DepthwiseConv2dNative, IN(2), output_T),
     OP(DepthwiseConv2dNativeBackpropFilter, IN(3), output_T),

@@ -1281,7 +1281,26 @@ static eddy_status_t v1_merge_types(eddy_module_t *m) {
   return NULL;
 }
 
+/// Each Enter's result takes its operand's type where that says more (a
+/// lowered tf.function's Enters declare no shapes, and an Enter passes its
+/// value on unchanged), so that the Merges' first types have ranks.
+static void v1_enter_types(eddy_module_t *m) {
+  for (eddy_op_t *f = eddy_ir_module_body(m)->first; f; f = f->next) {
+    eddy_block_t *b =
+        eddy_ir_op_is(f, "func.func") ? eddy_ir_func_entry(f) : NULL;
+    for (eddy_op_t *op = b ? b->first : NULL; op; op = op->next) {
+      if (!eddy_ir_op_is(op, "tf.Enter") || op->num_operands < 1)
+        continue;
+      const eddy_type_t *r = eddy_ir_type_refine(
+          m->ctx, op->results[0].type, eddy_ir_op_operand(op, 0)->type);
+      if (r)
+        eddy_ir_value_set_type(&op->results[0], r);
+    }
+  }
+}
+
 eddy_status_t eddy_tf_legalize_dataflow(eddy_module_t *m) {
+  v1_enter_types(m);
   EDDY_RETURN_IF_ERROR(v1_merge_types(m));
   EDDY_RETURN_IF_ERROR(eddy_tfl_v1_array_types(m));
   EDDY_RETURN_IF_ERROR(eddy_tf_v1_to_dataflow(m));

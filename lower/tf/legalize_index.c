@@ -38,7 +38,7 @@ static const char *const INDEX_OPS[] = {
     "ParallelDynamicStitch", "L2Loss", "MatrixDiag", "MatrixDiagV2",
     "MatrixDiagV3", "MatrixDiagPart", "MatrixDiagPartV2", "MatrixDiagPartV3",
     "MatrixSetDiag", "MatrixSetDiagV2", "MatrixSetDiagV3", "CumulativeLogsumexp", "Bucketize", "ListDiff",
-    "InTopKV2",
+    "InTopKV2", "DenseBincount",
 };
 
 void eddy_tfl_index_ops_each(void (*fn)(const char *name, void *user),
@@ -1256,6 +1256,8 @@ eddy_status_t eddy_tfl_lower_index_op(eddy_tfl_t *z, const eddy_op_t *op,
     return eddy_tfl_lower_segment(z, op, "prod", t[0] == 'S');
   if (strcmp(t, "InTopKV2") == 0)
     return lower_in_top_k(z, op);
+  if (strcmp(t, "DenseBincount") == 0)
+    return eddy_tfl_lower_bincount(z, op);
   if (strcmp(t, "TopKV2") == 0)
     return lower_topk(z, op);
   if (strcmp(t, "Einsum") == 0)

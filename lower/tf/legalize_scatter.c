@@ -1,6 +1,7 @@
 /// legalize-tf: gathers and scatters on a flattened view (GatherNd,
 /// ScatterNd, TensorScatterUpdate/Add) and the segment reductions
-/// (Segment* and UnsortedSegment* of Sum, Max, Min, Prod; SegmentMean).
+/// (Segment* and UnsortedSegment* of Sum, Max, Min, Prod; SegmentMean), and
+/// DenseBincount.
 /// The K indexed dims are linearized row-major, with strides and bounds
 /// read at run time for dynamic dims; a scatter is core.scatter into their
 /// product of rows. legalize_index.c dispatches to them.
@@ -8,6 +9,7 @@
 
 #include "dialects/core/core.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #define MAXR 64
@@ -485,3 +487,87 @@ eddy_status_t eddy_tfl_lower_segment(eddy_tfl_t *z, const eddy_op_t *op,
   return NULL;
 }
 
+
+/// DenseBincount(input [N] or [B, N], size, weights, binary_output): out[v]
+/// (out[b, v]) sums the weights (1 without weights: an empty weights
+/// operand) of the entries equal to v, for v in [0, size); binary_output
+/// gives 1 where any entry is v. A one-hot comparison of the entries with
+/// the positions [size], summed over N. Entries outside [0, size) count
+/// nowhere (TensorFlow ignores those >= size and reports negative ones).
+eddy_status_t eddy_tfl_lower_bincount(eddy_tfl_t *z, const eddy_op_t *op) {
+  eddy_value_t *x = tfl_in(z, op, 0), *size = tfl_in(z, op, 1),
+               *w = tfl_in(z, op, 2), *pos = NULL, *hit = NULL, *v = NULL,
+               *zero = NULL;
+  eddy_dtype_t dt;
+  if (!eddy_tfl_attr_dtype(op, "T", &dt))
+    return eddy_tfl_error(op, "attribute 'T' is not an eddy dtype");
+  const eddy_type_t *xt = x->type;
+  if (xt->rank != 1 && xt->rank != 2)
+    return eddy_tfl_error(op, "the input must have rank 1 or 2");
+  int64_t n = 0, rank = xt->rank;
+  // The positions 0..size-1, a constant when size is one.
+  if (eddy_tfl_const_ints(z, size, &n, 1) == 1) {
+    if (n < 0 || n > ((int64_t)1 << 24))
+      return eddy_tfl_error(op, "size %lld is out of range", (long long)n);
+    int64_t *p = malloc((size_t)(n ? n : 1) * sizeof *p);
+    if (!p)
+      return eddy_status_create(EDDY_ERR_RESOURCE, "out of memory");
+    for (int64_t i = 0; i < n; i++)
+      p[i] = i;
+    eddy_status_t st = eddy_tfl_int_constant(z, EDDY_DT_I64, p, n, &pos);
+    free(p);
+    EDDY_RETURN_IF_ERROR(st);
+  } else {
+    eddy_value_t *s = NULL, *z0 = NULL, *one = NULL;
+    EDDY_RETURN_IF_ERROR(eddy_tfl_cast(z, op, size, EDDY_DT_I64, &s));
+    EDDY_RETURN_IF_ERROR(eddy_tfl_reshape(z, op, s, NULL, 0, &s));
+    EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, EDDY_DT_I64, 0, NULL, 0, &z0));
+    EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, EDDY_DT_I64, 0, NULL, 1, &one));
+    eddy_value_t *ops[3] = {z0, s, one};
+    EDDY_RETURN_IF_ERROR(
+        eddy_tfl_build(z, op, "core.range", ops, 3, NULL, 0, &pos));
+  }
+  // hit [..., N, size]: entry == position.
+  int64_t d0 = xt->dims[0] < 0 ? -1 : xt->dims[0];
+  int64_t d1 = rank == 2 && xt->dims[1] >= 0 ? xt->dims[1] : -1;
+  int64_t xd[2] = {d0, 1}, xd2[3] = {d0, d1, 1};
+  EDDY_RETURN_IF_ERROR(eddy_tfl_cast(z, op, x, EDDY_DT_I64, &v));
+  if (rank == 1)
+    EDDY_RETURN_IF_ERROR(eddy_tfl_reshape_keep(
+        z, op, v, xd, 2, (const int64_t[]){0, -1}, &v));
+  else
+    EDDY_RETURN_IF_ERROR(eddy_tfl_reshape_keep(
+        z, op, v, xd2, 3, (const int64_t[]){0, 1, -1}, &v));
+  EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.eq", v, pos, &hit));
+  EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, dt, 0, NULL, 0.0, &zero));
+  bool weighted = !(w->type->kind == EDDY_TYPE_TENSOR && w->type->rank >= 1 &&
+                    eddy_ir_type_num_elements(w->type) == 0);
+  bool binary = eddy_ir_op_attr_bool(op, "binary_output", false);
+  eddy_value_t *c = NULL;
+  if (weighted && !binary) {
+    eddy_value_t *wv = NULL;
+    if (w->type->rank != rank)
+      return eddy_tfl_error(op, "the weights must have the input's shape");
+    EDDY_RETURN_IF_ERROR(eddy_tfl_cast(z, op, w, dt, &wv));
+    if (rank == 1)
+      EDDY_RETURN_IF_ERROR(eddy_tfl_reshape_keep(
+          z, op, wv, xd, 2, (const int64_t[]){0, -1}, &wv));
+    else
+      EDDY_RETURN_IF_ERROR(eddy_tfl_reshape_keep(
+          z, op, wv, xd2, 3, (const int64_t[]){0, 1, -1}, &wv));
+    EDDY_RETURN_IF_ERROR(tfl_sel(z, op, hit, wv, zero, &c));
+  } else {
+    EDDY_RETURN_IF_ERROR(eddy_tfl_cast(z, op, hit, dt, &c));
+  }
+  int64_t ax = rank - 1;
+  EDDY_RETURN_IF_ERROR(
+      eddy_tfl_reduce(z, op, "core.reduce_sum", c, &ax, 1, false, &c));
+  if (binary) {
+    eddy_value_t *one = NULL, *gt = NULL;
+    EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, dt, 0, NULL, 1.0, &one));
+    EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.gt", c, zero, &gt));
+    EDDY_RETURN_IF_ERROR(tfl_sel(z, op, gt, one, zero, &c));
+  }
+  tfl_out1(z, op, c);
+  return NULL;
+}

@@ -324,6 +324,9 @@ eddy_status_t eddy_tfl_lower_tensor_scatter(eddy_tfl_t *z,
                                             const eddy_op_t *op, bool add);
 eddy_status_t eddy_tfl_lower_segment(eddy_tfl_t *z, const eddy_op_t *op,
                                      const char *kind, bool sorted);
+/// DenseBincount (legalize_scatter.c): counts (or weights, or 0/1) of
+/// each value in [0, size), per row of a rank-2 input.
+eddy_status_t eddy_tfl_lower_bincount(eddy_tfl_t *z, const eddy_op_t *op);
 /// Entry i of the 1-D integer tensor s, as a scalar of its dtype
 /// (legalize_shape.c).
 eddy_status_t eddy_tfl_element(eddy_tfl_t *z, const eddy_op_t *op,
