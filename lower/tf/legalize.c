@@ -936,8 +936,13 @@ static eddy_walk_result_t scan_op(eddy_op_t *op, void *user) {
     eddy_buf_init(&s->nodes[s->n]);
     s->n++;
   }
-  eddy_buf_printf(&s->nodes[k], "%s'%s'", s->nodes[k].len ? ", " : "",
-                  node_name(op));
+  // A node's name (GraphDef), or where the op is in an IR file.
+  if (s->nodes[k].len)
+    eddy_buf_puts(&s->nodes[k], ", ");
+  if (op->loc && op->loc->line)
+    eddy_ir_loc_format(op->loc, &s->nodes[k]);
+  else
+    eddy_buf_printf(&s->nodes[k], "'%s'", node_name(op));
   return EDDY_WALK_ADVANCE;
 }
 
