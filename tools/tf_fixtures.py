@@ -684,6 +684,18 @@ def m_resize_modes(x):
         [tf.stop_gradient(a) for a in area]
 
 
+def m_fake_quant(x):
+    """Fake quantization as quantization-aware training writes it: fixed ranges (8 bits, and 4
+    bits narrow) and a range from the data (reduce_min and reduce_max, 6 bits); the gradients
+    pass dy inside the nudged range (the straight-through estimator) and sum it below and above
+    the range into min and max."""
+    return [tf.quantization.fake_quant_with_min_max_args(x, -1.5, 2.0, num_bits=8),
+            tf.quantization.fake_quant_with_min_max_args(x * 2.0, -3.0, 3.0, num_bits=4,
+                                                         narrow_range=True),
+            tf.quantization.fake_quant_with_min_max_vars(x, tf.reduce_min(x) * 0.8,
+                                                         tf.reduce_max(x) * 0.9, num_bits=6)]
+
+
 def m_bincount(x):
     """Counts of small integers made from a [?, 4] input (0..5; size 5 leaves the 5s out):
     tf.math.bincount per row (axis=-1, its size computed at run time), with weights, and
@@ -1071,6 +1083,7 @@ MODELS = {
     "decode_break": (m_decode_break, [("h0", rnd(301, [2, 5], 0.8))], None),
     "loop_pred_cond": (m_loop_pred_cond, [("x", rnd(111, [3]))], None),
     "bincount": (m_bincount, [("x", rnd(112, [3, 4]))], None),
+    "fake_quant": (m_fake_quant, [("x", rnd(113, [3, 6]) * 2.0)], None),
     "top_k_run_time": (m_top_k_run_time, [("x", rnd(110, [4, 6]))], None),
     "ctc_loss": (m_ctc_loss, [("x", rnd(109, [8, 2, 5]))], (1e-4, 1e-5)),
     "space_depth": (m_space_depth, [("x", rnd(108, [2, 4, 6, 8]))], None),
@@ -1110,7 +1123,7 @@ FEED_SHAPES = {"strided_slice_dyn": {"x": [None, 5, 3]}, "slice_run_time": {"x":
                "bcast_dyn": {"x": [None, 3]}, "gamma_family": {"x": [None, 5]}, "count_losses": {"x": [None, 4], "k": [None, 4]},
                "conv_pool": {"x": [None, 7, 6, 3]}, "resize_modes": {"x": [None, 5, 4, 3]},
                "crop_and_resize": {"x": [None, 6, 5, 3]}, "space_depth": {"x": [None, 4, 6, 8]},
-               "top_k_run_time": {"x": [None, 6]}, "bincount": {"x": [None, 4]},
+               "top_k_run_time": {"x": [None, 6]}, "bincount": {"x": [None, 4]}, "fake_quant": {"x": [None, 6]},
                "conv3d": {"x": [None, 5, 6, 4, 3]},
                "gather_batch_dyn": {"x": [None, 5, 3], "y": [None, None, 5]},
                "einsum_dyn": {"x": [None, None, 3], "y": [None, None, 4]},
@@ -1128,7 +1141,7 @@ ONLY_FORMS = {"matrix_diag_band": ("grad_v2",), "max_pool_v2": ("grad_v1",),
               "crop_and_resize": ("grad_v2",), "space_depth": ("grad_v2",), "ctc_loss": ("v2", "grad_v2"),
               "top_k_run_time": ("grad_v2",),
               "loop_pred_cond": ("lowered", "grad_lowered"), "decode_break": ("lowered",),
-              "bincount": ("v2",),
+              "bincount": ("v2",), "fake_quant": ("grad_v2",),
               "slice_run_time": ("grad_v1", "grad_v2")}
 
 # Gradient graphs chain more ops; their sums get a looser relative tolerance.

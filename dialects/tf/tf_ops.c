@@ -87,6 +87,13 @@ static const eddy_tf_out_spec_t resized_f32[] = {
     O_FIXED("resized_images", FLOAT, -1)};
 static const eddy_tf_out_spec_t precision_bool[] = {
     O_FIXED("precision", BOOL, -1)};
+static const eddy_tf_out_spec_t fq_outputs[] = {O_FIXED("outputs", FLOAT, 0)};
+static const eddy_tf_out_spec_t fq_backprops[] = {
+    O_FIXED("backprops", FLOAT, 0)};
+static const eddy_tf_out_spec_t fq_vars_grad[] = {
+    O_FIXED("backprops_wrt_input", FLOAT, 0),
+    O_FIXED("backprop_wrt_min", FLOAT, -1),
+    O_FIXED("backprop_wrt_max", FLOAT, -1)};
 static const eddy_tf_out_spec_t crops_f32[] = {O_FIXED("crops", FLOAT, -1)};
 static const eddy_tf_out_spec_t output_f32[] = {O_FIXED("output", FLOAT, -1)};
 static const eddy_tf_out_spec_t resized_T[] = {
@@ -241,6 +248,10 @@ static const eddy_tf_op_info_t k_ops[] = {
     OP(Exp, IN(1), y_T_like0),
     OP(ExpandDims, IN(2), output_T),
     OP(Expm1, IN(1), y_T_like0),
+    OP(FakeQuantWithMinMaxArgs, IN(1), fq_outputs),
+    OP(FakeQuantWithMinMaxArgsGradient, IN(2), fq_backprops),
+    OP(FakeQuantWithMinMaxVars, IN(3), fq_outputs),
+    OP(FakeQuantWithMinMaxVarsGradient, IN(4), fq_vars_grad),
     OP(Fill, IN(2), output_T),
     OP(Floor, IN(1), y_T_like0),
     OP(FloorDiv, IN(2), z_T),
