@@ -374,7 +374,7 @@ static void refine_if_results(eddy_tfl_t *z, eddy_op_t *ifop) {
     const eddy_type_t *r =
         j ? eddy_ir_type_refine(z->ctx, ifop->results[i].type, j) : NULL;
     if (r)
-      ifop->results[i].type = r;
+      eddy_ir_value_set_type(&ifop->results[i], r);
   }
 }
 
