@@ -27,11 +27,11 @@ typedef struct crop {
   int64_t sdim[4];      ///< ... and their static values (-1: dynamic)
   eddy_value_t *boxes;  ///< [N, 4] f32
   eddy_value_t *bidx;   ///< [N, 1, 1] i64: the box's image row (-1: bad)
-  /// Per axis (0: y, [N, ch, 1]; 1: x, [N, 1, cw]): the sampling point,
-  /// whether it is inside the image, the lower and upper neighbours (i64,
-  /// 0 outside) and the weight of the upper one (bilinear), or the nearest
+  /// Per axis (0: y, [N, ch, 1]; 1: x, [N, 1, cw]): whether the sampling
+  /// point is inside the image, the lower and upper neighbours (i64, 0
+  /// outside) and the weight of the upper one (bilinear), or the nearest
   /// position (in lo).
-  eddy_value_t *at[2], *valid[2], *lo[2], *hi[2], *lerp[2];
+  eddy_value_t *valid[2], *lo[2], *hi[2], *lerp[2];
   eddy_value_t *ok; ///< [N, ch, cw, 1] i1: both axes inside
 } crop_t;
 
@@ -189,7 +189,6 @@ static eddy_status_t sample_axis(eddy_tfl_t *z, crop_t *c, int axis) {
     EDDY_RETURN_IF_ERROR(bin(z, c, "core.mul", at, last, &at));
   }
   EDDY_RETURN_IF_ERROR(along(z, c, axis, n, at, &at));
-  c->at[axis] = at;
   // Inside [0, last]; NaN is outside.
   eddy_value_t *zero = NULL, *ge = NULL, *le = NULL, *fl = NULL;
   EDDY_RETURN_IF_ERROR(f32(z, 0.0, &zero));

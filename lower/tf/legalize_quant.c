@@ -167,16 +167,16 @@ static eddy_status_t masked(eddy_tfl_t *z, const eddy_op_t *op,
 eddy_status_t eddy_tfl_lower_quant_op(eddy_tfl_t *z, const eddy_op_t *op,
                                       bool *handled) {
   const char *t = op->name->str + 3;
-  *handled = true;
-  nudged_t n = {0};
-  bool vars = strncmp(t, "FakeQuantWithMinMaxVars", 23) == 0;
-  bool grad = strcmp(t + strlen(t) - 8, "Gradient") == 0;
-  if (strncmp(t, "FakeQuantWithMinMax", 19) != 0 ||
-      (!vars && strncmp(t, "FakeQuantWithMinMaxArgs", 23) != 0) ||
-      t[23] != (grad ? 'G' : '\0')) {
-    *handled = false;
+  size_t i = 0;
+  while (i < sizeof QUANT_OPS / sizeof QUANT_OPS[0] &&
+         strcmp(t, QUANT_OPS[i]) != 0)
+    i++;
+  *handled = i < sizeof QUANT_OPS / sizeof QUANT_OPS[0];
+  if (!*handled)
     return NULL;
-  }
+  // QUANT_OPS: Args, ArgsGradient, Vars, VarsGradient.
+  bool vars = i >= 2, grad = i % 2 == 1;
+  nudged_t n = {0};
   // (inputs[, min, max]) or (gradients, inputs[, min, max]).
   uint32_t xi = grad ? 1 : 0;
   if (vars)
