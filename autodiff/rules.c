@@ -924,6 +924,7 @@ typedef struct ad_rule {
 
 #define ZERO_PIECEWISE "piecewise constant: zero almost everywhere"
 #define ZERO_BOOL "a boolean result"
+#define ZERO_INT "an integer result"
 #define ZERO_NO_OPERAND "no operands"
 /* ---- Along an axis: reverse, scans ------------------------------------------ */
 
@@ -1105,6 +1106,12 @@ static const ad_rule_t k_rules[EDDY_OP_COUNT_] = {
     [EDDY_OP_CORE_AND] = {.zero = ZERO_BOOL},
     [EDDY_OP_CORE_OR] = {.zero = ZERO_BOOL},
     [EDDY_OP_CORE_NOT] = {.zero = ZERO_BOOL},
+    [EDDY_OP_CORE_BITAND] = {.zero = ZERO_INT},
+    [EDDY_OP_CORE_BITOR] = {.zero = ZERO_INT},
+    [EDDY_OP_CORE_BITXOR] = {.zero = ZERO_INT},
+    [EDDY_OP_CORE_BITNOT] = {.zero = ZERO_INT},
+    [EDDY_OP_CORE_SHIFT_LEFT] = {.zero = ZERO_INT},
+    [EDDY_OP_CORE_SHIFT_RIGHT] = {.zero = ZERO_INT},
     [EDDY_OP_CORE_SELECT] = {r_select},
     [EDDY_OP_CORE_CAST] = {r_cast},
     [EDDY_OP_CORE_MATMUL] = {r_matmul},

@@ -375,6 +375,27 @@ static eddy_status_t elem_div(ELEM_ARGS) {
 
 /// Truncated remainder of integers (runtime/scalar.h): x rem 0 and
 /// x rem -1 are 0, so remsi never traps.
+/// bitnot: x xor -1.
+static eddy_status_t elem_bitnot(ELEM_ARGS) {
+  (void)op, (void)info, (void)idx;
+  const char *ty = cpu_reg_type(dt);
+  *out = op2(e, "arith.xori", x[0], iconst(e, ty, -1), ty);
+  return NULL;
+}
+
+/// shift_left / shift_right (info->i: arith.shli / arith.shrsi), the count
+/// clamped to [0, bits - 1] first (runtime/scalar.h), since arith's shifts
+/// by the width or more are poison.
+static eddy_status_t elem_shift(ELEM_ARGS) {
+  (void)op, (void)idx;
+  const char *ty = cpu_reg_type(dt);
+  int bits = (int)eddy_dtype_size(dt) * 8;
+  int c = op2(e, "arith.maxsi", x[1], iconst(e, ty, 0), ty);
+  c = op2(e, "arith.minsi", c, iconst(e, ty, bits - 1), ty);
+  *out = op2(e, info->i, x[0], c, ty);
+  return NULL;
+}
+
 static eddy_status_t elem_rem(ELEM_ARGS) {
   if (eddy_dtype_is_float(dt))
     return elem_arith(e, op, info, dt, x, idx, out);
@@ -1161,6 +1182,12 @@ static const cpu_op_info_t k_ops[EDDY_OP_COUNT_] = {
     PW(AND, elem_arith, NULL, "arith.andi"),
     PW(OR, elem_arith, NULL, "arith.ori"),
     PW(NOT, elem_not, NULL, NULL),
+    PW(BITAND, elem_arith, NULL, "arith.andi"),
+    PW(BITOR, elem_arith, NULL, "arith.ori"),
+    PW(BITXOR, elem_arith, NULL, "arith.xori"),
+    PW(BITNOT, elem_bitnot, NULL, NULL),
+    PW(SHIFT_LEFT, elem_shift, NULL, "arith.shli"),
+    PW(SHIFT_RIGHT, elem_shift, NULL, "arith.shrsi"),
     PW(SELECT, elem_select, NULL, NULL),
     PW(CAST, elem_cast, NULL, NULL),
     KERNEL(MATMUL, kernel_matmul, false),

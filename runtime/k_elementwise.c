@@ -173,6 +173,7 @@ RT_FLOATS_D(RT_UN_DEF, rt_un_erf, erf(x))
 RT_FLOATS_D(RT_UN_DEF, rt_un_expm1, expm1(x))
 RT_FLOATS(RT_UN_DEF, rt_un_ceil, ceil(x))
 RT_FLOATS(RT_UN_DEF, rt_un_round, RT_ROUND(x))
+RT_INTS(RT_UN_DEF, rt_un_bitnot, (ct_t)~x)
 
 static const rt_un_fn rt_un_table[EDDY_RT_UNARY_COUNT_][EDDY_RT_DTYPE_COUNT_] =
     {
@@ -204,6 +205,7 @@ static const rt_un_fn rt_un_table[EDDY_RT_UNARY_COUNT_][EDDY_RT_DTYPE_COUNT_] =
         [EDDY_RT_UNARY_EXPM1] = {RT_ROW_FLOATS(rt_un_expm1)},
         [EDDY_RT_UNARY_CEIL] = {RT_ROW_FLOATS(rt_un_ceil)},
         [EDDY_RT_UNARY_ROUND] = {RT_ROW_FLOATS(rt_un_round)},
+        [EDDY_RT_UNARY_BITNOT] = {RT_ROW_INTS(rt_un_bitnot)},
 };
 
 static const char *const rt_un_names[EDDY_RT_UNARY_COUNT_] = {
@@ -211,7 +213,8 @@ static const char *const rt_un_names[EDDY_RT_UNARY_COUNT_] = {
     "core.tanh",    "core.sigmoid", "core.relu", "core.sqrt", "core.rsqrt",
     "core.square",  "core.floor", "core.sign", "core.sin",  "core.cos",
     "core.tan",     "core.asin",  "core.acos", "core.atan", "core.sinh",
-    "core.cosh",    "core.erf",   "core.expm1", "core.ceil", "core.round"};
+    "core.cosh",    "core.erf",   "core.expm1", "core.ceil", "core.round",
+    "core.bitnot"};
 
 /// ---- Binary ops ----------------------------------------------------------------------
 
@@ -231,6 +234,13 @@ RT_INTS(RT_BIN_DEF, rt_bin_min, x <= y ? x : y)
 RT_FLOATS_D(RT_BIN_DEF, rt_bin_atan2, atan2(x, y))
 RT_FLOATS_D(RT_BIN_DEF, rt_bin_rem, fmod(x, y))
 RT_INTS(RT_BIN_DEF, rt_bin_rem, RT_REM(x, y))
+RT_INTS(RT_BIN_DEF, rt_bin_bitand, (ct_t)(x & y))
+RT_INTS(RT_BIN_DEF, rt_bin_bitor, (ct_t)(x | y))
+RT_INTS(RT_BIN_DEF, rt_bin_bitxor, (ct_t)(x ^ y))
+RT_INTS(RT_BIN_DEF, rt_bin_shl,
+        (ct_t)eddy_scalar_shl_i64(x, y, (int)sizeof(ct_t) * 8))
+RT_INTS(RT_BIN_DEF, rt_bin_shr,
+        (ct_t)eddy_scalar_shr_i64(x, y, (int)sizeof(ct_t) * 8))
 
 static const rt_bin_fn
     rt_bin_table[EDDY_RT_BINARY_COUNT_][EDDY_RT_DTYPE_COUNT_] = {
@@ -250,12 +260,18 @@ static const rt_bin_fn
         [EDDY_RT_BINARY_ATAN2] = {RT_ROW_FLOATS(rt_bin_atan2)},
         [EDDY_RT_BINARY_REM] = {RT_ROW_FLOATS(rt_bin_rem),
                                 RT_ROW_INTS(rt_bin_rem)},
+        [EDDY_RT_BINARY_BITAND] = {RT_ROW_INTS(rt_bin_bitand)},
+        [EDDY_RT_BINARY_BITOR] = {RT_ROW_INTS(rt_bin_bitor)},
+        [EDDY_RT_BINARY_BITXOR] = {RT_ROW_INTS(rt_bin_bitxor)},
+        [EDDY_RT_BINARY_SHIFT_LEFT] = {RT_ROW_INTS(rt_bin_shl)},
+        [EDDY_RT_BINARY_SHIFT_RIGHT] = {RT_ROW_INTS(rt_bin_shr)},
 };
 
 static const char *const rt_bin_names[EDDY_RT_BINARY_COUNT_] = {
     "core.add", "core.sub",     "core.mul",    "core.div",
     "core.pow", "core.maximum", "core.minimum", "core.atan2",
-    "core.rem"};
+    "core.rem", "core.bitand",  "core.bitor",   "core.bitxor",
+    "core.shift_left", "core.shift_right"};
 
 /// ---- Comparisons and logical ops -----------------------------------------------------
 

@@ -54,6 +54,7 @@ typedef enum eddy_rt_unary_op {
   EDDY_RT_UNARY_EXPM1,
   EDDY_RT_UNARY_CEIL,
   EDDY_RT_UNARY_ROUND,
+  EDDY_RT_UNARY_BITNOT, ///< integers only
   EDDY_RT_UNARY_COUNT_,
 } eddy_rt_unary_op_t;
 
@@ -69,6 +70,11 @@ typedef enum eddy_rt_binary_op {
   EDDY_RT_BINARY_MINIMUM,
   EDDY_RT_BINARY_ATAN2,
   EDDY_RT_BINARY_REM,
+  EDDY_RT_BINARY_BITAND, ///< the bitwise ops and shifts: integers only
+  EDDY_RT_BINARY_BITOR,
+  EDDY_RT_BINARY_BITXOR,
+  EDDY_RT_BINARY_SHIFT_LEFT,
+  EDDY_RT_BINARY_SHIFT_RIGHT,
   EDDY_RT_BINARY_COUNT_,
 } eddy_rt_binary_op_t;
 

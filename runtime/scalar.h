@@ -150,6 +150,24 @@ EDDY_SCALAR_REM_DEF(eddy_scalar_rem_i32, int32_t)
 EDDY_SCALAR_REM_DEF(eddy_scalar_rem_i64, int64_t)
 #undef EDDY_SCALAR_REM_DEF
 
+/// Shifts (core.shift_left, core.shift_right) of an integer of `bits` bits,
+/// given as int64: the count is clamped to [0, bits - 1] (TensorFlow's
+/// LeftShift and RightShift), the left shift moves the two's complement
+/// bits (the caller wraps the result to its width), the right shift is
+/// arithmetic.
+static inline int eddy_scalar_shift_count(int64_t n, int bits) {
+  return n < 0 ? 0 : n > bits - 1 ? bits - 1 : (int)n;
+}
+
+static inline int64_t eddy_scalar_shl_i64(int64_t x, int64_t n, int bits) {
+  return eddy_scalar_wrap_i64((uint64_t)x << eddy_scalar_shift_count(n, bits));
+}
+
+static inline int64_t eddy_scalar_shr_i64(int64_t x, int64_t n, int bits) {
+  int c = eddy_scalar_shift_count(n, bits);
+  return x < 0 ? ~(~x >> c) : x >> c;
+}
+
 /// Float to integer (core.cast): truncated toward zero, saturated at the
 /// dtype's range; NaN gives 0.
 #define EDDY_SCALAR_SAT_DEF(NAME, T, LO, HI, TMIN, TMAX)                       \

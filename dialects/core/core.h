@@ -64,6 +64,12 @@ extern "C" {
   X(AND, "and")                                                                \
   X(OR, "or")                                                                  \
   X(NOT, "not")                                                                \
+  X(BITAND, "bitand")                                                          \
+  X(BITOR, "bitor")                                                            \
+  X(BITXOR, "bitxor")                                                          \
+  X(BITNOT, "bitnot")                                                          \
+  X(SHIFT_LEFT, "shift_left")                                                  \
+  X(SHIFT_RIGHT, "shift_right")                                                \
   X(SELECT, "select")                                                          \
   X(CAST, "cast")                                                              \
   X(MATMUL, "matmul")                                                          \

@@ -324,7 +324,7 @@ static bool core_unary_int_ok(eddy_core_op_kind_t k, eddy_dtype_t dt) {
     return k == EDDY_CORE_OP_NOT;
   return k == EDDY_CORE_OP_NEG || k == EDDY_CORE_OP_ABS ||
          k == EDDY_CORE_OP_RELU || k == EDDY_CORE_OP_SQUARE ||
-         k == EDDY_CORE_OP_SIGN;
+         k == EDDY_CORE_OP_SIGN || k == EDDY_CORE_OP_BITNOT;
 }
 
 /// Integer unary ops on the value; the caller wraps to the dtype.
@@ -342,6 +342,8 @@ static int64_t core_unary_i(eddy_core_op_kind_t k, int64_t x) {
     return (x > 0) - (x < 0);
   case EDDY_CORE_OP_NOT:
     return !x;
+  case EDDY_CORE_OP_BITNOT:
+    return ~x;
   default:
     return 0;
   }
@@ -372,7 +374,10 @@ static double core_binary_f(eddy_core_op_kind_t k, double a, double b) {
   }
 }
 
-static int64_t core_binary_i(eddy_core_op_kind_t k, int64_t a, int64_t b) {
+/// Integer binary ops on the values of a dtype of `bits` bits; the caller
+/// wraps to the dtype.
+static int64_t core_binary_i(eddy_core_op_kind_t k, int64_t a, int64_t b,
+                             int bits) {
   switch (k) {
   case EDDY_CORE_OP_ADD:
     return (int64_t)((uint64_t)a + (uint64_t)b);
@@ -392,6 +397,16 @@ static int64_t core_binary_i(eddy_core_op_kind_t k, int64_t a, int64_t b) {
     return a && b;
   case EDDY_CORE_OP_OR:
     return a || b;
+  case EDDY_CORE_OP_BITAND:
+    return a & b;
+  case EDDY_CORE_OP_BITOR:
+    return a | b;
+  case EDDY_CORE_OP_BITXOR:
+    return a ^ b;
+  case EDDY_CORE_OP_SHIFT_LEFT:
+    return eddy_scalar_shl_i64(a, b, bits);
+  case EDDY_CORE_OP_SHIFT_RIGHT:
+    return eddy_scalar_shr_i64(a, b, bits);
   default:
     return 0;
   }
@@ -473,7 +488,8 @@ bool eddy_core_fold_unary(eddy_fold_ctx_t *fc) {
     return false;
   int64_t n = eddy_ir_type_num_elements(rt);
   bool is_float = eddy_dtype_is_float(rt->dtype);
-  if (!is_float && !core_unary_int_ok(k, rt->dtype))
+  if (is_float ? k == EDDY_CORE_OP_BITNOT
+               : !core_unary_int_ok(k, rt->dtype))
     return false; /* unverified IR: the shape function rejects it */
   core_out_t o;
   bool ok = core_out_alloc(&o, n);
@@ -599,6 +615,8 @@ bool eddy_core_fold_binary(eddy_fold_ctx_t *fc) {
   /* Guards for unverified IR, which the shape functions reject. */
   if (rt->dtype != (is_compare ? EDDY_DT_I1 : dt) ||
       ((k == EDDY_CORE_OP_POW || k == EDDY_CORE_OP_ATAN2) && !is_float) ||
+      (k >= EDDY_CORE_OP_BITAND && k <= EDDY_CORE_OP_SHIFT_RIGHT &&
+       (is_float || dt == EDDY_DT_I1)) ||
       (is_logical != (dt == EDDY_DT_I1) && !is_compare))
     return false;
   int64_t n = eddy_ir_type_num_elements(rt);
@@ -623,7 +641,8 @@ bool eddy_core_fold_binary(eddy_fold_ctx_t *fc) {
     else if (is_float)
       o.f[i] = core_binary_f(k, fa, fb);
     else
-      o.i[i] = eddy_core_wrap(core_binary_i(k, ia, ib), dt);
+      o.i[i] = eddy_core_wrap(
+          core_binary_i(k, ia, ib, (int)eddy_dtype_size(dt) * 8), dt);
   }
   ok = ok && core_fold_store(fc, rt, o.f, o.i, n);
   core_out_free(&o);

@@ -79,6 +79,9 @@ eddy_status_t eddy_core_infer_binary_numeric(eddy_infer_ctx_t *ic);
 eddy_status_t eddy_core_infer_compare(eddy_infer_ctx_t *ic);
 eddy_status_t eddy_core_infer_logical_binary(eddy_infer_ctx_t *ic);
 eddy_status_t eddy_core_infer_logical_not(eddy_infer_ctx_t *ic);
+/// Integers only (i8, i32, i64): the bitwise ops and shifts.
+eddy_status_t eddy_core_infer_unary_int(eddy_infer_ctx_t *ic);
+eddy_status_t eddy_core_infer_binary_int(eddy_infer_ctx_t *ic);
 /// One operand of any dtype; the result has its type.
 eddy_status_t eddy_core_infer_identity(eddy_infer_ctx_t *ic);
 eddy_status_t eddy_core_infer_select(eddy_infer_ctx_t *ic);

@@ -170,6 +170,16 @@ const eddy_op_def_t eddy_core_op_defs[EDDY_CORE_OP_COUNT_] = {
     BINARY(OR, "or", COMM, eddy_core_infer_logical_binary),
     OP(NOT, "not", 1, PURE | ELEM, NULL, NULL, eddy_core_infer_logical_not,
        eddy_core_fold_unary),
+    /* Bitwise ops of integers, two's complement; shifts clamp the count to
+       [0, bits - 1] (TensorFlow's LeftShift and RightShift), and
+       shift_right is arithmetic. */
+    BINARY(BITAND, "bitand", COMM, eddy_core_infer_binary_int),
+    BINARY(BITOR, "bitor", COMM, eddy_core_infer_binary_int),
+    BINARY(BITXOR, "bitxor", COMM, eddy_core_infer_binary_int),
+    OP(BITNOT, "bitnot", 1, PURE | ELEM, NULL, NULL, eddy_core_infer_unary_int,
+       eddy_core_fold_unary),
+    BINARY(SHIFT_LEFT, "shift_left", 0, eddy_core_infer_binary_int),
+    BINARY(SHIFT_RIGHT, "shift_right", 0, eddy_core_infer_binary_int),
     OP(SELECT, "select", 3, PURE | ELEM | BCAST, NULL, NULL,
        eddy_core_infer_select, eddy_core_fold_select),
     OP(CAST, "cast", 1, PURE | ELEM, attrs_cast, NULL, eddy_core_infer_cast,

@@ -319,6 +319,10 @@ eddy_status_t eddy_core_infer_logical_not(eddy_infer_ctx_t *ic) {
   return core_infer_unary(ic, EDDY_CORE_DT_BOOL);
 }
 
+eddy_status_t eddy_core_infer_unary_int(eddy_infer_ctx_t *ic) {
+  return core_infer_unary(ic, EDDY_CORE_DT_INT);
+}
+
 /// Binary elementwise op: both operands in `classes`, same dtype, shapes
 /// broadcast; the result has dtype `result_dt` (or the operands' when
 /// result_dt is EDDY_DT_COUNT_).
@@ -342,6 +346,10 @@ eddy_status_t eddy_core_infer_binary_float(eddy_infer_ctx_t *ic) {
 
 eddy_status_t eddy_core_infer_binary_numeric(eddy_infer_ctx_t *ic) {
   return core_infer_binary(ic, EDDY_CORE_DT_NUMERIC, EDDY_DT_COUNT_);
+}
+
+eddy_status_t eddy_core_infer_binary_int(eddy_infer_ctx_t *ic) {
+  return core_infer_binary(ic, EDDY_CORE_DT_INT, EDDY_DT_COUNT_);
 }
 
 eddy_status_t eddy_core_infer_compare(eddy_infer_ctx_t *ic) {

@@ -311,6 +311,67 @@ static void test_consumers_floor_division(void **state) {
                              EDDY_DT_I64, 2, N64, a64, b64, q64});
 }
 
+/// Shifts: the count clamped to [0, bits - 1], the left shift wrapping, the
+/// right shift arithmetic; each against the bits written out by hand.
+static void test_shifts(void **state) {
+  (void)state;
+  for (int x = INT8_MIN; x <= INT8_MAX; x++)
+    for (int n = INT8_MIN; n <= INT8_MAX; n++) {
+      int c = n < 0 ? 0 : n > 7 ? 7 : n;
+      uint8_t bits = (uint8_t)((unsigned)(uint8_t)x << c);
+      int8_t l = eddy_scalar_wrap_i8(
+          (uint64_t)eddy_scalar_shl_i64(x, n, 8));
+      int8_t r = (int8_t)eddy_scalar_shr_i64(x, n, 8);
+      int floor_div = x >= 0 ? x / (1 << c)
+                             : -((-x + (1 << c) - 1) / (1 << c));
+      if (l != eddy_scalar_wrap_i8(bits) || r != floor_div)
+        fail_msg("%d shifted by %d gave %d and %d", x, n, l, r);
+    }
+  assert_int_equal(eddy_scalar_wrap_i32((uint64_t)eddy_scalar_shl_i64(1, 40, 32)),
+                   INT32_MIN);
+  assert_true(eddy_scalar_shl_i64(5, 64, 64) == INT64_MIN);
+  assert_true(eddy_scalar_shr_i64(INT64_MIN, 99, 64) == -1);
+  assert_true(eddy_scalar_shr_i64(INT64_MAX, -5, 64) == INT64_MAX);
+}
+
+/// core.shift_left and core.shift_right on i8 (every pair) and i32 and
+/// i64 edge values, counts out of range included, in every consumer.
+static void test_consumers_shifts(void **state) {
+  fixture_t *f = *state;
+  enum { N8 = 256 * 256 };
+  static const char *const ops[2] = {"core.shift_left", "core.shift_right"};
+  for (int k = 0; k < 2; k++) {
+    int8_t *a = malloc(N8), *b = malloc(N8), *q = malloc(N8);
+    for (int i = 0; i < N8; i++) {
+      a[i] = eddy_scalar_wrap_i8((uint64_t)i >> 8);
+      b[i] = eddy_scalar_wrap_i8((uint64_t)i);
+      q[i] = eddy_scalar_wrap_i8((uint64_t)(k ? eddy_scalar_shr_i64(a[i], b[i], 8)
+                                              : eddy_scalar_shl_i64(a[i], b[i], 8)));
+    }
+    run_case(f, &(scal_case_t){"i8 pairs", ops[k], "", EDDY_DT_I8, EDDY_DT_I8,
+                               2, N8, a, b, q});
+    free(a), free(b), free(q);
+    enum { N32 = COUNT(k_i32) * COUNT(k_i32), N64 = COUNT(k_i64) * COUNT(k_i64) };
+    int32_t a32[N32], b32[N32], q32[N32];
+    for (size_t i = 0; i < N32; i++) {
+      a32[i] = k_i32[i / COUNT(k_i32)], b32[i] = k_i32[i % COUNT(k_i32)];
+      q32[i] = eddy_scalar_wrap_i32((uint64_t)(
+          k ? eddy_scalar_shr_i64(a32[i], b32[i], 32)
+            : eddy_scalar_shl_i64(a32[i], b32[i], 32)));
+    }
+    run_case(f, &(scal_case_t){"i32 edges", ops[k], "", EDDY_DT_I32,
+                               EDDY_DT_I32, 2, N32, a32, b32, q32});
+    int64_t a64[N64], b64[N64], q64[N64];
+    for (size_t i = 0; i < N64; i++) {
+      a64[i] = k_i64[i / COUNT(k_i64)], b64[i] = k_i64[i % COUNT(k_i64)];
+      q64[i] = k ? eddy_scalar_shr_i64(a64[i], b64[i], 64)
+                 : eddy_scalar_shl_i64(a64[i], b64[i], 64);
+    }
+    run_case(f, &(scal_case_t){"i64 edges", ops[k], "", EDDY_DT_I64,
+                               EDDY_DT_I64, 2, N64, a64, b64, q64});
+  }
+}
+
 /// core.rem on i8 (every pair), i32 and i64 (edge values: MIN rem -1 and
 /// x rem 0 are 0); core.rem (fmod) and core.round (ties to even, signed
 /// zeros kept) on float specials, halves and large values.
@@ -519,9 +580,11 @@ int main(void) {
       cmocka_unit_test(test_f16_bf16),
       cmocka_unit_test(test_floor_division),
       cmocka_unit_test(test_wrap_and_saturate),
+      cmocka_unit_test(test_shifts),
       cmocka_unit_test(test_nan_and_signed_zero),
       cmocka_unit_test_setup_teardown(test_consumers_floor_division, setup,
                                       teardown),
+      cmocka_unit_test_setup_teardown(test_consumers_shifts, setup, teardown),
       cmocka_unit_test_setup_teardown(test_consumers_rem_and_round, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(test_consumers_f16_bf16_casts, setup,
