@@ -696,6 +696,39 @@ def m_fake_quant(x):
                                                          tf.reduce_max(x) * 0.9, num_bits=6)]
 
 
+def m_stateless_random(x):
+    """tf.random.stateless_uniform (f64; f32 in the dropout), stateless_normal (f32 and f64)
+    and the integer uniforms (int32, and int64 over a range wider than 2^32, taken mod a prime
+    to keep its low bits), all on a seed known at run time (from the dynamic batch of a [?, 6]
+    input); stateless_dropout of x (a uniform of x's run-time shape), whose gradient is the
+    mask; a loop drawing noise on a seed of its counter; and the bitwise ops (BitwiseAnd, Or,
+    Xor, Invert, LeftShift and RightShift with counts outside [0, 31], which TensorFlow
+    clamps) of run-time integers. Each matches TensorFlow's Philox stream bit for bit (the
+    normals to the rounding of log, sin and cos)."""
+    n = tf.shape(x)[0]
+    seed = tf.stack([n * 3, -5])
+    u64 = tf.random.stateless_uniform([5], seed=seed + 1, dtype=tf.float64)
+    g = tf.random.stateless_normal([2, 5], seed=seed + 2)
+    g64 = tf.random.stateless_normal([7], seed=seed + 3, dtype=tf.float64)
+    k32 = tf.random.stateless_uniform([9], seed=seed, minval=-5, maxval=100, dtype=tf.int32)
+    k64 = tf.random.stateless_uniform([5], seed=tf.cast(seed, tf.int64), minval=-5,
+                                      maxval=10**12, dtype=tf.int64)
+    drop = tf.nn.experimental.stateless_dropout(x, 0.5, seed=seed)
+
+    def body(i, acc):
+        return i + 1, acc + tf.random.stateless_normal([3], seed=tf.stack([i, 5]))
+
+    _, noise = tf.while_loop(lambda i, acc: i < n + 2, body, [tf.constant(0), tf.zeros([3])])
+    ints = tf.range(-20, 20) * (n * 37 + 1)
+    counts = tf.range(-3, 37) + n - 3
+    bits = [tf.bitwise.bitwise_and(ints, 0x5A5), tf.bitwise.bitwise_or(ints, counts),
+            tf.bitwise.bitwise_xor(ints, -77), tf.bitwise.invert(ints),
+            tf.bitwise.left_shift(ints, counts) % 65536, tf.bitwise.right_shift(ints, counts)]
+    f32 = lambda v: tf.cast(v, tf.float32)
+    return [f32(u64), g, f32(g64), f32(k32), f32(k64 % 1000003), drop, noise] + \
+        [f32(b) for b in bits]
+
+
 def m_bincount(x):
     """Counts of small integers made from a [?, 4] input (0..5; size 5 leaves the 5s out):
     tf.math.bincount per row (axis=-1, its size computed at run time), with weights, and
@@ -1083,6 +1116,7 @@ MODELS = {
     "decode_break": (m_decode_break, [("h0", rnd(301, [2, 5], 0.8))], None),
     "loop_pred_cond": (m_loop_pred_cond, [("x", rnd(111, [3]))], None),
     "bincount": (m_bincount, [("x", rnd(112, [3, 4]))], None),
+    "stateless_random": (m_stateless_random, [("x", rnd(114, [3, 6]))], None),
     "fake_quant": (m_fake_quant, [("x", rnd(113, [3, 6]) * 2.0)], None),
     "top_k_run_time": (m_top_k_run_time, [("x", rnd(110, [4, 6]))], None),
     "ctc_loss": (m_ctc_loss, [("x", rnd(109, [8, 2, 5]))], (1e-4, 1e-5)),
@@ -1123,7 +1157,7 @@ FEED_SHAPES = {"strided_slice_dyn": {"x": [None, 5, 3]}, "slice_run_time": {"x":
                "bcast_dyn": {"x": [None, 3]}, "gamma_family": {"x": [None, 5]}, "count_losses": {"x": [None, 4], "k": [None, 4]},
                "conv_pool": {"x": [None, 7, 6, 3]}, "resize_modes": {"x": [None, 5, 4, 3]},
                "crop_and_resize": {"x": [None, 6, 5, 3]}, "space_depth": {"x": [None, 4, 6, 8]},
-               "top_k_run_time": {"x": [None, 6]}, "bincount": {"x": [None, 4]}, "fake_quant": {"x": [None, 6]},
+               "top_k_run_time": {"x": [None, 6]}, "bincount": {"x": [None, 4]}, "stateless_random": {"x": [None, 6]}, "fake_quant": {"x": [None, 6]},
                "conv3d": {"x": [None, 5, 6, 4, 3]},
                "gather_batch_dyn": {"x": [None, 5, 3], "y": [None, None, 5]},
                "einsum_dyn": {"x": [None, None, 3], "y": [None, None, 4]},
@@ -1141,7 +1175,7 @@ ONLY_FORMS = {"matrix_diag_band": ("grad_v2",), "max_pool_v2": ("grad_v1",),
               "crop_and_resize": ("grad_v2",), "space_depth": ("grad_v2",), "ctc_loss": ("v2", "grad_v2"),
               "top_k_run_time": ("grad_v2",),
               "loop_pred_cond": ("lowered", "grad_lowered"), "decode_break": ("lowered",),
-              "bincount": ("v2",), "fake_quant": ("grad_v2",),
+              "bincount": ("v2",), "fake_quant": ("grad_v2",), "stateless_random": ("grad_v2",),
               "slice_run_time": ("grad_v1", "grad_v2")}
 
 # Gradient graphs chain more ops; their sums get a looser relative tolerance.

@@ -35,6 +35,14 @@ static const eddy_tf_out_spec_t output_out_type[] = {
 static const eddy_tf_out_spec_t output_bool_like0[] = {
     O_FIXED("output", BOOL, 0)};
 static const eddy_tf_out_spec_t output_i32[] = {O_FIXED("output", INT32, -1)};
+/// The stateless random ops' key and counter: TensorFlow's uint64 words,
+/// held in i64 (the same bits; nothing but these ops reads them).
+static const eddy_tf_out_spec_t key_counter[] = {O_FIXED("key", INT64, -1),
+                                                 O_FIXED("counter", INT64, -1)};
+static const eddy_tf_out_spec_t key_counter_alg[] = {
+    O_FIXED("key", INT64, -1), O_FIXED("counter", INT64, -1),
+    O_FIXED("alg", INT32, -1)};
+static const eddy_tf_out_spec_t alg_i32[] = {O_FIXED("alg", INT32, -1)};
 static const eddy_tf_out_spec_t y_T[] = {O_ATTR("y", "T", -1)};
 static const eddy_tf_out_spec_t y_DstT_like0[] = {O_ATTR("y", "DstT", 0)};
 static const eddy_tf_out_spec_t sum_T_like0[] = {O_ATTR("sum", "T", 0)};
@@ -198,6 +206,9 @@ static const eddy_tf_op_info_t k_ops[] = {
     OP(BiasAdd, IN(2), output_T_like0),
     OP(BiasAddGrad, IN(1), output_T),
     OP(BiasAddV1, IN(2), output_T_like0),
+    OP(BitwiseAnd, IN(2), z_T),
+    OP(BitwiseOr, IN(2), z_T),
+    OP(BitwiseXor, IN(2), z_T),
     OP(BroadcastArgs, IN(2), r0_T),
     OP(BroadcastGradientArgs, IN(2), bcast_args),
     OP(BroadcastTo, IN(2), output_T),
@@ -266,6 +277,7 @@ static const eddy_tf_op_info_t k_ops[] = {
     OP(InTopKV2, IN(3), precision_bool),
     OP(Inv, IN(1), y_T_like0),
     OP(InvGrad, IN(2), z_T_like0),
+    OP(Invert, IN(1), y_T_like0),
     OP(InvertPermutation, IN(1), y_T_like0),
     OP(IsFinite, IN(1), y_bool_like0),
     OP(IsInf, IN(1), y_bool_like0),
@@ -275,6 +287,7 @@ static const eddy_tf_op_info_t k_ops[] = {
     OP(LRNGrad, IN(3), output_T),
     OP(LeakyRelu, IN(1), activations_T_like0),
     OP(LeakyReluGrad, IN(2), backprops_T_like0),
+    OP(LeftShift, IN(2), z_T),
     OP(Less, IN(2), z_bool),
     OP(LessEqual, IN(2), z_bool),
     OP(Lgamma, IN(1), y_T_like0),
@@ -356,6 +369,7 @@ static const eddy_tf_op_info_t k_ops[] = {
     OP(ResizeNearestNeighborGrad, IN(2), output_T),
     OP(ReverseSequence, IN(2), output_T_like0),
     OP(ReverseV2, IN(2), output_T_like0),
+    OP(RightShift, IN(2), z_T),
     OP(Rint, IN(1), y_T_like0),
     OP(Round, IN(1), y_T_like0),
     OP(Rsqrt, IN(1), y_T_like0),
@@ -402,6 +416,15 @@ static const eddy_tf_op_info_t k_ops[] = {
     OP_CALL(StatefulPartitionedCall, IN_ATLEAST(0), call_outs, EDDY_TF_CALL_FUNC),
     OP_CALL(StatelessCase, IN_ATLEAST(1), call_outs, EDDY_TF_CALL_BRANCH),
     OP_CALL(StatelessIf, IN_ATLEAST(1), call_outs, EDDY_TF_CALL_BRANCH),
+    OP(StatelessRandomGetAlg, IN(0), alg_i32),
+    OP(StatelessRandomGetKeyCounter, IN(1), key_counter),
+    OP(StatelessRandomGetKeyCounterAlg, IN(1), key_counter_alg),
+    OP(StatelessRandomNormal, IN(2), output_dtype),
+    OP(StatelessRandomNormalV2, IN(4), output_dtype),
+    OP(StatelessRandomUniform, IN(2), output_dtype),
+    OP(StatelessRandomUniformInt, IN(4), output_dtype),
+    OP(StatelessRandomUniformIntV2, IN(6), output_dtype),
+    OP(StatelessRandomUniformV2, IN(4), output_dtype),
     OP_CALL(StatelessWhile, IN_ATLEAST(0), while_outs, EDDY_TF_CALL_LOOP),
     OP(StopGradient, IN(1), output_T_like0),
     OP(StridedSlice, IN(4), output_T),

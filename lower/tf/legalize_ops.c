@@ -28,7 +28,10 @@ static const simple_rule_t SIMPLE[] = {
     {"LessEqual", "core.le"},    {"Greater", "core.gt"},
     {"GreaterEqual", "core.ge"}, {"LogicalAnd", "core.and"},
     {"LogicalOr", "core.or"},    {"LogicalNot", "core.not"},
-    {"SelectV2", "core.select"},
+    {"SelectV2", "core.select"}, {"BitwiseAnd", "core.bitand"},
+    {"BitwiseOr", "core.bitor"}, {"BitwiseXor", "core.bitxor"},
+    {"Invert", "core.bitnot"},   {"LeftShift", "core.shift_left"},
+    {"RightShift", "core.shift_right"},
 };
 
 /// Ops with a rule in this file or legalize_shape.c beyond SIMPLE.
@@ -68,7 +71,8 @@ static void (*const EACH[])(void (*fn)(const char *name, void *user),
                                            eddy_tfl_linalg_ops_each,
                                            eddy_tfl_crop_ops_each,
                                            eddy_tfl_space_ops_each,
-                                           eddy_tfl_quant_ops_each};
+                                           eddy_tfl_quant_ops_each,
+                                           eddy_tfl_random_ops_each};
 
 void eddy_tfl_supported_each(void (*fn)(const char *name, void *user),
                              void *user) {
@@ -702,6 +706,9 @@ eddy_status_t eddy_tfl_lower_op(eddy_tfl_t *z, const eddy_op_t *op,
   if (*handled)
     return NULL;
   EDDY_RETURN_IF_ERROR(eddy_tfl_lower_quant_op(z, op, handled));
+  if (*handled)
+    return NULL;
+  EDDY_RETURN_IF_ERROR(eddy_tfl_lower_random_op(z, op, handled));
   if (*handled)
     return NULL;
   return eddy_tfl_lower_shape_op(z, op, handled);

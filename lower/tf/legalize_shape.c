@@ -789,6 +789,14 @@ eddy_status_t eddy_tfl_lower_shape_op(eddy_tfl_t *z, const eddy_op_t *op,
 
 eddy_value_t *eddy_tfl_shape_source(eddy_value_t *v) { return shape_source(v); }
 
+eddy_status_t eddy_tfl_shape_grid(eddy_tfl_t *z, const eddy_op_t *op,
+                                  eddy_value_t *s, eddy_value_t **out) {
+  if (!known_length(s->type))
+    return eddy_tfl_error(op, "the shape (operand 0) must be a 1-D integer "
+                              "tensor of known length");
+  return shape_grid(z, op, s, out);
+}
+
 eddy_status_t eddy_tfl_element(eddy_tfl_t *z, const eddy_op_t *op,
                                eddy_value_t *s, int64_t i,
                                eddy_value_t **out) {

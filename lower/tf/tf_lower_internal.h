@@ -310,6 +310,12 @@ void eddy_tfl_space_ops_each(void (*fn)(const char *name, void *user),
                              void *user);
 /// legalize_quant.c: FakeQuantWithMinMaxArgs and FakeQuantWithMinMaxVars and
 /// their gradients.
+/// legalize_random.c: the stateless random ops (Philox, TensorFlow's
+/// streams), and StatelessRandomGetKeyCounter and the algorithm queries.
+eddy_status_t eddy_tfl_lower_random_op(eddy_tfl_t *z, const eddy_op_t *op,
+                                       bool *handled);
+void eddy_tfl_random_ops_each(void (*fn)(const char *name, void *user),
+                              void *user);
 eddy_status_t eddy_tfl_lower_quant_op(eddy_tfl_t *z, const eddy_op_t *op,
                                       bool *handled);
 void eddy_tfl_quant_ops_each(void (*fn)(const char *name, void *user),
@@ -321,6 +327,12 @@ eddy_status_t eddy_tfl_lower_dynamic_stitch(eddy_tfl_t *z,
 /// When v is the (cast) core.shape of a tensor, that tensor; else NULL
 /// (legalize_shape.c).
 eddy_value_t *eddy_tfl_shape_source(eddy_value_t *v);
+/// An i64 tensor of the shape the 1-D integer tensor s holds (s a constant
+/// or a run-time value of known length), element k holding k: the
+/// row-major index of each element. Its static dims are those of op's
+/// result 0 where that has the same rank.
+eddy_status_t eddy_tfl_shape_grid(eddy_tfl_t *z, const eddy_op_t *op,
+                                  eddy_value_t *s, eddy_value_t **out);
 /// GatherNd, ScatterNd, TensorScatterUpdate (add false) / TensorScatterAdd,
 /// and the segment reductions (kind "sum", "mean", "max", "min", "prod";
 /// sorted: the Segment* ops, else UnsortedSegment*) (legalize_scatter.c).
