@@ -54,13 +54,13 @@ eddy_status_t eddy_ir_build_simple(eddy_builder_t *b, const char *name,
   st.num_operands = num_operands;
   st.attrs = attrs;
   st.num_attrs = num_attrs;
-  eddy_op_t *op;
+  eddy_op_t *op = NULL;
+  // *out_value is written only once the op is built: it may alias an
+  // operand (x = f(x)).
+  eddy_status_t s = eddy_ir_build(b, &st, &op);
   if (out_value)
-    *out_value = NULL;
-  EDDY_RETURN_IF_ERROR(eddy_ir_build(b, &st, &op));
-  if (out_value)
-    *out_value = op->num_results ? &op->results[0] : NULL;
-  return NULL;
+    *out_value = !s && op->num_results ? &op->results[0] : NULL;
+  return s;
 }
 
 eddy_status_t eddy_ir_build_constant(eddy_builder_t *b,

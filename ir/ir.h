@@ -541,7 +541,8 @@ void eddy_ir_builder_set_after(eddy_builder_t *b, eddy_op_t *op);
 eddy_status_t eddy_ir_build(eddy_builder_t *b, const eddy_op_state_t *st,
                             eddy_op_t **out_op);
 /// Shorthand for an op with inferred result types and no regions; returns
-/// result 0 in *out_value (or NULL for ops with no results).
+/// result 0 in *out_value (or NULL for ops with no results, or on error).
+/// out_value may point into `operands`: it is written after the op is built.
 eddy_status_t eddy_ir_build_simple(eddy_builder_t *b, const char *name,
                                    eddy_value_t *const *operands,
                                    size_t num_operands,

@@ -227,6 +227,11 @@ static void test_create_errors(void **state) {
   assert_ptr_equal(s->def->loc, eddy_ir_loc_name(f->ctx, "node1"));
   assert_ptr_equal(s->type, f->t4);
   assert_int_equal(eddy_ir_value_num_uses(a), 2);
+  /* the result may be written over an operand: x = f(x, x) */
+  eddy_value_t *x[2] = {a, a};
+  assert_null(eddy_ir_build_simple(&f->b, "test.add", x, 2, NULL, 0, &x[0]));
+  assert_ptr_equal(eddy_ir_op_operand(x[0]->def, 0), a);
+  assert_ptr_equal(eddy_ir_op_operand(x[0]->def, 1), a);
 }
 
 static void test_create_attrs_and_results(void **state) {
