@@ -729,6 +729,22 @@ def m_stateless_random(x):
         [f32(b) for b in bits]
 
 
+def m_ctc_greedy(x):
+    """tf.nn.ctc_greedy_decoder of [?, 3, 5] time-major logits (a dynamic number of steps)
+    with sequence lengths of the run-time length, one row cut to 2 steps and one empty, with
+    and without merge_repeated (repeats made sure by copying steps), and a blank index of 0;
+    tf.sparse.to_dense of each result (default -1), its log-probability, indices and dense
+    shape. TensorFlow registers no gradient."""
+    t = tf.shape(x)[0]
+    x = tf.concat([x[:2], x[1:2], x[2:]], axis=0)  # step 2 repeats step 1
+    lens = tf.stack([t + 1, 2, 0])
+    (dec,), lp = tf.nn.ctc_greedy_decoder(x, lens)
+    (dec2,), lp2 = tf.nn.ctc_greedy_decoder(x, lens, merge_repeated=False, blank_index=0)
+    f32 = lambda v: tf.cast(v, tf.float32)
+    return [f32(tf.sparse.to_dense(dec, default_value=-1)), lp, f32(dec.indices),
+            f32(dec.dense_shape), f32(tf.sparse.to_dense(dec2, default_value=-1)), lp2]
+
+
 def m_bincount(x):
     """Counts of small integers made from a [?, 4] input (0..5; size 5 leaves the 5s out):
     tf.math.bincount per row (axis=-1, its size computed at run time), with weights, and
@@ -1117,6 +1133,7 @@ MODELS = {
     "loop_pred_cond": (m_loop_pred_cond, [("x", rnd(111, [3]))], None),
     "bincount": (m_bincount, [("x", rnd(112, [3, 4]))], None),
     "stateless_random": (m_stateless_random, [("x", rnd(114, [3, 6]))], None),
+    "ctc_greedy": (m_ctc_greedy, [("x", rnd(115, [6, 3, 5]))], None),
     "fake_quant": (m_fake_quant, [("x", rnd(113, [3, 6]) * 2.0)], None),
     "top_k_run_time": (m_top_k_run_time, [("x", rnd(110, [4, 6]))], None),
     "ctc_loss": (m_ctc_loss, [("x", rnd(109, [8, 2, 5]))], (1e-4, 1e-5)),
@@ -1157,16 +1174,16 @@ FEED_SHAPES = {"strided_slice_dyn": {"x": [None, 5, 3]}, "slice_run_time": {"x":
                "bcast_dyn": {"x": [None, 3]}, "gamma_family": {"x": [None, 5]}, "count_losses": {"x": [None, 4], "k": [None, 4]},
                "conv_pool": {"x": [None, 7, 6, 3]}, "resize_modes": {"x": [None, 5, 4, 3]},
                "crop_and_resize": {"x": [None, 6, 5, 3]}, "space_depth": {"x": [None, 4, 6, 8]},
-               "top_k_run_time": {"x": [None, 6]}, "bincount": {"x": [None, 4]}, "stateless_random": {"x": [None, 6]}, "fake_quant": {"x": [None, 6]},
+               "top_k_run_time": {"x": [None, 6]}, "bincount": {"x": [None, 4]}, "stateless_random": {"x": [None, 6]}, "ctc_greedy": {"x": [None, 3, 5]}, "fake_quant": {"x": [None, 6]},
                "conv3d": {"x": [None, 5, 6, 4, 3]},
                "gather_batch_dyn": {"x": [None, 5, 3], "y": [None, None, 5]},
                "einsum_dyn": {"x": [None, None, 3], "y": [None, None, 4]},
                "linalg_dyn": {"x": [None, 3, 3], "b": [None, 3, 2]}}
 
 # Models written without their gradients. TensorFlow registers no gradient for
-# TensorListPushBackBatch (push_back_batch) nor DenseBincount (bincount); its CPU kernels
-# compute no gradient of a dilated Conv2D (conv_dilated).
-FORWARD_ONLY = {"push_back_batch", "conv_dilated", "bincount"}
+# TensorListPushBackBatch (push_back_batch), DenseBincount (bincount) nor CTCGreedyDecoder
+# (ctc_greedy); its CPU kernels compute no gradient of a dilated Conv2D (conv_dilated).
+FORWARD_ONLY = {"push_back_batch", "conv_dilated", "bincount", "ctc_greedy"}
 
 # Models written in these forms only (each fixture costs test time): their gradient
 # fixtures hold the forward outputs too, and they have no control flow to tell v1 from v2.
@@ -1175,7 +1192,7 @@ ONLY_FORMS = {"matrix_diag_band": ("grad_v2",), "max_pool_v2": ("grad_v1",),
               "crop_and_resize": ("grad_v2",), "space_depth": ("grad_v2",), "ctc_loss": ("v2", "grad_v2"),
               "top_k_run_time": ("grad_v2",),
               "loop_pred_cond": ("lowered", "grad_lowered"), "decode_break": ("lowered",),
-              "bincount": ("v2",), "fake_quant": ("grad_v2",), "stateless_random": ("grad_v2",),
+              "bincount": ("v2",), "fake_quant": ("grad_v2",), "stateless_random": ("grad_v2",), "ctc_greedy": ("v2",),
               "slice_run_time": ("grad_v1", "grad_v2")}
 
 # Gradient graphs chain more ops; their sums get a looser relative tolerance.

@@ -43,6 +43,10 @@ static const eddy_tf_out_spec_t key_counter_alg[] = {
     O_FIXED("key", INT64, -1), O_FIXED("counter", INT64, -1),
     O_FIXED("alg", INT32, -1)};
 static const eddy_tf_out_spec_t alg_i32[] = {O_FIXED("alg", INT32, -1)};
+static const eddy_tf_out_spec_t ctc_greedy_outs[] = {
+    O_FIXED("decoded_indices", INT64, -1), O_FIXED("decoded_values", INT64, -1),
+    O_FIXED("decoded_shape", INT64, -1), O_ATTR("log_probability", "T", -1)};
+static const eddy_tf_out_spec_t dense_T[] = {O_ATTR("dense", "T", -1)};
 static const eddy_tf_out_spec_t y_T[] = {O_ATTR("y", "T", -1)};
 static const eddy_tf_out_spec_t y_DstT_like0[] = {O_ATTR("y", "DstT", 0)};
 static const eddy_tf_out_spec_t sum_T_like0[] = {O_ATTR("sum", "T", 0)};
@@ -213,6 +217,7 @@ static const eddy_tf_op_info_t k_ops[] = {
     OP(BroadcastGradientArgs, IN(2), bcast_args),
     OP(BroadcastTo, IN(2), output_T),
     OP(Bucketize, IN(1), output_i32_like0),
+    OP(CTCGreedyDecoder, IN(2), ctc_greedy_outs),
     OP_CALL(Case, IN_ATLEAST(1), call_outs, EDDY_TF_CALL_BRANCH),
     OP(Cast, IN(1), y_DstT_like0),
     OP(Ceil, IN(1), y_T_like0),
@@ -402,6 +407,7 @@ static const eddy_tf_op_info_t k_ops[] = {
     OP(SpaceToBatchND, IN(3), output_T),
     OP(SpaceToDepth, IN(1), output_T),
     OP(SparseSoftmaxCrossEntropyWithLogits, IN(2), xent_outs),
+    OP(SparseToDense, IN(4), dense_T),
     OP(Split, IN(2), split_outs),
     OP(SplitV, IN(3), split_outs),
     OP(Sqrt, IN(1), y_T_like0),

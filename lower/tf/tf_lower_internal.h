@@ -310,6 +310,11 @@ void eddy_tfl_space_ops_each(void (*fn)(const char *name, void *user),
                              void *user);
 /// legalize_quant.c: FakeQuantWithMinMaxArgs and FakeQuantWithMinMaxVars and
 /// their gradients.
+/// legalize_sparse.c: CTCGreedyDecoder and SparseToDense.
+eddy_status_t eddy_tfl_lower_sparse_op(eddy_tfl_t *z, const eddy_op_t *op,
+                                       bool *handled);
+void eddy_tfl_sparse_ops_each(void (*fn)(const char *name, void *user),
+                              void *user);
 /// legalize_random.c: the stateless random ops (Philox, TensorFlow's
 /// streams), and StatelessRandomGetKeyCounter and the algorithm queries.
 eddy_status_t eddy_tfl_lower_random_op(eddy_tfl_t *z, const eddy_op_t *op,
