@@ -34,9 +34,10 @@
 ///   64-bit word (y << 32 | x) of two (i64), the modulus unsigned.
 ///
 /// Every word is held in i64 within [0, 2^32); a product of a 32-bit
-/// multiplier and a word wraps in i64 to its exact low 64 bits.
-/// Each element computes its own call: the work is per element, with no
-/// gather, and the output's shape may be known only at run time.
+/// multiplier and a word wraps in i64 to its exact low 64 bits. One call
+/// is made per n elements (a core.range of the calls), its n values laid
+/// out in order and gathered at each element's row-major index, so the
+/// output's shape may be known only at run time.
 #include "lower/tf/tf_lower_internal.h"
 
 #include <math.h>
@@ -116,7 +117,6 @@ static eddy_value_t *cast(rx_t *r, eddy_value_t *a, eddy_dtype_t dt) {
 #define ANDK(a, m) bin(r, "core.bitand", a, K(m))
 #define SHR(a, n) bin(r, "core.shift_right", a, K(n))
 #define SHL(a, n) bin(r, "core.shift_left", a, K(n))
-#define EQK(a, x) bin(r, "core.eq", a, K(x))
 #define LO32(a) ANDK(a, 0xFFFFFFFFll)
 #define HI32(a) LO32(SHR(a, 32))
 
@@ -215,12 +215,11 @@ static void from_key_counter(rx_t *r, uint32_t first, stream_t *s) {
   s->ctr[2] = LO32(c1), s->ctr[3] = HI32(c1);
 }
 
-/// The words w[4] of the call each element of e (its row-major index)
-/// takes, n elements per call: the counter plus e / n, carried through
-/// the four words.
-static void call_words(rx_t *r, const stream_t *s, eddy_value_t *e, int n,
+/// The words w[4] of calls g (i64 call indices): the counter plus g,
+/// carried through the four words.
+static void call_words(rx_t *r, const stream_t *s, eddy_value_t *g,
                        eddy_value_t *w[4]) {
-  eddy_value_t *carry = bin(r, "core.div", e, K(n)), *c[4];
+  eddy_value_t *carry = g, *c[4];
   for (int i = 0; i < 4; i++) {
     eddy_value_t *sum = ADD(s->ctr[i], carry);
     c[i] = LO32(sum);
@@ -244,25 +243,17 @@ static eddy_value_t *uniform_f64(rx_t *r, eddy_value_t *x, eddy_value_t *y) {
              kc(r, EDDY_DT_F64, ldexp(1.0, -52)));
 }
 
-/// Box-Muller: sin (even j) or cos (odd j) of 2 pi u2, times
-/// sqrt(-2 log max(u1, 1e-7)), in dtype dt; tp = 2 pi u2 computed as f64.
-static eddy_value_t *box_muller(rx_t *r, eddy_dtype_t dt, eddy_value_t *u1,
-                                eddy_value_t *tp, eddy_value_t *odd) {
+/// Box-Muller: v[0] = sin(tp) r and v[1] = cos(tp) r, r = sqrt(-2 log
+/// max(u1, 1e-7)), in dtype dt; tp = 2 pi u2, computed in f64.
+static void box_muller(rx_t *r, eddy_dtype_t dt, eddy_value_t *u1,
+                       eddy_value_t *tp, eddy_value_t *v[2]) {
   eddy_value_t *eps = kc(r, dt, 1e-7);
   u1 = sel(r, bin(r, "core.lt", u1, eps), eps, u1);
   eddy_value_t *rad =
       un(r, "core.sqrt", MUL(kc(r, dt, -2.0), un(r, "core.log", u1)));
   tp = cast(r, tp, dt);
-  return MUL(sel(r, odd, un(r, "core.cos", tp), un(r, "core.sin", tp)), rad);
-}
-
-/// word j of w, j an i64 tensor in [0, 4) (or [0, 2) when two).
-static eddy_value_t *pick(rx_t *r, eddy_value_t *const w[4], eddy_value_t *j,
-                          int n) {
-  eddy_value_t *v = w[n - 1];
-  for (int i = n - 2; i >= 0; i--)
-    v = sel(r, EQK(j, i), w[i], v);
-  return v;
+  v[0] = MUL(un(r, "core.sin", tp), rad);
+  v[1] = MUL(un(r, "core.cos", tp), rad);
 }
 
 /// x mod m of the unsigned 64-bit word x = (hi << 32 | lo), 0 < m < 2^61.
@@ -292,57 +283,81 @@ static eddy_value_t *mod_u64(rx_t *r, eddy_value_t *hi, eddy_value_t *lo,
 
 typedef enum dist { DIST_UNIFORM, DIST_NORMAL, DIST_INT } dist_t;
 
-/// The values of the distribution at the elements e (row-major indices)
-/// of the output, of dtype dt.
-static eddy_value_t *draw(rx_t *r, const stream_t *s, dist_t d, eddy_dtype_t dt,
-                          eddy_value_t *e) {
-  bool wide = dt == EDDY_DT_F64 || dt == EDDY_DT_I64;
-  int n = wide ? 2 : 4;
+/// The values of one Philox call per call index g, v[0..n): n = 4 for f32
+/// and i32, 2 for f64 and i64. lo and hi bound the integers.
+static int call_values(rx_t *r, const stream_t *s, dist_t d, eddy_dtype_t dt,
+                       eddy_value_t *g, eddy_value_t *lo, eddy_value_t *hi,
+                       eddy_value_t *v[4]) {
   eddy_value_t *w[4] = {NULL, NULL, NULL, NULL};
-  call_words(r, s, e, n, w);
-  eddy_value_t *j = bin(r, "core.rem", e, K(n));
+  call_words(r, s, g, w);
   const double two_pi = 6.28318530717958647692; // 2 pi, rounded to f64
-  if (d == DIST_UNIFORM && !wide)
-    return uniform_f32(r, pick(r, w, j, 4));
-  if (d == DIST_UNIFORM) {
-    eddy_value_t *first = EQK(j, 0);
-    return uniform_f64(r, sel(r, first, w[0], w[2]), sel(r, first, w[1], w[3]));
-  }
-  if (d == DIST_NORMAL && !wide) {
-    // Pair j / 2 of the call: words (0, 1) or (2, 3).
-    eddy_value_t *second = bin(r, "core.ge", j, K(2));
-    eddy_value_t *u1 = uniform_f32(r, sel(r, second, w[2], w[0]));
-    eddy_value_t *u2 = uniform_f32(r, sel(r, second, w[3], w[1]));
-    eddy_value_t *tp =
-        MUL(kc(r, EDDY_DT_F64, two_pi), cast(r, u2, EDDY_DT_F64));
-    return box_muller(r, dt, u1, tp, EQK(bin(r, "core.rem", j, K(2)), 1));
-  }
-  if (d == DIST_NORMAL) {
+  bool wide = dt == EDDY_DT_F64 || dt == EDDY_DT_I64;
+  if (d == DIST_UNIFORM && !wide) {
+    for (int i = 0; i < 4; i++)
+      v[i] = uniform_f32(r, w[i]);
+  } else if (d == DIST_UNIFORM) {
+    v[0] = uniform_f64(r, w[0], w[1]);
+    v[1] = uniform_f64(r, w[2], w[3]);
+  } else if (d == DIST_NORMAL && !wide) {
+    // Two pairs of words, (0, 1) and (2, 3), each two values.
+    for (int p = 0; p < 2; p++) {
+      eddy_value_t *u1 = uniform_f32(r, w[2 * p]);
+      eddy_value_t *tp =
+          MUL(kc(r, EDDY_DT_F64, two_pi),
+              cast(r, uniform_f32(r, w[2 * p + 1]), EDDY_DT_F64));
+      box_muller(r, dt, u1, tp, &v[2 * p]);
+    }
+  } else if (d == DIST_NORMAL) {
     eddy_value_t *u1 = uniform_f64(r, w[0], w[1]);
     eddy_value_t *tp =
         MUL(kc(r, EDDY_DT_F64, two_pi), uniform_f64(r, w[2], w[3]));
-    return box_muller(r, dt, u1, tp, EQK(j, 1));
+    box_muller(r, dt, u1, tp, v);
+  } else {
+    lo = cast(r, lo, EDDY_DT_I64);
+    eddy_value_t *m = SUB(cast(r, hi, EDDY_DT_I64), lo);
+    for (int i = 0; i < (wide ? 2 : 4); i++) {
+      eddy_value_t *x = wide ? mod_u64(r, w[2 * i + 1], w[2 * i], m)
+                             : bin(r, "core.rem", w[i], m);
+      v[i] = cast(r, ADD(lo, x), dt);
+    }
   }
-  return NULL; // integers: draw_int
+  return wide ? 2 : 4;
 }
 
-/// Integers in [lo, hi) (scalars of dt): lo + x mod (hi - lo).
-static eddy_value_t *draw_int(rx_t *r, const stream_t *s, eddy_dtype_t dt,
-                              eddy_value_t *e, eddy_value_t *lo,
-                              eddy_value_t *hi) {
-  bool wide = dt == EDDY_DT_I64;
-  eddy_value_t *w[4] = {NULL, NULL, NULL, NULL};
-  call_words(r, s, e, wide ? 2 : 4, w);
-  eddy_value_t *j = bin(r, "core.rem", e, K(wide ? 2 : 4));
-  lo = cast(r, lo, EDDY_DT_I64);
-  eddy_value_t *m = SUB(cast(r, hi, EDDY_DT_I64), lo), *x = NULL;
-  if (!wide) {
-    x = bin(r, "core.rem", pick(r, w, j, 4), m);
-  } else {
-    eddy_value_t *first = EQK(j, 0);
-    x = mod_u64(r, sel(r, first, w[1], w[3]), sel(r, first, w[0], w[2]), m);
+/// The output: element e (its row-major index, in the i64 grid e of the
+/// output's shape) is value e mod n of call e / n. One call per n elements,
+/// the calls' values laid out in order [calls * n] and gathered at e.
+static eddy_value_t *draw(rx_t *r, const stream_t *s, dist_t d, eddy_dtype_t dt,
+                          eddy_value_t *e, eddy_value_t *lo, eddy_value_t *hi) {
+  int n = dt == EDDY_DT_F64 || dt == EDDY_DT_I64 ? 2 : 4;
+  const int64_t all = -1, col[2] = {-1, 1};
+  eddy_value_t *flat = NULL, *count = NULL, *g = NULL;
+  if (!r->err)
+    r->err = eddy_tfl_reshape(r->z, r->op, e, &all, 1, &flat);
+  if (!r->err)
+    r->err = eddy_tfl_dim(r->z, r->op, flat, 0, &count);
+  eddy_value_t *calls = bin(r, "core.div", ADD(count, K(n - 1)), K(n));
+  eddy_value_t *rops[3] = {K(0), calls, K(1)};
+  if (!r->err && rops[0] && rops[1] && rops[2])
+    r->err = eddy_tfl_build(r->z, r->op, "core.range", rops, 3, NULL, 0, &g);
+  eddy_value_t *v[4] = {NULL, NULL, NULL, NULL}, *cols[4] = {NULL};
+  call_values(r, s, d, dt, g, lo, hi, v);
+  for (int i = 0; i < n && !r->err; i++)
+    r->err = eddy_tfl_reshape(r->z, r->op, v[i], col, 2, &cols[i]);
+  eddy_value_t *laid = NULL, *out = NULL;
+  if (!r->err) {
+    eddy_named_attr_t ax = eddy_tfl_int_attr(r->z, "axis", 1);
+    r->err = eddy_tfl_build(r->z, r->op, "core.concat", cols, (size_t)n, &ax, 1,
+                            &laid);
   }
-  return cast(r, ADD(lo, x), dt);
+  if (!r->err)
+    r->err = eddy_tfl_reshape(r->z, r->op, laid, &all, 1, &laid);
+  if (!r->err) {
+    eddy_value_t *gops[2] = {laid, e};
+    eddy_named_attr_t ax = eddy_tfl_int_attr(r->z, "axis", 0);
+    r->err = eddy_tfl_build(r->z, r->op, "core.gather", gops, 2, &ax, 1, &out);
+  }
+  return r->err ? NULL : out;
 }
 
 /// ---- The ops
@@ -443,7 +458,7 @@ eddy_status_t eddy_tfl_lower_random_op(eddy_tfl_t *z, const eddy_op_t *op,
     int_bounds(r, v2 ? 4 : 2, &lo, &hi);
   EDDY_RETURN_IF_ERROR(r->err);
   EDDY_RETURN_IF_ERROR(eddy_tfl_shape_grid(z, op, tfl_in(z, op, 0), &e));
-  out = d == DIST_INT ? draw_int(r, &s, dt, e, lo, hi) : draw(r, &s, d, dt, e);
+  out = draw(r, &s, d, dt, e, lo, hi);
   EDDY_RETURN_IF_ERROR(r->err);
   tfl_out1(z, op, out);
   return NULL;
