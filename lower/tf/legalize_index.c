@@ -1,7 +1,7 @@
 /// legalize-tf: the rules for TensorFlow's indexing, scan and arg-reduction
 /// ops: ReverseV2, Any, All, ArgMax, ArgMin, Cumsum, Cumprod, OneHot,
 /// ConcatOffset (the gradient of ConcatV2), BroadcastArgs, BroadcastTo,
-/// InvertPermutation, EuclideanNorm, L2Loss, GatherNd, ScatterNd,
+/// InvertPermutation, EuclideanNorm, L2Loss, GatherNd, ScatterNd, SparseToDense,
 /// TensorScatterUpdate/Add and the segment reductions (legalize_scatter.c),
 /// MatrixBandPart,
 /// MatrixDiag, MatrixDiagPart and MatrixSetDiag in all three versions
@@ -28,7 +28,7 @@ static const char *const INDEX_OPS[] = {
     "ArgMin",        "Cumsum",       "Cumprod",     "OneHot",
     "ConcatOffset",  "BroadcastArgs", "BroadcastTo", "InvertPermutation",
     "EuclideanNorm", "Where",
-    "GatherNd",      "ScatterNd",     "TensorScatterUpdate",
+    "GatherNd",      "ScatterNd",     "SparseToDense", "TensorScatterUpdate",
     "TensorScatterAdd", "UnsortedSegmentSum", "TopKV2", "Einsum",
     "SegmentSum",    "SegmentMean",   "SegmentMax",  "SegmentMin",
     "SegmentProd",   "UnsortedSegmentMax", "UnsortedSegmentMin",
@@ -1236,6 +1236,8 @@ eddy_status_t eddy_tfl_lower_index_op(eddy_tfl_t *z, const eddy_op_t *op,
     return eddy_tfl_lower_gather_nd(z, op);
   if (strcmp(t, "ScatterNd") == 0)
     return eddy_tfl_lower_scatter_nd(z, op);
+  if (strcmp(t, "SparseToDense") == 0)
+    return eddy_tfl_lower_sparse_to_dense(z, op);
   if (strcmp(t, "TensorScatterUpdate") == 0 ||
       strcmp(t, "TensorScatterAdd") == 0)
     return eddy_tfl_lower_tensor_scatter(z, op,

@@ -73,7 +73,7 @@ static void (*const EACH[])(void (*fn)(const char *name, void *user),
                                            eddy_tfl_space_ops_each,
                                            eddy_tfl_quant_ops_each,
                                            eddy_tfl_random_ops_each,
-                                           eddy_tfl_sparse_ops_each};
+                                           eddy_tfl_ctc_ops_each};
 
 void eddy_tfl_supported_each(void (*fn)(const char *name, void *user),
                              void *user) {
@@ -712,7 +712,7 @@ eddy_status_t eddy_tfl_lower_op(eddy_tfl_t *z, const eddy_op_t *op,
   EDDY_RETURN_IF_ERROR(eddy_tfl_lower_random_op(z, op, handled));
   if (*handled)
     return NULL;
-  EDDY_RETURN_IF_ERROR(eddy_tfl_lower_sparse_op(z, op, handled));
+  EDDY_RETURN_IF_ERROR(eddy_tfl_lower_ctc_op(z, op, handled));
   if (*handled)
     return NULL;
   return eddy_tfl_lower_shape_op(z, op, handled);

@@ -241,6 +241,25 @@ eddy_status_t eddy_tfl_lower_scatter_nd(eddy_tfl_t *z, const eddy_op_t *op) {
   return NULL;
 }
 
+/// The updates scattered as in scatter_nd where some index lands, `other`
+/// (of the result's shape, or a scalar) elsewhere: a scatter of ones tells
+/// which elements an index reached.
+static eddy_status_t scatter_or(eddy_tfl_t *z, const eddy_op_t *op,
+                                eddy_value_t *idx, eddy_value_t *upd,
+                                const int64_t *dims, eddy_value_t *const *dimv,
+                                int32_t rank, eddy_value_t *other,
+                                eddy_value_t **out) {
+  eddy_value_t *sc = NULL, *one = NULL, *ones = NULL, *cnt = NULL,
+               *zero = NULL, *hit = NULL;
+  EDDY_RETURN_IF_ERROR(scatter_nd(z, op, idx, upd, dims, dimv, rank, &sc));
+  EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, EDDY_DT_I32, 0, NULL, 1, &one));
+  EDDY_RETURN_IF_ERROR(eddy_tfl_broadcast_like(z, op, one, upd, &ones));
+  EDDY_RETURN_IF_ERROR(scatter_nd(z, op, idx, ones, dims, dimv, rank, &cnt));
+  EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, EDDY_DT_I32, 0, NULL, 0, &zero));
+  EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.gt", cnt, zero, &hit));
+  return tfl_sel(z, op, hit, sc, other, out);
+}
+
 /// TensorScatterUpdate / TensorScatterAdd(tensor, indices, updates): the
 /// updates scattered as in ScatterNd, then added to the tensor, or put in
 /// place of its elements where some update lands (duplicate indices are
@@ -257,22 +276,77 @@ eddy_status_t eddy_tfl_lower_tensor_scatter(eddy_tfl_t *z, const eddy_op_t *op,
     if (tt->dims[i] < 0)
       EDDY_RETURN_IF_ERROR(eddy_tfl_dim(z, op, t, i, &dimv[i]));
   eddy_value_t *sc = NULL, *r = NULL;
-  EDDY_RETURN_IF_ERROR(
-      scatter_nd(z, op, idx, upd, tt->dims, dimv, tt->rank, &sc));
-  if (add) {
-    EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.add", t, sc, &r));
+  if (!add) {
+    EDDY_RETURN_IF_ERROR(
+        scatter_or(z, op, idx, upd, tt->dims, dimv, tt->rank, t, &r));
     tfl_out1(z, op, r);
     return NULL;
   }
-  eddy_value_t *one = NULL, *ones = NULL, *cnt = NULL, *zero = NULL,
-               *hit = NULL;
-  EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, EDDY_DT_I32, 0, NULL, 1, &one));
-  EDDY_RETURN_IF_ERROR(eddy_tfl_broadcast_like(z, op, one, upd, &ones));
   EDDY_RETURN_IF_ERROR(
-      scatter_nd(z, op, idx, ones, tt->dims, dimv, tt->rank, &cnt));
-  EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, EDDY_DT_I32, 0, NULL, 0, &zero));
-  EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.gt", cnt, zero, &hit));
-  EDDY_RETURN_IF_ERROR(tfl_sel(z, op, hit, sc, t, &r));
+      scatter_nd(z, op, idx, upd, tt->dims, dimv, tt->rank, &sc));
+  EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.add", t, sc, &r));
+  tfl_out1(z, op, r);
+  return NULL;
+}
+
+/// SparseToDense(indices, output_shape, values, default_value)
+/// (tf.sparse.to_dense): the values (a vector, or a scalar for every
+/// index) scattered as in ScatterNd into a tensor of output_shape, a
+/// vector of known length whose elements are read at run time where the
+/// result type leaves a dim dynamic, and default_value where no index
+/// lands. Indices [N, R], or [N] or a scalar for a 1-D output. An index
+/// out of range is a run-time error of the scatter, as in ScatterNd;
+/// repeated indices are summed (TensorFlow, with validate_indices,
+/// reports them).
+eddy_status_t eddy_tfl_lower_sparse_to_dense(eddy_tfl_t *z,
+                                             const eddy_op_t *op) {
+  eddy_value_t *idx = tfl_in(z, op, 0), *shape = tfl_in(z, op, 1),
+               *vals = tfl_in(z, op, 2), *dflt = tfl_in(z, op, 3);
+  const eddy_type_t *st = shape->type, *it = idx->type, *vt = vals->type,
+                    *rt = op->results[0].type;
+  if (st->kind != EDDY_TYPE_TENSOR || st->rank != 1 || st->dims[0] < 0 ||
+      st->dims[0] > MAXR || eddy_dtype_is_float(st->dtype))
+    return eddy_tfl_error(op, "output_shape must be an integer vector of "
+                              "known length");
+  int32_t rank = (int32_t)st->dims[0];
+  if (it->kind != EDDY_TYPE_TENSOR || it->rank == EDDY_RANK_UNKNOWN ||
+      it->rank > 2 || (it->rank < 2 && rank != 1))
+    return eddy_tfl_error(op, "sparse_indices must be [N, %d] (or [N] or a "
+                              "scalar for a 1-D output)",
+                          rank);
+  if (vt->kind != EDDY_TYPE_TENSOR || vt->rank == EDDY_RANK_UNKNOWN ||
+      vt->rank > 1 || vt->dtype == EDDY_DT_I1)
+    return eddy_tfl_error(op, "sparse_values must be a numeric scalar or "
+                              "vector");
+  if (it->rank < 2) {
+    const int64_t col[2] = {-1, 1};
+    EDDY_RETURN_IF_ERROR(eddy_tfl_reshape(z, op, idx, col, 2, &idx));
+  }
+  int64_t dims[MAXR];
+  eddy_value_t *dimv[MAXR] = {NULL};
+  bool typed = rt->kind == EDDY_TYPE_TENSOR && rt->rank == rank;
+  for (int32_t i = 0; i < rank; i++) {
+    dims[i] = typed ? rt->dims[i] : EDDY_DIM_DYNAMIC;
+    if (dims[i] >= 0)
+      continue;
+    EDDY_RETURN_IF_ERROR(eddy_tfl_element(z, op, shape, i, &dimv[i]));
+    EDDY_RETURN_IF_ERROR(
+        eddy_tfl_cast(z, op, dimv[i], EDDY_DT_I64, &dimv[i]));
+  }
+  if (vt->rank == 0) {
+    // One value for every index: broadcast like the indices' first column.
+    eddy_value_t *at = NULL, *c = NULL, *gops[2] = {idx, NULL};
+    eddy_named_attr_t ax = eddy_tfl_int_attr(z, "axis", 1);
+    EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, EDDY_DT_I64, 0, NULL, 0, &at));
+    gops[1] = at;
+    EDDY_RETURN_IF_ERROR(
+        eddy_tfl_build(z, op, "core.gather", gops, 2, &ax, 1, &c));
+    EDDY_RETURN_IF_ERROR(eddy_tfl_broadcast_like(z, op, vals, c, &vals));
+  }
+  eddy_value_t *r = NULL;
+  EDDY_RETURN_IF_ERROR(eddy_tfl_cast(z, op, dflt, vt->dtype, &dflt));
+  EDDY_RETURN_IF_ERROR(
+      scatter_or(z, op, idx, vals, dims, dimv, rank, dflt, &r));
   tfl_out1(z, op, r);
   return NULL;
 }

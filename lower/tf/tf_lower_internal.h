@@ -310,11 +310,11 @@ void eddy_tfl_space_ops_each(void (*fn)(const char *name, void *user),
                              void *user);
 /// legalize_quant.c: FakeQuantWithMinMaxArgs and FakeQuantWithMinMaxVars and
 /// their gradients.
-/// legalize_sparse.c: CTCGreedyDecoder and SparseToDense.
-eddy_status_t eddy_tfl_lower_sparse_op(eddy_tfl_t *z, const eddy_op_t *op,
-                                       bool *handled);
-void eddy_tfl_sparse_ops_each(void (*fn)(const char *name, void *user),
-                              void *user);
+/// legalize_ctc.c: CTCGreedyDecoder.
+eddy_status_t eddy_tfl_lower_ctc_op(eddy_tfl_t *z, const eddy_op_t *op,
+                                    bool *handled);
+void eddy_tfl_ctc_ops_each(void (*fn)(const char *name, void *user),
+                           void *user);
 /// legalize_random.c: the stateless random ops (Philox, TensorFlow's
 /// streams), and StatelessRandomGetKeyCounter and the algorithm queries.
 eddy_status_t eddy_tfl_lower_random_op(eddy_tfl_t *z, const eddy_op_t *op,
@@ -343,6 +343,8 @@ eddy_status_t eddy_tfl_shape_grid(eddy_tfl_t *z, const eddy_op_t *op,
 /// sorted: the Segment* ops, else UnsortedSegment*) (legalize_scatter.c).
 eddy_status_t eddy_tfl_lower_gather_nd(eddy_tfl_t *z, const eddy_op_t *op);
 eddy_status_t eddy_tfl_lower_scatter_nd(eddy_tfl_t *z, const eddy_op_t *op);
+eddy_status_t eddy_tfl_lower_sparse_to_dense(eddy_tfl_t *z,
+                                             const eddy_op_t *op);
 eddy_status_t eddy_tfl_lower_tensor_scatter(eddy_tfl_t *z,
                                             const eddy_op_t *op, bool add);
 eddy_status_t eddy_tfl_lower_segment(eddy_tfl_t *z, const eddy_op_t *op,

@@ -1,6 +1,6 @@
-/// legalize-tf: the ops of a CTC speech or OCR model's decoding step,
-/// CTCGreedyDecoder (tf.nn.ctc_greedy_decoder) and SparseToDense
-/// (tf.sparse.to_dense of its result), with core ops.
+/// legalize-tf: CTCGreedyDecoder (tf.nn.ctc_greedy_decoder), the decoding
+/// step of a CTC speech or OCR model, with core ops (tf.sparse.to_dense of
+/// its result is SparseToDense, legalize_scatter.c).
 ///
 /// CTCGreedyDecoder(inputs [T, B, C], sequence_length [B]) takes the best
 /// class of each step t < sequence_length[b] (the first among equals:
@@ -13,24 +13,15 @@
 /// classes, shape [B, longest row]; core.where finds them, so N is known at
 /// run time only. log_probability [B, 1] is minus the sum of the steps'
 /// best logits.
-///
-/// SparseToDense(indices, output_shape, values, default_value) writes each
-/// value at its index of a tensor of output_shape (a run-time shape of
-/// known length) filled with default_value: row-major flat positions, a
-/// core.scatter of the values and one of ones (which positions were
-/// written), and a select.
 #include "lower/tf/tf_lower_internal.h"
 
 #include <string.h>
 
 #define TRY EDDY_RETURN_IF_ERROR
 
-static const char *const SPARSE_OPS[] = {"CTCGreedyDecoder", "SparseToDense"};
-
-void eddy_tfl_sparse_ops_each(void (*fn)(const char *name, void *user),
-                              void *user) {
-  for (size_t i = 0; i < sizeof SPARSE_OPS / sizeof SPARSE_OPS[0]; i++)
-    fn(SPARSE_OPS[i], user);
+void eddy_tfl_ctc_ops_each(void (*fn)(const char *name, void *user),
+                           void *user) {
+  fn("CTCGreedyDecoder", user);
 }
 
 static eddy_status_t i64c(eddy_tfl_t *z, double v, eddy_value_t **out) {
@@ -172,88 +163,8 @@ static eddy_status_t lower_ctc_greedy(eddy_tfl_t *z, const eddy_op_t *op) {
   return NULL;
 }
 
-static eddy_status_t lower_sparse_to_dense(eddy_tfl_t *z, const eddy_op_t *op) {
-  eddy_value_t *idx = tfl_in(z, op, 0), *shape = tfl_in(z, op, 1),
-               *vals = tfl_in(z, op, 2), *dflt = tfl_in(z, op, 3);
-  const eddy_type_t *st = shape->type, *it = idx->type, *vt = vals->type;
-  if (st->kind != EDDY_TYPE_TENSOR || st->rank != 1 || st->dims[0] < 0 ||
-      st->dims[0] > EDDY_TFL_MAX_RANK || eddy_dtype_is_float(st->dtype))
-    return eddy_tfl_error(op, "output_shape must be an integer vector of "
-                              "known length");
-  int64_t rank = st->dims[0];
-  if (it->kind != EDDY_TYPE_TENSOR || it->rank > 2 ||
-      it->rank == EDDY_RANK_UNKNOWN ||
-      (it->rank == 2 && it->dims[1] >= 0 && it->dims[1] != rank) ||
-      (it->rank < 2 && rank != 1))
-    return eddy_tfl_error(op,
-                          "sparse_indices must be [N, %lld] (or [N] or "
-                          "a scalar for a 1-D output)",
-                          (long long)rank);
-  if (vt->kind != EDDY_TYPE_TENSOR || vt->rank > 1 ||
-      vt->rank == EDDY_RANK_UNKNOWN || vt->dtype == EDDY_DT_I1)
-    return eddy_tfl_error(op, "sparse_values must be a numeric scalar or "
-                              "vector");
-  // The output's dims, and each index's row-major flat position.
-  eddy_value_t *dimv[EDDY_TFL_MAX_RANK] = {NULL}, *flat = NULL, *stride = NULL,
-               *total = NULL;
-  for (int64_t i = 0; i < rank; i++) {
-    TRY(eddy_tfl_element(z, op, shape, i, &dimv[i]));
-    TRY(eddy_tfl_cast(z, op, dimv[i], EDDY_DT_I64, &dimv[i]));
-  }
-  eddy_value_t *ix = NULL;
-  TRY(eddy_tfl_cast(z, op, idx, EDDY_DT_I64, &ix));
-  const int64_t col_dims[2] = {-1, rank};
-  TRY(eddy_tfl_reshape(z, op, ix, col_dims, 2, &ix));
-  TRY(i64c(z, 1, &stride));
-  for (int64_t i = rank - 1; i >= 0; i--) {
-    eddy_value_t *ci = NULL, *term = NULL;
-    TRY(column(z, op, ix, i, &ci));
-    TRY(tfl_bin(z, op, "core.mul", ci, stride, &term));
-    if (flat)
-      TRY(tfl_bin(z, op, "core.add", flat, term, &flat));
-    else
-      flat = term;
-    TRY(tfl_bin(z, op, "core.mul", stride, dimv[i], &stride));
-  }
-  total = stride;
-  // Scatter the values and ones; the written positions take the values.
-  eddy_value_t *v = NULL, *ones = NULL, *written = NULL, *hit = NULL,
-               *dense = NULL, *zero_i = NULL;
-  TRY(eddy_tfl_broadcast_like(z, op, vals, flat, &v));
-  TRY(eddy_tfl_splat(z, EDDY_DT_I32, 0, NULL, 1, &ones));
-  TRY(eddy_tfl_broadcast_like(z, op, ones, flat, &ones));
-  eddy_named_attr_t sa[2] = {eddy_tfl_int_attr(z, "axis", 0),
-                             eddy_tfl_int_attr(z, "size", -1)};
-  eddy_value_t *s1[3] = {flat, v, total}, *s2[3] = {flat, ones, total};
-  TRY(eddy_tfl_build(z, op, "core.scatter", s1, 3, sa, 2, &written));
-  TRY(eddy_tfl_build(z, op, "core.scatter", s2, 3, sa, 2, &hit));
-  TRY(eddy_tfl_splat(z, EDDY_DT_I32, 0, NULL, 0, &zero_i));
-  TRY(tfl_bin(z, op, "core.gt", hit, zero_i, &hit));
-  TRY(eddy_tfl_cast(z, op, dflt, vt->dtype, &dflt));
-  TRY(tfl_sel(z, op, hit, written, dflt, &dense));
-  // To the output's shape: dims the result type knows static, the others
-  // read from output_shape.
-  const eddy_type_t *rt = op->results[0].type;
-  int64_t dims[EDDY_TFL_MAX_RANK];
-  bool typed = rt->kind == EDDY_TYPE_TENSOR && rt->rank == rank;
-  for (int64_t i = 0; i < rank; i++) {
-    dims[i] = typed && rt->dims[i] >= 0 ? rt->dims[i] : -1;
-    if (dims[i] >= 0)
-      dimv[i] = NULL;
-  }
-  TRY(eddy_tfl_reshape_dyn(z, op, dense, dims, (size_t)rank, dimv, &dense));
-  tfl_out1(z, op, dense);
-  return NULL;
-}
-
-eddy_status_t eddy_tfl_lower_sparse_op(eddy_tfl_t *z, const eddy_op_t *op,
-                                       bool *handled) {
-  const char *t = op->name->str + 3;
-  *handled = true;
-  if (strcmp(t, "CTCGreedyDecoder") == 0)
-    return lower_ctc_greedy(z, op);
-  if (strcmp(t, "SparseToDense") == 0)
-    return lower_sparse_to_dense(z, op);
-  *handled = false;
-  return NULL;
+eddy_status_t eddy_tfl_lower_ctc_op(eddy_tfl_t *z, const eddy_op_t *op,
+                                    bool *handled) {
+  *handled = strcmp(op->name->str + 3, "CTCGreedyDecoder") == 0;
+  return *handled ? lower_ctc_greedy(z, op) : NULL;
 }
