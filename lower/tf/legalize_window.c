@@ -46,6 +46,10 @@ static const char *const WINDOW_OPS[] = {
     "Conv3D",
     "Conv3DBackpropInputV2",
     "Conv3DBackpropFilterV2",
+    "MaxPool3D",
+    "MaxPool3DGrad",
+    "AvgPool3D",
+    "AvgPool3DGrad",
     "LRN",
     "LRNGrad",
 };
@@ -500,15 +504,15 @@ static eddy_status_t gather(eddy_tfl_t *z, const eddy_op_t *op, eddy_value_t *v,
 
 /// x [N, D, H, W, C] as the input of the one conv2d: [N * Dout, H, W,
 /// KD * C], whose row n * Dout + j holds in channel kd * C + c the depth
-/// tap kd of output position j, x[n, j * sd + kd - lo, ., ., c] (0 in the
-/// padding).
+/// tap kd of output position j, x[n, j * sd + kd - lo, ., ., c] (`pad` in
+/// the padding).
 static eddy_status_t stack_taps(eddy_tfl_t *z, const eddy_op_t *op,
-                                eddy_value_t *x, const conv3d_t *c,
+                                eddy_value_t *x, const conv3d_t *c, double pad,
                                 eddy_value_t **out) {
   eddy_value_t *v = x, *idx = NULL;
   if (c->lo || c->hi) {
     eddy_value_t *zero = NULL;
-    EDDY_RETURN_IF_ERROR(tfl_scalar_like(z, x, 0.0, &zero));
+    EDDY_RETURN_IF_ERROR(tfl_scalar_like(z, x, pad, &zero));
     int64_t lo[5] = {0, c->lo, 0, 0, 0}, hi[5] = {0, c->hi, 0, 0, 0};
     eddy_value_t *pops[2] = {x, zero};
     eddy_named_attr_t pa[2] = {eddy_tfl_ints_attr(z, "low", lo, 5),
@@ -545,6 +549,40 @@ static eddy_status_t flat_dy(eddy_tfl_t *z, const eddy_op_t *op,
   return eddy_tfl_reshape(z, op, dy, d4, 4, out);
 }
 
+/// The transpose of stack_taps: v [N * Dout, H, W, KD * C] (gradients of
+/// the stacked taps) added back at the depths the taps read (core.scatter,
+/// the gather's transpose), the depth padding cut off: [N, D, H, W, C].
+static eddy_status_t unstack_taps(eddy_tfl_t *z, const eddy_op_t *op,
+                                  eddy_value_t *v, const conv3d_t *c,
+                                  eddy_value_t **out) {
+  int64_t d6[6] = {-1, c->out[0], c->in[1], c->in[2], c->f[0], c->f[3]};
+  static const int64_t perm[6] = {0, 4, 1, 2, 3, 5};
+  int64_t d5[5] = {-1, c->f[0] * c->out[0], c->in[1], c->in[2], c->f[3]};
+  EDDY_RETURN_IF_ERROR(eddy_tfl_reshape(z, op, v, d6, 6, &v));
+  EDDY_RETURN_IF_ERROR(eddy_tfl_transpose(z, op, v, perm, 6, &v));
+  EDDY_RETURN_IF_ERROR(eddy_tfl_reshape(z, op, v, d5, 5, &v));
+  eddy_value_t *idx = NULL;
+  EDDY_RETURN_IF_ERROR(depth_index(z, c, &idx));
+  eddy_value_t *sops[2] = {idx, v};
+  eddy_named_attr_t sa[2] = {
+      eddy_tfl_int_attr(z, "axis", 1),
+      eddy_tfl_int_attr(z, "size", c->in[0] + c->lo + c->hi)};
+  EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "core.scatter", sops, 2, sa, 2, &v));
+  if (c->lo || c->hi) {
+    int64_t *at = malloc((size_t)c->in[0] * sizeof *at);
+    if (!at)
+      return eddy_status_create(EDDY_ERR_RESOURCE, "out of memory");
+    for (int64_t k = 0; k < c->in[0]; k++)
+      at[k] = c->lo + k;
+    eddy_status_t st = eddy_tfl_int_constant(z, EDDY_DT_I64, at, c->in[0], &idx);
+    free(at);
+    EDDY_RETURN_IF_ERROR(st);
+    EDDY_RETURN_IF_ERROR(gather(z, op, v, idx, 1, &v));
+  }
+  *out = v;
+  return NULL;
+}
+
 /// Conv3D(x, f) = the conv2d of stack_taps(x) and stack_filter(f), shaped
 /// back to [N, Dout, Ho, Wo, O]: the sum over the depth taps of 2-D
 /// convolutions. Conv3DBackpropInputV2(input_sizes, f, dy): that conv2d's
@@ -569,7 +607,7 @@ static eddy_status_t lower_conv3d(eddy_tfl_t *z, const eddy_op_t *op,
                             (long long)xd[4], (long long)c.f[3]);
     memcpy(c.in, xd + 1, sizeof c.in);
     EDDY_RETURN_IF_ERROR(conv3d_window(op, &c));
-    EDDY_RETURN_IF_ERROR(stack_taps(z, op, x, &c, &v));
+    EDDY_RETURN_IF_ERROR(stack_taps(z, op, x, &c, 0.0, &v));
     EDDY_RETURN_IF_ERROR(stack_filter(z, op, f, &c, &wf));
     EDDY_RETURN_IF_ERROR(
         window_op(z, op, "core.conv2d", v, wf, &c.w, NULL, NULL, &v));
@@ -589,32 +627,7 @@ static eddy_status_t lower_conv3d(eddy_tfl_t *z, const eddy_op_t *op,
     EDDY_RETURN_IF_ERROR(stack_filter(z, op, f, &c, &wf));
     EDDY_RETURN_IF_ERROR(window_op(z, op, "core.conv2d_input_grad", v, wf, &c.w,
                                    "input_size", c.in + 1, &v));
-    int64_t d6[6] = {-1, c.out[0], c.in[1], c.in[2], c.f[0], c.f[3]};
-    static const int64_t perm[6] = {0, 4, 1, 2, 3, 5};
-    int64_t d5[5] = {-1, c.f[0] * c.out[0], c.in[1], c.in[2], c.f[3]};
-    EDDY_RETURN_IF_ERROR(eddy_tfl_reshape(z, op, v, d6, 6, &v));
-    EDDY_RETURN_IF_ERROR(eddy_tfl_transpose(z, op, v, perm, 6, &v));
-    EDDY_RETURN_IF_ERROR(eddy_tfl_reshape(z, op, v, d5, 5, &v));
-    eddy_value_t *idx = NULL;
-    EDDY_RETURN_IF_ERROR(depth_index(z, &c, &idx));
-    eddy_value_t *sops[2] = {idx, v};
-    eddy_named_attr_t sa[2] = {
-        eddy_tfl_int_attr(z, "axis", 1),
-        eddy_tfl_int_attr(z, "size", c.in[0] + c.lo + c.hi)};
-    EDDY_RETURN_IF_ERROR(
-        eddy_tfl_build(z, op, "core.scatter", sops, 2, sa, 2, &v));
-    if (c.lo || c.hi) {
-      int64_t *at = malloc((size_t)c.in[0] * sizeof *at);
-      if (!at)
-        return eddy_status_create(EDDY_ERR_RESOURCE, "out of memory");
-      for (int64_t k = 0; k < c.in[0]; k++)
-        at[k] = c.lo + k;
-      eddy_status_t st =
-          eddy_tfl_int_constant(z, EDDY_DT_I64, at, c.in[0], &idx);
-      free(at);
-      EDDY_RETURN_IF_ERROR(st);
-      EDDY_RETURN_IF_ERROR(gather(z, op, v, idx, 1, &v));
-    }
+    EDDY_RETURN_IF_ERROR(unstack_taps(z, op, v, &c, &v));
     tfl_out1(z, op, v);
     return NULL;
   }
@@ -628,7 +641,7 @@ static eddy_status_t lower_conv3d(eddy_tfl_t *z, const eddy_op_t *op,
   if (c.f[4] < 0)
     return eddy_tfl_error(op, "the out_backprop's channels must be static");
   EDDY_RETURN_IF_ERROR(conv3d_window(op, &c));
-  EDDY_RETURN_IF_ERROR(stack_taps(z, op, x, &c, &v));
+  EDDY_RETURN_IF_ERROR(stack_taps(z, op, x, &c, 0.0, &v));
   EDDY_RETURN_IF_ERROR(flat_dy(z, op, dy, &c, &wf));
   EDDY_RETURN_IF_ERROR(window_op(z, op, "core.conv2d_filter_grad", v, wf, &c.w,
                                  "filter_size", c.f + 1, &v));
@@ -911,6 +924,152 @@ static eddy_status_t lower_resize(eddy_tfl_t *z, const eddy_op_t *op,
   return NULL;
 }
 
+/// A 3-D pool's window (ksize and strides [1, kd, kh, kw, 1]) over an input
+/// of depth, height and width in[3] and ch channels, as a conv3d_t.
+static eddy_status_t pool3d_window(const eddy_op_t *op, const int64_t *in,
+                                   int64_t ch, conv3d_t *c) {
+  int64_t k[5];
+  EDDY_RETURN_IF_ERROR(ints_attr(op, "ksize", 5, NULL, k));
+  if (k[0] != 1 || k[4] != 1 || k[1] < 1 || k[2] < 1 || k[3] < 1)
+    return eddy_tfl_error(op, "ksize must be [1, kd, kh, kw, 1] with "
+                              "positive sizes");
+  memcpy(c->in, in, sizeof c->in);
+  int64_t f[5] = {k[1], k[2], k[3], ch, ch};
+  memcpy(c->f, f, sizeof c->f);
+  return conv3d_window(op, c);
+}
+
+/// The number of taps of each output depth j inside the input (j * sd + kd
+/// - lo in [0, D)), of dtype dt, shaped [1, Dout, 1, 1, 1].
+static eddy_status_t depth_counts(eddy_tfl_t *z, const eddy_op_t *op,
+                                  const conv3d_t *c, eddy_dtype_t dt,
+                                  eddy_value_t **out) {
+  int64_t *cnt = malloc((size_t)c->out[0] * sizeof *cnt);
+  if (!cnt)
+    return eddy_status_create(EDDY_ERR_RESOURCE, "out of memory");
+  for (int64_t j = 0; j < c->out[0]; j++) {
+    cnt[j] = 0;
+    for (int64_t kd = 0; kd < c->f[0]; kd++) {
+      int64_t at = j * c->sd + kd - c->lo;
+      cnt[j] += at >= 0 && at < c->in[0];
+    }
+  }
+  eddy_status_t st = eddy_tfl_int_constant(z, EDDY_DT_I64, cnt, c->out[0], out);
+  free(cnt);
+  EDDY_RETURN_IF_ERROR(st);
+  int64_t cd[5] = {1, c->out[0], 1, 1, 1};
+  EDDY_RETURN_IF_ERROR(eddy_tfl_cast(z, op, *out, dt, out));
+  return eddy_tfl_reshape(z, op, *out, cd, 5, out);
+}
+
+/// MaxPool3D / AvgPool3D (NDHWC): the depth taps of each output depth
+/// stacked along the channels as for Conv3D (stack_taps, the depth padding
+/// -inf for max), one 2-D pool over height and width of every tap and
+/// channel, then the max over the taps, or their sum divided by the number
+/// of taps inside the input: TensorFlow averages over the window's
+/// elements inside the input, which core.avg_pool does over height and
+/// width, and a padded tap adds 0.
+///
+/// Their gradients go back the same way, through unstack_taps.
+/// MaxPool3DGrad(orig_input, orig_output, grad) finds the maxima again in
+/// orig_input: dy goes to the first tap holding its window's maximum, then
+/// through core.max_pool_grad of the stacked taps. AvgPool3DGrad(
+/// orig_input_shape, grad): dy divided by the taps' count, to every tap,
+/// then through core.avg_pool_grad.
+static eddy_status_t lower_pool3d(eddy_tfl_t *z, const eddy_op_t *op,
+                                  const char *t) {
+  bool max = t[0] == 'M', grad = strstr(t, "Grad") != NULL;
+  eddy_value_t *x = max || !grad ? tfl_in(z, op, 0) : NULL, *v = NULL;
+  eddy_value_t *dy = grad ? tfl_in(z, op, max ? 2 : 1) : NULL;
+  int64_t xd[5], dyd[5], in[3];
+  conv3d_t c;
+  if (x) {
+    EDDY_RETURN_IF_ERROR(rank5(op, x, "input", 1, xd));
+    memcpy(in, xd + 1, sizeof in);
+  }
+  if (dy) {
+    EDDY_RETURN_IF_ERROR(rank5(op, dy, "grad", 5, dyd));
+    if (dyd[4] < 0)
+      return eddy_tfl_error(op, "the grad's channels must be static");
+    if (!x) {
+      EDDY_RETURN_IF_ERROR(sizes(z, op, tfl_in(z, op, 0), 1, 3, in));
+      xd[4] = dyd[4];
+    }
+  }
+  eddy_dtype_t dt = (x ? x : dy)->type->dtype;
+  if (!eddy_dtype_is_float(dt))
+    return eddy_tfl_error(op, "the %s must be a float tensor",
+                          x ? "input" : "grad");
+  EDDY_RETURN_IF_ERROR(pool3d_window(op, in, xd[4], &c));
+  int64_t d6[6] = {-1, c.out[0], c.out[1], c.out[2], c.f[0], c.f[3]};
+  int64_t g6[6] = {-1, c.out[0], c.out[1], c.out[2], 1, c.f[3]};
+  int64_t g4[4] = {-1, c.out[1], c.out[2], c.f[0] * c.f[3]};
+  const int64_t taps = 4;
+  eddy_value_t *cnt = NULL;
+  if (!max)
+    EDDY_RETURN_IF_ERROR(depth_counts(z, op, &c, dt, &cnt));
+  if (!grad) {
+    EDDY_RETURN_IF_ERROR(stack_taps(z, op, x, &c, max ? -INFINITY : 0.0, &v));
+    EDDY_RETURN_IF_ERROR(window_op(z, op,
+                                   max ? "core.max_pool" : "core.avg_pool", v,
+                                   NULL, &c.w, NULL, NULL, &v));
+    EDDY_RETURN_IF_ERROR(eddy_tfl_reshape(z, op, v, d6, 6, &v));
+    EDDY_RETURN_IF_ERROR(eddy_tfl_reduce(
+        z, op, max ? "core.reduce_max" : "core.reduce_sum", v, &taps, 1,
+        false, &v));
+    if (!max)
+      EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.div", v, cnt, &v));
+    tfl_out1(z, op, v);
+    return NULL;
+  }
+  eddy_value_t *g = NULL;
+  if (max) {
+    // The first tap holding the maximum of its window: equal to the max
+    // over the taps, and the first such (an inclusive count of 1).
+    eddy_value_t *p = NULL, *m = NULL, *eq = NULL, *n = NULL, *one = NULL,
+                 *first = NULL, *zero = NULL;
+    EDDY_RETURN_IF_ERROR(stack_taps(z, op, x, &c, -INFINITY, &v));
+    EDDY_RETURN_IF_ERROR(
+        window_op(z, op, "core.max_pool", v, NULL, &c.w, NULL, NULL, &p));
+    EDDY_RETURN_IF_ERROR(eddy_tfl_reshape(z, op, p, d6, 6, &p));
+    EDDY_RETURN_IF_ERROR(
+        eddy_tfl_reduce(z, op, "core.reduce_max", p, &taps, 1, true, &m));
+    EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.eq", p, m, &eq));
+    EDDY_RETURN_IF_ERROR(eddy_tfl_cast(z, op, eq, EDDY_DT_I32, &n));
+    eddy_named_attr_t cs[3] = {eddy_tfl_int_attr(z, "axis", 4),
+                               eddy_tfl_bool_attr(z, "exclusive", false),
+                               eddy_tfl_bool_attr(z, "reverse", false)};
+    EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "core.cumsum", &n, 1, cs, 3, &n));
+    EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, EDDY_DT_I32, 0, NULL, 1, &one));
+    EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.eq", n, one, &first));
+    EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.and", first, eq, &first));
+    EDDY_RETURN_IF_ERROR(eddy_tfl_reshape(z, op, dy, g6, 6, &g));
+    EDDY_RETURN_IF_ERROR(tfl_scalar_like(z, g, 0.0, &zero));
+    EDDY_RETURN_IF_ERROR(tfl_sel(z, op, first, g, zero, &g));
+    EDDY_RETURN_IF_ERROR(eddy_tfl_reshape(z, op, g, g4, 4, &g));
+    EDDY_RETURN_IF_ERROR(window_op(z, op, "core.max_pool_grad", v, g, &c.w,
+                                   NULL, NULL, &v));
+  } else {
+    eddy_value_t *copies[EDDY_TFL_MAX_RANK];
+    if (c.f[0] > EDDY_TFL_MAX_RANK)
+      return eddy_tfl_error(op, "a window deeper than %d is not supported",
+                            EDDY_TFL_MAX_RANK);
+    EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.div", dy, cnt, &g));
+    EDDY_RETURN_IF_ERROR(eddy_tfl_reshape(z, op, g, g6, 6, &g));
+    for (int64_t kd = 0; kd < c.f[0]; kd++)
+      copies[kd] = g;
+    eddy_named_attr_t ax = eddy_tfl_int_attr(z, "axis", 4);
+    EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "core.concat", copies,
+                                        (size_t)c.f[0], &ax, 1, &g));
+    EDDY_RETURN_IF_ERROR(eddy_tfl_reshape(z, op, g, g4, 4, &g));
+    EDDY_RETURN_IF_ERROR(window_op(z, op, "core.avg_pool_grad", g, NULL, &c.w,
+                                   "input_size", c.in + 1, &v));
+  }
+  EDDY_RETURN_IF_ERROR(unstack_taps(z, op, v, &c, &v));
+  tfl_out1(z, op, v);
+  return NULL;
+}
+
 eddy_status_t eddy_tfl_lower_window_op(eddy_tfl_t *z, const eddy_op_t *op,
                                        bool *handled) {
   const char *t = op->name->str + 3;
@@ -921,6 +1080,8 @@ eddy_status_t eddy_tfl_lower_window_op(eddy_tfl_t *z, const eddy_op_t *op,
     return lower_resize(z, op, t);
   if (strncmp(t, "Conv3D", 6) == 0)
     return lower_conv3d(z, op, t);
+  if (strncmp(t, "MaxPool3D", 9) == 0 || strncmp(t, "AvgPool3D", 9) == 0)
+    return lower_pool3d(z, op, t);
   if (strncmp(t, "LRN", 3) == 0)
     return lower_lrn(z, op, t[3] == 'G');
   eddy_core_window_t w;
