@@ -755,6 +755,17 @@ def m_pool3d(x):
             tf.nn.avg_pool3d(x, [1, 3, 2, 3, 1], [1, 2, 1, 2, 1], "SAME")]
 
 
+def m_ragged(x):
+    """A RaggedTensor of the rows of a [?, 2] input with run-time row lengths (2, n - 3, 0, 1:
+    an empty row), to_tensor with its default (RaggedTensorToTensor; the width is the
+    longest row), to_tensor cut to a width of 2, a ragged mean over the rows (segment ops),
+    and the gradient through all of them."""
+    n = tf.shape(x)[0]
+    rt = tf.RaggedTensor.from_row_lengths(x, tf.stack([2, n - 3, 0, 1]))
+    return [rt.to_tensor(default_value=-1.0), rt.to_tensor(shape=[None, 2, 2]) * 3.0,
+            tf.reduce_sum(rt, axis=1)]
+
+
 def m_bincount(x):
     """Counts of small integers made from a [?, 4] input (0..5; size 5 leaves the 5s out):
     tf.math.bincount per row (axis=-1, its size computed at run time), with weights, and
@@ -1145,6 +1156,7 @@ MODELS = {
     "stateless_random": (m_stateless_random, [("x", rnd(114, [3, 6]))], None),
     "ctc_greedy": (m_ctc_greedy, [("x", rnd(115, [6, 3, 5]))], None),
     "pool3d": (m_pool3d, [("x", rnd(116, [2, 5, 6, 4, 3]))], None),
+    "ragged": (m_ragged, [("x", rnd(117, [7, 2]))], None),
     "fake_quant": (m_fake_quant, [("x", rnd(113, [3, 6]) * 2.0)], None),
     "top_k_run_time": (m_top_k_run_time, [("x", rnd(110, [4, 6]))], None),
     "ctc_loss": (m_ctc_loss, [("x", rnd(109, [8, 2, 5]))], (1e-4, 1e-5)),
@@ -1185,7 +1197,7 @@ FEED_SHAPES = {"strided_slice_dyn": {"x": [None, 5, 3]}, "slice_run_time": {"x":
                "bcast_dyn": {"x": [None, 3]}, "gamma_family": {"x": [None, 5]}, "count_losses": {"x": [None, 4], "k": [None, 4]},
                "conv_pool": {"x": [None, 7, 6, 3]}, "resize_modes": {"x": [None, 5, 4, 3]},
                "crop_and_resize": {"x": [None, 6, 5, 3]}, "space_depth": {"x": [None, 4, 6, 8]},
-               "top_k_run_time": {"x": [None, 6]}, "bincount": {"x": [None, 4]}, "stateless_random": {"x": [None, 6]}, "ctc_greedy": {"x": [None, 3, 5]}, "pool3d": {"x": [None, 5, 6, 4, 3]}, "fake_quant": {"x": [None, 6]},
+               "top_k_run_time": {"x": [None, 6]}, "bincount": {"x": [None, 4]}, "stateless_random": {"x": [None, 6]}, "ctc_greedy": {"x": [None, 3, 5]}, "pool3d": {"x": [None, 5, 6, 4, 3]}, "ragged": {"x": [None, 2]}, "fake_quant": {"x": [None, 6]},
                "conv3d": {"x": [None, 5, 6, 4, 3]},
                "gather_batch_dyn": {"x": [None, 5, 3], "y": [None, None, 5]},
                "einsum_dyn": {"x": [None, None, 3], "y": [None, None, 4]},
@@ -1203,7 +1215,7 @@ ONLY_FORMS = {"matrix_diag_band": ("grad_v2",), "max_pool_v2": ("grad_v1",),
               "crop_and_resize": ("grad_v2",), "space_depth": ("grad_v2",), "ctc_loss": ("v2", "grad_v2"),
               "top_k_run_time": ("grad_v2",),
               "loop_pred_cond": ("lowered", "grad_lowered"), "decode_break": ("lowered",),
-              "bincount": ("v2",), "fake_quant": ("grad_v2",), "stateless_random": ("grad_v2",), "ctc_greedy": ("v2",), "pool3d": ("grad_v2",),
+              "bincount": ("v2",), "fake_quant": ("grad_v2",), "stateless_random": ("grad_v2",), "ctc_greedy": ("v2",), "pool3d": ("grad_v2",), "ragged": ("grad_v2",),
               "slice_run_time": ("grad_v1", "grad_v2")}
 
 # Gradient graphs chain more ops; their sums get a looser relative tolerance.

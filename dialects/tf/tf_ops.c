@@ -47,6 +47,7 @@ static const eddy_tf_out_spec_t ctc_greedy_outs[] = {
     O_FIXED("decoded_indices", INT64, -1), O_FIXED("decoded_values", INT64, -1),
     O_FIXED("decoded_shape", INT64, -1), O_ATTR("log_probability", "T", -1)};
 static const eddy_tf_out_spec_t dense_T[] = {O_ATTR("dense", "T", -1)};
+static const eddy_tf_out_spec_t result_T[] = {O_ATTR("result", "T", -1)};
 static const eddy_tf_out_spec_t y_T[] = {O_ATTR("y", "T", -1)};
 static const eddy_tf_out_spec_t y_DstT_like0[] = {O_ATTR("y", "DstT", 0)};
 static const eddy_tf_out_spec_t sum_T_like0[] = {O_ATTR("sum", "T", 0)};
@@ -359,6 +360,7 @@ static const eddy_tf_op_info_t k_ops[] = {
     OP(Polygamma, IN(2), z_T),
     OP(Pow, IN(2), z_T),
     OP(Prod, IN(2), output_T),
+    OP(RaggedTensorToTensor, IN_ATLEAST(4), result_T),
     OP(Range, IN(3), output_Tidx),
     OP(Rank, IN(1), output_i32),
     OP(RealDiv, IN(2), z_T),

@@ -310,6 +310,11 @@ void eddy_tfl_space_ops_each(void (*fn)(const char *name, void *user),
                              void *user);
 /// legalize_quant.c: FakeQuantWithMinMaxArgs and FakeQuantWithMinMaxVars and
 /// their gradients.
+/// legalize_ragged.c: RaggedTensorToTensor.
+eddy_status_t eddy_tfl_lower_ragged_op(eddy_tfl_t *z, const eddy_op_t *op,
+                                       bool *handled);
+void eddy_tfl_ragged_ops_each(void (*fn)(const char *name, void *user),
+                              void *user);
 /// legalize_ctc.c: CTCGreedyDecoder.
 eddy_status_t eddy_tfl_lower_ctc_op(eddy_tfl_t *z, const eddy_op_t *op,
                                     bool *handled);
