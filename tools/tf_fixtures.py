@@ -707,9 +707,9 @@ def m_stateless_random(x):
     normals to the rounding of log, sin and cos)."""
     n = tf.shape(x)[0]
     seed = tf.stack([n * 3, -5])
-    u64 = tf.random.stateless_uniform([5], seed=seed + 1, dtype=tf.float64)
-    g = tf.random.stateless_normal([2, 5], seed=seed + 2)
-    g64 = tf.random.stateless_normal([7], seed=seed + 3, dtype=tf.float64)
+    u64 = tf.random.stateless_uniform([5], seed=seed, dtype=tf.float64)
+    g = tf.random.stateless_normal([2, 5], seed=seed)
+    g64 = tf.random.stateless_normal([7], seed=seed, dtype=tf.float64)
     k32 = tf.random.stateless_uniform([9], seed=seed, minval=-5, maxval=100, dtype=tf.int32)
     k64 = tf.random.stateless_uniform([5], seed=tf.cast(seed, tf.int64), minval=-5,
                                       maxval=10**12, dtype=tf.int64)
