@@ -285,7 +285,7 @@ typedef enum dist { DIST_UNIFORM, DIST_NORMAL, DIST_INT } dist_t;
 
 /// The values of one Philox call per call index g, v[0..n): n = 4 for f32
 /// and i32, 2 for f64 and i64. lo and hi bound the integers.
-static int call_values(rx_t *r, const stream_t *s, dist_t d, eddy_dtype_t dt,
+static void call_values(rx_t *r, const stream_t *s, dist_t d, eddy_dtype_t dt,
                        eddy_value_t *g, eddy_value_t *lo, eddy_value_t *hi,
                        eddy_value_t *v[4]) {
   eddy_value_t *w[4] = {NULL, NULL, NULL, NULL};
@@ -321,7 +321,6 @@ static int call_values(rx_t *r, const stream_t *s, dist_t d, eddy_dtype_t dt,
       v[i] = cast(r, ADD(lo, x), dt);
     }
   }
-  return wide ? 2 : 4;
 }
 
 /// The output: element e (its row-major index, in the i64 grid e of the
@@ -360,8 +359,7 @@ static eddy_value_t *draw(rx_t *r, const stream_t *s, dist_t d, eddy_dtype_t dt,
   return r->err ? NULL : out;
 }
 
-/// ---- The ops
-/// ----------------------------------------------------------------
+/// ---- The ops ------------------------------------------------------------
 
 /// The range's bounds: scalars of the output's dtype; when both are
 /// constants, lo < hi (TensorFlow's check, made here at compile time).
