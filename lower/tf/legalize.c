@@ -696,6 +696,35 @@ static eddy_status_t keep_noop(eddy_tfl_t *z, const eddy_op_t *op) {
   return st;
 }
 
+/// keep_dataflow: a df.after waits for the tokens of the nodes that are
+/// kept; the tokens of dropped ones (an Assert, a NoOp without inputs) are
+/// left out, and with none left it is its data operand. It forwards that
+/// operand, whose legalized type may be more refined than the imported one
+/// (the value of an Optional).
+static eddy_status_t keep_after(eddy_tfl_t *z, const eddy_op_t *op) {
+  eddy_value_t **ins = calloc(op->num_operands + 1, sizeof(*ins));
+  if (!ins)
+    return eddy_status_create(EDDY_ERR_RESOURCE, "out of memory");
+  size_t n = 0;
+  for (uint32_t i = 0; i < op->num_operands; i++) {
+    eddy_value_t *v = eddy_tfl_get(z, eddy_ir_op_operand(op, i));
+    if (i == 0 || (v && v != &z->none))
+      ins[n++] = v;
+  }
+  eddy_status_t st = NULL;
+  eddy_value_t *r = ins[0];
+  if (n > 1) {
+    const eddy_type_t *t = ins[0]->type;
+    eddy_op_t *c = NULL;
+    st = eddy_tfl_build_typed(z, op, "df.after", ins, n, NULL, 0, &t, 1, &c);
+    r = st ? NULL : eddy_ir_op_result(c, 0);
+  }
+  free(ins);
+  if (!st)
+    eddy_tfl_set(z, &op->results[0], r);
+  return st;
+}
+
 /// keep_dataflow: the ops a rule builds from constants alone. A constant
 /// (an op with no operands) belongs to no frame, but an op whose operands
 /// are all constants runs in the root frame of the dataflow graph, which an
@@ -809,20 +838,8 @@ static eddy_status_t translate_op(eddy_tfl_t *z, const eddy_op_t *op) {
       return keep_noop(z, op);
     if (strcmp(name, "df.control") == 0)
       return keep_noop(z, op); // tokens of dropped nodes left out
-    if (strcmp(name, "df.after") == 0 &&
-        eddy_tfl_get(z, eddy_ir_op_operand(op, 1)) == &z->none) {
-      eddy_tfl_set(z, &op->results[0],
-                   eddy_tfl_get(z, eddy_ir_op_operand(op, 0)));
-      return NULL;
-    }
-    if (strcmp(name, "df.after") == 0) {
-      // It forwards its data operand, whose legalized type may be more
-      // refined than the imported one (the value of an Optional).
-      EDDY_RETURN_IF_ERROR(copy_op(z, op));
-      eddy_value_t *r = eddy_tfl_get(z, &op->results[0]);
-      eddy_ir_value_set_type(r, eddy_ir_op_operand(r->def, 0)->type);
-      return NULL;
-    }
+    if (strcmp(name, "df.after") == 0)
+      return keep_after(z, op);
     if (strncmp(name, "df.", 3) == 0)
       return copy_op(z, op);
   }
