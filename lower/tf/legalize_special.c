@@ -494,16 +494,108 @@ static eddy_value_t *bessel_of(sx_t *s, eddy_value_t *x, int order,
   return order ? sel(s, LT(x, k(s, 0)), op1(s, "core.neg", r), r) : r;
 }
 
+/// ---- Counted loops ---------------------------------------------------------
+
+enum { SX_LOOP_MAX = 4 };
+
+/// One iteration: the iteration number i (an f64 scalar, 0, 1, ...) and
+/// the loop values v[0..nv) in, their next values out.
+typedef void (*sx_body_t)(sx_t *s, eddy_value_t *i, eddy_value_t *const *v,
+                          eddy_value_t **next, const void *user);
+
+/// n iterations of body over the loop values v[0..nv) (tensors of one
+/// shape, replaced by their final values): a ctl.while, not n unrolled
+/// copies, so that a series of a hundred terms stays a few ops for the
+/// backends and autodiff.
+static void sx_loop(sx_t *s, int n, eddy_value_t **v, size_t nv,
+                    sx_body_t body, const void *user) {
+  eddy_value_t *ops[SX_LOOP_MAX + 1];
+  const eddy_type_t *types[SX_LOOP_MAX + 1];
+  ops[0] = k(s, 0);
+  for (size_t i = 0; i < nv; i++)
+    ops[i + 1] = v[i];
+  for (size_t i = 0; i <= nv; i++)
+    if (!ops[i])
+      return;
+  for (size_t i = 0; i <= nv; i++)
+    types[i] = ops[i]->type;
+  eddy_tfl_t *z = s->z;
+  eddy_named_attr_t pa = eddy_tfl_int_attr(z, "parallel_iterations", 1);
+  eddy_op_state_t st = {.name = "ctl.while",
+                        .operands = ops,
+                        .num_operands = nv + 1,
+                        .attrs = &pa,
+                        .num_attrs = 1,
+                        .result_types = types,
+                        .num_results = nv + 1,
+                        .num_regions = 2,
+                        .loc = s->op->loc};
+  eddy_op_t *w = NULL, *term = NULL;
+  z->b.loc = s->op->loc;
+  if ((s->err = eddy_ir_build(&z->b, &st, &w)))
+    return;
+  eddy_block_t *cb = eddy_ir_region_add_block(&w->regions[0]);
+  eddy_block_t *bb = eddy_ir_region_add_block(&w->regions[1]);
+  for (size_t i = 0; i <= nv; i++) {
+    eddy_ir_block_add_arg(cb, types[i]);
+    eddy_ir_block_add_arg(bb, types[i]);
+  }
+  eddy_builder_t saved = z->b;
+  eddy_ir_builder_set_end(&z->b, cb);
+  eddy_value_t *c = LT(cb->args[0], k(s, n));
+  if (!s->err)
+    s->err = eddy_tfl_build_typed(z, s->op, "ctl.condition", &c, 1, NULL, 0,
+                                  NULL, 0, &term);
+  eddy_ir_builder_set_end(&z->b, bb);
+  eddy_value_t *next[SX_LOOP_MAX + 1] = {NULL};
+  next[0] = ADD(bb->args[0], k(s, 1));
+  if (!s->err)
+    body(s, bb->args[0], &bb->args[1], &next[1], user);
+  for (size_t i = 1; !s->err && i <= nv; i++)
+    if (!next[i] || next[i]->type != types[i])
+      s->err = eddy_tfl_error(s->op, "internal: loop value %zu changes type",
+                              i - 1);
+  if (!s->err)
+    s->err = eddy_tfl_build_typed(z, s->op, "ctl.yield", next, nv + 1, NULL,
+                                  0, NULL, 0, &term);
+  z->b = saved;
+  for (size_t i = 0; !s->err && i < nv; i++)
+    v[i] = eddy_ir_op_result(w, (uint32_t)i + 1);
+}
+
 /// ---- The regularized incomplete gamma function -------------------------
 
-/// Terms of the series and of the continued fraction: to about 1e-13
-/// relative for a, x up to 300, 1e-6 at 1000 (docs/import.md).
+/// Terms of the series and of the continued fractions (BETAINC_CF pairs),
+/// each a ctl.while: to about 1e-12 relative for a, x (a, b) up to 300
+/// (docs/import.md).
 enum { IGAMMA_SERIES = 128, IGAMMA_CF = 64, BETAINC_CF = 64 };
 
 /// lgamma(v) for v > 0 as lgamma(v + 1) - log v, which the Lanczos sum
 /// takes without a reflection.
 static eddy_value_t *lgamma_pos(sx_t *s, eddy_value_t *v) {
   return SUB(lgamma_lanczos(s, ADD(v, k(s, 1))), LOG(v));
+}
+
+/// The series' step: (a + n, x^n / ((a+1) ... (a+n)), the sum to n) from
+/// those at n - 1; user: x.
+static void igamma_series_step(sx_t *s, eddy_value_t *i,
+                               eddy_value_t *const *v, eddy_value_t **next,
+                               const void *user) {
+  (void)i;
+  eddy_value_t *x = (eddy_value_t *)user;
+  next[0] = ADD(v[0], k(s, 1));
+  next[1] = MUL(v[1], DIV(x, next[0]));
+  next[2] = ADD(v[2], next[1]);
+}
+
+/// The continued fraction's step, from its last term down: with
+/// j = IGAMMA_CF - i, d = x - a + 2j - 1 - j (j - a) / d; user: {x - a, a}.
+static void igamma_cf_step(sx_t *s, eddy_value_t *i, eddy_value_t *const *v,
+                           eddy_value_t **next, const void *user) {
+  eddy_value_t *const *xa = user;
+  eddy_value_t *j = SUB(k(s, IGAMMA_CF), i);
+  eddy_value_t *an = MUL(j, SUB(j, xa[1]));
+  next[0] = SUB(ADD(xa[0], SUB(MUL(k(s, 2), j), k(s, 1))), DIV(an, v[0]));
 }
 
 /// P(a, x) and Q(a, x) = 1 - P(a, x): for x < a + 1 the series
@@ -520,23 +612,20 @@ static eddy_value_t *igamma_of(sx_t *s, eddy_value_t *a, eddy_value_t *x,
   eddy_value_t *use_c = AND(ok, op1(s, "core.not", series));
   // The series, on a safe (1, 1/2) where it is not read.
   eddy_value_t *as = sel(s, use_s, a, one), *xs = sel(s, use_s, x, k(s, 0.5));
-  eddy_value_t *t = one, *sum = one, *ap = as;
-  for (int n = 1; n < IGAMMA_SERIES; n++) {
-    ap = ADD(ap, one);
-    t = MUL(t, DIV(xs, ap));
-    sum = ADD(sum, t);
-  }
+  eddy_value_t *sv[3] = {as, sel(s, use_s, one, one), NULL};
+  sv[2] = sv[1];
+  sx_loop(s, IGAMMA_SERIES - 1, sv, 3, igamma_series_step, xs);
+  eddy_value_t *sum = sv[2];
   eddy_value_t *ls =
       SUB(SUB(MUL(as, LOG(xs)), xs), lgamma_lanczos(s, ADD(as, one)));
   eddy_value_t *ps = MUL(op1(s, "core.exp", ls), sum);
   // The continued fraction, on a safe (1, 3).
   eddy_value_t *ac = sel(s, use_c, a, one), *xc = sel(s, use_c, x, k(s, 3));
   eddy_value_t *xa = SUB(xc, ac);
-  eddy_value_t *d = ADD(xa, k(s, 2 * IGAMMA_CF + 1));
-  for (int i = IGAMMA_CF; i >= 1; i--) {
-    eddy_value_t *an = MUL(k(s, i), SUB(k(s, i), ac));
-    d = SUB(ADD(xa, k(s, 2 * i - 1)), DIV(an, d));
-  }
+  eddy_value_t *cv[1] = {ADD(xa, k(s, 2 * IGAMMA_CF + 1))};
+  eddy_value_t *const cfx[2] = {xa, ac};
+  sx_loop(s, IGAMMA_CF, cv, 1, igamma_cf_step, cfx);
+  eddy_value_t *d = cv[0];
   eddy_value_t *lc = SUB(SUB(MUL(ac, LOG(xc)), xc), lgamma_pos(s, ac));
   eddy_value_t *qc = DIV(op1(s, "core.exp", lc), d);
   eddy_value_t *p = sel(s, series, ps, SUB(one, qc));
@@ -562,6 +651,23 @@ static eddy_value_t *igamma_of(sx_t *s, eddy_value_t *a, eddy_value_t *x,
 
 /// ---- The regularized incomplete beta function --------------------------
 
+/// Two steps of the continued fraction, from its last term down: with
+/// m = BETAINC_CF - i, t = 1 + d_2m / t, then t = 1 + d_2m-1 / t;
+/// user: {a, b, x}.
+static void betainc_step(sx_t *s, eddy_value_t *i, eddy_value_t *const *v,
+                         eddy_value_t **next, const void *user) {
+  eddy_value_t *const *abx = user;
+  eddy_value_t *a = abx[0], *b = abx[1], *x = abx[2], *one = k(s, 1);
+  eddy_value_t *m = SUB(k(s, BETAINC_CF), i);
+  eddy_value_t *am = ADD(a, MUL(k(s, 2), m)); // a + 2m
+  eddy_value_t *d = DIV(MUL(MUL(m, SUB(b, m)), x), MUL(SUB(am, one), am));
+  eddy_value_t *t = ADD(one, DIV(d, v[0]));
+  eddy_value_t *m1 = SUB(m, one);
+  eddy_value_t *am1 = SUB(am, k(s, 2)); // a + 2(m - 1)
+  d = DIV(MUL(MUL(ADD(a, m1), ADD(ADD(a, b), m1)), x), MUL(am1, ADD(am1, one)));
+  next[0] = ADD(one, DIV(op1(s, "core.neg", d), t));
+}
+
 /// I_x(a, b) by the continued fraction x^a (1-x)^b / (a B(a, b)) /
 /// (1 + d1 / (1 + d2 / ...)), d_{2m+1} = -(a+m)(a+b+m) x / ((a+2m)(a+2m+1)),
 /// d_{2m} = m (b-m) x / ((a+2m-1)(a+2m)), evaluated from its last term,
@@ -579,22 +685,10 @@ static eddy_value_t *betainc_of(sx_t *s, eddy_value_t *a, eddy_value_t *b,
   eddy_value_t *b2 = sel(s, ok, sel(s, swap, a, b), one);
   eddy_value_t *x2 = sel(s, ok, sel(s, swap, SUB(one, x), x), k(s, 0.25));
   eddy_value_t *ab = ADD(a2, b2);
-  eddy_value_t *t = one;
-  for (int j = 2 * BETAINC_CF; j >= 1; j--) {
-    eddy_value_t *d;
-    if (j % 2) {
-      int m = (j - 1) / 2;
-      eddy_value_t *am = ADD(a2, k(s, 2 * m));
-      d = DIV(MUL(MUL(ADD(a2, k(s, m)), ADD(ab, k(s, m))), x2),
-              MUL(am, ADD(am, one)));
-      d = op1(s, "core.neg", d);
-    } else {
-      int m = j / 2;
-      eddy_value_t *am = ADD(a2, k(s, 2 * m));
-      d = DIV(MUL(MUL(k(s, m), SUB(b2, k(s, m))), x2), MUL(SUB(am, one), am));
-    }
-    t = ADD(one, DIV(d, t));
-  }
+  eddy_value_t *tv[1] = {sel(s, ok, one, one)};
+  eddy_value_t *const abx[3] = {a2, b2, x2};
+  sx_loop(s, BETAINC_CF, tv, 1, betainc_step, abx);
+  eddy_value_t *t = tv[0];
   eddy_value_t *lbeta =
       SUB(ADD(lgamma_pos(s, a2), lgamma_pos(s, b2)), lgamma_pos(s, ab));
   eddy_value_t *lf =
