@@ -852,7 +852,7 @@ def m_special_fns2(u, v):
     """erfinv, ndtri, the modified Bessel functions i0e, i1e, i0, i1, the regularized
     incomplete gamma functions igamma, igammac and the incomplete beta function betainc of
     [?, 4] inputs u in (0.05, 0.95) and v in (0.5, 5), in float32 and float64 (the same
-    inputs cast), of empty slices, and at their special values (ndtri's tails at 1e-7 and,
+    inputs cast, the results cast back), of empty slices, and at their special values (ndtri's tails at 1e-7 and,
     in float64, 1e-30) as constants plus zeros computed from u. The shape parameters a and b
     are stop_gradient'ed: TensorFlow differentiates igamma with respect to a by IgammaGradA,
     and registers no gradient of betainc with respect to a and b."""
@@ -889,7 +889,8 @@ def m_special_fns2(u, v):
             special_code(tf.math.betainc(k([0.0, 1.0, 1.0, 1.0, 1.0, inf, 2.0]),
                                          k([1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 0.0]),
                                          k([0.5, 0.0, 1.0, -0.1, 1.1, 0.5, 0.5])))], 0)))
-    return outs
+    # The float64 results as float32 (the loss adds them all).
+    return [tf.cast(o, tf.float32) for o in outs]
 
 
 def m_count_losses(x, k):

@@ -566,9 +566,9 @@ static void sx_loop(sx_t *s, int n, eddy_value_t **v, size_t nv,
 /// ---- The regularized incomplete gamma function -------------------------
 
 /// Terms of the series and of the continued fractions (BETAINC_CF pairs),
-/// each a ctl.while: to about 1e-12 relative for a, x (a, b) up to 300
-/// (docs/import.md).
-enum { IGAMMA_SERIES = 128, IGAMMA_CF = 64, BETAINC_CF = 64 };
+/// each a ctl.while: Igamma to about 2e-12 relative for a, x up to 1000,
+/// Betainc to 3e-11 for a, b up to 300 (docs/import.md).
+enum { IGAMMA_SERIES = 256, IGAMMA_CF = 128, BETAINC_CF = 64 };
 
 /// lgamma(v) for v > 0 as lgamma(v + 1) - log v, which the Lanczos sum
 /// takes without a reflection.
