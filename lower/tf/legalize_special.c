@@ -362,7 +362,7 @@ static eddy_value_t *ndtri_parts(sx_t *s, eddy_value_t *w, eddy_value_t *q,
   return sel(s, central, xc, sel(s, upper, xt, op1(s, "core.neg", xt)));
 }
 
-/// ndtri(p): -inf at 0, +inf at 1, NaN outside [0, 1].
+/// ndtri(p): -inf at 0, +inf at 1, NaN outside [0, 1] and at NaN.
 static eddy_value_t *ndtri_of(sx_t *s, eddy_value_t *p) {
   eddy_value_t *half = k(s, 0.5), *one = k(s, 1), *zero = k(s, 0);
   eddy_value_t *upper = LT(half, p);
@@ -370,7 +370,7 @@ static eddy_value_t *ndtri_of(sx_t *s, eddy_value_t *p) {
   eddy_value_t *r = ndtri_parts(s, SUB(p, half), q, upper);
   r = sel(s, EQ(p, zero), k(s, -INFINITY), r);
   r = sel(s, EQ(p, one), k(s, INFINITY), r);
-  return sel(s, OR(LT(p, zero), LT(one, p)), k(s, NAN), r);
+  return sel(s, AND(LE(zero, p), LE(p, one)), r, k(s, NAN)); // NaN passes
 }
 
 /// erfinv(x) = ndtri((1 + x)/2) / sqrt(2), with w = x/2 and
@@ -383,7 +383,7 @@ static eddy_value_t *erfinv_of(sx_t *s, eddy_value_t *x) {
       ndtri_parts(s, MUL(x, half), MUL(SUB(one, ax), half), upper);
   r = MUL(r, k(s, 0.70710678118654752440));
   r = sel(s, EQ(ax, one), sel(s, upper, k(s, INFINITY), k(s, -INFINITY)), r);
-  return sel(s, LT(one, ax), k(s, NAN), r);
+  return sel(s, LE(ax, one), r, k(s, NAN)); // NaN passes
 }
 
 /// ---- Modified Bessel functions of the first kind ------------------------
