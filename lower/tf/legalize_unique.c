@@ -22,8 +22,9 @@
 /// arithmetic: (max(v, lo) - lo) in the values' dtype, divided in f64 by
 /// (hi - lo) / nbins, capped at nbins - 1 and truncated; the counts are a
 /// core.scatter of ones at the bins, sized nbins (a run-time nbins makes a
-/// run-time size). A NaN value or hi <= lo gives bin -1, which the scatter
-/// reports at run time (TensorFlow refuses both).
+/// run-time size). A NaN value or hi <= lo gives bin -1, and a run-time
+/// nbins <= 0 size -1, which the scatter reports at run time (TensorFlow
+/// refuses them).
 #include "lower/tf/tf_lower_internal.h"
 
 #include <stdlib.h>
@@ -301,6 +302,15 @@ static eddy_status_t lower_histogram(eddy_tfl_t *z, const eddy_op_t *op) {
   EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.and", ok, pos, &ok));
   EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, EDDY_DT_I64, 0, NULL, -1, &neg));
   EDDY_RETURN_IF_ERROR(tfl_sel(z, op, ok, bin, neg, &bin));
+  // A run-time nbins <= 0 (TensorFlow refuses it) becomes a negative size,
+  // which the scatter reports at run time.
+  if (!known) {
+    eddy_value_t *z0 = NULL, *m1 = NULL, *npos = NULL;
+    EDDY_RETURN_IF_ERROR(tfl_scalar_like(z, nb, 0, &z0));
+    EDDY_RETURN_IF_ERROR(tfl_scalar_like(z, nb, -1, &m1));
+    EDDY_RETURN_IF_ERROR(tfl_bin(z, op, "core.gt", nb, z0, &npos));
+    EDDY_RETURN_IF_ERROR(tfl_sel(z, op, npos, nb, m1, &nb));
+  }
   eddy_value_t *uone = NULL, *ones = NULL, *r = NULL;
   EDDY_RETURN_IF_ERROR(eddy_tfl_splat(z, odt, 0, NULL, 1, &uone));
   EDDY_RETURN_IF_ERROR(eddy_tfl_broadcast_like(z, op, uone, bin, &ones));
