@@ -1100,6 +1100,26 @@ def m_linalg_dyn(x, b):
             tf.linalg.inv(x[:0]), tf.linalg.slogdet(x[:0])[1]]
 
 
+def m_data_dependent(x):
+    """Ops whose result sizes depend on the data, on a vector of run-time length: Unique of
+    small integers (first occurrences, repeats) and UniqueWithCounts of floats (int64 indices),
+    DynamicPartition of [x, x^2] rows into 4 partitions, partition 2 empty (its gradient is
+    TensorFlow's ParallelDynamicStitch of the partitioned positions), and HistogramFixedWidth of
+    x and the range's edges, values below and above the range included (no gradients: Unique
+    and HistogramFixedWidth have none)."""
+    ids = tf.cast(tf.floor(tf.abs(x) * 2.0), tf.int32)
+    y, idx = tf.unique(ids)
+    uy, uidx, ucount = tf.unique_with_counts(tf.stop_gradient(tf.floor(x * 2.0)),
+                                             out_idx=tf.int64)
+    parts = tf.where(ids >= 2, 3, ids)
+    rows = tf.stack([x, x * x], axis=1)
+    split = tf.dynamic_partition(rows, parts, 4)
+    hist = tf.histogram_fixed_width(tf.concat([x, [-1.0, 1.0, 0.2]], 0), [-1.0, 1.0], nbins=5)
+    return [tf.cast(y, tf.float32), tf.cast(idx, tf.float32), uy, tf.cast(uidx, tf.float32),
+            tf.cast(ucount, tf.float32)] + [tf.square(s) * (k + 1.0) for k, s in enumerate(split)] + \
+        [tf.cast(hist, tf.float32)]
+
+
 def rnd(seed, shape, scale=1.0):
     return (np.random.RandomState(seed).standard_normal(shape) * scale).astype(np.float32)
 
@@ -1137,6 +1157,10 @@ EINSUM_DYN_W = np.random.RandomState(94).uniform(-1, 1, [3, 4]).astype(np.float3
 # cum_logsumexp's input: away from Bucketize's boundaries (-1, 0, 0.5, 2).
 CUM_LSE_X = np.array([[0.3, -1.4, 2.6, 0.8, -0.2], [1.1, 0.15, -0.6, 2.3, 0.7],
                       [-0.35, 1.7, 0.9, -1.2, 0.25]], np.float32)
+
+# data_dependent's input: repeated values of floor(|x| * 2) and floor(x * 2), away from their
+# steps and from the histogram's bin edges (-1, -0.6, -0.2, 0.2, 0.6, 1).
+DATA_DEP_X = np.array([0.3, -0.8, 1.7, 0.35, -0.3, 1.2, 0.7, -1.4, 2.3, 0.1], np.float32)
 
 # name -> (function, [(input name, value)], tolerance or None)
 T, B, D, H = 4, 2, 3, 3
@@ -1230,6 +1254,7 @@ MODELS = {
                   None),
     "linalg": (m_linalg, [("x", rnd(97, [2, 3, 3])), ("b", rnd(98, [2, 3, 2])),
                           ("c", rnd(99, [3, 4]))], None),
+    "data_dependent": (m_data_dependent, [("x", DATA_DEP_X)], None),
     "linalg_dyn": (m_linalg_dyn, [("x", rnd(100, [2, 3, 3])), ("b", rnd(101, [2, 3, 2]))], None),
 }
 
@@ -1248,7 +1273,8 @@ FEED_SHAPES = {"strided_slice_dyn": {"x": [None, 5, 3]}, "slice_run_time": {"x":
                "conv3d": {"x": [None, 5, 6, 4, 3]},
                "gather_batch_dyn": {"x": [None, 5, 3], "y": [None, None, 5]},
                "einsum_dyn": {"x": [None, None, 3], "y": [None, None, 4]},
-               "linalg_dyn": {"x": [None, 3, 3], "b": [None, 3, 2]}}
+               "linalg_dyn": {"x": [None, 3, 3], "b": [None, 3, 2]},
+               "data_dependent": {"x": [None]}}
 
 # Models written without their gradients. TensorFlow registers no gradient for
 # TensorListPushBackBatch (push_back_batch), DenseBincount (bincount) nor CTCGreedyDecoder
@@ -1263,7 +1289,7 @@ ONLY_FORMS = {"matrix_diag_band": ("grad_v2",), "max_pool_v2": ("grad_v1",),
               "top_k_run_time": ("grad_v2",),
               "loop_pred_cond": ("lowered", "grad_lowered"), "decode_break": ("lowered",),
               "bincount": ("v2",), "fake_quant": ("grad_v2",), "stateless_random": ("grad_v2",), "ctc_greedy": ("v2",), "pool3d": ("grad_v2",), "ragged": ("grad_v2",),
-              "special_fns2": ("grad_v2",),
+              "special_fns2": ("grad_v2",), "data_dependent": ("grad_v2",),
               "slice_run_time": ("grad_v1", "grad_v2")}
 
 # Gradient graphs chain more ops; their sums get a looser relative tolerance.
