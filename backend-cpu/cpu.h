@@ -73,7 +73,7 @@ typedef struct eddy_cpu_opts {
 } eddy_cpu_opts_t;
 
 /// The default of eddy_cpu_opts_t.outline_ops.
-#define EDDY_CPU_OUTLINE_OPS 20000
+#define EDDY_CPU_OUTLINE_OPS 8000
 
 /// prefix NULL, host CPU, -O3, fusion on.
 eddy_cpu_opts_t eddy_cpu_opts_default(void);

@@ -918,6 +918,45 @@ def m_gamma_family(x, y):
     ]
 
 
+def m_special_fns2(u, v):
+    """erfinv, ndtri, the modified Bessel functions i0e, i1e, i0, i1, the regularized
+    incomplete gamma functions igamma, igammac and the incomplete beta function betainc of
+    [?, 4] inputs u in (0.05, 0.95) and v in (0.5, 5) in float32 (erfinv of an empty slice),
+    all but the Bessel functions again in float64 (the same inputs cast, the results cast
+    back), and erfinv's, ndtri's (its tails at 1e-7 in float32 and 1e-30 in float64), i0e's
+    and i1's special values as float64 constants plus zeros computed from u (eddy computes
+    every dtype in float64, so these hold for float32 too; those of igamma, igammac and
+    betainc, and betainc's scalar operands, are checked by tests/lit/tf/legalize-special-fns). The shape parameters a
+    and b are stop_gradient'ed: TensorFlow differentiates igamma with respect to a by
+    IgammaGradA, and registers no gradient of betainc with respect to a and b. Each op is a
+    large composition to compile, so the fixture holds few of them."""
+    z = tf.cast(tf.cast(0.0 * u[0], tf.int32), tf.float32)
+    outs = []
+    for dt in (tf.float32, tf.float64):
+        c = lambda t: tf.cast(t, dt)
+        uu, vv = c(u), c(v)
+        w = (vv - 2.5) * 3.5  # (-7, 8.75): both sides of 0 and of 8
+        a = tf.stop_gradient(vv)
+        b = tf.stop_gradient(vv[::-1] * 0.5 + 0.5)
+        x = vv * uu * 3.0  # x / a in (0.15, 2.85): the series and the continued fraction
+        outs += [tf.math.erfinv(uu * 2.0 - 1.0), tf.math.ndtri(uu),
+                 tf.math.igamma(a, x), tf.math.igammac(a * 0.5, x), tf.math.betainc(a, b, uu)]
+        if dt == tf.float32:
+            outs += [tf.math.special.bessel_i0e(w), tf.math.special.bessel_i1(w) * 0.1,
+                     tf.math.special.bessel_i1e(w), tf.math.special.bessel_i0(w) * 0.1,
+                     tf.math.erfinv(uu[:0]),
+                     tf.stop_gradient(tf.math.ndtri(tf.constant([1e-7], dt) + z[0]))]
+    k = lambda vals: tf.constant(vals, tf.float64) + tf.cast(z[0], tf.float64)
+    inf = np.inf
+    outs.append(tf.stop_gradient(tf.concat([
+        special_code(tf.math.erfinv(k([-1.0, 1.0, 1.5, -2.0, 0.0, 0.999]))),
+        special_code(tf.math.ndtri(k([0.0, 1.0, -0.1, 1.1, 1e-30, 1.0 - 2.0 ** -10]))),
+        special_code(tf.math.special.bessel_i0e(k([inf, -inf, 0.0, -1.0]))),
+        special_code(tf.math.special.bessel_i1(k([inf, -inf, 0.0, -1.0])))], 0)))
+    # The float64 results as float32 (the loss adds them all).
+    return [tf.cast(o, tf.float32) for o in outs]
+
+
 def m_count_losses(x, k):
     """Count likelihoods of rates exp(x) ([?, 4]) against counts k >= 2 (the full
     log_poisson_loss jumps at k = 1): the full log_poisson_loss, a negative binomial
@@ -1061,6 +1100,26 @@ def m_linalg_dyn(x, b):
             tf.linalg.inv(x[:0]), tf.linalg.slogdet(x[:0])[1]]
 
 
+def m_data_dependent(x):
+    """Ops whose result sizes depend on the data, on a vector of run-time length: Unique of
+    small integers (first occurrences, repeats) and UniqueWithCounts of floats (int64 indices),
+    DynamicPartition of [x, x^2] rows into 4 partitions, partition 2 empty (its gradient is
+    TensorFlow's ParallelDynamicStitch of the partitioned positions), and HistogramFixedWidth of
+    x and the range's edges, values below and above the range included (no gradients: Unique
+    and HistogramFixedWidth have none)."""
+    ids = tf.cast(tf.floor(tf.abs(x) * 2.0), tf.int32)
+    y, idx = tf.unique(ids)
+    uy, uidx, ucount = tf.unique_with_counts(tf.stop_gradient(tf.floor(x * 2.0)),
+                                             out_idx=tf.int64)
+    parts = tf.where(ids >= 2, 3, ids)
+    rows = tf.stack([x, x * x], axis=1)
+    split = tf.dynamic_partition(rows, parts, 4)
+    hist = tf.histogram_fixed_width(tf.concat([x, [-1.0, 1.0, 0.2]], 0), [-1.0, 1.0], nbins=5)
+    return [tf.cast(y, tf.float32), tf.cast(idx, tf.float32), uy, tf.cast(uidx, tf.float32),
+            tf.cast(ucount, tf.float32)] + [tf.square(s) * (k + 1.0) for k, s in enumerate(split)] + \
+        [tf.cast(hist, tf.float32)]
+
+
 def rnd(seed, shape, scale=1.0):
     return (np.random.RandomState(seed).standard_normal(shape) * scale).astype(np.float32)
 
@@ -1078,6 +1137,12 @@ BIN_X = np.array([[0.23, 1.35, -2.15, 0.77], [-0.42, -0.95, 1.64, -1.72]], np.fl
 BIN_Y = np.array([[0.6, -1.2, 1.5, -0.4], [2.0, 0.7, -1.1, 0.35]], np.float32)
 BIN_D = np.array([[0.55, -0.8, 0.6, -1.3], [-0.45, 0.9, -0.55, 1.1]], np.float32)
 
+# special_fns2's inputs: u in (0.05, 0.95); v in (0.5, 5) and at least 0.1 from 2.5, where
+# the Bessel functions' argument 3.5 (v - 2.5) has the kink of |x| (i0e, i1e).
+SPECIAL_U = np.random.RandomState(114).uniform(0.05, 0.95, [3, 4]).astype(np.float32)
+SPECIAL_V = np.array([[0.7, 1.6, 2.2, 3.1], [4.9, 2.9, 1.1, 3.8],
+                      [2.0, 4.2, 0.9, 2.7]], np.float32)
+
 # where's input: away from its thresholds (0, the steps of round(2x), -0.3 and the loop's).
 WHERE_X = np.array([[0.62, -0.41, 0.15, -0.9], [0.33, 0.05, -0.12, 1.4],
                     [-0.66, 0.88, -0.05, 0.52]], np.float32)
@@ -1092,6 +1157,10 @@ EINSUM_DYN_W = np.random.RandomState(94).uniform(-1, 1, [3, 4]).astype(np.float3
 # cum_logsumexp's input: away from Bucketize's boundaries (-1, 0, 0.5, 2).
 CUM_LSE_X = np.array([[0.3, -1.4, 2.6, 0.8, -0.2], [1.1, 0.15, -0.6, 2.3, 0.7],
                       [-0.35, 1.7, 0.9, -1.2, 0.25]], np.float32)
+
+# data_dependent's input: repeated values of floor(|x| * 2) and floor(x * 2), away from their
+# steps and from the histogram's bin edges (-1, -0.6, -0.2, 0.2, 0.6, 1).
+DATA_DEP_X = np.array([0.3, -0.8, 1.7, 0.35, -0.3, 1.2, 0.7, -1.4, 2.3, 0.1], np.float32)
 
 # name -> (function, [(input name, value)], tolerance or None)
 T, B, D, H = 4, 2, 3, 3
@@ -1177,6 +1246,7 @@ MODELS = {
                None),
     "gamma_family": (m_gamma_family, [("x", np.abs(rnd(97, [2, 5])) * 1.5 + 0.2),
                                       ("y", GAMMA_Y)], None),
+    "special_fns2": (m_special_fns2, [("u", SPECIAL_U), ("v", SPECIAL_V)], None),
     "count_losses": (m_count_losses, [("x", rnd(99, [3, 4], 0.5)),
                                       ("k", np.floor(np.abs(rnd(100, [3, 4])) * 3.0) + 2.0)], None),
     "switch_case": (m_switch_case, [("x", rnd(44, [3]))], None),
@@ -1184,6 +1254,7 @@ MODELS = {
                   None),
     "linalg": (m_linalg, [("x", rnd(97, [2, 3, 3])), ("b", rnd(98, [2, 3, 2])),
                           ("c", rnd(99, [3, 4]))], None),
+    "data_dependent": (m_data_dependent, [("x", DATA_DEP_X)], None),
     "linalg_dyn": (m_linalg_dyn, [("x", rnd(100, [2, 3, 3])), ("b", rnd(101, [2, 3, 2]))], None),
 }
 
@@ -1198,10 +1269,12 @@ FEED_SHAPES = {"strided_slice_dyn": {"x": [None, 5, 3]}, "slice_run_time": {"x":
                "conv_pool": {"x": [None, 7, 6, 3]}, "resize_modes": {"x": [None, 5, 4, 3]},
                "crop_and_resize": {"x": [None, 6, 5, 3]}, "space_depth": {"x": [None, 4, 6, 8]},
                "top_k_run_time": {"x": [None, 6]}, "bincount": {"x": [None, 4]}, "stateless_random": {"x": [None, 6]}, "ctc_greedy": {"x": [None, 3, 5]}, "pool3d": {"x": [None, 5, 6, 4, 3]}, "ragged": {"x": [None, 2]}, "fake_quant": {"x": [None, 6]},
+               "special_fns2": {"u": [None, 4], "v": [None, 4]},
                "conv3d": {"x": [None, 5, 6, 4, 3]},
                "gather_batch_dyn": {"x": [None, 5, 3], "y": [None, None, 5]},
                "einsum_dyn": {"x": [None, None, 3], "y": [None, None, 4]},
-               "linalg_dyn": {"x": [None, 3, 3], "b": [None, 3, 2]}}
+               "linalg_dyn": {"x": [None, 3, 3], "b": [None, 3, 2]},
+               "data_dependent": {"x": [None]}}
 
 # Models written without their gradients. TensorFlow registers no gradient for
 # TensorListPushBackBatch (push_back_batch), DenseBincount (bincount) nor CTCGreedyDecoder
@@ -1216,6 +1289,7 @@ ONLY_FORMS = {"matrix_diag_band": ("grad_v2",), "max_pool_v2": ("grad_v1",),
               "top_k_run_time": ("grad_v2",),
               "loop_pred_cond": ("lowered", "grad_lowered"), "decode_break": ("lowered",),
               "bincount": ("v2",), "fake_quant": ("grad_v2",), "stateless_random": ("grad_v2",), "ctc_greedy": ("v2",), "pool3d": ("grad_v2",), "ragged": ("grad_v2",),
+              "special_fns2": ("grad_v2",), "data_dependent": ("grad_v2",),
               "slice_run_time": ("grad_v1", "grad_v2")}
 
 # Gradient graphs chain more ops; their sums get a looser relative tolerance.

@@ -109,6 +109,14 @@ static const eddy_tf_out_spec_t fq_vars_grad[] = {
     O_FIXED("backprop_wrt_max", FLOAT, -1)};
 static const eddy_tf_out_spec_t crops_f32[] = {O_FIXED("crops", FLOAT, -1)};
 static const eddy_tf_out_spec_t output_f32[] = {O_FIXED("output", FLOAT, -1)};
+static const eddy_tf_out_spec_t partition_outs[] = {
+    O_REPEAT("outputs", "T", "num_partitions")};
+static const eddy_tf_out_spec_t out_dtype[] = {O_ATTR("out", "dtype", -1)};
+static const eddy_tf_out_spec_t unique_outs[] = {O_ATTR("y", "T", -1),
+                                                 O_ATTR("idx", "out_idx", 0)};
+static const eddy_tf_out_spec_t unique_count_outs[] = {
+    O_ATTR("y", "T", -1), O_ATTR("idx", "out_idx", 0),
+    O_ATTR("count", "out_idx", -1)};
 static const eddy_tf_out_spec_t resized_T[] = {
     O_ATTR("resized_images", "T", -1)};
 
@@ -210,6 +218,11 @@ static const eddy_tf_op_info_t k_ops[] = {
     OP(BatchMatMulV2, IN(2), output_T),
     OP(BatchMatMulV3, IN(2), output_Tout),
     OP(BatchToSpaceND, IN(3), output_T),
+    OP(BesselI0, IN(1), y_T_like0),
+    OP(BesselI0e, IN(1), y_T_like0),
+    OP(BesselI1, IN(1), y_T_like0),
+    OP(BesselI1e, IN(1), y_T_like0),
+    OP(Betainc, IN(3), z_T),
     OP(BiasAdd, IN(2), output_T_like0),
     OP(BiasAddGrad, IN(1), output_T),
     OP(BiasAddV1, IN(2), output_T_like0),
@@ -252,6 +265,7 @@ static const eddy_tf_op_info_t k_ops[] = {
     OP(Digamma, IN(1), y_T_like0),
     OP(Div, IN(2), z_T),
     OP(DivNoNan, IN(2), z_T),
+    OP(DynamicPartition, IN(2), partition_outs),
     OP(DynamicStitch, IN_ATLEAST(2), merged_T),
     OP(Einsum, IN_ATLEAST(1), output_T),
     OP(Elu, IN(1), activations_T_like0),
@@ -262,6 +276,7 @@ static const eddy_tf_op_info_t k_ops[] = {
     OP(Equal, IN(2), z_bool),
     OP(Erf, IN(1), y_T_like0),
     OP(Erfc, IN(1), y_T_like0),
+    OP(Erfinv, IN(1), y_T_like0),
     OP(EuclideanNorm, IN(2), output_T),
     OP(Exit, IN(1), output_T_like0),
     OP(Exp, IN(1), y_T_like0),
@@ -279,9 +294,12 @@ static const eddy_tf_op_info_t k_ops[] = {
     OP(GatherV2, IN(3), output_Tparams),
     OP(Greater, IN(2), z_bool),
     OP(GreaterEqual, IN(2), z_bool),
+    OP(HistogramFixedWidth, IN(3), out_dtype),
     OP(Identity, IN(1), output_T_like0),
     OP(IdentityN, IN_ATLEAST(1), identity_n),
     OP_CALL(If, IN_ATLEAST(1), call_outs, EDDY_TF_CALL_BRANCH),
+    OP(Igamma, IN(2), z_T),
+    OP(Igammac, IN(2), z_T),
     OP(InTopKV2, IN(3), precision_bool),
     OP(Inv, IN(1), y_T_like0),
     OP(InvGrad, IN(2), z_T_like0),
@@ -340,6 +358,7 @@ static const eddy_tf_op_info_t k_ops[] = {
     OP(Mod, IN(2), z_T),
     OP(Mul, IN(2), z_T),
     OP(MulNoNan, IN(2), z_T),
+    OP(Ndtri, IN(1), y_T_like0),
     OP(Neg, IN(1), y_T_like0),
     OP(NextIteration, IN(1), output_T_like0),
     OP_NONE(NoOp, IN(0)),
@@ -482,6 +501,10 @@ static const eddy_tf_op_info_t k_ops[] = {
     OP(Transpose, IN(2), y_T),
     OP(TruncateDiv, IN(2), z_T),
     OP(TruncateMod, IN(2), z_T),
+    OP(Unique, IN(1), unique_outs),
+    OP(UniqueV2, IN(2), unique_outs),
+    OP(UniqueWithCounts, IN(1), unique_count_outs),
+    OP(UniqueWithCountsV2, IN(2), unique_count_outs),
     OP(Unpack, IN(1), unpack_outs),
     OP(UnsortedSegmentMax, IN(3), output_T),
     OP(UnsortedSegmentMin, IN(3), output_T),
@@ -490,6 +513,7 @@ static const eddy_tf_op_info_t k_ops[] = {
     OP(Where, IN(1), index_i64),
     OP_CALL(While, IN_ATLEAST(0), while_outs, EDDY_TF_CALL_LOOP),
     OP(Xdivy, IN(2), z_T),
+    OP(Xlog1py, IN(2), z_T),
     OP(Xlogy, IN(2), z_T),
     OP(ZerosLike, IN(1), y_T_like0),
     OP(Zeta, IN(2), z_T),

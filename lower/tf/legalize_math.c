@@ -38,7 +38,7 @@ static const char *const OTHER[] = {
     "BiasAddV1",     "Softmax",       "LogSoftmax",    "Inv",
     "SoftplusGrad",  "SoftsignGrad",  "EluGrad",       "SeluGrad",
     "LeakyReluGrad", "Relu6Grad",     "SqrtGrad",      "RsqrtGrad",
-    "ReciprocalGrad", "InvGrad",
+    "ReciprocalGrad", "InvGrad",      "Xlog1py",
 };
 
 void eddy_tfl_math_ops_each(void (*fn)(const char *name, void *user),
@@ -185,9 +185,10 @@ static eddy_status_t mul_no_nan(mb_t *m, eddy_value_t *x, eddy_value_t *y,
 }
 
 /// Xlogy: 0 where x == 0 (y NaN excepted, as TensorFlow), else x log y;
-/// log is taken of 1 where x == 0.
+/// log is taken of 1 where x == 0. Xlog1py (`log1p`): x log(1 + y), its
+/// log1p taken of 0 there.
 static eddy_status_t xlogy(mb_t *m, eddy_value_t *x, eddy_value_t *y,
-                           eddy_value_t **out) {
+                           bool log1p, eddy_value_t **out) {
   eddy_value_t *z = NULL, *one = NULL, *xz = NULL, *ynan = NULL, *nn = NULL,
                *c = NULL, *ys = NULL, *l = NULL, *p = NULL;
   TRY(k(m, x, 0, &z));
@@ -196,8 +197,8 @@ static eddy_status_t xlogy(mb_t *m, eddy_value_t *x, eddy_value_t *y,
   TRY(bin(m, "core.ne", y, y, &ynan));
   TRY(un(m, "core.not", ynan, &nn));
   TRY(bin(m, "core.and", xz, nn, &c));
-  TRY(sel(m, c, one, y, &ys));
-  TRY(un(m, "core.log", ys, &l));
+  TRY(sel(m, c, log1p ? z : one, y, &ys));
+  TRY(un(m, log1p ? "core.log1p" : "core.log", ys, &l));
   TRY(bin(m, "core.mul", x, l, &p));
   return sel(m, c, z, p, out);
 }
@@ -349,8 +350,8 @@ static eddy_status_t lower(mb_t *m, const char *t, eddy_value_t **r) {
     return div_no_nan(m, x, in(m, 1), r);
   if (strcmp(t, "MulNoNan") == 0)
     return mul_no_nan(m, x, in(m, 1), r);
-  if (strcmp(t, "Xlogy") == 0)
-    return xlogy(m, x, in(m, 1), r);
+  if (strcmp(t, "Xlogy") == 0 || strcmp(t, "Xlog1py") == 0)
+    return xlogy(m, x, in(m, 1), t[4] == '1', r);
   if (strcmp(t, "Xdivy") == 0)
     return xdivy(m, x, in(m, 1), r);
   if (strcmp(t, "Softplus") == 0)

@@ -74,7 +74,8 @@ static void (*const EACH[])(void (*fn)(const char *name, void *user),
                                            eddy_tfl_quant_ops_each,
                                            eddy_tfl_random_ops_each,
                                            eddy_tfl_ctc_ops_each,
-                                           eddy_tfl_ragged_ops_each};
+                                           eddy_tfl_ragged_ops_each,
+                                           eddy_tfl_unique_ops_each};
 
 void eddy_tfl_supported_each(void (*fn)(const char *name, void *user),
                              void *user) {
@@ -717,6 +718,9 @@ eddy_status_t eddy_tfl_lower_op(eddy_tfl_t *z, const eddy_op_t *op,
   if (*handled)
     return NULL;
   EDDY_RETURN_IF_ERROR(eddy_tfl_lower_ragged_op(z, op, handled));
+  if (*handled)
+    return NULL;
+  EDDY_RETURN_IF_ERROR(eddy_tfl_lower_unique_op(z, op, handled));
   if (*handled)
     return NULL;
   return eddy_tfl_lower_shape_op(z, op, handled);

@@ -330,6 +330,12 @@ eddy_status_t eddy_tfl_lower_quant_op(eddy_tfl_t *z, const eddy_op_t *op,
                                       bool *handled);
 void eddy_tfl_quant_ops_each(void (*fn)(const char *name, void *user),
                              void *user);
+/// legalize_unique.c: Unique, UniqueWithCounts (and their V2 forms on a
+/// vector), DynamicPartition and HistogramFixedWidth.
+eddy_status_t eddy_tfl_lower_unique_op(eddy_tfl_t *z, const eddy_op_t *op,
+                                       bool *handled);
+void eddy_tfl_unique_ops_each(void (*fn)(const char *name, void *user),
+                              void *user);
 /// DynamicStitch and ParallelDynamicStitch (legalize_stitch.c), called by
 /// eddy_tfl_lower_index_op.
 eddy_status_t eddy_tfl_lower_dynamic_stitch(eddy_tfl_t *z,

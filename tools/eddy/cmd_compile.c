@@ -65,7 +65,7 @@ static int print_help(void) {
       "                         the GPU target always calls libdevice)\n"
       "  --outline-ops=N        split a function of N MLIR ops or more into\n"
       "                         functions LLVM compiles in linear time\n"
-      "                         (default 20000; cuda: the host code, a\n"
+      "                         (default 8000; cuda: the host code, a\n"
       "                         kernel counted as one op and kept whole;\n"
       "                         docs/cpu.md, \"Compile times\")\n"
       "  --emit=mlir|llvm|ptx|plan\n"

@@ -96,7 +96,7 @@ static int print_help(void) {
       "                         inline approximations (docs/cpu.md; the GPU\n"
       "                         target always calls its library)\n"
       "  --outline-ops=N        --mode=compiled: split a function of N MLIR\n"
-      "                         ops or more into functions (default 20000;\n"
+      "                         ops or more into functions (default 8000;\n"
       "                         docs/cpu.md, \"Compile times\")\n"
       "  --output-dir DIR       write result i to DIR/i.npy (DIR and its missing\n"
       "                         parents are created)\n"
