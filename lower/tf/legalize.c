@@ -668,18 +668,28 @@ static eddy_status_t copy_op(eddy_tfl_t *z, const eddy_op_t *op) {
   return NULL;
 }
 
+/// The translated operands of op from `first` on, those of dropped nodes
+/// (tokens mapped to z->none) left out, after its first ones kept as they
+/// are; *n counts them. NULL when out of memory.
+static eddy_value_t **kept_operands(eddy_tfl_t *z, const eddy_op_t *op,
+                                    uint32_t first, size_t *n) {
+  eddy_value_t **ins = calloc(op->num_operands + 1, sizeof(*ins));
+  *n = 0;
+  for (uint32_t i = 0; ins && i < op->num_operands; i++) {
+    eddy_value_t *v = eddy_tfl_get(z, eddy_ir_op_operand(op, i));
+    if (i < first || (v && v != &z->none))
+      ins[(*n)++] = v;
+  }
+  return ins;
+}
+
 /// keep_dataflow: a tf.NoOp (or df.control) with control inputs waits for
 /// them as a df.control token; one without is no token at all.
 static eddy_status_t keep_noop(eddy_tfl_t *z, const eddy_op_t *op) {
-  eddy_value_t **ins = calloc(op->num_operands + 1, sizeof(*ins));
+  size_t n = 0;
+  eddy_value_t **ins = kept_operands(z, op, 0, &n);
   if (!ins)
     return eddy_status_create(EDDY_ERR_RESOURCE, "out of memory");
-  size_t n = 0;
-  for (uint32_t i = 0; i < op->num_operands; i++) {
-    eddy_value_t *v = eddy_tfl_get(z, eddy_ir_op_operand(op, i));
-    if (v && v != &z->none)
-      ins[n++] = v;
-  }
   eddy_status_t st = NULL;
   eddy_value_t *tok = NULL;
   if (n > 0) {
@@ -702,15 +712,10 @@ static eddy_status_t keep_noop(eddy_tfl_t *z, const eddy_op_t *op) {
 /// operand, whose legalized type may be more refined than the imported one
 /// (the value of an Optional).
 static eddy_status_t keep_after(eddy_tfl_t *z, const eddy_op_t *op) {
-  eddy_value_t **ins = calloc(op->num_operands + 1, sizeof(*ins));
+  size_t n = 0;
+  eddy_value_t **ins = kept_operands(z, op, 1, &n);
   if (!ins)
     return eddy_status_create(EDDY_ERR_RESOURCE, "out of memory");
-  size_t n = 0;
-  for (uint32_t i = 0; i < op->num_operands; i++) {
-    eddy_value_t *v = eddy_tfl_get(z, eddy_ir_op_operand(op, i));
-    if (i == 0 || (v && v != &z->none))
-      ins[n++] = v;
-  }
   eddy_status_t st = NULL;
   eddy_value_t *r = ins[0];
   if (n > 1) {

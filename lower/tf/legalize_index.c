@@ -37,7 +37,7 @@ static const char *const INDEX_OPS[] = {
     "SparseSoftmaxCrossEntropyWithLogits", "DynamicStitch",
     "ParallelDynamicStitch", "L2Loss", "MatrixDiag", "MatrixDiagV2",
     "MatrixDiagV3", "MatrixDiagPart", "MatrixDiagPartV2", "MatrixDiagPartV3",
-    "MatrixSetDiag", "MatrixSetDiagV2", "MatrixSetDiagV3", "CumulativeLogsumexp", "Bucketize", "ListDiff",
+    "MatrixSetDiag", "MatrixSetDiagV2", "MatrixSetDiagV3", "CumulativeLogsumexp", "Bucketize", "ListDiff", "LowerBound", "UpperBound",
     "InTopKV2", "DenseBincount",
 };
 
@@ -263,6 +263,36 @@ static eddy_status_t lower_bucketize(eddy_tfl_t *z, const eddy_op_t *op) {
     EDDY_RETURN_IF_ERROR(eddy_tfl_cast(z, op, zi, EDDY_DT_I32, &cnt));
   }
   tfl_out1(z, op, cnt);
+  return NULL;
+}
+
+/// LowerBound / UpperBound(sorted_inputs [B, N], values [B, M]) {out_type}
+/// (tf.searchsorted): for each value, the number of elements of its row of
+/// sorted_inputs below it (LowerBound) or not above it (UpperBound), the
+/// index at which it would be inserted: a [B, M, N] comparison summed over
+/// N, O(M N) per row (TensorFlow's kernel searches each row in O(M log N)).
+static eddy_status_t lower_bound(eddy_tfl_t *z, const eddy_op_t *op,
+                                 bool upper) {
+  eddy_value_t *s = tfl_in(z, op, 0), *v = tfl_in(z, op, 1);
+  if (s->type->rank != 2 || v->type->rank != 2)
+    return eddy_tfl_error(op, "sorted_inputs and values must be matrices "
+                              "[batch, n] and [batch, m]");
+  eddy_dtype_t dt = EDDY_DT_I32;
+  if (!eddy_tfl_attr_dtype(op, "out_type", &dt) ||
+      (dt != EDDY_DT_I32 && dt != EDDY_DT_I64))
+    return eddy_tfl_error(op, "out_type must be int32 or int64");
+  const int64_t sd[3] = {s->type->dims[0], 1, s->type->dims[1]},
+                vd[3] = {v->type->dims[0], v->type->dims[1], 1},
+                sf[3] = {0, -1, 1}, vf[3] = {0, 1, -1}, axis = 2;
+  eddy_value_t *s3 = NULL, *v3 = NULL, *c = NULL, *r = NULL;
+  EDDY_RETURN_IF_ERROR(eddy_tfl_reshape_keep(z, op, s, sd, 3, sf, &s3));
+  EDDY_RETURN_IF_ERROR(eddy_tfl_reshape_keep(z, op, v, vd, 3, vf, &v3));
+  EDDY_RETURN_IF_ERROR(
+      tfl_bin(z, op, upper ? "core.le" : "core.lt", s3, v3, &c));
+  EDDY_RETURN_IF_ERROR(eddy_tfl_cast(z, op, c, dt, &c));
+  EDDY_RETURN_IF_ERROR(
+      eddy_tfl_reduce(z, op, "core.reduce_sum", c, &axis, 1, false, &r));
+  tfl_out1(z, op, r);
   return NULL;
 }
 
@@ -1207,6 +1237,8 @@ eddy_status_t eddy_tfl_lower_index_op(eddy_tfl_t *z, const eddy_op_t *op,
     return lower_one_hot(z, op);
   if (strcmp(t, "CumulativeLogsumexp") == 0)
     return lower_cumulative_logsumexp(z, op);
+  if (strcmp(t, "LowerBound") == 0 || strcmp(t, "UpperBound") == 0)
+    return lower_bound(z, op, t[0] == 'U');
   if (strcmp(t, "Bucketize") == 0)
     return lower_bucketize(z, op);
   if (strcmp(t, "ListDiff") == 0)
