@@ -115,7 +115,7 @@ static inline bool tf_fixtures_twins(const char *a, const char *b) {
 /// one passed. EDDY_TF_FIXTURES_SHARD=K/N in the environment runs shard K
 /// of N (0 <= K < N) only: every N-th model of the fixtures the test runs,
 /// from the K-th, a model's v1 and v2 forms together (tests/CMakeLists.txt
-/// runs the slowest test as two shards; it builds the CUDA object of a
+/// runs the slowest test as three shards; it builds the CUDA object of a
 /// model's v2 form only, so the shards alternate models, not fixtures).
 #ifndef TF_FIXTURES_STRIDE
 #define TF_FIXTURES_STRIDE 1
