@@ -1335,11 +1335,8 @@ static bool has_df_frames(eddy_block_t *b) {
   return false;
 }
 
-/// The branch (0: else, 1: then) and predicate a value of a cond belongs
-/// to: the first Switch output found walking back from v; false when none
-/// is found within a few hundred ops.
-static bool branch_of(eddy_value_t *v, eddy_value_t **out_pred,
-                      int *out_branch) {
+bool eddy_tfl_branch_of(eddy_value_t *v, eddy_value_t **out_pred,
+                        int *out_branch) {
   eddy_value_t *work[512];
   size_t n = 0, seen = 0;
   work[n++] = v;
@@ -1372,7 +1369,7 @@ static void switch_on_merge_preds(eddy_block_t *b) {
       continue;
     eddy_value_t *pred = NULL;
     int br = 0;
-    if (!branch_of(eddy_ir_op_operand(m, 0), &pred, &br))
+    if (!eddy_tfl_branch_of(eddy_ir_op_operand(m, 0), &pred, &br))
       continue;
     int64_t k_then = br == 1 ? 0 : 1; // the input that comes from "then"
     for (eddy_use_t *u = m->results[1].uses; u; u = u->next) {

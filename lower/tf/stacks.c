@@ -207,6 +207,39 @@ static size_t hoist_guards(level_t *lv, size_t n, eddy_op_t **guards,
   return n;
 }
 
+/// A Switch level whose predicate is computed inside a branch of another
+/// cond lies in that branch too, though the handle need not go through a
+/// Switch on that cond's predicate: TensorFlow guards the pop of a cond
+/// nested in a cond, in a gradient frame, by a Switch on the inner
+/// predicate alone (popped in the outer branch, it is dead when the outer
+/// branch is not taken). As a list, the value must come out of both conds:
+/// a Switch level on the outer predicate, the same side, goes before the
+/// level, unless a level since the frame's Enter already takes it; outer
+/// conds of that one in turn. *n grows; false when the levels would
+/// overflow.
+static bool enclose_levels(level_t *lv, size_t *n) {
+  for (size_t i = 0; i < *n; i++) {
+    if (!is_switch_level(&lv[i]))
+      continue;
+    eddy_value_t *outer = NULL;
+    int side = 0;
+    if (!eddy_tfl_branch_of(level_pred(&lv[i]), &outer, &side))
+      continue;
+    bool taken = false;
+    for (size_t j = i; j-- > 0 && is_switch_level(&lv[j]) && !taken;)
+      taken = pred_root(level_pred(&lv[j])) == pred_root(outer);
+    if (taken)
+      continue;
+    if (*n == MAX_LEVELS)
+      return false;
+    memmove(&lv[i + 1], &lv[i], (*n - i) * sizeof *lv);
+    lv[i] = (level_t){NULL, (uint32_t)side, outer, NULL, NULL};
+    (*n)++;
+    i--; // the new level may lie in a cond of its own
+  }
+  return true;
+}
+
 /// The levels, outermost first, through which a push or pop reaches its
 /// stack (looking through df.after); 0 when the handle comes any other way.
 static size_t chain_of(eddy_op_t *user, eddy_op_t *stack, level_t *out) {
@@ -408,6 +441,8 @@ static eddy_status_t thread_stack(eddy_ctx_t *ctx, eddy_block_t *b,
   np = hoist_guards(pl, np, guards, &ngp);
   nq = hoist_guards(ql, nq, guards + ngp, &ng);
   ng += ngp;
+  if (!enclose_levels(pl, &np) || !enclose_levels(ql, &nq))
+    return NULL;
   for (size_t i = 0; i < np; i++)
     *placed_anywhere = *placed_anywhere || !pl[i].op;
   // Push and pop may reach the stack through the same Switches into

@@ -170,6 +170,12 @@ eddy_status_t eddy_tfl_lower_op(eddy_tfl_t *z, const eddy_op_t *op,
 /// frame and popped in another (through nested frames and conds) becomes a
 /// loop value of every frame and a value of every cond on the way.
 eddy_status_t eddy_tfl_thread_stacks(eddy_ctx_t *ctx, eddy_block_t *b);
+/// The branch (0: else, 1: then) and predicate of the v1 cond a value of
+/// block b is computed in: the first cond Switch output found walking back
+/// from v, not through Merges or Enters (functionalize.c); false when none
+/// is found within a few hundred ops.
+bool eddy_tfl_branch_of(eddy_value_t *v, eddy_value_t **out_pred,
+                        int *out_branch);
 /// functionalize, before the raising (switch_n.c): each _SwitchN of block
 /// b (a lowered Case) becomes a chain of Switches on index == k, each Merge
 /// of more than two inputs nested Merges of two, so that the lowered Case
