@@ -233,6 +233,21 @@ def m_ta_rows(x, w):
     return [s + ta.read(0)]
 
 
+def m_ta_reads(x):
+    """A while_loop reading two rows of a TensorArray unstacked from a [5, 3] input in each
+    iteration, row t // 2 and row max(t - 1, 0): each row is read in several iterations, so
+    the writes of TensorFlow's v1 gradient array to one index add up."""
+    ta = tf.TensorArray(tf.float32, size=5, clear_after_read=False).unstack(x)
+
+    def body(t, h):
+        a = ta.read(t // 2)
+        b = ta.read(tf.maximum(t - 1, 0))
+        return t + 1, h * 0.5 + a * tf.tanh(h + b)
+
+    _, h = tf.while_loop(lambda t, h: t < 5, body, [tf.constant(0), tf.zeros([3])])
+    return [h]
+
+
 def m_strided_slice(x):
     """Python indexing of a [4, 5, 3] tensor (StridedSlice with every mask, negative indices,
     negative strides, clamped bounds) and tf.slice with size -1."""
@@ -1187,6 +1202,7 @@ MODELS = {
              (1e-5, 1e-6)),
     "ta_scalars": (m_ta_scalars, [("x", rnd(19, [5])), ("w", np.array(0.7, np.float32))], None),
     "ta_rows": (m_ta_rows, [("x", rnd(20, [4, 3])), ("w", rnd(21, [3]))], None),
+    "ta_reads": (m_ta_reads, [("x", rnd(3014, [5, 3]))], None),
     "strided_slice": (m_strided_slice, [("x", rnd(22, [4, 5, 3]))], None),
     "strided_slice_dyn": (m_strided_slice_dyn, [("x", rnd(23, [3, 5, 3]))], None),
     "slice_run_time": (m_slice_run_time, [("x", rnd(107, [2, 6, 3]))], None),
@@ -1290,7 +1306,7 @@ ONLY_FORMS = {"matrix_diag_band": ("grad_v2",), "max_pool_v2": ("grad_v1",),
               "loop_pred_cond": ("lowered", "grad_lowered"), "decode_break": ("lowered",),
               "bincount": ("v2",), "fake_quant": ("grad_v2",), "stateless_random": ("grad_v2",), "ctc_greedy": ("v2",), "pool3d": ("grad_v2",), "ragged": ("grad_v2",),
               "special_fns2": ("grad_v2",), "data_dependent": ("grad_v2",),
-              "slice_run_time": ("grad_v1", "grad_v2")}
+              "slice_run_time": ("grad_v1", "grad_v2"), "ta_reads": ("grad_v1", "grad_v2")}
 
 # Gradient graphs chain more ops; their sums get a looser relative tolerance.
 GRAD_TOL = (1e-4, 1e-5)

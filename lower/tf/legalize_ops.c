@@ -262,16 +262,25 @@ static eddy_status_t lower_tensor_array(eddy_tfl_t *z, const eddy_op_t *op,
   if (strcmp(t, "TensorArrayGradV3") == 0) {
     // A new array of the forward one's size and element type; both the
     // handle and the flow of the gradient array are that list (later
-    // writes take the flow). Writes to one index are not accumulated:
-    // the gradients TensorFlow builds for map_fn, scan, foldl and RNNs
-    // write each index once.
+    // writes take the flow). Its items are unset, or zeros like the
+    // forward ones where functionalize made the writes add up (a gradient
+    // array of a loop; tensor_arrays.c). Elsewhere writes to one index are
+    // not accumulated: the gradients TensorFlow builds outside loops write
+    // each index once.
     eddy_value_t *fwd = tfl_in(z, op, 1), *n = NULL;
     if (fwd->type->kind != EDDY_TYPE_LIST)
       return eddy_tfl_error(op, "the flow input is not a TensorArray");
-    EDDY_RETURN_IF_ERROR(
-        eddy_tfl_build(z, op, "tl.length", &fwd, 1, NULL, 0, &n));
     const eddy_type_t *lt = fwd->type;
     eddy_op_t *o = NULL;
+    if (eddy_ir_op_attr_bool(op, EDDY_TFL_ZEROS_ATTR, false)) {
+      EDDY_RETURN_IF_ERROR(eddy_tfl_build_typed(z, op, "tl.zeros_like", &fwd,
+                                                1, NULL, 0, &lt, 1, &o));
+      eddy_tfl_set(z, &op->results[0], eddy_ir_op_result(o, 0));
+      eddy_tfl_set(z, &op->results[1], eddy_ir_op_result(o, 0));
+      return NULL;
+    }
+    EDDY_RETURN_IF_ERROR(
+        eddy_tfl_build(z, op, "tl.length", &fwd, 1, NULL, 0, &n));
     EDDY_RETURN_IF_ERROR(
         eddy_tfl_build_typed(z, op, "tl.reserve", &n, 1, NULL, 0, &lt, 1, &o));
     eddy_tfl_set(z, &op->results[0], eddy_ir_op_result(o, 0));

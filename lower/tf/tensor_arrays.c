@@ -176,9 +176,91 @@ static void make_lookup(eddy_op_t *g, eddy_value_t *state) {
   eddy_ir_op_erase(g);
 }
 
+/// The one TensorArrayWriteV3 on g's handle (control tokens aside), whose
+/// flow is g's; NULL when g is used any other way.
+static eddy_op_t *sole_write(eddy_op_t *g) {
+  eddy_op_t *w = NULL;
+  for (eddy_use_t *u = g->results[0].uses; u; u = u->next) {
+    eddy_op_t *o = u->owner;
+    if (tfl_is(o, "df.control"))
+      continue;
+    if (w || !tfl_is(o, "tf.TensorArrayWriteV3") || u->index != 0 ||
+        o->num_operands != 4 || !res(o, 0))
+      return NULL;
+    w = o;
+  }
+  return w && skip_fwd(arg(w, 3), false, NULL) == res(g, 1) ? w : NULL;
+}
+
+/// True when op a comes before op b in their block.
+static bool comes_before(const eddy_op_t *a, const eddy_op_t *b) {
+  for (const eddy_op_t *o = a->next; o; o = o->next)
+    if (o == b)
+      return true;
+  return false;
+}
+
+enum { MAX_READERS = 16 };
+
+/// True when operand i of a and of b is one value (Identity and df.after
+/// aside).
+static bool same_source(const eddy_op_t *a, const eddy_op_t *b, uint32_t i) {
+  return skip_fwd(arg(a, i), false, NULL) == skip_fwd(arg(b, i), false, NULL);
+}
+
+/// The creations of g's gradient array in one iteration whose writes are
+/// summed: g alone, or, with several reads of the array in the loop, one
+/// per read, their writes' flows the operands of an AddN (then *addn).
+/// Each has one write; all take g's handle and flow. Returns how many, in
+/// gs[] and ws[] in block order of the writes; 0 when the form differs.
+static size_t summed_creations(eddy_op_t *g, eddy_op_t **gs, eddy_op_t **ws,
+                               eddy_op_t **addn) {
+  *addn = NULL;
+  eddy_op_t *w = sole_write(g);
+  if (!w)
+    return 0;
+  eddy_use_t *u = w->results[0].uses;
+  if (!u || u->next || !tfl_is(u->owner, "tf.AddN")) {
+    gs[0] = g;
+    ws[0] = w;
+    return 1;
+  }
+  eddy_op_t *sum = u->owner;
+  if (sum->num_operands > MAX_READERS || !res(sum, 0))
+    return 0;
+  size_t n = 0;
+  for (uint32_t k = 0; k < sum->num_operands; k++) {
+    eddy_op_t *wk = arg(sum, k)->def, *gk = wk ? arg(wk, 0)->def : NULL;
+    if (!tfl_is(wk, "tf.TensorArrayWriteV3") || arg(sum, k) != res(wk, 0) ||
+        !tfl_is(gk, "tf.TensorArrayGradV3") || gk->num_operands != 2 ||
+        !same_source(gk, g, 0) || !same_source(gk, g, 1) ||
+        grad_source(gk) != grad_source(g) || sole_write(gk) != wk)
+      return 0;
+    size_t i = n++; // insertion by block order of the writes
+    while (i > 0 && comes_before(wk, ws[i - 1])) {
+      gs[i] = gs[i - 1];
+      ws[i] = ws[i - 1];
+      i--;
+    }
+    gs[i] = gk;
+    ws[i] = wk;
+  }
+  *addn = sum;
+  return n;
+}
+
 /// Rule 3: g is made inside a loop; finds the accumulator of the flow of
-/// its write and moves the creation before the loop. *done tells.
-static eddy_status_t hoist_creation(eddy_op_t *g, bool *done) {
+/// its write and makes the array once, before the loop, as the
+/// accumulator's initial value, its items zeros like the forward array's
+/// (EDDY_TFL_ZEROS_ATTR: the loop reads the forward array as it was before
+/// the loop, so each item a gradient is written to is set). TensorFlow's gradient arrays add the
+/// writes to one index up, and a loop reading an index in several
+/// iterations (or with several reads, each making the array) writes it
+/// more than once: each write becomes a write of the item read plus the
+/// value. The writes of several reads are chained (each creation a look-up
+/// of the previous write's flow) in place of their AddN. *done tells.
+static eddy_status_t hoist_creation(eddy_ctx_t *ctx, eddy_op_t *g,
+                                    bool *done) {
   *done = false;
   if (g->num_operands != 2) // only the handle and the flow to map
     return NULL;
@@ -187,37 +269,38 @@ static eddy_status_t hoist_creation(eddy_op_t *g, bool *done) {
   eddy_value_t *f_out = skip_fwd(eddy_ir_op_operand(g, 1), true, &fe);
   if (!he || !fe)
     return NULL;
-  // The write on the gradient array, then AddV2(switch, write's flow).
+  eddy_op_t *gs[MAX_READERS], *ws[MAX_READERS], *addn = NULL;
+  size_t n = summed_creations(g, gs, ws, &addn);
+  if (n == 0)
+    return NULL;
+  // The writes' sum goes into AddV2(switch, sum) of the accumulator.
+  eddy_value_t *sum = addn ? res(addn, 0) : res(ws[0], 0);
   eddy_op_t *acc_enter = NULL, *sw = NULL;
-  for (eddy_use_t *u = g->results[0].uses; u && !acc_enter; u = u->next) {
-    eddy_op_t *w = u->owner;
-    if (!tfl_is(w, "tf.TensorArrayWriteV3") || u->index != 0 || !res(w, 0))
+  for (eddy_use_t *a = sum->uses; a && !acc_enter; a = a->next) {
+    eddy_op_t *add = a->owner;
+    if ((!tfl_is(add, "tf.AddV2") && !tfl_is(add, "tf.Add")) ||
+        add->num_operands != 2 || !res(add, 0))
       continue;
-    for (eddy_use_t *a = w->results[0].uses; a && !acc_enter; a = a->next) {
-      eddy_op_t *add = a->owner;
-      if ((!tfl_is(add, "tf.AddV2") && !tfl_is(add, "tf.Add")) ||
-          add->num_operands != 2 || !res(add, 0))
-        continue;
-      eddy_op_t *s = arg(add, 1 - a->index)->def;
-      if (!tfl_is(s, "tf.Switch") || !arg(s, 0) || !res(s, 1))
-        continue;
-      eddy_op_t *m = arg(s, 0)->def;
-      if (!tfl_is(m, "tf.Merge") || m->num_operands != 2)
-        continue;
-      eddy_op_t *e = arg(m, 0)->def;
-      eddy_op_t *nx = arg(m, 1)->def;
-      eddy_op_t *c = tfl_is(e, "tf.Enter") && arg(e, 0) ? arg(e, 0)->def : NULL;
-      if (!tfl_is(nx, "tf.NextIteration") || !tfl_is(c, "tf.Const") ||
-          arg(nx, 0) != &add->results[0] ||
-          eddy_ir_op_attr(e, "frame_name") != eddy_ir_op_attr(fe, "frame_name"))
-        continue;
-      acc_enter = e;
-      sw = s;
-    }
+    eddy_op_t *s = arg(add, 1 - a->index)->def;
+    if (!tfl_is(s, "tf.Switch") || !arg(s, 0) || !res(s, 1))
+      continue;
+    eddy_op_t *m = arg(s, 0)->def;
+    if (!tfl_is(m, "tf.Merge") || m->num_operands != 2)
+      continue;
+    eddy_op_t *e = arg(m, 0)->def;
+    eddy_op_t *nx = arg(m, 1)->def;
+    eddy_op_t *c = tfl_is(e, "tf.Enter") && arg(e, 0) ? arg(e, 0)->def : NULL;
+    if (!tfl_is(nx, "tf.NextIteration") || !tfl_is(c, "tf.Const") ||
+        arg(nx, 0) != &add->results[0] ||
+        eddy_ir_op_attr(e, "frame_name") != eddy_ir_op_attr(fe, "frame_name"))
+      continue;
+    acc_enter = e;
+    sw = s;
   }
   if (!acc_enter)
     return NULL;
-  // The array, made once before the loop from the outer handle and flow.
+  // The array, made once before the loop from the outer handle and flow,
+  // its items zeros.
   eddy_ptrmap_t map;
   eddy_ptrmap_init(&map);
   eddy_ptrmap_put(&map, eddy_ir_op_operand(g, 0), h_out);
@@ -225,9 +308,32 @@ static eddy_status_t hoist_creation(eddy_op_t *g, bool *done) {
   eddy_op_t *g0 = eddy_ir_op_clone(g, &map);
   eddy_ptrmap_destroy(&map);
   eddy_ir_op_insert_before(g0, acc_enter);
-  // It is the accumulator's initial value.
+  eddy_ir_op_set_attr(g0, EDDY_TFL_ZEROS_ATTR, eddy_ir_bool_attr_get(ctx, true));
   eddy_ir_op_set_operand(acc_enter, 0, &g0->results[1]);
-  make_lookup(g, &sw->results[1]);
+  eddy_builder_t bb;
+  eddy_ir_builder_init(&bb, ctx);
+  eddy_value_t *state = &sw->results[1];
+  for (size_t k = 0; k < n; k++) {
+    eddy_op_t *w = ws[k], *r = NULL, *add = NULL;
+    eddy_value_t *v = arg(w, 2);
+    eddy_named_attr_t da = eddy_ir_named_attr(
+        ctx, "dtype", eddy_ir_op_attr(w, "T"));
+    eddy_value_t *rops[3] = {arg(w, 0), arg(w, 1), arg(w, 3)};
+    eddy_ir_builder_set_before(&bb, w);
+    EDDY_RETURN_IF_ERROR(eddy_tfl_make(&bb, "tf.TensorArrayReadV3", rops, 3,
+                                       &da, eddy_ir_op_attr(w, "T") ? 1 : 0,
+                                       &v->type, 1, w->loc, &r));
+    eddy_value_t *aops[2] = {res(r, 0), v};
+    EDDY_RETURN_IF_ERROR(eddy_tfl_make(&bb, "tf.AddV2", aops, 2, NULL, 0,
+                                       &v->type, 1, w->loc, &add));
+    eddy_ir_op_set_operand(w, 2, res(add, 0));
+    make_lookup(gs[k], state);
+    state = res(w, 0);
+  }
+  if (addn) {
+    eddy_ir_value_replace_all_uses(res(addn, 0), state);
+    eddy_ir_op_erase(addn);
+  }
   *done = true;
   return NULL;
 }
@@ -309,7 +415,8 @@ static eddy_status_t check_handles_match_flows(eddy_block_t *b) {
 }
 
 /// Rules 1 to 3 for every TensorArrayGradV3 of block b.
-static eddy_status_t rewrite_grads(eddy_block_t *b) {
+static eddy_status_t rewrite_grads(eddy_ctx_t *ctx, eddy_block_t *b) {
+  bool hoisted = false;
   for (eddy_op_t *op = b->first; op; op = op->next)
     if (tfl_is(op, "tf.TensorArrayGradV3") && op->num_operands >= 2 &&
         op->num_results == 2)
@@ -331,14 +438,23 @@ static eddy_status_t rewrite_grads(eddy_block_t *b) {
       bool done = false;
       eddy_op_t *enter = NULL;
       skip_fwd(eddy_ir_op_operand(op, 0), true, &enter);
-      EDDY_RETURN_IF_ERROR(hoist_creation(op, &done)); // may erase op
+      // Erases op and the other creations it sums with: start over.
+      EDDY_RETURN_IF_ERROR(hoist_creation(ctx, op, &done));
       // Made in every iteration, TensorFlow's array would live on across
       // them; without the accumulator it cannot be one list.
       if (!done && enter)
         return in_loop_error(op, enter);
+      if (done) {
+        hoisted = true;
+        next = b->first;
+      }
     }
     op = next;
   }
+  // A chained creation reads the previous write's flow, which may come
+  // later in the block.
+  if (hoisted)
+    eddy_tfl_block_sort(b);
   return NULL;
 }
 
@@ -430,7 +546,7 @@ eddy_status_t eddy_tfl_thread_tensor_arrays(eddy_ctx_t *ctx, eddy_block_t *b) {
   if (!any)
     return NULL;
   eddy_tfl_mark_growing_writes(ctx, b);
-  EDDY_RETURN_IF_ERROR(rewrite_grads(b));
+  EDDY_RETURN_IF_ERROR(rewrite_grads(ctx, b));
   drop_unread_stacks(b);
   return NULL;
 }

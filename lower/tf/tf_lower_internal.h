@@ -170,6 +170,10 @@ eddy_status_t eddy_tfl_lower_op(eddy_tfl_t *z, const eddy_op_t *op,
 /// frame and popped in another (through nested frames and conds) becomes a
 /// loop value of every frame and a value of every cond on the way.
 eddy_status_t eddy_tfl_thread_stacks(eddy_ctx_t *ctx, eddy_block_t *b);
+/// On a TensorArrayGradV3 that functionalize made (tensor_arrays.c): the
+/// gradient array starts with every item a zero like the forward array's
+/// (not unset), so that writes can add to the item.
+#define EDDY_TFL_ZEROS_ATTR "_eddy_zeros"
 /// The branch (0: else, 1: then) and predicate of the v1 cond a value of
 /// block b is computed in: the first cond Switch output found walking back
 /// from v, not through Merges or Enters (functionalize.c); false when none
