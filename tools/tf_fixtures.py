@@ -1306,7 +1306,8 @@ ONLY_FORMS = {"matrix_diag_band": ("grad_v2",), "max_pool_v2": ("grad_v1",),
               "loop_pred_cond": ("lowered", "grad_lowered"), "decode_break": ("lowered",),
               "bincount": ("v2",), "fake_quant": ("grad_v2",), "stateless_random": ("grad_v2",), "ctc_greedy": ("v2",), "pool3d": ("grad_v2",), "ragged": ("grad_v2",),
               "special_fns2": ("grad_v2",), "data_dependent": ("grad_v2",),
-              "slice_run_time": ("grad_v1", "grad_v2"), "ta_reads": ("grad_v1", "grad_v2")}
+              "slice_run_time": ("grad_v1", "grad_v2"), "ta_reads": ("grad_v1", "grad_v2"),
+              "scan": ("v1", "v2", "grad_v1", "grad_v2", "grad2_v2", "grad_lowered")}
 
 # Gradient graphs chain more ops; their sums get a looser relative tolerance.
 GRAD_TOL = (1e-4, 1e-5)
@@ -1479,7 +1480,7 @@ def second_order(fn, v2):
 # lower_control_flow=True, TensorFlow's default, which lowers the While to v1 frames in the
 # graph, the cond_v2 Case in it to _SwitchN and Merge, and keeps the gradient's Optionals on a
 # list carried through the v1 frames.
-LOWERED = {"switch_case", "loop_pred_cond", "decode_break"}
+LOWERED = {"switch_case", "loop_pred_cond", "decode_break", "scan"}
 
 
 def write_models(out_dir, only):

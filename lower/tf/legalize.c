@@ -656,8 +656,55 @@ static eddy_status_t lower_ctl_if(eddy_tfl_t *z, const eddy_op_t *op) {
 }
 
 /// Any other non-tf op is copied with its operands mapped.
+/// keep_dataflow: the df ops that pass a value on (a Merge its forward
+/// input, operand 0, the loop's initial value).
+static bool df_forwards(const eddy_op_t *op) {
+  static const char *const names[] = {"df.enter",  "df.exit",
+                                      "df.switch", "df.switch_n",
+                                      "df.merge",  "df.next_iteration"};
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+    if (eddy_ir_op_is(op, names[i]))
+      return true;
+  return false;
+}
+
+/// keep_dataflow: a list passed on through frames and conds keeps the
+/// element type its translation has. TensorFlow types every list as a
+/// variant, so the importer's type of an Enter, Merge or Switch of a list
+/// says nothing of its items (a lowered tf.function's loop over a
+/// TensorListFromTensor reads rows of known shape), and an op on an item
+/// read from it (a Squeeze, a StridedSlice) needs their rank. A Merge
+/// takes the join of its inputs' but the back edge's (a loop's takes its
+/// initial value's: the loop writes items of that type, which tl.push_back
+/// and tl.set_item verify).
+static void refine_forwarded_lists(eddy_ctx_t *ctx, eddy_op_t *c) {
+  if (!df_forwards(c))
+    return;
+  const eddy_type_t *in = NULL;
+  uint32_t n = eddy_ir_op_is(c, "df.merge") ? c->num_operands : 1;
+  for (uint32_t k = 0; k < n && k < c->num_operands; k++) {
+    eddy_value_t *v = eddy_ir_op_operand(c, k);
+    if (v->def && eddy_ir_op_is(v->def, "df.next_iteration"))
+      continue;
+    in = in ? eddy_ir_type_generalize(ctx, in, v->type) : v->type;
+    if (!in)
+      return;
+  }
+  if (!in || in->kind != EDDY_TYPE_LIST)
+    return;
+  for (uint32_t i = 0; i < c->num_results; i++) {
+    const eddy_type_t *t = c->results[i].type;
+    const eddy_type_t *r =
+        t->kind == EDDY_TYPE_LIST ? eddy_ir_type_refine(ctx, t, in) : NULL;
+    if (r && r != t)
+      eddy_ir_value_set_type(&c->results[i], r);
+  }
+}
+
 static eddy_status_t copy_op(eddy_tfl_t *z, const eddy_op_t *op) {
   eddy_op_t *c = eddy_ir_op_clone(op, &z->map);
+  if (z->keep_dataflow)
+    refine_forwarded_lists(z->ctx, c);
   z->b.loc = op->loc;
   if (z->b.before)
     eddy_ir_op_insert_before(c, z->b.before);
