@@ -655,7 +655,6 @@ static eddy_status_t lower_ctl_if(eddy_tfl_t *z, const eddy_op_t *op) {
   return st;
 }
 
-/// Any other non-tf op is copied with its operands mapped.
 /// keep_dataflow: the df ops that pass a value on (a Merge its forward
 /// input, operand 0, the loop's initial value).
 static bool df_forwards(const eddy_op_t *op) {
@@ -701,6 +700,7 @@ static void refine_forwarded_lists(eddy_ctx_t *ctx, eddy_op_t *c) {
   }
 }
 
+/// Any other non-tf op is copied with its operands mapped.
 static eddy_status_t copy_op(eddy_tfl_t *z, const eddy_op_t *op) {
   eddy_op_t *c = eddy_ir_op_clone(op, &z->map);
   if (z->keep_dataflow)

@@ -273,8 +273,8 @@ static eddy_status_t lower_tensor_array(eddy_tfl_t *z, const eddy_op_t *op,
     const eddy_type_t *lt = fwd->type;
     eddy_op_t *o = NULL;
     if (eddy_ir_op_attr_bool(op, EDDY_TFL_ZEROS_ATTR, false)) {
-      EDDY_RETURN_IF_ERROR(eddy_tfl_build_typed(z, op, "tl.zeros_like", &fwd,
-                                                1, NULL, 0, &lt, 1, &o));
+      EDDY_RETURN_IF_ERROR(eddy_tfl_build_typed(z, op, "tl.zeros_like", &fwd, 1,
+                                                NULL, 0, &lt, 1, &o));
       eddy_tfl_set(z, &op->results[0], eddy_ir_op_result(o, 0));
       eddy_tfl_set(z, &op->results[1], eddy_ir_op_result(o, 0));
       return NULL;

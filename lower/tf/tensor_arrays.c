@@ -253,14 +253,14 @@ static size_t summed_creations(eddy_op_t *g, eddy_op_t **gs, eddy_op_t **ws,
 /// its write and makes the array once, before the loop, as the
 /// accumulator's initial value, its items zeros like the forward array's
 /// (EDDY_TFL_ZEROS_ATTR: the loop reads the forward array as it was before
-/// the loop, so each item a gradient is written to is set). TensorFlow's gradient arrays add the
-/// writes to one index up, and a loop reading an index in several
-/// iterations (or with several reads, each making the array) writes it
-/// more than once: each write becomes a write of the item read plus the
-/// value. The writes of several reads are chained (each creation a look-up
-/// of the previous write's flow) in place of their AddN. *done tells.
-static eddy_status_t hoist_creation(eddy_ctx_t *ctx, eddy_op_t *g,
-                                    bool *done) {
+/// the loop, so each item a gradient is written to is set). TensorFlow's
+/// gradient arrays add the writes to one index up, and a loop reading an
+/// index in several iterations (or with several reads, each making the
+/// array) writes it more than once: each write becomes a write of the item
+/// read plus the value. The writes of several reads are chained (each
+/// creation a look-up of the previous write's flow) in place of their
+/// AddN. *done tells.
+static eddy_status_t hoist_creation(eddy_ctx_t *ctx, eddy_op_t *g, bool *done) {
   *done = false;
   if (g->num_operands != 2) // only the handle and the flow to map
     return NULL;
@@ -308,7 +308,8 @@ static eddy_status_t hoist_creation(eddy_ctx_t *ctx, eddy_op_t *g,
   eddy_op_t *g0 = eddy_ir_op_clone(g, &map);
   eddy_ptrmap_destroy(&map);
   eddy_ir_op_insert_before(g0, acc_enter);
-  eddy_ir_op_set_attr(g0, EDDY_TFL_ZEROS_ATTR, eddy_ir_bool_attr_get(ctx, true));
+  eddy_ir_op_set_attr(g0, EDDY_TFL_ZEROS_ATTR,
+                      eddy_ir_bool_attr_get(ctx, true));
   eddy_ir_op_set_operand(acc_enter, 0, &g0->results[1]);
   eddy_builder_t bb;
   eddy_ir_builder_init(&bb, ctx);
@@ -316,8 +317,8 @@ static eddy_status_t hoist_creation(eddy_ctx_t *ctx, eddy_op_t *g,
   for (size_t k = 0; k < n; k++) {
     eddy_op_t *w = ws[k], *r = NULL, *add = NULL;
     eddy_value_t *v = arg(w, 2);
-    eddy_named_attr_t da = eddy_ir_named_attr(
-        ctx, "dtype", eddy_ir_op_attr(w, "T"));
+    eddy_named_attr_t da =
+        eddy_ir_named_attr(ctx, "dtype", eddy_ir_op_attr(w, "T"));
     eddy_value_t *rops[3] = {arg(w, 0), arg(w, 1), arg(w, 3)};
     eddy_ir_builder_set_before(&bb, w);
     EDDY_RETURN_IF_ERROR(eddy_tfl_make(&bb, "tf.TensorArrayReadV3", rops, 3,
