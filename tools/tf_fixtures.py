@@ -353,17 +353,17 @@ def m_ta_dynamic(x, limit):
 
 def m_ta_gather_scatter(x, w):
     """The rows of tanh(x) ([6, 3]) scattered to permuted indices of a TensorArray, read back in
-    a while_loop into a second array written in reverse order, gathered in another order. (Each
-    array is read once: eddy does not add up the gradient writes to one index of a v1
-    TensorArray.)"""
+    a while_loop into a second array written in reverse order, gathered in another order with
+    two rows twice (the gradient of the gather scatters two rows to each of those indices, which
+    TensorFlow's gradient array adds up)."""
     sc = tf.TensorArray(tf.float32, size=6).scatter([4, 0, 5, 2, 1, 3], tf.tanh(x))
-    out = tf.TensorArray(tf.float32, size=6)
+    out = tf.TensorArray(tf.float32, size=6, clear_after_read=False)
 
     def body(i, out):
         return i + 1, out.write(5 - i, sc.read(i) * w * tf.cast(i + 1, tf.float32))
 
     _, out = tf.while_loop(lambda i, out: i < 6, body, [tf.constant(0), out])
-    return [out.gather([5, 2, 0, 4, 1, 3])]
+    return [out.gather([5, 2, 0, 4, 1, 3, 2, 5])]
 
 
 def m_ta_split_concat(x, w):

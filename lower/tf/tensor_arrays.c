@@ -415,6 +415,58 @@ static eddy_status_t check_handles_match_flows(eddy_block_t *b) {
   return NULL;
 }
 
+/// A scatter into a gradient array just made (the gradient of a gather):
+/// TensorFlow adds the rows scattered to one index up (a gather that reads
+/// an item twice), where tl.scatter keeps the last. The rows become their
+/// sums per index, scattered to every index: UnsortedSegmentSum(rows,
+/// indices, size) to Range(0, size); indices no row goes to get zeros.
+static eddy_status_t sum_scatter_rows(eddy_ctx_t *ctx, eddy_op_t *sc) {
+  eddy_op_t *g = skip_fwd(arg(sc, 0), false, NULL)->def;
+  if (sc->num_operands != 4 || !tfl_is(g, "tf.TensorArrayGradV3") ||
+      g->num_results != 2 || skip_fwd(arg(sc, 0), false, NULL) != res(g, 0) ||
+      skip_fwd(arg(sc, 3), false, NULL) != res(g, 1))
+    return NULL;
+  eddy_value_t *h = arg(sc, 0), *idx = arg(sc, 1), *rows = arg(sc, 2);
+  eddy_value_t *flow = arg(sc, 3);
+  const eddy_type_t *i32 = eddy_ir_scalar_type_get(ctx, EDDY_DT_I32);
+  const eddy_type_t *vi32 =
+      eddy_ir_tensor_type_get(ctx, EDDY_DT_I32, 1, (int64_t[]){-1});
+  const eddy_type_t *rt = rows->type;
+  if (rt->kind == EDDY_TYPE_TENSOR && rt->rank >= 1) {
+    int64_t dims[EDDY_TFL_MAX_RANK];
+    for (int32_t i = 0; i < rt->rank && i < EDDY_TFL_MAX_RANK; i++)
+      dims[i] = i ? rt->dims[i] : EDDY_DIM_DYNAMIC;
+    rt = rt->rank <= EDDY_TFL_MAX_RANK
+             ? eddy_ir_tensor_type_get(ctx, rt->dtype, rt->rank, dims)
+             : eddy_ir_tensor_type_get(ctx, rt->dtype, EDDY_RANK_UNKNOWN, NULL);
+  }
+  eddy_builder_t bb;
+  eddy_ir_builder_init(&bb, ctx);
+  eddy_ir_builder_set_before(&bb, sc);
+  eddy_op_t *size = NULL, *c0 = NULL, *c1 = NULL, *range = NULL, *sum = NULL;
+  eddy_value_t *sops[2] = {h, flow};
+  EDDY_RETURN_IF_ERROR(eddy_tfl_make(&bb, "tf.TensorArraySizeV3", sops, 2, NULL,
+                                     0, &i32, 1, sc->loc, &size));
+  int32_t zero = 0, one = 1;
+  eddy_named_attr_t a0 = eddy_ir_named_attr(
+      ctx, "value", eddy_ir_dense_attr_get(ctx, i32, &zero, sizeof zero));
+  eddy_named_attr_t a1 = eddy_ir_named_attr(
+      ctx, "value", eddy_ir_dense_attr_get(ctx, i32, &one, sizeof one));
+  EDDY_RETURN_IF_ERROR(
+      eddy_tfl_make(&bb, "tf.Const", NULL, 0, &a0, 1, &i32, 1, sc->loc, &c0));
+  EDDY_RETURN_IF_ERROR(
+      eddy_tfl_make(&bb, "tf.Const", NULL, 0, &a1, 1, &i32, 1, sc->loc, &c1));
+  eddy_value_t *rops[3] = {res(c0, 0), res(size, 0), res(c1, 0)};
+  EDDY_RETURN_IF_ERROR(eddy_tfl_make(&bb, "tf.Range", rops, 3, NULL, 0, &vi32,
+                                     1, sc->loc, &range));
+  eddy_value_t *uops[3] = {rows, idx, res(size, 0)};
+  EDDY_RETURN_IF_ERROR(eddy_tfl_make(&bb, "tf.UnsortedSegmentSum", uops, 3,
+                                     NULL, 0, &rt, 1, sc->loc, &sum));
+  eddy_ir_op_set_operand(sc, 1, res(range, 0));
+  eddy_ir_op_set_operand(sc, 2, res(sum, 0));
+  return NULL;
+}
+
 /// Rules 1 to 3 for every TensorArrayGradV3 of block b.
 static eddy_status_t rewrite_grads(eddy_ctx_t *ctx, eddy_block_t *b) {
   bool hoisted = false;
@@ -423,6 +475,9 @@ static eddy_status_t rewrite_grads(eddy_ctx_t *ctx, eddy_block_t *b) {
         op->num_results == 2)
       gradient_flow(op);
   EDDY_RETURN_IF_ERROR(check_handles_match_flows(b));
+  for (eddy_op_t *op = b->first; op; op = op->next)
+    if (tfl_is(op, "tf.TensorArrayScatterV3"))
+      EDDY_RETURN_IF_ERROR(sum_scatter_rows(ctx, op));
   for (eddy_op_t *op = b->first; op;) {
     eddy_op_t *next = op->next;
     if (!tfl_is(op, "tf.TensorArrayGradV3") || op->num_operands < 2 ||
