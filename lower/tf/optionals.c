@@ -910,7 +910,8 @@ static eddy_walk_result_t collect_ifs(eddy_op_t *op, void *user) {
 
 /// One pass over the module's Ifs; *copied when a function was copied to
 /// give an If its own branches (the copy holds Ifs the pass did not see).
-static eddy_status_t split_pass(eddy_module_t *m, bool *copied) {
+static eddy_status_t split_pass(eddy_module_t *m, bool *copied,
+                                bool *split_any) {
   if_list_t ifs = {0};
   for (eddy_op_t *f = eddy_ir_module_body(m)->first; f; f = f->next)
     eddy_ir_walk_pre(f, collect_ifs, &ifs);
@@ -933,8 +934,10 @@ static eddy_status_t split_pass(eddy_module_t *m, bool *copied) {
       st = own_branch(m, u, "then_branch", &f, copied);
       if (!st)
         st = own_branch(m, u, "else_branch", &g, copied);
-      if (!st && !*copied)
+      if (!st && !*copied) {
+        *split_any = true;
         st = split(m, &u, f, g, r, a, b, copied);
+      }
     }
   }
   free(ifs.v);
@@ -986,6 +989,153 @@ static eddy_walk_result_t check_case(eddy_op_t *op, void *user) {
   return EDDY_WALK_ADVANCE;
 }
 
+/// ---- The types of what carries the first half ----
+///
+/// A split output keeps the then branch's type, and the ops it reaches keep
+/// the types the importer gave them, which may be the else branch's (a
+/// value traced through nested conds takes one branch's type). Once the
+/// halves are in place, the lists (Optionals) that carry a value on take
+/// its type: an Identity, ZerosLike, OptionalFromValue, OptionalGetValue
+/// or TensorListPopBack of a list the type its operand gives, the argument
+/// of a function with one caller what the caller passes, a function's
+/// result what it returns, the result of an If or Case what all its
+/// branches return, a While's result its operand's. Only list types change.
+
+static bool set_list_type(eddy_value_t *v, const eddy_type_t *t) {
+  if (!t || v->type == t || v->type->kind != EDDY_TYPE_LIST ||
+      t->kind != EDDY_TYPE_LIST)
+    return false;
+  eddy_ir_value_set_type(v, t);
+  return true;
+}
+
+/// Argument j of func takes type t (and the function's type with it).
+static bool set_arg_type(eddy_ctx_t *ctx, eddy_op_t *func, uint32_t j,
+                         const eddy_type_t *t) {
+  eddy_block_t *entry = eddy_ir_func_entry(func);
+  const eddy_type_t *ft = eddy_ir_func_type(func);
+  if (j >= entry->num_args || j >= ft->num_inputs ||
+      !set_list_type(entry->args[j], t))
+    return false;
+  const eddy_type_t **in = malloc((ft->num_inputs + 1) * sizeof(*in));
+  if (!in)
+    return false;
+  memcpy(in, ft->inputs, ft->num_inputs * sizeof(*in));
+  in[j] = t;
+  eddy_ir_func_set_type(func,
+                        eddy_ir_func_type_get(ctx, in, ft->num_inputs,
+                                              ft->outputs, ft->num_outputs));
+  free(in);
+  return true;
+}
+
+typedef struct retype {
+  eddy_module_t *m;
+  bool changed;
+} retype_t;
+
+static eddy_walk_result_t retype_walk(eddy_op_t *op, void *user) {
+  retype_t *rt = user;
+  eddy_module_t *m = rt->m;
+  eddy_ctx_t *ctx = m->ctx;
+  eddy_value_t *x = op->num_operands ? eddy_ir_op_operand(op, 0) : NULL;
+  const eddy_type_t *xt = x ? x->type : NULL;
+  bool list_of_lists =
+      xt && xt->kind == EDDY_TYPE_LIST && xt->elem->kind == EDDY_TYPE_LIST;
+  if ((eddy_ir_op_is(op, "tf.Identity") || eddy_ir_op_is(op, "tf.ZerosLike")) &&
+      op->num_results == 1) {
+    rt->changed |= set_list_type(&op->results[0], xt);
+  } else if (eddy_ir_op_is(op, "tf.OptionalFromValue") &&
+             op->num_results == 1 && xt && xt->kind == EDDY_TYPE_LIST) {
+    rt->changed |=
+        set_list_type(&op->results[0], eddy_ir_list_type_get(ctx, xt));
+  } else if (eddy_ir_op_is(op, "tf.OptionalGetValue") && op->num_results == 1 &&
+             list_of_lists) {
+    rt->changed |= set_list_type(&op->results[0], xt->elem);
+  } else if (eddy_ir_op_is(op, "tf.TensorListPopBack") &&
+             op->num_results == 2 && list_of_lists) {
+    rt->changed |= set_list_type(&op->results[0], xt);
+    rt->changed |= set_list_type(&op->results[1], xt->elem);
+  } else if (is_if(op) || is_case(op)) {
+    size_t nb = num_branches(op);
+    for (size_t b = 0; b < nb; b++) {
+      eddy_op_t *g = branch_of(m, op, b);
+      if (!g || uses_of(m, g) != 1)
+        continue;
+      for (uint32_t k = 1; k < op->num_operands; k++)
+        rt->changed |=
+            set_arg_type(ctx, g, k - 1, eddy_ir_op_operand(op, k)->type);
+    }
+    for (uint32_t r = 0; r < op->num_results; r++) {
+      const eddy_type_t *t = NULL;
+      bool agree = nb > 0;
+      for (size_t b = 0; b < nb && agree; b++) {
+        eddy_op_t *g = branch_of(m, op, b);
+        const eddy_type_t *ft = g ? eddy_ir_func_type(g) : NULL;
+        if (!ft || r >= ft->num_outputs)
+          agree = false;
+        else if (!t)
+          t = ft->outputs[r];
+        else if (t != ft->outputs[r])
+          agree = false;
+      }
+      if (agree)
+        rt->changed |= set_list_type(&op->results[r], t);
+    }
+  } else if (is_while(op)) {
+    eddy_op_t *fs[2] = {callee(m, op, "body"), callee(m, op, "cond")};
+    for (int i = 0; i < 2; i++)
+      for (uint32_t k = 0;
+           fs[i] && uses_of(m, fs[i]) == 1 && k < op->num_operands; k++)
+        rt->changed |=
+            set_arg_type(ctx, fs[i], k, eddy_ir_op_operand(op, k)->type);
+    for (uint32_t k = 0; k < op->num_results && k < op->num_operands; k++)
+      rt->changed |=
+          set_list_type(&op->results[k], eddy_ir_op_operand(op, k)->type);
+  } else if (eddy_ir_op_is(op, "func.return")) {
+    eddy_op_t *f = eddy_ir_op_parent_op(op);
+    const eddy_type_t *ft = f ? eddy_ir_func_type(f) : NULL;
+    if (ft && ft->num_outputs == op->num_operands) {
+      bool differ = false;
+      for (uint32_t i = 0; i < op->num_operands; i++) {
+        const eddy_type_t *t = eddy_ir_op_operand(op, i)->type;
+        differ |= t != ft->outputs[i] && t->kind == EDDY_TYPE_LIST &&
+                  ft->outputs[i]->kind == EDDY_TYPE_LIST;
+      }
+      if (differ) {
+        const eddy_type_t **out = malloc((op->num_operands + 1) * sizeof(*out));
+        if (out) {
+          for (uint32_t i = 0; i < op->num_operands; i++) {
+            const eddy_type_t *t = eddy_ir_op_operand(op, i)->type;
+            out[i] = t->kind == EDDY_TYPE_LIST &&
+                             ft->outputs[i]->kind == EDDY_TYPE_LIST
+                         ? t
+                         : ft->outputs[i];
+          }
+          eddy_ir_func_set_type(f, eddy_ir_func_type_get(ctx, ft->inputs,
+                                                         ft->num_inputs, out,
+                                                         op->num_operands));
+          free(out);
+          rt->changed = true;
+        }
+      }
+    }
+  }
+  return EDDY_WALK_ADVANCE;
+}
+
+/// To a fixpoint; *changed when anything changed.
+static void retype_lists(eddy_module_t *m, bool *changed) {
+  for (int round = 0; round < 64; round++) {
+    retype_t rt = {m, false};
+    for (eddy_op_t *f = eddy_ir_module_body(m)->first; f; f = f->next)
+      eddy_ir_walk_pre(f, retype_walk, &rt);
+    if (!rt.changed)
+      return;
+    *changed = true;
+  }
+}
+
 eddy_status_t eddy_tfl_split_optionals(eddy_module_t *m) {
   case_check_t cc = {m, NULL};
   eddy_ir_walk_pre(m->op, check_case, &cc);
@@ -993,10 +1143,18 @@ eddy_status_t eddy_tfl_split_optionals(eddy_module_t *m) {
     return cc.st;
   // Until no If needs a copy of its branches: a split output leaves both
   // branches agreeing, so an If already done is not split again.
+  bool split_any = false;
   for (int round = 0; round < 4096; round++) {
     bool copied = false;
-    EDDY_RETURN_IF_ERROR(split_pass(m, &copied));
-    if (!copied)
+    EDDY_RETURN_IF_ERROR(split_pass(m, &copied, &split_any));
+    if (copied)
+      continue;
+    // The ops that carry a split output's first half take its type, which
+    // may show another output to split.
+    bool changed = false;
+    if (split_any)
+      retype_lists(m, &changed);
+    if (!changed)
       return NULL;
   }
   return eddy_status_create(EDDY_ERR_UNSUPPORTED,
