@@ -1453,7 +1453,7 @@ def op_histogram(gd):
 # of a cond in a cond with a loop (cond_in_cond: an Optional whose type depends on the branch,
 # wrapped in another Optional); docs/import.md, Gaps. nested and cond_in_while push onto lists
 # of lists (the inner loop's accumulators, per outer iteration).
-SECOND_ORDER = {"cond_in_cond": ("v1",), "cond": ("v1", "v2"), "count": ("v2",), "map_fn": ("v2",),
+SECOND_ORDER = {"cond_in_cond": ("v1", "v2"), "cond": ("v1", "v2"), "count": ("v2",), "map_fn": ("v2",),
                 "scan": ("v2",), "cond_with_loop": ("v2",), "nested": ("v2",),
                 "cond_in_while": ("v2",)}
 
