@@ -169,8 +169,9 @@ static eddy_status_t set_results(eddy_ctx_t *ctx, eddy_op_t *func, uint32_t r,
   return NULL;
 }
 
-/// Appends "variant" to the array attribute a (Tout, T: one dtype per
-/// result) or an empty shape (output_shapes).
+/// The array attribute a with `extra` appended ("variant" to Tout or T, one
+/// dtype per result; an empty shape to output_shapes); NULL on out of
+/// memory.
 static const eddy_attr_t *append_attr(eddy_ctx_t *ctx, const eddy_attr_t *a,
                                       const eddy_attr_t *extra) {
   const eddy_attr_t **el = malloc((a->u.array.len + 1) * sizeof(*el));
