@@ -1077,6 +1077,26 @@ def m_switch_case(x):
 
     i, v = tf.while_loop(lambda i, v: i < 5, body, [tf.constant(0), x])
     return [v, switch_step(i - 4, v * x)]
+def m_case_in_loop(x):
+    """tf.case with three predicates and a default in a while_loop body (seven iterations; from
+    x, the branches taken are -v * 0.7, v + 0.5, v * 0.5, tanh(v) + 1.0, v * 0.5 twice, then
+    tanh(v) + 1.0): cond_v2 nests three Ifs, each in the else branch of the one before. In the
+    v2 gradient, the intermediates of the second If are a tensor (its then branch) or the
+    third If's Optional (its else branch), so that output is an Optional of one type or of
+    another; the first If wraps it in one more Optional, the loop pushes it on an
+    accumulator, and the gradient loop pops it and unwraps it for the second If's gradient."""
+
+    def body(i, v):
+        s = tf.reduce_sum(v)
+        v = tf.case([(s > 2.0, lambda: v * 0.5), (s < -2.0, lambda: -v * 0.7),
+                     (tf.equal(i % 3, 0), lambda: tf.tanh(v) + 1.0)],
+                    default=lambda: v + 0.5)
+        return i + 1, v
+
+    _, v = tf.while_loop(lambda i, v: i < 7, body, [tf.constant(0), x])
+    return [v]
+
+
 def spd(x):
     """x x^T + n I: symmetric positive definite, well conditioned."""
     n = tf.shape(x)[-1]
@@ -1266,6 +1286,7 @@ MODELS = {
     "count_losses": (m_count_losses, [("x", rnd(99, [3, 4], 0.5)),
                                       ("k", np.floor(np.abs(rnd(100, [3, 4])) * 3.0) + 2.0)], None),
     "switch_case": (m_switch_case, [("x", rnd(44, [3]))], None),
+    "case_in_loop": (m_case_in_loop, [("x", rnd(48, [3]))], None),
     "bcast_dyn": (m_bcast_dyn, [("x", rnd(30, [2, 3])), ("y", np.abs(rnd(31, [3])) + 0.5)],
                   None),
     "linalg": (m_linalg, [("x", rnd(97, [2, 3, 3])), ("b", rnd(98, [2, 3, 2])),
@@ -1307,7 +1328,8 @@ ONLY_FORMS = {"matrix_diag_band": ("grad_v2",), "max_pool_v2": ("grad_v1",),
               "bincount": ("v2",), "fake_quant": ("grad_v2",), "stateless_random": ("grad_v2",), "ctc_greedy": ("v2",), "pool3d": ("grad_v2",), "ragged": ("grad_v2",),
               "special_fns2": ("grad_v2",), "data_dependent": ("grad_v2",),
               "slice_run_time": ("grad_v1", "grad_v2"), "ta_reads": ("grad_v1", "grad_v2"),
-              "scan": ("v1", "v2", "grad_v1", "grad_v2", "grad2_v2", "grad_lowered")}
+              "scan": ("v1", "v2", "grad_v1", "grad_v2", "grad2_v2", "grad_lowered"),
+              "case_in_loop": ("grad_v1", "grad_v2")}
 
 # Gradient graphs chain more ops; their sums get a looser relative tolerance.
 GRAD_TOL = (1e-4, 1e-5)
@@ -1449,7 +1471,7 @@ def op_histogram(gd):
 # of a cond in a cond with a loop (cond_in_cond: an Optional whose type depends on the branch,
 # wrapped in another Optional); docs/import.md, Gaps. nested and cond_in_while push onto lists
 # of lists (the inner loop's accumulators, per outer iteration).
-SECOND_ORDER = {"cond_in_cond": ("v1",), "cond": ("v1", "v2"), "count": ("v2",), "map_fn": ("v2",),
+SECOND_ORDER = {"cond_in_cond": ("v1", "v2"), "cond": ("v1", "v2"), "count": ("v2",), "map_fn": ("v2",),
                 "scan": ("v2",), "cond_with_loop": ("v2",), "nested": ("v2",),
                 "cond_in_while": ("v2",)}
 

@@ -267,6 +267,17 @@ static eddy_status_t arg_type(tf_body_t *bd, size_t i,
   int base = eddy_tf_dtype_base(a->type);
   if (base == TENSORFLOW__DATA_TYPE__DT_VARIANT ||
       base == TENSORFLOW__DATA_TYPE__DT_RESOURCE) {
+    // An Optional's readers say what it holds where its callers disagree
+    // (an Optional whose type depends on the branch of the If that made
+    // it: each branch of the gradient If reads its own).
+    const eddy_type_t *expect = base == TENSORFLOW__DATA_TYPE__DT_VARIANT
+                                    ? tf_variant_arg_expected(bd, i)
+                                    : NULL;
+    if (expect && (!caller || caller->kind != EDDY_TYPE_LIST ||
+                   !eddy_ir_type_is_compatible(caller, expect))) {
+      *out = expect;
+      return NULL;
+    }
     if (caller && caller->kind == EDDY_TYPE_LIST) {
       *out = caller;
       return NULL;

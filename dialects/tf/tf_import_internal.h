@@ -144,6 +144,13 @@ eddy_status_t tf_error_wrap(const tf_body_t *bd, const tf_node_t *nd,
 const eddy_type_t *tf_variant_type(tf_body_t *bd, const tf_node_t *nd,
                                    uint32_t out);
 
+/// What function bd's argument i, of dtype variant, is taken to be by the
+/// nodes that read it: an Optional of the type an OptionalGetValue of it
+/// says (followed into the branches of Ifs it is passed to). NULL when no
+/// reader says. Where a branch-dependent Optional reaches a gradient
+/// branch, this is the branch's own type, which its caller's may not be.
+const eddy_type_t *tf_variant_arg_expected(tf_body_t *bd, size_t i);
+
 /// ---- tf_import.c ----
 
 /// The library function called name, or NULL.

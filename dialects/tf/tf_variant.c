@@ -468,6 +468,55 @@ static const eddy_type_t *vt_ref(tf_importer_t *im, vscope_t sc,
   return t;
 }
 
+/// What the readers of output 0 of node n of sc (or, n NULL, of the
+/// function argument arg) take it to be, when it is an Optional: the
+/// `output_types` of an OptionalGetValue reading it (through Identity, and
+/// into the branches of an If or Case it is passed to), an Optional of
+/// an Optional where that value is itself read so.
+static const eddy_type_t *vt_expect(tf_importer_t *im, vscope_t sc,
+                                    const Tensorflow__NodeDef *n,
+                                    const char *arg, int depth) {
+  if (depth > MAX_DEPTH)
+    return NULL;
+  for (size_t i = 0; i < sc.n; i++) {
+    const Tensorflow__NodeDef *u = sc.defs[i];
+    const eddy_type_t *t = NULL;
+    bool reads0 = u->n_input > 0 && ref_is(sc, u->input[0], n, arg);
+    if (op_is(u, "OptionalGetValue") && reads0) {
+      int dt = attr_one_type(u, "output_types");
+      if (dt && eddy_tf_dtype_base(dt) != DT(VARIANT))
+        t = list_of(im, tensor_of(im, dt));
+      else if (dt)
+        t = list_of(im, vt_expect(im, sc, u, NULL, depth + 1));
+    } else if (op_is(u, "Identity") && reads0) {
+      t = vt_expect(im, sc, u, NULL, depth + 1);
+    } else if (op_is(u, "If") || op_is(u, "StatelessIf") || is_case(u)) {
+      for (size_t k = 1; k < u->n_input && !t; k++) {
+        if (!ref_is(sc, u->input[k], n, arg))
+          continue;
+        bool named = true;
+        for (size_t b = 0; named && !t; b++) {
+          const Tensorflow__FunctionDef *f = branch_func(im, u, b, &named);
+          if (f && f->signature && k - 1 < f->signature->n_input_arg)
+            t = vt_expect(im, func_scope(f), NULL,
+                          f->signature->input_arg[k - 1]->name, depth + 1);
+        }
+      }
+    }
+    if (t)
+      return t;
+  }
+  return NULL;
+}
+
+const eddy_type_t *tf_variant_arg_expected(tf_body_t *bd, size_t i) {
+  const Tensorflow__FunctionDef *f = bd->fn ? bd->fn->fdef : NULL;
+  if (!f || !f->signature || i >= f->signature->n_input_arg)
+    return NULL;
+  return vt_expect(bd->im, func_scope(f), NULL,
+                   f->signature->input_arg[i]->name, 0);
+}
+
 const eddy_type_t *tf_variant_type(tf_body_t *bd, const tf_node_t *nd,
                                    uint32_t out) {
   vscope_t sc = bd->fn ? func_scope(bd->fn->fdef) : graph_scope(bd->im);

@@ -15,7 +15,10 @@
 /// of the else type second, the else branch an OptionalNone of the then
 /// type first and its own Optional second. The gradient If passes both
 /// along: its then branch reads the first, its else branch the second.
-/// An Optional of one type throughout is left as it is.
+/// An Optional of one type throughout is left as it is. Between the split If
+/// and the gradient If, the two halves travel together through whatever
+/// carries the value (nested conds, loop accumulators, gradient loops):
+/// see "Following a split value to its readers" below.
 #include "lower/tf/tf_lower_internal.h"
 
 #include <stdlib.h>
@@ -166,50 +169,69 @@ static eddy_status_t set_results(eddy_ctx_t *ctx, eddy_op_t *func, uint32_t r,
   return NULL;
 }
 
-/// u again, with one more result of type t (appended) and result r of type
-/// rt; the uses of u's results move to the new op's.
-static eddy_status_t grow_if(eddy_ctx_t *ctx, eddy_op_t *u, uint32_t r,
-                             const eddy_type_t *rt, const eddy_type_t *t,
-                             eddy_op_t **out) {
-  uint32_t n = u->num_results;
+/// The array attribute a with `extra` appended ("variant" to Tout or T, one
+/// dtype per result; an empty shape to output_shapes); NULL on out of
+/// memory.
+static const eddy_attr_t *append_attr(eddy_ctx_t *ctx, const eddy_attr_t *a,
+                                      const eddy_attr_t *extra) {
+  const eddy_attr_t **el = malloc((a->u.array.len + 1) * sizeof(*el));
+  if (!el)
+    return NULL;
+  memcpy(el, a->u.array.elems, a->u.array.len * sizeof(*el));
+  el[a->u.array.len] = extra;
+  const eddy_attr_t *r = eddy_ir_array_attr_get(ctx, el, a->u.array.len + 1);
+  free(el);
+  return r;
+}
+
+/// u again (an If, a Case or a While), with result r of type rt (r past the
+/// results: none changed), the operand `extra_op` appended (NULL: none) and
+/// a result of type t appended (NULL: none); the uses of u's results move
+/// to the new op's.
+static eddy_status_t grow_op(eddy_ctx_t *ctx, eddy_op_t *u, uint32_t r,
+                             const eddy_type_t *rt, eddy_value_t *extra_op,
+                             const eddy_type_t *t, eddy_op_t **out) {
+  uint32_t n = u->num_results, no = u->num_operands;
   const eddy_type_t **types = malloc((n + 1) * sizeof(*types));
-  eddy_value_t **ops = malloc((u->num_operands + 1) * sizeof(*ops));
+  eddy_value_t **ops = malloc((no + 1) * sizeof(*ops));
   eddy_named_attr_t *attrs = malloc((u->num_attrs + 1) * sizeof(*attrs));
   eddy_status_t st = NULL;
   if (!types || !ops || !attrs)
     st = eddy_status_create(EDDY_ERR_RESOURCE, "out of memory");
   for (uint32_t i = 0; !st && i < n; i++)
     types[i] = i == r ? rt : u->results[i].type;
-  for (uint32_t i = 0; !st && i < u->num_operands; i++)
+  for (uint32_t i = 0; !st && i < no; i++)
     ops[i] = eddy_ir_op_operand(u, i);
   for (uint32_t i = 0; !st && i < u->num_attrs; i++) {
     attrs[i] = u->attrs[i];
     const eddy_attr_t *a = attrs[i].value;
-    // Tout names one dtype per result.
-    if (strcmp(attrs[i].name->str, "Tout") == 0 && a->kind == EDDY_ATTR_ARRAY) {
-      const eddy_attr_t **el = malloc((a->u.array.len + 1) * sizeof(*el));
-      if (!el) {
-        st = eddy_status_create(EDDY_ERR_RESOURCE, "out of memory");
-        break;
-      }
-      memcpy(el, a->u.array.elems, a->u.array.len * sizeof(*el));
-      el[a->u.array.len] = eddy_ir_string_attr_get(ctx, "variant", 7);
-      attrs[i].value = eddy_ir_array_attr_get(ctx, el, a->u.array.len + 1);
-      free(el);
-    }
+    const char *an = attrs[i].name->str;
+    if (!t || a->kind != EDDY_ATTR_ARRAY)
+      continue;
+    // Tout (If, Case) and T (While) name one dtype per result.
+    const eddy_attr_t *extra = NULL;
+    if (strcmp(an, "Tout") == 0 || strcmp(an, "T") == 0)
+      extra = eddy_ir_string_attr_get(ctx, "variant", 7);
+    else if (strcmp(an, "output_shapes") == 0)
+      extra = eddy_ir_array_attr_get(ctx, NULL, 0);
+    if (extra && !(attrs[i].value = append_attr(ctx, a, extra)))
+      st = eddy_status_create(EDDY_ERR_RESOURCE, "out of memory");
   }
   if (!st) {
-    types[n] = t;
+    if (extra_op)
+      ops[no++] = extra_op;
+    if (t)
+      types[n] = t;
     eddy_builder_t bb;
     eddy_ir_builder_init(&bb, ctx);
     eddy_ir_builder_set_before(&bb, u);
     eddy_op_state_t s = {.name = u->name->str,
                          .operands = ops,
-                         .num_operands = u->num_operands,
+                         .num_operands = no,
                          .attrs = attrs,
                          .num_attrs = u->num_attrs,
                          .result_types = types,
-                         .num_results = n + 1,
+                         .num_results = n + (t ? 1 : 0),
                          .loc = u->loc};
     st = eddy_ir_build(&bb, &s, out);
   }
@@ -232,6 +254,199 @@ static eddy_value_t *pred_of(const eddy_op_t *op) {
   return v;
 }
 
+/// The op that names func in a symbol attribute (*attr: which), when
+/// exactly one op does; NULL otherwise.
+typedef struct caller_find {
+  const char *name;
+  eddy_op_t *op;
+  const char *attr;
+  size_t n;
+} caller_find_t;
+
+static void find_in_attr(const eddy_attr_t *a, eddy_op_t *op, const char *an,
+                         caller_find_t *c) {
+  if (a->kind == EDDY_ATTR_ARRAY) {
+    for (size_t i = 0; i < a->u.array.len; i++)
+      find_in_attr(a->u.array.elems[i], op, an, c);
+  } else if (a->kind == EDDY_ATTR_SYMBOL &&
+             strcmp(a->u.str.data, c->name) == 0) {
+    c->n++;
+    c->op = op;
+    c->attr = an;
+  }
+}
+
+static eddy_walk_result_t find_walk(eddy_op_t *op, void *user) {
+  for (uint32_t i = 0; i < op->num_attrs; i++)
+    find_in_attr(op->attrs[i].value, op, op->attrs[i].name->str, user);
+  return EDDY_WALK_ADVANCE;
+}
+
+static eddy_op_t *sole_caller(eddy_module_t *m, const eddy_op_t *func,
+                              const char **attr) {
+  caller_find_t c = {eddy_ir_func_name(func), NULL, NULL, 0};
+  for (eddy_op_t *f = eddy_ir_module_body(m)->first; f; f = f->next)
+    eddy_ir_walk_pre(f, find_walk, &c);
+  if (c.n != 1)
+    return NULL;
+  if (attr)
+    *attr = c.attr;
+  return c.op;
+}
+
+/// The function whose entry block holds the argument v, or NULL.
+static eddy_op_t *func_of_arg(const eddy_value_t *v) {
+  if (v->def || !v->block)
+    return NULL;
+  eddy_op_t *f = eddy_ir_block_parent_op(v->block);
+  return f && eddy_ir_op_is(f, "func.func") ? f : NULL;
+}
+
+static bool is_while(const eddy_op_t *op) {
+  return eddy_ir_op_is(op, "tf.While") ||
+         eddy_ir_op_is(op, "tf.StatelessWhile");
+}
+
+static bool is_case(const eddy_op_t *op) {
+  return eddy_ir_op_is(op, "tf.Case") || eddy_ir_op_is(op, "tf.StatelessCase");
+}
+
+static eddy_value_t *canon_item(eddy_module_t *m, eddy_value_t *l, int depth);
+
+/// Branch b of If or Case c (NULL past the last or when not a function).
+static eddy_op_t *branch_of(eddy_module_t *m, const eddy_op_t *c, size_t b) {
+  if (is_if(c))
+    return b < 2 ? callee(m, c, b == 0 ? "then_branch" : "else_branch") : NULL;
+  const eddy_attr_t *br = eddy_ir_op_attr(c, "branches");
+  if (!br || br->kind != EDDY_ATTR_ARRAY || b >= br->u.array.len)
+    return NULL;
+  const eddy_attr_t *a = br->u.array.elems[b];
+  return a->kind == EDDY_ATTR_SYMBOL
+             ? eddy_ir_module_lookup_func(m, a->u.str.data)
+             : NULL;
+}
+
+static size_t num_branches(const eddy_op_t *c) {
+  if (is_if(c))
+    return 2;
+  const eddy_attr_t *br = eddy_ir_op_attr(c, "branches");
+  return br && br->kind == EDDY_ATTR_ARRAY ? br->u.array.len : 0;
+}
+
+/// What the one branch of If or Case c that returns something other than
+/// an OptionalNone at result r returns; NULL when not exactly one does.
+static eddy_value_t *branch_value(eddy_module_t *m, const eddy_op_t *c,
+                                  uint32_t r) {
+  eddy_value_t *only = NULL;
+  for (size_t b = 0; b < num_branches(c); b++) {
+    eddy_op_t *g = branch_of(m, c, b);
+    if (!g)
+      return NULL;
+    eddy_op_t *ret = eddy_ir_block_terminator(eddy_ir_func_entry(g));
+    if (r >= ret->num_operands)
+      return NULL;
+    eddy_value_t *x = eddy_ir_op_operand(ret, r);
+    while (x->def && eddy_ir_op_is(x->def, "tf.Identity"))
+      x = eddy_ir_op_operand(x->def, 0);
+    if (x->def && eddy_ir_op_is(x->def, "tf.OptionalNone"))
+      continue;
+    if (only)
+      return NULL;
+    only = x;
+  }
+  return only;
+}
+
+/// Where a value comes from, looking through Identity, the arguments of If
+/// and Case branches (to what the If passes), and lists: an item popped
+/// from a loop's accumulator is the value the forward loop pushed. cond_v2
+/// gives a gradient If, in a while_v2 gradient loop, the predicate its
+/// forward If had, popped from an accumulator; this finds the forward one.
+static eddy_value_t *canon(eddy_module_t *m, eddy_value_t *v, int depth) {
+  for (int i = 0; v && i < 64 && depth < 64; i++) {
+    if (v->def && eddy_ir_op_is(v->def, "tf.Identity")) {
+      v = eddy_ir_op_operand(v->def, 0);
+    } else if (v->def && eddy_ir_op_is(v->def, "tf.TensorListPopBack") &&
+               v->index == 1) {
+      eddy_value_t *c = canon_item(m, eddy_ir_op_operand(v->def, 0), depth + 1);
+      return c ? c : v;
+    } else if (v->def && eddy_ir_op_is(v->def, "tf.OptionalGetValue")) {
+      // The value of an Optional made by OptionalFromValue (a predicate
+      // computed in a branch is one of its intermediates).
+      eddy_value_t *o = canon(m, eddy_ir_op_operand(v->def, 0), depth + 1);
+      if (!o->def || !eddy_ir_op_is(o->def, "tf.OptionalFromValue"))
+        return v;
+      v = eddy_ir_op_operand(o->def, 0);
+    } else if (v->def && (is_if(v->def) || is_case(v->def))) {
+      // An Optional only one branch makes (the others return none).
+      eddy_value_t *only = branch_value(m, v->def, v->index);
+      if (!only)
+        return v;
+      v = only;
+    } else if (!v->def) {
+      eddy_op_t *f = func_of_arg(v);
+      const char *attr = NULL;
+      eddy_op_t *c = f ? sole_caller(m, f, &attr) : NULL;
+      if (!c || !(is_if(c) || is_case(c)) || v->index + 1 >= c->num_operands)
+        return v;
+      v = eddy_ir_op_operand(c, v->index + 1);
+    } else {
+      return v;
+    }
+  }
+  return v;
+}
+
+/// What the forward loop pushed onto the accumulator l that a gradient loop
+/// pops: l followed through Identity, pops and While loop values back to
+/// the forward While, whose body pushes the item; NULL when not found.
+static eddy_value_t *canon_item(eddy_module_t *m, eddy_value_t *l, int depth) {
+  for (int i = 0; l && i < 64 && depth < 64; i++) {
+    eddy_op_t *d = l->def;
+    if (d && (eddy_ir_op_is(d, "tf.Identity") ||
+              (eddy_ir_op_is(d, "tf.TensorListPopBack") && l->index == 0))) {
+      l = eddy_ir_op_operand(d, 0);
+    } else if (!d) {
+      eddy_op_t *f = func_of_arg(l);
+      const char *attr = NULL;
+      eddy_op_t *c = f ? sole_caller(m, f, &attr) : NULL;
+      if (!c || l->index >= c->num_operands)
+        return NULL;
+      if (is_while(c) && strcmp(attr, "body") == 0)
+        l = eddy_ir_op_operand(c, l->index);
+      else if ((is_if(c) || is_case(c)) && l->index + 1 < c->num_operands)
+        l = eddy_ir_op_operand(c, l->index + 1);
+      else
+        return NULL;
+    } else if (is_while(d)) {
+      // The body's pushes onto loop value j, before it returns it.
+      eddy_op_t *body = callee(m, d, "body");
+      if (!body)
+        return NULL;
+      eddy_op_t *ret = eddy_ir_block_terminator(eddy_ir_func_entry(body));
+      if (l->index >= ret->num_operands)
+        return NULL;
+      eddy_value_t *x = eddy_ir_op_operand(ret, l->index);
+      while (x && x->def && eddy_ir_op_is(x->def, "tf.Identity"))
+        x = eddy_ir_op_operand(x->def, 0);
+      if (!x || !x->def || !eddy_ir_op_is(x->def, "tf.TensorListPushBack"))
+        return NULL;
+      return canon(m, eddy_ir_op_operand(x->def, 1), depth + 1);
+    } else {
+      return NULL;
+    }
+  }
+  return NULL;
+}
+
+/// Whether If o tests the predicate of If u (its gradient, in the same
+/// function or popped from a loop's accumulator).
+static bool same_pred(eddy_module_t *m, const eddy_op_t *o,
+                      const eddy_op_t *u) {
+  return is_if(o) && o->num_operands > 0 &&
+         canon(m, pred_of(o), 0) == canon(m, pred_of(u), 0);
+}
+
 /// The gradient If `o` reads the split output through operand k: it gets
 /// `second` as a new last operand; its else branch reads that instead (o
 /// gets its own branches first where other nodes call them too).
@@ -241,7 +456,7 @@ static eddy_status_t pass_second(eddy_module_t *m, eddy_op_t *u, eddy_op_t *o,
   char msg[512];
   const char *un = u->loc && u->loc->file ? u->loc->file->str : "?";
   const char *on = o->loc && o->loc->file ? o->loc->file->str : "?";
-  if (!is_if(o) || k == 0 || pred_of(o) != pred_of(u)) {
+  if (!is_if(o) || k == 0 || !same_pred(m, o, u)) {
     snprintf(msg, sizeof msg,
              "an Optional output of If '%s' holds a value of one type from "
              "one branch and of another from the other; only an If on the "
@@ -291,53 +506,356 @@ typedef struct reader_list {
   eddy_op_t **owner;
   uint32_t *index;
   size_t n, cap;
-  bool oom;
 } reader_list_t;
 
-/// The ops reading v, looking through Identity.
-static void collect_readers(eddy_value_t *v, reader_list_t *rd, int depth) {
+/// ---- Following a split value to its readers ----
+///
+/// The split output's two halves travel together wherever the value goes
+/// before the gradient If reads it: wrapped in another Optional by an
+/// enclosing branch and returned by it (cond_v2 nests: the intermediates of
+/// a cond in a cond are Optionals of Optionals), pushed onto a loop's
+/// accumulator and popped in the gradient loop (while_v2), unwrapped and
+/// passed into the branches of the enclosing gradient If. Each op on the
+/// way gets a twin for the second half, each function and loop one more
+/// argument or result, each accumulator a twin accumulator, until an If on
+/// the split If's predicate takes the first half in its then branch and the
+/// second in its else branch.
+
+/// A loop value j of While `w` and the twin j2 added for it.
+typedef struct loop_twin {
+  eddy_op_t *w;
+  uint32_t j, j2;
+} loop_twin_t;
+
+typedef struct follow {
+  eddy_module_t *m;
+  eddy_op_t *origin; ///< the split If
+  bool *copied;
+  loop_twin_t *twins;
+  size_t num_twins, cap_twins;
+} follow_t;
+
+static eddy_status_t follow_value(follow_t *fw, eddy_value_t *v,
+                                  eddy_value_t *v2, int depth);
+
+static eddy_status_t unsupported_reader(follow_t *fw, const eddy_op_t *o,
+                                        const char *why) {
+  char msg[768];
+  const char *un = fw->origin->loc && fw->origin->loc->file
+                       ? fw->origin->loc->file->str
+                       : "?";
+  snprintf(msg, sizeof msg,
+           "an Optional output of If '%s' holds a value of one type from one "
+           "branch and of another from the other; it is followed to the If "
+           "on the same predicate that reads it (its gradient), but %s",
+           un, why);
+  return error_at(o, msg);
+}
+
+static loop_twin_t *find_twin(follow_t *fw, const eddy_op_t *w, uint32_t j) {
+  for (size_t i = 0; i < fw->num_twins; i++)
+    if (fw->twins[i].w == w && fw->twins[i].j == j)
+      return &fw->twins[i];
+  return NULL;
+}
+
+/// The ops reading v and the operand each reads, without looking through
+/// anything.
+static eddy_status_t uses_of_value(eddy_value_t *v, reader_list_t *rd) {
   for (eddy_use_t *use = v->uses; use; use = use->next) {
-    eddy_op_t *o = use->owner;
-    if (eddy_ir_op_is(o, "tf.Identity") && depth < 16) {
-      collect_readers(&o->results[0], rd, depth + 1);
-      continue;
-    }
     if (rd->n == rd->cap) {
       size_t nc = rd->cap ? 2 * rd->cap : 8;
       eddy_op_t **no = realloc(rd->owner, nc * sizeof(*no));
       if (no)
         rd->owner = no;
       uint32_t *ni = no ? realloc(rd->index, nc * sizeof(*ni)) : NULL;
-      if (!ni) {
-        rd->oom = true;
-        return;
-      }
+      if (!ni)
+        return eddy_status_create(EDDY_ERR_RESOURCE, "out of memory");
       rd->index = ni;
       rd->cap = nc;
     }
-    rd->owner[rd->n] = o;
+    rd->owner[rd->n] = use->owner;
     rd->index[rd->n++] = use->index;
   }
+  return NULL;
 }
 
-/// A ZerosLike of the split output (a second-order gradient's zero adjoint
-/// of it, passed to the gradient If): a ZerosLike of `second` next to it,
-/// which its readers get as they get `second`.
-static eddy_status_t pass_zeros(eddy_module_t *m, eddy_op_t *u, eddy_op_t *z,
-                                eddy_value_t *second, bool *copied) {
+/// A twin of op o (same name, attributes and operands but operand k, which
+/// is v2), after o, with result types types.
+static eddy_status_t twin_op(follow_t *fw, eddy_op_t *o, uint32_t k,
+                             eddy_value_t *v2, const eddy_type_t *const *types,
+                             uint32_t nt, eddy_op_t **out) {
+  eddy_value_t **ops = malloc((o->num_operands + 1) * sizeof(*ops));
+  if (!ops)
+    return eddy_status_create(EDDY_ERR_RESOURCE, "out of memory");
+  for (uint32_t i = 0; i < o->num_operands; i++)
+    ops[i] = i == k ? v2 : eddy_ir_op_operand(o, i);
   eddy_builder_t bb;
-  eddy_ir_builder_init(&bb, m->ctx);
-  eddy_ir_builder_set_after(&bb, z);
-  eddy_op_t *z2 = NULL;
-  EDDY_RETURN_IF_ERROR(eddy_tfl_make(&bb, "tf.ZerosLike", &second, 1,
-                                     z->attrs, z->num_attrs, &second->type, 1,
-                                     z->loc, &z2));
-  reader_list_t rd = {0};
-  collect_readers(&z->results[0], &rd, 0);
+  eddy_ir_builder_init(&bb, fw->m->ctx);
+  eddy_ir_builder_set_after(&bb, o);
   eddy_status_t st =
-      rd.oom ? eddy_status_create(EDDY_ERR_RESOURCE, "out of memory") : NULL;
+      eddy_tfl_make(&bb, o->name->str, ops, o->num_operands, o->attrs,
+                    o->num_attrs, types, nt, o->loc, out);
+  free(ops);
+  return st;
+}
+
+/// Adds loop value j2 to While w (its body and cond get an argument, the
+/// body returns it unchanged until a twin sets what it returns), starting
+/// from init. *w_out is the new While.
+static eddy_status_t add_loop_value(follow_t *fw, eddy_op_t *w, uint32_t j,
+                                    eddy_value_t *init, eddy_op_t **w_out,
+                                    uint32_t *j2_out) {
+  eddy_module_t *m = fw->m;
+  eddy_op_t *body = callee(m, w, "body"), *cond = callee(m, w, "cond");
+  if (!body || !cond || body == cond || uses_of(m, body) != 1 ||
+      uses_of(m, cond) != 1)
+    return unsupported_reader(
+        fw, w,
+        "the body and cond of this While must be functions no other "
+        "node calls");
+  eddy_value_t *ab = add_arg(m->ctx, body, init->type);
+  eddy_value_t *ac = add_arg(m->ctx, cond, init->type);
+  if (!ab || !ac)
+    return eddy_status_create(EDDY_ERR_RESOURCE, "out of memory");
+  EDDY_RETURN_IF_ERROR(set_results(m->ctx, body, 0, NULL, ab));
+  uint32_t j2 = w->num_results;
+  eddy_op_t *nw = NULL;
+  EDDY_RETURN_IF_ERROR(
+      grow_op(m->ctx, w, UINT32_MAX, NULL, init, init->type, &nw));
+  for (size_t i = 0; i < fw->num_twins; i++)
+    if (fw->twins[i].w == w)
+      fw->twins[i].w = nw;
+  if (fw->num_twins == fw->cap_twins) {
+    size_t nc = fw->cap_twins ? 2 * fw->cap_twins : 4;
+    loop_twin_t *nt = realloc(fw->twins, nc * sizeof(*nt));
+    if (!nt)
+      return eddy_status_create(EDDY_ERR_RESOURCE, "out of memory");
+    fw->twins = nt;
+    fw->cap_twins = nc;
+  }
+  fw->twins[fw->num_twins++] = (loop_twin_t){nw, j, j2};
+  *w_out = nw;
+  *j2_out = j2;
+  return NULL;
+}
+
+/// The twin of the list l (an accumulator that v is pushed onto), holding
+/// items of type t: a new empty list where l is made, or a new loop value
+/// where l is a loop value of a While's body (*w_out and *j: that While
+/// and l's loop value, whose results the caller follows).
+static eddy_status_t twin_list(follow_t *fw, eddy_op_t *reader, eddy_value_t *l,
+                               const eddy_type_t *t, eddy_value_t **out,
+                               eddy_op_t **w_out, uint32_t *j_out) {
+  eddy_ctx_t *ctx = fw->m->ctx;
+  const eddy_type_t *lt = eddy_ir_list_type_get(ctx, t);
+  *w_out = NULL;
+  eddy_op_t *made = l->def;
+  eddy_op_t *w = NULL;
+  eddy_op_t *f = func_of_arg(l);
+  const char *attr = NULL;
+  if (f) {
+    w = sole_caller(fw->m, f, &attr);
+    if (!w || !is_while(w) || strcmp(attr, "body") != 0 ||
+        l->index >= w->num_operands)
+      return unsupported_reader(fw, reader,
+                                "the list it is pushed onto is an argument "
+                                "of a function other than a While's body");
+    loop_twin_t *tw = find_twin(fw, w, l->index);
+    if (tw) {
+      *out = eddy_ir_func_entry(f)->args[tw->j2];
+      return NULL;
+    }
+    made = eddy_ir_op_operand(w, l->index)->def;
+  }
+  if (!made || !(eddy_ir_op_is(made, "tf.EmptyTensorList") ||
+                 eddy_ir_op_is(made, "tf.TensorListReserve")))
+    return unsupported_reader(fw, reader,
+                              "the list it is pushed onto is not made by "
+                              "EmptyTensorList or TensorListReserve");
+  eddy_op_t *e = NULL;
+  EDDY_RETURN_IF_ERROR(twin_op(fw, made, UINT32_MAX, NULL, &lt, 1, &e));
+  if (!w) {
+    *out = &e->results[0];
+    return NULL;
+  }
+  uint32_t j2;
+  EDDY_RETURN_IF_ERROR(
+      add_loop_value(fw, w, l->index, &e->results[0], w_out, &j2));
+  *j_out = l->index;
+  *out = eddy_ir_func_entry(f)->args[j2];
+  return NULL;
+}
+
+/// The results j and j2 of While w, followed on.
+static eddy_status_t follow_loop_results(follow_t *fw, eddy_op_t *w, uint32_t j,
+                                         int depth) {
+  loop_twin_t *tw = find_twin(fw, w, j);
+  if (!tw)
+    return NULL;
+  w = tw->w;
+  return follow_value(fw, &w->results[j], &w->results[tw->j2], depth + 1);
+}
+
+/// v (and v2) returned by function f at result k.
+static eddy_status_t follow_return(follow_t *fw, eddy_op_t *ret, uint32_t k,
+                                   eddy_value_t *v2, int depth) {
+  eddy_module_t *m = fw->m;
+  eddy_op_t *f = eddy_ir_op_parent_op(ret);
+  const char *attr = NULL;
+  eddy_op_t *c = f ? sole_caller(m, f, &attr) : NULL;
+  if (c && is_while(c) && strcmp(attr, "body") == 0) {
+    loop_twin_t *tw = find_twin(fw, c, k);
+    if (!tw)
+      return unsupported_reader(fw, ret,
+                                "a loop body returns it as a loop value "
+                                "that does not start as an accumulator");
+    eddy_ir_op_set_operand(ret, tw->j2, v2);
+    return NULL;
+  }
+  if (!c || !(is_if(c) || is_case(c)))
+    return unsupported_reader(fw, ret,
+                              "the function that returns it is not a branch "
+                              "of one If or Case (or the body of one While)");
+  // Every branch returns one more Optional: f its twin, the others none.
+  for (size_t b = 0; b < num_branches(c); b++) {
+    eddy_op_t *g = branch_of(m, c, b);
+    if (!g || (g != f && uses_of(m, g) != 1))
+      return unsupported_reader(fw, c,
+                                "the branches of the If or Case that returns "
+                                "it must be functions no other node calls");
+    eddy_value_t *val = v2;
+    if (g != f)
+      EDDY_RETURN_IF_ERROR(none_of(m->ctx, g, v2->type, &val));
+    EDDY_RETURN_IF_ERROR(set_results(m->ctx, g, 0, NULL, val));
+  }
+  eddy_op_t *nc = NULL;
+  EDDY_RETURN_IF_ERROR(
+      grow_op(m->ctx, c, UINT32_MAX, NULL, NULL, v2->type, &nc));
+  *fw->copied = true; // the pass's list of Ifs holds the old op
+  return follow_value(fw, &nc->results[k], &nc->results[nc->num_results - 1],
+                      depth + 1);
+}
+
+/// v (and v2) passed to If or Case o as operand k, not on the split If's
+/// predicate: each branch gets both and follows them.
+static eddy_status_t follow_into_branches(follow_t *fw, eddy_op_t *o,
+                                          uint32_t k, eddy_value_t *v2,
+                                          int depth) {
+  eddy_module_t *m = fw->m;
+  size_t nb = num_branches(o);
+  eddy_op_t *gs[64];
+  if (nb > 64)
+    return unsupported_reader(fw, o, "the Case has more than 64 branches");
+  for (size_t b = 0; b < nb; b++) {
+    if (is_if(o))
+      EDDY_RETURN_IF_ERROR(own_branch(
+          m, o, b == 0 ? "then_branch" : "else_branch", &gs[b], fw->copied));
+    else
+      gs[b] = branch_of(m, o, b);
+    if (!gs[b] || uses_of(m, gs[b]) != 1)
+      return unsupported_reader(fw, o,
+                                "the branches of the If or Case it is passed "
+                                "to must be functions no other node calls");
+  }
+  uint32_t n = o->num_operands;
+  eddy_value_t **ops = malloc((n + 1) * sizeof(*ops));
+  if (!ops)
+    return eddy_status_create(EDDY_ERR_RESOURCE, "out of memory");
+  for (uint32_t i = 0; i < n; i++)
+    ops[i] = eddy_ir_op_operand(o, i);
+  ops[n] = v2;
+  eddy_ir_op_set_operands(o, ops, n + 1);
+  free(ops);
+  for (size_t b = 0; b < nb; b++) {
+    eddy_value_t *a2 = add_arg(m->ctx, gs[b], v2->type);
+    if (!a2)
+      return eddy_status_create(EDDY_ERR_RESOURCE, "out of memory");
+    eddy_block_t *entry = eddy_ir_func_entry(gs[b]);
+    EDDY_RETURN_IF_ERROR(follow_value(fw, entry->args[k - 1], a2, depth + 1));
+  }
+  return NULL;
+}
+
+/// One reader o of v (operand k), with v2 the twin of v.
+static eddy_status_t follow_reader(follow_t *fw, eddy_op_t *o, uint32_t k,
+                                   eddy_value_t *v2, int depth) {
+  eddy_module_t *m = fw->m;
+  eddy_ctx_t *ctx = m->ctx;
+  eddy_op_t *t = NULL;
+  if (eddy_ir_op_is(o, "func.return"))
+    return follow_return(fw, o, k, v2, depth);
+  if ((eddy_ir_op_is(o, "tf.Identity") || eddy_ir_op_is(o, "tf.ZerosLike")) &&
+      k == 0) {
+    EDDY_RETURN_IF_ERROR(twin_op(fw, o, k, v2, &v2->type, 1, &t));
+    return follow_value(fw, &o->results[0], &t->results[0], depth + 1);
+  }
+  if (eddy_ir_op_is(o, "tf.OptionalFromValue") && o->num_operands == 1) {
+    const eddy_type_t *rt = eddy_ir_list_type_get(ctx, v2->type);
+    EDDY_RETURN_IF_ERROR(twin_op(fw, o, k, v2, &rt, 1, &t));
+    return follow_value(fw, &o->results[0], &t->results[0], depth + 1);
+  }
+  if (eddy_ir_op_is(o, "tf.OptionalGetValue") && o->num_results == 1 &&
+      v2->type->kind == EDDY_TYPE_LIST) {
+    EDDY_RETURN_IF_ERROR(twin_op(fw, o, k, v2, &v2->type->elem, 1, &t));
+    return follow_value(fw, &o->results[0], &t->results[0], depth + 1);
+  }
+  if (eddy_ir_op_is(o, "tf.TensorListPopBack") && k == 0 &&
+      v2->type->kind == EDDY_TYPE_LIST && o->num_results == 2) {
+    const eddy_type_t *rt[2] = {v2->type, v2->type->elem};
+    EDDY_RETURN_IF_ERROR(twin_op(fw, o, k, v2, rt, 2, &t));
+    EDDY_RETURN_IF_ERROR(
+        follow_value(fw, &o->results[0], &t->results[0], depth + 1));
+    return follow_value(fw, &o->results[1], &t->results[1], depth + 1);
+  }
+  if (eddy_ir_op_is(o, "tf.TensorListPushBack") && k == 1) {
+    eddy_value_t *l2 = NULL;
+    eddy_op_t *w = NULL;
+    uint32_t j = 0;
+    EDDY_RETURN_IF_ERROR(
+        twin_list(fw, o, eddy_ir_op_operand(o, 0), v2->type, &l2, &w, &j));
+    eddy_value_t *ops[2] = {l2, v2};
+    eddy_builder_t bb;
+    eddy_ir_builder_init(&bb, ctx);
+    eddy_ir_builder_set_after(&bb, o);
+    EDDY_RETURN_IF_ERROR(eddy_tfl_make(&bb, o->name->str, ops, 2, o->attrs,
+                                       o->num_attrs, &l2->type, 1, o->loc, &t));
+    EDDY_RETURN_IF_ERROR(
+        follow_value(fw, &o->results[0], &t->results[0], depth + 1));
+    return w ? follow_loop_results(fw, w, j, depth) : NULL;
+  }
+  if (is_while(o)) {
+    eddy_op_t *body = callee(m, o, "body");
+    eddy_op_t *nw = NULL;
+    uint32_t j2;
+    EDDY_RETURN_IF_ERROR(add_loop_value(fw, o, k, v2, &nw, &j2));
+    eddy_block_t *entry = eddy_ir_func_entry(body);
+    EDDY_RETURN_IF_ERROR(
+        follow_value(fw, entry->args[k], entry->args[j2], depth + 1));
+    return follow_loop_results(fw, nw, k, depth);
+  }
+  if ((is_if(o) || is_case(o)) && k > 0) {
+    if (same_pred(m, o, fw->origin))
+      return pass_second(m, fw->origin, o, k, v2, fw->copied);
+    return follow_into_branches(fw, o, k, v2, depth);
+  }
+  return unsupported_reader(fw, o,
+                            "this node reads it (only Identity, ZerosLike, "
+                            "OptionalFromValue, OptionalGetValue, "
+                            "TensorListPushBack, TensorListPopBack, While, "
+                            "If, Case and function returns are followed)");
+}
+
+static eddy_status_t follow_value(follow_t *fw, eddy_value_t *v,
+                                  eddy_value_t *v2, int depth) {
+  if (depth > 256)
+    return unsupported_reader(fw, fw->origin,
+                              "it passes through more than 256 nodes");
+  reader_list_t rd = {0};
+  eddy_status_t st = uses_of_value(v, &rd);
   for (size_t i = 0; !st && i < rd.n; i++)
-    st = pass_second(m, u, rd.owner[i], rd.index[i], &z2->results[0], copied);
+    if (rd.owner[i] != v2->def) // the twin just made reads v too
+      st = follow_reader(fw, rd.owner[i], rd.index[i], v2, depth);
   free(rd.owner);
   free(rd.index);
   return st;
@@ -356,25 +874,14 @@ static eddy_status_t split(eddy_module_t *m, eddy_op_t **u, eddy_op_t *f,
   EDDY_RETURN_IF_ERROR(set_results(ctx, f, r, NULL, f_none));
   EDDY_RETURN_IF_ERROR(set_results(ctx, g, r, g_none, g_own));
   eddy_op_t *grown = NULL;
-  EDDY_RETURN_IF_ERROR(grow_if(ctx, *u, r, a, b, &grown));
+  EDDY_RETURN_IF_ERROR(grow_op(ctx, *u, r, a, NULL, b, &grown));
   *u = grown;
   eddy_value_t *second = &grown->results[grown->num_results - 1];
   eddy_value_t *first = &grown->results[r];
-  // The readers (through the Identity ops of inlined calls), before their
-  // operand lists change.
-  reader_list_t rd = {0};
-  collect_readers(first, &rd, 0);
-  eddy_status_t st =
-      rd.oom ? eddy_status_create(EDDY_ERR_RESOURCE, "out of memory") : NULL;
-  for (size_t i = 0; !st && i < rd.n; i++) {
-    eddy_op_t *o = rd.owner[i];
-    if (eddy_ir_op_is(o, "tf.ZerosLike") && o->num_results == 1)
-      st = pass_zeros(m, grown, o, second, copied);
-    else
-      st = pass_second(m, grown, o, rd.index[i], second, copied);
-  }
-  free(rd.owner);
-  free(rd.index);
+  // Followed to the gradient If, which reads the halves in its branches.
+  follow_t fw = {m, grown, copied, NULL, 0, 0};
+  eddy_status_t st = follow_value(&fw, first, second, 0);
+  free(fw.twins);
   return st;
 }
 
@@ -404,7 +911,8 @@ static eddy_walk_result_t collect_ifs(eddy_op_t *op, void *user) {
 
 /// One pass over the module's Ifs; *copied when a function was copied to
 /// give an If its own branches (the copy holds Ifs the pass did not see).
-static eddy_status_t split_pass(eddy_module_t *m, bool *copied) {
+static eddy_status_t split_pass(eddy_module_t *m, bool *copied,
+                                bool *split_any) {
   if_list_t ifs = {0};
   for (eddy_op_t *f = eddy_ir_module_body(m)->first; f; f = f->next)
     eddy_ir_walk_pre(f, collect_ifs, &ifs);
@@ -427,8 +935,10 @@ static eddy_status_t split_pass(eddy_module_t *m, bool *copied) {
       st = own_branch(m, u, "then_branch", &f, copied);
       if (!st)
         st = own_branch(m, u, "else_branch", &g, copied);
-      if (!st && !*copied)
+      if (!st && !*copied) {
+        *split_any = true;
         st = split(m, &u, f, g, r, a, b, copied);
+      }
     }
   }
   free(ifs.v);
@@ -480,6 +990,153 @@ static eddy_walk_result_t check_case(eddy_op_t *op, void *user) {
   return EDDY_WALK_ADVANCE;
 }
 
+/// ---- The types of what carries the first half ----
+///
+/// A split output keeps the then branch's type, and the ops it reaches keep
+/// the types the importer gave them, which may be the else branch's (a
+/// value traced through nested conds takes one branch's type). Once the
+/// halves are in place, the lists (Optionals) that carry a value on take
+/// its type: an Identity, ZerosLike, OptionalFromValue, OptionalGetValue
+/// or TensorListPopBack of a list the type its operand gives, the argument
+/// of a function with one caller what the caller passes, a function's
+/// result what it returns, the result of an If or Case what all its
+/// branches return, a While's result its operand's. Only list types change.
+
+static bool set_list_type(eddy_value_t *v, const eddy_type_t *t) {
+  if (!t || v->type == t || v->type->kind != EDDY_TYPE_LIST ||
+      t->kind != EDDY_TYPE_LIST)
+    return false;
+  eddy_ir_value_set_type(v, t);
+  return true;
+}
+
+/// Argument j of func takes type t (and the function's type with it).
+static bool set_arg_type(eddy_ctx_t *ctx, eddy_op_t *func, uint32_t j,
+                         const eddy_type_t *t) {
+  eddy_block_t *entry = eddy_ir_func_entry(func);
+  const eddy_type_t *ft = eddy_ir_func_type(func);
+  if (j >= entry->num_args || j >= ft->num_inputs ||
+      !set_list_type(entry->args[j], t))
+    return false;
+  const eddy_type_t **in = malloc((ft->num_inputs + 1) * sizeof(*in));
+  if (!in)
+    return false;
+  memcpy(in, ft->inputs, ft->num_inputs * sizeof(*in));
+  in[j] = t;
+  eddy_ir_func_set_type(func,
+                        eddy_ir_func_type_get(ctx, in, ft->num_inputs,
+                                              ft->outputs, ft->num_outputs));
+  free(in);
+  return true;
+}
+
+typedef struct retype {
+  eddy_module_t *m;
+  bool changed;
+} retype_t;
+
+static eddy_walk_result_t retype_walk(eddy_op_t *op, void *user) {
+  retype_t *rt = user;
+  eddy_module_t *m = rt->m;
+  eddy_ctx_t *ctx = m->ctx;
+  eddy_value_t *x = op->num_operands ? eddy_ir_op_operand(op, 0) : NULL;
+  const eddy_type_t *xt = x ? x->type : NULL;
+  bool list_of_lists =
+      xt && xt->kind == EDDY_TYPE_LIST && xt->elem->kind == EDDY_TYPE_LIST;
+  if ((eddy_ir_op_is(op, "tf.Identity") || eddy_ir_op_is(op, "tf.ZerosLike")) &&
+      op->num_results == 1) {
+    rt->changed |= set_list_type(&op->results[0], xt);
+  } else if (eddy_ir_op_is(op, "tf.OptionalFromValue") &&
+             op->num_results == 1 && xt && xt->kind == EDDY_TYPE_LIST) {
+    rt->changed |=
+        set_list_type(&op->results[0], eddy_ir_list_type_get(ctx, xt));
+  } else if (eddy_ir_op_is(op, "tf.OptionalGetValue") && op->num_results == 1 &&
+             list_of_lists) {
+    rt->changed |= set_list_type(&op->results[0], xt->elem);
+  } else if (eddy_ir_op_is(op, "tf.TensorListPopBack") &&
+             op->num_results == 2 && list_of_lists) {
+    rt->changed |= set_list_type(&op->results[0], xt);
+    rt->changed |= set_list_type(&op->results[1], xt->elem);
+  } else if (is_if(op) || is_case(op)) {
+    size_t nb = num_branches(op);
+    for (size_t b = 0; b < nb; b++) {
+      eddy_op_t *g = branch_of(m, op, b);
+      if (!g || uses_of(m, g) != 1)
+        continue;
+      for (uint32_t k = 1; k < op->num_operands; k++)
+        rt->changed |=
+            set_arg_type(ctx, g, k - 1, eddy_ir_op_operand(op, k)->type);
+    }
+    for (uint32_t r = 0; r < op->num_results; r++) {
+      const eddy_type_t *t = NULL;
+      bool agree = nb > 0;
+      for (size_t b = 0; b < nb && agree; b++) {
+        eddy_op_t *g = branch_of(m, op, b);
+        const eddy_type_t *ft = g ? eddy_ir_func_type(g) : NULL;
+        if (!ft || r >= ft->num_outputs)
+          agree = false;
+        else if (!t)
+          t = ft->outputs[r];
+        else if (t != ft->outputs[r])
+          agree = false;
+      }
+      if (agree)
+        rt->changed |= set_list_type(&op->results[r], t);
+    }
+  } else if (is_while(op)) {
+    eddy_op_t *fs[2] = {callee(m, op, "body"), callee(m, op, "cond")};
+    for (int i = 0; i < 2; i++)
+      for (uint32_t k = 0;
+           fs[i] && uses_of(m, fs[i]) == 1 && k < op->num_operands; k++)
+        rt->changed |=
+            set_arg_type(ctx, fs[i], k, eddy_ir_op_operand(op, k)->type);
+    for (uint32_t k = 0; k < op->num_results && k < op->num_operands; k++)
+      rt->changed |=
+          set_list_type(&op->results[k], eddy_ir_op_operand(op, k)->type);
+  } else if (eddy_ir_op_is(op, "func.return")) {
+    eddy_op_t *f = eddy_ir_op_parent_op(op);
+    const eddy_type_t *ft = f ? eddy_ir_func_type(f) : NULL;
+    if (ft && ft->num_outputs == op->num_operands) {
+      bool differ = false;
+      for (uint32_t i = 0; i < op->num_operands; i++) {
+        const eddy_type_t *t = eddy_ir_op_operand(op, i)->type;
+        differ |= t != ft->outputs[i] && t->kind == EDDY_TYPE_LIST &&
+                  ft->outputs[i]->kind == EDDY_TYPE_LIST;
+      }
+      if (differ) {
+        const eddy_type_t **out = malloc((op->num_operands + 1) * sizeof(*out));
+        if (out) {
+          for (uint32_t i = 0; i < op->num_operands; i++) {
+            const eddy_type_t *t = eddy_ir_op_operand(op, i)->type;
+            out[i] = t->kind == EDDY_TYPE_LIST &&
+                             ft->outputs[i]->kind == EDDY_TYPE_LIST
+                         ? t
+                         : ft->outputs[i];
+          }
+          eddy_ir_func_set_type(f, eddy_ir_func_type_get(ctx, ft->inputs,
+                                                         ft->num_inputs, out,
+                                                         op->num_operands));
+          free(out);
+          rt->changed = true;
+        }
+      }
+    }
+  }
+  return EDDY_WALK_ADVANCE;
+}
+
+/// To a fixpoint; *changed when anything changed.
+static void retype_lists(eddy_module_t *m, bool *changed) {
+  for (int round = 0; round < 64; round++) {
+    retype_t rt = {m, false};
+    for (eddy_op_t *f = eddy_ir_module_body(m)->first; f; f = f->next)
+      eddy_ir_walk_pre(f, retype_walk, &rt);
+    if (!rt.changed)
+      return;
+    *changed = true;
+  }
+}
+
 eddy_status_t eddy_tfl_split_optionals(eddy_module_t *m) {
   case_check_t cc = {m, NULL};
   eddy_ir_walk_pre(m->op, check_case, &cc);
@@ -487,10 +1144,18 @@ eddy_status_t eddy_tfl_split_optionals(eddy_module_t *m) {
     return cc.st;
   // Until no If needs a copy of its branches: a split output leaves both
   // branches agreeing, so an If already done is not split again.
+  bool split_any = false;
   for (int round = 0; round < 4096; round++) {
     bool copied = false;
-    EDDY_RETURN_IF_ERROR(split_pass(m, &copied));
-    if (!copied)
+    EDDY_RETURN_IF_ERROR(split_pass(m, &copied, &split_any));
+    if (copied)
+      continue;
+    // The ops that carry a split output's first half take its type, which
+    // may show another output to split.
+    bool changed = false;
+    if (split_any)
+      retype_lists(m, &changed);
+    if (!changed)
       return NULL;
   }
   return eddy_status_create(EDDY_ERR_UNSUPPORTED,
