@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /// How many fixtures tests/fixtures/tf holds: those tools/tf_fixtures.py
 /// writes (each model forward and with its gradients, v1 and v2, less the
@@ -110,31 +111,67 @@ static inline bool tf_fixtures_twins(const char *a, const char *b) {
          (strcmp(b + n - 3, "_v1") == 0 || strcmp(b + n - 3, "_v2") == 0);
 }
 
-/// Runs run(dir, name) on every fixture, printing "name  label  ok|FAIL";
-/// asserts that all TF_FIXTURES_COUNT fixtures were found and that every
-/// one passed. EDDY_TF_FIXTURES_SHARD=K/N in the environment runs shard K
-/// of N (0 <= K < N) only: every N-th model of the fixtures the test runs,
-/// from the K-th, a model's v1 and v2 forms together (tests/CMakeLists.txt
-/// runs the slowest test as three shards; it builds the CUDA object of a
-/// model's v2 form only, so the shards alternate models, not fixtures).
+static inline char *tf_fixtures_read_text(const char *path);
+
+/// Seconds on a monotonic clock.
+static inline double tf_fixtures_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/// The cost of fixture `name` in tests/fixtures/tf-costs.txt (lines "NAME
+/// SECONDS": what the slowest sharded test took on it, as it prints them),
+/// or dflt when the table does not list it.
+static inline double tf_fixtures_cost(const char *costs, const char *name,
+                                      double dflt) {
+  size_t n = strlen(name);
+  for (const char *p = costs; p && *p;) {
+    const char *e = strchr(p, '\n');
+    if (strncmp(p, name, n) == 0 && (p[n] == ' ' || p[n] == '\t'))
+      return atof(p + n);
+    p = e ? e + 1 : NULL;
+  }
+  return dflt;
+}
+
+/// Runs run(dir, name) on every fixture, printing "name  label  ok|FAIL
+/// seconds"; asserts that all TF_FIXTURES_COUNT fixtures were found and
+/// that every one passed. EDDY_TF_FIXTURES_SHARD=K/N in the environment
+/// runs shard K of N (0 <= K < N) only, a model's v1 and v2 forms together
+/// (tests/CMakeLists.txt runs the slowest test as three shards; it builds
+/// the CUDA object of a model's v2 form only, so the shards share out
+/// models, not fixtures). The models go to the shards by their cost in
+/// tests/fixtures/tf-costs.txt, the dearest first, each to the shard with
+/// the least cost so far (a fixture the table does not list costs one
+/// second), so that the shards take about as long.
 #ifndef TF_FIXTURES_STRIDE
 #define TF_FIXTURES_STRIDE 1
 #endif
+
+enum { TF_FIXTURES_MAX = 512 };
 
 static inline void tf_fixtures_expect_all(const char *file, const char *tail,
                                           const char *label,
                                           bool (*run)(const char *dir,
                                                       const char *name)) {
-  char *names[512];
+  char *names[TF_FIXTURES_MAX];
   size_t n;
-  char *dir = tf_fixtures_list(file, tail, names, 512, &n);
+  char *dir = tf_fixtures_list(file, tail, names, TF_FIXTURES_MAX, &n);
   size_t failed = 0;
   unsigned shard = 0, shards = 1;
   const char *env = getenv("EDDY_TF_FIXTURES_SHARD");
   if (env && (sscanf(env, "%u/%u", &shard, &shards) != 2 || shards == 0 ||
               shard >= shards))
     fail_msg("EDDY_TF_FIXTURES_SHARD=%s: expected K/N with 0 <= K < N", env);
-  size_t model = 0; // of the fixtures run, counting twins once
+  // The model of each fixture run (twins count once) and its cost.
+  static size_t model_of[TF_FIXTURES_MAX];
+  static double cost[TF_FIXTURES_MAX];
+  static unsigned shard_of[TF_FIXTURES_MAX];
+  char path[4096];
+  snprintf(path, sizeof path, "%s/../tf-costs.txt", dir);
+  char *costs = tf_fixtures_read_text(path);
+  size_t models = 0;
   const char *prev = NULL;
   for (size_t i = 0; i < n; i++) {
     /* TF_FIXTURES_STRIDE k > 1 (the sanitizer build of the slowest of these
@@ -142,14 +179,37 @@ static inline void tf_fixtures_expect_all(const char *file, const char *tail,
        build runs them all. */
     if (i % TF_FIXTURES_STRIDE != 0)
       continue;
-    if (prev && !tf_fixtures_twins(prev, names[i]))
-      model++;
+    if (!prev || !tf_fixtures_twins(prev, names[i]))
+      cost[models++] = 0;
     prev = names[i];
-    if (model % shards == shard) {
-      bool ok = run(dir, names[i]);
-      printf("%-24s %-10s %s\n", names[i], label, ok ? "ok" : "FAIL");
-      failed += !ok;
-    }
+    model_of[i] = models - 1;
+    cost[models - 1] += tf_fixtures_cost(costs, names[i], 1.0);
+  }
+  free(costs);
+  double load[64] = {0};
+  if (shards > 64)
+    fail_msg("EDDY_TF_FIXTURES_SHARD=%s: at most 64 shards", env);
+  for (size_t k = 0; k < models; k++) {
+    size_t dearest = SIZE_MAX;
+    for (size_t j = 0; j < models; j++)
+      if (cost[j] >= 0 && (dearest == SIZE_MAX || cost[j] > cost[dearest]))
+        dearest = j;
+    unsigned least = 0;
+    for (unsigned s = 1; s < shards; s++)
+      if (load[s] < load[least])
+        least = s;
+    shard_of[dearest] = least;
+    load[least] += cost[dearest];
+    cost[dearest] = -1; // taken
+  }
+  for (size_t i = 0; i < n; i++) {
+    if (i % TF_FIXTURES_STRIDE != 0 || shard_of[model_of[i]] != shard)
+      continue;
+    double t0 = tf_fixtures_now();
+    bool ok = run(dir, names[i]);
+    printf("%-24s %-10s %-4s %8.2f\n", names[i], label, ok ? "ok" : "FAIL",
+           tf_fixtures_now() - t0);
+    failed += !ok;
   }
   for (size_t i = 0; i < n; i++)
     free(names[i]);
