@@ -5,12 +5,15 @@
 /// the context instead of going back to the allocator, and an allocation of
 /// the same size takes it again (the one cached last, warm in the CPU's
 /// caches). A TensorList's items are blocks of one size, so a loop that
-/// pushes a thousand of them reuses the thousand of the previous call. Compiled code and the interpreter allocate
-/// the same sizes at every call, so in steady state a call touches no fresh
-/// pages (a fresh page costs a fault and a clear). The cache holds at most
-/// as many bytes as the context's peak use, and blocks of other sizes are
-/// given back (least recently cached first) before an allocation would take
-/// the process past that peak: peak memory is what it would be without it.
+/// pushes a thousand of them reuses the thousand of the previous call.
+/// Compiled code and the interpreter allocate the same sizes at every call,
+/// so in steady state a call touches no fresh pages (a fresh page costs a
+/// fault and a clear). The cache holds at most as many bytes as the
+/// context's peak use, and blocks of other sizes are given back before an
+/// allocation would take the process past that peak: peak memory is what it
+/// would be without it. The block given back is the smallest that settles
+/// the excess, so that a few bytes over the peak in a loop's step cost a
+/// step's block, not a call's large result.
 // sched_getaffinity and CPU_COUNT (the cores of the default thread count).
 #define _GNU_SOURCE
 #include "runtime/rt_internal.h"
@@ -43,6 +46,7 @@
 typedef struct rt_cached_size {
   int64_t size; // 0: an unused entry
   void *top;
+  int64_t count;  // blocks in the stack
   uint64_t stamp; // when a block was last cached: the least recent goes first
 } rt_cached_size_t;
 
@@ -67,6 +71,7 @@ static void *cache_pop(eddy_rt_ctx_t *ctx, rt_cached_size_t *c) {
   void *p = c->top;
   int64_t size = c->size;
   c->top = *(void **)p;
+  c->count--;
   ctx->cached_bytes -= size;
   if (!c->top)
     c->size = 0;
@@ -92,6 +97,29 @@ static rt_cached_size_t *cache_oldest(eddy_rt_ctx_t *ctx) {
   return o;
 }
 
+/// The entry to give blocks back from when the cache holds `over` bytes
+/// too many (cache_lock held): of the sizes whose blocks cover `over`, the
+/// one that gives back the fewest bytes, so that the blocks that cost most
+/// to fault in again stay (a loop's small per-step blocks go before a
+/// call's large results); the largest size when no size covers it.
+static rt_cached_size_t *cache_victim(eddy_rt_ctx_t *ctx, int64_t over) {
+  rt_cached_size_t *fit = NULL, *largest = NULL;
+  int64_t fit_bytes = 0;
+  for (int i = 0; i < RT_CACHE_SIZES; i++) {
+    rt_cached_size_t *c = &ctx->cache[i];
+    if (!c->size)
+      continue;
+    int64_t blocks = (over + c->size - 1) / c->size;
+    if (blocks <= c->count && (!fit || blocks * c->size < fit_bytes)) {
+      fit = c;
+      fit_bytes = blocks * c->size;
+    }
+    if (!largest || c->size > largest->size)
+      largest = c;
+  }
+  return fit ? fit : largest;
+}
+
 /// The entry holding blocks of size (size 0: an unused entry), or NULL
 /// (cache_lock held).
 static rt_cached_size_t *cache_find(eddy_rt_ctx_t *ctx, int64_t size) {
@@ -102,11 +130,11 @@ static rt_cached_size_t *cache_find(eddy_rt_ctx_t *ctx, int64_t size) {
 }
 
 /// A cached block of exactly size bytes, or NULL. When there is none, gives
-/// back cached blocks (of the least recently cached sizes first) until the
-/// bytes in use (in_use, this block included) and the cached ones together
-/// are within the context's peak use: a fresh block is the only thing that
-/// adds to what the context holds (caching or reusing a block moves bytes
-/// between in use and cached).
+/// back cached blocks (cache_victim's) until the bytes in use
+/// (in_use, this block included) and the cached ones together are within
+/// the context's peak use: a fresh block is the only thing that adds to what
+/// the context holds (caching or reusing a block moves bytes between in use
+/// and cached).
 static void *cache_take(eddy_rt_ctx_t *ctx, int64_t size, int64_t in_use) {
   if (size < RT_CACHE_MIN_BYTES)
     return NULL;
@@ -118,7 +146,8 @@ static void *cache_take(eddy_rt_ctx_t *ctx, int64_t size, int64_t in_use) {
   } else {
     int64_t peak = atomic_load(&ctx->peak);
     while (ctx->cached_bytes && in_use + ctx->cached_bytes > peak)
-      cache_drop_one(ctx, cache_oldest(ctx));
+      cache_drop_one(ctx,
+                     cache_victim(ctx, in_use + ctx->cached_bytes - peak));
   }
   pthread_mutex_unlock(&ctx->cache_lock);
   return p;
@@ -143,6 +172,7 @@ static bool cache_put(eddy_rt_ctx_t *ctx, void *ptr, int64_t size) {
     c->size = size;
     *(void **)ptr = c->top;
     c->top = ptr;
+    c->count++;
     c->stamp = ++ctx->clock;
     ctx->cached_bytes += size;
     RT_POISON((char *)ptr + sizeof(void *), size - (int64_t)sizeof(void *));

@@ -180,6 +180,37 @@ static void test_never_above_the_peak(void **state) {
   destroy(ctx, &c);
 }
 
+/// A few bytes past the peak give back a small block that covers them, not
+/// the large one cached longer (a call's result, against a loop step's
+/// blocks of the next call).
+static void test_small_blocks_go_first(void **state) {
+  (void)state;
+  counting_t c;
+  eddy_rt_ctx_t *ctx = counted_ctx(&c, 0);
+  void *big = alloc_ok(ctx, 1024 * KIB), *small[4];
+  for (int i = 0; i < 4; i++)
+    small[i] = alloc_ok(ctx, 16 * KIB);
+  eddy_rt_free(ctx, big, 1024 * KIB); // the least recently cached
+  for (int i = 0; i < 4; i++)
+    eddy_rt_free(ctx, small[i], 16 * KIB);
+  // The next call: two of the small blocks again, then 8 KiB of a new
+  // size, 8 KiB past the peak with everything cached.
+  for (int i = 0; i < 2; i++)
+    small[i] = alloc_ok(ctx, 16 * KIB);
+  void *fresh = alloc_ok(ctx, 8 * KIB);
+  assert_int_equal(c.allocs, 6);
+  assert_int_equal(c.frees, 1);
+  assert_int_equal(eddy_rt_ctx_cached_bytes(ctx), 1024 * KIB + 16 * KIB);
+  assert_true(c.live <= eddy_rt_ctx_peak_bytes(ctx));
+  assert_ptr_equal(alloc_ok(ctx, 1024 * KIB), big); // still cached
+  assert_int_equal(c.allocs, 6);
+  eddy_rt_free(ctx, big, 1024 * KIB);
+  eddy_rt_free(ctx, fresh, 8 * KIB);
+  for (int i = 0; i < 2; i++)
+    eddy_rt_free(ctx, small[i], 16 * KIB);
+  destroy(ctx, &c);
+}
+
 static void test_trim_and_disable(void **state) {
   (void)state;
   counting_t c;
@@ -290,6 +321,7 @@ int main(void) {
       cmocka_unit_test(test_many_blocks_of_one_size),
       cmocka_unit_test(test_more_sizes_than_entries),
       cmocka_unit_test(test_never_above_the_peak),
+      cmocka_unit_test(test_small_blocks_go_first),
       cmocka_unit_test(test_trim_and_disable),
       cmocka_unit_test(test_limit_counts_live_bytes),
       cmocka_unit_test(test_reused_tensor_is_zeroed),
