@@ -494,9 +494,11 @@ static const eddy_op_t *top_ancestor(const cpu_plan_t *p, const eddy_op_t *op) {
   return op;
 }
 
-/// Values returned once, computed by a kernel of the function body, with a
-/// static type: written straight into their result tensor. (Not in the
-/// CUDA form, where results are device buffers copied back.)
+/// Values returned once, computed by a kernel of the function body or
+/// stacked from a list (tl.stack, whose items the runtime copies in after
+/// checking the stacked dims against the result's), with a static type:
+/// written straight into their result tensor. (Not in the CUDA form, where
+/// results are device buffers copied back.)
 static void plan_direct_results(cpu_plan_t *p) {
   if (p->opts->form == EDDY_CPU_FORM_CUDA)
     return;
@@ -509,7 +511,8 @@ static void plan_direct_results(cpu_plan_t *p) {
         once = false;
     cpu_step_t *s = v->def ? eddy_ptrmap_get(&p->steps, v->def) : NULL;
     if (once && s && v->def->block == p->top && !type_dynamic(v->type) &&
-        (s->kind == CPU_STEP_KERNEL || s->kind == CPU_STEP_LIBRARY))
+        (s->kind == CPU_STEP_KERNEL || s->kind == CPU_STEP_LIBRARY ||
+         (s->kind == CPU_STEP_LIST && eddy_ir_op_is(v->def, "tl.stack"))))
       eddy_ptrmap_put(&p->direct, v, (void *)(intptr_t)(i + 1));
   }
 }

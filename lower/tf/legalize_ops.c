@@ -420,12 +420,25 @@ static eddy_status_t lower_list(eddy_tfl_t *z, const eddy_op_t *op,
   if (strcmp(t, "TensorListStack") == 0) {
     eddy_value_t *l = tfl_in(z, op, 0);
     EDDY_RETURN_IF_ERROR(eddy_tfl_build(z, op, "tl.stack", &l, 1, NULL, 0, &r));
+    // num_elements (when not -1) is the length the list must have: the
+    // stacked type's first dim, which every execution checks at run time
+    // (and compiled code then stacks straight into a result).
+    int64_t n = eddy_ir_op_attr_int(op, "num_elements", -1);
+    const eddy_type_t *rt = r->type;
+    if (n >= 0 && rt->rank != EDDY_RANK_UNKNOWN && rt->rank >= 1 &&
+        rt->rank <= 64 && rt->dims[0] == EDDY_DIM_DYNAMIC) {
+      int64_t dims[65];
+      memcpy(dims, rt->dims, sizeof(int64_t) * (size_t)rt->rank);
+      dims[0] = n;
+      eddy_ir_value_set_type(
+          r, eddy_ir_tensor_type_get(z->ctx, rt->dtype, rt->rank, dims));
+    }
     // The element shape operand can say more than the list type.
     const eddy_type_t *et = list_elem_type(z, op, tfl_in(z, op, 1), dt);
     if (et->rank != EDDY_RANK_UNKNOWN && r->type->rank == EDDY_RANK_UNKNOWN &&
         eddy_ir_type_is_static(et)) {
       int64_t dims[65];
-      dims[0] = -1;
+      dims[0] = n >= 0 ? n : -1;
       for (int32_t i = 0; i < et->rank && i < 64; i++)
         dims[i + 1] = et->dims[i];
       EDDY_RETURN_IF_ERROR(
