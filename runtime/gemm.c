@@ -226,6 +226,170 @@ static rt_macro_fn pick_macro(int32_t isa, int64_t *nr, int64_t *mr) {
   return macro_base;
 }
 
+/// eddy's matrix-vector products (m == 1 or n == 1), for a BLAS whose own
+/// run without FMA (rt_gemm_plan_t.vec): two loops over the rows of the
+/// matrix, each element of the result summed in the same order whatever
+/// the split. `dot`: out[i * inco] (+)= sum_p r[i * ldr + p] v[p], i <
+/// rows, v contiguous (four rows at a time, VL products per row and step,
+/// the lanes added in order at the end). `axpy`: out[j] (+)= sum_p v[p *
+/// incv] r[p * ldr + j], j < len, out contiguous (4 VL columns of out held
+/// in registers across all the rows, then one vector's, then one).
+#define EDDY_RT_GEMV(NAME, ATTR, VT, VL)                                       \
+  ATTR static float NAME##_hsum(VT x) {                                        \
+    float l[VL], s = 0.0f;                                                     \
+    memcpy(l, &x, sizeof l);                                                   \
+    for (int q = 0; q < (VL); q++)                                             \
+      s += l[q];                                                               \
+    return s;                                                                  \
+  }                                                                            \
+  ATTR static void NAME##_dot(int64_t rows, int64_t len, const float *r,       \
+                              int64_t ldr, const float *v, float *out,         \
+                              int64_t inco, bool acc) {                        \
+    int64_t i = 0;                                                             \
+    for (; i < rows; i += 4) {                                                 \
+      int n = rows - i < 4 ? (int)(rows - i) : 4;                              \
+      const float *rr[4];                                                      \
+      for (int q = 0; q < 4; q++)                                              \
+        rr[q] = r + (i + (q < n ? q : 0)) * ldr;                               \
+      VT sum[4];                                                               \
+      memset(sum, 0, sizeof sum);                                              \
+      int64_t p = 0;                                                           \
+      for (; p + (VL) <= len; p += (VL)) {                                     \
+        VT x;                                                                  \
+        memcpy(&x, v + p, sizeof x);                                           \
+        for (int q = 0; q < 4; q++) {                                          \
+          VT y;                                                                \
+          memcpy(&y, rr[q] + p, sizeof y);                                     \
+          sum[q] += y * x;                                                     \
+        }                                                                      \
+      }                                                                        \
+      for (int q = 0; q < n; q++) {                                            \
+        float t = NAME##_hsum(sum[q]);                                         \
+        for (int64_t e = p; e < len; e++)                                      \
+          t += rr[q][e] * v[e];                                                \
+        float *o = out + (i + q) * inco;                                       \
+        *o = acc ? *o + t : t;                                                 \
+      }                                                                        \
+    }                                                                          \
+  }                                                                            \
+  ATTR static void NAME##_axpy(int64_t rows, int64_t len, const float *r,      \
+                               int64_t ldr, const float *v, int64_t incv,      \
+                               float *out, bool acc) {                         \
+    int64_t j = 0;                                                             \
+    for (; j + 4 * (VL) <= len; j += 4 * (VL)) {                               \
+      VT o[4];                                                                 \
+      if (acc)                                                                 \
+        memcpy(o, out + j, sizeof o);                                          \
+      else                                                                     \
+        memset(o, 0, sizeof o);                                                \
+      for (int64_t p = 0; p < rows; p++) {                                     \
+        VT c = v[p * incv] - (VT){0};                                          \
+        const float *rp = r + p * ldr + j;                                     \
+        for (int q = 0; q < 4; q++) {                                          \
+          VT y;                                                                \
+          memcpy(&y, rp + q * (VL), sizeof y);                                 \
+          o[q] += c * y;                                                       \
+        }                                                                      \
+      }                                                                        \
+      memcpy(out + j, o, sizeof o);                                            \
+    }                                                                          \
+    for (; j + (VL) <= len; j += (VL)) {                                       \
+      VT o = {0};                                                              \
+      if (acc)                                                                 \
+        memcpy(&o, out + j, sizeof o);                                         \
+      for (int64_t p = 0; p < rows; p++) {                                     \
+        VT y;                                                                  \
+        memcpy(&y, r + p * ldr + j, sizeof y);                                 \
+        o += (v[p * incv] - (VT){0}) * y;                                      \
+      }                                                                        \
+      memcpy(out + j, &o, sizeof o);                                           \
+    }                                                                          \
+    for (; j < len; j++) {                                                     \
+      float t = acc ? out[j] : 0.0f;                                           \
+      for (int64_t p = 0; p < rows; p++)                                       \
+        t += v[p * incv] * r[p * ldr + j];                                     \
+      out[j] = t;                                                              \
+    }                                                                          \
+  }
+
+EDDY_RT_GEMV(gemv_base, , rt_v4f, 4)
+#if defined(EDDY_RT_GEMM_X86)
+EDDY_RT_GEMV(gemv_avx2, __attribute__((target("avx2,fma"))), rt_v8f, 8)
+EDDY_RT_GEMV(gemv_avx512, __attribute__((target("avx512f,avx512vl,avx2,fma"))),
+             rt_v16f, 16)
+#endif
+
+/// dot with v read at stride incv: a contiguous copy of v first (on the
+/// stack up to 1024 floats), or the plain loop when there is no memory.
+static void gemv_dot(int32_t isa, int64_t rows, int64_t len, const float *r,
+                     int64_t ldr, const float *v, int64_t incv, float *out,
+                     int64_t inco, bool acc) {
+  float small[1024], *tmp = NULL;
+  if (incv != 1) {
+    tmp = len <= 1024 ? small : malloc(sizeof(float) * (size_t)len);
+    if (!tmp) {
+      for (int64_t i = 0; i < rows; i++) {
+        float t = 0.0f;
+        for (int64_t p = 0; p < len; p++)
+          t += r[i * ldr + p] * v[p * incv];
+        out[i * inco] = acc ? out[i * inco] + t : t;
+      }
+      return;
+    }
+    for (int64_t p = 0; p < len; p++)
+      tmp[p] = v[p * incv];
+    v = tmp;
+  }
+#if defined(EDDY_RT_GEMM_X86)
+  if (isa >= EDDY_RT_ISA_AVX512)
+    gemv_avx512_dot(rows, len, r, ldr, v, out, inco, acc);
+  else if (isa >= EDDY_RT_ISA_AVX2)
+    gemv_avx2_dot(rows, len, r, ldr, v, out, inco, acc);
+  else
+#endif
+    gemv_base_dot(rows, len, r, ldr, v, out, inco, acc);
+  if (tmp && tmp != small)
+    free(tmp);
+}
+
+static void gemv_axpy(int32_t isa, int64_t rows, int64_t len, const float *r,
+                      int64_t ldr, const float *v, int64_t incv, float *out,
+                      bool acc) {
+#if defined(EDDY_RT_GEMM_X86)
+  if (isa >= EDDY_RT_ISA_AVX512)
+    gemv_avx512_axpy(rows, len, r, ldr, v, incv, out, acc);
+  else if (isa >= EDDY_RT_ISA_AVX2)
+    gemv_avx2_axpy(rows, len, r, ldr, v, incv, out, acc);
+  else
+#endif
+    gemv_base_axpy(rows, len, r, ldr, v, incv, out, acc);
+}
+
+/// C (+)= op(A) op(B) for m == 1 or n == 1 with eddy's loops: a dot product
+/// per element of C where the matrix's rows run along the sum, else the
+/// matrix's rows scaled and added (C's row or column must then be
+/// contiguous; otherwise the plain loop).
+static void gemv_tiled(int32_t isa, bool ta, bool tb, bool acc, int64_t m,
+                       int64_t n, int64_t k, const float *a, int64_t lda,
+                       const float *b, int64_t ldb, float *c, int64_t ldc) {
+  if (n == 1) { // c[:, 0] = op(A) x, x = op(B)'s column
+    int64_t incx = tb ? 1 : ldb;
+    if (!ta)
+      gemv_dot(isa, m, k, a, lda, b, incx, c, ldc, acc);
+    else if (ldc == 1 || m == 1)
+      gemv_axpy(isa, k, m, a, lda, b, incx, c, acc);
+    else
+      gemm_plain(ta, tb, acc, m, n, k, a, lda, b, ldb, c, ldc);
+    return;
+  }
+  // c[0, :] = x op(B), x = op(A)'s row
+  int64_t incx = ta ? lda : 1;
+  if (tb)
+    gemv_dot(isa, n, k, b, ldb, a, incx, c, 1, acc);
+  else
+    gemv_axpy(isa, k, n, b, ldb, a, incx, c, acc);
+}
+
 /// The packed form of all of op(B) (k x n) for the micro-kernel with strips
 /// of nr columns: for each block of NC columns (j0), for each block of KC
 /// rows (p0), the strips pack_b writes. The block (j0, p0) starts at
@@ -716,10 +880,12 @@ void eddy_rt_gemm_plan_decide(int32_t cpu, bool has_blas,
     // Only kernels without FMA are replaced: OpenBLAS's AVX2 (Haswell)
     // kernels beat eddy's AVX-512 one on the AVX-512 CPU measured
     // (bench/README.md), so an AVX2 core on an AVX-512 CPU keeps them.
-    // OpenBLAS's matrix-vector products stay: they are bound by memory, and
-    // the tiled kernel would pack the whole matrix for one vector.
-    p->large = EDDY_RT_GEMM_TILED;
-    p->vec = EDDY_RT_GEMM_BLAS;
+    // Its matrix-vector products go too: they are bound by memory where the
+    // kernels are fast, but OpenBLAS's SSE3 sgemv ran at 5-7 GFLOP/s on a
+    // 512x512 matrix in the cache of the Xeon measured (bench/README.md),
+    // where eddy's own loops (gemv_tiled, no packing) are several times
+    // faster.
+    p->large = p->vec = EDDY_RT_GEMM_TILED;
     snprintf(p->reason, sizeof p->reason,
              "OpenBLAS runs %s kernels (core %s) on a %s CPU: eddy's %s "
              "kernel%s",
@@ -785,6 +951,10 @@ static void gemv_blas(bool ta, bool tb, float beta, int m, int n, int k,
 }
 #endif
 
+/// The rows or columns of C that one part of a split BLAS call or
+/// matrix-vector product takes: a multiple of this.
+#define RT_BLAS_UNIT 32
+
 #if defined(EDDY_RT_HAVE_CBLAS)
 /// One OpenBLAS product split into parts on the context's pool: rows or
 /// columns of C in blocks of RT_BLAS_UNIT, one single-threaded cblas_sgemm
@@ -797,7 +967,6 @@ typedef struct {
   float *c;
 } blas_job_t;
 
-#define RT_BLAS_UNIT 32
 
 static void blas_part(void *arg, int64_t t) {
   const blas_job_t *g = arg;
@@ -842,17 +1011,32 @@ static void sgemm_blas(eddy_rt_ctx_t *rt, bool ta, bool tb, bool acc,
 }
 #endif
 
-#if defined(EDDY_RT_HAVE_CBLAS)
 /// A matrix-vector product (m == 1 or n == 1) split across rt's threads by
-/// blocks of the result, one single-threaded sgemv each: bound by reading
-/// the matrix, it needs both cores' bandwidth as much as their arithmetic.
+/// blocks of the result, one single-threaded sgemv (or eddy's loops, when
+/// `own`) each: bound by reading the matrix, it needs both cores'
+/// bandwidth as much as their arithmetic.
 typedef struct {
-  bool ta, tb;
-  float beta; ///< 1: C += the product
+  bool ta, tb, own;
+  int32_t isa; ///< own: the loops' level
+  float beta;  ///< 1: C += the product
   int64_t m, n, k, lda, ldb, ldc, parts;
   const float *a, *b;
   float *c;
 } gemv_job_t;
+
+/// The matrix-vector product of one block of the result.
+static void gemv_block(const gemv_job_t *g, int64_t m, int64_t n,
+                       const float *a, const float *b, float *c) {
+  if (g->own) {
+    gemv_tiled(g->isa, g->ta, g->tb, g->beta != 0.0f, m, n, g->k, a, g->lda,
+               b, g->ldb, c, g->ldc);
+    return;
+  }
+#if defined(EDDY_RT_HAVE_CBLAS)
+  gemv_blas(g->ta, g->tb, g->beta, (int)m, (int)n, (int)g->k, a, (int)g->lda,
+            b, (int)g->ldb, c, (int)g->ldc);
+#endif
+}
 
 static void gemv_part(void *arg, int64_t t) {
   const gemv_job_t *g = arg;
@@ -860,27 +1044,25 @@ static void gemv_part(void *arg, int64_t t) {
   if (g->n == 1) { // rows of op(A)
     part_range(g->m, RT_BLAS_UNIT, g->parts, t, &lo, &hi);
     if (lo < hi)
-      gemv_blas(g->ta, g->tb, g->beta, (int)(hi - lo), 1, (int)g->k,
-                g->ta ? g->a + lo : g->a + lo * g->lda, (int)g->lda, g->b,
-                (int)g->ldb, g->c + lo * g->ldc, (int)g->ldc);
+      gemv_block(g, hi - lo, 1, g->ta ? g->a + lo : g->a + lo * g->lda, g->b,
+                 g->c + lo * g->ldc);
     return;
   }
   part_range(g->n, RT_BLAS_UNIT, g->parts, t, &lo, &hi); // columns of op(B)
   if (lo < hi)
-    gemv_blas(g->ta, g->tb, g->beta, 1, (int)(hi - lo), (int)g->k, g->a,
-              (int)g->lda, g->tb ? g->b + lo * g->ldb : g->b + lo,
-              (int)g->ldb, g->c + lo, (int)g->ldc);
+    gemv_block(g, 1, hi - lo, g->a, g->tb ? g->b + lo * g->ldb : g->b + lo,
+               g->c + lo);
 }
 
-static void gemv_split(eddy_rt_ctx_t *rt, bool ta, bool tb, bool acc,
-                       int64_t m, int64_t n, int64_t k, const float *a,
-                       int64_t lda, const float *b, int64_t ldb, float *c,
-                       int64_t ldc) {
+static void gemv_split(eddy_rt_ctx_t *rt, bool own, int32_t isa, bool ta,
+                       bool tb, bool acc, int64_t m, int64_t n, int64_t k,
+                       const float *a, int64_t lda, const float *b,
+                       int64_t ldb, float *c, int64_t ldc) {
   eddy_rt_pool_t *pool = rt ? eddy_rt_ctx_pool(rt) : NULL;
   int64_t threads = eddy_rt_pool_num_threads(pool);
-  gemv_job_t g = {.ta = ta, .tb = tb, .beta = acc ? 1.0f : 0.0f, .m = m,
-                  .n = n, .k = k, .lda = lda, .ldb = ldb, .ldc = ldc, .a = a,
-                  .b = b, .c = c};
+  gemv_job_t g = {.ta = ta, .tb = tb, .own = own, .isa = isa,
+                  .beta = acc ? 1.0f : 0.0f, .m = m, .n = n, .k = k,
+                  .lda = lda, .ldb = ldb, .ldc = ldc, .a = a, .b = b, .c = c};
   int64_t units = ((n == 1 ? m : n) + RT_BLAS_UNIT - 1) / RT_BLAS_UNIT;
   double work = (double)m * (double)n * (double)k;
   g.parts = threads < units ? threads : units;
@@ -888,7 +1070,6 @@ static void gemv_split(eddy_rt_ctx_t *rt, bool ta, bool tb, bool acc,
     g.parts = 1;
   eddy_rt_pool_parallel_for(pool, g.parts, gemv_part, &g);
 }
-#endif
 
 /// eddy_rt_sgemm, with op(B)'s packed form kept in cache (may be NULL) when
 /// the tiled kernel runs.
@@ -926,7 +1107,8 @@ static int32_t sgemm(eddy_rt_ctx_t *rt, int32_t impl, int32_t trans, int64_t m,
   bool fits = m <= INT_MAX && n <= INT_MAX && k <= INT_MAX && lda <= INT_MAX &&
               ldb <= INT_MAX && ldc <= INT_MAX;
   if (impl == EDDY_RT_GEMM_BLAS && fits && (m == 1 || n == 1)) {
-    gemv_split(rt, ta, tb, acc, m, n, k, a, lda, b, ldb, c, ldc);
+    gemv_split(rt, false, plan->tiled_isa, ta, tb, acc, m, n, k, a, lda, b,
+               ldb, c, ldc);
     return EDDY_RT_GEMM_BLAS;
   }
   if (impl == EDDY_RT_GEMM_BLAS && fits) {
@@ -934,8 +1116,12 @@ static int32_t sgemm(eddy_rt_ctx_t *rt, int32_t impl, int32_t trans, int64_t m,
     return EDDY_RT_GEMM_BLAS;
   }
 #endif
-  gemm_tiled(rt, plan->tiled_isa, ta, tb, acc, m, n, k, a, lda, b, ldb, c,
-             ldc, cache);
+  if (m == 1 || n == 1)
+    gemv_split(rt, true, plan->tiled_isa, ta, tb, acc, m, n, k, a, lda, b,
+               ldb, c, ldc);
+  else
+    gemm_tiled(rt, plan->tiled_isa, ta, tb, acc, m, n, k, a, lda, b, ldb, c,
+               ldc, cache);
   return EDDY_RT_GEMM_TILED;
 }
 
