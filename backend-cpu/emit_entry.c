@@ -852,13 +852,35 @@ eddy_status_t eddy_cpu_emit_mlir(const eddy_module_t *m, const char *entry,
   }
   if (!st) {
     eddy_buf_append(out, e.globals.data ? e.globals.data : "", e.globals.len);
-    eddy_buf_printf(out,
-                    "func.func @%s_run(%%rt: !llvm.ptr, %%args: !llvm.ptr, "
-                    "%%res: !llvm.ptr, %%err: !llvm.ptr, %%errlen: i64) -> "
-                    "i32 {\n",
-                    prefix);
+    // The host form: the body, and PREFIX_run around it, which sets the
+    // context's floating-point mode (subnormals flushed, by default) for
+    // the call and restores the caller's after it, whichever way the body
+    // returns. (The GPU target's forms keep the device's arithmetic, which
+    // this mode does not reach, and the kernels form stands in for it.)
+    static const char *const sig =
+        "(%rt: !llvm.ptr, %args: !llvm.ptr, %res: !llvm.ptr, %err: "
+        "!llvm.ptr, %errlen: i64) -> i32";
+    bool wrap = !e.tgt->kernels;
+    if (wrap)
+      eddy_buf_printf(out,
+                      "func.func private @__eddy_%s_body%s attributes "
+                      "{llvm.linkage = #llvm.linkage<internal>} {\n",
+                      prefix, sig);
+    else
+      eddy_buf_printf(out, "func.func @%s_run%s {\n", prefix, sig);
     eddy_buf_append(out, e.body.data ? e.body.data : "", e.body.len);
-    eddy_buf_puts(out, "}\n}\n");
+    eddy_buf_puts(out, "}\n");
+    if (wrap)
+      eddy_buf_printf(
+          out,
+          "func.func @%s_run%s {\n%%fp = func.call @eddy_rt_entry_fp_enter(%%rt) "
+          ": (!llvm.ptr) -> i64\n%%r = func.call @__eddy_%s_body(%%rt, "
+          "%%args, %%res, %%err, %%errlen) : (!llvm.ptr, !llvm.ptr, "
+          "!llvm.ptr, !llvm.ptr, i64) -> i32\nfunc.call "
+          "@eddy_rt_entry_fp_exit(%%fp) : (i64) -> ()\nfunc.return %%r : "
+          "i32\n}\n",
+          prefix, sig, prefix);
+    eddy_buf_puts(out, "}\n");
   }
   eddy_ptrmap_destroy(&e.vals);
   eddy_ptrmap_destroy(&e.slots);

@@ -58,6 +58,7 @@ struct eddy_rt_ctx {
   _Atomic int64_t max_iterations; // per loop and call; 0 = unlimited
   _Atomic int64_t timeout_ms;     // per call; 0 = unlimited
   _Atomic int cancelled;
+  _Atomic bool flush_denormals; // compiled code's floating-point mode
   eddy_rt_pool_t *pool; // NULL when single-threaded
   pthread_mutex_t cache_lock; // guards the fields below
   bool cache_on;
@@ -301,6 +302,7 @@ eddy_rt_status_t eddy_rt_ctx_create(const eddy_rt_ctx_options_t *opts,
                   "cannot create a mutex");
   }
   ctx->cache_on = getenv("EDDY_NO_BLOCK_CACHE") == NULL;
+  atomic_init(&ctx->flush_denormals, getenv("EDDY_KEEP_DENORMALS") == NULL);
   if (o.num_threads <= 0)
     o.num_threads = rt_default_threads();
   if (o.num_threads > 1) {
@@ -366,6 +368,14 @@ int64_t eddy_rt_ctx_bytes_in_use(const eddy_rt_ctx_t *ctx) {
 
 int64_t eddy_rt_ctx_peak_bytes(const eddy_rt_ctx_t *ctx) {
   return atomic_load(&((eddy_rt_ctx_t *)ctx)->peak);
+}
+
+void eddy_rt_ctx_set_flush_denormals(eddy_rt_ctx_t *ctx, bool on) {
+  atomic_store(&ctx->flush_denormals, on);
+}
+
+bool eddy_rt_ctx_flush_denormals(const eddy_rt_ctx_t *ctx) {
+  return atomic_load(&((eddy_rt_ctx_t *)ctx)->flush_denormals);
 }
 
 eddy_rt_pool_t *eddy_rt_ctx_pool(eddy_rt_ctx_t *ctx) { return ctx->pool; }

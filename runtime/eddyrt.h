@@ -174,6 +174,17 @@ int64_t eddy_rt_ctx_peak_bytes(const eddy_rt_ctx_t *ctx);
 void eddy_rt_ctx_set_block_cache(eddy_rt_ctx_t *ctx, bool on);
 /// Gives every cached block back to the allocator.
 void eddy_rt_ctx_trim(eddy_rt_ctx_t *ctx);
+/// Whether compiled code called with ctx runs with subnormal floats flushed
+/// to zero (results) and read as zero (operands), as TensorFlow's, XLA's
+/// and JAX's CPU kernels run (x86: MXCSR's FTZ and DAZ; AArch64: FPCR.FZ).
+/// Subnormal operands cost some CPUs a hundred times a normal one's time,
+/// and the gradients of long loops are full of them. Set for the call and
+/// for the pool's threads while they run its tasks; the caller's own mode
+/// is restored on return. On by default; the environment variable
+/// EDDY_KEEP_DENORMALS, read when a context is created, turns it off
+/// (IEEE subnormals, as the reference evaluator computes).
+void eddy_rt_ctx_set_flush_denormals(eddy_rt_ctx_t *ctx, bool on);
+bool eddy_rt_ctx_flush_denormals(const eddy_rt_ctx_t *ctx);
 /// Bytes held in the block cache (not counted in bytes_in_use).
 int64_t eddy_rt_ctx_cached_bytes(const eddy_rt_ctx_t *ctx);
 /// Borrowed; NULL when the context runs single-threaded.
@@ -466,6 +477,12 @@ void *eddy_rt_entry_alloc(eddy_rt_ctx_t *rt, int64_t bytes, char *err,
                           size_t errlen);
 /// Frees what eddy_rt_entry_alloc returned (ptr may be NULL).
 void eddy_rt_entry_free(eddy_rt_ctx_t *rt, void *ptr, int64_t bytes);
+/// Around each call of compiled code (PREFIX_run): the floating-point mode
+/// of rt (eddy_rt_ctx_flush_denormals) set on the calling thread, and the
+/// caller's mode, which enter returns, restored. rt may be NULL (no
+/// change).
+int64_t eddy_rt_entry_fp_enter(eddy_rt_ctx_t *rt);
+void eddy_rt_entry_fp_exit(int64_t mode);
 /// The loop budgets of one call (eddy_rt_ctx_set_max_iterations,
 /// eddy_rt_ctx_set_timeout_ms), read when it starts: the iteration limit,
 /// INT64_MAX for none; the monotonic-clock deadline in ns, INT64_MAX for

@@ -63,6 +63,18 @@ int32_t eddy_rt_entry_begin(eddy_rt_ctx_t *rt, const eddy_rt_tensor_t *args,
   return EDDY_RT_OK;
 }
 
+int64_t eddy_rt_entry_fp_enter(eddy_rt_ctx_t *rt) {
+  uint64_t mode = rt_fp_mode();
+  if (rt && eddy_rt_ctx_flush_denormals(rt) && (mode & RT_FP_FLUSH) != RT_FP_FLUSH)
+    rt_fp_set_mode(mode | RT_FP_FLUSH);
+  return (int64_t)mode;
+}
+
+void eddy_rt_entry_fp_exit(int64_t mode) {
+  if ((uint64_t)mode != rt_fp_mode())
+    rt_fp_set_mode((uint64_t)mode);
+}
+
 int64_t eddy_rt_entry_max_iterations(eddy_rt_ctx_t *rt) {
   int64_t n = rt ? eddy_rt_ctx_max_iterations(rt) : 0;
   return n > 0 ? n : INT64_MAX;

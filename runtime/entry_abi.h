@@ -30,6 +30,8 @@
       int64_t, int32_t, int64_t *, int32_t *, char *, size_t)) \
   X(eddy_rt_entry_index_error, int32_t, (char *, size_t, const char *, \
       int64_t, int64_t)) \
+  X(eddy_rt_entry_fp_enter, int64_t, (eddy_rt_ctx_t *)) \
+  X(eddy_rt_entry_fp_exit, void, (int64_t)) \
   X(eddy_rt_entry_max_iterations, int64_t, (eddy_rt_ctx_t *)) \
   X(eddy_rt_entry_deadline, int64_t, (eddy_rt_ctx_t *)) \
   X(eddy_rt_entry_loop_check, void, (eddy_rt_ctx_t *, int64_t, int64_t, \

@@ -47,6 +47,7 @@ struct eddy_rt_pool {
   // The current job; n == 0 when none.
   eddy_rt_task_fn fn;
   void *arg;
+  uint64_t fp; // the caller's floating-point mode, for its tasks
   int64_t n;
   int64_t next; // next task to claim
   // Hand-off time: when the current job was posted, whether a spinning
@@ -100,8 +101,15 @@ static void rt_pool_drain(eddy_rt_pool_t *p) {
     int64_t t = p->next++;
     eddy_rt_task_fn fn = p->fn;
     void *arg = p->arg;
+    // A task runs in its caller's floating-point mode (subnormals flushed
+    // or not), whichever thread takes it: results do not depend on which.
+    uint64_t fp = p->fp, mine = rt_fp_mode();
     pthread_mutex_unlock(&p->mu);
+    if (fp != mine)
+      rt_fp_set_mode(fp);
     fn(arg, t);
+    if (fp != mine)
+      rt_fp_set_mode(mine);
     pthread_mutex_lock(&p->mu);
     if (atomic_fetch_add(&p->done, 1) + 1 == p->n && p->waiting)
       pthread_cond_signal(&p->done_cv);
@@ -254,6 +262,7 @@ void eddy_rt_pool_parallel_for(eddy_rt_pool_t *pool, int64_t n,
   pthread_mutex_lock(&pool->mu);
   pool->fn = fn;
   pool->arg = arg;
+  pool->fp = rt_fp_mode();
   pool->n = n;
   pool->next = 0;
   pool->posted_ns = rt_pool_now_ns();

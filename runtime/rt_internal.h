@@ -67,6 +67,36 @@ static inline int64_t rt_mul_sat(int64_t a, int64_t b) {
     return 0;
   return a > INT64_MAX / b ? INT64_MAX : a * b;
 }
+/// The calling thread's floating-point control bits (x86: MXCSR; AArch64:
+/// FPCR; 0 elsewhere), and the ones that flush subnormal results to zero
+/// and read subnormal operands as zero (x86: FTZ and DAZ; AArch64: FZ).
+static inline uint64_t rt_fp_mode(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  return __builtin_ia32_stmxcsr();
+#elif defined(__aarch64__)
+  uint64_t v;
+  __asm__ volatile("mrs %0, fpcr" : "=r"(v));
+  return v;
+#else
+  return 0;
+#endif
+}
+static inline void rt_fp_set_mode(uint64_t m) {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_ldmxcsr((unsigned)m);
+#elif defined(__aarch64__)
+  __asm__ volatile("msr fpcr, %0" : : "r"(m));
+#else
+  (void)m;
+#endif
+}
+#if defined(__x86_64__) || defined(__i386__)
+#define RT_FP_FLUSH ((uint64_t)0x8040)
+#elif defined(__aarch64__)
+#define RT_FP_FLUSH ((uint64_t)1 << 24)
+#else
+#define RT_FP_FLUSH ((uint64_t)0)
+#endif
 /// Sets row-major strides from dims (saturating for empty tensors, whose
 /// strides are never used).
 void rt_set_contiguous_strides(eddy_rt_tensor_t *t);

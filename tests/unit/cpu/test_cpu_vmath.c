@@ -10,7 +10,8 @@
 /// pattern instead (256 calls per function; minutes, for measuring the
 /// bounds). Also: every f16 and bf16 value (computed in f32) within one
 /// unit of the evaluator's result, and eddy_cpu_opts_t.libm_math bringing
-/// back the math ops.
+/// back the math ops. These run with IEEE subnormals kept; one test checks
+/// that by default they are flushed.
 #define _POSIX_C_SOURCE 200809L
 #include "backend-cpu/cpu.h"
 #include "dialects/dialects.h"
@@ -163,6 +164,48 @@ static void check_fn(fixture_t *f, const vm_fn_t *fn) {
   free(x);
 }
 
+/// A context that keeps IEEE subnormals, as the C library computes them
+/// (compiled code flushes them by default, as TensorFlow's kernels do).
+static int setup_ieee(void **state) {
+  setup(state);
+  eddy_rt_ctx_set_flush_denormals(((fixture_t *)*state)->rt, false);
+  return 0;
+}
+
+/// By default compiled code runs with subnormals flushed to zero: a result
+/// that would be subnormal is 0, a subnormal operand reads as 0. The
+/// caller's floating-point mode is the same after the call, and a context
+/// that keeps subnormals gets them.
+static void test_flush_denormals(void **state) {
+  fixture_t *f = *state;
+  int64_t n = 3;
+  float x[3] = {-87.3395386f, 0x1.9ep-141f, 1.0f};
+  eddy_module_t *m;
+  eddy_cpu_jit_t *jit = compile_op(f, "core.exp", n, EDDY_DT_F32, NULL, &m);
+  eddy_rt_tensor_t arg, got;
+  assert_null(eddy_rt_tensor_wrap((int32_t)EDDY_DT_F32, 1, &n, x, &arg));
+  assert_true(eddy_rt_ctx_flush_denormals(f->rt));
+#if defined(__x86_64__)
+  unsigned before = __builtin_ia32_stmxcsr();
+#endif
+  expect_ok(eddy_cpu_jit_run(jit, f->rt, &arg, &got));
+#if defined(__x86_64__)
+  assert_int_equal(__builtin_ia32_stmxcsr(), before);
+  assert_int_equal(before & 0x8040, 0); // the test's own thread keeps IEEE
+#endif
+  const float *g = got.data;
+  assert_true(g[0] == 0.0f); // exp(-87.34) = 0x1.fe78p-127, flushed
+  assert_true(g[1] == 1.0f); // exp(subnormal read as 0)
+  eddy_rt_tensor_release(&got);
+  eddy_rt_ctx_set_flush_denormals(f->rt, false);
+  expect_ok(eddy_cpu_jit_run(jit, f->rt, &arg, &got));
+  g = got.data;
+  assert_true(g[0] > 0.0f && g[0] < 0x1p-126f);
+  eddy_rt_tensor_release(&got);
+  eddy_cpu_jit_destroy(jit);
+  eddy_ir_module_destroy(m);
+}
+
 static void test_exp(void **state) { check_fn(*state, &k_exp); }
 static void test_expm1(void **state) { check_fn(*state, &k_expm1); }
 static void test_log(void **state) { check_fn(*state, &k_log); }
@@ -281,13 +324,14 @@ static void test_libm_switch(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test_setup_teardown(test_exp, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_expm1, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_log, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_tanh, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_sigmoid, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_half, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_libm_switch, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_flush_denormals, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_exp, setup_ieee, teardown),
+      cmocka_unit_test_setup_teardown(test_expm1, setup_ieee, teardown),
+      cmocka_unit_test_setup_teardown(test_log, setup_ieee, teardown),
+      cmocka_unit_test_setup_teardown(test_tanh, setup_ieee, teardown),
+      cmocka_unit_test_setup_teardown(test_sigmoid, setup_ieee, teardown),
+      cmocka_unit_test_setup_teardown(test_half, setup_ieee, teardown),
+      cmocka_unit_test_setup_teardown(test_libm_switch, setup_ieee, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
