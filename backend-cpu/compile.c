@@ -6,6 +6,7 @@
 #include "backend-cpu/codegen.h"
 #include "runtime/entry_abi.h"
 
+#include <mlir-c/BuiltinAttributes.h>
 #include <mlir-c/Diagnostics.h>
 #include <mlir-c/ExecutionEngine.h>
 #include <mlir-c/IR.h>
@@ -125,6 +126,46 @@ static eddy_status_t run_pipeline(mlir_state_t *s, const char *pipeline) {
   return NULL;
 }
 
+/// On a host with AVX-512, the CPU target's loops vectorize 16 floats wide,
+/// not LLVM's default of 8 for Intel's server cores (kept from 512-bit
+/// vectors for the clock slowdown of older ones): the inline exp and tanh
+/// of eddy's elementwise kernels are bound by arithmetic, which two 512-bit
+/// FMA units do twice as much of per instruction (the `nested` benchmark's
+/// tanh steps on the Xeon of bench/README.md). Each function defined at the
+/// top of module gets "prefer-vector-width"="512" (LLVM's passthrough
+/// attribute), for the JIT and the object file alike.
+static void prefer_wide_vectors(MlirModule module) {
+  char *features = LLVMGetHostCPUFeatures();
+  bool wide = features && strstr(features, "+avx512f");
+  LLVMDisposeMessage(features);
+  if (!wide)
+    return;
+  MlirContext ctx = mlirModuleGetContext(module);
+  MlirAttribute pair =
+      mlirAttributeParseGet(ctx, sref("[\"prefer-vector-width\", \"512\"]"));
+  MlirStringRef name = sref("passthrough");
+  for (MlirOperation op = mlirBlockGetFirstOperation(mlirModuleGetBody(module));
+       !mlirOperationIsNull(op); op = mlirOperationGetNextInBlock(op)) {
+    MlirStringRef on = mlirIdentifierStr(mlirOperationGetName(op));
+    if (on.length != 9 || memcmp(on.data, "llvm.func", 9) != 0 ||
+        mlirBlockIsNull(mlirRegionGetFirstBlock(mlirOperationGetRegion(op, 0))))
+      continue;
+    MlirAttribute old = mlirOperationGetAttributeByName(op, name);
+    intptr_t n = mlirAttributeIsNull(old) || !mlirAttributeIsAArray(old)
+                     ? 0
+                     : mlirArrayAttrGetNumElements(old);
+    MlirAttribute *elems = malloc(sizeof(MlirAttribute) * (size_t)(n + 1));
+    if (!elems)
+      return;
+    for (intptr_t i = 0; i < n; i++)
+      elems[i] = mlirArrayAttrGetElement(old, i);
+    elems[n] = pair;
+    mlirOperationSetAttributeByName(op, name,
+                                    mlirArrayAttrGet(ctx, n + 1, elems));
+    free(elems);
+  }
+}
+
 /// Emits, parses and lowers @entry to the LLVM dialect as cg says (NULL:
 /// the CPU target's pipeline), calling cg's hooks.
 static eddy_status_t lower(const eddy_module_t *m, const char *entry,
@@ -168,6 +209,8 @@ static eddy_status_t lower(const eddy_module_t *m, const char *entry,
   }
   EDDY_RETURN_IF_ERROR(
       run_pipeline(s, cg && cg->pipeline ? cg->pipeline : k_pipeline));
+  if (!cg && !opts->cpu)
+    prefer_wide_vectors(s->module);
   if (cg && cg->hook)
     EDDY_RETURN_IF_ERROR(cg->hook(s->module, cg->user));
   return NULL;
