@@ -873,12 +873,14 @@ eddy_status_t eddy_cpu_emit_mlir(const eddy_module_t *m, const char *entry,
     if (wrap)
       eddy_buf_printf(
           out,
-          "func.func @%s_run%s {\n%%fp = func.call @eddy_rt_entry_fp_enter(%%rt) "
-          ": (!llvm.ptr) -> i64\n%%r = func.call @__eddy_%s_body(%%rt, "
-          "%%args, %%res, %%err, %%errlen) : (!llvm.ptr, !llvm.ptr, "
-          "!llvm.ptr, !llvm.ptr, i64) -> i32\nfunc.call "
-          "@eddy_rt_entry_fp_exit(%%fp) : (i64) -> ()\nfunc.return %%r : "
-          "i32\n}\n",
+          "func.func @%s_run%s {\n"
+          "%%fp = func.call @eddy_rt_entry_fp_enter(%%rt) : (!llvm.ptr) -> "
+          "i64\n"
+          "%%r = func.call @__eddy_%s_body(%%rt, %%args, %%res, %%err, "
+          "%%errlen) : (!llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, i64) -> "
+          "i32\n"
+          "func.call @eddy_rt_entry_fp_exit(%%fp) : (i64) -> ()\n"
+          "func.return %%r : i32\n}\n",
           prefix, sig, prefix);
     eddy_buf_puts(out, "}\n");
   }

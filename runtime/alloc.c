@@ -147,8 +147,7 @@ static void *cache_take(eddy_rt_ctx_t *ctx, int64_t size, int64_t in_use) {
   } else {
     int64_t peak = atomic_load(&ctx->peak);
     while (ctx->cached_bytes && in_use + ctx->cached_bytes > peak)
-      cache_drop_one(ctx,
-                     cache_victim(ctx, in_use + ctx->cached_bytes - peak));
+      cache_drop_one(ctx, cache_victim(ctx, in_use + ctx->cached_bytes - peak));
   }
   pthread_mutex_unlock(&ctx->cache_lock);
   return p;

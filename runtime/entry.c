@@ -65,7 +65,8 @@ int32_t eddy_rt_entry_begin(eddy_rt_ctx_t *rt, const eddy_rt_tensor_t *args,
 
 int64_t eddy_rt_entry_fp_enter(eddy_rt_ctx_t *rt) {
   uint64_t mode = rt_fp_mode();
-  if (rt && eddy_rt_ctx_flush_denormals(rt) && (mode & RT_FP_FLUSH) != RT_FP_FLUSH)
+  if (rt && eddy_rt_ctx_flush_denormals(rt) &&
+      (mode & RT_FP_FLUSH) != RT_FP_FLUSH)
     rt_fp_set_mode(mode | RT_FP_FLUSH);
   return (int64_t)mode;
 }

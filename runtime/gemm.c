@@ -967,7 +967,6 @@ typedef struct {
   float *c;
 } blas_job_t;
 
-
 static void blas_part(void *arg, int64_t t) {
   const blas_job_t *g = arg;
   int64_t lo, hi;
@@ -1028,13 +1027,13 @@ typedef struct {
 static void gemv_block(const gemv_job_t *g, int64_t m, int64_t n,
                        const float *a, const float *b, float *c) {
   if (g->own) {
-    gemv_tiled(g->isa, g->ta, g->tb, g->beta != 0.0f, m, n, g->k, a, g->lda,
-               b, g->ldb, c, g->ldc);
+    gemv_tiled(g->isa, g->ta, g->tb, g->beta != 0.0f, m, n, g->k, a, g->lda, b,
+               g->ldb, c, g->ldc);
     return;
   }
 #if defined(EDDY_RT_HAVE_CBLAS)
-  gemv_blas(g->ta, g->tb, g->beta, (int)m, (int)n, (int)g->k, a, (int)g->lda,
-            b, (int)g->ldb, c, (int)g->ldc);
+  gemv_blas(g->ta, g->tb, g->beta, (int)m, (int)n, (int)g->k, a, (int)g->lda, b,
+            (int)g->ldb, c, (int)g->ldc);
 #endif
 }
 
@@ -1056,8 +1055,8 @@ static void gemv_part(void *arg, int64_t t) {
 
 static void gemv_split(eddy_rt_ctx_t *rt, bool own, int32_t isa, bool ta,
                        bool tb, bool acc, int64_t m, int64_t n, int64_t k,
-                       const float *a, int64_t lda, const float *b,
-                       int64_t ldb, float *c, int64_t ldc) {
+                       const float *a, int64_t lda, const float *b, int64_t ldb,
+                       float *c, int64_t ldc) {
   eddy_rt_pool_t *pool = rt ? eddy_rt_ctx_pool(rt) : NULL;
   int64_t threads = eddy_rt_pool_num_threads(pool);
   gemv_job_t g = {.ta = ta, .tb = tb, .own = own, .isa = isa,
@@ -1107,8 +1106,8 @@ static int32_t sgemm(eddy_rt_ctx_t *rt, int32_t impl, int32_t trans, int64_t m,
   bool fits = m <= INT_MAX && n <= INT_MAX && k <= INT_MAX && lda <= INT_MAX &&
               ldb <= INT_MAX && ldc <= INT_MAX;
   if (impl == EDDY_RT_GEMM_BLAS && fits && (m == 1 || n == 1)) {
-    gemv_split(rt, false, plan->tiled_isa, ta, tb, acc, m, n, k, a, lda, b,
-               ldb, c, ldc);
+    gemv_split(rt, false, plan->tiled_isa, ta, tb, acc, m, n, k, a, lda, b, ldb,
+               c, ldc);
     return EDDY_RT_GEMM_BLAS;
   }
   if (impl == EDDY_RT_GEMM_BLAS && fits) {
@@ -1117,8 +1116,8 @@ static int32_t sgemm(eddy_rt_ctx_t *rt, int32_t impl, int32_t trans, int64_t m,
   }
 #endif
   if (m == 1 || n == 1)
-    gemv_split(rt, true, plan->tiled_isa, ta, tb, acc, m, n, k, a, lda, b,
-               ldb, c, ldc);
+    gemv_split(rt, true, plan->tiled_isa, ta, tb, acc, m, n, k, a, lda, b, ldb,
+               c, ldc);
   else
     gemm_tiled(rt, plan->tiled_isa, ta, tb, acc, m, n, k, a, lda, b, ldb, c,
                ldc, cache);
