@@ -479,8 +479,8 @@ void *eddy_rt_entry_alloc(eddy_rt_ctx_t *rt, int64_t bytes, char *err,
 void eddy_rt_entry_free(eddy_rt_ctx_t *rt, void *ptr, int64_t bytes);
 /// Around each call of compiled code (PREFIX_run): the floating-point mode
 /// of rt (eddy_rt_ctx_flush_denormals) set on the calling thread, and the
-/// caller's mode, which enter returns, restored. rt may be NULL (no
-/// change).
+/// caller's, which enter returns, restored (the flush bits only: exception
+/// flags the call raised stay raised). rt may be NULL (no change).
 int64_t eddy_rt_entry_fp_enter(eddy_rt_ctx_t *rt);
 void eddy_rt_entry_fp_exit(int64_t mode);
 /// The loop budgets of one call (eddy_rt_ctx_set_max_iterations,

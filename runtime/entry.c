@@ -72,8 +72,10 @@ int64_t eddy_rt_entry_fp_enter(eddy_rt_ctx_t *rt) {
 }
 
 void eddy_rt_entry_fp_exit(int64_t mode) {
-  if ((uint64_t)mode != rt_fp_mode())
-    rt_fp_set_mode((uint64_t)mode);
+  // Only the flush bits go back: exception flags the call raised stay.
+  uint64_t now = rt_fp_mode();
+  if ((now ^ (uint64_t)mode) & RT_FP_FLUSH)
+    rt_fp_set_mode((now & ~RT_FP_FLUSH) | ((uint64_t)mode & RT_FP_FLUSH));
 }
 
 int64_t eddy_rt_entry_max_iterations(eddy_rt_ctx_t *rt) {

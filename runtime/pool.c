@@ -103,13 +103,15 @@ static void rt_pool_drain(eddy_rt_pool_t *p) {
     void *arg = p->arg;
     // A task runs in its caller's floating-point mode (subnormals flushed
     // or not), whichever thread takes it: results do not depend on which.
-    uint64_t fp = p->fp, mine = rt_fp_mode();
+    uint64_t mine = rt_fp_mode();
+    bool other = ((p->fp ^ mine) & RT_FP_FLUSH) != 0;
+    uint64_t theirs = (mine & ~RT_FP_FLUSH) | (p->fp & RT_FP_FLUSH);
     pthread_mutex_unlock(&p->mu);
-    if (fp != mine)
-      rt_fp_set_mode(fp);
+    if (other)
+      rt_fp_set_mode(theirs);
     fn(arg, t);
-    if (fp != mine)
-      rt_fp_set_mode(mine);
+    if (other)
+      rt_fp_set_mode((rt_fp_mode() & ~RT_FP_FLUSH) | (mine & RT_FP_FLUSH));
     pthread_mutex_lock(&p->mu);
     if (atomic_fetch_add(&p->done, 1) + 1 == p->n && p->waiting)
       pthread_cond_signal(&p->done_cv);

@@ -190,7 +190,8 @@ static void test_flush_denormals(void **state) {
 #endif
   expect_ok(eddy_cpu_jit_run(jit, f->rt, &arg, &got));
 #if defined(__x86_64__)
-  assert_int_equal(__builtin_ia32_stmxcsr(), before);
+  // FTZ and DAZ as they were (the exception flags the call raised stay).
+  assert_int_equal(__builtin_ia32_stmxcsr() & 0x8040, before & 0x8040);
   assert_int_equal(before & 0x8040, 0); // the test's own thread keeps IEEE
 #endif
   const float *g = got.data;
