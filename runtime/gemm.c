@@ -319,6 +319,31 @@ EDDY_RT_GEMV(gemv_avx512, __attribute__((target("avx512f,avx512vl,avx2,fma"))),
              rt_v16f, 16)
 #endif
 
+typedef void (*rt_dot_fn)(int64_t, int64_t, const float *, int64_t,
+                          const float *, float *, int64_t, bool);
+typedef void (*rt_axpy_fn)(int64_t, int64_t, const float *, int64_t,
+                           const float *, int64_t, float *, bool);
+
+/// The matrix-vector loops of level isa (which the CPU runs).
+static void pick_gemv(int32_t isa, rt_dot_fn *dot, rt_axpy_fn *axpy) {
+#if defined(EDDY_RT_GEMM_X86)
+  if (isa >= EDDY_RT_ISA_AVX512) {
+    *dot = gemv_avx512_dot;
+    *axpy = gemv_avx512_axpy;
+    return;
+  }
+  if (isa >= EDDY_RT_ISA_AVX2) {
+    *dot = gemv_avx2_dot;
+    *axpy = gemv_avx2_axpy;
+    return;
+  }
+#else
+  (void)isa;
+#endif
+  *dot = gemv_base_dot;
+  *axpy = gemv_base_axpy;
+}
+
 /// dot with v read at stride incv: a contiguous copy of v first (on the
 /// stack up to 1024 floats), or the plain loop when there is no memory.
 static void gemv_dot(int32_t isa, int64_t rows, int64_t len, const float *r,
@@ -340,14 +365,10 @@ static void gemv_dot(int32_t isa, int64_t rows, int64_t len, const float *r,
       tmp[p] = v[p * incv];
     v = tmp;
   }
-#if defined(EDDY_RT_GEMM_X86)
-  if (isa >= EDDY_RT_ISA_AVX512)
-    gemv_avx512_dot(rows, len, r, ldr, v, out, inco, acc);
-  else if (isa >= EDDY_RT_ISA_AVX2)
-    gemv_avx2_dot(rows, len, r, ldr, v, out, inco, acc);
-  else
-#endif
-    gemv_base_dot(rows, len, r, ldr, v, out, inco, acc);
+  rt_dot_fn dot;
+  rt_axpy_fn axpy;
+  pick_gemv(isa, &dot, &axpy);
+  dot(rows, len, r, ldr, v, out, inco, acc);
   if (tmp && tmp != small)
     free(tmp);
 }
@@ -355,14 +376,10 @@ static void gemv_dot(int32_t isa, int64_t rows, int64_t len, const float *r,
 static void gemv_axpy(int32_t isa, int64_t rows, int64_t len, const float *r,
                       int64_t ldr, const float *v, int64_t incv, float *out,
                       bool acc) {
-#if defined(EDDY_RT_GEMM_X86)
-  if (isa >= EDDY_RT_ISA_AVX512)
-    gemv_avx512_axpy(rows, len, r, ldr, v, incv, out, acc);
-  else if (isa >= EDDY_RT_ISA_AVX2)
-    gemv_avx2_axpy(rows, len, r, ldr, v, incv, out, acc);
-  else
-#endif
-    gemv_base_axpy(rows, len, r, ldr, v, incv, out, acc);
+  rt_dot_fn dot;
+  rt_axpy_fn axpy;
+  pick_gemv(isa, &dot, &axpy);
+  axpy(rows, len, r, ldr, v, incv, out, acc);
 }
 
 /// C (+)= op(A) op(B) for m == 1 or n == 1 with eddy's loops: a dot product
