@@ -33,6 +33,16 @@ static inline int setup(void **state) {
   return 0;
 }
 
+/// setup, with a runtime context that keeps IEEE subnormals in compiled
+/// code (which flushes them by default, as TensorFlow's kernels do), for
+/// tests that compare compiled results bit for bit with the C library or
+/// runtime/scalar.h.
+static inline int setup_ieee(void **state) {
+  setup(state);
+  eddy_rt_ctx_set_flush_denormals(((fixture_t *)*state)->rt, false);
+  return 0;
+}
+
 /// Fails the test when runtime memory is left (a tensor or list, outer or
 /// inner, that was not released).
 static inline int teardown(void **state) {

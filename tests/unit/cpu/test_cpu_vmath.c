@@ -164,14 +164,6 @@ static void check_fn(fixture_t *f, const vm_fn_t *fn) {
   free(x);
 }
 
-/// A context that keeps IEEE subnormals, as the C library computes them
-/// (compiled code flushes them by default, as TensorFlow's kernels do).
-static int setup_ieee(void **state) {
-  setup(state);
-  eddy_rt_ctx_set_flush_denormals(((fixture_t *)*state)->rt, false);
-  return 0;
-}
-
 /// By default compiled code runs with subnormals flushed to zero: a result
 /// that would be subnormal is 0, a subnormal operand reads as 0. The
 /// caller's floating-point mode is the same after the call, and a context

@@ -582,17 +582,12 @@ int main(void) {
       cmocka_unit_test(test_wrap_and_saturate),
       cmocka_unit_test(test_shifts),
       cmocka_unit_test(test_nan_and_signed_zero),
-      cmocka_unit_test_setup_teardown(test_consumers_floor_division, setup,
-                                      teardown),
-      cmocka_unit_test_setup_teardown(test_consumers_shifts, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_consumers_rem_and_round, setup,
-                                      teardown),
-      cmocka_unit_test_setup_teardown(test_consumers_f16_bf16_casts, setup,
-                                      teardown),
-      cmocka_unit_test_setup_teardown(test_consumers_saturating_casts, setup,
-                                      teardown),
-      cmocka_unit_test_setup_teardown(test_consumers_nan_and_signed_zero, setup,
-                                      teardown),
+      cmocka_unit_test_setup_teardown(test_consumers_floor_division, setup_ieee, teardown),
+      cmocka_unit_test_setup_teardown(test_consumers_shifts, setup_ieee, teardown),
+      cmocka_unit_test_setup_teardown(test_consumers_rem_and_round, setup_ieee, teardown),
+      cmocka_unit_test_setup_teardown(test_consumers_f16_bf16_casts, setup_ieee, teardown),
+      cmocka_unit_test_setup_teardown(test_consumers_saturating_casts, setup_ieee, teardown),
+      cmocka_unit_test_setup_teardown(test_consumers_nan_and_signed_zero, setup_ieee, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
