@@ -1071,6 +1071,40 @@ static eddy_status_t emit_constant(cpu_emit_t *e, eddy_op_t *op) {
   return NULL;
 }
 
+/// The dynamically shaped values a kernel reads, each given a view once at
+/// its top: every read in its loop nests then loads through that view
+/// rather than making its own (a few hundred lines of MLIR less per kernel
+/// of a chain of `?`-shaped ops). Beyond CPU_KERNEL_VIEWS values, reads
+/// make their own.
+enum { CPU_KERNEL_VIEWS = 32 };
+
+typedef struct kernel_views {
+  cpu_val_t *v[CPU_KERNEL_VIEWS];
+  int n;
+} kernel_views_t;
+
+/// Views of the values op reads (through its fused operands too) that have
+/// none, in kv; their buf is the view, valid inside the kernel's gate only
+/// (as the results').
+static void operand_views(cpu_emit_t *e, eddy_op_t *op, kernel_views_t *kv) {
+  for (uint32_t i = 0; i < op->num_operands; i++) {
+    eddy_value_t *v = eddy_ir_op_operand(op, i);
+    cpu_val_t *cv =
+        eddy_ir_type_is_tensor(v->type) ? cpu_val_get(e, v) : NULL;
+    if (!cv || cv->splat)
+      continue;
+    if (cv->fused && v->def) {
+      operand_views(e, v->def, kv);
+      continue;
+    }
+    if (cv->pslot < 0 || cv->vslot >= 0 || cv->buf >= 0 ||
+        kv->n == CPU_KERNEL_VIEWS)
+      continue;
+    cv->buf = cpu_dyn_view(e, cv, v->type);
+    kv->v[kv->n++] = cv;
+  }
+}
+
 /// A core op in a function with dynamic shapes: its result dims (and the
 /// shape checks), then buffers for its dynamically shaped results, then the
 /// op itself; each step runs only while no run-time error has been seen.
@@ -1105,6 +1139,8 @@ static eddy_status_t emit_core_dyn(cpu_emit_t *e, eddy_op_t *op) {
   for (uint32_t r = 0; r < n; r++)
     if (rv[r]->pslot >= 0)
       rv[r]->buf = cpu_dyn_view(e, rv[r], op->results[r].type);
+  kernel_views_t kv = {.n = 0};
+  operand_views(e, op, &kv);
   eddy_status_t st = NULL;
   if (cpu_op_is_pointwise(op) && n == 1) {
     const eddy_type_t *t = op->results[0].type;
@@ -1123,6 +1159,8 @@ static eddy_status_t emit_core_dyn(cpu_emit_t *e, eddy_op_t *op) {
   for (uint32_t r = 0; r < n; r++)
     if (rv[r]->pslot >= 0)
       rv[r]->buf = -1;
+  for (int i = 0; i < kv.n; i++)
+    kv.v[i]->buf = -1;
   cpu_gate_close(e);
   return st;
 }

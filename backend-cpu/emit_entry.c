@@ -836,6 +836,7 @@ eddy_status_t eddy_cpu_emit_mlir(const eddy_module_t *m, const char *entry,
   eddy_ptrmap_init(&e.vals);
   eddy_ptrmap_init(&e.slots);
   eddy_ptrmap_init(&e.direct);
+  eddy_ptrmap_init(&e.dim_syms);
   eddy_ptrmap_init(&e.value_block);
   cpu_plan_t plan;
   eddy_status_t st = cpu_plan_build(&plan, m, func, opts);
@@ -887,6 +888,7 @@ eddy_status_t eddy_cpu_emit_mlir(const eddy_module_t *m, const char *entry,
   eddy_ptrmap_destroy(&e.vals);
   eddy_ptrmap_destroy(&e.slots);
   eddy_ptrmap_destroy(&e.direct);
+  eddy_ptrmap_destroy(&e.dim_syms);
   eddy_ptrmap_destroy(&e.value_block);
   eddy_buf_destroy(&e.globals);
   eddy_buf_destroy(&e.pro);

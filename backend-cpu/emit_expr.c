@@ -494,18 +494,25 @@ static eddy_status_t elem_iota(ELEM_ARGS) {
   return NULL;
 }
 
-/// Index of operand `o` (broadcast to the result shape) from result idx.
-static eddy_status_t bcast_index(cpu_emit_t *e, const eddy_type_t *rt,
+/// Index of operand v (broadcast to the shape of result r) from result
+/// idx.
+static eddy_status_t bcast_index(cpu_emit_t *e, eddy_value_t *r,
                                  eddy_value_t *v, const int *idx, int *oidx) {
-  const eddy_type_t *ot = v->type;
+  const eddy_type_t *ot = v->type, *rt = r->type;
   int32_t off = rt->rank - ot->rank;
   int od[EDDY_RT_MAX_RANK];
-  if (cpu_type_is_dynamic(ot))
+  // A `?` dim that is the result's (cpu_dims_same) reads the result's index.
+  bool same[EDDY_RT_MAX_RANK], need = false;
+  for (int32_t j = 0; j < ot->rank; j++) {
+    same[j] = ot->dims[j] < 0 && cpu_dims_same(e, v, j, r, j + off);
+    need |= ot->dims[j] < 0 && !same[j];
+  }
+  if (need)
     EDDY_RETURN_IF_ERROR(cpu_dims(e, v, false, od));
   for (int32_t j = 0; j < ot->rank; j++) {
     if (ot->dims[j] == 1 && rt->dims[j + off] != 1) {
       oidx[j] = cpu_index_const(e, 0);
-    } else if (ot->dims[j] < 0) {
+    } else if (ot->dims[j] < 0 && !same[j]) {
       // A dynamic dim of 1 broadcasts: read index 0.
       int one = cpu_index_const(e, 1), zero = cpu_index_const(e, 0);
       int c = cpu_fresh(e), s = cpu_fresh(e);
@@ -539,7 +546,7 @@ eddy_status_t cpu_pointwise(cpu_emit_t *e, eddy_op_t *op, const int *idx,
   for (uint32_t i = 0; i < op->num_operands; i++) {
     eddy_value_t *v = eddy_ir_op_operand(op, i);
     int oidx[EDDY_RT_MAX_RANK];
-    EDDY_RETURN_IF_ERROR(bcast_index(e, rt, v, idx, oidx));
+    EDDY_RETURN_IF_ERROR(bcast_index(e, &op->results[0], v, idx, oidx));
     EDDY_RETURN_IF_ERROR(cpu_expr(e, v, oidx, &vals[i]));
   }
   eddy_dtype_t odt =

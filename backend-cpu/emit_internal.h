@@ -56,6 +56,10 @@ typedef struct cpu_emit {
   /// memref they are written into: the result tensor's of a value returned
   /// directly, the loop value's of one a loop body writes in place).
   eddy_ptrmap_t direct;
+  /// The dim symbols of dynamically shaped values (emit_shape.c):
+  /// eddy_value_t * -> int[rank], and the last symbol given.
+  eddy_ptrmap_t dim_syms;
+  int last_sym;
   eddy_arena_t *arena;
   int next; ///< next fresh %tN
   int next_global;
@@ -224,6 +228,11 @@ int cpu_dyn_view(cpu_emit_t *e, const cpu_val_t *cv, const eddy_type_t *t);
 /// The run-time dims of v as index values (constants where static). With
 /// check, the shape rules of fused producers are checked (run-time errors).
 eddy_status_t cpu_dims(cpu_emit_t *e, eddy_value_t *v, bool check, int *out);
+/// Whether dim i of a and dim j of b are `?` dims known to be equal at run
+/// time wherever both are read (one flows from the other through
+/// elementwise ops), so that neither a check nor a broadcast is needed.
+bool cpu_dims_same(cpu_emit_t *e, eddy_value_t *a, int32_t i, eddy_value_t *b,
+                   int32_t j);
 /// The run-time dims of result r of op, computed from its operands' dims;
 /// with check, incompatible operands record a run-time error.
 eddy_status_t cpu_result_dims(cpu_emit_t *e, eddy_op_t *op, uint32_t r,

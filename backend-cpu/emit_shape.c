@@ -19,11 +19,16 @@
 #include <string.h>
 
 /// A dim during shape computation: a compile-time constant (c >= 0) or an
-/// index value (%t<v>).
+/// index value (%t<v>), with its symbol s (0: none; below).
 typedef struct dimv {
   int v;
   int64_t c;
+  int s;
 } dimv_t;
+
+static dimv_t dconst(int64_t c) { return (dimv_t){.v = -1, .c = c}; }
+
+static dimv_t dvar(int v) { return (dimv_t){.v = v, .c = -1}; }
 
 bool cpu_type_is_dynamic(const eddy_type_t *t) {
   if (!eddy_ir_type_is_tensor(t) || t->rank < 0)
@@ -94,12 +99,76 @@ static void slot_dims(cpu_emit_t *e, const cpu_val_t *cv, const eddy_type_t *t,
   const eddy_type_t *it = eddy_ir_tensor_type_get(e->ctx, EDDY_DT_I64, 1, &r);
   for (int32_t d = 0; d < t->rank; d++) {
     if (t->dims[d] >= 0) {
-      out[d] = (dimv_t){-1, t->dims[d]};
+      out[d] = dconst(t->dims[d]);
       continue;
     }
     int i = cpu_index_const(e, d);
-    out[d] = (dimv_t){to_index(e, cpu_load(e, cv->dslot, it, &i)), -1};
+    out[d] = dvar(to_index(e, cpu_load(e, cv->dslot, it, &i)));
   }
+}
+
+/// ---- dim symbols --------------------------------------------------------
+/// Each `?` dim of a value has a symbol, and two dims with the same symbol
+/// are equal at run time wherever both are read. An elementwise op's result
+/// dim takes the symbol its operands' dims share there (dims of 1 aside);
+/// every other `?` dim gets a symbol of its own: function and block
+/// arguments, results of other ops. So the `?` batch dim of a chain of
+/// elementwise ops is one symbol, and broadcasting within the chain needs
+/// no check, and no select (dim == 1 ? 0 : i) per read. Symbols are kept
+/// per IR value: a ctl.call inlined twice, or a loop body run again, reads
+/// a symbol only among the values of one instance, where it holds.
+
+/// Chains of operands deeper than this that have no symbols yet get new
+/// ones (a safe answer) rather than recursing further.
+enum { DIM_SYMS_DEPTH = 64 };
+
+static const int *dim_syms_at(cpu_emit_t *e, eddy_value_t *v, int depth) {
+  const eddy_type_t *t = v->type;
+  if (!eddy_ir_type_is_tensor(t) || t->rank <= 0)
+    return NULL;
+  const int *known = eddy_ptrmap_get(&e->dim_syms, v);
+  if (known)
+    return known;
+  int *s = eddy_arena_alloc(e->arena, sizeof(int) * (size_t)t->rank);
+  eddy_op_t *op = v->def;
+  bool elementwise = op && depth < DIM_SYMS_DEPTH &&
+                     eddy_ir_op_has_trait(op, EDDY_TRAIT_ELEMENTWISE);
+  for (int32_t d = 0; d < t->rank; d++) {
+    s[d] = 0;
+    if (t->dims[d] >= 0)
+      continue;
+    for (uint32_t k = 0; elementwise && k < op->num_operands; k++) {
+      eddy_value_t *o = eddy_ir_op_operand(op, k);
+      int32_t j = d - (t->rank - o->type->rank);
+      if (!eddy_ir_type_is_tensor(o->type) || o->type->rank < 0 || j < 0 ||
+          o->type->dims[j] == 1)
+        continue;
+      const int *os =
+          o->type->dims[j] < 0 ? dim_syms_at(e, o, depth + 1) : NULL;
+      if (!os || !os[j] || (s[d] && s[d] != os[j])) {
+        s[d] = 0;
+        break;
+      }
+      s[d] = os[j];
+    }
+    if (!s[d])
+      s[d] = ++e->last_sym;
+  }
+  eddy_ptrmap_put(&e->dim_syms, v, s);
+  return s;
+}
+
+/// The symbols of v's dims (0 for a static one; NULL for a scalar).
+static const int *dim_syms(cpu_emit_t *e, eddy_value_t *v) {
+  return dim_syms_at(e, v, 0);
+}
+
+bool cpu_dims_same(cpu_emit_t *e, eddy_value_t *a, int32_t i, eddy_value_t *b,
+                   int32_t j) {
+  if (a->type->dims[i] >= 0 || b->type->dims[j] >= 0)
+    return false;
+  const int *sa = dim_syms(e, a), *sb = dim_syms(e, b);
+  return sa && sb && sa[i] && sa[i] == sb[j];
 }
 
 static int dim_ssa(cpu_emit_t *e, dimv_t d) {
@@ -218,16 +287,14 @@ static void check_eq(cpu_emit_t *e, bool check, const eddy_op_t *op,
 
 static dimv_t dmul(cpu_emit_t *e, dimv_t a, dimv_t b) {
   if (a.c >= 0 && b.c >= 0)
-    return (dimv_t){-1, a.c * b.c};
-  return (dimv_t){ibin(e, "arith.muli", dim_ssa(e, a), dim_ssa(e, b), "index"),
-                  -1};
+    return dconst(a.c * b.c);
+  return dvar(ibin(e, "arith.muli", dim_ssa(e, a), dim_ssa(e, b), "index"));
 }
 
 static dimv_t dadd(cpu_emit_t *e, dimv_t a, dimv_t b) {
   if (a.c >= 0 && b.c >= 0)
-    return (dimv_t){-1, a.c + b.c};
-  return (dimv_t){ibin(e, "arith.addi", dim_ssa(e, a), dim_ssa(e, b), "index"),
-                  -1};
+    return dconst(a.c + b.c);
+  return dvar(ibin(e, "arith.addi", dim_ssa(e, a), dim_ssa(e, b), "index"));
 }
 
 static eddy_status_t vdims(cpu_emit_t *e, eddy_value_t *v, bool check,
@@ -238,7 +305,7 @@ static eddy_status_t vdims(cpu_emit_t *e, eddy_value_t *v, bool check,
 /// that fails with `what` unless one side is 1 or they are equal.
 static void bcast_dim(cpu_emit_t *e, const eddy_op_t *op, bool check,
                       const char *what, dimv_t *cur, dimv_t o) {
-  if (o.c == 1)
+  if (o.c == 1 || (o.s && o.s == cur->s))
     return;
   if (cur->c == 1 || (o.c >= 0 && o.c == cur->c)) {
     *cur = o;
@@ -259,14 +326,14 @@ static void bcast_dim(cpu_emit_t *e, const eddy_op_t *op, bool check,
   int s = cpu_fresh(e);
   cpu_p(e, "%%t%d = arith.select %%t%d, %%t%d, %%t%d : index\n", s, o1, cv,
         ov);
-  *cur = (dimv_t){s, -1};
+  *cur = dvar(s);
 }
 
 /// numpy broadcasting of the operands' dims into out (rank r).
 static eddy_status_t bcast_dims(cpu_emit_t *e, eddy_op_t *op, int32_t r,
                                 bool check, dimv_t *out) {
   for (int32_t d = 0; d < r; d++)
-    out[d] = (dimv_t){-1, 1};
+    out[d] = dconst(1);
   for (uint32_t k = 0; k < op->num_operands; k++) {
     eddy_value_t *v = eddy_ir_op_operand(op, k);
     dimv_t od[EDDY_RT_MAX_RANK];
@@ -326,7 +393,7 @@ static eddy_status_t host_dim_operand(cpu_emit_t *e, eddy_value_t *dv,
   else
     cpu_p(e, "%%t%d = arith.extsi %%t%d : %s to i64\n", i64, x,
           cpu_reg_type(dv->type->dtype));
-  *out = (dimv_t){to_index(e, i64), -1};
+  *out = dvar(to_index(e, i64));
   return NULL;
 }
 
@@ -339,13 +406,13 @@ static eddy_status_t reshape_dim_operands(cpu_emit_t *e, eddy_op_t *op,
   const eddy_type_t *rt = op->results[0].type;
   int zero = cpu_index_const(e, 0), one = cpu_index_const(e, 1);
   int neg1 = cpu_index_const(e, -1);
-  dimv_t other = {-1, 1};
+  dimv_t other = dconst(1);
   int num_infer = cpu_index_const(e, 0), val[EDDY_RT_MAX_RANK];
   bool is_op[EDDY_RT_MAX_RANK] = {false};
   uint32_t k = 1;
   for (int32_t d = 0; d < rt->rank; d++) {
     if (shape[d] >= 0) {
-      out[d] = (dimv_t){-1, shape[d]};
+      out[d] = dconst(shape[d]);
       other = dmul(e, other, out[d]);
       continue;
     }
@@ -374,7 +441,7 @@ static eddy_status_t reshape_dim_operands(cpu_emit_t *e, eddy_op_t *op,
     cpu_p(e, "%%t%d = arith.select %%t%d, %%t%d, %%t%d : index\n", c, is_inf,
           one, zero);
     num_infer = ibin(e, "arith.addi", num_infer, c, "index");
-    other = dmul(e, other, (dimv_t){s, -1});
+    other = dmul(e, other, dvar(s));
     val[d] = v;
     is_op[d] = true;
   }
@@ -383,7 +450,7 @@ static eddy_status_t reshape_dim_operands(cpu_emit_t *e, eddy_op_t *op,
   cpu_p(e, "%%t%d = arith.select %%t%d, %%t%d, %%t%d : index\n", safe, oz,
         one, ov);
   int q = ibin(e, "arith.divui", tv, safe, "index");
-  dimv_t prod = {-1, 1};
+  dimv_t prod = dconst(1);
   for (int32_t d = 0; d < rt->rank; d++) {
     if (!is_op[d]) {
       prod = dmul(e, prod, out[d]);
@@ -392,7 +459,7 @@ static eddy_status_t reshape_dim_operands(cpu_emit_t *e, eddy_op_t *op,
     int s = cpu_fresh(e);
     cpu_p(e, "%%t%d = arith.select %%t%d, %%t%d, %%t%d : index\n", s,
           icmp(e, "eq", val[d], neg1), q, val[d]);
-    out[d] = (dimv_t){s, -1};
+    out[d] = dvar(s);
     prod = dmul(e, prod, out[d]);
   }
   if (check) {
@@ -503,7 +570,7 @@ static eddy_status_t range_dims(cpu_emit_t *e, eddy_op_t *op, bool check,
                                 "towards limit (start and limit)"),
                   to_index(e, si), to_index(e, li));
   }
-  out[0] = (dimv_t){to_index(e, n64), -1};
+  out[0] = dvar(to_index(e, n64));
   return NULL;
 }
 
@@ -514,9 +581,9 @@ static dimv_t window_dim(cpu_emit_t *e, const eddy_op_t *op, bool check,
   int64_t lo = w->pads[2 * j], hi = w->pads[2 * j + 1];
   int64_t eff = (w->size[j] - 1) * w->dilations[j] + 1;
   if (n.c >= 0)
-    return (dimv_t){-1, eddy_scalar_window_out(n.c, lo, hi, w->size[j],
+    return dconst(eddy_scalar_window_out(n.c, lo, hi, w->size[j],
                                                 w->dilations[j],
-                                                w->strides[j])};
+                                                w->strides[j]));
   int span = ibin(e, "arith.addi", n.v, cpu_index_const(e, lo + hi), "index");
   int effv = cpu_index_const(e, eff);
   if (check)
@@ -527,8 +594,7 @@ static dimv_t window_dim(cpu_emit_t *e, const eddy_op_t *op, bool check,
                   span, effv);
   int q = ibin(e, "arith.divsi", ibin(e, "arith.subi", span, effv, "index"),
                cpu_index_const(e, w->strides[j]), "index");
-  return (dimv_t){ibin(e, "arith.addi", q, cpu_index_const(e, 1), "index"),
-                  -1};
+  return dvar(ibin(e, "arith.addi", q, cpu_index_const(e, 1), "index"));
 }
 
 /// The result dims of a sliding-window op (core_window.c's rules).
@@ -541,7 +607,7 @@ static eddy_status_t window_dims(cpu_emit_t *e, eddy_op_t *op, bool check,
   if (op->num_operands > 1)
     EDDY_RETURN_IF_ERROR(vdims(e, eddy_ir_op_operand(op, 1), check, bd));
   for (int32_t d = 0; d < 4; d++)
-    out[d] = (dimv_t){-1, rt->dims[d]};
+    out[d] = dconst(rt->dims[d]);
   switch (code) {
   case EDDY_OP_CORE_CONV2D:
   case EDDY_OP_CORE_MAX_POOL:
@@ -588,7 +654,7 @@ static eddy_status_t infer_dims(cpu_emit_t *e, eddy_op_t *op, uint32_t r,
   if (code == EDDY_OP_CORE_BROADCAST_TO) {
     int32_t off = rt->rank - in->type->rank;
     for (int32_t d = 0; d < rt->rank; d++)
-      out[d] = (dimv_t){-1, rt->dims[d]};
+      out[d] = dconst(rt->dims[d]);
     for (int32_t j = 0; j < in->type->rank; j++)
       if (id[j].c < 0 && check) {
         int iv = id[j].v, one = cpu_index_const(e, 1);
@@ -615,7 +681,7 @@ static eddy_status_t infer_dims(cpu_emit_t *e, eddy_op_t *op, uint32_t r,
       if (!red[d])
         out[o++] = id[d];
       else if (keep)
-        out[o++] = (dimv_t){-1, 1};
+        out[o++] = dconst(1);
     }
     return NULL;
   }
@@ -635,7 +701,7 @@ static eddy_status_t infer_dims(cpu_emit_t *e, eddy_op_t *op, uint32_t r,
     if (!sa ||
         eddy_ir_attr_as_i64_array(sa, shape, EDDY_RT_MAX_RANK) != rt->rank)
       return cpu_unsupported(op, "needs a 'shape' of the result's rank");
-    dimv_t total = {-1, 1}, other = {-1, 1};
+    dimv_t total = dconst(1), other = dconst(1);
     for (int32_t d = 0; d < in->type->rank; d++)
       total = dmul(e, total, id[d]);
     if (op->num_operands > 1)
@@ -646,7 +712,7 @@ static eddy_status_t infer_dims(cpu_emit_t *e, eddy_op_t *op, uint32_t r,
         infer = d;
         continue;
       }
-      out[d] = (dimv_t){-1, shape[d]};
+      out[d] = dconst(shape[d]);
       other = dmul(e, other, out[d]);
     }
     if (infer < 0) {
@@ -654,7 +720,7 @@ static eddy_status_t infer_dims(cpu_emit_t *e, eddy_op_t *op, uint32_t r,
       return NULL;
     }
     if (total.c >= 0 && other.c > 0) {
-      out[infer] = (dimv_t){-1, total.c / other.c};
+      out[infer] = dconst(total.c / other.c);
       return NULL;
     }
     int tv = dim_ssa(e, total), ov = dim_ssa(e, other);
@@ -673,7 +739,7 @@ static eddy_status_t infer_dims(cpu_emit_t *e, eddy_op_t *op, uint32_t r,
                                   "and product of the other entries)"),
                     tv, ov);
     }
-    out[infer] = (dimv_t){q, -1};
+    out[infer] = dvar(q);
     return NULL;
   }
   if (code == EDDY_OP_CORE_MATMUL) {
@@ -689,7 +755,7 @@ static eddy_status_t infer_dims(cpu_emit_t *e, eddy_op_t *op, uint32_t r,
     // Batch dims: numpy broadcasting of a[:-2] and b[:-2].
     int32_t R = rt->rank;
     for (int32_t d = 0; d < R - 2; d++)
-      out[d] = (dimv_t){-1, 1};
+      out[d] = dconst(1);
     for (int pass = 0; pass < 2; pass++) {
       const dimv_t *od = pass ? bd : id;
       int32_t orank = (pass ? br : ar) - 2;
@@ -710,7 +776,7 @@ static eddy_status_t infer_dims(cpu_emit_t *e, eddy_op_t *op, uint32_t r,
         eddy_ir_attr_as_i64_array(la, limit, k) != k)
       return cpu_unsupported(op, "needs 'start' and 'limit' per dimension");
     for (int32_t d = 0; d < rt->rank; d++) {
-      out[d] = (dimv_t){-1, rt->dims[d]};
+      out[d] = dconst(rt->dims[d]);
       if (id[d].c < 0 && check) {
         int lim = cpu_index_const(e, limit[d]);
         char what[80];
@@ -733,7 +799,7 @@ static eddy_status_t infer_dims(cpu_emit_t *e, eddy_op_t *op, uint32_t r,
         eddy_ir_attr_as_i64_array(hi, high, k) != k)
       return cpu_unsupported(op, "needs 'low' and 'high' per dimension");
     for (int32_t d = 0; d < k; d++)
-      out[d] = dadd(e, id[d], (dimv_t){-1, low[d] + high[d]});
+      out[d] = dadd(e, id[d], dconst(low[d] + high[d]));
     return NULL;
   }
   if (code == EDDY_OP_CORE_CONCAT) {
@@ -765,7 +831,7 @@ static eddy_status_t infer_dims(cpu_emit_t *e, eddy_op_t *op, uint32_t r,
     for (int32_t d = 0; d < rt->rank; d++)
       out[d] = id[d];
     if (id[axis].c >= 0) {
-      out[axis] = (dimv_t){-1, id[axis].c / parts};
+      out[axis] = dconst(id[axis].c / parts);
       return NULL;
     }
     int pv = cpu_index_const(e, parts);
@@ -778,7 +844,7 @@ static eddy_status_t infer_dims(cpu_emit_t *e, eddy_op_t *op, uint32_t r,
                                   "(size and num_splits)"),
                     id[axis].v, pv);
     }
-    out[axis] = (dimv_t){ibin(e, "arith.divui", id[axis].v, pv, "index"), -1};
+    out[axis] = dvar(ibin(e, "arith.divui", id[axis].v, pv, "index"));
     return NULL;
   }
   if (code == EDDY_OP_CORE_GATHER) {
@@ -811,8 +877,8 @@ static eddy_status_t infer_dims(cpu_emit_t *e, eddy_op_t *op, uint32_t r,
                     cpu_dims_site(e, op, "the count is negative (count and 0)"),
                     v, z);
     }
-    out[0] = (dimv_t){v, -1};
-    out[1] = (dimv_t){-1, in->type->rank};
+    out[0] = dvar(v);
+    out[1] = dconst(in->type->rank);
     return NULL;
   }
   if (code == EDDY_OP_CORE_REVERSE || code == EDDY_OP_CORE_CUMSUM ||
@@ -826,7 +892,7 @@ static eddy_status_t infer_dims(cpu_emit_t *e, eddy_op_t *op, uint32_t r,
     int64_t k = eddy_ir_op_attr_int(op, "k", 0);
     for (int32_t d = 0; d + 1 < rk; d++)
       out[d] = id[d];
-    out[rk - 1] = (dimv_t){-1, k};
+    out[rk - 1] = dconst(k);
     if (check && id[rk - 1].c < 0) {
       int kv = cpu_index_const(e, k);
       cpu_fail_dims(e, icmp(e, "ult", id[rk - 1].v, kv),
@@ -846,7 +912,7 @@ static eddy_status_t infer_dims(cpu_emit_t *e, eddy_op_t *op, uint32_t r,
     for (int32_t d = 0; d < axis; d++)
       out[o++] = ud[d];
     int64_t size = eddy_ir_op_attr_int(op, "size", 0);
-    out[o] = (dimv_t){-1, size};
+    out[o] = dconst(size);
     if (size < 0 && op->num_operands > 2) {
       // The size operand, read on the host; a negative one fails.
       bool is_dim;
@@ -899,7 +965,7 @@ static eddy_status_t infer_dims(cpu_emit_t *e, eddy_op_t *op, uint32_t r,
       return eddy_status_create(EDDY_ERR_INTERNAL,
                                 "cpu backend: no run-time shape rule for '%s'",
                                 op->name->str);
-    out[d] = (dimv_t){-1, rt->dims[d]};
+    out[d] = dconst(rt->dims[d]);
   }
   return NULL;
 }
@@ -924,7 +990,7 @@ static eddy_status_t op_dims(cpu_emit_t *e, eddy_op_t *op, uint32_t r,
         EDDY_RETURN_IF_ERROR(op_dims(e, v->def, 0, true, tmp));
     }
     for (int32_t d = 0; d < rt->rank; d++)
-      out[d] = (dimv_t){-1, rt->dims[d]};
+      out[d] = dconst(rt->dims[d]);
     return NULL;
   }
   dimv_t inf[EDDY_RT_MAX_RANK];
@@ -935,7 +1001,7 @@ static eddy_status_t op_dims(cpu_emit_t *e, eddy_op_t *op, uint32_t r,
       out[d] = inf[d];
       continue;
     }
-    out[d] = (dimv_t){-1, rt->dims[d]};
+    out[d] = dconst(rt->dims[d]);
     if (inf[d].c < 0) {
       char what[80];
       snprintf(what, sizeof what,
@@ -960,19 +1026,22 @@ static eddy_status_t vdims(cpu_emit_t *e, eddy_value_t *v, bool check,
       EDDY_RETURN_IF_ERROR(op_dims(e, v->def, 0, true, tmp));
     }
     for (int32_t d = 0; d < t->rank; d++)
-      out[d] = (dimv_t){-1, t->dims[d]};
+      out[d] = dconst(t->dims[d]);
     return NULL;
   }
   cpu_val_t *cv = cpu_val_get(e, v);
-  if (cv && cv->dslot >= 0) {
+  if (cv && cv->dslot >= 0)
     slot_dims(e, cv, t, out);
-    return NULL;
-  }
-  if (cv && cv->fused)
-    return op_dims(e, v->def, 0, check, out);
-  return eddy_status_create(EDDY_ERR_INTERNAL,
-                            "cpu backend: dims of a value before its "
-                            "definition");
+  else if (cv && cv->fused)
+    EDDY_RETURN_IF_ERROR(op_dims(e, v->def, 0, check, out));
+  else
+    return eddy_status_create(EDDY_ERR_INTERNAL,
+                              "cpu backend: dims of a value before its "
+                              "definition");
+  const int *syms = dim_syms(e, v);
+  for (int32_t d = 0; syms && d < t->rank; d++)
+    out[d].s = out[d].c < 0 ? syms[d] : 0;
+  return NULL;
 }
 
 eddy_status_t cpu_dims(cpu_emit_t *e, eddy_value_t *v, bool check, int *out) {
