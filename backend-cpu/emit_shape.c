@@ -15,6 +15,7 @@
 #include "dialects/core/core.h"
 #include "runtime/scalar.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -1104,20 +1105,37 @@ void cpu_dyn_reserve(cpu_emit_t *e, const cpu_val_t *cv, const eddy_type_t *t,
   int64_t r = t->rank;
   const eddy_type_t *it = eddy_ir_tensor_type_get(e->ctx, EDDY_DT_I64, 1, &r);
   // bytes = itemsize * prod(dims), -1 when it does not fit in int64 (the
-  // allocator refuses it).
+  // allocator refuses it). The static dims are multiplied in at compile
+  // time, first; each `?` dim then checks the product so far.
+  int64_t known = (int64_t)eddy_dtype_size(t->dtype);
+  for (int32_t d = 0; d < t->rank; d++) {
+    int i = cpu_index_const(e, d);
+    cpu_store(e, cv->dslot, it, &i, to_i64(e, dims[d]));
+    int64_t c = t->dims[d];
+    if (c >= 0 && known >= 0)
+      known = c && known > INT64_MAX / c ? -1 : known * c;
+  }
   int bytes = cpu_fresh(e), big = cpu_fresh(e);
-  cpu_p(e, "%%t%d = arith.constant %zu : i64\n", bytes,
-        eddy_dtype_size(t->dtype));
-  cpu_p(e, "%%t%d = arith.constant 0 : i1\n", big);
+  cpu_p(e, "%%t%d = arith.constant %" PRId64 " : i64\n", bytes,
+        known < 0 ? (int64_t)-1 : known);
+  cpu_p(e, "%%t%d = arith.constant %s\n", big, known < 0 ? "true" : "false");
   int zero = cpu_fresh(e), maxv = cpu_fresh(e);
   cpu_p(e, "%%t%d = arith.constant 0 : i64\n", zero);
   cpu_p(e, "%%t%d = arith.constant 9223372036854775807 : i64\n", maxv);
-  for (int32_t d = 0; d < t->rank; d++) {
-    int i = cpu_index_const(e, d);
-    int dv = to_i64(e, dims[d]);
-    cpu_store(e, cv->dslot, it, &i, dv);
-    if (t->dims[d] >= 0 && t->dims[d] <= 1)
+  if (known < 0 && op) {
+    int isz = cpu_fresh(e);
+    cpu_p(e, "%%t%d = arith.constant %zu : i64\n", isz,
+          eddy_dtype_size(t->dtype));
+    cpu_fail_if(e, big,
+                cpu_dims_site(e, op,
+                              "result size in bytes overflows int64 in its "
+                              "static dimensions (its item size and -1)"),
+                isz, bytes);
+  }
+  for (int32_t d = 0; known >= 0 && d < t->rank; d++) {
+    if (t->dims[d] >= 0)
       continue;
+    int dv = to_i64(e, dims[d]);
     // bytes * dv overflows when dv != 0 and bytes > max / dv.
     int nz = cpu_fresh(e), one = cpu_fresh(e), safe = cpu_fresh(e);
     cpu_p(e, "%%t%d = arith.cmpi ne, %%t%d, %%t%d : i64\n", nz, dv, zero);
@@ -1133,7 +1151,8 @@ void cpu_dyn_reserve(cpu_emit_t *e, const cpu_val_t *cv, const eddy_type_t *t,
       char what[160];
       snprintf(what, sizeof what,
                "result size in bytes overflows int64 at dimension %d (bytes "
-               "of the dimensions before it and its size)",
+               "of the static dimensions and the dimensions before it, and "
+               "its size)",
                (int)d);
       cpu_fail_if(e, over, cpu_dims_site(e, op, what), bytes, dv);
     }
