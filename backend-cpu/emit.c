@@ -1089,8 +1089,7 @@ typedef struct kernel_views {
 static void operand_views(cpu_emit_t *e, eddy_op_t *op, kernel_views_t *kv) {
   for (uint32_t i = 0; i < op->num_operands; i++) {
     eddy_value_t *v = eddy_ir_op_operand(op, i);
-    cpu_val_t *cv =
-        eddy_ir_type_is_tensor(v->type) ? cpu_val_get(e, v) : NULL;
+    cpu_val_t *cv = eddy_ir_type_is_tensor(v->type) ? cpu_val_get(e, v) : NULL;
     if (!cv || cv->splat)
       continue;
     if (cv->fused && v->def) {

@@ -583,8 +583,7 @@ static dimv_t window_dim(cpu_emit_t *e, const eddy_op_t *op, bool check,
   int64_t eff = (w->size[j] - 1) * w->dilations[j] + 1;
   if (n.c >= 0)
     return dconst(eddy_scalar_window_out(n.c, lo, hi, w->size[j],
-                                                w->dilations[j],
-                                                w->strides[j]));
+                                         w->dilations[j], w->strides[j]));
   int span = ibin(e, "arith.addi", n.v, cpu_index_const(e, lo + hi), "index");
   int effv = cpu_index_const(e, eff);
   if (check)
