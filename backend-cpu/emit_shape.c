@@ -1107,9 +1107,11 @@ void cpu_dyn_reserve(cpu_emit_t *e, const cpu_val_t *cv, const eddy_type_t *t,
   // allocator refuses it). The static dims are multiplied in at compile
   // time, first; each `?` dim then checks the product so far.
   int64_t known = (int64_t)eddy_dtype_size(t->dtype);
+  int dims64[EDDY_RT_MAX_RANK];
   for (int32_t d = 0; d < t->rank; d++) {
     int i = cpu_index_const(e, d);
-    cpu_store(e, cv->dslot, it, &i, to_i64(e, dims[d]));
+    dims64[d] = to_i64(e, dims[d]);
+    cpu_store(e, cv->dslot, it, &i, dims64[d]);
     int64_t c = t->dims[d];
     if (c >= 0 && known >= 0)
       known = c && known > INT64_MAX / c ? -1 : known * c;
@@ -1134,7 +1136,7 @@ void cpu_dyn_reserve(cpu_emit_t *e, const cpu_val_t *cv, const eddy_type_t *t,
   for (int32_t d = 0; known >= 0 && d < t->rank; d++) {
     if (t->dims[d] >= 0)
       continue;
-    int dv = to_i64(e, dims[d]);
+    int dv = dims64[d];
     // bytes * dv overflows when dv != 0 and bytes > max / dv.
     int nz = cpu_fresh(e), one = cpu_fresh(e), safe = cpu_fresh(e);
     cpu_p(e, "%%t%d = arith.cmpi ne, %%t%d, %%t%d : i64\n", nz, dv, zero);
