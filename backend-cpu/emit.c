@@ -1073,9 +1073,8 @@ static eddy_status_t emit_constant(cpu_emit_t *e, eddy_op_t *op) {
 
 /// The dynamically shaped values a kernel reads, each given a view once at
 /// its top: every read in its loop nests then loads through that view
-/// rather than making its own (a few hundred lines of MLIR less per kernel
-/// of a chain of `?`-shaped ops). Beyond CPU_KERNEL_VIEWS values, reads
-/// make their own.
+/// rather than making its own (about twenty lines of MLIR each). Beyond
+/// CPU_KERNEL_VIEWS values, reads make their own.
 enum { CPU_KERNEL_VIEWS = 32 };
 
 typedef struct kernel_views {
