@@ -145,7 +145,7 @@ def prepare_eddy(args, case_dir, manifest, work):
     return {"ir": ir, "entry": entry, "inputs": inputs, "aot": exe, "times": times}
 
 
-def run_eddy(args, system, prep, out):
+def run_eddy(args, system, prep, out, budget_s):
     if "error" in prep:
         return {"error": prep["error"]}
     mode = system.split("-", 1)[1]
@@ -156,12 +156,54 @@ def run_eddy(args, system, prep, out):
                "--ir", prep["ir"], "--entry", prep["entry"]]
     for path in prep["inputs"]:
         cmd += ["--input", path]
-    return run_system(cmd + timing_flags(args) + ["--out", out], out)
+    return run_system(cmd + timing_flags(args, budget_s) + ["--out", out], out)
 
 
-def timing_flags(args):
+def timing_flags(args, budget_s):
     return ["--min-runs", str(args.min_runs), "--max-runs", str(args.max_runs),
-            "--budget-s", str(args.budget_s), "--warmup-s", str(args.warmup_s)]
+            "--budget-s", "%g" % budget_s, "--warmup-s", str(args.warmup_s)]
+
+
+def run_rounds(args, systems, prep, case_dir, work, name):
+    """Runs every system args.rounds times, one process each, the systems in turn within a
+    round, so that a noisy minute of a shared machine falls on all of them alike. Returns
+    {system: result}: the result of the system's fastest process (noise only slows a
+    process down), with every process's median in "round_medians_s", the largest peak RSS,
+    and the first process's outputs in "out" (the ones the agreement is checked on)."""
+    budget_s = args.budget_s / args.rounds
+    runs = {s: [] for s in systems}
+    for k in range(args.rounds):
+        for s in systems:
+            if runs[s] and "error" in runs[s][-1]:
+                continue
+            out = os.path.join(work, s if k == 0 else "%s.%d" % (s, k))
+            log("%s: %s (round %d of %d)" % (name, s, k + 1, args.rounds))
+            if s.startswith("eddy"):
+                r = run_eddy(args, s, prep, out, budget_s)
+            else:
+                r = run_system([sys.executable, os.path.join(HERE, "worker.py"), "--system", s,
+                                "--case-dir", case_dir, "--out", out]
+                               + timing_flags(args, budget_s), out)
+            r["out"] = out
+            if "error" in r:
+                log("%s: %s failed: %s" % (name, s, r["error"].splitlines()[0]))
+            else:
+                log("%s: %s median %s" % (name, s, fmt_time(r.get("median_s"))))
+            runs[s].append(r)
+    results = {}
+    for s, rs in runs.items():
+        failed = [r for r in rs if "error" in r]
+        if failed:
+            results[s] = failed[0]
+            continue
+        best = dict(min(rs, key=lambda r: r["median_s"]))
+        best["round_medians_s"] = [r["median_s"] for r in rs]
+        rss = [r["peak_rss_mb"] for r in rs if r.get("peak_rss_mb")]
+        if rss:
+            best["peak_rss_mb"] = max(rss)
+        best["out"] = rs[0]["out"]
+        results[s] = best
+    return results
 
 
 def run_system(cmd, out):
@@ -263,7 +305,13 @@ def cell(case, system):
 def spread(case, system):
     r = case["systems"].get(system) or {}
     n = len(r.get("times_s") or [])
-    return "%.0f%% (%d)" % (100 * spread_ratio(r), n) if n and r.get("median_s") else "-"
+    if not n or not r.get("median_s"):
+        return "-"
+    text = "%.0f%% (%d)" % (100 * spread_ratio(r), n)
+    medians = r.get("round_medians_s") or []
+    if len(medians) > 1:
+        text += ", %.0f%%" % (100 * (max(medians) - min(medians)) / min(medians))
+    return text
 
 
 def system_table(L, title, intro, cases, fn, extra=None):
@@ -290,11 +338,16 @@ def write_markdown(path, results):
     L.append("- Date: %s" % results["date"])
     L.append("- Machine: %s" % results["machine"])
     L.append("- Versions: %s" % ", ".join("%s %s" % kv for kv in results["versions"].items()))
-    L.append("- Timing: each system in its own process on the same inputs; untimed warm-up "
+    rounds = results.get("rounds", 1)
+    L.append("- Timing: each system in %d process%s on the same inputs, the systems in turn "
+             "(round 1 of every system, then round 2, ...); in each process untimed warm-up "
              "calls for %g s (at least one), then the median of %d to %d timed calls (more "
-             "while under %g s of timed calls). Ratios are to eddy AOT (higher: slower than "
-             "eddy AOT)." % (results.get("warmup_s", 0), results["min_runs"],
-                              results["max_runs"], results["budget_s"]))
+             "while under %.3g s of timed calls). A system's time is its fastest process's "
+             "median: a busy minute of a shared machine only slows a process down. Ratios "
+             "are to eddy AOT (higher: slower than eddy AOT)."
+             % (rounds, "es" if rounds > 1 else "", results.get("warmup_s", 0),
+                results["min_runs"], results["max_runs"],
+                results["budget_s"] / rounds))
     L.append("- Threads: every system with its defaults on this machine (eddy's compiled code "
              "runs on the calling thread and splits its f32 products across the runtime "
              "context's threads, one per core, OpenBLAS and the interpreter use every core; "
@@ -305,8 +358,10 @@ def write_markdown(path, results):
     system_table(L, "Median time per call (ratio to eddy AOT)", None, cases, cell,
                  ("JAX as", lambda c: c["manifest"].get("jax_note", "").split(" (")[0]))
     system_table(L, "Spread of the timed calls",
-                 "(slowest - fastest) / median of each system's timed calls, and their "
-                 "number: how far one median can be trusted on this machine.", cases, spread)
+                 "(slowest - fastest) / median of the timed calls of each system's fastest "
+                 "process, and their number; then (slowest - fastest) / fastest of its "
+                 "processes' medians: how far one median can be trusted on this machine.",
+                 cases, spread)
     system_table(L, "Peak resident memory of each process (MB)", None, cases,
                  lambda c, s: "%.0f" % c["systems"][s]["peak_rss_mb"]
                  if (c["systems"].get(s) or {}).get("peak_rss_mb") else "-")
@@ -423,7 +478,11 @@ def main():
     ap.add_argument("--small", action="store_true", help="tiny sizes (a smoke test)")
     ap.add_argument("--min-runs", type=int, default=3)
     ap.add_argument("--max-runs", type=int, default=20)
-    ap.add_argument("--budget-s", type=float, default=10.0)
+    ap.add_argument("--budget-s", type=float, default=10.0,
+                    help="seconds of timed calls per system, shared by its rounds")
+    ap.add_argument("--rounds", type=int, default=3,
+                    help="processes per system, run in turn with the other systems'; a "
+                    "system's time is its fastest process's median")
     ap.add_argument("--warmup-s", type=float, default=1.0,
                     help="untimed calls after the first until this long (each system alike)")
     ap.add_argument("--results", default=os.path.join(ROOT, "bench", "results"),
@@ -435,6 +494,8 @@ def main():
     for s in systems:
         if s not in SYSTEMS:
             ap.error("unknown system '%s' (known: %s)" % (s, ", ".join(SYSTEMS)))
+    if args.rounds < 1:
+        ap.error("--rounds must be at least 1")
     for tool in (os.path.join(args.build, "tools", "eddy"),
                  os.path.join(args.build, "bench", "eddy_compare_driver")):
         if any(s.startswith("eddy") for s in systems) and not os.path.exists(tool):
@@ -460,7 +521,8 @@ def main():
     names = [n for n in listed if n in exported] + sorted(exported - set(listed))
     results = {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
                "machine": machine_info(), "min_runs": args.min_runs, "max_runs": args.max_runs,
-               "budget_s": args.budget_s, "warmup_s": args.warmup_s, "small": args.small, "notes": list(args.note),
+               "budget_s": args.budget_s, "rounds": args.rounds, "warmup_s": args.warmup_s,
+               "small": args.small, "notes": list(args.note),
                "cases": []}
     if args.small:
         results["notes"].append("--small: tiny sizes, a smoke test; not for comparison")
@@ -477,20 +539,9 @@ def main():
             prep = prepare_eddy(args, case_dir, manifest, work)
             if "times" in prep:
                 case["eddy_compile"] = prep["times"]
-        for s in systems:
-            out = os.path.join(work, s)
-            log("%s: %s" % (name, s))
-            if s.startswith("eddy"):
-                r = run_eddy(args, s, prep, out)
-            else:
-                r = run_system([sys.executable, os.path.join(HERE, "worker.py"), "--system", s,
-                                "--case-dir", case_dir, "--out", out] + timing_flags(args), out)
-            r["out"] = out
-            if "error" in r:
-                log("%s: %s failed: %s" % (name, s, r["error"].splitlines()[0]))
-            else:
-                log("%s: %s median %s" % (name, s, fmt_time(r.get("median_s"))))
-            case["systems"][s] = r
+        else:
+            prep = None
+        case["systems"] = run_rounds(args, systems, prep, case_dir, work, name)
         ok = [s for s in REFERENCE_ORDER if s in case["systems"]
               and "error" not in case["systems"][s]]
         if ok:
