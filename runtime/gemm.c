@@ -139,7 +139,28 @@ typedef struct {
 /// The macro-kernel of one ISA: every MR x NR tile of the mc x nc block of C
 /// at c from the packed strips; `first` stores, otherwise adds to C. VT is
 /// a vector of VL floats; a tile row is two of them (NR = 2 * VL).
+/// NAME##_sum is a tile's k loop. Whole tiles and the partial ones at the
+/// edges each inline their own copy of it, so that a whole tile's
+/// accumulators stay in registers up to their store into C (with one copy
+/// shared, the edge tiles' copy through memory made the compiler spill and
+/// reload all of them after every tile: a tenth of a product of k = 32).
 #define EDDY_RT_GEMM_MACRO(NAME, ATTR, VT, VL, MR)                             \
+  ATTR static inline __attribute__((always_inline)) void NAME##_sum(           \
+      int64_t kc, const float *const *ar, int64_t col, const float *bs,        \
+      VT acc[MR][2]) {                                                         \
+    for (int r = 0; r < MR; r++)                                               \
+      acc[r][0] = acc[r][1] = (VT){0};                                         \
+    for (int64_t p = 0, off = 0; p < kc; p++, off += col) {                    \
+      VT b0, b1;                                                               \
+      memcpy(&b0, bs + p * 2 * (VL), sizeof b0);                               \
+      memcpy(&b1, bs + p * 2 * (VL) + (VL), sizeof b1);                        \
+      for (int r = 0; r < MR; r++) {                                           \
+        VT x = ar[r][off] - (VT){0};                                           \
+        acc[r][0] += x * b0;                                                   \
+        acc[r][1] += x * b1;                                                   \
+      }                                                                        \
+    }                                                                          \
+  }                                                                            \
   ATTR static void NAME(int64_t mc, int64_t nc, int64_t kc, rt_a_view_t av,    \
                         const float *pb, float *c, int64_t ldc, bool first) {  \
     for (int64_t js = 0; js < nc; js += 2 * (VL)) {                            \
@@ -150,20 +171,10 @@ typedef struct {
         const float *ar[MR];                                                   \
         for (int r = 0; r < MR; r++)                                           \
           ar[r] = av.p + is * av.strip + r * av.row;                           \
-        VT acc[MR][2];                                                         \
-        memset(acc, 0, sizeof acc);                                            \
-        for (int64_t p = 0, off = 0; p < kc; p++, off += av.col) {             \
-          VT b0, b1;                                                           \
-          memcpy(&b0, bs + p * 2 * (VL), sizeof b0);                           \
-          memcpy(&b1, bs + p * 2 * (VL) + (VL), sizeof b1);                    \
-          for (int r = 0; r < MR; r++) {                                       \
-            VT x = ar[r][off] - (VT){0};                                        \
-            acc[r][0] += x * b0;                                               \
-            acc[r][1] += x * b1;                                               \
-          }                                                                    \
-        }                                                                      \
         float *ct = c + is * ldc + js;                                         \
         if (rows == MR && cols == 2 * (VL)) {                                  \
+          VT acc[MR][2];                                                       \
+          NAME##_sum(kc, ar, av.col, bs, acc);                                 \
           for (int r = 0; r < MR; r++) {                                       \
             float *row = ct + r * ldc;                                         \
             if (!first) {                                                      \
@@ -177,6 +188,8 @@ typedef struct {
             memcpy(row + (VL), &acc[r][1], sizeof acc[r][1]);                  \
           }                                                                    \
         } else {                                                               \
+          VT acc[MR][2];                                                       \
+          NAME##_sum(kc, ar, av.col, bs, acc);                                 \
           float tile[MR][2 * (VL)];                                            \
           memcpy(tile, acc, sizeof tile);                                      \
           for (int64_t r = 0; r < rows; r++)                                   \
@@ -583,6 +596,10 @@ static void gemm_part(void *arg, int64_t t) {
 /// 171).
 #define RT_GEMM_BLAS_MAX_N 512
 
+/// The level-1 data cache of the smallest core eddy tunes for (32 KiB:
+/// AMD's Zen cores; Intel's recent ones have 48).
+#define RT_GEMM_L1_BYTES (32 * 1024)
+
 /// Products with fewer multiply-adds run on the calling thread alone: below
 /// this, handing half to another thread costs about what it saves.
 #define RT_GEMM_PAR_WORK ((int64_t)1 << 17)
@@ -680,10 +697,13 @@ static void gemm_tiled(eddy_rt_ctx_t *rt, int32_t isa, bool ta, bool tb,
   // in the cache, by columns: each thread then reads its own columns of B
   // at every step of a loop (they stay in its core's cache), and A is packed
   // once, before the split, for all the parts. Otherwise by rows when every
-  // thread gets a strip of them (each part packs all of B, usually the
-  // faster to pack), else by columns with A packed once.
+  // thread gets a strip of them and op(B) is no larger than op(A) (each
+  // part packs all of B), else by columns with A packed once (or read in
+  // place): a gradient's 32x256x256 dy U^T or 256x1024x32 x^T dz would
+  // otherwise pack its whole B, the larger operand, once per thread.
   int64_t col_units = (n + g.nr - 1) / g.nr, row_units = (m + g.mr - 1) / g.mr;
-  g.split_n = g.packed ? col_units >= threads : row_units < threads;
+  g.split_n = g.packed ? col_units >= threads
+                       : row_units < threads || (n > m && col_units >= threads);
   int64_t units = g.split_n ? col_units : row_units;
   // Several parts per thread when no part repeats another's packing,
   // claimed as threads come free: a thread that the OS preempts in a busy
@@ -698,10 +718,12 @@ static void gemm_tiled(eddy_rt_ctx_t *rt, int32_t isa, bool ta, bool tb,
   if (parts > units)
     parts = units;
   g.parts = gemm_may_split(pool, threads, work) ? parts : 1;
-  // A product of at most one block of rows reads op(A) in place: its rows
-  // are few, and read again for every strip of B's columns while they stay
-  // in the cache, so packing them costs more than it saves.
-  g.direct_a = m <= MC;
+  // A product of at most one block of rows, or whose op(A) fits in the
+  // level-1 cache, reads op(A) in place: its rows are read again for every
+  // strip of B's columns while they stay in the cache, so packing them
+  // costs more than it saves.
+  g.direct_a = m <= MC || (k <= KC && (double)m * (double)k * sizeof(float) <=
+                                          RT_GEMM_L1_BYTES);
   void *pa = NULL;
   int64_t abytes = 0;
   if (g.parts > 1 && g.split_n && !g.direct_a) {

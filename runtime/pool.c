@@ -49,7 +49,9 @@ struct eddy_rt_pool {
   void *arg;
   uint64_t fp; // the caller's floating-point mode, for its tasks
   int64_t n;
-  int64_t next; // next task to claim
+  // The tasks not yet claimed, [lo, hi): the caller claims them from the
+  // front, the workers from the back (rt_pool_drain).
+  int64_t lo, hi;
   // Hand-off time: when the current job was posted, whether a spinning
   // worker has claimed one of its tasks yet (under mu), the running mean
   // of the time from post to that claim (ns) and when it was last measured.
@@ -96,9 +98,15 @@ static inline void rt_pool_relax(int round) {
 }
 
 // Claims and runs tasks of the current job; called and returns with mu held.
-static void rt_pool_drain(eddy_rt_pool_t *p) {
-  while (p->n > 0 && p->next < p->n) {
-    int64_t t = p->next++;
+// The caller claims from the front, the workers from the back: with two
+// threads, each then runs about the same half of a job's tasks at every
+// call (the parts of a product split by columns are in column order), so
+// the columns of a loop's accumulated product, or of its weights, stay in
+// one core's cache from one step to the next, while a thread that falls
+// behind still has its share taken by the other.
+static void rt_pool_drain(eddy_rt_pool_t *p, bool from_back) {
+  while (p->n > 0 && p->lo < p->hi) {
+    int64_t t = from_back ? --p->hi : p->lo++;
     eddy_rt_task_fn fn = p->fn;
     void *arg = p->arg;
     // A task runs in its caller's floating-point mode (subnormals flushed
@@ -123,8 +131,8 @@ static void *rt_pool_worker(void *arg) {
   rt_pool_current_worker = p;
   pthread_mutex_lock(&p->mu);
   while (!p->shutdown) {
-    if (p->n > 0 && p->next < p->n) {
-      rt_pool_drain(p);
+    if (p->n > 0 && p->lo < p->hi) {
+      rt_pool_drain(p, true);
       continue;
     }
     // Idle: spin until a job is posted or the time is up, then block.
@@ -145,7 +153,7 @@ static void *rt_pool_worker(void *arg) {
     if (atomic_load(&p->jobs) != seen) {
       // Seen while spinning: the first such claim of a job times the
       // hand-off.
-      if (p->n > 0 && p->next < p->n && !p->handoff_seen) {
+      if (p->n > 0 && p->lo < p->hi && !p->handoff_seen) {
         p->handoff_seen = true;
         int64_t now = rt_pool_now_ns(), d = now - p->posted_ns;
         int64_t m = atomic_load_explicit(&p->handoff_ns, memory_order_relaxed);
@@ -266,14 +274,15 @@ void eddy_rt_pool_parallel_for(eddy_rt_pool_t *pool, int64_t n,
   pool->arg = arg;
   pool->fp = rt_fp_mode();
   pool->n = n;
-  pool->next = 0;
+  pool->lo = 0;
+  pool->hi = n;
   pool->posted_ns = rt_pool_now_ns();
   pool->handoff_seen = false;
   atomic_store(&pool->done, 0);
   atomic_fetch_add(&pool->jobs, 1);
   if (pool->sleepers > 0)
     pthread_cond_broadcast(&pool->work_cv);
-  rt_pool_drain(pool);
+  rt_pool_drain(pool, false);
   if (atomic_load(&pool->done) < n) {
     // The workers' last tasks: spin, then block.
     pthread_mutex_unlock(&pool->mu);

@@ -224,10 +224,12 @@ static void product(eddy_rt_ctx_t *ctx, eddy_rt_gemm_cache_t *cache,
 }
 
 /// Products large enough to be split across threads: split by columns, by
-/// rows (few columns), and by columns across an NC panel's edge.
+/// rows (few columns), and by columns across an NC panel's edge; an LSTM
+/// gradient's x^T dz (split by columns, the 256 rows of A read in place).
 static const gemm_case_t k_par_cases[] = {
-    {32, 256, 256, 0, 0}, {32, 256, 256, 3, 0}, {300, 40, 300, 1, 0},
-    {97, 33, 513, 2, 0},  {7, 8200, 19, 2, 0},  {64, 300, 200, 0, 0},
+    {32, 256, 256, 0, 0},  {32, 256, 256, 3, 0}, {300, 40, 300, 1, 0},
+    {97, 33, 513, 2, 0},   {7, 8200, 19, 2, 0},  {64, 300, 200, 0, 0},
+    {256, 1024, 32, 1, 0},
 };
 
 /// The tiled kernel on 2 and 3 threads gives the bits it gives on one
