@@ -25,6 +25,7 @@
 #include "runtime/eval/eval.h"
 #include "runtime/rt_internal.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,31 +47,37 @@ static double now(void) {
 
 /// An allocator hook that keeps freed blocks for reuse, so repeated calls do
 /// not pay for fresh pages (what an application running a model in a loop
-/// would do).
+/// would do). The context's pool threads call it too, so it takes a lock.
 typedef struct cache {
+  pthread_mutex_t mu;
   void *ptr[8];
   size_t size[8];
 } cache_t;
 
 static void *cache_alloc(void *user, size_t size, size_t align) {
   cache_t *c = user;
-  for (int i = 0; i < 8; i++)
+  void *p = NULL;
+  pthread_mutex_lock(&c->mu);
+  for (int i = 0; i < 8 && !p; i++)
     if (c->ptr[i] && c->size[i] == size) {
-      void *p = c->ptr[i];
+      p = c->ptr[i];
       c->ptr[i] = NULL;
-      return p;
     }
-  return aligned_alloc(align, (size + align - 1) / align * align);
+  pthread_mutex_unlock(&c->mu);
+  return p ? p : aligned_alloc(align, (size + align - 1) / align * align);
 }
 
 static void cache_free(void *user, void *ptr, size_t size) {
   cache_t *c = user;
+  pthread_mutex_lock(&c->mu);
   for (int i = 0; i < 8; i++)
     if (!c->ptr[i]) {
       c->ptr[i] = ptr;
       c->size[i] = size;
+      pthread_mutex_unlock(&c->mu);
       return;
     }
+  pthread_mutex_unlock(&c->mu);
   free(ptr);
 }
 
@@ -728,6 +735,7 @@ int main(int argc, char **argv) {
 #endif
   bench_t b;
   memset(&b, 0, sizeof b);
+  pthread_mutex_init(&b.cache.mu, NULL);
   b.ctx = eddy_ir_ctx_create();
   eddy_dialects_register_all(b.ctx);
   eddy_rt_ctx_options_t o = eddy_rt_ctx_options_default();
@@ -765,6 +773,7 @@ int main(int argc, char **argv) {
   eddy_rt_ctx_destroy(b.rt);
   for (int i = 0; i < 8; i++)
     free(b.cache.ptr[i]);
+  pthread_mutex_destroy(&b.cache.mu);
   eddy_ir_ctx_destroy(b.ctx);
   return 0;
 }

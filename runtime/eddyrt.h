@@ -106,7 +106,9 @@ const char *eddy_rt_status_message(eddy_rt_status_t st);
 
 /// Every byte the runtime allocates for tensors and lists goes through this
 /// hook. alloc returns memory aligned to `align` (a power of two, at most
-/// 4096) or NULL; free gets back the size given to alloc.
+/// 4096) or NULL; free gets back the size given to alloc. Both must be
+/// thread-safe: the context's pool threads call them (a split product's
+/// packing buffers), at the same time as the calling thread.
 typedef struct eddy_rt_allocator {
   void *(*alloc)(void *user, size_t size, size_t align);
   void (*free)(void *user, void *ptr, size_t size);
