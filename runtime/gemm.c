@@ -494,7 +494,7 @@ typedef struct {
   float *c;
   const float *packed; ///< all of op(B) packed (pack_b_all), or NULL
   const float *packed_a; ///< all of op(A) packed (pack_a_part), or NULL
-  /// op(A) read in place, not packed (a product of at most MC rows).
+  /// op(A) read in place, not packed (at most MC rows or KC depth).
   bool direct_a;
   int64_t parts;
   bool split_n; ///< parts split the columns, else the rows
@@ -595,10 +595,6 @@ static void gemm_part(void *arg, int64_t t) {
 /// threads, 256x256x32: 216 against 170 GFLOP/s; 256x1024x32: 99 against
 /// 171).
 #define RT_GEMM_BLAS_MAX_N 512
-
-/// The level-1 data cache of the smallest core eddy tunes for (32 KiB:
-/// AMD's Zen cores; Intel's recent ones have 48).
-#define RT_GEMM_L1_BYTES (32 * 1024)
 
 /// Products with fewer multiply-adds run on the calling thread alone: below
 /// this, handing half to another thread costs about what it saves.
@@ -718,12 +714,14 @@ static void gemm_tiled(eddy_rt_ctx_t *rt, int32_t isa, bool ta, bool tb,
   if (parts > units)
     parts = units;
   g.parts = gemm_may_split(pool, threads, work) ? parts : 1;
-  // A product of at most one block of rows, or whose op(A) fits in the
-  // level-1 cache, reads op(A) in place: its rows are read again for every
-  // strip of B's columns while they stay in the cache, so packing them
-  // costs more than it saves.
-  g.direct_a = m <= MC || (k <= KC && (double)m * (double)k * sizeof(float) <=
-                                          RT_GEMM_L1_BYTES);
+  // A product of at most one block of rows, or of one block of depth,
+  // reads op(A) in place: a strip of its rows (MR x at most KC) is read
+  // again for every strip of B's columns while it stays in the level-1
+  // cache, so packing it costs more than it saves (256^3 on two threads:
+  // 158 against 131 us; the RNN's hoisted 32000x256x256 spent a fifth of
+  // its time packing A). Only products deeper than KC with more than MC
+  // rows pack it, where a block is reused over the most columns.
+  g.direct_a = m <= MC || k <= KC;
   void *pa = NULL;
   int64_t abytes = 0;
   if (g.parts > 1 && g.split_n && !g.direct_a) {
