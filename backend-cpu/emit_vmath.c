@@ -53,10 +53,14 @@ static int horner(cpu_emit_t *e, int x, const double *c, int n) {
   return p;
 }
 
-/// x limited to [lo, hi]; NaN stays NaN (the callers select it back).
-static int clamp(cpu_emit_t *e, int x, double lo, double hi) {
-  int h = f32c(e, hi), l = f32c(e, lo);
-  x = sel(e, cmp(e, "arith.cmpf", "ogt", x, h, "f32"), h, x, "f32");
+/// x limited to [lo, hi] (to [lo, inf) when `below_only`: x is known not
+/// to pass hi); NaN stays NaN (the callers select it back).
+static int clamp(cpu_emit_t *e, int x, double lo, double hi, bool below_only) {
+  if (!below_only) {
+    int h = f32c(e, hi);
+    x = sel(e, cmp(e, "arith.cmpf", "ogt", x, h, "f32"), h, x, "f32");
+  }
+  int l = f32c(e, lo);
   return sel(e, cmp(e, "arith.cmpf", "olt", x, l, "f32"), l, x, "f32");
 }
 
@@ -101,29 +105,39 @@ static int keep_nan(cpu_emit_t *e, int x, int v) {
 /// limits keep the results of larger |x|. 2^n is applied as two factors
 /// 2^(n>>1) and 2^(n - (n>>1)), each a normal number for n in [-150, 128];
 /// the first product is exact, so a subnormal result is rounded once.
-int cpu_vmath_exp(cpu_emit_t *e, int x) {
-  int n, r = reduce_ln2(e, clamp(e, x, -104.0, 89.0), &n);
+/// `nonpos`: x is known to be <= 0 or NaN (sigmoid's -|x|), so the upper
+/// limit cannot apply, and a NaN needs no select: it goes through r and p
+/// into the result (r is NaN, whatever n its bits give).
+static int exp_of(cpu_emit_t *e, int x, bool nonpos) {
+  int n, r = reduce_ln2(e, clamp(e, x, -104.0, 89.0, nonpos), &n);
   int p = fadd(e, f32c(e, 1.0), expm1_reduced(e, r));
   int h = op2(e, "arith.shrsi", n, i32c(e, 1), "i32");
   int s1 = pow2(e, h), s2 = pow2(e, op2(e, "arith.subi", n, h, "i32"));
-  return keep_nan(e, x, fmul(e, fmul(e, p, s1), s2));
+  int v = fmul(e, fmul(e, p, s1), s2);
+  return nonpos ? v : keep_nan(e, x, v);
 }
+
+int cpu_vmath_exp(cpu_emit_t *e, int x) { return exp_of(e, x, false); }
 
 /// expm1(x) = 2^n expm1(r) + (2^n - 1), computed as 2 (s q + (s - 1/2))
 /// with s = 2^(n-1), so that n = 128 (just below the overflow to inf)
 /// needs no 2^128; the doubling is exact. x is limited to [-30, 89]
 /// (expm1(-30) rounds to -1 in f32); |x| < 2^-24 gives x itself (the
-/// correctly rounded result, -0 kept).
-int cpu_vmath_expm1(cpu_emit_t *e, int x) {
-  int n, r = reduce_ln2(e, clamp(e, x, -30.0, 89.0), &n);
+/// correctly rounded result, -0 kept). `nonpos` as for exp_of (tanh's
+/// -2|x|).
+static int expm1_of(cpu_emit_t *e, int x, bool nonpos) {
+  int n, r = reduce_ln2(e, clamp(e, x, -30.0, 89.0, nonpos), &n);
   int q = expm1_reduced(e, r);
   int s = pow2(e, op2(e, "arith.subi", n, i32c(e, 1), "i32"));
   int v =
       fmul(e, fadd(e, fmul(e, s, q), fsub(e, s, f32c(e, 0.5))), f32c(e, 2.0));
   int tiny = cmp(e, "arith.cmpf", "olt", op1(e, "math.absf", x, "f32"),
                  f32c(e, 0x1p-24), "f32");
-  return keep_nan(e, x, sel(e, tiny, x, v, "f32"));
+  v = sel(e, tiny, x, v, "f32");
+  return nonpos ? v : keep_nan(e, x, v);
 }
+
+int cpu_vmath_expm1(cpu_emit_t *e, int x) { return expm1_of(e, x, false); }
 
 /// tanh(x) = sign(x) * -m / (m + 2) with m = expm1(-2|x|) in (-1, 0]: no
 /// cancellation for small |x| (m ~ -2|x| is accurate relative to itself),
@@ -131,7 +145,7 @@ int cpu_vmath_expm1(cpu_emit_t *e, int x) {
 /// tanh(-0) = -0 and NaN propagates through expm1.
 int cpu_vmath_tanh(cpu_emit_t *e, int x) {
   int ax = op1(e, "math.absf", x, "f32");
-  int m = cpu_vmath_expm1(e, fmul(e, ax, f32c(e, -2.0)));
+  int m = expm1_of(e, fmul(e, ax, f32c(e, -2.0)), true);
   int t = op2(e, "arith.divf", op1(e, "arith.negf", m, "f32"),
               fadd(e, m, f32c(e, 2.0)), "f32");
   return op2(e, "math.copysign", t, x, "f32");
@@ -141,8 +155,8 @@ int cpu_vmath_tanh(cpu_emit_t *e, int x) {
 /// for x < 0: exp(-|x|) is in [0, 1], so nothing overflows, and for very
 /// negative x the result is exp(x), subnormal where that is.
 int cpu_vmath_sigmoid(cpu_emit_t *e, int x) {
-  int m = cpu_vmath_exp(
-      e, op1(e, "arith.negf", op1(e, "math.absf", x, "f32"), "f32"));
+  int m = exp_of(e, op1(e, "arith.negf", op1(e, "math.absf", x, "f32"), "f32"),
+                 true);
   int one = f32c(e, 1.0);
   int neg = cmp(e, "arith.cmpf", "olt", x, f32c(e, 0.0), "f32");
   return op2(e, "arith.divf", sel(e, neg, m, one, "f32"), fadd(e, one, m),
