@@ -507,7 +507,7 @@ static eddy_status_t rev_lists_if(ad_t *ad, eddy_builder_t *b,
                                   eddy_value_t *const *lists,
                                   eddy_value_t *const *items, size_t nl,
                                   eddy_value_t **out) {
-  const eddy_type_t **types = malloc(nl * sizeof(*types));
+  const eddy_type_t **types = calloc(nl, sizeof(*types));
   eddy_value_t **yv = malloc(nl * sizeof(*yv));
   eddy_status_t st = NULL;
   if (!types || !yv)

@@ -401,7 +401,7 @@ eddy_status_t eddy_core_infer_matmul(eddy_infer_ctx_t *ic) {
   EDDY_RETURN_IF_ERROR(eddy_core_check_dtype(ic, 0, EDDY_CORE_DT_NUMERIC));
   EDDY_RETURN_IF_ERROR(eddy_core_check_dtype(ic, 1, EDDY_CORE_DT_NUMERIC));
   EDDY_RETURN_IF_ERROR(eddy_core_check_same_dtype(ic, 0, 1));
-  bool ta, tb;
+  bool ta = false, tb = false;
   EDDY_RETURN_IF_ERROR(eddy_core_attr_bool(ic, "transpose_a", false, &ta));
   EDDY_RETURN_IF_ERROR(eddy_core_attr_bool(ic, "transpose_b", false, &tb));
   const eddy_type_t *a = ic->operand_types[0], *b = ic->operand_types[1];
@@ -452,7 +452,7 @@ eddy_status_t eddy_core_infer_reduce(eddy_infer_ctx_t *ic) {
   EDDY_RETURN_IF_ERROR(eddy_core_check_dtype(ic, 0, EDDY_CORE_DT_NUMERIC));
   int64_t axes[EDDY_CORE_MAX_RANK];
   int32_t naxes;
-  bool keep;
+  bool keep = false;
   EDDY_RETURN_IF_ERROR(eddy_core_attr_ints(ic, "axes", false, axes, &naxes));
   EDDY_RETURN_IF_ERROR(eddy_core_attr_bool(ic, "keepdims", false, &keep));
   const eddy_type_t *x = ic->operand_types[0];

@@ -219,7 +219,7 @@ static eddy_status_t import_callee(tf_body_t *bd, const tf_node_t *nd,
                     "function '%s' takes %zu argument%s, the node passes %zu",
                     fn->name, sig->n_input_arg, plural(sig->n_input_arg),
                     nargs);
-  const eddy_type_t *small[16];
+  const eddy_type_t *small[16] = {NULL};
   const eddy_type_t **types = small;
   if (nargs > 16) {
     types = malloc(nargs * sizeof *types);
@@ -483,7 +483,7 @@ static eddy_status_t merge_type(tf_body_t *bd, const tf_node_t *nd,
   if (back && t && t->kind == EDDY_TYPE_TENSOR)
     t = eddy_ir_tensor_type_get(bd->im->ctx, t->dtype, EDDY_RANK_UNKNOWN,
                                 NULL);
-  int tdt;
+  int tdt = 0;
   EDDY_RETURN_IF_ERROR(type_attr(bd, nd, "T", &tdt));
   EDDY_RETURN_IF_ERROR(type_for(bd, nd, tdt, t, 0, &types[0]));
   types[1] = eddy_ir_scalar_type_get(bd->im->ctx, EDDY_DT_I32);

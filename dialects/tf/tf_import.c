@@ -621,11 +621,11 @@ static eddy_status_t import_graph(tf_importer_t *im, tf_body_t *bd) {
                       "the graph's function; choose another name for it",
                       name);
   EDDY_RETURN_IF_ERROR(tf_body_resolve(bd));
-  tf_node_t **feeds;
-  size_t nfeeds;
+  tf_node_t **feeds = NULL;
+  size_t nfeeds = 0;
   EDDY_RETURN_IF_ERROR(choose_feeds(bd, &feeds, &nfeeds));
-  fetch_t *fetches;
-  size_t nfetches;
+  fetch_t *fetches = NULL;
+  size_t nfetches = 0;
   EDDY_RETURN_IF_ERROR(choose_fetches(bd, &fetches, &nfetches));
 
   const eddy_type_t **types =

@@ -132,7 +132,7 @@ static bool ref_is(vscope_t sc, const char *ref, const Tensorflow__NodeDef *n,
   if (!ref || ref[0] == '^')
     return false;
   if (!n)
-    return strcmp(ref, arg) == 0;
+    return arg && strcmp(ref, arg) == 0;
   vref_t r = resolve(sc, ref);
   return r.node == n && r.index == 0;
 }

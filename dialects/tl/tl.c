@@ -73,14 +73,14 @@ static eddy_status_t infer_list(eddy_infer_ctx_t *ic, size_t i,
 
 /// push_back, set_item: the list type passes through.
 static eddy_status_t infer_same_list(eddy_infer_ctx_t *ic) {
-  const eddy_type_t *l;
+  const eddy_type_t *l = NULL;
   EDDY_RETURN_IF_ERROR(infer_list(ic, 0, &l));
   eddy_ir_infer_push(ic, l);
   return NULL;
 }
 
 static eddy_status_t infer_pop_back(eddy_infer_ctx_t *ic) {
-  const eddy_type_t *l;
+  const eddy_type_t *l = NULL;
   EDDY_RETURN_IF_ERROR(infer_list(ic, 0, &l));
   eddy_ir_infer_push(ic, l);
   eddy_ir_infer_push(ic, l->elem);
@@ -88,7 +88,7 @@ static eddy_status_t infer_pop_back(eddy_infer_ctx_t *ic) {
 }
 
 static eddy_status_t infer_get_item(eddy_infer_ctx_t *ic) {
-  const eddy_type_t *l;
+  const eddy_type_t *l = NULL;
   EDDY_RETURN_IF_ERROR(infer_list(ic, 0, &l));
   eddy_ir_infer_push(ic, l->elem);
   return NULL;
@@ -102,7 +102,7 @@ static eddy_status_t infer_length(eddy_infer_ctx_t *ic) {
 }
 
 static eddy_status_t infer_stack(eddy_infer_ctx_t *ic) {
-  const eddy_type_t *l;
+  const eddy_type_t *l = NULL;
   EDDY_RETURN_IF_ERROR(infer_list(ic, 0, &l));
   if (l->elem->kind == EDDY_TYPE_LIST)
     return eddy_ir_infer_error(ic, "cannot stack a list of lists: only a "
@@ -147,7 +147,7 @@ static const eddy_type_t *first_dim_dynamic(eddy_ctx_t *ctx,
 }
 
 static eddy_status_t infer_concat(eddy_infer_ctx_t *ic) {
-  const eddy_type_t *l;
+  const eddy_type_t *l = NULL;
   EDDY_RETURN_IF_ERROR(infer_list(ic, 0, &l));
   const eddy_type_t *t = first_dim_dynamic(ic->ctx, l->elem);
   if (!t)

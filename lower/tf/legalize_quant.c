@@ -56,7 +56,7 @@ static eddy_status_t quant_range(const eddy_op_t *op, float *qmin,
 /// Args: min and max are attributes; the nudge is computed here, in f32.
 static eddy_status_t nudge_const(eddy_tfl_t *z, const eddy_op_t *op,
                                  nudged_t *n) {
-  float qmin, qmax;
+  float qmin = 0.0f, qmax = 0.0f;
   EDDY_RETURN_IF_ERROR(quant_range(op, &qmin, &qmax));
   float lo = (float)eddy_ir_op_attr_float(op, "min", -6.0),
         hi = (float)eddy_ir_op_attr_float(op, "max", 6.0);
@@ -75,7 +75,7 @@ static eddy_status_t nudge_const(eddy_tfl_t *z, const eddy_op_t *op,
 /// from `first`); the same nudge with core ops.
 static eddy_status_t nudge_vars(eddy_tfl_t *z, const eddy_op_t *op,
                                 uint32_t first, nudged_t *n) {
-  float qmin, qmax;
+  float qmin = 0.0f, qmax = 0.0f;
   EDDY_RETURN_IF_ERROR(quant_range(op, &qmin, &qmax));
   eddy_value_t *lo = NULL, *hi = NULL, *qlo = NULL, *qhi = NULL, *d = NULL,
                *zp = NULL, *t = NULL, *half = NULL, *fl = NULL, *up = NULL,

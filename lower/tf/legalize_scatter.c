@@ -192,7 +192,7 @@ static eddy_status_t scatter_nd(eddy_tfl_t *z, const eddy_op_t *op,
                                 const int64_t *dims,
                                 eddy_value_t *const *dimv, int32_t rank,
                                 eddy_value_t **out) {
-  int64_t k;
+  int64_t k = 0;
   EDDY_RETURN_IF_ERROR(nd_depth(op, idx->type, &k));
   if (rank < k)
     return eddy_tfl_error(op, "the shape has fewer dims than the index depth");

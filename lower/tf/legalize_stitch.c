@@ -340,7 +340,7 @@ eddy_status_t eddy_tfl_lower_dynamic_stitch(eddy_tfl_t *z,
   if (attr_n != (int64_t)n)
     return eddy_tfl_error(op, "N is %lld, the node has %zu indices",
                           (long long)attr_n, n);
-  stitch_shape_t s;
+  stitch_shape_t s = {0};
   EDDY_RETURN_IF_ERROR(check_inputs(z, op, n, &s));
   eddy_value_t *idx = NULL, *rows = NULL, *r = NULL;
   EDDY_RETURN_IF_ERROR(flatten(z, op, n, &s, &idx, &rows));

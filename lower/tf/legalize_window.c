@@ -114,7 +114,7 @@ static eddy_status_t read_window_nd(const eddy_op_t *op, int nsp,
                                     int64_t *dilations, int64_t *pads) {
   EDDY_RETURN_IF_ERROR(check_layout(op, nsp == 3 ? "NDHWC" : "NHWC"));
   static const int64_t ones[5] = {1, 1, 1, 1, 1};
-  int64_t s[5], d[5];
+  int64_t s[5] = {0}, d[5] = {0};
   if (given)
     memcpy(s, given, (size_t)(nsp + 2) * sizeof *s);
   else
@@ -135,7 +135,7 @@ static eddy_status_t read_window_nd(const eddy_op_t *op, int nsp,
     return NULL;
   }
   if (nsp == 2 && strcmp(pad, "EXPLICIT") == 0) {
-    int64_t p[8];
+    int64_t p[8] = {0};
     EDDY_RETURN_IF_ERROR(ints_attr(op, "explicit_paddings", 8, NULL, p));
     if (p[0] || p[1] || p[6] || p[7])
       return eddy_tfl_error(op, "explicit_paddings of the batch and the "
@@ -274,7 +274,7 @@ static eddy_status_t filter_taps(const eddy_op_t *op, eddy_value_t *f,
 /// attribute's, or given's where not NULL (MaxPoolV2's operand).
 static eddy_status_t ksize(const eddy_op_t *op, const int64_t *given,
                            eddy_core_window_t *w) {
-  int64_t k[4];
+  int64_t k[4] = {0};
   if (given)
     memcpy(k, given, sizeof k);
   else
@@ -928,7 +928,7 @@ static eddy_status_t lower_resize(eddy_tfl_t *z, const eddy_op_t *op,
 /// of depth, height and width in[3] and ch channels, as a conv3d_t.
 static eddy_status_t pool3d_window(const eddy_op_t *op, const int64_t *in,
                                    int64_t ch, conv3d_t *c) {
-  int64_t k[5];
+  int64_t k[5] = {0};
   EDDY_RETURN_IF_ERROR(ints_attr(op, "ksize", 5, NULL, k));
   if (k[0] != 1 || k[4] != 1 || k[1] < 1 || k[2] < 1 || k[3] < 1)
     return eddy_tfl_error(op, "ksize must be [1, kd, kh, kw, 1] with "

@@ -845,7 +845,7 @@ eddy_status_t eddy_eval_func(eddy_rt_ctx_t *rt, const eddy_op_t *func,
   eddy_ptrmap_init(&s.consts);
   eddy_ptrmap_init(&s.takes);
 
-  const eddy_eval_value_t *small[8];
+  const eddy_eval_value_t *small[8] = {NULL};
   const eddy_eval_value_t **argp =
       num_args <= 8 ? small : malloc(num_args * sizeof(*argp));
   eddy_status_t st = NULL;

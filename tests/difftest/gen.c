@@ -60,7 +60,7 @@ static int below(gen_t *g, int n) {
 static bool chance(gen_t *g, int percent) { return below(g, 100) < percent; }
 
 static const eddy_type_t *type_of(gen_t *g, const ty_t *t) {
-  int64_t dims[MAXR];
+  int64_t dims[MAXR] = {0};
   for (int i = 0; i < t->rank; i++)
     dims[i] = t->d[i] == DYN ? EDDY_DIM_DYNAMIC : t->d[i];
   return eddy_ir_tensor_type_get(g->ctx, t->dt, t->rank, dims);

@@ -60,7 +60,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     // The gradient, then the gradient of the gradient (second order).
     if (differentiate(m, names[i])) {
       char grad_name[sizeof names[0] + 8];
-      snprintf(grad_name, sizeof grad_name, "%s_grad", names[i]);
+      snprintf(grad_name, sizeof grad_name, "%.255s_grad", names[i]);
       differentiate(m, grad_name);
     }
   }

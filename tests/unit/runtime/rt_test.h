@@ -57,7 +57,7 @@ static inline eddy_rt_tensor_t rtt_f(eddy_rt_ctx_t *ctx, int32_t dt,
 /// The same with exact int64 values (wrapped to the dtype).
 static inline eddy_rt_tensor_t rtt_i(eddy_rt_ctx_t *ctx, int32_t dt,
                                      const char *shape, const int64_t *v) {
-  int64_t dims[EDDY_RT_MAX_RANK];
+  int64_t dims[EDDY_RT_MAX_RANK] = {0};
   int32_t r = rtt_dims(shape, dims);
   eddy_rt_tensor_t t;
   eddy_rt_status_t st = eddy_rt_tensor_create(ctx, dt, r, dims, "test", &t);

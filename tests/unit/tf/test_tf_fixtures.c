@@ -164,7 +164,7 @@ static void test_damaged_fixtures(void **state) {
   for (size_t k = 0; k < sizeof models / sizeof models[0]; k++) {
     char path[1024];
     snprintf(path, sizeof path, "%s/%s/model.pb", dir, models[k]);
-    size_t len;
+    size_t len = 0;
     unsigned char *orig = read_bytes(path, &len);
     assert_non_null(orig);
     unsigned char *data = malloc(len);
