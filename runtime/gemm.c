@@ -224,8 +224,8 @@ EDDY_RT_GEMM_MACRO(macro_avx512,
                    rt_v16f, 16, 8)
 #endif
 
-typedef void (*rt_macro_fn)(int64_t, int64_t, int64_t, rt_a_view_t,
-                            rt_b_view_t, float *, int64_t, bool);
+typedef void (*rt_macro_fn)(int64_t, int64_t, int64_t, rt_a_view_t, rt_b_view_t,
+                            float *, int64_t, bool);
 
 /// The micro-kernel of level isa (which the CPU runs), its NR and MR.
 static rt_macro_fn pick_macro(int32_t isa, int64_t *nr, int64_t *mr) {
@@ -531,9 +531,8 @@ static void gemm_part(void *arg, int64_t t) {
   int64_t abytes = g->packed_a ? 0
                    : g->direct_a ? (int64_t)sizeof(float) * g->mr * kcap
                                  : (int64_t)sizeof(float) * mcap * kcap;
-  int64_t bbytes = g->packed || g->direct_b
-                       ? 0
-                       : (int64_t)sizeof(float) * ncap * kcap;
+  int64_t bbytes =
+      g->packed || g->direct_b ? 0 : (int64_t)sizeof(float) * ncap * kcap;
   void *pa = NULL, *pb = NULL;
   eddy_rt_status_t st =
       abytes ? eddy_rt_alloc(g->rt, abytes, "core.matmul", &pa) : NULL;
