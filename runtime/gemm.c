@@ -146,7 +146,8 @@ typedef struct {
 } rt_b_view_t;
 
 /// The macro-kernel of one ISA: every MR x NR tile of the mc x nc block of C
-/// at c from the packed strips; `first` stores, otherwise adds to C. VT is
+/// at c from the strips of A and B its views give (packed or in place);
+/// `first` stores, otherwise adds to C. VT is
 /// a vector of VL floats; a tile row is two of them (NR = 2 * VL).
 /// NAME##_sum is a tile's k loop. Whole tiles and the partial ones at the
 /// edges each inline their own copy of it, so that a whole tile's
