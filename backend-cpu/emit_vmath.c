@@ -54,7 +54,7 @@ static int horner(cpu_emit_t *e, int x, const double *c, int n) {
 }
 
 /// x limited to [lo, hi] (to [lo, inf) when `below_only`: x is known not
-/// to pass hi); NaN stays NaN (the callers select it back).
+/// to pass hi); NaN stays NaN.
 static int clamp(cpu_emit_t *e, int x, double lo, double hi, bool below_only) {
   if (!below_only) {
     int h = f32c(e, hi);
