@@ -1,0 +1,452 @@
+/// row-split: a recurrent loop over the rows of a batch as independent
+/// loops over blocks of rows (docs/passes.md).
+///
+/// In `for t: h = tanh(x[t] + h W)` (an RNN, an LSTM, a fixed-point
+/// iteration on a batch), row r of every value the loop carries depends
+/// only on row r of the values before it: a matmul `h W` with the rows on
+/// the left and a weight that is the same for every row, elementwise ops,
+/// rows read from an invariant `x[t]`. The loop is then the same loop run
+/// on each block of rows on its own:
+///
+///   %h0_0 = core.slice(%h0) rows [0, B/2)      %h0_1 = ... rows [B/2, B)
+///   %r_0 = ctl.while(%h0_0, ...) {rows B/2}    %r_1 = ctl.while(%h0_1, ...)
+///   %r = core.concat(%r_0, %r_1) {axis = 0}
+///
+/// Each part computes what the whole loop computes for its rows, in the
+/// same order, so the results are those of the loop (a matmul sums the same
+/// products per element; only a kernel's order of summation may differ).
+/// Values the loop carries that are not rows (counters, a weight passed
+/// through) are computed by every part alike; the first part's are the
+/// loop's results. The parts carry the discardable attribute
+/// `row_split.part = [i, n]`: nothing reads or writes what another part
+/// does, so a backend may run them at once, as the CPU target does on two
+/// threads (docs/cpu.md, "Row-parallel loops"); everything else runs them
+/// one after the other.
+///
+/// A loop is split when it is a top-level op of its function, every value
+/// it carries with a static leading dimension B (the batch) that changes
+/// between iterations is rows, its rows are only read by elementwise ops
+/// (other operands broadcast from trailing dimensions, have a leading 1, or
+/// are invariant [B, ...] values sliced alike), by a matmul as its left,
+/// untransposed operand, and by nested ctl.while ops that carry them as
+/// rows; its condition does not read them; at least one such matmul runs
+/// in it, so that a part has work worth a thread; and B splits into parts
+/// of at least EDDY_ROW_SPLIT_MIN_ROWS rows.
+#include "dialects/ctl/ctl.h"
+#include "dialects/dialects.h"
+#include "ir/passes/pass_util.h"
+#include "ir/passes/passes.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+/// The parts a loop becomes.
+#define RS_PARTS 2
+/// The fewest rows a part may have.
+#define EDDY_ROW_SPLIT_MIN_ROWS 8
+/// The highest rank of a row value.
+#define RS_MAX_RANK 8
+
+typedef struct rs {
+  eddy_ctx_t *ctx;
+  eddy_ptrmap_t row; ///< value -> 1: its leading dimension is the rows
+  int64_t b;         ///< the rows
+  int64_t matmuls;   ///< matmuls of rows by a weight
+} rs_t;
+
+static bool rs_is_row(const rs_t *s, const eddy_value_t *v) {
+  return eddy_ptrmap_get(&s->row, v) != NULL;
+}
+
+static void rs_mark(rs_t *s, const eddy_value_t *v) {
+  eddy_ptrmap_put(&s->row, v, (void *)1);
+}
+
+/// A static tensor of rank >= 1 whose leading dimension is the rows.
+static bool rs_rows_type(const rs_t *s, const eddy_type_t *t) {
+  return eddy_ir_type_is_tensor(t) && eddy_ir_type_is_static(t) &&
+         t->rank >= 1 && t->rank <= RS_MAX_RANK && t->dims[0] == s->b;
+}
+
+/// A value that is not rows used where rows are (operand of an op whose
+/// result has rank `rank`, or a yielded row value): it must be sliced
+/// alike in each part.
+static bool rs_needs_slice(const rs_t *s, const eddy_value_t *v,
+                           int32_t rank) {
+  return !rs_is_row(s, v) && v->type->rank == rank && rs_rows_type(s, v->type);
+}
+
+static bool rs_block(rs_t *s, const eddy_block_t *b);
+
+/// op's `axis` attribute counted from the front (-1 when out of range).
+static int64_t rs_axis(const eddy_op_t *op, int32_t rank) {
+  int64_t a = eddy_ir_op_attr_int(op, "axis", -1 - rank);
+  a = a < 0 ? a + rank : a;
+  return a >= 0 && a < rank ? a : -1;
+}
+
+/// Whether any op under op's regions reads a row value.
+static bool rs_regions_read_rows(const rs_t *s, const eddy_op_t *op) {
+  for (uint32_t r = 0; r < op->num_regions; r++)
+    for (const eddy_block_t *b = op->regions[r].first; b; b = b->next)
+      for (const eddy_op_t *o = b->first; o; o = o->next) {
+        for (uint32_t i = 0; i < o->num_operands; i++)
+          if (rs_is_row(s, eddy_ir_op_operand(o, i)))
+            return true;
+        if (rs_regions_read_rows(s, o))
+          return true;
+      }
+  return false;
+}
+
+/// Loop values of `loop` (top-level or nested) whose initial value is rows,
+/// or, for the loop being split, those in `rows`: marks its block arguments
+/// and results, checks both regions, and that the body yields rows (or a
+/// value sliced alike) exactly where it carries them.
+static bool rs_loop(rs_t *s, const eddy_op_t *loop, const bool *rows) {
+  eddy_block_t *cond = eddy_ctl_while_cond(loop);
+  eddy_block_t *body = eddy_ctl_while_body(loop);
+  if (!cond || !body || cond->num_args != loop->num_operands ||
+      body->num_args != loop->num_operands ||
+      loop->num_results != loop->num_operands)
+    return false;
+  for (uint32_t i = 0; i < loop->num_operands; i++) {
+    bool r = rows ? rows[i] : rs_is_row(s, eddy_ir_op_operand(loop, i));
+    if (!r)
+      continue;
+    if (!rs_rows_type(s, loop->results[i].type))
+      return false;
+    rs_mark(s, cond->args[i]);
+    rs_mark(s, body->args[i]);
+    rs_mark(s, &loop->results[i]);
+  }
+  if (!rs_block(s, cond) || !rs_block(s, body))
+    return false;
+  const eddy_op_t *c = eddy_ir_block_terminator(cond);
+  const eddy_op_t *y = eddy_ir_block_terminator(body);
+  if (!c || !y || y->num_operands != loop->num_operands)
+    return false;
+  for (uint32_t i = 0; i < c->num_operands; i++)
+    if (rs_is_row(s, eddy_ir_op_operand(c, i)))
+      return false;
+  for (uint32_t i = 0; i < y->num_operands; i++) {
+    const eddy_value_t *v = eddy_ir_op_operand(y, i);
+    bool carried = rs_is_row(s, body->args[i]);
+    if (carried ? !rs_is_row(s, v) &&
+                      !rs_needs_slice(s, v, body->args[i]->type->rank)
+                : rs_is_row(s, v))
+      return false;
+  }
+  return true;
+}
+
+/// Checks the ops of b, marking the row values they define.
+static bool rs_block(rs_t *s, const eddy_block_t *b) {
+  for (const eddy_op_t *op = b->first; op; op = op->next) {
+    if (eddy_ir_op_has_trait(op, EDDY_TRAIT_TERMINATOR))
+      continue; // the loop's check
+    bool reads = false;
+    for (uint32_t i = 0; i < op->num_operands && !reads; i++)
+      reads = rs_is_row(s, eddy_ir_op_operand(op, i));
+    eddy_opcode_t code = eddy_dialects_opcode(op);
+    // Every part runs the loop's other ops too.
+    if (!eddy_passes_op_is_effect_free(op))
+      return false;
+    if (code == EDDY_OP_CTL_WHILE) {
+      if (!rs_loop(s, op, NULL))
+        return false;
+      continue;
+    }
+    if (!reads) {
+      if (rs_regions_read_rows(s, op))
+        return false;
+      continue; // the same in every part
+    }
+    if (op->num_regions || op->num_results < 1)
+      return false;
+    for (uint32_t r = 0; r < op->num_results; r++)
+      if (!rs_rows_type(s, op->results[r].type))
+        return false;
+    const eddy_type_t *t = op->results[0].type;
+    const eddy_value_t *x = eddy_ir_op_operand(op, 0);
+    if (code == EDDY_OP_CORE_MATMUL) {
+      const eddy_value_t *w = eddy_ir_op_operand(op, 1);
+      if (!rs_is_row(s, x) || rs_is_row(s, w) || x->type->rank != 2 ||
+          t->rank != 2 || eddy_ir_op_attr_bool(op, "transpose_a", false))
+        return false;
+      s->matmuls++;
+    } else if (code == EDDY_OP_CORE_SPLIT) {
+      // (Split along another axis: every part keeps the rows.)
+      if (rs_axis(op, x->type->rank) == 0)
+        return false;
+    } else if (code == EDDY_OP_CORE_SLICE) {
+      int64_t lim[RS_MAX_RANK], start[RS_MAX_RANK], st[RS_MAX_RANK];
+      int32_t r = x->type->rank;
+      if (eddy_ir_attr_as_i64_array(eddy_ir_op_attr(op, "start"), start,
+                                    RS_MAX_RANK) != r ||
+          eddy_ir_attr_as_i64_array(eddy_ir_op_attr(op, "limit"), lim,
+                                    RS_MAX_RANK) != r ||
+          start[0] != 0 || lim[0] != s->b)
+        return false;
+      const eddy_attr_t *sa = eddy_ir_op_attr(op, "strides");
+      if (sa && (eddy_ir_attr_as_i64_array(sa, st, RS_MAX_RANK) != r ||
+                 st[0] != 1))
+        return false;
+    } else if (code == EDDY_OP_CORE_CONCAT ||
+               eddy_ir_op_has_trait(op, EDDY_TRAIT_ELEMENTWISE)) {
+      if (op->num_results != 1 ||
+          (code == EDDY_OP_CORE_CONCAT && rs_axis(op, t->rank) == 0))
+        return false;
+      for (uint32_t i = 0; i < op->num_operands; i++) {
+        const eddy_value_t *v = eddy_ir_op_operand(op, i);
+        const eddy_type_t *vt = v->type;
+        if (rs_is_row(s, v)) {
+          if (vt->rank != t->rank)
+            return false;
+          continue;
+        }
+        // Broadcast along the rows (trailing dims, or a leading 1), or
+        // invariant rows sliced alike.
+        if (!eddy_ir_type_is_tensor(vt) || !eddy_ir_type_is_static(vt))
+          return false;
+        if (rs_needs_slice(s, v, t->rank) ||
+            (code != EDDY_OP_CORE_CONCAT &&
+             (vt->rank < t->rank || vt->dims[0] == 1)))
+          continue;
+        return false;
+      }
+    } else {
+      return false;
+    }
+    for (uint32_t r = 0; r < op->num_results; r++)
+      rs_mark(s, &op->results[r]);
+  }
+  return true;
+}
+
+/// The top-level loop's row values: those it carries with a static leading
+/// dimension that changes between iterations. Sets s->b (0: none).
+static bool rs_pick_rows(rs_t *s, const eddy_op_t *loop, bool *rows) {
+  const eddy_block_t *body = eddy_ctl_while_body(loop);
+  const eddy_op_t *y = body ? eddy_ir_block_terminator(body) : NULL;
+  if (!y || y->num_operands != loop->num_operands)
+    return false;
+  s->b = 0;
+  bool any = false;
+  for (uint32_t i = 0; i < loop->num_operands; i++) {
+    const eddy_type_t *t = eddy_ir_op_operand(loop, i)->type;
+    rows[i] = false;
+    if (!eddy_ir_type_is_tensor(t) || !eddy_ir_type_is_static(t) ||
+        t->rank < 1 || eddy_ir_op_operand(y, i) == body->args[i])
+      continue;
+    if (!s->b)
+      s->b = t->dims[0];
+    rows[i] = t->dims[0] == s->b;
+    any |= rows[i];
+  }
+  return any;
+}
+
+/// v's rows [lo, lo + n) (a core.slice before the builder's point).
+static eddy_status_t rs_slice(rs_t *s, eddy_builder_t *bld, eddy_value_t *v,
+                              int64_t lo, int64_t n, eddy_value_t **out) {
+  const eddy_type_t *t = v->type;
+  int64_t start[RS_MAX_RANK], limit[RS_MAX_RANK], step[RS_MAX_RANK];
+  for (int32_t d = 0; d < t->rank; d++) {
+    start[d] = 0;
+    limit[d] = t->dims[d];
+    step[d] = 1;
+  }
+  start[0] = lo;
+  limit[0] = lo + n;
+  eddy_named_attr_t attrs[3] = {
+      eddy_ir_named_attr(s->ctx, "start",
+                         eddy_ir_i64_array_attr_get(s->ctx, start, t->rank)),
+      eddy_ir_named_attr(s->ctx, "limit",
+                         eddy_ir_i64_array_attr_get(s->ctx, limit, t->rank)),
+      eddy_ir_named_attr(s->ctx, "strides",
+                         eddy_ir_i64_array_attr_get(s->ctx, step, t->rank)),
+  };
+  return eddy_ir_build_simple(bld, "core.slice", &v, 1, attrs, 3, out);
+}
+
+static const eddy_type_t *rs_part_type(rs_t *s, const eddy_type_t *t,
+                                       int64_t n) {
+  int64_t dims[RS_MAX_RANK];
+  for (int32_t d = 0; d < t->rank; d++)
+    dims[d] = t->dims[d];
+  dims[0] = n;
+  return eddy_ir_tensor_type_get(s->ctx, t->dtype, t->rank, dims);
+}
+
+/// The uses in block b (of the part's copy; orig its original) of values
+/// sliced alike.
+static eddy_status_t rs_slice_uses(rs_t *s, const eddy_block_t *orig,
+                                   eddy_block_t *copy, int64_t lo, int64_t n) {
+  const eddy_op_t *o = orig->first;
+  eddy_op_t *c = copy->first;
+  for (; o && c; o = o->next, c = c->next) {
+    for (uint32_t r = 0; r < o->num_regions; r++) {
+      const eddy_block_t *ob = o->regions[r].first;
+      eddy_block_t *cb = c->regions[r].first;
+      for (; ob && cb; ob = ob->next, cb = cb->next)
+        EDDY_RETURN_IF_ERROR(rs_slice_uses(s, ob, cb, lo, n));
+    }
+    // Which operands are rows where the value is not: those of an
+    // elementwise op with a row result, and the yield of a row loop value.
+    int32_t rank = -1;
+    const eddy_op_t *parent = eddy_ir_block_parent_op(orig);
+    bool yield = eddy_dialects_opcode(o) == EDDY_OP_CTL_YIELD && parent &&
+                 eddy_dialects_opcode(parent) == EDDY_OP_CTL_WHILE;
+    eddy_opcode_t code = eddy_dialects_opcode(o);
+    bool row = o->num_results == 1 && rs_is_row(s, &o->results[0]);
+    if (!yield && row &&
+        (code == EDDY_OP_CORE_CONCAT ||
+         eddy_ir_op_has_trait(o, EDDY_TRAIT_ELEMENTWISE)))
+      rank = o->results[0].type->rank;
+    if (row && code == EDDY_OP_CORE_SLICE) {
+      // Its rows are all of the part's.
+      int64_t lim[RS_MAX_RANK];
+      int64_t r = eddy_ir_attr_as_i64_array(eddy_ir_op_attr(o, "limit"), lim,
+                                            RS_MAX_RANK);
+      lim[0] = n;
+      eddy_ir_op_set_attr(c, "limit",
+                          eddy_ir_i64_array_attr_get(s->ctx, lim, r));
+    }
+    if (rank < 0 && !yield)
+      continue;
+    for (uint32_t i = 0; i < o->num_operands; i++) {
+      const eddy_value_t *v = eddy_ir_op_operand(o, i);
+      if (yield) {
+        if (!rs_is_row(s, orig->args[i]))
+          continue;
+        rank = orig->args[i]->type->rank;
+      }
+      if (!rs_needs_slice(s, v, rank))
+        continue;
+      eddy_builder_t bld;
+      eddy_ir_builder_init(&bld, s->ctx);
+      eddy_ir_builder_set_before(&bld, c);
+      bld.loc = c->loc;
+      eddy_value_t *sl = NULL;
+      EDDY_RETURN_IF_ERROR(
+          rs_slice(s, &bld, eddy_ir_op_operand(c, i), lo, n, &sl));
+      eddy_ir_op_set_operand(c, i, sl);
+    }
+  }
+  return NULL;
+}
+
+/// In the copy of one part (map: original -> copy), every row value of the
+/// original has the part's n rows.
+static void rs_retype(rs_t *s, eddy_ptrmap_t *map, int64_t n) {
+  for (size_t i = 0; i < s->row.cap; i++) {
+    const eddy_value_t *v = s->row.keys ? s->row.keys[i] : NULL;
+    if (!v || !s->row.vals[i])
+      continue;
+    eddy_value_t *c = eddy_ptrmap_get(map, v);
+    if (c)
+      eddy_ir_value_set_type(c, rs_part_type(s, v->type, n));
+  }
+}
+
+/// Replaces loop by RS_PARTS loops over its row blocks.
+static eddy_status_t rs_split(rs_t *s, eddy_op_t *loop, const bool *rows) {
+  int64_t n = s->b / RS_PARTS;
+  eddy_op_t *parts[RS_PARTS];
+  eddy_builder_t bld;
+  eddy_ir_builder_init(&bld, s->ctx);
+  for (int p = 0; p < RS_PARTS; p++) {
+    eddy_ptrmap_t map;
+    eddy_ptrmap_init(&map);
+    eddy_op_t *c = eddy_ir_op_clone(loop, &map);
+    eddy_ir_op_insert_before(c, loop);
+    rs_retype(s, &map, n);
+    eddy_ptrmap_destroy(&map);
+    for (uint32_t r = 0; r < loop->num_regions; r++)
+      EDDY_RETURN_IF_ERROR(rs_slice_uses(s, loop->regions[r].first,
+                                         c->regions[r].first, p * n, n));
+    // The initial rows, sliced before the first part (so that the parts
+    // are next to one another).
+    eddy_ir_builder_set_before(&bld, p ? parts[0] : c);
+    bld.loc = loop->loc;
+    for (uint32_t i = 0; i < loop->num_operands; i++) {
+      if (!rows[i])
+        continue;
+      eddy_value_t *sl = NULL;
+      EDDY_RETURN_IF_ERROR(
+          rs_slice(s, &bld, eddy_ir_op_operand(loop, i), p * n, n, &sl));
+      eddy_ir_op_set_operand(c, i, sl);
+    }
+    int64_t part[2] = {p, RS_PARTS};
+    eddy_ir_op_set_attr(c, "row_split.part",
+                        eddy_ir_i64_array_attr_get(s->ctx, part, 2));
+    parts[p] = c;
+  }
+  // The results: rows concatenated, the rest the first part's.
+  eddy_ir_builder_set_after(&bld, parts[RS_PARTS - 1]);
+  bld.loc = loop->loc;
+  for (uint32_t i = 0; i < loop->num_results; i++) {
+    eddy_value_t *r = &loop->results[i];
+    if (!eddy_ir_value_has_uses(r))
+      continue;
+    eddy_value_t *to = &parts[0]->results[i];
+    if (rows[i]) {
+      eddy_value_t *ops[RS_PARTS];
+      for (int p = 0; p < RS_PARTS; p++)
+        ops[p] = &parts[p]->results[i];
+      eddy_named_attr_t ax = eddy_ir_named_attr(
+          s->ctx, "axis", eddy_ir_int_attr_get(s->ctx, 0, EDDY_DT_I64));
+      EDDY_RETURN_IF_ERROR(
+          eddy_ir_build_simple(&bld, "core.concat", ops, RS_PARTS, &ax, 1, &to));
+      eddy_ir_builder_set_after(&bld, to->def);
+    }
+    eddy_ir_value_replace_all_uses(r, to);
+  }
+  eddy_ir_op_erase(loop);
+  return NULL;
+}
+
+static eddy_status_t rs_run(eddy_pass_ctx_t *pc, eddy_module_t *m) {
+  int64_t split = 0;
+  for (eddy_op_t *f = eddy_ir_module_body(m)->first; f; f = f->next) {
+    if (!eddy_ir_op_is(f, "func.func"))
+      continue;
+    eddy_block_t *top = eddy_ir_func_entry(f);
+    for (eddy_op_t *op = top ? top->first : NULL, *next; op; op = next) {
+      next = op->next;
+      if (eddy_dialects_opcode(op) != EDDY_OP_CTL_WHILE ||
+          eddy_ir_op_attr(op, "row_split.part"))
+        continue;
+      rs_t s = {.ctx = m->ctx};
+      eddy_ptrmap_init(&s.row);
+      bool *rows = calloc(op->num_operands + 1, sizeof *rows);
+      if (!rows) {
+        eddy_ptrmap_destroy(&s.row);
+        return eddy_status_create(EDDY_ERR_RESOURCE, "row-split: out of memory");
+      }
+      eddy_status_t st = NULL;
+      if (rs_pick_rows(&s, op, rows) && s.b % RS_PARTS == 0 &&
+          s.b / RS_PARTS >= EDDY_ROW_SPLIT_MIN_ROWS && rs_loop(&s, op, rows) &&
+          s.matmuls > 0) {
+        st = rs_split(&s, op, rows);
+        split++;
+      }
+      free(rows);
+      eddy_ptrmap_destroy(&s.row);
+      EDDY_RETURN_IF_ERROR(st);
+    }
+  }
+  if (split) {
+    eddy_ir_pass_stat_add(pc, "split-loops", split);
+    eddy_ir_pass_mark_changed(pc);
+  }
+  return NULL;
+}
+
+const eddy_pass_t eddy_pass_row_split = {
+    .name = "row-split",
+    .summary = "run a ctl.while whose batch rows are independent as "
+               "independent loops over blocks of rows",
+    .run = rs_run,
+};
