@@ -501,6 +501,11 @@ void eddy_rt_entry_loop_check(eddy_rt_ctx_t *rt, int64_t iterations,
                               int64_t limit, int64_t deadline,
                               const char *where, int32_t *code, char *err,
                               size_t errlen);
+/// Runs fn(env, 0) .. fn(env, n - 1), an eddy_rt_task_fn, as tasks of
+/// rt's pool (at once where it has threads; one after the other without
+/// one), and returns when all are done: the parts of a loop the compiler
+/// divided by rows (docs/cpu.md, "Row-parallel loops").
+void eddy_rt_entry_run_tasks(eddy_rt_ctx_t *rt, int64_t n, void *fn, void *env);
 /// Prefixes err's message with "WHERE: " (truncated to errlen); where is
 /// "LOC: 'tl.get_item' op". Nothing happens when where is NULL.
 void eddy_rt_entry_prefix_error(char *err, size_t errlen, const char *where);

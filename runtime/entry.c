@@ -202,6 +202,14 @@ void eddy_rt_entry_release_results(eddy_rt_tensor_t *results,
     eddy_rt_tensor_release(&results[i]);
 }
 
+void eddy_rt_entry_run_tasks(eddy_rt_ctx_t *rt, int64_t n, void *fn,
+                             void *env) {
+  // (Compiled code passes the task function as a plain pointer.)
+  eddy_rt_task_fn task;
+  memcpy(&task, &fn, sizeof task);
+  eddy_rt_pool_parallel_for(eddy_rt_ctx_pool(rt), n, task, env);
+}
+
 void eddy_rt_entry_prefix_error(char *err, size_t errlen, const char *where) {
   if (!err || errlen == 0 || !where)
     return;

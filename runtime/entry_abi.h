@@ -37,6 +37,7 @@
   X(eddy_rt_entry_loop_check, void, (eddy_rt_ctx_t *, int64_t, int64_t, \
       int64_t, const char *, int32_t *, char *, size_t)) \
   X(eddy_rt_entry_prefix_error, void, (char *, size_t, const char *)) \
+  X(eddy_rt_entry_run_tasks, void, (eddy_rt_ctx_t *, int64_t, void *, void *)) \
   X(eddy_rt_entry_list_empty, void *, (eddy_rt_ctx_t *, int32_t, int32_t, \
       const int64_t *, int64_t, int32_t *, char *, size_t)) \
   X(eddy_rt_entry_list_push, void *, (eddy_rt_ctx_t *, void *, int32_t, \
