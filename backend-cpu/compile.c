@@ -193,6 +193,8 @@ static eddy_status_t lower(const eddy_module_t *m, const char *entry,
   eddy_buf_destroy(&text);
   if (mlirModuleIsNull(s->module))
     return mlir_fail(s, "the emitted MLIR does not parse");
+  // The plan's tasks, each a function the pool runs.
+  EDDY_RETURN_IF_ERROR(cpu_tasks_outline(s->module));
   // The program (the CUDA form: its host code, kernels kept whole), where
   // it is large: parts of a tenth of the threshold (2000 ops by default),
   // looking inside ops of more than four parts.

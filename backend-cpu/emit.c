@@ -11,6 +11,7 @@
 /// in place and when a buffer dies are the kernel plan's (plan.h): the
 /// emitter follows it.
 #include "backend-cpu/emit_internal.h"
+#include "backend-cpu/outline.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -1257,11 +1258,48 @@ static eddy_status_t emit_op_static(cpu_emit_t *e, eddy_op_t *op) {
   return cpu_kernel(e, op);
 }
 
+/// The plan's tasks starting at op (loops run at once): each one's code
+/// between marker calls, which compile.c turns into one task of the
+/// runtime's pool each (cpu_tasks_outline). No buffer freed by one part is
+/// reused before all are done: the parts run at the same time. Advances *k
+/// to the last part's index and sets *last to that part.
+static eddy_status_t emit_tasks(cpu_emit_t *e, eddy_op_t *op, intptr_t *k,
+                                eddy_op_t **last) {
+  const cpu_step_t *s = cpu_plan_step(e->plan, op);
+  if (!e->tasks_declared) {
+    for (int m = 0; m < 3; m++)
+      eddy_buf_printf(&e->globals, "func.func private @%s()\n",
+                      k_cpu_task_marks[m]);
+    e->tasks_declared = true;
+  }
+  bool no_reuse = e->no_reuse;
+  e->no_reuse = true;
+  cpu_p(e, "func.call @%s() : () -> ()\n", k_cpu_task_marks[0]);
+  for (int32_t i = 0; i < s->num_tasks; i++, op = op->next, (*k)++) {
+    if (i)
+      cpu_p(e, "func.call @%s() : () -> ()\n", k_cpu_task_marks[1]);
+    EDDY_RETURN_IF_ERROR(emit_op(e, op));
+  }
+  cpu_p(e, "func.call @%s() : () -> ()\n", k_cpu_task_marks[2]);
+  e->no_reuse = no_reuse;
+  (*k)--;
+  *last = op ? op->prev : e->top->last;
+  return NULL;
+}
+
 eddy_status_t cpu_emit_block(cpu_emit_t *e, eddy_block_t *b) {
   intptr_t k = 0;
   for (eddy_op_t *op = b->first; op; op = op->next, k++) {
     if (eddy_ir_op_has_trait(op, EDDY_TRAIT_TERMINATOR))
       break;
+    const cpu_step_t *s = b == e->top ? cpu_plan_step(e->plan, op) : NULL;
+    if (s && s->task == 1) {
+      intptr_t first = k;
+      EDDY_RETURN_IF_ERROR(emit_tasks(e, op, &k, &op));
+      for (intptr_t i = first; i <= k; i++)
+        release_dead(e, i);
+      continue;
+    }
     EDDY_RETURN_IF_ERROR(emit_op(e, op));
     if (b == e->top)
       release_dead(e, k);

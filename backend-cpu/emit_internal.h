@@ -129,6 +129,7 @@ typedef struct cpu_emit {
   /// %tN (!llvm.ptr) of the plan's packed-B caches, eddy_rt_gemm_cache_t
   /// each, on the stack; -1 when the plan has none.
   int gemm_caches;
+  bool tasks_declared; ///< the task markers' declarations are written
 } cpu_emit_t;
 
 /// The packed-B cache of the plan's LIBRARY step of op (an !llvm.ptr %tN),

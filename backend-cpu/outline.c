@@ -185,7 +185,7 @@ static bool escaping(const range_t *r, values_t *out) {
 /// Moves the range's ops into a new function @name appended to module and
 /// calls it where they were.
 static eddy_status_t outline_range(MlirModule module, const range_t *r,
-                                   const char *name) {
+                                   const char *name, MlirOperation *out_call) {
   MlirOperation x = r->ops[0];
   MlirContext ctx = mlirOperationGetContext(x);
   MlirLocation loc = mlirOperationGetLocation(x);
@@ -274,6 +274,8 @@ static eddy_status_t outline_range(MlirModule module, const range_t *r,
       mlirTypeAttrGet(mlirFunctionTypeGet(ctx, (intptr_t)w.args.n, atypes,
                                           (intptr_t)res.n, types)));
   free(atypes);
+  if (out_call)
+    *out_call = call;
 done:
   eddy_ptrmap_destroy(&w.map);
   free(w.args.v);
@@ -297,7 +299,7 @@ static eddy_status_t flush(walk_t *w) {
   if (w->r.n > 0 && w->r.size >= w->part_ops / 8) {
     char name[256];
     snprintf(name, sizeof name, "%s_part%d", w->fname, w->next++);
-    st = outline_range(w->module, &w->r, name);
+    st = outline_range(w->module, &w->r, name, NULL);
   }
   w->r.n = 0;
   w->r.size = 0;
@@ -385,5 +387,34 @@ eddy_status_t eddy_cpu_outline(MlirModule module, size_t fn_ops,
     }
     op = next;
   }
+  return st;
+}
+
+eddy_status_t cpu_outline_span(MlirModule module, MlirOperation first,
+                               MlirOperation last, const char *name,
+                               MlirOperation *out_call) {
+  range_t r = {.block = mlirOperationGetBlock(first)};
+  eddy_ptrmap_init(&r.set);
+  eddy_status_t st = NULL;
+  for (MlirOperation op = first;; op = mlirOperationGetNextInBlock(op)) {
+    if (r.n == r.cap) {
+      size_t cap = r.cap ? 2 * r.cap : 64;
+      MlirOperation *p = realloc(r.ops, cap * sizeof *p);
+      if (!p) {
+        st = oom();
+        break;
+      }
+      r.ops = p;
+      r.cap = cap;
+    }
+    r.ops[r.n++] = op;
+    eddy_ptrmap_put(&r.set, op.ptr, (void *)1);
+    if (mlirOperationEqual(op, last))
+      break;
+  }
+  if (!st)
+    st = outline_range(module, &r, name, out_call);
+  eddy_ptrmap_destroy(&r.set);
+  free(r.ops);
   return st;
 }

@@ -21,4 +21,27 @@ eddy_status_t eddy_cpu_outline(MlirModule module, size_t fn_ops,
                                size_t part_ops, size_t max_ops,
                                bool kernels_whole);
 
+/// Moves the ops first .. last (consecutive, in one block) into a new
+/// private, internal, noinline function @name appended to module, which
+/// takes the values they use from outside as arguments (constants are
+/// copied in) and returns those of their results used after them; a call
+/// of it replaces them (*out_call).
+eddy_status_t cpu_outline_span(MlirModule module, MlirOperation first,
+                               MlirOperation last, const char *name,
+                               MlirOperation *out_call);
+
+/// Turns each group of tasks the emitter marked (emit.c, k_cpu_task_marks)
+/// into one call of the runtime's pool: every task's code becomes a
+/// function (cpu_outline_span), a dispatch function @__eddy_tasksN_run(env,
+/// i) calls task i with its arguments read from an environment, and
+/// @__eddy_tasksN stores the arguments there, runs the tasks on the pool
+/// (eddy_rt_entry_run_tasks) and returns their results (backend-cpu/
+/// tasks.c). Values cross through the environment as their LLVM forms (a
+/// memref as its descriptor). Without marks, nothing changes.
+eddy_status_t cpu_tasks_outline(MlirModule module);
+
+/// The calls that mark the plan's tasks in the emitted code: before the
+/// first, between two, after the last.
+extern const char *const k_cpu_task_marks[3];
+
 #endif

@@ -559,6 +559,45 @@ static void plan_liveness(cpu_plan_t *p) {
   eddy_ptrmap_destroy(&index);
 }
 
+/// Part i of n of a loop divided by rows (row_split.part), or -1.
+static int64_t task_part(const eddy_op_t *op, int64_t *n) {
+  int64_t a[2];
+  if (!op || eddy_dialects_opcode(op) != EDDY_OP_CTL_WHILE ||
+      eddy_ir_attr_as_i64_array(eddy_ir_op_attr(op, "row_split.part"), a, 2) !=
+          2 ||
+      a[1] < 2 || a[1] > CPU_MAX_TASKS || a[0] < 0 || a[0] >= a[1])
+    return -1;
+  *n = a[1];
+  return a[0];
+}
+
+/// The entry's row-split loops, next to one another, run as tasks (host
+/// form: the kernels forms have no host threads to give them).
+static void plan_tasks(cpu_plan_t *p) {
+  if (p->opts->form != EDDY_CPU_FORM_HOST)
+    return;
+  for (const eddy_op_t *op = p->top->first; op; op = op->next) {
+    int64_t n = 0;
+    if (task_part(op, &n) != 0)
+      continue;
+    const eddy_op_t *last = op;
+    int64_t i = 1, m = 0;
+    for (; i < n && task_part(last->next, &m) == i && m == n; i++)
+      last = last->next;
+    if (i < n)
+      continue; // (not all the parts are there: they run one by one)
+    i = 0;
+    for (const eddy_op_t *q = op;; q = q->next, i++) {
+      cpu_step_t *s = eddy_ptrmap_get(&p->steps, q);
+      s->task = (int32_t)i + 1;
+      s->num_tasks = (int32_t)n;
+      if (q == last)
+        break;
+    }
+    op = last;
+  }
+}
+
 eddy_status_t cpu_plan_build(cpu_plan_t *p, const eddy_module_t *m,
                              const eddy_op_t *func,
                              const eddy_cpu_opts_t *opts) {
@@ -575,6 +614,7 @@ eddy_status_t cpu_plan_build(cpu_plan_t *p, const eddy_module_t *m,
   if (!p->arena)
     return eddy_status_create(EDDY_ERR_RESOURCE, "out of memory");
   plan_block(p, p->top);
+  plan_tasks(p);
   plan_direct_results(p);
   plan_liveness(p);
   return NULL;
@@ -815,6 +855,9 @@ static void print_step(plan_printer_t *pp, const eddy_op_t *op, int depth,
                                                     : " [the row in place]");
   if (s->product)
     eddy_buf_puts(pp->out, " [the product added in place]");
+  if (s->task)
+    eddy_buf_printf(pp->out, " [task %d of %d, run at once]", s->task,
+                    s->num_tasks);
   // (An accumulation's cache is its product's.)
   int32_t cache =
       s->product ? cpu_plan_step(p, s->product)->gemm_cache : s->gemm_cache;

@@ -11,6 +11,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+/// The most loops one group of row-split parts may run at once.
+#define CPU_MAX_TASKS 64
+
 /// What an op becomes.
 typedef enum cpu_step_kind {
   /// Computed inline, element by element, inside the kernel of the op that
@@ -61,6 +64,13 @@ typedef struct cpu_step {
   /// product into the loop value's buffer (EDDY_RT_SGEMM_ACCUMULATE), as a
   /// loop's gradient accumulates dW += x^T dy. NULL otherwise.
   const eddy_op_t *product;
+  /// LOOP of the entry's body (host form), a part of a loop the row-split
+  /// pass divided by rows (`row_split.part = [i, n]`), next to its other
+  /// parts: i + 1 of the n loops that run at once, each as one task of the
+  /// runtime's pool (docs/cpu.md, "Row-parallel loops"); the first, i = 0,
+  /// starts them. 0: not a task.
+  int32_t task;
+  int32_t num_tasks;
 } cpu_step_t;
 
 typedef struct cpu_plan {
