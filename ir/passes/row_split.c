@@ -27,11 +27,13 @@
 /// it carries with a static leading dimension B (the batch) that changes
 /// between iterations is rows, its rows are only read by elementwise ops
 /// (other operands broadcast from trailing dimensions, have a leading 1, or
-/// are invariant [B, ...] values sliced alike), by a matmul as its left,
-/// untransposed operand, and by nested ctl.while ops that carry them as
-/// rows; its condition does not read them; at least one such matmul runs
-/// in it, so that a part has work worth a thread; and B splits into parts
-/// of at least EDDY_ROW_SPLIT_MIN_ROWS rows.
+/// are invariant [B, ...] values sliced alike), by split, slice and concat
+/// along other axes, by a matmul as its left, untransposed operand, and by
+/// nested ctl.while ops that carry them as rows; its condition does not
+/// read them; every op in it is free of side effects; at least one such
+/// matmul runs in it, so that a part has work worth a thread, and their
+/// weights take at most RS_MAX_WEIGHT_BYTES; and B splits into parts of at
+/// least RS_MIN_ROWS rows.
 #include "dialects/ctl/ctl.h"
 #include "dialects/dialects.h"
 #include "ir/passes/pass_util.h"
@@ -43,7 +45,14 @@
 /// The parts a loop becomes.
 #define RS_PARTS 2
 /// The fewest rows a part may have.
-#define EDDY_ROW_SPLIT_MIN_ROWS 8
+#define RS_MIN_ROWS 8
+/// The most bytes of weights the row matmuls of a loop may read. Each part
+/// reads every weight once per step for half the rows: twice the traffic
+/// per multiply-add of one product on all the rows, whose columns a BLAS
+/// splits between threads instead. Measured on a 2-core Xeon (2 MiB L2 per
+/// core): a 256x256 f32 weight (256 KiB) runs 1.3x faster split, a
+/// 256x1024 one (1 MiB) 1.2x slower (bench/README.md).
+#define RS_MAX_WEIGHT_BYTES (256 * 1024)
 /// The highest rank of a row value.
 #define RS_MAX_RANK 8
 
@@ -52,6 +61,7 @@ typedef struct rs {
   eddy_ptrmap_t row; ///< value -> 1: its leading dimension is the rows
   int64_t b;         ///< the rows
   int64_t matmuls;   ///< matmuls of rows by a weight
+  int64_t weights;   ///< their weights' bytes
 } rs_t;
 
 static bool rs_is_row(const rs_t *s, const eddy_value_t *v) {
@@ -71,8 +81,7 @@ static bool rs_rows_type(const rs_t *s, const eddy_type_t *t) {
 /// A value that is not rows used where rows are (operand of an op whose
 /// result has rank `rank`, or a yielded row value): it must be sliced
 /// alike in each part.
-static bool rs_needs_slice(const rs_t *s, const eddy_value_t *v,
-                           int32_t rank) {
+static bool rs_needs_slice(const rs_t *s, const eddy_value_t *v, int32_t rank) {
   return !rs_is_row(s, v) && v->type->rank == rank && rs_rows_type(s, v->type);
 }
 
@@ -172,9 +181,12 @@ static bool rs_block(rs_t *s, const eddy_block_t *b) {
     if (code == EDDY_OP_CORE_MATMUL) {
       const eddy_value_t *w = eddy_ir_op_operand(op, 1);
       if (!rs_is_row(s, x) || rs_is_row(s, w) || x->type->rank != 2 ||
-          t->rank != 2 || eddy_ir_op_attr_bool(op, "transpose_a", false))
+          t->rank != 2 || eddy_ir_op_attr_bool(op, "transpose_a", false) ||
+          !eddy_ir_type_is_static(w->type))
         return false;
       s->matmuls++;
+      s->weights += eddy_ir_type_num_elements(w->type) *
+                    (int64_t)eddy_dtype_size(w->type->dtype);
     } else if (code == EDDY_OP_CORE_SPLIT) {
       // (Split along another axis: every part keeps the rows.)
       if (rs_axis(op, x->type->rank) == 0)
@@ -189,8 +201,8 @@ static bool rs_block(rs_t *s, const eddy_block_t *b) {
           start[0] != 0 || lim[0] != s->b)
         return false;
       const eddy_attr_t *sa = eddy_ir_op_attr(op, "strides");
-      if (sa && (eddy_ir_attr_as_i64_array(sa, st, RS_MAX_RANK) != r ||
-                 st[0] != 1))
+      if (sa &&
+          (eddy_ir_attr_as_i64_array(sa, st, RS_MAX_RANK) != r || st[0] != 1))
         return false;
     } else if (code == EDDY_OP_CORE_CONCAT ||
                eddy_ir_op_has_trait(op, EDDY_TRAIT_ELEMENTWISE)) {
@@ -397,8 +409,8 @@ static eddy_status_t rs_split(rs_t *s, eddy_op_t *loop, const bool *rows) {
         ops[p] = &parts[p]->results[i];
       eddy_named_attr_t ax = eddy_ir_named_attr(
           s->ctx, "axis", eddy_ir_int_attr_get(s->ctx, 0, EDDY_DT_I64));
-      EDDY_RETURN_IF_ERROR(
-          eddy_ir_build_simple(&bld, "core.concat", ops, RS_PARTS, &ax, 1, &to));
+      EDDY_RETURN_IF_ERROR(eddy_ir_build_simple(&bld, "core.concat", ops,
+                                                RS_PARTS, &ax, 1, &to));
       eddy_ir_builder_set_after(&bld, to->def);
     }
     eddy_ir_value_replace_all_uses(r, to);
@@ -423,12 +435,13 @@ static eddy_status_t rs_run(eddy_pass_ctx_t *pc, eddy_module_t *m) {
       bool *rows = calloc(op->num_operands + 1, sizeof *rows);
       if (!rows) {
         eddy_ptrmap_destroy(&s.row);
-        return eddy_status_create(EDDY_ERR_RESOURCE, "row-split: out of memory");
+        return eddy_status_create(EDDY_ERR_RESOURCE,
+                                  "row-split: out of memory");
       }
       eddy_status_t st = NULL;
       if (rs_pick_rows(&s, op, rows) && s.b % RS_PARTS == 0 &&
-          s.b / RS_PARTS >= EDDY_ROW_SPLIT_MIN_ROWS && rs_loop(&s, op, rows) &&
-          s.matmuls > 0) {
+          s.b / RS_PARTS >= RS_MIN_ROWS && rs_loop(&s, op, rows) &&
+          s.matmuls > 0 && s.weights <= RS_MAX_WEIGHT_BYTES) {
         st = rs_split(&s, op, rows);
         split++;
       }
