@@ -26,6 +26,10 @@ extern const eddy_pass_t eddy_pass_row_split;
 /// dce drops the loop values that gemm-hoist leaves unused (a pass-through
 /// input the loop no longer reads would still be copied in).
 #define EDDY_PASSES_COMPILE_PIPELINE "gemm-hoist,scatter-sink,dce"
+/// The CPU target's: row-split last, so that a loop's parts run on two
+/// threads (a GPU runs a loop's rows in parallel already).
+#define EDDY_PASSES_COMPILE_PIPELINE_CPU                                       \
+  EDDY_PASSES_COMPILE_PIPELINE ",row-split"
 
 /// Runs dce on one function's body alone (the rest of its module is left
 /// as it is), outside a pass pipeline.

@@ -56,7 +56,8 @@ static int print_help(void) {
       "  -march=CPU, --march=CPU  LLVM CPU name (default: the host CPU)\n"
       "  -O0 .. -O3             LLVM optimization level (default -O3)\n"
       "  --passes=LIST          IR passes to run first (default: "
-      EDDY_PASSES_COMPILE_PIPELINE ";\n"
+      EDDY_PASSES_COMPILE_PIPELINE_CPU ";\n"
+      "                         cuda: " EDDY_PASSES_COMPILE_PIPELINE ";\n"
       "                         --passes= runs none; docs/passes.md)\n"
       "  --no-fuse              one loop nest per op (for debugging)\n"
       "  --libm-math            exp, expm1, log, tanh and sigmoid of\n"
@@ -82,7 +83,7 @@ static int parse_args(int argc, char **argv, compile_args_t *a) {
   memset(a, 0, sizeof *a);
   a->cpu = eddy_cpu_opts_default();
   a->gpu = eddy_gpu_opts_default();
-  a->pipeline = EDDY_PASSES_COMPILE_PIPELINE;
+  a->pipeline = NULL; // the target's default
   for (int i = 1; i < argc; i++) {
     const char *arg = argv[i], *val = NULL;
     if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0) {
@@ -199,11 +200,14 @@ static eddy_status_t run(eddy_ctx_t *ctx, const compile_args_t *a) {
   eddy_module_t *m = NULL;
   EDDY_RETURN_IF_ERROR(eddy_ir_parse_file(ctx, a->input, &m));
   eddy_status_t st = eddy_ir_verify_module(m);
+  bool cuda = a->target && strcmp(a->target, "cuda") == 0;
+  const char *pipeline = a->pipeline ? a->pipeline
+                         : cuda      ? EDDY_PASSES_COMPILE_PIPELINE
+                                     : EDDY_PASSES_COMPILE_PIPELINE_CPU;
   if (!st)
-    st = eddy_cli_run_passes(ctx, m, a->pipeline);
+    st = eddy_cli_run_passes(ctx, m, pipeline);
   eddy_buf_t out;
   eddy_buf_init(&out);
-  bool cuda = a->target && strcmp(a->target, "cuda") == 0;
   if (!st && a->emit) {
     if (strcmp(a->emit, "mlir") == 0)
       st = cuda ? eddy_gpu_emit_mlir(m, a->entry, &a->gpu, &out)

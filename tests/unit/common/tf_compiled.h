@@ -10,12 +10,13 @@
 
 /// On a module of tf_fixture_open_legalized: shape-infer and canonicalize
 /// (the rest of what eddy_add_model runs on a GraphDef), then the passes
-/// `eddy compile` runs (EDDY_PASSES_COMPILE_PIPELINE); shape-infer gives
+/// `eddy compile` runs for the target (EDDY_PASSES_COMPILE_PIPELINE, or
+/// EDDY_PASSES_COMPILE_PIPELINE_CPU when cpu); shape-infer gives
 /// TensorFlow's lists of unknown element shape the element type of what is
 /// written into them, which the backends need. The passes' statistics go to
 /// stats when it is not NULL.
 static inline eddy_status_t tf_fixture_prepare_stats(tf_fixture_run_t *r,
-                                                     FILE *stats) {
+                                                     FILE *stats, bool cpu) {
   eddy_passes_register_all(r->ctx);
   eddy_pm_opts_t po;
   eddy_ir_pm_opts_default(&po);
@@ -26,15 +27,17 @@ static inline eddy_status_t tf_fixture_prepare_stats(tf_fixture_run_t *r,
   if (!pm)
     return eddy_status_create(EDDY_ERR_RESOURCE, "out of memory");
   eddy_status_t st = eddy_ir_pm_add_pipeline(
-      pm, "shape-infer,canonicalize," EDDY_PASSES_COMPILE_PIPELINE);
+      pm, cpu ? "shape-infer,canonicalize," EDDY_PASSES_COMPILE_PIPELINE_CPU
+              : "shape-infer,canonicalize," EDDY_PASSES_COMPILE_PIPELINE);
   if (!st)
     st = eddy_ir_pm_run(pm, r->m);
   eddy_ir_pm_destroy(pm);
   return st;
 }
 
+/// For the GPU target.
 static inline eddy_status_t tf_fixture_prepare(tf_fixture_run_t *r) {
-  return tf_fixture_prepare_stats(r, NULL);
+  return tf_fixture_prepare_stats(r, NULL, false);
 }
 
 /// JIT-compiles @main of r->m with o (prefix "fixture") and runs it on

@@ -42,7 +42,7 @@ static bool run_fixture(const char *dir, const char *name) {
   FILE *stats = tmpfile();
   eddy_status_t st = tf_fixture_open_legalized(&r, dir, name, NULL);
   if (!st)
-    st = tf_fixture_prepare_stats(&r, stats);
+    st = tf_fixture_prepare_stats(&r, stats, true);
   bool hoisted = true;
   if (!st && (strncmp(name, "rnn", 3) == 0 || strncmp(name, "lstm", 4) == 0)) {
     char *text = stats ? read_stats(stats) : NULL;
