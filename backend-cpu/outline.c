@@ -27,15 +27,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static MlirStringRef sref(const char *s) {
-  return mlirStringRefCreate(s, strlen(s));
-}
-
-static bool op_is(MlirOperation op, const char *name) {
-  MlirStringRef n = mlirIdentifierStr(mlirOperationGetName(op));
-  return n.length == strlen(name) && memcmp(n.data, name, n.length) == 0;
-}
-
 typedef struct count {
   size_t ops;
   bool alloca;        ///< holds a stack allocation (never outlined)
@@ -45,10 +36,10 @@ typedef struct count {
 static MlirWalkResult count_op(MlirOperation op, void *user) {
   count_t *c = user;
   c->ops++;
-  if (c->kernels_whole && op_is(op, "scf.parallel"))
+  if (c->kernels_whole && cpu_op_is(op, "scf.parallel"))
     return MlirWalkResultSkip;
-  if (op_is(op, "memref.alloca") || op_is(op, "llvm.alloca") ||
-      op_is(op, "memref.alloca_scope"))
+  if (cpu_op_is(op, "memref.alloca") || cpu_op_is(op, "llvm.alloca") ||
+      cpu_op_is(op, "memref.alloca_scope"))
     c->alloca = true;
   return MlirWalkResultAdvance;
 }
@@ -91,9 +82,9 @@ static bool is_constant_like(MlirOperation op) {
   return mlirOperationGetNumOperands(op) == 0 &&
          mlirOperationGetNumRegions(op) == 0 &&
          mlirOperationGetNumResults(op) == 1 &&
-         (op_is(op, "arith.constant") || op_is(op, "llvm.mlir.constant") ||
-          op_is(op, "llvm.mlir.addressof") || op_is(op, "llvm.mlir.zero") ||
-          op_is(op, "llvm.mlir.undef") || op_is(op, "memref.get_global"));
+         (cpu_op_is(op, "arith.constant") || cpu_op_is(op, "llvm.mlir.constant") ||
+          cpu_op_is(op, "llvm.mlir.addressof") || cpu_op_is(op, "llvm.mlir.zero") ||
+          cpu_op_is(op, "llvm.mlir.undef") || cpu_op_is(op, "memref.get_global"));
 }
 
 /// A growable array of values.
@@ -157,7 +148,7 @@ static MlirWalkResult rewire(MlirOperation op, void *user) {
 
 static MlirNamedAttribute named(MlirContext ctx, const char *name,
                                 MlirAttribute a) {
-  return mlirNamedAttributeGet(mlirIdentifierGet(ctx, sref(name)), a);
+  return mlirNamedAttributeGet(mlirIdentifierGet(ctx, cpu_sref(name)), a);
 }
 
 static eddy_status_t oom(void) {
@@ -205,22 +196,22 @@ static eddy_status_t outline_range(MlirModule module, const range_t *r,
   w.body = mlirBlockCreate(0, NULL, NULL);
   MlirRegion region = mlirRegionCreate();
   mlirRegionAppendOwnedBlock(region, w.body);
-  MlirOperationState fs = mlirOperationStateGet(sref("func.func"), loc);
+  MlirOperationState fs = mlirOperationStateGet(cpu_sref("func.func"), loc);
   MlirNamedAttribute fattrs[] = {
-      named(ctx, "sym_name", mlirStringAttrGet(ctx, sref(name))),
-      named(ctx, "sym_visibility", mlirStringAttrGet(ctx, sref("private"))),
+      named(ctx, "sym_name", mlirStringAttrGet(ctx, cpu_sref(name))),
+      named(ctx, "sym_visibility", mlirStringAttrGet(ctx, cpu_sref("private"))),
       named(ctx, "function_type",
             mlirTypeAttrGet(mlirFunctionTypeGet(ctx, 0, NULL, 0, NULL))),
       named(ctx, "passthrough",
-            mlirAttributeParseGet(ctx, sref("[\"noinline\"]"))),
+            mlirAttributeParseGet(ctx, cpu_sref("[\"noinline\"]"))),
       named(ctx, "llvm.linkage",
-            mlirAttributeParseGet(ctx, sref("#llvm.linkage<internal>"))),
+            mlirAttributeParseGet(ctx, cpu_sref("#llvm.linkage<internal>"))),
   };
   mlirOperationStateAddAttributes(&fs, 5, fattrs);
   mlirOperationStateAddOwnedRegions(&fs, 1, &region);
   MlirOperation fn = mlirOperationCreate(&fs);
   mlirBlockAppendOwnedOperation(mlirModuleGetBody(module), fn);
-  MlirOperationState rs = mlirOperationStateGet(sref("func.return"), loc);
+  MlirOperationState rs = mlirOperationStateGet(cpu_sref("func.return"), loc);
   mlirOperationStateAddOperands(&rs, (intptr_t)res.n, res.v);
   MlirOperation ret = mlirOperationCreate(&rs);
   mlirBlockAppendOwnedOperation(w.body, ret);
@@ -228,9 +219,9 @@ static eddy_status_t outline_range(MlirModule module, const range_t *r,
 
   // The call where the ops were; outside, their results are the call's.
   // (Its operands are set once the arguments are known.)
-  MlirOperationState cs = mlirOperationStateGet(sref("func.call"), loc);
+  MlirOperationState cs = mlirOperationStateGet(cpu_sref("func.call"), loc);
   MlirNamedAttribute callee =
-      named(ctx, "callee", mlirFlatSymbolRefAttrGet(ctx, sref(name)));
+      named(ctx, "callee", mlirFlatSymbolRefAttrGet(ctx, cpu_sref(name)));
   mlirOperationStateAddAttributes(&cs, 1, &callee);
   mlirOperationStateAddResults(&cs, (intptr_t)res.n, types);
   MlirOperation call = mlirOperationCreate(&cs);
@@ -270,7 +261,7 @@ static eddy_status_t outline_range(MlirModule module, const range_t *r,
   for (size_t i = 0; i < w.args.n; i++)
     atypes[i] = mlirValueGetType(w.args.v[i]);
   mlirOperationSetAttributeByName(
-      fn, sref("function_type"),
+      fn, cpu_sref("function_type"),
       mlirTypeAttrGet(mlirFunctionTypeGet(ctx, (intptr_t)w.args.n, atypes,
                                           (intptr_t)res.n, types)));
   free(atypes);
@@ -366,9 +357,9 @@ eddy_status_t eddy_cpu_outline(MlirModule module, size_t fn_ops,
   eddy_status_t st = NULL;
   for (size_t i = 0; i < n && !st; i++) {
     MlirOperation next = mlirOperationGetNextInBlock(op);
-    if (op_is(op, "func.func") && mlirOperationGetNumRegions(op) == 1 &&
+    if (cpu_op_is(op, "func.func") && mlirOperationGetNumRegions(op) == 1 &&
         count(op, kernels_whole).ops >= fn_ops) {
-      MlirAttribute sym = mlirOperationGetAttributeByName(op, sref("sym_name"));
+      MlirAttribute sym = mlirOperationGetAttributeByName(op, cpu_sref("sym_name"));
       MlirStringRef s = mlirStringAttrGetValue(sym);
       char fname[200];
       snprintf(fname, sizeof fname, "__eddy_%.*s", (int)s.length, s.data);

@@ -8,6 +8,17 @@
 #include <mlir-c/IR.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <string.h>
+
+static inline MlirStringRef cpu_sref(const char *s) {
+  return mlirStringRefCreate(s, strlen(s));
+}
+
+/// op is named name (e.g. "func.call").
+static inline bool cpu_op_is(MlirOperation op, const char *name) {
+  MlirStringRef n = mlirIdentifierStr(mlirOperationGetName(op));
+  return n.length == strlen(name) && memcmp(n.data, name, n.length) == 0;
+}
 
 /// In every func.func of module with at least fn_ops ops (nested ops
 /// counted), each run of consecutive ops of about part_ops ops becomes a

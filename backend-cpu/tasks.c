@@ -19,8 +19,8 @@
 /// Tasks never write what another reads (the plan's parts are independent
 /// loops, and the emitter gives no part a buffer another part freed), so
 /// their order does not matter. A group with a value of a type that has no
-/// plain LLVM form (none in emitted code) runs its tasks one after the
-/// other instead, in place.
+/// plain LLVM form (none in emitted code), or a task that reads another's
+/// result, runs its tasks one after the other instead, in place.
 #include "backend-cpu/outline.h"
 
 #include "ir/support.h"
@@ -38,20 +38,11 @@ const char *const k_cpu_task_marks[3] = {
 /// The most tasks of one group (plan.h's CPU_MAX_TASKS).
 #define TASKS_MAX 64
 
-static MlirStringRef sref(const char *s) {
-  return mlirStringRefCreate(s, strlen(s));
-}
-
-static bool op_is(MlirOperation op, const char *name) {
-  MlirStringRef n = mlirIdentifierStr(mlirOperationGetName(op));
-  return n.length == strlen(name) && memcmp(n.data, name, n.length) == 0;
-}
-
 /// A func.call of @callee.
 static bool is_call_to(MlirOperation op, const char *callee) {
-  if (mlirOperationIsNull(op) || !op_is(op, "func.call"))
+  if (mlirOperationIsNull(op) || !cpu_op_is(op, "func.call"))
     return false;
-  MlirAttribute a = mlirOperationGetAttributeByName(op, sref("callee"));
+  MlirAttribute a = mlirOperationGetAttributeByName(op, cpu_sref("callee"));
   if (mlirAttributeIsNull(a) || !mlirAttributeIsAFlatSymbolRef(a))
     return false;
   MlirStringRef s = mlirFlatSymbolRefAttrGetValue(a);
@@ -73,7 +64,7 @@ static void put_type(eddy_buf_t *b, MlirType t) {
 /// !llvm.ptr (the LLVM dialect's C API is not linked).
 static bool is_llvm_ptr(MlirType t) {
   return mlirTypeEqual(
-      t, mlirTypeParseGet(mlirTypeGetContext(t), sref("!llvm.ptr")));
+      t, mlirTypeParseGet(mlirTypeGetContext(t), cpu_sref("!llvm.ptr")));
 }
 
 /// How a value of type t is kept in the environment: its slot's LLVM type
@@ -212,7 +203,7 @@ static void put_types(eddy_buf_t *b, MlirOperation op, bool results) {
 }
 
 static const char *callee_of(MlirOperation call) {
-  MlirAttribute a = mlirOperationGetAttributeByName(call, sref("callee"));
+  MlirAttribute a = mlirOperationGetAttributeByName(call, cpu_sref("callee"));
   return mlirFlatSymbolRefAttrGetValue(a).data;
 }
 
@@ -348,7 +339,7 @@ static void emit_decls(const group_t *g, eddy_buf_t *t) {
 
 /// The function that holds op.
 static MlirOperation parent_func(MlirOperation op) {
-  while (!mlirOperationIsNull(op) && !op_is(op, "func.func"))
+  while (!mlirOperationIsNull(op) && !cpu_op_is(op, "func.func"))
     op = mlirOperationGetParentOperation(op);
   return op;
 }
@@ -414,10 +405,10 @@ static eddy_status_t launch(group_t *g) {
   char name[64];
   snprintf(name, sizeof name, "__eddy_tasks%d", g->id);
   MlirLocation loc = mlirOperationGetLocation(g->calls[0]);
-  MlirOperationState cs = mlirOperationStateGet(sref("func.call"), loc);
+  MlirOperationState cs = mlirOperationStateGet(cpu_sref("func.call"), loc);
   MlirNamedAttribute callee =
-      mlirNamedAttributeGet(mlirIdentifierGet(g->ctx, sref("callee")),
-                            mlirFlatSymbolRefAttrGet(g->ctx, sref(name)));
+      mlirNamedAttributeGet(mlirIdentifierGet(g->ctx, cpu_sref("callee")),
+                            mlirFlatSymbolRefAttrGet(g->ctx, cpu_sref(name)));
   mlirOperationStateAddAttributes(&cs, 1, &callee);
   mlirOperationStateAddOperands(&cs, (intptr_t)g->num_args + 1, ops);
   mlirOperationStateAddResults(&cs, (intptr_t)nres, types);
@@ -524,9 +515,9 @@ eddy_status_t cpu_tasks_outline(MlirModule module) {
   for (MlirOperation op = mlirBlockGetFirstOperation(body), next;
        !mlirOperationIsNull(op); op = next) {
     next = mlirOperationGetNextInBlock(op);
-    if (!op_is(op, "func.func"))
+    if (!cpu_op_is(op, "func.func"))
       continue;
-    MlirAttribute s = mlirOperationGetAttributeByName(op, sref("sym_name"));
+    MlirAttribute s = mlirOperationGetAttributeByName(op, cpu_sref("sym_name"));
     MlirStringRef n = mlirStringAttrGetValue(s);
     for (int m = 0; m < 3; m++)
       if (n.length == strlen(k_cpu_task_marks[m]) &&
