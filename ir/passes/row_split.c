@@ -28,9 +28,12 @@
 /// between iterations is rows, its rows are only read by elementwise ops
 /// (other operands broadcast from trailing dimensions, have a leading 1, or
 /// are invariant [B, ...] values sliced alike), by split, slice and concat
-/// along other axes, by a matmul as its left, untransposed operand, and by
-/// nested ctl.while ops that carry them as rows; its condition does not
-/// read them; every op in it is free of side effects; at least one such
+/// along other axes, by a matmul as its left, untransposed operand, by list
+/// ops that write or read them at an index the same in every part, and by
+/// nested ctl.while ops that carry them as rows (a list it carries whose
+/// items are [B, ...] blocks, starting empty and only stacked or measured
+/// after the loop, is rows too: each part fills a list of its own, and the
+/// parts' stacks are joined); its condition does not read them; every op in it is free of side effects; at least one such
 /// matmul runs in it, so that a part has work worth a thread, and their
 /// weights take at most RS_MAX_WEIGHT_BYTES; and B splits into parts of at
 /// least RS_MIN_ROWS rows.
@@ -72,9 +75,12 @@ static void rs_mark(rs_t *s, const eddy_value_t *v) {
   eddy_ptrmap_put(&s->row, v, (void *)1);
 }
 
-/// A static tensor of rank >= 1 whose leading dimension is the rows.
+/// A static tensor of rank >= 1 whose leading dimension is the rows, or a
+/// list of such tensors (one row block per item).
 static bool rs_rows_type(const rs_t *s, const eddy_type_t *t) {
-  return eddy_ir_type_is_tensor(t) && eddy_ir_type_is_static(t) &&
+  if (t->kind == EDDY_TYPE_LIST)
+    t = t->elem;
+  return t && eddy_ir_type_is_tensor(t) && eddy_ir_type_is_static(t) &&
          t->rank >= 1 && t->rank <= RS_MAX_RANK && t->dims[0] == s->b;
 }
 
@@ -82,7 +88,14 @@ static bool rs_rows_type(const rs_t *s, const eddy_type_t *t) {
 /// result has rank `rank`, or a yielded row value): it must be sliced
 /// alike in each part.
 static bool rs_needs_slice(const rs_t *s, const eddy_value_t *v, int32_t rank) {
-  return !rs_is_row(s, v) && v->type->rank == rank && rs_rows_type(s, v->type);
+  return !rs_is_row(s, v) && eddy_ir_type_is_tensor(v->type) &&
+         v->type->rank == rank && rs_rows_type(s, v->type);
+}
+
+/// The rank of the rows an op writes: its result's, or, for a list, its
+/// items'.
+static int32_t rs_rank(const eddy_type_t *t) {
+  return t->kind == EDDY_TYPE_LIST ? t->elem->rank : t->rank;
 }
 
 static bool rs_block(rs_t *s, const eddy_block_t *b);
@@ -142,7 +155,7 @@ static bool rs_loop(rs_t *s, const eddy_op_t *loop, const bool *rows) {
     const eddy_value_t *v = eddy_ir_op_operand(y, i);
     bool carried = rs_is_row(s, body->args[i]);
     if (carried ? !rs_is_row(s, v) &&
-                      !rs_needs_slice(s, v, body->args[i]->type->rank)
+                      !rs_needs_slice(s, v, rs_rank(body->args[i]->type))
                 : rs_is_row(s, v))
       return false;
   }
@@ -171,13 +184,33 @@ static bool rs_block(rs_t *s, const eddy_block_t *b) {
         return false;
       continue; // the same in every part
     }
+    const eddy_value_t *x = eddy_ir_op_operand(op, 0);
+    if (code == EDDY_OP_TL_LENGTH)
+      continue; // (as long in every part)
+    if (code == EDDY_OP_TL_SET_ITEM || code == EDDY_OP_TL_PUSH_BACK ||
+        code == EDDY_OP_TL_GET_ITEM) {
+      // Rows written to or read from a list of rows at an index that is
+      // the same in every part.
+      if (!rs_is_row(s, x) || !rs_rows_type(s, op->results[0].type))
+        return false;
+      for (uint32_t i = 1; i < op->num_operands; i++) {
+        const eddy_value_t *v = eddy_ir_op_operand(op, i);
+        bool item = i + 1 == op->num_operands && code != EDDY_OP_TL_GET_ITEM;
+        if (item ? !rs_is_row(s, v) && !rs_needs_slice(s, v, x->type->elem->rank)
+                 : rs_is_row(s, v))
+          return false;
+      }
+      rs_mark(s, &op->results[0]);
+      continue;
+    }
     if (op->num_regions || op->num_results < 1)
       return false;
     for (uint32_t r = 0; r < op->num_results; r++)
       if (!rs_rows_type(s, op->results[r].type))
         return false;
     const eddy_type_t *t = op->results[0].type;
-    const eddy_value_t *x = eddy_ir_op_operand(op, 0);
+    if (!eddy_ir_type_is_tensor(t))
+      return false;
     if (code == EDDY_OP_CORE_MATMUL) {
       const eddy_value_t *w = eddy_ir_op_operand(op, 1);
       if (!rs_is_row(s, x) || rs_is_row(s, w) || x->type->rank != 2 ||
@@ -236,6 +269,24 @@ static bool rs_block(rs_t *s, const eddy_block_t *b) {
   return true;
 }
 
+/// The loop's list result r is read only by tl.stack (into [T, B, ...])
+/// and tl.length: each part's list is stacked, and the stacks joined.
+static bool rs_list_result_ok(const eddy_value_t *r) {
+  const eddy_type_t *e = r->type->elem;
+  for (const eddy_use_t *u = r->uses; u; u = u->next) {
+    eddy_opcode_t code = eddy_dialects_opcode(u->owner);
+    if (code == EDDY_OP_TL_LENGTH)
+      continue;
+    if (code != EDDY_OP_TL_STACK || !e || !eddy_ir_type_is_tensor(e) ||
+        e->rank < 1)
+      return false;
+    const eddy_type_t *t = u->owner->results[0].type;
+    if (t->rank != e->rank + 1 || t->dims[1] != e->dims[0])
+      return false;
+  }
+  return true;
+}
+
 /// The top-level loop's row values: those it carries with a static leading
 /// dimension that changes between iterations. Sets s->b (0: none).
 static bool rs_pick_rows(rs_t *s, const eddy_op_t *loop, bool *rows) {
@@ -246,8 +297,18 @@ static bool rs_pick_rows(rs_t *s, const eddy_op_t *loop, bool *rows) {
   s->b = 0;
   bool any = false;
   for (uint32_t i = 0; i < loop->num_operands; i++) {
-    const eddy_type_t *t = eddy_ir_op_operand(loop, i)->type;
+    const eddy_value_t *init = eddy_ir_op_operand(loop, i);
+    const eddy_type_t *t = init->type;
     rows[i] = false;
+    // A list of row blocks starts empty (each part gets one of its own)
+    // and is only stacked or measured after the loop.
+    if (t->kind == EDDY_TYPE_LIST) {
+      eddy_opcode_t code = init->def ? eddy_dialects_opcode(init->def) : 0;
+      if ((code != EDDY_OP_TL_RESERVE && code != EDDY_OP_TL_EMPTY) ||
+          !rs_list_result_ok(&loop->results[i]))
+        continue;
+      t = t->elem;
+    }
     if (!eddy_ir_type_is_tensor(t) || !eddy_ir_type_is_static(t) ||
         t->rank < 1 || eddy_ir_op_operand(y, i) == body->args[i])
       continue;
@@ -284,6 +345,8 @@ static eddy_status_t rs_slice(rs_t *s, eddy_builder_t *bld, eddy_value_t *v,
 
 static const eddy_type_t *rs_part_type(rs_t *s, const eddy_type_t *t,
                                        int64_t n) {
+  if (t->kind == EDDY_TYPE_LIST)
+    return eddy_ir_list_type_get(s->ctx, rs_part_type(s, t->elem, n));
   int64_t dims[RS_MAX_RANK];
   for (int32_t d = 0; d < t->rank; d++)
     dims[d] = t->dims[d];
@@ -313,9 +376,10 @@ static eddy_status_t rs_slice_uses(rs_t *s, const eddy_block_t *orig,
     eddy_opcode_t code = eddy_dialects_opcode(o);
     bool row = o->num_results == 1 && rs_is_row(s, &o->results[0]);
     if (!yield && row &&
-        (code == EDDY_OP_CORE_CONCAT ||
+        (code == EDDY_OP_CORE_CONCAT || code == EDDY_OP_TL_SET_ITEM ||
+         code == EDDY_OP_TL_PUSH_BACK ||
          eddy_ir_op_has_trait(o, EDDY_TRAIT_ELEMENTWISE)))
-      rank = o->results[0].type->rank;
+      rank = rs_rank(o->results[0].type);
     if (row && code == EDDY_OP_CORE_SLICE) {
       // Its rows are all of the part's.
       int64_t lim[RS_MAX_RANK];
@@ -332,7 +396,7 @@ static eddy_status_t rs_slice_uses(rs_t *s, const eddy_block_t *orig,
       if (yield) {
         if (!rs_is_row(s, orig->args[i]))
           continue;
-        rank = orig->args[i]->type->rank;
+        rank = rs_rank(orig->args[i]->type);
       }
       if (!rs_needs_slice(s, v, rank))
         continue;
@@ -362,6 +426,59 @@ static void rs_retype(rs_t *s, eddy_ptrmap_t *map, int64_t n) {
   }
 }
 
+/// The uses of the loop's list result r (rs_list_result_ok): a stack
+/// becomes the stacks of the parts' lists (result i of each part) joined
+/// along the rows, a length the first part's.
+static eddy_status_t rs_join_lists(rs_t *s, eddy_value_t *r,
+                                   eddy_op_t *const *parts, uint32_t i,
+                                   int64_t n) {
+  while (r->uses) {
+    eddy_op_t *user = r->uses->owner;
+    if (eddy_dialects_opcode(user) == EDDY_OP_TL_LENGTH) {
+      eddy_ir_op_set_operand(user, r->uses->index, &parts[0]->results[i]);
+      continue;
+    }
+    // [T, B, ...] from [T, n, ...] of each part.
+    const eddy_type_t *t = user->results[0].type;
+    int64_t dims[RS_MAX_RANK + 1];
+    for (int32_t d = 0; d < t->rank; d++)
+      dims[d] = t->dims[d];
+    dims[1] = n;
+    const eddy_type_t *pt =
+        eddy_ir_tensor_type_get(s->ctx, t->dtype, t->rank, dims);
+    eddy_builder_t bld;
+    eddy_ir_builder_init(&bld, s->ctx);
+    eddy_ir_builder_set_before(&bld, user);
+    bld.loc = user->loc;
+    eddy_value_t *stacks[RS_PARTS];
+    for (int p = 0; p < RS_PARTS; p++) {
+      eddy_value_t *l = &parts[p]->results[i];
+      eddy_op_state_t st = {.name = "tl.stack",
+                            .operands = &l,
+                            .num_operands = 1,
+                            .result_types = &pt,
+                            .num_results = 1};
+      eddy_op_t *op = NULL;
+      EDDY_RETURN_IF_ERROR(eddy_ir_build(&bld, &st, &op));
+      stacks[p] = &op->results[0];
+    }
+    eddy_named_attr_t ax = eddy_ir_named_attr(
+        s->ctx, "axis", eddy_ir_int_attr_get(s->ctx, 1, EDDY_DT_I64));
+    eddy_op_state_t cs = {.name = "core.concat",
+                          .operands = stacks,
+                          .num_operands = RS_PARTS,
+                          .attrs = &ax,
+                          .num_attrs = 1,
+                          .result_types = &t,
+                          .num_results = 1};
+    eddy_op_t *cat = NULL;
+    EDDY_RETURN_IF_ERROR(eddy_ir_build(&bld, &cs, &cat));
+    eddy_ir_value_replace_all_uses(&user->results[0], &cat->results[0]);
+    eddy_ir_op_erase(user);
+  }
+  return NULL;
+}
+
 /// Replaces loop by RS_PARTS loops over its row blocks.
 static eddy_status_t rs_split(rs_t *s, eddy_op_t *loop, const bool *rows) {
   int64_t n = s->b / RS_PARTS;
@@ -380,14 +497,25 @@ static eddy_status_t rs_split(rs_t *s, eddy_op_t *loop, const bool *rows) {
                                          c->regions[r].first, p * n, n));
     // The initial rows, sliced before the first part (so that the parts
     // are next to one another).
-    eddy_ir_builder_set_before(&bld, p ? parts[0] : c);
+    eddy_op_t *at = p ? parts[0] : c;
+    eddy_ir_builder_set_before(&bld, at);
     bld.loc = loop->loc;
     for (uint32_t i = 0; i < loop->num_operands; i++) {
       if (!rows[i])
         continue;
-      eddy_value_t *sl = NULL;
-      EDDY_RETURN_IF_ERROR(
-          rs_slice(s, &bld, eddy_ir_op_operand(loop, i), p * n, n, &sl));
+      eddy_value_t *init = eddy_ir_op_operand(loop, i), *sl = NULL;
+      if (init->type->kind == EDDY_TYPE_LIST) {
+        // A new empty list of the part's row blocks.
+        eddy_ptrmap_t none;
+        eddy_ptrmap_init(&none);
+        eddy_op_t *l = eddy_ir_op_clone(init->def, &none);
+        eddy_ptrmap_destroy(&none);
+        eddy_ir_op_insert_before(l, at);
+        sl = &l->results[0];
+        eddy_ir_value_set_type(sl, rs_part_type(s, init->type, n));
+      } else {
+        EDDY_RETURN_IF_ERROR(rs_slice(s, &bld, init, p * n, n, &sl));
+      }
       eddy_ir_op_set_operand(c, i, sl);
     }
     int64_t part[2] = {p, RS_PARTS};
@@ -403,6 +531,10 @@ static eddy_status_t rs_split(rs_t *s, eddy_op_t *loop, const bool *rows) {
     if (!eddy_ir_value_has_uses(r))
       continue;
     eddy_value_t *to = &parts[0]->results[i];
+    if (rows[i] && r->type->kind == EDDY_TYPE_LIST) {
+      EDDY_RETURN_IF_ERROR(rs_join_lists(s, r, parts, i, n));
+      continue;
+    }
     if (rows[i]) {
       eddy_value_t *ops[RS_PARTS];
       for (int p = 0; p < RS_PARTS; p++)
@@ -415,7 +547,26 @@ static eddy_status_t rs_split(rs_t *s, eddy_op_t *loop, const bool *rows) {
     }
     eddy_ir_value_replace_all_uses(r, to);
   }
+  // The loop goes, and with it the only reader of an empty list it started
+  // from (the parts start from lists of their own).
+  uint32_t nops = loop->num_operands;
+  eddy_op_t **lists = calloc(nops + 1, sizeof *lists);
+  if (!lists)
+    return eddy_status_create(EDDY_ERR_RESOURCE, "row-split: out of memory");
+  for (uint32_t i = 0; i < nops; i++)
+    if (rows[i] && loop->results[i].type->kind == EDDY_TYPE_LIST)
+      lists[i] = eddy_ir_op_operand(loop, i)->def;
   eddy_ir_op_erase(loop);
+  for (uint32_t i = 0; i < nops; i++) {
+    eddy_op_t *l = lists[i];
+    if (!l || eddy_ir_value_has_uses(&l->results[0]))
+      continue;
+    for (uint32_t j = i; j < nops; j++) // (one list may start several)
+      if (lists[j] == l)
+        lists[j] = NULL;
+    eddy_ir_op_erase(l);
+  }
+  free(lists);
   return NULL;
 }
 
