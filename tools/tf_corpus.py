@@ -34,6 +34,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import tf_fixtures as tff  # noqa: E402
 
 T, B, D, H, V = 5, 2, 4, 3, 7
+ROWS_B = 16  # keras_rnn_rows: a batch eddy's row-split divides
 
 # Whole models chain many ops: results match within these (relative, absolute) tolerances.
 TOL = (1e-4, 1e-5)
@@ -68,6 +69,24 @@ def layer_model(doc, make_layer, seed):
 
     make.__doc__ = doc
     return make
+
+
+def m_keras_rnn_rows():
+    """keras.layers.SimpleRNN(8), all h, on a batch of 16: rows enough for eddy's row-split to
+    run the loop as two loops of 8 rows each (its output TensorArray becomes two lists,
+    stacked and joined)."""
+    keras.utils.set_random_seed(12)
+    layer = keras.layers.SimpleRNN(8, return_sequences=True)
+    layer.build((ROWS_B, T, D))
+    ws = [v.numpy() for v in layer.trainable_variables]
+    fixed = [v.numpy() for v in layer.non_trainable_variables]
+
+    def fn(x):
+        out = layer.stateless_call([tf.constant(w) for w in ws],
+                                   [tf.constant(w) for w in fixed], x)[0]
+        return [out]
+
+    return fn
 
 
 def m_masked_lstm():
@@ -433,6 +452,8 @@ MODELS = {
     "keras_simple_rnn": (layer_model("keras.layers.SimpleRNN, all h.", lambda: keras.layers.SimpleRNN(
         H, return_sequences=True), 3),
         lambda: [("x", rnd(32, [B, T, D]))], ("v1", "v2"), False),
+    "keras_rnn_rows": (m_keras_rnn_rows, lambda: [("x", rnd(33, [ROWS_B, T, D]))], ("v2",),
+                       False),
     "keras_bilstm": (layer_model("A Bidirectional LSTM (the backward pass reverses the sequence).", lambda: keras.layers.Bidirectional(
         keras.layers.LSTM(H, return_sequences=True)), 4),
         lambda: [("x", rnd(34, [B, T, D]))], ("v1", "v2"), True),
