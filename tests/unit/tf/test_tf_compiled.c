@@ -47,7 +47,7 @@ static bool run_fixture(const char *dir, const char *name) {
   bool passes_ok = true;
   if (!st && (strncmp(name, "rnn", 3) == 0 || strncmp(name, "lstm", 4) == 0)) {
     char *text = stats ? read_stats(stats) : NULL;
-    passes_ok = text && strstr(text, "gemm-hoist.passes_ok-matmuls = ");
+    passes_ok = text && strstr(text, "gemm-hoist.hoisted-matmuls = ");
     if (!passes_ok)
       tf_fixtures_report("%s: gemm-hoist left the input matmul in the loop\n",
                          name);
