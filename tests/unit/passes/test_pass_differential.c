@@ -204,8 +204,12 @@ static const char *const k_pipelines[] = {
     "dce,licm,cse,shape-infer,canonicalize,cse",
     "gemm-hoist",
     "shape-infer,canonicalize,gemm-hoist,licm,cse,dce",
+    // (Its analysis runs on every loop; the generator's batches are too
+    // small to split: tests/lit/passes/row-split-run.eddy checks splits.)
+    "row-split",
+    "gemm-hoist,scatter-sink,dce,row-split",
 };
-enum { NUM_PIPELINES = 10 };
+enum { NUM_PIPELINES = 12 };
 #define FULL_PIPELINE "shape-infer,canonicalize,licm,cse,dce"
 
 static uint64_t env_u64(const char *name, uint64_t dflt) {
