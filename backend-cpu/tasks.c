@@ -22,6 +22,7 @@
 /// plain LLVM form (none in emitted code), or a task that reads another's
 /// result, runs its tasks one after the other instead, in place.
 #include "backend-cpu/outline.h"
+#include "backend-cpu/plan.h"
 
 #include "ir/support.h"
 
@@ -34,9 +35,6 @@
 
 const char *const k_cpu_task_marks[3] = {
     "__eddy_tasks_begin", "__eddy_tasks_next", "__eddy_tasks_end"};
-
-/// The most tasks of one group (plan.h's CPU_MAX_TASKS).
-#define TASKS_MAX 64
 
 /// A func.call of @callee.
 static bool is_call_to(MlirOperation op, const char *callee) {
@@ -108,8 +106,8 @@ typedef struct group {
   MlirContext ctx;
   int id;
   int n; ///< tasks
-  MlirOperation marks[TASKS_MAX + 1];
-  MlirOperation calls[TASKS_MAX]; ///< one per task, once outlined
+  MlirOperation marks[CPU_MAX_TASKS + 1];
+  MlirOperation calls[CPU_MAX_TASKS]; ///< one per task, once outlined
   slot_t *slots;                  ///< arguments, then results
   size_t num_args, num_slots, cap;
   eddy_ptrmap_t arg_slot; ///< value (ptr) -> slot + 1
@@ -167,25 +165,23 @@ static void emit_store(const group_t *g, eddy_buf_t *code, size_t k,
                        const char *ref, const char *tag) {
   const slot_t *s = &g->slots[k];
   MlirType t = mlirValueGetType(s->v);
+  // An index or a memref is stored as its LLVM form, %s<tag>.
+  bool conv = mlirTypeIsAIndex(t) || mlirTypeIsAMemRef(t);
   if (mlirTypeIsAIndex(t)) {
     eddy_buf_printf(code, "%%s%s = arith.index_cast %%%s : index to i64\n", tag,
                     ref);
-  } else if (mlirTypeIsAMemRef(t)) {
+  } else if (conv) {
     eddy_buf_printf(
         code, "%%s%s = builtin.unrealized_conversion_cast %%%s : ", tag, ref);
     put_type(code, t);
     eddy_buf_printf(code, " to %s\n", s->type);
   }
-  char src[64];
-  snprintf(src, sizeof src, "%s%s",
-           mlirTypeIsAIndex(t) || mlirTypeIsAMemRef(t) ? "s" : "",
-           mlirTypeIsAIndex(t) || mlirTypeIsAMemRef(t) ? tag : ref);
   eddy_buf_printf(code,
                   "%%q%s = llvm.getelementptr %%env[%lld] : (!llvm.ptr) -> "
                   "!llvm.ptr, i8\n",
                   tag, (long long)s->offset);
-  eddy_buf_printf(code, "llvm.store %%%s, %%q%s : %s, !llvm.ptr\n", src, tag,
-                  s->type);
+  eddy_buf_printf(code, "llvm.store %%%s%s, %%q%s : %s, !llvm.ptr\n",
+                  conv ? "s" : "", conv ? tag : ref, tag, s->type);
 }
 
 /// The types of op's operands (or results) as `(T, T)`.
@@ -446,7 +442,7 @@ static eddy_status_t one_group(MlirModule module, MlirOperation begin, int id) {
   g.marks[0] = begin;
   int nm = 1;
   for (MlirOperation op = mlirOperationGetNextInBlock(begin);
-       !mlirOperationIsNull(op) && nm <= TASKS_MAX;
+       !mlirOperationIsNull(op) && nm <= CPU_MAX_TASKS;
        op = mlirOperationGetNextInBlock(op)) {
     if (is_call_to(op, k_cpu_task_marks[1]))
       g.marks[nm++] = op;

@@ -49,14 +49,14 @@ def rnd(seed, shape, scale=1.0):
 # a fixed seed, so every call builds the same model).
 
 
-def layer_model(doc, make_layer, seed):
+def layer_model(doc, make_layer, seed, batch=B):
     """A Keras layer applied to the input, its weights constants of the graph (through
     stateless_call, so that gradients of the frozen graph do not read variables)."""
 
     def make():
         keras.utils.set_random_seed(seed)
         layer = make_layer()
-        layer.build((B, T, D))
+        layer.build((batch, T, D))
         ws = [v.numpy() for v in layer.trainable_variables]
         fixed = [v.numpy() for v in layer.non_trainable_variables]
 
@@ -69,24 +69,6 @@ def layer_model(doc, make_layer, seed):
 
     make.__doc__ = doc
     return make
-
-
-def m_keras_rnn_rows():
-    """keras.layers.SimpleRNN(8), all h, on a batch of 16: rows enough for eddy's row-split to
-    run the loop as two loops of 8 rows each (its output TensorArray becomes two lists,
-    stacked and joined)."""
-    keras.utils.set_random_seed(12)
-    layer = keras.layers.SimpleRNN(8, return_sequences=True)
-    layer.build((ROWS_B, T, D))
-    ws = [v.numpy() for v in layer.trainable_variables]
-    fixed = [v.numpy() for v in layer.non_trainable_variables]
-
-    def fn(x):
-        out = layer.stateless_call([tf.constant(w) for w in ws],
-                                   [tf.constant(w) for w in fixed], x)[0]
-        return [out]
-
-    return fn
 
 
 def m_masked_lstm():
@@ -452,8 +434,11 @@ MODELS = {
     "keras_simple_rnn": (layer_model("keras.layers.SimpleRNN, all h.", lambda: keras.layers.SimpleRNN(
         H, return_sequences=True), 3),
         lambda: [("x", rnd(32, [B, T, D]))], ("v1", "v2"), False),
-    "keras_rnn_rows": (m_keras_rnn_rows, lambda: [("x", rnd(33, [ROWS_B, T, D]))], ("v2",),
-                       False),
+    "keras_rnn_rows": (layer_model(
+        "keras.layers.SimpleRNN(8), all h, on a batch of 16: rows enough for eddy's row-split "
+        "to run the loop as two loops of 8 rows each (its output TensorArray becomes two "
+        "lists, stacked and joined).", lambda: keras.layers.SimpleRNN(8, return_sequences=True),
+        12, ROWS_B), lambda: [("x", rnd(33, [ROWS_B, T, D]))], ("v2",), False),
     "keras_bilstm": (layer_model("A Bidirectional LSTM (the backward pass reverses the sequence).", lambda: keras.layers.Bidirectional(
         keras.layers.LSTM(H, return_sequences=True)), 4),
         lambda: [("x", rnd(34, [B, T, D]))], ("v1", "v2"), True),

@@ -368,12 +368,13 @@ static eddy_status_t rs_slice_uses(rs_t *s, const eddy_block_t *orig,
         EDDY_RETURN_IF_ERROR(rs_slice_uses(s, ob, cb, lo, n));
     }
     // Which operands are rows where the value is not: those of an
-    // elementwise op with a row result, and the yield of a row loop value.
+    // elementwise op, a concat or a list write with a row result, and the
+    // yield of a row loop value.
     int32_t rank = -1;
     const eddy_op_t *parent = eddy_ir_block_parent_op(orig);
-    bool yield = eddy_dialects_opcode(o) == EDDY_OP_CTL_YIELD && parent &&
-                 eddy_dialects_opcode(parent) == EDDY_OP_CTL_WHILE;
     eddy_opcode_t code = eddy_dialects_opcode(o);
+    bool yield = code == EDDY_OP_CTL_YIELD && parent &&
+                 eddy_dialects_opcode(parent) == EDDY_OP_CTL_WHILE;
     bool row = o->num_results == 1 && rs_is_row(s, &o->results[0]);
     if (!yield && row &&
         (code == EDDY_OP_CORE_CONCAT || code == EDDY_OP_TL_SET_ITEM ||
