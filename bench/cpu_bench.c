@@ -15,6 +15,10 @@
 ///           256x256x32, the LSTM's, up to 1024^3): eddy's tiled kernel per micro-kernel,
 ///           OpenBLAS on one thread and on all, and AUTO, interleaved;
 ///           medians (not in the default set: run `eddy_cpu_bench gemm`)
+///   gemv    matrix-vector products of m x m, one loop step each (the
+///           product, then tanh of the result as the next vector), on one
+///           thread and on two, interleaved, with the pool's hand-off
+///           time (not in the default set: run `eddy_cpu_bench gemv`)
 /// Prints Markdown tables of ratios (bench/README.md keeps the latest).
 /// Not a test: run `ninja eddy_cpu_bench && ./bench/eddy_cpu_bench [NAME...]`.
 #define _POSIX_C_SOURCE 200809L
@@ -25,6 +29,7 @@
 #include "runtime/eval/eval.h"
 #include "runtime/rt_internal.h"
 
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -524,6 +529,68 @@ static void bench_gemm(bench_t *b) {
   }
 }
 
+/// Steps of x <- tanh(W x) with W m x m: the matrix-vector product through
+/// eddy_rt_sgemm on ctx, then the map on the calling thread, as in a loop
+/// body. Mean time of one step over `steps` steps.
+static double gemv_steps(eddy_rt_ctx_t *ctx, int64_t m, int steps,
+                         const float *w, float *x, float *y) {
+  double t0 = now();
+  for (int s = 0; s < steps; s++) {
+    eddy_rt_sgemm(ctx, EDDY_RT_GEMM_AUTO, 0, m, 1, m, w, m, x, 1, y, 1);
+    for (int64_t i = 0; i < m; i++)
+      x[i] = tanhf(y[i]);
+  }
+  return (now() - t0) / steps;
+}
+
+/// Whether the matrix-vector products of a loop gain from the second core
+/// (runtime/gemm.c's split rules): the medians of one-thread and
+/// two-thread samples, interleaved, and the two-thread pool's hand-off time
+/// after them (0: not measured recently, so near enough).
+static void bench_gemv(void) {
+  static const int64_t sizes[] = {256, 384, 512, 768, 1024, 2048};
+  eddy_rt_ctx_t *ctx[2];
+  for (int t = 0; t < 2; t++) {
+    eddy_rt_ctx_options_t o = eddy_rt_ctx_options_default();
+    o.num_threads = t + 1;
+    if (eddy_rt_ctx_create(&o, &ctx[t])) {
+      fprintf(stderr, "cannot create the runtime context\n");
+      exit(1);
+    }
+  }
+  printf("\n| m x m matrix-vector step | multiply-adds | 1 thread | 2 threads | "
+         "2 / 1 | hand-off |\n|---|---|---|---|---|---|\n");
+  for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+    int64_t m = sizes[s];
+    float *w = malloc(sizeof(float) * (size_t)(m * m));
+    float *x = malloc(sizeof(float) * (size_t)m);
+    float *y = malloc(sizeof(float) * (size_t)m);
+    for (int64_t i = 0; i < m * m; i++)
+      w[i] = ((float)((i * 7919) % 1000) * 1e-3f - 0.5f) / (float)m;
+    for (int64_t i = 0; i < m; i++)
+      x[i] = 0.1f;
+    // About 2 ms a sample.
+    int steps = (int)(2e-3 * 20e9 / (double)(m * m));
+    steps = steps < 20 ? 20 : steps;
+    enum { SAMPLES = 15 };
+    double t[2][SAMPLES];
+    for (int r = 0; r < SAMPLES; r++)
+      for (int k = 0; k < 2; k++)
+        t[k][r] = gemv_steps(ctx[k], m, steps, w, x, y);
+    for (int k = 0; k < 2; k++)
+      qsort(t[k], SAMPLES, sizeof(double), cmp_double);
+    double t1 = t[0][SAMPLES / 2], t2 = t[1][SAMPLES / 2];
+    printf("| %lld | %lld | %.2f us | %.2f us | %.2f | %lld ns |\n",
+           (long long)m, (long long)(m * m), t1 * 1e6, t2 * 1e6, t2 / t1,
+           (long long)rt_pool_handoff_ns(eddy_rt_ctx_pool(ctx[1])));
+    free(w);
+    free(x);
+    free(y);
+  }
+  for (int t = 0; t < 2; t++)
+    eddy_rt_ctx_destroy(ctx[t]);
+}
+
 /// The Elman RNN: h <- tanh(x_t W + h U + b) for t < 100, loss = sum(h).
 static const char k_rnn[] =
     "module {\nfunc.func @rnn(%arg0: tensor<100x32x256xf32>, %arg1: "
@@ -770,6 +837,8 @@ int main(int argc, char **argv) {
     bench_matmul_classes(&b);
   if (argc >= 2 && wanted(argc, argv, "gemm"))
     bench_gemm(&b);
+  if (argc >= 2 && wanted(argc, argv, "gemv"))
+    bench_gemv();
   eddy_rt_ctx_destroy(b.rt);
   for (int i = 0; i < 8; i++)
     free(b.cache.ptr[i]);

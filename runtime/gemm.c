@@ -632,15 +632,23 @@ static void gemm_part(void *arg, int64_t t) {
 /// time is measured anew: a move of the cores back together is seen.
 #define RT_GEMM_FAR_HANDOFF_NS 600
 #define RT_GEMM_FAR_WORK ((int64_t)1 << 21)
+/// A matrix-vector product moves only its two vectors between the cores
+/// when split, and its time is the reading of the matrix, whose halves stay
+/// in the two cores' caches from one call to the next. It gains from the
+/// second core from a smaller size even when the cores are far apart: from
+/// 2^18 multiply-adds (a 512x512 matrix, 13.7 us on one thread, 9.6 us on
+/// two, bench/README.md "Matrix-vector products across far cores").
+#define RT_GEMV_FAR_WORK ((int64_t)1 << 18)
 
 /// Whether a product of `work` multiply-adds may split across pool's
 /// `threads`: large enough (RT_GEMM_PAR_WORK), and not kept on the calling
-/// thread because the cores are far apart.
+/// thread because the cores are far apart, which products of at least
+/// far_work multiply-adds ignore.
 static bool gemm_may_split(const eddy_rt_pool_t *pool, int64_t threads,
-                           double work) {
+                           double work, int64_t far_work) {
   if (threads < 2 || work < (double)RT_GEMM_PAR_WORK)
     return false;
-  return work >= (double)RT_GEMM_FAR_WORK ||
+  return work >= (double)far_work ||
          rt_pool_handoff_ns(pool) <= RT_GEMM_FAR_HANDOFF_NS;
 }
 
@@ -728,7 +736,7 @@ static void gemm_tiled(eddy_rt_ctx_t *rt, int32_t isa, bool ta, bool tb,
     parts = most < 1.0 ? 1 : (int64_t)most;
   if (parts > units)
     parts = units;
-  g.parts = gemm_may_split(pool, threads, work) ? parts : 1;
+  g.parts = gemm_may_split(pool, threads, work, RT_GEMM_FAR_WORK) ? parts : 1;
   // A product of at most one block of rows, or of one block of depth,
   // reads op(A) in place: a strip of its rows (MR x at most KC) is read
   // again for every strip of B's columns while it stays in the level-1
@@ -1063,7 +1071,7 @@ static void sgemm_blas(eddy_rt_ctx_t *rt, bool ta, bool tb, bool acc,
   int64_t units = ((g.split_n ? n : m) + RT_BLAS_UNIT - 1) / RT_BLAS_UNIT;
   double work = (double)m * (double)n * (double)k;
   g.parts = threads * 2 < units ? threads * 2 : units;
-  if (g.parts < 2 || !gemm_may_split(pool, threads, work))
+  if (g.parts < 2 || !gemm_may_split(pool, threads, work, RT_GEMM_FAR_WORK))
     g.parts = 1;
   eddy_rt_pool_parallel_for(pool, g.parts, blas_part, &g);
 }
@@ -1124,7 +1132,7 @@ static void gemv_split(eddy_rt_ctx_t *rt, bool own, int32_t isa, bool ta,
   int64_t units = ((n == 1 ? m : n) + RT_BLAS_UNIT - 1) / RT_BLAS_UNIT;
   double work = (double)m * (double)n * (double)k;
   g.parts = threads < units ? threads : units;
-  if (g.parts < 2 || !gemm_may_split(pool, threads, work))
+  if (g.parts < 2 || !gemm_may_split(pool, threads, work, RT_GEMV_FAR_WORK))
     g.parts = 1;
   eddy_rt_pool_parallel_for(pool, g.parts, gemv_part, &g);
 }
