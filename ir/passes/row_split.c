@@ -62,9 +62,13 @@
 typedef struct rs {
   eddy_ctx_t *ctx;
   eddy_ptrmap_t row; ///< value -> 1: its leading dimension is the rows
+  eddy_ptrmap_t sum; ///< op -> 1: a part's share of a sum (rs_pick_sums)
   int64_t b;         ///< the rows
   int64_t matmuls;   ///< matmuls of rows by a weight
   int64_t weights;   ///< their weights' bytes
+  /// The later top-level loop that takes lists of rows this one fills
+  /// (rs_list_result_ok), NULL when none.
+  eddy_op_t *next;
 } rs_t;
 
 static bool rs_is_row(const rs_t *s, const eddy_value_t *v) {
@@ -179,6 +183,19 @@ static bool rs_block(rs_t *s, const eddy_block_t *b) {
         return false;
       continue;
     }
+    if (eddy_ptrmap_get(&s->sum, op)) {
+      // A part's share of a sum over the rows: each operand is rows, or
+      // sliced alike. (One that reads no rows would be counted once per
+      // part.)
+      if (!reads)
+        return false;
+      for (uint32_t i = 0; i < op->num_operands; i++) {
+        const eddy_value_t *v = eddy_ir_op_operand(op, i);
+        if (!rs_is_row(s, v) && !rs_needs_slice(s, v, v->type->rank))
+          return false;
+      }
+      continue;
+    }
     if (!reads) {
       if (rs_regions_read_rows(s, op))
         return false;
@@ -187,6 +204,14 @@ static bool rs_block(rs_t *s, const eddy_block_t *b) {
     const eddy_value_t *x = eddy_ir_op_operand(op, 0);
     if (code == EDDY_OP_TL_LENGTH)
       continue; // (as long in every part)
+    if (code == EDDY_OP_TL_POP_BACK) {
+      // The last row block of a list of them.
+      if (op->num_results != 2 || !rs_rows_type(s, op->results[1].type))
+        return false;
+      rs_mark(s, &op->results[0]);
+      rs_mark(s, &op->results[1]);
+      continue;
+    }
     if (code == EDDY_OP_TL_SET_ITEM || code == EDDY_OP_TL_PUSH_BACK ||
         code == EDDY_OP_TL_GET_ITEM) {
       // Rows written to or read from a list of rows at an index that is
@@ -269,14 +294,23 @@ static bool rs_block(rs_t *s, const eddy_block_t *b) {
   return true;
 }
 
-/// The loop's list result r is read only by tl.stack (into [T, B, ...])
-/// and tl.length: each part's list is stacked, and the stacks joined.
-static bool rs_list_result_ok(const eddy_value_t *r) {
+/// The loop's list result r is read only by tl.stack (into [T, B, ...]),
+/// tl.length, and as the initial value of a later top-level loop (s->next,
+/// the same for all; the loop that pops what this one pushed): each part's
+/// list is stacked, and the stacks joined, or goes to the same part of the
+/// later loop, split with this one (rs_chain).
+static bool rs_list_result_ok(rs_t *s, const eddy_op_t *loop,
+                              const eddy_value_t *r) {
   const eddy_type_t *e = r->type->elem;
   for (const eddy_use_t *u = r->uses; u; u = u->next) {
     eddy_opcode_t code = eddy_dialects_opcode(u->owner);
     if (code == EDDY_OP_TL_LENGTH)
       continue;
+    if (code == EDDY_OP_CTL_WHILE && u->owner->block == loop->block &&
+        (!s->next || s->next == u->owner)) {
+      s->next = u->owner;
+      continue;
+    }
     if (code != EDDY_OP_TL_STACK || !e || !eddy_ir_type_is_tensor(e) ||
         e->rank < 1)
       return false;
@@ -287,37 +321,125 @@ static bool rs_list_result_ok(const eddy_value_t *r) {
   return true;
 }
 
+/// v is a new empty list (tl.empty, tl.reserve).
+static bool rs_empty_list(const eddy_value_t *v) {
+  eddy_opcode_t code = v->def ? eddy_dialects_opcode(v->def) : EDDY_OP_NONE;
+  return code == EDDY_OP_TL_EMPTY || code == EDDY_OP_TL_RESERVE;
+}
+
 /// The top-level loop's row values: those it carries with a static leading
-/// dimension that changes between iterations. Sets s->b (0: none).
-static bool rs_pick_rows(rs_t *s, const eddy_op_t *loop, bool *rows) {
+/// dimension that changes between iterations, but for its sums. Sets s->b
+/// when 0 (none found: 0). `from`, when not NULL, is the earlier loop
+/// whose lists of rows (from_rows) this one starts from: each of those
+/// must be rows here too.
+static bool rs_pick_rows(rs_t *s, const eddy_op_t *loop, const bool *sums,
+                         const eddy_op_t *from, const bool *from_rows,
+                         bool *rows) {
   const eddy_block_t *body = eddy_ctl_while_body(loop);
   const eddy_op_t *y = body ? eddy_ir_block_terminator(body) : NULL;
   if (!y || y->num_operands != loop->num_operands)
     return false;
-  s->b = 0;
   bool any = false;
   for (uint32_t i = 0; i < loop->num_operands; i++) {
     const eddy_value_t *init = eddy_ir_op_operand(loop, i);
     const eddy_type_t *t = init->type;
+    bool filled = from && init->def == from && from_rows[init - from->results];
     rows[i] = false;
-    // A list of row blocks starts empty (each part gets one of its own)
-    // and is only stacked or measured after the loop.
+    // A list of row blocks starts empty (each part gets one of its own),
+    // or as the earlier loop's part left it, and is only stacked, measured
+    // or given to a later loop after this one.
     if (t->kind == EDDY_TYPE_LIST) {
-      eddy_opcode_t code = init->def ? eddy_dialects_opcode(init->def) : 0;
-      if ((code != EDDY_OP_TL_RESERVE && code != EDDY_OP_TL_EMPTY) ||
-          !rs_list_result_ok(&loop->results[i]))
+      // (Each part starts from a list of its own: a list that changes in
+      // the loop and that is not new or the earlier loop's is refused.)
+      bool own = rs_empty_list(init) || (from && init->def == from);
+      if (!own && eddy_ir_op_operand(y, i) != body->args[i])
+        return false;
+      if ((!rs_empty_list(init) && !filled) ||
+          !rs_list_result_ok(s, loop, &loop->results[i])) {
+        if (filled)
+          return false;
         continue;
+      }
       t = t->elem;
     }
-    if (!eddy_ir_type_is_tensor(t) || !eddy_ir_type_is_static(t) ||
-        t->rank < 1 || eddy_ir_op_operand(y, i) == body->args[i])
+    if (sums[i] || !eddy_ir_type_is_tensor(t) || !eddy_ir_type_is_static(t) ||
+        t->rank < 1 || eddy_ir_op_operand(y, i) == body->args[i]) {
+      if (filled)
+        return false;
       continue;
+    }
     if (!s->b)
       s->b = t->dims[0];
     rows[i] = t->dims[0] == s->b;
+    if (filled && !rows[i])
+      return false;
     any |= rows[i];
   }
   return any;
+}
+
+/// Loop values that sum over the rows: `acc + P`, with P a matmul with
+/// transpose_a (its rows are the products' depth) or a reduce_sum whose
+/// axes include 0, of a float dtype whose sums may be reassociated (f32,
+/// f16, bf16), starting from zero. Value i's body argument is read only by
+/// that top-level `core.add`, the add only by the yield (as value i), P
+/// only by the add, and the condition does not read value i. Each part
+/// then sums its own rows from zero, and the parts' sums are added after
+/// the loops (docs/passes.md). Marks P in s->sum.
+static void rs_pick_sums(rs_t *s, const eddy_op_t *loop, bool *sums) {
+  const eddy_block_t *cond = eddy_ctl_while_cond(loop);
+  const eddy_block_t *body = eddy_ctl_while_body(loop);
+  const eddy_op_t *y = body ? eddy_ir_block_terminator(body) : NULL;
+  for (uint32_t i = 0; i < loop->num_operands; i++) {
+    sums[i] = false;
+    if (!y || !cond || i >= body->num_args || i >= cond->num_args)
+      continue;
+    const eddy_value_t *a = body->args[i];
+    const eddy_type_t *t = a->type;
+    if (!eddy_ir_type_is_tensor(t) ||
+        (t->dtype != EDDY_DT_F32 && t->dtype != EDDY_DT_F16 &&
+         t->dtype != EDDY_DT_BF16) ||
+        eddy_ir_value_num_uses(a) != 1 ||
+        eddy_ir_value_has_uses(cond->args[i]) ||
+        !eddy_passes_value_zero(eddy_ir_op_operand(loop, i)))
+      continue;
+    const eddy_op_t *add = a->uses->owner;
+    if (add->block != body || eddy_dialects_opcode(add) != EDDY_OP_CORE_ADD ||
+        add->num_operands != 2 || add->results[0].type != t)
+      continue;
+    const eddy_value_t *sum = &add->results[0];
+    if (eddy_ir_value_num_uses(sum) != 1 || sum->uses->owner != y ||
+        sum->uses->index != i)
+      continue;
+    const eddy_value_t *pv = eddy_ir_op_operand(add, a->uses->index ? 0 : 1);
+    const eddy_op_t *p = pv->def;
+    if (pv == a || !p || p->block != body || pv->type != t ||
+        eddy_ir_value_num_uses(pv) != 1 || p->num_results != 1)
+      continue;
+    eddy_opcode_t code = eddy_dialects_opcode(p);
+    if (code == EDDY_OP_CORE_MATMUL) {
+      if (p->num_operands != 2 ||
+          !eddy_ir_op_attr_bool(p, "transpose_a", false) ||
+          eddy_ir_op_attr_bool(p, "transpose_b", false) ||
+          eddy_ir_op_operand(p, 0)->type->rank != 2 ||
+          eddy_ir_op_operand(p, 1)->type->rank != 2)
+        continue;
+    } else if (code == EDDY_OP_CORE_REDUCE_SUM) {
+      int64_t axes[RS_MAX_RANK];
+      const eddy_type_t *xt = eddy_ir_op_operand(p, 0)->type;
+      int64_t n = eddy_ir_attr_as_i64_array(eddy_ir_op_attr(p, "axes"), axes,
+                                            RS_MAX_RANK);
+      bool rows = false;
+      for (int64_t k = 0; k < n && k < RS_MAX_RANK; k++)
+        rows |= axes[k] == 0 || axes[k] == -(int64_t)xt->rank;
+      if (!rows)
+        continue;
+    } else {
+      continue;
+    }
+    sums[i] = true;
+    eddy_ptrmap_put(&s->sum, p, (void *)1);
+  }
 }
 
 /// v's rows [lo, lo + n) (a core.slice before the builder's point).
@@ -381,6 +503,7 @@ static eddy_status_t rs_slice_uses(rs_t *s, const eddy_block_t *orig,
          code == EDDY_OP_TL_PUSH_BACK ||
          eddy_ir_op_has_trait(o, EDDY_TRAIT_ELEMENTWISE)))
       rank = rs_rank(o->results[0].type);
+    bool sum = eddy_ptrmap_get(&s->sum, o) != NULL;
     if (row && code == EDDY_OP_CORE_SLICE) {
       // Its rows are all of the part's.
       int64_t lim[RS_MAX_RANK];
@@ -390,10 +513,12 @@ static eddy_status_t rs_slice_uses(rs_t *s, const eddy_block_t *orig,
       eddy_ir_op_set_attr(c, "limit",
                           eddy_ir_i64_array_attr_get(s->ctx, lim, r));
     }
-    if (rank < 0 && !yield)
+    if (rank < 0 && !yield && !sum)
       continue;
     for (uint32_t i = 0; i < o->num_operands; i++) {
       const eddy_value_t *v = eddy_ir_op_operand(o, i);
+      if (sum)
+        rank = v->type->rank;
       if (yield) {
         if (!rs_is_row(s, orig->args[i]))
           continue;
@@ -480,10 +605,22 @@ static eddy_status_t rs_join_lists(rs_t *s, eddy_value_t *r,
   return NULL;
 }
 
-/// Replaces loop by RS_PARTS loops over its row blocks.
-static eddy_status_t rs_split(rs_t *s, eddy_op_t *loop, const bool *rows) {
+/// The op of `block` that is op or holds it.
+static const eddy_op_t *rs_ancestor_in(const eddy_op_t *op,
+                                       const eddy_block_t *block) {
+  while (op && op->block && op->block != block)
+    op = eddy_ir_block_parent_op(op->block);
+  return op;
+}
+
+/// Replaces loop by RS_PARTS loops over its row blocks (left in parts).
+/// `next`, when not NULL, holds the parts of the later loop that starts
+/// from lists this one fills (s->next, already split): part p of it reads
+/// part p's results.
+static eddy_status_t rs_split(rs_t *s, eddy_op_t *loop, const bool *rows,
+                              const bool *sums, eddy_op_t *const *next,
+                              eddy_op_t **parts) {
   int64_t n = s->b / RS_PARTS;
-  eddy_op_t *parts[RS_PARTS];
   eddy_builder_t bld;
   eddy_ir_builder_init(&bld, s->ctx);
   for (int p = 0; p < RS_PARTS; p++) {
@@ -502,18 +639,23 @@ static eddy_status_t rs_split(rs_t *s, eddy_op_t *loop, const bool *rows) {
     eddy_ir_builder_set_before(&bld, at);
     bld.loc = loop->loc;
     for (uint32_t i = 0; i < loop->num_operands; i++) {
-      if (!rows[i])
-        continue;
       eddy_value_t *init = eddy_ir_op_operand(loop, i), *sl = NULL;
-      if (init->type->kind == EDDY_TYPE_LIST) {
-        // A new empty list of the part's row blocks.
+      bool empty = rs_empty_list(init);
+      if (!rows[i] && !empty)
+        continue;
+      if (init->type->kind == EDDY_TYPE_LIST && !empty)
+        continue; // the earlier loop's part's list (its rs_split)
+      if (empty) {
+        // A new empty list of the part's own (of its row blocks for rows),
+        // so that no two parts write one list.
         eddy_ptrmap_t none;
         eddy_ptrmap_init(&none);
         eddy_op_t *l = eddy_ir_op_clone(init->def, &none);
         eddy_ptrmap_destroy(&none);
         eddy_ir_op_insert_before(l, at);
         sl = &l->results[0];
-        eddy_ir_value_set_type(sl, rs_part_type(s, init->type, n));
+        if (rows[i])
+          eddy_ir_value_set_type(sl, rs_part_type(s, init->type, n));
       } else {
         EDDY_RETURN_IF_ERROR(rs_slice(s, &bld, init, p * n, n, &sl));
       }
@@ -524,15 +666,30 @@ static eddy_status_t rs_split(rs_t *s, eddy_op_t *loop, const bool *rows) {
                         eddy_ir_i64_array_attr_get(s->ctx, part, 2));
     parts[p] = c;
   }
-  // The results: rows concatenated, the rest the first part's.
+  // The results: part p of the next loop reads part p's; after the loops,
+  // rows concatenated, sums added, the rest the first part's.
   eddy_ir_builder_set_after(&bld, parts[RS_PARTS - 1]);
   bld.loc = loop->loc;
   for (uint32_t i = 0; i < loop->num_results; i++) {
     eddy_value_t *r = &loop->results[i];
+    for (eddy_use_t *u = r->uses, *nu; next && u; u = nu) {
+      nu = u->next;
+      const eddy_op_t *top = rs_ancestor_in(u->owner, loop->block);
+      for (int p = 0; p < RS_PARTS; p++)
+        if (top == next[p])
+          eddy_ir_op_set_operand(u->owner, u->index, &parts[p]->results[i]);
+    }
     if (!eddy_ir_value_has_uses(r))
       continue;
     eddy_value_t *to = &parts[0]->results[i];
-    if (rows[i] && r->type->kind == EDDY_TYPE_LIST) {
+    if (sums[i]) {
+      for (int p = 1; p < RS_PARTS; p++) {
+        eddy_value_t *ops[2] = {to, &parts[p]->results[i]};
+        EDDY_RETURN_IF_ERROR(
+            eddy_ir_build_simple(&bld, "core.add", ops, 2, NULL, 0, &to));
+        eddy_ir_builder_set_after(&bld, to->def);
+      }
+    } else if (rows[i] && r->type->kind == EDDY_TYPE_LIST) {
       EDDY_RETURN_IF_ERROR(rs_join_lists(s, r, parts, i, n));
       continue;
     }
@@ -555,7 +712,7 @@ static eddy_status_t rs_split(rs_t *s, eddy_op_t *loop, const bool *rows) {
   if (!lists)
     return eddy_status_create(EDDY_ERR_RESOURCE, "row-split: out of memory");
   for (uint32_t i = 0; i < nops; i++)
-    if (rows[i] && loop->results[i].type->kind == EDDY_TYPE_LIST)
+    if (rs_empty_list(eddy_ir_op_operand(loop, i)))
       lists[i] = eddy_ir_op_operand(loop, i)->def;
   eddy_ir_op_erase(loop);
   for (uint32_t i = 0; i < nops; i++) {
@@ -571,35 +728,89 @@ static eddy_status_t rs_split(rs_t *s, eddy_op_t *loop, const bool *rows) {
   return NULL;
 }
 
+/// Whether loop splits (its values in rows and sums). `from`, when not
+/// NULL, is the earlier loop whose lists of rows (from_rows) it starts
+/// from, and s->b that loop's rows.
+static bool rs_analyze(rs_t *s, const eddy_op_t *loop, const eddy_op_t *from,
+                       const bool *from_rows, bool *rows, bool *sums) {
+  rs_pick_sums(s, loop, sums);
+  return rs_pick_rows(s, loop, sums, from, from_rows, rows) &&
+         s->b % RS_PARTS == 0 && s->b / RS_PARTS >= RS_MIN_ROWS &&
+         rs_loop(s, loop, rows) && s->matmuls > 0 &&
+         s->weights <= RS_MAX_WEIGHT_BYTES;
+}
+
+/// One loop's analysis: rs_t and its rows and sums.
+typedef struct rs_plan {
+  rs_t s;
+  bool *rows, *sums;
+} rs_plan_t;
+
+static eddy_status_t rs_plan_init(rs_plan_t *p, eddy_ctx_t *ctx,
+                                  const eddy_op_t *loop) {
+  p->s = (rs_t){.ctx = ctx};
+  eddy_ptrmap_init(&p->s.row);
+  eddy_ptrmap_init(&p->s.sum);
+  p->rows = calloc(loop->num_operands + 1, sizeof *p->rows);
+  p->sums = calloc(loop->num_operands + 1, sizeof *p->sums);
+  if (!p->rows || !p->sums)
+    return eddy_status_create(EDDY_ERR_RESOURCE, "row-split: out of memory");
+  return NULL;
+}
+
+static void rs_plan_destroy(rs_plan_t *p) {
+  free(p->rows);
+  free(p->sums);
+  eddy_ptrmap_destroy(&p->s.row);
+  eddy_ptrmap_destroy(&p->s.sum);
+}
+
+/// Splits loop when it (and the later loop it gives lists of rows to, if
+/// any) can be; *split counts the loops split.
+static eddy_status_t rs_try(eddy_ctx_t *ctx, eddy_op_t *loop, int64_t *split) {
+  rs_plan_t a, b = {0};
+  eddy_status_t st = rs_plan_init(&a, ctx, loop);
+  if (!st && rs_analyze(&a.s, loop, NULL, NULL, a.rows, a.sums)) {
+    eddy_op_t *next = a.s.next;
+    if (!next) {
+      eddy_op_t *parts[RS_PARTS];
+      st = rs_split(&a.s, loop, a.rows, a.sums, NULL, parts);
+      *split += 1;
+    } else if (!(st = rs_plan_init(&b, ctx, next))) {
+      // The later loop first, its lists of rows still the whole loop's;
+      // then this one, whose parts' lists go to its parts.
+      b.s.b = a.s.b;
+      if (rs_analyze(&b.s, next, loop, a.rows, b.rows, b.sums) && !b.s.next) {
+        eddy_op_t *nparts[RS_PARTS], *parts[RS_PARTS];
+        st = rs_split(&b.s, next, b.rows, b.sums, NULL, nparts);
+        if (!st)
+          st = rs_split(&a.s, loop, a.rows, a.sums, nparts, parts);
+        *split += 2;
+      }
+    }
+  }
+  rs_plan_destroy(&a);
+  rs_plan_destroy(&b); // (all zero when not initialized)
+  return st;
+}
+
 static eddy_status_t rs_run(eddy_pass_ctx_t *pc, eddy_module_t *m) {
   int64_t split = 0;
   for (eddy_op_t *f = eddy_ir_module_body(m)->first; f; f = f->next) {
     if (!eddy_ir_op_is(f, "func.func"))
       continue;
     eddy_block_t *top = eddy_ir_func_entry(f);
-    for (eddy_op_t *op = top ? top->first : NULL, *next; op; op = next) {
-      next = op->next;
+    // (A split removes the loop and may remove a later one: the next op is
+    // the one after the parts, found from the op before the loop.)
+    for (eddy_op_t *op = top ? top->first : NULL; op; op = op->next) {
       if (eddy_dialects_opcode(op) != EDDY_OP_CTL_WHILE ||
           eddy_ir_op_attr(op, "row_split.part"))
         continue;
-      rs_t s = {.ctx = m->ctx};
-      eddy_ptrmap_init(&s.row);
-      bool *rows = calloc(op->num_operands + 1, sizeof *rows);
-      if (!rows) {
-        eddy_ptrmap_destroy(&s.row);
-        return eddy_status_create(EDDY_ERR_RESOURCE,
-                                  "row-split: out of memory");
-      }
-      eddy_status_t st = NULL;
-      if (rs_pick_rows(&s, op, rows) && s.b % RS_PARTS == 0 &&
-          s.b / RS_PARTS >= RS_MIN_ROWS && rs_loop(&s, op, rows) &&
-          s.matmuls > 0 && s.weights <= RS_MAX_WEIGHT_BYTES) {
-        st = rs_split(&s, op, rows);
-        split++;
-      }
-      free(rows);
-      eddy_ptrmap_destroy(&s.row);
-      EDDY_RETURN_IF_ERROR(st);
+      eddy_op_t *prev = op->prev;
+      int64_t before = split;
+      EDDY_RETURN_IF_ERROR(rs_try(m->ctx, op, &split));
+      if (split != before)
+        op = prev ? prev : top->first;
     }
   }
   if (split) {

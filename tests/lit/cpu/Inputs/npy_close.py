@@ -1,7 +1,8 @@
 """Compares the .npy files of two `eddy run --output-dir` directories: same
 dtype and shape, integers and bools equal, floats within ULPS units in the
-last place (NaN equals NaN). Standard library only. Exit 1 on a difference.
-    python3 npy_close.py DIR_A DIR_B [ULPS]"""
+last place or, when ATOL is given, within ATOL of each other (NaN equals
+NaN). Standard library only. Exit 1 on a difference.
+    python3 npy_close.py DIR_A DIR_B [ULPS [ATOL]]"""
 import ast
 import math
 import os
@@ -47,6 +48,7 @@ def ulps(a, b, descr):
 def main():
     a_dir, b_dir = sys.argv[1], sys.argv[2]
     tol = float(sys.argv[3]) if len(sys.argv) > 3 else 8
+    atol = float(sys.argv[4]) if len(sys.argv) > 4 else -1.0
     names = sorted(os.listdir(a_dir))
     if names != sorted(os.listdir(b_dir)) or not names:
         print("different or empty result sets: %s vs %s" % (names, sorted(os.listdir(b_dir))))
@@ -61,7 +63,7 @@ def main():
             continue
         for i, (x, y) in enumerate(zip(va, vb)):
             if da.startswith("<f"):
-                if ulps(x, y, da) > tol:
+                if ulps(x, y, da) > tol and not abs(x - y) <= atol:
                     print("%s[%d]: %r vs %r" % (name, i, x, y))
                     bad += 1
             elif x != y:
