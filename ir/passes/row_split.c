@@ -298,17 +298,18 @@ static bool rs_block(rs_t *s, const eddy_block_t *b) {
 /// tl.length, and as the initial value of a later top-level loop (s->next,
 /// the same for all; the loop that pops what this one pushed): each part's
 /// list is stacked, and the stacks joined, or goes to the same part of the
-/// later loop, split with this one (rs_chain).
+/// later loop, split with this one (rs_try).
 static bool rs_list_result_ok(rs_t *s, const eddy_op_t *loop,
                               const eddy_value_t *r) {
   const eddy_type_t *e = r->type->elem;
+  eddy_op_t *next = s->next;
   for (const eddy_use_t *u = r->uses; u; u = u->next) {
     eddy_opcode_t code = eddy_dialects_opcode(u->owner);
     if (code == EDDY_OP_TL_LENGTH)
       continue;
     if (code == EDDY_OP_CTL_WHILE && u->owner->block == loop->block &&
-        (!s->next || s->next == u->owner)) {
-      s->next = u->owner;
+        (!next || next == u->owner)) {
+      next = u->owner;
       continue;
     }
     if (code != EDDY_OP_TL_STACK || !e || !eddy_ir_type_is_tensor(e) ||
@@ -318,6 +319,7 @@ static bool rs_list_result_ok(rs_t *s, const eddy_op_t *loop,
     if (t->rank != e->rank + 1 || t->dims[1] != e->dims[0])
       return false;
   }
+  s->next = next;
   return true;
 }
 
