@@ -761,16 +761,38 @@ static int check_loop_budgets(cpu_emit_t *e, const eddy_op_t *op, int p,
   return cpu_and_no_error(e, p);
 }
 
+/// The buffer of loop value k's initial value when the plan has the loop
+/// read it (cpu_plan_reads_init), else -1.
+static int pass_through_buf(cpu_emit_t *e, const eddy_op_t *op, uint32_t k) {
+  if (!cpu_plan_reads_init(e->plan, op, k))
+    return -1;
+  const cpu_val_t *cv = cpu_val_get(e, eddy_ir_op_operand(op, k));
+  return cv && !cv->fused && !cv->splat && cv->dslot < 0 && cv->vslot < 0
+             ? cv->buf
+             : -1;
+}
+
 static eddy_status_t emit_while(cpu_emit_t *e, eddy_op_t *op) {
   uint32_t n = op->num_results;
   eddy_block_t *cb = eddy_ir_region_entry(&op->regions[0]);
   eddy_block_t *bb = eddy_ir_region_entry(&op->regions[1]);
   int *bufs = eddy_arena_alloc(e->arena, sizeof(int) * (n + 1));
   cpu_val_t **dyn = eddy_arena_alloc(e->arena, sizeof(*dyn) * (n + 1));
+  bool *shared = eddy_arena_alloc(e->arena, sizeof(bool) * (n + 1));
   for (uint32_t k = 0; k < n; k++) {
     const eddy_type_t *t = op->results[k].type;
     EDDY_RETURN_IF_ERROR(cpu_check_list_type(op, t));
     dyn[k] = NULL;
+    shared[k] = false;
+    int in = pass_through_buf(e, op, k);
+    if (in >= 0) {
+      shared[k] = true;
+      bufs[k] = in;
+      bind(e, &op->results[k], in);
+      bind(e, cb->args[k], in);
+      bind(e, bb->args[k], in);
+      continue;
+    }
     if (cpu_type_is_dynamic(t)) {
       // The loop value's buffer grows when an iteration needs more.
       dyn[k] = dyn_storage(e, t);
@@ -787,8 +809,9 @@ static eddy_status_t emit_while(cpu_emit_t *e, eddy_op_t *op) {
     bind(e, bb->args[k], bufs[k]);
   }
   for (uint32_t k = 0; k < n; k++)
-    EDDY_RETURN_IF_ERROR(assign(e, eddy_ir_op_operand(op, k), op, bufs[k],
-                                dyn[k], op->results[k].type));
+    if (!shared[k])
+      EDDY_RETURN_IF_ERROR(assign(e, eddy_ir_op_operand(op, k), op, bufs[k],
+                                  dyn[k], op->results[k].type));
   // The body values the plan writes straight into the loop's buffers.
   eddy_op_t *y = eddy_ir_block_terminator(bb);
   for (uint32_t k = 0; k < n; k++) {

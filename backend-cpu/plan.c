@@ -651,6 +651,28 @@ int32_t cpu_plan_loop_out(const cpu_plan_t *p, const eddy_value_t *v) {
   return (int32_t)((intptr_t)eddy_ptrmap_get(&p->loop_out, v) - 1);
 }
 
+bool cpu_plan_reads_init(const cpu_plan_t *p, const eddy_op_t *loop,
+                         uint32_t k) {
+  // (Tensors in host memory only: the CUDA form keeps its copies until a
+  // device has run it without them.)
+  if (p->opts->form == EDDY_CPU_FORM_CUDA)
+    return false;
+  const eddy_block_t *b =
+      loop->num_regions > 1 ? eddy_ir_region_entry(&loop->regions[1]) : NULL;
+  const eddy_op_t *y = b ? eddy_ir_block_terminator(b) : NULL;
+  if (!y || k >= y->num_operands || k >= b->num_args ||
+      k >= loop->num_operands || eddy_ir_op_operand(y, k) != b->args[k])
+    return false;
+  const eddy_value_t *init = eddy_ir_op_operand(loop, k);
+  const eddy_type_t *t = loop->results[k].type;
+  if (eddy_ir_value_has_uses(&loop->results[k]) || init->type != t ||
+      t->kind == EDDY_TYPE_LIST || type_dynamic(t))
+    return false;
+  const cpu_step_t *s = init->def ? cpu_plan_step(p, init->def) : NULL;
+  return !init->def || (s && !s->view && s->kind != CPU_STEP_FUSED &&
+                        s->kind != CPU_STEP_SPLAT);
+}
+
 /// ---- printing ---------------------------------------------------------------
 
 /// Value names as the IR printer gives them in one function: results %N in
@@ -788,8 +810,13 @@ static void print_storage(plan_printer_t *pp, const eddy_value_t *v) {
   int32_t direct = cpu_plan_direct(pp->p, v);
   int32_t loop_out = cpu_plan_loop_out(pp->p, v);
   const cpu_step_t *ds = v->def ? cpu_plan_step(pp->p, v->def) : NULL;
+  bool init =
+      v->def && eddy_dialects_opcode(v->def) == EDDY_OP_CTL_WHILE &&
+      cpu_plan_reads_init(pp->p, v->def, (uint32_t)(v - v->def->results));
   if (ds && ds->kind == CPU_STEP_KERNEL && ds->view)
     eddy_buf_puts(pp->out, "a row of its operand, no buffer");
+  else if (init)
+    eddy_buf_puts(pp->out, "the initial value's buffer");
   else if (direct >= 0)
     eddy_buf_printf(pp->out, "result #%d", (int)direct);
   else if (loop_out >= 0)

@@ -120,6 +120,17 @@ int32_t cpu_plan_direct(const cpu_plan_t *p, const eddy_value_t *v);
 /// into directly (cpu_plan_t.loop_out), or -1.
 int32_t cpu_plan_loop_out(const cpu_plan_t *p, const eddy_value_t *v);
 
+/// Loop value k of ctl.while `loop` has no buffer of its own: the loop
+/// reads its initial value's. The body passes the value through unchanged
+/// (TensorFlow's loops carry their weights and inputs so), nothing reads it
+/// after the loop, and the initial value is a buffer of the same static
+/// type (not fused, a splat, or a view). Nothing writes that buffer while
+/// the loop runs: the initial value lives until the loop's end, and the
+/// loop writes only the buffers of the values it changes. Host and kernels
+/// forms.
+bool cpu_plan_reads_init(const cpu_plan_t *p, const eddy_op_t *loop,
+                         uint32_t k);
+
 /// The static sizes of one matmul: M, N, K and the result's batch count.
 typedef struct cpu_mm_shape {
   int64_t m, n, k;
