@@ -767,9 +767,7 @@ static int pass_through_buf(cpu_emit_t *e, const eddy_op_t *op, uint32_t k) {
   if (!cpu_plan_reads_init(e->plan, op, k))
     return -1;
   const cpu_val_t *cv = cpu_val_get(e, eddy_ir_op_operand(op, k));
-  return cv && !cv->fused && !cv->splat && cv->dslot < 0 && cv->vslot < 0
-             ? cv->buf
-             : -1;
+  return cv && cv->buf >= 0 ? cv->buf : -1;
 }
 
 static eddy_status_t emit_while(cpu_emit_t *e, eddy_op_t *op) {

@@ -346,33 +346,27 @@ static bool rs_pick_rows(rs_t *s, const eddy_op_t *loop, const bool *sums,
     const eddy_value_t *init = eddy_ir_op_operand(loop, i);
     const eddy_type_t *t = init->type;
     bool filled = from && init->def == from && from_rows[init - from->results];
+    bool changes = eddy_ir_op_operand(y, i) != body->args[i];
     rows[i] = false;
     // A list of row blocks starts empty (each part gets one of its own),
     // or as the earlier loop's part left it, and is only stacked, measured
-    // or given to a later loop after this one.
+    // or given to a later loop after this one. (Each part starts from a
+    // list of its own: a list that changes in the loop and that is not new
+    // or the earlier loop's is refused.)
     if (t->kind == EDDY_TYPE_LIST) {
-      // (Each part starts from a list of its own: a list that changes in
-      // the loop and that is not new or the earlier loop's is refused.)
       bool own = rs_empty_list(init) || (from && init->def == from);
-      if (!own && eddy_ir_op_operand(y, i) != body->args[i])
+      if (!own && changes)
         return false;
-      if ((!rs_empty_list(init) && !filled) ||
-          !rs_list_result_ok(s, loop, &loop->results[i])) {
-        if (filled)
-          return false;
-        continue;
-      }
-      t = t->elem;
+      bool ok = (rs_empty_list(init) || filled) &&
+                rs_list_result_ok(s, loop, &loop->results[i]);
+      t = ok ? t->elem : NULL;
     }
-    if (sums[i] || !eddy_ir_type_is_tensor(t) || !eddy_ir_type_is_static(t) ||
-        t->rank < 1 || eddy_ir_op_operand(y, i) == body->args[i]) {
-      if (filled)
-        return false;
-      continue;
+    if (t && !sums[i] && eddy_ir_type_is_tensor(t) &&
+        eddy_ir_type_is_static(t) && t->rank >= 1 && changes) {
+      if (!s->b)
+        s->b = t->dims[0];
+      rows[i] = t->dims[0] == s->b;
     }
-    if (!s->b)
-      s->b = t->dims[0];
-    rows[i] = t->dims[0] == s->b;
     if (filled && !rows[i])
       return false;
     any |= rows[i];
@@ -492,8 +486,8 @@ static eddy_status_t rs_slice_uses(rs_t *s, const eddy_block_t *orig,
         EDDY_RETURN_IF_ERROR(rs_slice_uses(s, ob, cb, lo, n));
     }
     // Which operands are rows where the value is not: those of an
-    // elementwise op, a concat or a list write with a row result, and the
-    // yield of a row loop value.
+    // elementwise op, a concat or a list write with a row result, of a
+    // part's share of a sum, and the yield of a row loop value.
     int32_t rank = -1;
     const eddy_op_t *parent = eddy_ir_block_parent_op(orig);
     eddy_opcode_t code = eddy_dialects_opcode(o);
