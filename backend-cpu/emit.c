@@ -177,13 +177,17 @@ void cpu_unflatten_v(cpu_emit_t *e, int n, int32_t rank, const int *dims,
   }
 }
 
-/// One scf.for per dim.
+/// One scf.for per dim; in a block of rows of a row-parallel run
+/// (emit_row_run), a kernel's dim 0 over the block's rows only.
 static void for_open(cpu_emit_t *e, int32_t rank, const int *dims, int *idx) {
+  bool rows = e->rows && e->num_nests == e->row_nest;
   for (int32_t i = 0; i < rank; i++) {
-    int lb = cpu_index_const(e, 0), st = cpu_index_const(e, 1);
+    bool r = rows && i == 0;
+    int lb = r ? e->row_lo : cpu_index_const(e, 0), st = cpu_index_const(e, 1);
+    int ub = r ? e->row_hi : dims[i];
     idx[i] = cpu_fresh(e);
-    cpu_p(e, "scf.for %%t%d = %%t%d to %%t%d step %%t%d {\n", idx[i], lb,
-          dims[i], st);
+    cpu_p(e, "scf.for %%t%d = %%t%d to %%t%d step %%t%d {\n", idx[i], lb, ub,
+          st);
   }
   push_nest(e, rank, rank, false);
 }
@@ -1187,6 +1191,26 @@ static eddy_status_t emit_core_dyn(cpu_emit_t *e, eddy_op_t *op) {
 
 static eddy_status_t emit_op_static(cpu_emit_t *e, eddy_op_t *op);
 
+/// The buffers of a kernel step's results (static types).
+static void kernel_bufs(cpu_emit_t *e, eddy_op_t *op) {
+  for (uint32_t i = 0; i < op->num_results; i++)
+    cpu_val_new(e, &op->results[i])->buf = cpu_result_buf(e, &op->results[i]);
+}
+
+/// A kernel step's loop nests, writing its results' buffers (kernel_bufs).
+static eddy_status_t kernel_loops(cpu_emit_t *e, eddy_op_t *op) {
+  if (cpu_op_is_pointwise(op) && op->num_results == 1) {
+    const eddy_type_t *t = op->results[0].type;
+    int idx[EDDY_RT_MAX_RANK], x;
+    cpu_loops_open(e, t->rank, t->dims, idx);
+    EDDY_RETURN_IF_ERROR(cpu_pointwise(e, op, idx, &x));
+    cpu_store(e, cpu_val_get(e, &op->results[0])->buf, t, idx, x);
+    cpu_loops_close(e, t->rank);
+    return NULL;
+  }
+  return cpu_kernel(e, op);
+}
+
 static eddy_status_t emit_op_any(cpu_emit_t *e, eddy_op_t *op);
 
 static eddy_status_t emit_op(cpu_emit_t *e, eddy_op_t *op) {
@@ -1263,20 +1287,8 @@ static eddy_status_t emit_op_static(cpu_emit_t *e, eddy_op_t *op) {
     cpu_val_new(e, &op->results[0])->buf = cpu_result_buf(e, &op->results[0]);
     return cpu_matmul_accumulate(e, (eddy_op_t *)step->product, op);
   }
-  if (cls == CPU_OP_POINTWISE && op->num_results == 1) {
-    cpu_val_t *cv = cpu_val_new(e, &op->results[0]);
-    const eddy_type_t *t = op->results[0].type;
-    cv->buf = cpu_result_buf(e, &op->results[0]);
-    int idx[EDDY_RT_MAX_RANK], x;
-    cpu_loops_open(e, t->rank, t->dims, idx);
-    EDDY_RETURN_IF_ERROR(cpu_pointwise(e, op, idx, &x));
-    cpu_store(e, cv->buf, t, idx, x);
-    cpu_loops_close(e, t->rank);
-    return NULL;
-  }
-  for (uint32_t i = 0; i < op->num_results; i++)
-    cpu_val_new(e, &op->results[i])->buf = cpu_result_buf(e, &op->results[i]);
-  return cpu_kernel(e, op);
+  kernel_bufs(e, op);
+  return kernel_loops(e, op);
 }
 
 /// The plan's tasks starting at op (loops run at once): each one's code
@@ -1284,28 +1296,100 @@ static eddy_status_t emit_op_static(cpu_emit_t *e, eddy_op_t *op) {
 /// runtime's pool each (cpu_tasks_outline). No buffer freed by one part is
 /// reused before all are done: the parts run at the same time. Advances *k
 /// to the last part's index and sets *last to that part.
+static void task_mark(cpu_emit_t *e, int m) {
+  if (!e->tasks_declared) {
+    for (int i = 0; i < 3; i++)
+      eddy_buf_printf(&e->globals, "func.func private @%s()\n",
+                      k_cpu_task_marks[i]);
+    e->tasks_declared = true;
+  }
+  cpu_p(e, "func.call @%s() : () -> ()\n", k_cpu_task_marks[m]);
+}
+
 static eddy_status_t emit_tasks(cpu_emit_t *e, eddy_op_t *op, intptr_t *k,
                                 eddy_op_t **last) {
   const cpu_step_t *s = cpu_plan_step(e->plan, op);
-  if (!e->tasks_declared) {
-    for (int m = 0; m < 3; m++)
-      eddy_buf_printf(&e->globals, "func.func private @%s()\n",
-                      k_cpu_task_marks[m]);
-    e->tasks_declared = true;
-  }
   bool no_reuse = e->no_reuse;
   e->no_reuse = true;
-  cpu_p(e, "func.call @%s() : () -> ()\n", k_cpu_task_marks[0]);
+  task_mark(e, 0);
   for (int32_t i = 0; i < s->num_tasks; i++, op = op->next, (*k)++) {
     if (i)
-      cpu_p(e, "func.call @%s() : () -> ()\n", k_cpu_task_marks[1]);
+      task_mark(e, 1);
     EDDY_RETURN_IF_ERROR(emit_op(e, op));
   }
-  cpu_p(e, "func.call @%s() : () -> ()\n", k_cpu_task_marks[2]);
+  task_mark(e, 2);
   e->no_reuse = no_reuse;
   (*k)--;
   *last = op ? op->prev : e->top->last;
   return NULL;
+}
+
+/// The plan's run of row-parallel kernels starting at op: the buffers of
+/// their results (and the fused ops and constants between them, which
+/// write no code), then for each block of rows every kernel's loop nest
+/// over those rows, between marker calls that compile.c turns into one
+/// task of the runtime's pool per block (cpu_tasks_outline). A task reads
+/// its rows' bounds from memory its launch passes it, not as constants:
+/// LLVM would unroll a loop over a constant few rows whole (ten times the
+/// code and five times the compile time of the LSTM's gates). Advances *k
+/// to the last kernel's index and sets *last to it.
+static eddy_status_t emit_row_run(cpu_emit_t *e, eddy_op_t *op, intptr_t *k,
+                                  eddy_op_t **last) {
+  int32_t n = cpu_plan_step(e->plan, op)->num_row_kernels;
+  eddy_op_t *q = op;
+  for (int32_t seen = 0;; q = q->next, (*k)++) {
+    const cpu_step_t *s = cpu_plan_step(e->plan, q);
+    if (!s || !s->row_kernel) {
+      EDDY_RETURN_IF_ERROR(emit_op(e, q));
+      continue;
+    }
+    e->cur_op = q;
+    for (uint32_t i = 0; i < q->num_results; i++)
+      EDDY_RETURN_IF_ERROR(cpu_check_type(q, q->results[i].type));
+    kernel_bufs(e, q);
+    if (++seen == n)
+      break;
+  }
+  *last = q;
+  int64_t rows = op->results[0].type->dims[0];
+  int bounds = cpu_fresh(e);
+  char bt[32];
+  snprintf(bt, sizeof bt, "memref<%dxindex>", CPU_ROW_PARTS + 1);
+  eddy_buf_printf(&e->pro, "%%t%d = memref.alloca() : %s\n", bounds, bt);
+  for (int t = 0; t <= CPU_ROW_PARTS; t++) {
+    int v = cpu_index_const(e, rows * t / CPU_ROW_PARTS);
+    int i = cpu_index_const(e, t);
+    cpu_p(e, "memref.store %%t%d, %%t%d[%%t%d] : %s\n", v, bounds, i, bt);
+  }
+  task_mark(e, 0);
+  eddy_status_t st = NULL;
+  for (int t = 0; t < CPU_ROW_PARTS && !st; t++) {
+    if (t)
+      task_mark(e, 1);
+    int at[2];
+    for (int j = 0; j < 2; j++) {
+      int i = cpu_index_const(e, t + j);
+      at[j] = cpu_fresh(e);
+      cpu_p(e, "%%t%d = memref.load %%t%d[%%t%d] : %s\n", at[j], bounds, i, bt);
+    }
+    e->rows = true;
+    e->row_lo = at[0];
+    e->row_hi = at[1];
+    e->row_nest = e->num_nests;
+    for (q = op; !st; q = q->next) {
+      const cpu_step_t *s = cpu_plan_step(e->plan, q);
+      if (s && s->row_kernel) {
+        e->cur_op = q;
+        st = kernel_loops(e, q);
+      }
+      if (q == *last)
+        break;
+    }
+    e->rows = false;
+  }
+  if (!st)
+    task_mark(e, 2);
+  return st;
 }
 
 eddy_status_t cpu_emit_block(cpu_emit_t *e, eddy_block_t *b) {
@@ -1313,7 +1397,15 @@ eddy_status_t cpu_emit_block(cpu_emit_t *e, eddy_block_t *b) {
   for (eddy_op_t *op = b->first; op; op = op->next, k++) {
     if (eddy_ir_op_has_trait(op, EDDY_TRAIT_TERMINATOR))
       break;
-    const cpu_step_t *s = b == e->top ? cpu_plan_step(e->plan, op) : NULL;
+    const cpu_step_t *rs = cpu_plan_step(e->plan, op);
+    if (rs && rs->row_kernel == 1) {
+      intptr_t first = k;
+      EDDY_RETURN_IF_ERROR(emit_row_run(e, op, &k, &op));
+      for (intptr_t i = first; b == e->top && i <= k; i++)
+        release_dead(e, i);
+      continue;
+    }
+    const cpu_step_t *s = b == e->top ? rs : NULL;
     if (s && s->task == 1) {
       intptr_t first = k;
       EDDY_RETURN_IF_ERROR(emit_tasks(e, op, &k, &op));

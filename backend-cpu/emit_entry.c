@@ -273,44 +273,16 @@ static eddy_status_t abi_decls(eddy_buf_t *out, const abi_fn_t *fns,
   return NULL;
 }
 
-static bool type_dyn(const eddy_type_t *t) {
-  if (t->kind == EDDY_TYPE_LIST)
-    return t->elem && type_dyn(t->elem);
-  return cpu_type_is_dynamic(t);
-}
-
-typedef struct dyn_scan {
+typedef struct fallible_scan {
   const eddy_module_t *m;
   int depth;
   bool found;
-} dyn_scan_t;
-
-/// Finds values with dynamic dims in op, its regions and (inlined) callees.
-static eddy_walk_result_t find_dynamic(eddy_op_t *op, void *user) {
-  dyn_scan_t *s = user;
-  for (uint32_t i = 0; i < op->num_results; i++)
-    s->found = s->found || type_dyn(op->results[i].type);
-  for (uint32_t r = 0; r < op->num_regions; r++)
-    for (eddy_block_t *b = op->regions[r].first; b; b = b->next)
-      for (uint32_t i = 0; i < b->num_args; i++)
-        s->found = s->found || type_dyn(b->args[i]->type);
-  if (cpu_op_info(op)->cls == CPU_OP_CALL && s->depth < CPU_MAX_INLINE_DEPTH) {
-    const eddy_attr_t *c = eddy_ir_op_attr(op, "callee");
-    eddy_op_t *callee =
-        c ? eddy_ir_module_lookup_func(s->m, c->u.str.data) : NULL;
-    if (callee) {
-      s->depth++;
-      eddy_ir_walk_pre(callee, find_dynamic, s);
-      s->depth--;
-    }
-  }
-  return s->found ? EDDY_WALK_INTERRUPT : EDDY_WALK_ADVANCE;
-}
+} fallible_scan_t;
 
 /// Finds ops that can fail at run time in op, its regions and (inlined)
 /// callees.
 static eddy_walk_result_t find_fallible(eddy_op_t *op, void *user) {
-  dyn_scan_t *s = user;
+  fallible_scan_t *s = user;
   s->found = s->found || cpu_op_info(op)->fallible;
   if (!s->found && cpu_op_info(op)->cls == CPU_OP_CALL &&
       s->depth < CPU_MAX_INLINE_DEPTH) {
@@ -473,15 +445,8 @@ static eddy_status_t emit_func(cpu_emit_t *e, eddy_op_t *func,
   e->loop_limit = -1;
   e->loop_deadline = -1;
   e->krec = -1;
-  dyn_scan_t scan = {e->module, 0, false};
-  for (uint32_t i = 0; i < ft->num_inputs; i++)
-    scan.found = scan.found || type_dyn(ft->inputs[i]);
-  for (uint32_t i = 0; i < ft->num_outputs; i++)
-    scan.found = scan.found || type_dyn(ft->outputs[i]);
-  if (!scan.found)
-    eddy_ir_walk_pre(func, find_dynamic, &scan);
-  e->dyn = scan.found;
-  dyn_scan_t fscan = {e->module, 0, e->dyn};
+  e->dyn = e->plan->dynamic;
+  fallible_scan_t fscan = {e->module, 0, e->dyn};
   eddy_ir_walk_pre(func, find_fallible, &fscan);
   if (fscan.found) {
     const eddy_type_t *i32s = eddy_ir_scalar_type_get(e->ctx, EDDY_DT_I32);
@@ -783,7 +748,8 @@ static eddy_status_t emit_func(cpu_emit_t *e, eddy_op_t *func,
 }
 
 eddy_cpu_opts_t eddy_cpu_opts_default(void) {
-  eddy_cpu_opts_t o = {NULL, NULL, 3, true, 0, EDDY_CPU_FORM_HOST, false, false, 0};
+  eddy_cpu_opts_t o = {
+      .opt_level = 3, .fuse = true, .form = EDDY_CPU_FORM_HOST};
   return o;
 }
 

@@ -130,6 +130,11 @@ typedef struct cpu_emit {
   /// each, on the stack; -1 when the plan has none.
   int gemm_caches;
   bool tasks_declared; ///< the task markers' declarations are written
+  /// While a block of rows of a run of row-parallel kernels is emitted
+  /// (rows): a kernel's loop nest opened at nest depth row_nest runs its
+  /// dim 0 over [%t<row_lo>, %t<row_hi>) only.
+  bool rows;
+  int row_lo, row_hi, row_nest;
 } cpu_emit_t;
 
 /// The packed-B cache of the plan's LIBRARY step of op (an !llvm.ptr %tN),

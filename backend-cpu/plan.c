@@ -39,6 +39,11 @@ static int64_t sat_mul(int64_t a, int64_t b) {
   return eddy_checked_mul_i64(a, b, &r) ? r : INT64_MAX;
 }
 
+/// a + b for a, b >= 0, saturated.
+static int64_t sat_add(int64_t a, int64_t b) {
+  return a > INT64_MAX - b ? INT64_MAX : a + b;
+}
+
 /// M*N*K of one library call (saturated), for a matmul of static type.
 static int64_t mm_call_work(const eddy_op_t *op) {
   cpu_mm_shape_t d;
@@ -598,6 +603,285 @@ static void plan_tasks(cpu_plan_t *p) {
   }
 }
 
+static bool type_dynamic_deep(const eddy_type_t *t) {
+  if (t->kind == EDDY_TYPE_LIST)
+    return t->elem && type_dynamic_deep(t->elem);
+  return cpu_type_is_dynamic(t);
+}
+
+typedef struct dyn_scan {
+  const eddy_module_t *m;
+  int depth;
+  bool found;
+} dyn_scan_t;
+
+/// Finds values with dynamic dims in op, its regions and (inlined) callees.
+static eddy_walk_result_t find_dynamic(eddy_op_t *op, void *user) {
+  dyn_scan_t *s = user;
+  for (uint32_t i = 0; i < op->num_results; i++)
+    s->found = s->found || type_dynamic_deep(op->results[i].type);
+  for (uint32_t r = 0; r < op->num_regions; r++)
+    for (eddy_block_t *b = op->regions[r].first; b; b = b->next)
+      for (uint32_t i = 0; i < b->num_args; i++)
+        s->found = s->found || type_dynamic_deep(b->args[i]->type);
+  if (cpu_op_info(op)->cls == CPU_OP_CALL && s->depth < CPU_MAX_INLINE_DEPTH) {
+    const eddy_attr_t *c = eddy_ir_op_attr(op, "callee");
+    eddy_op_t *callee =
+        c ? eddy_ir_module_lookup_func(s->m, c->u.str.data) : NULL;
+    if (callee) {
+      s->depth++;
+      eddy_ir_walk_pre(callee, find_dynamic, s);
+      s->depth--;
+    }
+  }
+  return s->found ? EDDY_WALK_INTERRUPT : EDDY_WALK_ADVANCE;
+}
+
+static bool func_dynamic(const eddy_module_t *m, const eddy_op_t *func) {
+  const eddy_type_t *ft = eddy_ir_func_type(func);
+  dyn_scan_t scan = {m, 0, false};
+  for (uint32_t i = 0; i < ft->num_inputs; i++)
+    scan.found = scan.found || type_dynamic_deep(ft->inputs[i]);
+  for (uint32_t i = 0; i < ft->num_outputs; i++)
+    scan.found = scan.found || type_dynamic_deep(ft->outputs[i]);
+  if (!scan.found)
+    eddy_ir_walk_pre((eddy_op_t *)func, find_dynamic, &scan);
+  return scan.found;
+}
+
+// ---- Row-parallel kernels -------------------------------------------------
+//
+// A run of kernel steps next to one another in a block (fused ops and
+// splat constants between them belong to their kernels) whose results all
+// have the same number R of rows (dim 0), where each kernel computes row r
+// of its results from row r of what it reads, or from values it reads
+// whole (broadcast along the rows: lower rank, or a dim 0 of 1). CPU_ROW_
+// PARTS tasks then each run every kernel of the run on their block of
+// rows, with one hand-off for the run: the tasks write disjoint rows, and
+// a task reads another kernel's result of the run only at its own rows,
+// which it computed itself. What one task reads whole, no task may write:
+// a kernel's result is never read whole by the run, and a kernel that
+// writes a loop value's buffer in place (cpu_plan_loop_out) writes one the
+// run does not read whole.
+
+typedef struct row_run {
+  const eddy_block_t *block;
+  int64_t rows;  ///< R
+  int64_t work;  ///< elements weighted by their ops' cost
+  int32_t count; ///< kernels
+  const eddy_op_t *first;
+  eddy_ptrmap_t members; ///< op -> 1
+  eddy_ptrmap_t whole;   ///< arguments of the block read whole -> 1
+} row_run_t;
+
+/// The cost of one element of op: a polynomial or a library call for the
+/// functions, a division or a root for a few others, one for the rest
+/// (what the plan's split decision needs, not a timing).
+static int64_t elem_cost(const eddy_op_t *op) {
+  switch (eddy_dialects_opcode(op)) {
+  case EDDY_OP_CORE_EXP:
+  case EDDY_OP_CORE_EXPM1:
+  case EDDY_OP_CORE_LOG:
+  case EDDY_OP_CORE_LOG1P:
+  case EDDY_OP_CORE_TANH:
+  case EDDY_OP_CORE_SIGMOID:
+  case EDDY_OP_CORE_SIN:
+  case EDDY_OP_CORE_COS:
+  case EDDY_OP_CORE_TAN:
+  case EDDY_OP_CORE_ASIN:
+  case EDDY_OP_CORE_ACOS:
+  case EDDY_OP_CORE_ATAN:
+  case EDDY_OP_CORE_ATAN2:
+  case EDDY_OP_CORE_SINH:
+  case EDDY_OP_CORE_COSH:
+  case EDDY_OP_CORE_ERF:
+  case EDDY_OP_CORE_POW:
+    return 16;
+  case EDDY_OP_CORE_DIV:
+  case EDDY_OP_CORE_SQRT:
+  case EDDY_OP_CORE_RSQRT:
+    return 4;
+  default:
+    return 1;
+  }
+}
+
+static bool is_static_tensor(const eddy_type_t *t) {
+  return eddy_ir_type_is_tensor(t) && !cpu_type_is_dynamic(t);
+}
+
+/// Whether value v, read by a kernel of the run whose index has `rank`
+/// dims (dim 0 the rows while by_rows), keeps the run's rows apart; adds
+/// the work of the fused ops computing it (elems: the kernel's elements).
+static bool rows_read(const cpu_plan_t *p, row_run_t *r, const eddy_value_t *v,
+                      int32_t rank, bool by_rows, int64_t elems) {
+  const eddy_type_t *t = v->type;
+  if (!eddy_ir_type_is_tensor(t))
+    return true; // (a list or a token: the run holds no list op)
+  if (!is_static_tensor(t))
+    return false;
+  bool rowwise =
+      by_rows && t->rank == rank && t->rank > 0 && t->dims[0] == r->rows;
+  const eddy_op_t *d = v->def;
+  const cpu_step_t *s = d ? cpu_plan_step(p, d) : NULL;
+  if (s && s->kind == CPU_STEP_FUSED) {
+    r->work = sat_add(r->work, sat_mul(elem_cost(d), elems));
+    for (uint32_t i = 0; i < d->num_operands; i++)
+      if (!rows_read(p, r, eddy_ir_op_operand(d, i), t->rank, rowwise, elems))
+        return false;
+    return true;
+  }
+  if (rowwise)
+    return true; // row r at row r: a kernel's result of the run too
+  if (d && eddy_ptrmap_get(&r->members, d))
+    return false; // another task's rows
+  if (!d && v->block == r->block)
+    eddy_ptrmap_put(&r->whole, v, (void *)1);
+  return true;
+}
+
+/// Whether op's kernel computes its rows from the same rows of what it
+/// reads (with the run's R rows, or setting R when the run is empty);
+/// adds its work to the run.
+static bool row_kernel(const cpu_plan_t *p, row_run_t *r, const eddy_op_t *op) {
+  const cpu_step_t *s = cpu_plan_step(p, op);
+  if (!s || s->kind != CPU_STEP_KERNEL || s->view || s->product ||
+      s->runtime_library || s->task)
+    return false;
+  const eddy_type_t *t = op->results[0].type;
+  if (!is_static_tensor(t) || t->rank < 1)
+    return false;
+  int64_t rows = r->count ? r->rows : t->dims[0];
+  for (uint32_t i = 0; i < op->num_results; i++) {
+    const eddy_type_t *ti = op->results[i].type;
+    if (!is_static_tensor(ti) || ti->rank != t->rank || ti->dims[0] != rows)
+      return false;
+  }
+  int64_t saved_rows = r->rows, saved_work = r->work;
+  r->rows = rows;
+  int64_t elems = eddy_ir_type_num_elements(t);
+  bool ok;
+  if (cpu_op_is_pointwise(op) && op->num_results == 1) {
+    r->work = sat_add(r->work, sat_mul(elem_cost(op), elems));
+    ok = true;
+    for (uint32_t i = 0; ok && i < op->num_operands; i++)
+      ok = rows_read(p, r, eddy_ir_op_operand(op, i), t->rank, true, elems);
+  } else if (eddy_dialects_opcode(op) == EDDY_OP_CORE_SPLIT ||
+             eddy_dialects_opcode(op) == EDDY_OP_CORE_CONCAT) {
+    // Along a later axis: row r of each part is part of row r (split), row
+    // r of each operand is part of row r (concat). Each loop nest runs
+    // over an operand's elements (concat) or a part's (split).
+    int64_t axis = eddy_ir_op_attr_int(op, "axis", 0);
+    if (axis < 0)
+      axis += t->rank;
+    ok = axis >= 1 && axis < t->rank;
+    for (uint32_t i = 0; ok && i < op->num_operands; i++) {
+      const eddy_value_t *in = eddy_ir_op_operand(op, i);
+      ok = is_static_tensor(in->type) && in->type->rank == t->rank &&
+           in->type->dims[0] == rows;
+      int64_t in_elems = ok ? eddy_ir_type_num_elements(in->type) : 0;
+      r->work = sat_add(r->work, in_elems);
+      ok = ok && rows_read(p, r, in, t->rank, true, in_elems);
+    }
+  } else {
+    ok = false;
+  }
+  if (!ok) {
+    // (The run ends before op: what it marked read whole is dropped with
+    // the run, when it is closed.)
+    r->rows = saved_rows;
+    r->work = saved_work;
+  }
+  return ok;
+}
+
+/// Whether a kernel of the run writes in place a loop value's buffer that
+/// the run reads whole.
+static bool row_run_overwrites(const cpu_plan_t *p, const row_run_t *r) {
+  int32_t i = 0;
+  for (const eddy_op_t *op = r->first; i < r->count; op = op->next) {
+    if (!eddy_ptrmap_get(&r->members, op))
+      continue;
+    i++;
+    for (uint32_t k = 0; k < op->num_results; k++) {
+      int32_t pos = cpu_plan_loop_out(p, &op->results[k]);
+      if (pos >= 0 && (uint32_t)pos < r->block->num_args &&
+          eddy_ptrmap_get(&r->whole, r->block->args[pos]))
+        return true;
+    }
+  }
+  return false;
+}
+
+/// Marks the run's kernels when it is worth dividing, and starts a new run.
+static void row_run_close(cpu_plan_t *p, row_run_t *r) {
+  bool worth = r->count > 0 && r->work >= CPU_ROW_WORK &&
+               r->rows / CPU_ROW_PARTS >= CPU_ROW_MIN_ROWS &&
+               !row_run_overwrites(p, r);
+  int32_t i = 0;
+  for (const eddy_op_t *op = r->first; worth && i < r->count; op = op->next) {
+    if (!eddy_ptrmap_get(&r->members, op))
+      continue;
+    cpu_step_t *s = eddy_ptrmap_get(&p->steps, op);
+    s->row_kernel = ++i;
+    s->num_row_kernels = r->count;
+  }
+  eddy_ptrmap_destroy(&r->members);
+  eddy_ptrmap_destroy(&r->whole);
+  const eddy_block_t *b = r->block;
+  memset(r, 0, sizeof *r);
+  r->block = b;
+  eddy_ptrmap_init(&r->members);
+  eddy_ptrmap_init(&r->whole);
+}
+
+static void plan_row_block(cpu_plan_t *p, const eddy_block_t *b);
+
+/// The runs of row-parallel kernels in b and in the regions of its ops
+/// (not in a row-split loop's parts, which already run at once, nor in
+/// callees, planned once for every call site).
+static void plan_row_block(cpu_plan_t *p, const eddy_block_t *b) {
+  row_run_t r = {.block = b};
+  eddy_ptrmap_init(&r.members);
+  eddy_ptrmap_init(&r.whole);
+  for (const eddy_op_t *op = b->first; op; op = op->next) {
+    if (eddy_ir_op_has_trait(op, EDDY_TRAIT_TERMINATOR))
+      break;
+    const cpu_step_t *s = cpu_plan_step(p, op);
+    if (s && (s->kind == CPU_STEP_FUSED || s->kind == CPU_STEP_SPLAT))
+      continue; // computed where its kernel runs, or inline
+    if (row_kernel(p, &r, op)) {
+      if (!r.count)
+        r.first = op;
+      r.count++;
+      eddy_ptrmap_put(&r.members, op, (void *)1);
+      continue;
+    }
+    row_run_close(p, &r);
+    if (row_kernel(p, &r, op)) { // the first of a new run
+      r.first = op;
+      r.count = 1;
+      eddy_ptrmap_put(&r.members, op, (void *)1);
+      continue;
+    }
+    if (s && s->task)
+      continue;
+    for (uint32_t k = 0; k < op->num_regions; k++)
+      for (const eddy_block_t *in = op->regions[k].first; in; in = in->next)
+        plan_row_block(p, in);
+  }
+  row_run_close(p, &r);
+  eddy_ptrmap_destroy(&r.members);
+  eddy_ptrmap_destroy(&r.whole);
+}
+
+/// Row-parallel kernels (host form, static shapes).
+static void plan_rows(cpu_plan_t *p) {
+  if (p->opts->form != EDDY_CPU_FORM_HOST || p->dynamic)
+    return;
+  plan_row_block(p, p->top);
+}
+
 eddy_status_t cpu_plan_build(cpu_plan_t *p, const eddy_module_t *m,
                              const eddy_op_t *func,
                              const eddy_cpu_opts_t *opts) {
@@ -613,8 +897,10 @@ eddy_status_t cpu_plan_build(cpu_plan_t *p, const eddy_module_t *m,
   p->arena = eddy_arena_create();
   if (!p->arena)
     return eddy_status_create(EDDY_ERR_RESOURCE, "out of memory");
+  p->dynamic = func_dynamic(m, func);
   plan_block(p, p->top);
   plan_tasks(p);
+  plan_rows(p);
   plan_direct_results(p);
   plan_liveness(p);
   return NULL;
@@ -885,6 +1171,10 @@ static void print_step(plan_printer_t *pp, const eddy_op_t *op, int depth,
   if (s->task)
     eddy_buf_printf(pp->out, " [task %d of %d, run at once]", s->task,
                     s->num_tasks);
+  if (s->row_kernel)
+    eddy_buf_printf(pp->out,
+                    " [by rows: kernel %d of %d, %d blocks of rows at once]",
+                    s->row_kernel, s->num_row_kernels, CPU_ROW_PARTS);
   // (An accumulation's cache is its product's.)
   int32_t cache =
       s->product ? cpu_plan_step(p, s->product)->gemm_cache : s->gemm_cache;

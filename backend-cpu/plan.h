@@ -13,6 +13,14 @@
 
 /// The most loops one group of row-split parts may run at once.
 #define CPU_MAX_TASKS 64
+/// Blocks of rows a run of row-parallel kernels is divided into (one task
+/// each), the fewest rows a block gets, and the least work a run must have
+/// to be divided (its elements, each weighted by the cost of the ops that
+/// compute it, plan.c): below it the hand-off to another core costs about
+/// what it saves (docs/cpu.md, "Row-parallel kernels").
+#define CPU_ROW_PARTS 2
+#define CPU_ROW_MIN_ROWS 8
+#define CPU_ROW_WORK ((int64_t)1 << 18)
 
 /// What an op becomes.
 typedef enum cpu_step_kind {
@@ -71,6 +79,15 @@ typedef struct cpu_step {
   /// starts them. 0: not a task.
   int32_t task;
   int32_t num_tasks;
+  /// KERNEL of a run of kernels next to one another in a block (host form)
+  /// that each compute their result rows from the same rows of what they
+  /// read (pointwise ops, splits along a later axis): i + 1 of the run's
+  /// num_row_kernels kernels. The run is computed by CPU_ROW_PARTS tasks of
+  /// the runtime's pool, each running every kernel of the run on its block
+  /// of rows (docs/cpu.md, "Row-parallel kernels"); the first, i = 0,
+  /// starts them. 0: not in such a run.
+  int32_t row_kernel;
+  int32_t num_row_kernels;
 } cpu_step_t;
 
 typedef struct cpu_plan {
@@ -97,6 +114,10 @@ typedef struct cpu_plan {
   /// cache_loops[i] (see cpu_step_t.gemm_cache).
   const eddy_op_t **cache_loops;
   int32_t num_gemm_caches;
+  /// Some value of the function (or of a callee it inlines) has dynamic
+  /// dims: every op then runs behind the emitter's error gates, and no
+  /// kernels run by rows.
+  bool dynamic;
   eddy_arena_t *arena;
 } cpu_plan_t;
 
