@@ -166,6 +166,28 @@ static void prefer_wide_vectors(MlirModule module) {
   }
 }
 
+static MlirWalkResult mark_contract(MlirOperation op, void *user) {
+  static const char *const ops[] = {"arith.mulf", "arith.addf", "arith.subf"};
+  for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
+    if (cpu_op_is(op, ops[i])) {
+      mlirOperationSetInherentAttributeByName(op, cpu_sref("fastmath"),
+                                              *(MlirAttribute *)user);
+      break;
+    }
+  return MlirWalkResultAdvance;
+}
+
+/// eddy_cpu_opts_t.fp_contract: every floating-point multiply, add and
+/// subtract carries arith's `contract` flag, which becomes LLVM's, so the
+/// code generator may fuse a multiply into the add or subtract that reads
+/// it (an FMA where the CPU has one).
+static void allow_contraction(MlirModule m) {
+  MlirAttribute contract = mlirAttributeParseGet(
+      mlirModuleGetContext(m), cpu_sref("#arith.fastmath<contract>"));
+  mlirOperationWalk(mlirModuleGetOperation(m), mark_contract, &contract,
+                    MlirWalkPreOrder);
+}
+
 /// Emits, parses and lowers @entry to the LLVM dialect as cg says (NULL:
 /// the CPU target's pipeline), calling cg's hooks.
 static eddy_status_t lower(const eddy_module_t *m, const char *entry,
@@ -195,6 +217,8 @@ static eddy_status_t lower(const eddy_module_t *m, const char *entry,
     return mlir_fail(s, "the emitted MLIR does not parse");
   // The plan's tasks, each a function the pool runs.
   EDDY_RETURN_IF_ERROR(cpu_tasks_outline(s->module));
+  if (opts->fp_contract)
+    allow_contraction(s->module);
   // The program (the CUDA form: its host code, kernels kept whole), where
   // it is large: parts of a tenth of the threshold (2000 ops by default),
   // looking inside ops of more than four parts.

@@ -65,6 +65,13 @@ typedef struct eddy_cpu_opts {
   /// approximations that vectorize (docs/cpu.md, "Numerics"). Default
   /// false. The GPU target's forms always use the math ops.
   bool libm_math;
+  /// Floating-point multiplies and adds may contract into fused
+  /// multiply-adds (LLVM's `contract`, as clang's -ffp-contract=fast and
+  /// XLA's CPU backend): one rounding instead of two where the code
+  /// generator fuses them, so results may differ from the evaluator's
+  /// and between CPUs with and without FMA (docs/cpu.md, "Numerics").
+  /// Default false: every op rounds, the same on every x86-64 CPU.
+  bool fp_contract;
   /// A function of at least this many MLIR ops is split: its structured
   /// ops of moderate size become noinline functions, which keeps LLVM's
   /// compile time linear (docs/cpu.md, "Compile times"). 0: the default

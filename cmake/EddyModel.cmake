@@ -1,7 +1,8 @@
 # eddy_add_model(NAME SOURCE FILE ENTRY FUNC [GRAD_WRT ARG...]
 #                [LOOP_MEMORY store|checkpoint|checkpoint:SLOTS|reversible]
 #                [PREFIX P]
-#                [TARGET cpu|cuda] [MARCH CPU] [GPU_ARCH sm_80|sm_90]
+#                [TARGET cpu|cuda] [MARCH CPU] [FP_CONTRACT off|fast]
+#                [GPU_ARCH sm_80|sm_90]
 #                [GPU_MATMUL_PRECISION highest|tf32] [FEEDS name...] [FETCHES name[:i]...])
 #
 # Adds a static library NAME built from function FUNC of the model FILE:
@@ -12,7 +13,10 @@
 # cuda compiles for NVIDIA GPUs (GPU_ARCH, default sm_90; docs/gpu.md): the
 # same interface, the kernels embedded in the object, the CUDA driver loaded
 # at run time. GPU_MATMUL_PRECISION tf32 lets cuBLAS round matmul inputs to
-# TF32 (default highest: FP32 arithmetic).
+# TF32 (default highest: FP32 arithmetic). FP_CONTRACT fast (TARGET cpu)
+# lets multiplies and adds fuse into FMAs, as XLA's CPU backend does
+# (`eddy compile --fp-contract=fast`; default off: every op rounds,
+# docs/cpu.md, "Numerics").
 #
 # FILE is textual eddy IR (.eddy, .mlir) or a TensorFlow GraphDef (.pb): a
 # GraphDef is imported (`eddy import --prune`, with FEEDS / FETCHES as
@@ -34,7 +38,7 @@
 # EDDY_MODEL_RUNTIME if set (e.g. eddy::eddyrt_shared), else eddy::eddyrt.
 function(eddy_add_model name)
   cmake_parse_arguments(A ""
-    "SOURCE;ENTRY;PREFIX;TARGET;MARCH;GPU_ARCH;GPU_MATMUL_PRECISION;LOOP_MEMORY"
+    "SOURCE;ENTRY;PREFIX;TARGET;MARCH;FP_CONTRACT;GPU_ARCH;GPU_MATMUL_PRECISION;LOOP_MEMORY"
     "FEEDS;FETCHES;GRAD_WRT" ${ARGN})
   if(A_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "eddy_add_model(${name}): unknown arguments: ${A_UNPARSED_ARGUMENTS}")
@@ -56,6 +60,13 @@ function(eddy_add_model name)
   if(A_GPU_MATMUL_PRECISION AND NOT A_GPU_MATMUL_PRECISION MATCHES "^(highest|tf32)$")
     message(FATAL_ERROR "eddy_add_model(${name}): unknown GPU_MATMUL_PRECISION "
       "'${A_GPU_MATMUL_PRECISION}' (known: highest, tf32)")
+  endif()
+  if(A_FP_CONTRACT AND NOT A_FP_CONTRACT MATCHES "^(off|fast)$")
+    message(FATAL_ERROR "eddy_add_model(${name}): unknown FP_CONTRACT "
+      "'${A_FP_CONTRACT}' (known: off, fast)")
+  endif()
+  if(A_FP_CONTRACT STREQUAL "fast" AND A_TARGET STREQUAL "cuda")
+    message(FATAL_ERROR "eddy_add_model(${name}): FP_CONTRACT fast needs TARGET cpu")
   endif()
   if(A_LOOP_MEMORY AND NOT A_GRAD_WRT)
     message(FATAL_ERROR "eddy_add_model(${name}): LOOP_MEMORY needs GRAD_WRT")
@@ -108,6 +119,9 @@ function(eddy_add_model name)
   set(march)
   if(A_MARCH)
     set(march -march=${A_MARCH})
+  endif()
+  if(A_FP_CONTRACT)
+    list(APPEND march --fp-contract=${A_FP_CONTRACT})
   endif()
   if(A_TARGET STREQUAL "cuda")
     list(APPEND march --target=cuda)

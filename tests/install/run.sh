@@ -92,7 +92,7 @@ fi
   { cat "$work/project-configure.log"; fail "configuring tests/install"; }
 "$cmake" --build "$work/project" >"$work/project-build.log" 2>&1 ||
   { cat "$work/project-build.log"; fail "building tests/install"; }
-for app in app_static app_shared app_grad app_grad_ckpt app_graphdef; do
+for app in app_static app_shared app_fma app_grad app_grad_ckpt app_graphdef; do
   "$work/project/$app" || fail "$app"
 done
 "$work/project/app_rnn_grad" "$rnn_grad" || fail "app_rnn_grad"

@@ -39,6 +39,14 @@ try:
         blas = " " + m.group(1).replace(";", " ")
 except OSError:
     pass
+# A host CPU with fused multiply-add (x86 `fma`): compiled code that may
+# contract multiplies and adds (--fp-contract=fast) then gets FMAs.
+try:
+    with open("/proc/cpuinfo") as f:
+        if re.search(r"^flags\s*:.*\bfma\b", f.read(), re.M):
+            config.available_features.add("host-fma")
+except OSError:
+    pass
 config.substitutions.append(
     ("%cc-eddyrt",
      "cc -std=c11 -Wall -Wextra -Werror%s -I%s -I%s" %

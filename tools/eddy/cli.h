@@ -69,6 +69,10 @@ bool eddy_cli_flag_value(int argc, char **argv, int *i, const char *flag,
 /// or "tf32" (true). Returns false for anything else.
 bool eddy_cli_gpu_matmul_tf32(const char *value, bool *out_tf32);
 
+/// The value of --fp-contract: "off" (false) or "fast" (true). Returns
+/// false for anything else.
+bool eddy_cli_fp_contract(const char *value, bool *out_contract);
+
 /// The value of --outline-ops: a decimal count of at least 1. Returns false
 /// for anything else.
 bool eddy_cli_outline_ops(const char *value, size_t *out_ops);

@@ -45,6 +45,16 @@ bool eddy_cli_gpu_matmul_tf32(const char *value, bool *out_tf32) {
   return true;
 }
 
+bool eddy_cli_fp_contract(const char *value, bool *out_contract) {
+  if (value && strcmp(value, "off") == 0)
+    *out_contract = false;
+  else if (value && strcmp(value, "fast") == 0)
+    *out_contract = true;
+  else
+    return false;
+  return true;
+}
+
 bool eddy_cli_outline_ops(const char *value, size_t *out_ops) {
   int64_t n;
   if (!eddy_cli_parse_count(value, false, &n) || n < 1)

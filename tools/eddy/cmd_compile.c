@@ -64,6 +64,10 @@ static int print_help(void) {
       "                         f32/f16/bf16 as libm calls, not the inline\n"
       "                         approximations that vectorize (docs/cpu.md;\n"
       "                         the GPU target always calls libdevice)\n"
+      "  --fp-contract=off|fast (cpu) fast lets multiplies and adds fuse\n"
+      "                         into FMAs, as XLA's CPU backend does (one\n"
+      "                         rounding; results then depend on the CPU;\n"
+      "                         default off; docs/cpu.md, \"Numerics\")\n"
       "  --outline-ops=N        split a function of N MLIR ops or more into\n"
       "                         functions LLVM compiles in linear time\n"
       "                         (default 8000; cuda: the host code, a\n"
@@ -153,6 +157,11 @@ static int parse_args(int argc, char **argv, compile_args_t *a) {
       a->cpu.fuse = false;
     } else if (strcmp(arg, "--libm-math") == 0) {
       a->cpu.libm_math = true;
+    } else if (eddy_cli_flag_value(argc, argv, &i, "--fp-contract", &val)) {
+      if (!eddy_cli_fp_contract(val, &a->cpu.fp_contract))
+        return eddy_cli_usage_error(
+            "compile", "unknown --fp-contract '%s' (known: off, fast)",
+            val ? val : "");
     } else if (eddy_cli_flag_value(argc, argv, &i, "--outline-ops", &val)) {
       if (!eddy_cli_outline_ops(val, &a->cpu.outline_ops))
         return eddy_cli_usage_error("compile", "--outline-ops needs a count "
@@ -182,6 +191,9 @@ static int parse_args(int argc, char **argv, compile_args_t *a) {
     return eddy_cli_usage_error("compile", "--gpu-arch, --cuda-toolkit and "
                                            "--gpu-matmul-precision need "
                                            "--target=cuda");
+  if (cuda && a->cpu.fp_contract)
+    return eddy_cli_usage_error("compile",
+                                "--fp-contract=fast is for --target=cpu");
   if (a->emit && strcmp(a->emit, "ptx") == 0 && !cuda)
     return eddy_cli_usage_error("compile", "--emit=ptx needs --target=cuda");
   if (a->emit && strcmp(a->emit, "llvm") == 0 && cuda)

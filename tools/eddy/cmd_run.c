@@ -33,9 +33,10 @@ typedef struct run_args {
   const char *mode;     ///< "eval"
   const char *target;   ///< --mode=compiled: "cpu" (default), "kernels", "cuda"
   const char *precision; ///< --gpu-matmul-precision, or NULL
-  bool matmul_tf32;      ///< --gpu-matmul-precision=tf32
-  bool libm_math;        ///< --libm-math (eddy_cpu_opts_t.libm_math)
-  size_t outline_ops;    ///< --outline-ops (eddy_cpu_opts_t.outline_ops)
+  /// --gpu-matmul-precision=tf32, --libm-math, --fp-contract=fast,
+  /// --outline-ops
+  eddy_cli_compiled_opts_t compiled;
+  bool fp_contract_set; ///< --fp-contract given (either value)
   const char *out_dir;  ///< NULL: write no files
   const char *inputs_dir; ///< --write-inputs: the arguments as .npy, or NULL
   const char *pipeline; ///< passes to run before evaluating, or NULL
@@ -95,6 +96,10 @@ static int print_help(void) {
       "                         sigmoid of f32/f16/bf16 as libm calls, not\n"
       "                         inline approximations (docs/cpu.md; the GPU\n"
       "                         target always calls its library)\n"
+      "  --fp-contract=off|fast --mode=compiled: fast lets multiplies and\n"
+      "                         adds fuse into FMAs (one rounding; results\n"
+      "                         then depend on the CPU; default off;\n"
+      "                         docs/cpu.md, \"Numerics\")\n"
       "  --outline-ops=N        --mode=compiled: split a function of N MLIR\n"
       "                         ops or more into functions (default 8000;\n"
       "                         docs/cpu.md, \"Compile times\")\n"
@@ -200,16 +205,23 @@ static int parse_args(int argc, char **argv, run_args_t *a) {
       a->target = val;
     } else if (eddy_cli_flag_value(argc, argv, &i, "--gpu-matmul-precision",
                                    &val)) {
-      if (!eddy_cli_gpu_matmul_tf32(val, &a->matmul_tf32))
+      if (!eddy_cli_gpu_matmul_tf32(val, &a->compiled.matmul_tf32))
         return eddy_cli_usage_error("run",
                                     "unknown --gpu-matmul-precision '%s' "
                                     "(known: highest, tf32)",
                                     val ? val : "");
       a->precision = val;
     } else if (strcmp(arg, "--libm-math") == 0) {
-      a->libm_math = true;
+      a->compiled.libm_math = true;
+    } else if (eddy_cli_flag_value(argc, argv, &i, "--fp-contract", &val)) {
+      if (!eddy_cli_fp_contract(val, &a->compiled.fp_contract))
+        return eddy_cli_usage_error("run",
+                                    "unknown --fp-contract '%s' (known: off, "
+                                    "fast)",
+                                    val ? val : "");
+      a->fp_contract_set = true;
     } else if (eddy_cli_flag_value(argc, argv, &i, "--outline-ops", &val)) {
-      if (!eddy_cli_outline_ops(val, &a->outline_ops))
+      if (!eddy_cli_outline_ops(val, &a->compiled.outline_ops))
         return eddy_cli_usage_error("run", "--outline-ops needs a count of "
                                            "at least 1, not '%s'",
                                     val ? val : "");
@@ -473,15 +485,21 @@ static eddy_status_t run_eval(eddy_ctx_t *ctx, run_args_t *a) {
     return eddy_status_create(EDDY_ERR_INVALID_ARGUMENT,
                               "--target applies to --mode=compiled, not "
                               "--mode=%s", a->mode);
-  if ((a->libm_math || a->outline_ops) && strcmp(a->mode, "compiled") != 0)
+  if ((a->compiled.libm_math || a->compiled.outline_ops ||
+       a->fp_contract_set) &&
+      strcmp(a->mode, "compiled") != 0)
     return eddy_status_create(EDDY_ERR_INVALID_ARGUMENT,
-                              "--libm-math and --outline-ops apply to "
-                              "--mode=compiled, not "
-                              "--mode=%s", a->mode);
+                              "--libm-math, --fp-contract and --outline-ops "
+                              "apply to --mode=compiled, not --mode=%s",
+                              a->mode);
   if (a->precision && (!a->target || strcmp(a->target, "cuda") != 0))
     return eddy_status_create(EDDY_ERR_INVALID_ARGUMENT,
                               "--gpu-matmul-precision needs --mode=compiled "
                               "--target=cuda");
+  if (a->compiled.fp_contract && a->target && strcmp(a->target, "cuda") == 0)
+    return eddy_status_create(EDDY_ERR_INVALID_ARGUMENT,
+                              "--fp-contract=fast applies to the CPU target "
+                              "(--target=cpu or kernels), not cuda");
   if (a->interp.from_v1 && !eddy_cli_is_graphdef(a->input))
     return eddy_status_create(EDDY_ERR_INVALID_ARGUMENT,
                               "--from=v1 needs a TensorFlow GraphDef "
@@ -546,10 +564,8 @@ static eddy_status_t run_eval(eddy_ctx_t *ctx, run_args_t *a) {
     st = find_entry(m_v1, a->entry, &v1_func);
   bool print = true;
   if (!st && strcmp(a->mode, "compiled") == 0)
-    st = eddy_cli_run_compiled(rt, m, func, a->target, a->matmul_tf32,
-                               a->libm_math, a->outline_ops, vals, nin,
-                               vals + nin, nout, NULL,
-                               NULL);
+    st = eddy_cli_run_compiled(rt, m, func, a->target, &a->compiled, vals,
+                               nin, vals + nin, nout, NULL, NULL);
   else if (!st && strcmp(a->mode, "compare") == 0)
     st = eddy_cli_run_compare(rt, m, (eddy_op_t *)func, (eddy_op_t *)v1_func,
                               &a->eval, &a->interp, vals, nin, vals + nin,

@@ -138,9 +138,7 @@ static void run_one(run_t *r, eddy_rt_ctx_t *rt, const eddy_module_t *m,
                                 r->vals, nout, &r->ms);
   } else {
     double run_ms = -1;
-    r->st = eddy_cli_run_compiled(rt, m, func, k_exec[r->x], false, false, 0,
-                                  args,
-                                  nin,
+    r->st = eddy_cli_run_compiled(rt, m, func, k_exec[r->x], NULL, args, nin,
                                   r->vals, nout, &r->compile_ms, &run_ms);
     r->ms = run_ms;
     // Not applicable: the target cannot compile the program, or there is

@@ -18,8 +18,7 @@ double eddy_cli_now_ms(void) {
 
 eddy_status_t eddy_cli_run_compiled(eddy_rt_ctx_t *rt, const eddy_module_t *m,
                                     const eddy_op_t *func, const char *target,
-                                    bool matmul_tf32, bool libm_math,
-                                    size_t outline_ops,
+                                    const eddy_cli_compiled_opts_t *opts,
                                     const eddy_eval_value_t *args,
                                     size_t num_args,
                                     eddy_eval_value_t *out_results,
@@ -39,15 +38,19 @@ eddy_status_t eddy_cli_run_compiled(eddy_rt_ctx_t *rt, const eddy_module_t *m,
   // A fixed prefix: function names need not be C identifiers.
   eddy_cpu_opts_t o = eddy_cpu_opts_default();
   o.prefix = "eddy_jit";
-  o.libm_math = libm_math;
-  o.outline_ops = outline_ops;
+  eddy_cli_compiled_opts_t none = {0};
+  if (!opts)
+    opts = &none;
+  o.libm_math = opts->libm_math;
+  o.fp_contract = opts->fp_contract;
+  o.outline_ops = opts->outline_ops;
   if (target && strcmp(target, "kernels") == 0)
     o.form = EDDY_CPU_FORM_KERNELS;
   if (target && strcmp(target, "cuda") == 0) {
     eddy_gpu_opts_t g = eddy_gpu_opts_default();
     g.prefix = o.prefix;
-    g.matmul_tf32 = matmul_tf32;
-    g.outline_ops = outline_ops;
+    g.matmul_tf32 = opts->matmul_tf32;
+    g.outline_ops = opts->outline_ops;
     EDDY_RETURN_IF_ERROR(
         eddy_gpu_jit_create(m, eddy_ir_func_name(func), &g, &jit));
   } else {
