@@ -1351,6 +1351,10 @@ static eddy_status_t emit_row_run(cpu_emit_t *e, eddy_op_t *op, intptr_t *k,
       break;
   }
   *last = q;
+  // (A function with dynamic shapes runs each step only while no error has
+  // been recorded: the run as one.)
+  if (e->dyn)
+    cpu_gate_open(e);
   int64_t rows = op->results[0].type->dims[0];
   int bounds = cpu_fresh(e);
   char bt[32];
@@ -1389,6 +1393,8 @@ static eddy_status_t emit_row_run(cpu_emit_t *e, eddy_op_t *op, intptr_t *k,
   }
   if (!st)
     task_mark(e, 2);
+  if (e->dyn)
+    cpu_gate_close(e);
   return st;
 }
 

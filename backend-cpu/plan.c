@@ -875,9 +875,10 @@ static void plan_row_block(cpu_plan_t *p, const eddy_block_t *b) {
   eddy_ptrmap_destroy(&r.whole);
 }
 
-/// Row-parallel kernels (host form, static shapes).
+/// Row-parallel kernels (host form; kernels of static shapes, in a
+/// function that may have dynamic ones).
 static void plan_rows(cpu_plan_t *p) {
-  if (p->opts->form != EDDY_CPU_FORM_HOST || p->dynamic)
+  if (p->opts->form != EDDY_CPU_FORM_HOST)
     return;
   plan_row_block(p, p->top);
 }

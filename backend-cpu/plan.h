@@ -115,8 +115,8 @@ typedef struct cpu_plan {
   const eddy_op_t **cache_loops;
   int32_t num_gemm_caches;
   /// Some value of the function (or of a callee it inlines) has dynamic
-  /// dims: every op then runs behind the emitter's error gates, and no
-  /// kernels run by rows.
+  /// dims: every op then runs behind the emitter's error gates (a run of
+  /// row-parallel kernels behind one).
   bool dynamic;
   eddy_arena_t *arena;
 } cpu_plan_t;
