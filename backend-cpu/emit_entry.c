@@ -273,31 +273,6 @@ static eddy_status_t abi_decls(eddy_buf_t *out, const abi_fn_t *fns,
   return NULL;
 }
 
-typedef struct fallible_scan {
-  const eddy_module_t *m;
-  int depth;
-  bool found;
-} fallible_scan_t;
-
-/// Finds ops that can fail at run time in op, its regions and (inlined)
-/// callees.
-static eddy_walk_result_t find_fallible(eddy_op_t *op, void *user) {
-  fallible_scan_t *s = user;
-  s->found = s->found || cpu_op_info(op)->fallible;
-  if (!s->found && cpu_op_info(op)->cls == CPU_OP_CALL &&
-      s->depth < CPU_MAX_INLINE_DEPTH) {
-    const eddy_attr_t *c = eddy_ir_op_attr(op, "callee");
-    eddy_op_t *callee =
-        c ? eddy_ir_module_lookup_func(s->m, c->u.str.data) : NULL;
-    if (callee) {
-      s->depth++;
-      eddy_ir_walk_pre(callee, find_fallible, s);
-      s->depth--;
-    }
-  }
-  return s->found ? EDDY_WALK_INTERRUPT : EDDY_WALK_ADVANCE;
-}
-
 /// %tN = the status of allocating results[i] of type t with the dims at
 /// %t<dp> (i64 array): 0, or the runtime's error code (message written).
 static int alloc_result(cpu_emit_t *e, uint32_t i, const eddy_type_t *t,
@@ -446,9 +421,7 @@ static eddy_status_t emit_func(cpu_emit_t *e, eddy_op_t *func,
   e->loop_deadline = -1;
   e->krec = -1;
   e->dyn = e->plan->dynamic;
-  fallible_scan_t fscan = {e->module, 0, e->dyn};
-  eddy_ir_walk_pre(func, find_fallible, &fscan);
-  if (fscan.found) {
+  if (e->plan->fallible) {
     const eddy_type_t *i32s = eddy_ir_scalar_type_get(e->ctx, EDDY_DT_I32);
     const eddy_type_t *i64s = eddy_ir_scalar_type_get(e->ctx, EDDY_DT_I64);
     e->eflag = cpu_alloc_slot(e, i32s);

@@ -609,44 +609,65 @@ static bool type_dynamic_deep(const eddy_type_t *t) {
   return cpu_type_is_dynamic(t);
 }
 
-typedef struct dyn_scan {
+/// A walk of a function's ops, its regions' and its inlined callees'
+/// (ctl.call, to CPU_MAX_INLINE_DEPTH), until `hit` says yes for one.
+typedef struct op_scan {
   const eddy_module_t *m;
+  bool (*hit)(const eddy_op_t *op);
   int depth;
   bool found;
-} dyn_scan_t;
+} op_scan_t;
 
-/// Finds values with dynamic dims in op, its regions and (inlined) callees.
-static eddy_walk_result_t find_dynamic(eddy_op_t *op, void *user) {
-  dyn_scan_t *s = user;
-  for (uint32_t i = 0; i < op->num_results; i++)
-    s->found = s->found || type_dynamic_deep(op->results[i].type);
-  for (uint32_t r = 0; r < op->num_regions; r++)
-    for (eddy_block_t *b = op->regions[r].first; b; b = b->next)
-      for (uint32_t i = 0; i < b->num_args; i++)
-        s->found = s->found || type_dynamic_deep(b->args[i]->type);
-  if (cpu_op_info(op)->cls == CPU_OP_CALL && s->depth < CPU_MAX_INLINE_DEPTH) {
+static eddy_walk_result_t scan_op(eddy_op_t *op, void *user) {
+  op_scan_t *s = user;
+  s->found = s->found || s->hit(op);
+  if (!s->found && cpu_op_info(op)->cls == CPU_OP_CALL &&
+      s->depth < CPU_MAX_INLINE_DEPTH) {
     const eddy_attr_t *c = eddy_ir_op_attr(op, "callee");
     eddy_op_t *callee =
         c ? eddy_ir_module_lookup_func(s->m, c->u.str.data) : NULL;
     if (callee) {
       s->depth++;
-      eddy_ir_walk_pre(callee, find_dynamic, s);
+      eddy_ir_walk_pre(callee, scan_op, s);
       s->depth--;
     }
   }
   return s->found ? EDDY_WALK_INTERRUPT : EDDY_WALK_ADVANCE;
 }
 
+static bool scan_func(const eddy_module_t *m, const eddy_op_t *func,
+                      bool (*hit)(const eddy_op_t *op)) {
+  op_scan_t s = {m, hit, 0, false};
+  eddy_ir_walk_pre((eddy_op_t *)func, scan_op, &s);
+  return s.found;
+}
+
+/// op has a result or a region argument with dynamic dims.
+static bool has_dynamic(const eddy_op_t *op) {
+  for (uint32_t i = 0; i < op->num_results; i++)
+    if (type_dynamic_deep(op->results[i].type))
+      return true;
+  for (uint32_t r = 0; r < op->num_regions; r++)
+    for (const eddy_block_t *b = op->regions[r].first; b; b = b->next)
+      for (uint32_t i = 0; i < b->num_args; i++)
+        if (type_dynamic_deep(b->args[i]->type))
+          return true;
+  return false;
+}
+
+static bool is_fallible(const eddy_op_t *op) {
+  return cpu_op_info(op)->fallible;
+}
+
 static bool func_dynamic(const eddy_module_t *m, const eddy_op_t *func) {
   const eddy_type_t *ft = eddy_ir_func_type(func);
-  dyn_scan_t scan = {m, 0, false};
   for (uint32_t i = 0; i < ft->num_inputs; i++)
-    scan.found = scan.found || type_dynamic_deep(ft->inputs[i]);
+    if (type_dynamic_deep(ft->inputs[i]))
+      return true;
   for (uint32_t i = 0; i < ft->num_outputs; i++)
-    scan.found = scan.found || type_dynamic_deep(ft->outputs[i]);
-  if (!scan.found)
-    eddy_ir_walk_pre((eddy_op_t *)func, find_dynamic, &scan);
-  return scan.found;
+    if (type_dynamic_deep(ft->outputs[i]))
+      return true;
+  return scan_func(m, func, has_dynamic);
 }
 
 // ---- Row-parallel kernels -------------------------------------------------
@@ -899,6 +920,7 @@ eddy_status_t cpu_plan_build(cpu_plan_t *p, const eddy_module_t *m,
   if (!p->arena)
     return eddy_status_create(EDDY_ERR_RESOURCE, "out of memory");
   p->dynamic = func_dynamic(m, func);
+  p->fallible = p->dynamic || scan_func(m, func, is_fallible);
   plan_block(p, p->top);
   plan_tasks(p);
   plan_rows(p);

@@ -118,6 +118,9 @@ typedef struct cpu_plan {
   /// dims: every op then runs behind the emitter's error gates (a run of
   /// row-parallel kernels behind one).
   bool dynamic;
+  /// Some op can record a run-time error (a bad index, list misuse, a
+  /// shape check of the dynamic case): the function gets the error slots.
+  bool fallible;
   eddy_arena_t *arena;
 } cpu_plan_t;
 
