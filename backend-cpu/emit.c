@@ -1291,11 +1291,8 @@ static eddy_status_t emit_op_static(cpu_emit_t *e, eddy_op_t *op) {
   return kernel_loops(e, op);
 }
 
-/// The plan's tasks starting at op (loops run at once): each one's code
-/// between marker calls, which compile.c turns into one task of the
-/// runtime's pool each (cpu_tasks_outline). No buffer freed by one part is
-/// reused before all are done: the parts run at the same time. Advances *k
-/// to the last part's index and sets *last to that part.
+/// Task marker m (0: the group begins, 1: the next task, 2: the group
+/// ends; k_cpu_task_marks), declared on first use.
 static void task_mark(cpu_emit_t *e, int m) {
   if (!e->tasks_declared) {
     for (int i = 0; i < 3; i++)
@@ -1306,6 +1303,11 @@ static void task_mark(cpu_emit_t *e, int m) {
   cpu_p(e, "func.call @%s() : () -> ()\n", k_cpu_task_marks[m]);
 }
 
+/// The plan's tasks starting at op (loops run at once): each one's code
+/// between marker calls, which compile.c turns into one task of the
+/// runtime's pool each (cpu_tasks_outline). No buffer freed by one part is
+/// reused before all are done: the parts run at the same time. Advances *k
+/// to the last part's index and sets *last to that part.
 static eddy_status_t emit_tasks(cpu_emit_t *e, eddy_op_t *op, intptr_t *k,
                                 eddy_op_t **last) {
   const cpu_step_t *s = cpu_plan_step(e->plan, op);
@@ -1330,8 +1332,8 @@ static eddy_status_t emit_tasks(cpu_emit_t *e, eddy_op_t *op, intptr_t *k,
 /// over those rows, between marker calls that compile.c turns into one
 /// task of the runtime's pool per block (cpu_tasks_outline). A task reads
 /// its rows' bounds from memory its launch passes it, not as constants:
-/// LLVM would unroll a loop over a constant few rows whole (ten times the
-/// code and five times the compile time of the LSTM's gates). Advances *k
+/// LLVM would unroll a loop over a constant few rows whole (six times the
+/// code and three times the compile time of the LSTM's gates). Advances *k
 /// to the last kernel's index and sets *last to it.
 static eddy_status_t emit_row_run(cpu_emit_t *e, eddy_op_t *op, intptr_t *k,
                                   eddy_op_t **last) {
