@@ -47,10 +47,18 @@ EDDY_RT_MGPU_ABI(ABI_CHECK)
 
 /// The lowering pipeline from func/scf/arith/math/memref to the LLVM
 /// dialect. math ops without an LLVM intrinsic (tanh, log1p...) become libm
-/// calls.
+/// calls. The passes that rewrite with MLIR's greedy driver
+/// (convert-math-to-libm, expand-strided-metadata) run while branches and
+/// loops are still scf ops: that driver also merges identical blocks of a
+/// CFG, and MLIR 19's merging can rewrite an operand of a merged block to
+/// another block argument (a store into a branch's result then became a
+/// store into the value the branch read: nested ctl.if results in a
+/// function with dynamic shapes came out as garbage; fixed in MLIR 20,
+/// tests/lit/cpu/branch-merge.test). convert-scf-to-cf comes after them;
+/// canonicalize merges no blocks (its default since MLIR 19).
 static const char k_pipeline[] =
-    "builtin.module(convert-scf-to-cf,canonicalize,cse,"
-    "convert-math-to-llvm,convert-math-to-libm,expand-strided-metadata,"
+    "builtin.module(convert-math-to-llvm,convert-math-to-libm,"
+    "expand-strided-metadata,convert-scf-to-cf,canonicalize,cse,"
     "finalize-memref-to-llvm,convert-arith-to-llvm,convert-cf-to-llvm,"
     "convert-func-to-llvm,reconcile-unrealized-casts)";
 

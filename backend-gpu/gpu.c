@@ -93,8 +93,8 @@ static void build_pipeline(const eddy_gpu_opts_t *o, eddy_buf_t *out) {
       "builtin.module(nvvm-attach-target{chip=%s O=%d features=+ptx81},"
       "gpu.module(convert-scf-to-cf,convert-gpu-to-nvvm,canonicalize,cse,"
       "reconcile-unrealized-casts),"
-      "convert-scf-to-cf,canonicalize,cse,convert-math-to-llvm,"
-      "convert-math-to-libm,expand-strided-metadata,finalize-memref-to-llvm,"
+      "convert-math-to-llvm,convert-math-to-libm,expand-strided-metadata,"
+      "convert-scf-to-cf,canonicalize,cse,finalize-memref-to-llvm,"
       "convert-arith-to-llvm,convert-cf-to-llvm,convert-func-to-llvm,"
       "gpu-to-llvm,reconcile-unrealized-casts,"
       "gpu-module-to-binary{format=isa toolkit=%s})",
