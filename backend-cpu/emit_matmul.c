@@ -5,14 +5,16 @@
 ///   vectorized by LLVM; floats accumulate in f64 in order, so the result is
 ///   the evaluator's, bit for bit (ints wrap).
 /// - large f32 (M*N*K of a call at least eddy_cpu_opts_t.matmul_call_min):
-///   one call of eddy_rt_entry_sgemm per matrix of the batch, or one for the
-///   whole batch when B is one matrix and A not transposed (runtime/gemm.c:
+///   one call of eddy_rt_entry_sgemm_batch for a batch of matrices (the
+///   runtime divides it among the threads), or one of eddy_rt_entry_sgemm
+///   for the whole batch when B is one matrix and A not transposed, or per
+///   matrix where the batch does not fit either (runtime/gemm.c:
 ///   OpenBLAS when libeddyrt has it, else eddy's tiled kernel), which
 ///   accumulates in f32 in an unspecified order, as the relaxed contract for
 ///   f32 matmul allows (docs/dialects/core.md).
 ///
-/// Both classes here take static sizes (cpu_mm_shape); a matmul with `?` dims is
-/// an inline loop nest over its run-time sizes (cpu_matmul_dyn,
+/// Both classes here take static sizes (cpu_mm_shape); a matmul with `?` dims
+/// is an inline loop nest over its run-time sizes (cpu_matmul_dyn,
 /// emit_shape.c), which in host code, for f32, is the else branch of a
 /// run-time test that calls sgemm above the same threshold
 /// (cpu_matmul_dyn_call_open); so is a small matmul in the GPU target's
@@ -197,6 +199,24 @@ static int mm_matrix_ptr(cpu_emit_t *e, int base, const eddy_type_t *ot,
                           : mm_op2(e, "arith.addi", base, off, "i64"));
 }
 
+/// The distance in elements between the matrices of operand type ot for
+/// consecutive matrices of the result rt, when it is one number: 0 when ot
+/// has one matrix (its batch dims all 1), a matrix's size when its batch
+/// dims are the result's. False for a partial broadcast ([2, 1] against
+/// [2, 3]), which the loop of calls handles.
+static bool mm_batch_stride(const eddy_type_t *ot, const eddy_type_t *rt,
+                            int64_t *stride) {
+  bool one = true, same = true;
+  for (int32_t j = 0; j < rt->rank - 2; j++) {
+    int32_t oj = j - (rt->rank - ot->rank);
+    int64_t od = oj >= 0 ? ot->dims[oj] : 1;
+    one &= od == 1;
+    same &= od == rt->dims[j];
+  }
+  *stride = one ? 0 : ot->dims[ot->rank - 1] * ot->dims[ot->rank - 2];
+  return one || same;
+}
+
 /// The runtime call (large f32): eddy_rt_entry_sgemm once per matrix of the
 /// result's batch (once in all when mm_rows_fold), into buffer cbuf,
 /// transposes passed on as flags; `accumulate` adds the product to what
@@ -226,6 +246,21 @@ static eddy_status_t mm_call(cpu_emit_t *e, eddy_op_t *op, int cbuf,
   int lda = mm_i64(e, at->dims[at->rank - 1]);
   int ldb = mm_i64(e, bt->dims[bt->rank - 1]);
   int32_t loops = fold ? 0 : rt->rank - 2;
+  int64_t sa, sb;
+  const cpu_step_t *step = cpu_plan_step(e->plan, op);
+  if (!fold && d.batch > 1 && !e->tgt->mem[0] &&
+      !(step && step->gemm_cache && e->gemm_caches >= 0) &&
+      mm_batch_stride(at, rt, &sa) && mm_batch_stride(bt, rt, &sb)) {
+    cpu_p(e,
+          "func.call @eddy_rt_entry_sgemm_batch(%%rt, %%t%d, %%t%d, %%t%d, "
+          "%%t%d, %%t%d, %%t%d, %%t%d, %%t%d, %%t%d, %%t%d, %%t%d, %%t%d, "
+          "%%t%d, %%t%d) : (!llvm.ptr, i32, i64, i64, i64, i64, !llvm.ptr, "
+          "i64, i64, !llvm.ptr, i64, i64, !llvm.ptr, i64, i64) -> ()\n",
+          flags, mm_i64(e, d.batch), m, n, k, mm_ptr(e, abase), lda,
+          mm_i64(e, sa), mm_ptr(e, bbase), ldb, mm_i64(e, sb), mm_ptr(e, cbase),
+          n, mm_i64(e, d.m * d.n));
+    return NULL;
+  }
   int oidx[EDDY_RT_MAX_RANK];
   cpu_host_loops_open(e, loops, rt->dims, oidx);
   int pa = fold ? mm_ptr(e, abase) : mm_matrix_ptr(e, abase, at, rt, oidx);

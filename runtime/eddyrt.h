@@ -746,6 +746,19 @@ void eddy_rt_entry_sgemm(eddy_rt_ctx_t *rt, int32_t trans, int64_t m,
                          int64_t n, int64_t k, const float *a, int64_t lda,
                          const float *b, int64_t ldb, float *c, int64_t ldc);
 
+/// core.matmul of f32 over a batch in compiled code: `batch` products
+/// eddy_rt_entry_sgemm would compute, matrix i of each operand at element
+/// offset i * stride (a stride of 0 reads one matrix for every product).
+/// With rt's pool the batch is divided among the threads, each computing
+/// whole products on its own, when it is worth a hand-off; each product is
+/// computed alone on its thread then (its elements summed as one call of
+/// eddy_rt_entry_sgemm on that thread sums them).
+void eddy_rt_entry_sgemm_batch(eddy_rt_ctx_t *rt, int32_t trans, int64_t batch,
+                               int64_t m, int64_t n, int64_t k, const float *a,
+                               int64_t lda, int64_t stride_a, const float *b,
+                               int64_t ldb, int64_t stride_b, float *c,
+                               int64_t ldc, int64_t stride_c);
+
 /// A packed copy of a product's right operand, kept across the products of
 /// a loop whose B does not change: eddy's tiled kernel rearranges B for its
 /// micro-kernel on every call, and for a loop's per-step products with a

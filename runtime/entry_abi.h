@@ -79,6 +79,9 @@
   X(eddy_rt_entry_sgemm, void, (eddy_rt_ctx_t *, int32_t, int64_t, int64_t, \
       int64_t, const float *, int64_t, const float *, int64_t, float *, \
       int64_t)) \
+  X(eddy_rt_entry_sgemm_batch, void, (eddy_rt_ctx_t *, int32_t, int64_t, \
+      int64_t, int64_t, int64_t, const float *, int64_t, int64_t, \
+      const float *, int64_t, int64_t, float *, int64_t, int64_t)) \
   X(eddy_rt_entry_sgemm_cached, void, (eddy_rt_ctx_t *, \
       eddy_rt_gemm_cache_t *, int32_t, int64_t, int64_t, int64_t, \
       const float *, int64_t, const float *, int64_t, float *, int64_t)) \

@@ -1227,6 +1227,70 @@ void eddy_rt_entry_sgemm(eddy_rt_ctx_t *rt, int32_t trans, int64_t m,
   eddy_rt_sgemm(rt, EDDY_RT_GEMM_AUTO, trans, m, n, k, a, lda, b, ldb, c, ldc);
 }
 
+/// A batch of products divided among the pool's threads.
+typedef struct {
+  eddy_rt_ctx_t *rt;
+  int32_t trans;
+  int64_t batch, parts, m, n, k, lda, ldb, ldc, sa, sb, sc;
+  const float *a, *b;
+  float *c;
+} gemm_batch_job_t;
+
+static void gemm_batch_part(void *arg, int64_t part) {
+  const gemm_batch_job_t *g = arg;
+  int64_t lo = g->batch * part / g->parts,
+          hi = g->batch * (part + 1) / g->parts;
+  for (int64_t i = lo; i < hi; i++)
+    eddy_rt_sgemm(g->rt, EDDY_RT_GEMM_AUTO, g->trans, g->m, g->n, g->k,
+                  g->a + i * g->sa, g->lda, g->b + i * g->sb, g->ldb,
+                  g->c + i * g->sc, g->ldc);
+}
+
+void eddy_rt_entry_sgemm_batch(eddy_rt_ctx_t *rt, int32_t trans, int64_t batch,
+                               int64_t m, int64_t n, int64_t k, const float *a,
+                               int64_t lda, int64_t stride_a, const float *b,
+                               int64_t ldb, int64_t stride_b, float *c,
+                               int64_t ldc, int64_t stride_c) {
+  gemm_batch_job_t g = {.rt = rt,
+                        .trans = trans,
+                        .batch = batch,
+                        .parts = 1,
+                        .m = m,
+                        .n = n,
+                        .k = k,
+                        .lda = lda,
+                        .ldb = ldb,
+                        .ldc = ldc,
+                        .sa = stride_a,
+                        .sb = stride_b,
+                        .sc = stride_c,
+                        .a = a,
+                        .b = b,
+                        .c = c};
+  eddy_rt_pool_t *pool = rt ? eddy_rt_ctx_pool(rt) : NULL;
+  int64_t threads = eddy_rt_pool_num_threads(pool);
+  double work = (double)batch * (double)m * (double)n * (double)k;
+  // Whole products per part, several parts per thread (claimed as threads
+  // come free), each of at least RT_GEMM_PART_WORK multiply-adds. A part's
+  // products run on its thread alone: a product called from inside the
+  // pool's tasks does not split again. No operand moves between the cores
+  // but the part's own matrices, so the far-core rule is that of one
+  // product of the whole batch's size.
+  if (batch >= 2 && gemm_may_split(pool, threads, work, RT_GEMM_FAR_WORK)) {
+    int64_t parts = threads * RT_GEMM_PARTS_PER_THREAD;
+    double most = work / (double)RT_GEMM_PART_WORK;
+    if ((double)parts > most)
+      parts = most < 1.0 ? 1 : (int64_t)most;
+    g.parts = parts < batch ? parts : batch;
+  }
+  if (g.parts > 1)
+    eddy_rt_pool_parallel_for(pool, g.parts, gemm_batch_part, &g);
+  else
+    for (int64_t i = 0; i < batch; i++)
+      eddy_rt_sgemm(rt, EDDY_RT_GEMM_AUTO, trans, m, n, k, a + i * stride_a,
+                    lda, b + i * stride_b, ldb, c + i * stride_c, ldc);
+}
+
 void eddy_rt_entry_sgemm_cached(eddy_rt_ctx_t *rt, eddy_rt_gemm_cache_t *cache,
                                 int32_t trans, int64_t m, int64_t n, int64_t k,
                                 const float *a, int64_t lda, const float *b,

@@ -42,77 +42,6 @@ static bool gh_is_static_tensor(const eddy_type_t *t) {
   return eddy_ir_type_is_tensor(t) && eddy_ir_type_is_static(t);
 }
 
-/// v holds the integer scalar constant c.
-static bool gh_is_int(const eddy_value_t *v, int64_t c) {
-  const eddy_attr_t *a = eddy_passes_value_const(v);
-  return a && eddy_ir_type_is_scalar(a->type) &&
-         eddy_dtype_is_int(a->type->dtype) && eddy_ir_dense_attr_i64(a, 0) == c;
-}
-
-static bool gh_is_one(const eddy_value_t *v) { return gh_is_int(v, 1); }
-
-/// With v = select(lt(x, 0), add(x, n), x), TensorFlow's count from the end
-/// of a negative index as legalize-tf writes `x[i]`: x; else NULL.
-static eddy_value_t *gh_unwrap_negative(eddy_value_t *v) {
-  const eddy_op_t *sel = v->def;
-  if (!sel || !eddy_ir_op_is(sel, "core.select"))
-    return NULL;
-  eddy_value_t *x = sel->operands[2].value;
-  const eddy_op_t *lt = sel->operands[0].value->def;
-  const eddy_op_t *add = sel->operands[1].value->def;
-  if (!lt || !eddy_ir_op_is(lt, "core.lt") || lt->operands[0].value != x ||
-      !gh_is_int(lt->operands[1].value, 0) || !add ||
-      !eddy_ir_op_is(add, "core.add") || add->operands[0].value != x)
-    return NULL;
-  return x;
-}
-
-/// The value the index v is computed from, through what TensorFlow's `x[t]`
-/// puts between the counter and the read: reshapes between one-element
-/// shapes (to [1] and back), integer casts, and the count from the end of
-/// a negative index. These keep the index the counter's value wherever the
-/// counter is not negative; where it is, the rewrite stays exact (the loop
-/// reads with the same index expression as before) and only the argument
-/// that every hoisted row is read once weakens.
-static eddy_value_t *gh_index_source(eddy_value_t *v) {
-  for (;;) {
-    const eddy_op_t *d = v->def;
-    eddy_value_t *x;
-    if (d && eddy_ir_op_is(d, "core.reshape") &&
-        eddy_ir_type_num_elements(v->type) == 1 &&
-        eddy_ir_type_num_elements(d->operands[0].value->type) == 1)
-      v = d->operands[0].value;
-    else if (d && eddy_ir_op_is(d, "core.cast") &&
-             eddy_dtype_is_int(v->type->dtype) &&
-             eddy_dtype_is_int(d->operands[0].value->type->dtype))
-      v = d->operands[0].value;
-    else if ((x = gh_unwrap_negative(v)))
-      v = x;
-    else
-      return v;
-  }
-}
-
-/// v is the loop's counter: an argument of its body block whose initial
-/// value is an integer scalar constant and which the body yields plus 1.
-static bool gh_is_counter(const eddy_op_t *loop, const eddy_value_t *v) {
-  eddy_block_t *body = eddy_ctl_while_body(loop);
-  if (v->def || v->block != body || !eddy_ir_type_is_scalar(v->type) ||
-      !eddy_dtype_is_int(v->type->dtype))
-    return false;
-  uint32_t i = v->index;
-  const eddy_attr_t *init = eddy_passes_value_const(loop->operands[i].value);
-  if (!init || !eddy_ir_type_is_scalar(init->type))
-    return false;
-  eddy_op_t *yield = eddy_ir_block_terminator(body);
-  const eddy_value_t *next = yield->operands[i].value;
-  const eddy_op_t *add = next->def;
-  if (!add || !eddy_ir_op_is(add, "core.add") || next->type != v->type)
-    return false;
-  const eddy_value_t *a = add->operands[0].value, *b = add->operands[1].value;
-  return (a == v && gh_is_one(b)) || (b == v && gh_is_one(a));
-}
-
 /// `read` yields x_t of type xt from rows: rows is [T, xt dims...] with
 /// T static or not.
 static bool gh_rows_fit(const eddy_type_t *rows, const eddy_type_t *xt) {
@@ -205,7 +134,7 @@ static bool gh_match(const eddy_op_t *loop, eddy_op_t *mm, gh_match_t *m) {
     return false;
   }
   return gh_size_ok(m->rows, xt, rt) &&
-         gh_is_counter(loop, gh_index_source(index));
+         eddy_passes_loop_counter(loop, eddy_passes_index_source(index));
 }
 
 static eddy_status_t gh_build(eddy_builder_t *b, const char *name,

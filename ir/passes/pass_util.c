@@ -1,5 +1,6 @@
 /// Helpers shared by the generic passes.
 #include "ir/passes/pass_util.h"
+#include "dialects/ctl/ctl.h"
 
 #include <assert.h>
 #include <stdlib.h>
@@ -421,4 +422,73 @@ eddy_status_t eddy_passes_while_add_values(eddy_op_t *loop,
   eddy_ir_op_erase(loop);
   *out_loop = nop;
   return NULL;
+}
+
+/// v holds the integer scalar constant c.
+static bool pu_is_int(const eddy_value_t *v, int64_t c) {
+  const eddy_attr_t *a = eddy_passes_value_const(v);
+  return a && eddy_ir_type_is_scalar(a->type) &&
+         eddy_dtype_is_int(a->type->dtype) && eddy_ir_dense_attr_i64(a, 0) == c;
+}
+
+/// With v = select(lt(x, 0), add(x, n), x), TensorFlow's count from the end
+/// of a negative index as legalize-tf writes `x[i]`: x; else NULL.
+static eddy_value_t *pu_unwrap_negative(eddy_value_t *v) {
+  const eddy_op_t *sel = v->def;
+  if (!sel || !eddy_ir_op_is(sel, "core.select"))
+    return NULL;
+  eddy_value_t *x = sel->operands[2].value;
+  const eddy_op_t *lt = sel->operands[0].value->def;
+  const eddy_op_t *add = sel->operands[1].value->def;
+  if (!lt || !eddy_ir_op_is(lt, "core.lt") || lt->operands[0].value != x ||
+      !pu_is_int(lt->operands[1].value, 0) || !add ||
+      !eddy_ir_op_is(add, "core.add") || add->operands[0].value != x)
+    return NULL;
+  return x;
+}
+
+/// The value the index v is computed from, through what TensorFlow's `x[t]`
+/// puts between the counter and the read: reshapes between one-element
+/// shapes (to [1] and back), integer casts, and the count from the end of
+/// a negative index. These keep the index the counter's value wherever the
+/// counter is not negative; where it is, the rewrite stays exact (the loop
+/// reads with the same index expression as before) and only the argument
+/// that every hoisted row is read once weakens.
+eddy_value_t *eddy_passes_index_source(eddy_value_t *v) {
+  for (;;) {
+    const eddy_op_t *d = v->def;
+    eddy_value_t *x;
+    if (d && eddy_ir_op_is(d, "core.reshape") &&
+        eddy_ir_type_num_elements(v->type) == 1 &&
+        eddy_ir_type_num_elements(d->operands[0].value->type) == 1)
+      v = d->operands[0].value;
+    else if (d && eddy_ir_op_is(d, "core.cast") &&
+             eddy_dtype_is_int(v->type->dtype) &&
+             eddy_dtype_is_int(d->operands[0].value->type->dtype))
+      v = d->operands[0].value;
+    else if ((x = pu_unwrap_negative(v)))
+      v = x;
+    else
+      return v;
+  }
+}
+
+/// v is the loop's counter: an argument of its body block whose initial
+/// value is an integer scalar constant and which the body yields plus 1.
+bool eddy_passes_loop_counter(const eddy_op_t *loop, const eddy_value_t *v) {
+  eddy_block_t *body = eddy_ctl_while_body(loop);
+  if (v->def || v->block != body || !eddy_ir_type_is_scalar(v->type) ||
+      !eddy_dtype_is_int(v->type->dtype))
+    return false;
+  uint32_t i = v->index;
+  const eddy_attr_t *init = eddy_passes_value_const(loop->operands[i].value);
+  if (!init || !eddy_ir_type_is_scalar(init->type))
+    return false;
+  eddy_op_t *yield = eddy_ir_block_terminator(body);
+  const eddy_value_t *next = yield->operands[i].value;
+  const eddy_op_t *add = next->def;
+  if (!add || !eddy_ir_op_is(add, "core.add") || next->type != v->type)
+    return false;
+  const eddy_value_t *a = add->operands[0].value, *b = add->operands[1].value;
+  return (a == v && pu_is_int(b, 1)) || (b == v && pu_is_int(a, 1));
 }

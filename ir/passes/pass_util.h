@@ -76,6 +76,17 @@ eddy_status_t eddy_passes_rebuild_op(eddy_op_t *op, const bool *keep_results,
 eddy_value_t *eddy_passes_loop_invariant_source(const eddy_op_t *loop,
                                                 eddy_value_t *v);
 
+/// The value the loop index v is computed from, through what TensorFlow's
+/// `x[t]` puts between a counter and the read: reshapes between
+/// one-element shapes, integer casts, and the count from the end of a
+/// negative index (select(lt(x, 0), add(x, n), x)). These keep the index
+/// the counter's value wherever the counter is not negative.
+eddy_value_t *eddy_passes_index_source(eddy_value_t *v);
+/// v is a counter of the ctl.while `loop`: an argument of its body block
+/// whose initial value is an integer scalar constant and which the body
+/// yields plus 1.
+bool eddy_passes_loop_counter(const eddy_op_t *loop, const eddy_value_t *v);
+
 /// Every ctl.while of m's functions, inner loops before the loops that
 /// contain them (post-order), in *out_loops (malloc'ed; the caller frees
 /// it), *out_n of them.

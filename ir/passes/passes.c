@@ -11,4 +11,5 @@ void eddy_passes_register_all(eddy_ctx_t *ctx) {
   eddy_ir_pass_register(ctx, &eddy_pass_gemm_sink);
   eddy_ir_pass_register(ctx, &eddy_pass_scatter_sink);
   eddy_ir_pass_register(ctx, &eddy_pass_row_split);
+  eddy_ir_pass_register(ctx, &eddy_pass_map_batch);
 }

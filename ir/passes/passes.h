@@ -18,6 +18,7 @@ extern const eddy_pass_t eddy_pass_gemm_hoist;
 extern const eddy_pass_t eddy_pass_gemm_sink;
 extern const eddy_pass_t eddy_pass_scatter_sink;
 extern const eddy_pass_t eddy_pass_row_split;
+extern const eddy_pass_t eddy_pass_map_batch;
 
 /// The passes a backend's input gets after import, differentiation and the
 /// user's pipeline (`eddy compile` runs them unless --passes says
@@ -25,7 +26,7 @@ extern const eddy_pass_t eddy_pass_row_split;
 /// target-independent rewrites that pay on every backend (docs/passes.md).
 /// dce drops the loop values that gemm-hoist leaves unused (a pass-through
 /// input the loop no longer reads would still be copied in).
-#define EDDY_PASSES_COMPILE_PIPELINE "gemm-hoist,scatter-sink,dce"
+#define EDDY_PASSES_COMPILE_PIPELINE "map-batch,gemm-hoist,scatter-sink,dce"
 /// The CPU target's: row-split last, so that a loop's parts run on two
 /// threads (a GPU runs a loop's rows in parallel already).
 #define EDDY_PASSES_COMPILE_PIPELINE_CPU                                       \

@@ -958,6 +958,167 @@ static eddy_value_t *gen_while(gen_t *g, const ty_t *t, int depth) {
   return &op->results[1];
 }
 
+/// An op of one result with the given result type (not inferred).
+static eddy_value_t *build_typed(gen_t *g, const char *name, eddy_value_t **ops,
+                                 size_t n, const eddy_type_t *rt) {
+  eddy_op_state_t st = {.name = name,
+                        .operands = ops,
+                        .num_operands = n,
+                        .result_types = &rt,
+                        .num_results = 1};
+  eddy_op_t *op = NULL;
+  check_ok(eddy_ir_build(&g->b, &st, &op), name);
+  g->budget--;
+  return &op->results[0];
+}
+
+/// Item j of xs ([T, item...]): tl.get_item of a list made from it (list
+/// not NULL) or core.gather on axis 0.
+static eddy_value_t *map_read(gen_t *g, eddy_value_t *xs, eddy_value_t *list,
+                              eddy_value_t *j, const ty_t *item) {
+  if (list) {
+    eddy_value_t *ops[2] = {list, j};
+    return build_typed(g, "tl.get_item", ops, 2, ty_get(g, item));
+  }
+  eddy_value_t *ops[2] = {xs, j};
+  eddy_named_attr_t a = nint(g, "axis", 0);
+  return build(g, "core.gather", ops, 2, &a, 1, item);
+}
+
+/// map-batch's pattern, a map_fn: for j < T: out[j] = f(xs[j], ...), out
+/// a list reserved for T items and stacked after the loop, f elementwise
+/// ops and a matmul of the items read at the counter and of values from
+/// outside the loop. With the variations the pass must refuse: a reserve
+/// of T + 1 items (the last stacks as zeros), a value carried from one
+/// iteration to the next, the counter's value used as a number, a second
+/// condition that ends the loop one iteration early.
+static eddy_value_t *gen_map(gen_t *g, const ty_t *t, int depth) {
+  if (t->rank < 1 || t->dims[0] < 1 || t->dt == EDDY_DT_I1 ||
+      g->loop_depth >= 2 || g->region_depth >= 3)
+    return NULL;
+  int64_t trips = t->dims[0];
+  ty_t it = {.dt = t->dt, .rank = t->rank - 1};
+  for (int32_t d = 1; d < t->rank; d++)
+    it.dims[d - 1] = t->dims[d];
+  bool mm = it.rank == 2 && ty_is_float(t) && rng_chance(&g->rng, 50);
+  int64_t k = 1 + rng_below(&g->rng, 3);
+  ty_t xt = *t, xi = it;
+  if (mm) {
+    xt = (ty_t){.dt = t->dt, .rank = 3, .dims = {trips, it.dims[0], k}};
+    xi = (ty_t){.dt = t->dt, .rank = 2, .dims = {it.dims[0], k}};
+  }
+  eddy_value_t *xs = gen_value(g, &xt, depth + 1), *xl = NULL;
+  if (rng_chance(&g->rng, 50))
+    xl = build(g, "tl.from_tensor", &xs, 1, NULL, 0, NULL);
+  ty_t wi = {
+      .dt = t->dt, .rank = 2, .dims = {k, it.rank == 2 ? it.dims[1] : 1}};
+  ty_t ws_t = {.dt = t->dt, .rank = 3, .dims = {trips, wi.dims[0], wi.dims[1]}};
+  bool w_read = mm && rng_chance(&g->rng, 40);
+  eddy_value_t *w = mm ? gen_value(g, w_read ? &ws_t : &wi, depth + 1) : NULL;
+  // An invariant operand: the item's type or a trailing part of it.
+  ty_t vt = it;
+  int32_t drop = it.rank ? rng_below(&g->rng, it.rank + 1) : 0;
+  vt.rank = it.rank - drop;
+  for (int32_t d = 0; d < vt.rank; d++)
+    vt.dims[d] = it.dims[d + drop];
+  eddy_value_t *inv = gen_value(g, &vt, depth + 1);
+  int miss = rng_below(&g->rng, 100);
+  bool long_reserve = miss < 6, carried = miss >= 6 && miss < 12,
+       counter_value = miss >= 12 && miss < 18, early = miss >= 18 && miss < 24;
+  const eddy_type_t *lt = eddy_ir_list_type_get(g->ctx, ty_get(g, &it));
+  eddy_value_t *size = const_i32(g, trips + (long_reserve ? 1 : 0));
+  eddy_value_t *inits[3] = {const_i32(g, 0),
+                            build_typed(g, "tl.reserve", &size, 1, lt), inv};
+  size_t n = carried ? 3 : 2;
+  if (carried && vt.rank != it.rank)
+    inits[2] = gen_value(g, &it, depth + 1);
+  const eddy_type_t *rt[3] = {ty_get(g, &(ty_t){.dt = EDDY_DT_I32}), lt,
+                              ty_get(g, &it)};
+  eddy_op_state_t st = {.name = "ctl.while",
+                        .operands = inits,
+                        .num_operands = n,
+                        .result_types = rt,
+                        .num_results = n,
+                        .num_regions = 2};
+  eddy_op_t *op = NULL;
+  check_ok(eddy_ir_build(&g->b, &st, &op), "ctl.while");
+  g->loop_depth++;
+  {
+    eddy_block_t *blk = eddy_ir_region_add_block(&op->regions[0]);
+    saved_point_t sp = enter_block(g, blk);
+    eddy_value_t *args[3];
+    for (size_t i = 0; i < n; i++)
+      args[i] = eddy_ir_block_add_arg(blk, rt[i]);
+    eddy_value_t *cmp[2] = {args[0], const_i32(g, trips)};
+    eddy_value_t *pred = build(g, "core.lt", cmp, 2, NULL, 0, NULL);
+    if (early) {
+      eddy_value_t *cmp2[2] = {args[0], const_i32(g, trips - 1)};
+      eddy_value_t *ex[2] = {pred, build(g, "core.lt", cmp2, 2, NULL, 0, NULL)};
+      pred = build(g, "core.and", ex, 2, NULL, 0, NULL);
+    }
+    build_terminator(g, "ctl.condition", &pred, 1);
+    leave_block(g, sp);
+  }
+  {
+    eddy_block_t *blk = eddy_ir_region_add_block(&op->regions[1]);
+    saved_point_t sp = enter_block(g, blk);
+    eddy_value_t *args[3], *next[3];
+    for (size_t i = 0; i < n; i++)
+      args[i] = eddy_ir_block_add_arg(blk, rt[i]);
+    eddy_value_t *j = args[0];
+    eddy_value_t *v = map_read(g, xs, xl, j, &xi);
+    if (mm) {
+      eddy_value_t *ops[2] = {v, w_read ? map_read(g, w, NULL, j, &wi) : w};
+      v = build(g, "core.matmul", ops, 2, NULL, 0, &it);
+    }
+    static const char *const bins[] = {"core.add", "core.mul", "core.sub",
+                                       "core.maximum"};
+    eddy_value_t *ops[2] = {v, carried ? args[2] : inv};
+    if (rng_chance(&g->rng, 50))
+      ops[0] = ops[1], ops[1] = v;
+    v = build(g, bins[rng_below(&g->rng, 4)], ops, 2, NULL, 0, &it);
+    if (ty_is_float(t) && rng_chance(&g->rng, 40))
+      v = build(g, rng_chance(&g->rng, 50) ? "core.tanh" : "core.neg", &v, 1,
+                NULL, 0, &it);
+    if (counter_value) {
+      eddy_named_attr_t a =
+          nattr(g, "dtype",
+                eddy_ir_string_attr_get(g->ctx, eddy_dtype_name(t->dt),
+                                        strlen(eddy_dtype_name(t->dt))));
+      eddy_value_t *f = build(g, "core.cast", &j, 1, &a, 1, NULL);
+      eddy_value_t *ops2[2] = {v, f};
+      v = build(g, "core.add", ops2, 2, NULL, 0, &it);
+    }
+    eddy_value_t *set[3] = {args[1], j, v};
+    next[1] = build_typed(g, "tl.set_item", set, 3, lt);
+    eddy_value_t *inc[2] = {j, const_i32(g, 1)};
+    next[0] = build(g, "core.add", inc, 2, NULL, 0, NULL);
+    if (carried)
+      next[2] = v;
+    build_terminator(g, "ctl.yield", next, n);
+    leave_block(g, sp);
+  }
+  g->loop_depth--;
+  g->budget--;
+  ty_t stt = *t;
+  stt.dims[0] = trips + (long_reserve ? 1 : 0);
+  eddy_value_t *res = &op->results[1];
+  eddy_value_t *r = build_typed(g, "tl.stack", &res, 1, ty_get(g, &stt));
+  if (long_reserve) {
+    int64_t start[MAX_RANK] = {0}, limit[MAX_RANK], step[MAX_RANK];
+    for (int32_t d = 0; d < t->rank; d++) {
+      limit[d] = t->dims[d];
+      step[d] = 1;
+    }
+    eddy_named_attr_t a[3] = {nints(g, "start", start, (size_t)t->rank),
+                              nints(g, "limit", limit, (size_t)t->rank),
+                              nints(g, "strides", step, (size_t)t->rank)};
+    r = build(g, "core.slice", &r, 1, a, 3, t);
+  }
+  pool_push(g, r);
+  return r;
+}
+
 /// A scalar t from a rank-1 value of dynamic length: its sum or its length.
 static eddy_value_t *consume_dynamic(gen_t *g, eddy_value_t *x, const ty_t *t) {
   if (rng_chance(&g->rng, 50)) {
@@ -1131,8 +1292,11 @@ static eddy_value_t *gen_value(gen_t *g, const ty_t *t, int depth) {
       v = gen_if(g, t, depth);
       break;
     case 19:
-    case 20:
       v = gen_while(g, t, depth);
+      break;
+    case 20:
+      v = rng_chance(&g->rng, 50) ? gen_while(g, t, depth)
+                                  : gen_map(g, t, depth);
       break;
     }
     if (v)

@@ -7,14 +7,16 @@
 /// ops, constants with special values (-0.0, NaN, inf, rounding edges,
 /// extreme ints), ctl.if with captured values, bounded ctl.while loops (zero
 /// trips included, nested, loop values whose shape grows, matmuls of rows
-/// read at the counter: gemm-hoist's pattern and near misses), ctl.call,
-/// duplicate and loop-invariant subexpressions, dead values, ops that fail
-/// at run time in loops that never run, and types made dynamic afterwards
-/// so that shape-infer has work. Each program is evaluated on fixed random inputs, then every pass
-/// alone and the whole pipeline run on a copy (printed and parsed back, which
-/// also checks the round trip), the result is verified and evaluated again,
-/// and the results must be identical: bitwise, except that two NaNs match
-/// whatever their payloads. The pipeline must also be a fixpoint.
+/// read at the counter: gemm-hoist's pattern and near misses; map_fn
+/// loops over items read at the counter: map-batch's, and near misses),
+/// ctl.call, duplicate and loop-invariant subexpressions, dead values, ops that
+/// fail at run time in loops that never run, and types made dynamic afterwards
+/// so that shape-infer has work. Each program is evaluated on fixed random
+/// inputs, then every pass alone and the whole pipeline run on a copy (printed
+/// and parsed back, which also checks the round trip), the result is verified
+/// and evaluated again, and the results must be identical: bitwise, except that
+/// two NaNs match whatever their payloads. The pipeline must also be a
+/// fixpoint.
 ///
 /// EDDY_DIFF_SEED and EDDY_DIFF_COUNT change the seed and program count for
 /// longer local runs; EDDY_DIFF_KEEP_GOING=1 reports every mismatch instead
@@ -49,6 +51,7 @@ typedef struct diff_env {
   bool keep_going;
   int failures;
   int hoisted; ///< checked programs that gemm-hoist changed
+  int batched; ///< checked programs that map-batch changed
 } diff_env_t;
 
 enum { NUM_INPUT_SETS = 2, MAX_RESULTS = 3 };
@@ -207,9 +210,10 @@ static const char *const k_pipelines[] = {
     // (Its analysis runs on every loop; the generator's batches are too
     // small to split: tests/lit/passes/row-split-run.eddy checks splits.)
     "row-split",
-    "gemm-hoist,scatter-sink,dce,row-split",
+    "map-batch",
+    "map-batch,gemm-hoist,scatter-sink,dce,row-split",
 };
-enum { NUM_PIPELINES = 12 };
+enum { NUM_PIPELINES = 13 };
 #define FULL_PIPELINE "shape-infer,canonicalize,licm,cse,dce"
 
 static uint64_t env_u64(const char *name, uint64_t dflt) {
@@ -286,6 +290,8 @@ static bool check_program(diff_env_t *env, uint64_t seed, int index) {
     char *after = module_text(c);
     if (strcmp(k_pipelines[p], "gemm-hoist") == 0 && strcmp(text, after) != 0)
       env->hoisted++;
+    if (strcmp(k_pipelines[p], "map-batch") == 0 && strcmp(text, after) != 0)
+      env->batched++;
     if (err) {
       report(env, seed, index, k_pipelines[p], text, after, err);
       free(err);
@@ -367,14 +373,16 @@ static void test_differential(void **state) {
     eddy_rt_ctx_destroy(env.rt);
     eddy_ir_ctx_destroy(env.ctx);
   }
-  fprintf(stderr, "differential: seed %llu, %d programs, %d skipped, %d "
-                  "mismatches, %d changed by gemm-hoist\n",
-          (unsigned long long)seed, count, skipped, env.failures,
-          env.hoisted);
+  fprintf(stderr,
+          "differential: seed %llu, %d programs, %d skipped, %d "
+          "mismatches, %d changed by gemm-hoist, %d by map-batch\n",
+          (unsigned long long)seed, count, skipped, env.failures, env.hoisted,
+          env.batched);
   // The generator must mostly produce programs that run, and some that
-  // gemm-hoist rewrites (its pattern is planted in loops).
+  // gemm-hoist and map-batch rewrite (their patterns are planted).
   assert_true(skipped * 4 < count);
   assert_true(only >= 0 || count < 100 || env.hoisted * 50 >= count);
+  assert_true(only >= 0 || count < 100 || env.batched * 50 >= count);
   assert_int_equal(env.failures, 0);
 }
 

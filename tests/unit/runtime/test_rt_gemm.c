@@ -284,6 +284,52 @@ static void test_threads(void **state) {
   eddy_rt_ctx_destroy(three);
 }
 
+/// eddy_rt_entry_sgemm_batch: on 3 threads (the batch divided among them)
+/// and on one, each product has the bits of one eddy_rt_sgemm call on its
+/// own, for batched and shared (stride 0) operands and every transpose,
+/// and the result's padding between matrices is left alone.
+static void test_batch(void **state) {
+  (void)state;
+  eddy_rt_ctx_t *one = rtt_ctx(1), *three = rtt_ctx(3);
+  enum { B = 16, M = 64, N = 48, K = 64, LDC = N + 3 };
+  const int64_t sc = (int64_t)M * LDC;
+  float *a = malloc(sizeof(float) * B * M * K),
+        *b = malloc(sizeof(float) * B * K * N),
+        *ref = malloc(sizeof(float) * B * sc),
+        *c1 = malloc(sizeof(float) * B * sc),
+        *c3 = malloc(sizeof(float) * B * sc);
+  assert_true(a && b && ref && c1 && c3);
+  uint64_t s = 77;
+  for (int64_t i = 0; i < (int64_t)B * M * K; i++)
+    a[i] = rnd(&s);
+  for (int64_t i = 0; i < (int64_t)B * K * N; i++)
+    b[i] = rnd(&s);
+  for (int32_t trans = 0; trans < 4; trans++)
+    for (int shared = 0; shared < 2; shared++) {
+      int64_t lda = trans & 1 ? M : K, ldb = trans & 2 ? K : N;
+      int64_t sa = shared == 1 ? 0 : (int64_t)M * K, sb = (int64_t)K * N;
+      for (int64_t i = 0; i < (int64_t)B * sc; i++)
+        ref[i] = c1[i] = c3[i] = -7.0f;
+      for (int64_t i = 0; i < B; i++)
+        eddy_rt_sgemm(one, EDDY_RT_GEMM_AUTO, trans, M, N, K, a + i * sa, lda,
+                      b + i * sb, ldb, ref + i * sc, LDC);
+      eddy_rt_entry_sgemm_batch(one, trans, B, M, N, K, a, lda, sa, b, ldb, sb,
+                                c1, LDC, sc);
+      eddy_rt_entry_sgemm_batch(three, trans, B, M, N, K, a, lda, sa, b, ldb,
+                                sb, c3, LDC, sc);
+      assert_memory_equal(ref, c1, sizeof(float) * B * sc);
+      assert_memory_equal(ref, c3, sizeof(float) * B * sc);
+    }
+  assert_int_equal(eddy_rt_ctx_bytes_in_use(three), 0);
+  free(a);
+  free(b);
+  free(ref);
+  free(c1);
+  free(c3);
+  eddy_rt_ctx_destroy(one);
+  eddy_rt_ctx_destroy(three);
+}
+
 /// A cached B gives the bits of the uncached product; a new B at another
 /// address, or at the same address after a reset, is packed again; a
 /// release gives the memory back.
@@ -520,18 +566,13 @@ static void test_memory_limit(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_tiled),
-      cmocka_unit_test(test_plain),
-      cmocka_unit_test(test_blas),
-      cmocka_unit_test(test_empty),
-      cmocka_unit_test(test_memory_limit),
-      cmocka_unit_test(test_micro_kernels),
-      cmocka_unit_test(test_core_isa),
-      cmocka_unit_test(test_plan_rule),
-      cmocka_unit_test(test_plan_env),
-      cmocka_unit_test(test_auto_small),
-      cmocka_unit_test(test_threads),
-      cmocka_unit_test(test_cache),
+      cmocka_unit_test(test_tiled),        cmocka_unit_test(test_plain),
+      cmocka_unit_test(test_blas),         cmocka_unit_test(test_empty),
+      cmocka_unit_test(test_memory_limit), cmocka_unit_test(test_micro_kernels),
+      cmocka_unit_test(test_core_isa),     cmocka_unit_test(test_plan_rule),
+      cmocka_unit_test(test_plan_env),     cmocka_unit_test(test_auto_small),
+      cmocka_unit_test(test_threads),      cmocka_unit_test(test_cache),
+      cmocka_unit_test(test_batch),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

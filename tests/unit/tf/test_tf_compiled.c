@@ -6,7 +6,8 @@
 /// TensorFlow's lists of unknown element shape the element type of what is
 /// written into them, which the CPU backend needs. In the RNN and LSTM
 /// fixtures (their gradients included) gemm-hoist must have taken the
-/// input's matmul out of the loop.
+/// input's matmul out of the loop; in map_fn_v2, map-batch must have made
+/// the loop batched ops.
 #define _POSIX_C_SOURCE 200809L
 
 #include "dialects/dialects.h"
@@ -37,7 +38,8 @@ static char *read_stats(FILE *f) {
 
 /// Runs one fixture compiled; true when it matches TensorFlow (and, for a
 /// recurrent model, when its input matmul was hoisted; for keras_rnn_rows,
-/// when row-split divided its loop, which then runs as two tasks).
+/// when row-split divided its loop, which then runs as two tasks; for
+/// map_fn_v2, when map-batch replaced its loop).
 static bool run_fixture(const char *dir, const char *name) {
   tf_fixture_run_t r;
   FILE *stats = tmpfile();
@@ -58,6 +60,13 @@ static bool run_fixture(const char *dir, const char *name) {
     passes_ok = passes_ok && text && strstr(text, "row-split.split-loops = ");
     if (!passes_ok)
       tf_fixtures_report("%s: row-split left the loop whole\n", name);
+    free(text);
+  }
+  if (!st && strcmp(name, "map_fn_v2") == 0) {
+    char *text = stats ? read_stats(stats) : NULL;
+    passes_ok = passes_ok && text && strstr(text, "map-batch.batched-loops = ");
+    if (!passes_ok)
+      tf_fixtures_report("%s: map-batch left the loop\n", name);
     free(text);
   }
   if (stats)
