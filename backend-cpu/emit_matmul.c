@@ -248,7 +248,7 @@ static eddy_status_t mm_call(cpu_emit_t *e, eddy_op_t *op, int cbuf,
   int32_t loops = fold ? 0 : rt->rank - 2;
   int64_t sa, sb;
   const cpu_step_t *step = cpu_plan_step(e->plan, op);
-  if (!fold && d.batch > 1 && !e->tgt->mem[0] &&
+  if (!fold && d.batch > 1 && !e->tgt->device_memory &&
       !(step && step->gemm_cache && e->gemm_caches >= 0) &&
       mm_batch_stride(at, rt, &sa) && mm_batch_stride(bt, rt, &sb)) {
     cpu_p(e,

@@ -419,29 +419,11 @@ static eddy_value_t *mb_get(const mb_t *s, eddy_value_t *v) {
 /// rows [lo, lo + T) of x (x itself when that is all of it).
 static eddy_status_t mb_rows(mb_t *s, eddy_builder_t *b, eddy_value_t *x,
                              int64_t lo, eddy_value_t **out) {
-  const eddy_type_t *t = x->type;
-  if (lo == 0 && t->dims[0] == s->trips) {
+  if (lo == 0 && x->type->dims[0] == s->trips) {
     *out = x;
     return NULL;
   }
-  int64_t start[MB_MAX_RANK], limit[MB_MAX_RANK], step[MB_MAX_RANK];
-  for (int32_t d = 0; d < t->rank; d++) {
-    start[d] = 0;
-    limit[d] = t->dims[d];
-    step[d] = 1;
-  }
-  start[0] = lo;
-  limit[0] = lo + s->trips;
-  eddy_ctx_t *ctx = s->loop->ctx;
-  eddy_named_attr_t attrs[3] = {
-      eddy_ir_named_attr(ctx, "start",
-                         eddy_ir_i64_array_attr_get(ctx, start, t->rank)),
-      eddy_ir_named_attr(ctx, "limit",
-                         eddy_ir_i64_array_attr_get(ctx, limit, t->rank)),
-      eddy_ir_named_attr(ctx, "strides",
-                         eddy_ir_i64_array_attr_get(ctx, step, t->rank)),
-  };
-  return eddy_ir_build_simple(b, "core.slice", &x, 1, attrs, 3, out);
+  return eddy_passes_slice_rows(b, x, lo, s->trips, out);
 }
 
 /// Builds the batched ops before the loop and replaces its results.

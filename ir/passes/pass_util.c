@@ -492,3 +492,29 @@ bool eddy_passes_loop_counter(const eddy_op_t *loop, const eddy_value_t *v) {
   const eddy_value_t *a = add->operands[0].value, *b = add->operands[1].value;
   return (a == v && pu_is_int(b, 1)) || (b == v && pu_is_int(a, 1));
 }
+
+eddy_status_t eddy_passes_slice_rows(eddy_builder_t *b, eddy_value_t *v,
+                                     int64_t lo, int64_t n,
+                                     eddy_value_t **out) {
+  enum { MAX_RANK = 16 };
+  const eddy_type_t *t = v->type;
+  assert(t->rank >= 1 && t->rank <= MAX_RANK);
+  int64_t start[MAX_RANK], limit[MAX_RANK], step[MAX_RANK];
+  for (int32_t d = 0; d < t->rank; d++) {
+    start[d] = 0;
+    limit[d] = t->dims[d];
+    step[d] = 1;
+  }
+  start[0] = lo;
+  limit[0] = lo + n;
+  eddy_ctx_t *ctx = b->ctx;
+  eddy_named_attr_t attrs[3] = {
+      eddy_ir_named_attr(ctx, "start",
+                         eddy_ir_i64_array_attr_get(ctx, start, t->rank)),
+      eddy_ir_named_attr(ctx, "limit",
+                         eddy_ir_i64_array_attr_get(ctx, limit, t->rank)),
+      eddy_ir_named_attr(ctx, "strides",
+                         eddy_ir_i64_array_attr_get(ctx, step, t->rank)),
+  };
+  return eddy_ir_build_simple(b, "core.slice", &v, 1, attrs, 3, out);
+}

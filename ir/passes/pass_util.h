@@ -87,6 +87,12 @@ eddy_value_t *eddy_passes_index_source(eddy_value_t *v);
 /// yields plus 1.
 bool eddy_passes_loop_counter(const eddy_op_t *loop, const eddy_value_t *v);
 
+/// Builds, at b's insertion point, the core.slice of rows [lo, lo + n) of
+/// the static tensor v (its leading dimension; every other one whole), in
+/// *out. v's rank is at most 16.
+eddy_status_t eddy_passes_slice_rows(eddy_builder_t *b, eddy_value_t *v,
+                                     int64_t lo, int64_t n, eddy_value_t **out);
+
 /// Every ctl.while of m's functions, inner loops before the loops that
 /// contain them (post-order), in *out_loops (malloc'ed; the caller frees
 /// it), *out_n of them.

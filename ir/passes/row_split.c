@@ -438,29 +438,6 @@ static void rs_pick_sums(rs_t *s, const eddy_op_t *loop, bool *sums) {
   }
 }
 
-/// v's rows [lo, lo + n) (a core.slice before the builder's point).
-static eddy_status_t rs_slice(rs_t *s, eddy_builder_t *bld, eddy_value_t *v,
-                              int64_t lo, int64_t n, eddy_value_t **out) {
-  const eddy_type_t *t = v->type;
-  int64_t start[RS_MAX_RANK], limit[RS_MAX_RANK], step[RS_MAX_RANK];
-  for (int32_t d = 0; d < t->rank; d++) {
-    start[d] = 0;
-    limit[d] = t->dims[d];
-    step[d] = 1;
-  }
-  start[0] = lo;
-  limit[0] = lo + n;
-  eddy_named_attr_t attrs[3] = {
-      eddy_ir_named_attr(s->ctx, "start",
-                         eddy_ir_i64_array_attr_get(s->ctx, start, t->rank)),
-      eddy_ir_named_attr(s->ctx, "limit",
-                         eddy_ir_i64_array_attr_get(s->ctx, limit, t->rank)),
-      eddy_ir_named_attr(s->ctx, "strides",
-                         eddy_ir_i64_array_attr_get(s->ctx, step, t->rank)),
-  };
-  return eddy_ir_build_simple(bld, "core.slice", &v, 1, attrs, 3, out);
-}
-
 static const eddy_type_t *rs_part_type(rs_t *s, const eddy_type_t *t,
                                        int64_t n) {
   if (t->kind == EDDY_TYPE_LIST)
@@ -528,7 +505,7 @@ static eddy_status_t rs_slice_uses(rs_t *s, const eddy_block_t *orig,
       bld.loc = c->loc;
       eddy_value_t *sl = NULL;
       EDDY_RETURN_IF_ERROR(
-          rs_slice(s, &bld, eddy_ir_op_operand(c, i), lo, n, &sl));
+          eddy_passes_slice_rows(&bld, eddy_ir_op_operand(c, i), lo, n, &sl));
       eddy_ir_op_set_operand(c, i, sl);
     }
   }
@@ -653,7 +630,7 @@ static eddy_status_t rs_split(rs_t *s, eddy_op_t *loop, const bool *rows,
         if (rows[i])
           eddy_ir_value_set_type(sl, rs_part_type(s, init->type, n));
       } else {
-        EDDY_RETURN_IF_ERROR(rs_slice(s, &bld, init, p * n, n, &sl));
+        EDDY_RETURN_IF_ERROR(eddy_passes_slice_rows(&bld, init, p * n, n, &sl));
       }
       eddy_ir_op_set_operand(c, i, sl);
     }
