@@ -1,5 +1,5 @@
 /// The generic IR passes: canonicalize, cse, dce, shape-infer, licm,
-/// gemm-hoist, gemm-sink, scatter-sink, row-split.
+/// map-batch, gemm-hoist, gemm-sink, scatter-sink, row-split.
 #ifndef EDDY_IR_PASSES_PASSES_H
 #define EDDY_IR_PASSES_PASSES_H
 
@@ -17,8 +17,8 @@ extern const eddy_pass_t eddy_pass_licm;
 extern const eddy_pass_t eddy_pass_gemm_hoist;
 extern const eddy_pass_t eddy_pass_gemm_sink;
 extern const eddy_pass_t eddy_pass_scatter_sink;
-extern const eddy_pass_t eddy_pass_row_split;
 extern const eddy_pass_t eddy_pass_map_batch;
+extern const eddy_pass_t eddy_pass_row_split;
 
 /// The passes a backend's input gets after import, differentiation and the
 /// user's pipeline (`eddy compile` runs them unless --passes says

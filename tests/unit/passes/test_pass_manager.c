@@ -110,7 +110,7 @@ static void test_registry(void **state) {
   names_t n = {{0}};
   eddy_ir_pass_each(fx->ctx, collect_name, &n);
   assert_string_equal(n.text,
-                      "canonicalize cse dce shape-infer licm gemm-hoist gemm-sink scatter-sink row-split count fail break ");
+                      "canonicalize cse dce shape-infer licm map-batch gemm-hoist gemm-sink scatter-sink row-split count fail break ");
   assert_ptr_equal(eddy_ir_pass_lookup(fx->ctx, "cse", 3), &eddy_pass_cse);
   assert_ptr_equal(eddy_ir_pass_lookup(fx->ctx, "csex", 3), &eddy_pass_cse);
   assert_null(eddy_ir_pass_lookup(fx->ctx, "cs", 2));
