@@ -218,7 +218,9 @@ static bool mm_batch_stride(const eddy_type_t *ot, const eddy_type_t *rt,
 }
 
 /// The runtime call (large f32): eddy_rt_entry_sgemm once per matrix of the
-/// result's batch (once in all when mm_rows_fold), into buffer cbuf,
+/// result's batch (once in all when mm_rows_fold; one
+/// eddy_rt_entry_sgemm_batch call for a batch mm_batch_stride fits), into
+/// buffer cbuf,
 /// transposes passed on as flags; `accumulate` adds the product to what
 /// cbuf holds.
 static eddy_status_t mm_call(cpu_emit_t *e, eddy_op_t *op, int cbuf,
