@@ -1283,12 +1283,8 @@ void eddy_rt_entry_sgemm_batch(eddy_rt_ctx_t *rt, int32_t trans, int64_t batch,
       parts = most < 1.0 ? 1 : (int64_t)most;
     g.parts = parts < batch ? parts : batch;
   }
-  if (g.parts > 1)
-    eddy_rt_pool_parallel_for(pool, g.parts, gemm_batch_part, &g);
-  else
-    for (int64_t i = 0; i < batch; i++)
-      eddy_rt_sgemm(rt, EDDY_RT_GEMM_AUTO, trans, m, n, k, a + i * stride_a,
-                    lda, b + i * stride_b, ldb, c + i * stride_c, ldc);
+  // One part runs on the calling thread (and its products may split).
+  eddy_rt_pool_parallel_for(pool, g.parts, gemm_batch_part, &g);
 }
 
 void eddy_rt_entry_sgemm_cached(eddy_rt_ctx_t *rt, eddy_rt_gemm_cache_t *cache,

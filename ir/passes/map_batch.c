@@ -203,8 +203,9 @@ static void mb_attrs(const eddy_op_t *op, eddy_named_attr_t *out) {
 }
 
 /// The op computes one item from items with the batch dimension added in
-/// front: elementwise ops and core.matmul, whose operands broadcast from
-/// the trailing dimensions. Every batched operand has the rank of the
+/// front: a reduction or transpose of a batched value (mb_axis_op), or an
+/// elementwise op or core.matmul, whose operands broadcast from the
+/// trailing dimensions. Every batched operand of those has the rank of the
 /// result (so its leading dimension lines up with the result's) and every
 /// invariant one at most that rank.
 static bool mb_batchable(const mb_t *s, const eddy_op_t *op) {
@@ -291,11 +292,11 @@ static bool mb_body(mb_t *s) {
     if (eddy_ir_op_is(op, "tl.set_item")) {
       // out[i] = v, the only use of the list argument, yielded in its place.
       const eddy_value_t *l = op->operands[0].value;
+      int64_t at = mb_index_counter(s, op->operands[1].value);
       if (l->def || l->block != s->body || s->kind[l->index] != MB_OUT ||
           yield->operands[l->index].value != &op->results[0] ||
-          mb_kind(s, op->operands[2].value) != MB_BATCHED ||
-          mb_index_counter(s, op->operands[1].value) < 0 ||
-          s->start[mb_index_counter(s, op->operands[1].value)] != 0 ||
+          mb_kind(s, op->operands[2].value) != MB_BATCHED || at < 0 ||
+          s->start[at] != 0 ||
           !mb_stacks_fit(s, l->index, op->operands[2].value->type))
         return false;
       mb_set(s, &op->results[0], MB_OUT);
@@ -378,11 +379,6 @@ static bool mb_out_sizes(const mb_t *s) {
                       s->loop->operands[i].value->def->operands[0].value, &n) ||
         n != s->trips)
       return false;
-    for (const eddy_use_t *u = s->loop->results[i].uses; u; u = u->next) {
-      const eddy_type_t *st = u->owner->results[0].type;
-      if (!mb_static(st) || st->dims[0] != s->trips)
-        return false;
-    }
   }
   return true;
 }
@@ -399,15 +395,14 @@ static bool mb_match(mb_t *s) {
       !mb_cond(s, term->operands[0].value, &s->trips))
     return false;
   // `maximum_iterations` stops the loop after that many iterations too.
-  const eddy_attr_t *most = eddy_ir_op_attr(s->loop, "maximum_iterations");
-  if (most) {
+  if (eddy_ir_op_attr(s->loop, "maximum_iterations")) {
     int64_t m = eddy_ir_op_attr_int(s->loop, "maximum_iterations", 0);
     if (m < s->trips)
       s->trips = m;
   }
   if (s->trips < 1 || s->trips == INT64_MAX)
     return false;
-  // A counter's final value must be representable (it is a constant after).
+  // The stacks' types are checked with the writes (mb_stacks_fit).
   return mb_out_sizes(s) && mb_body(s);
 }
 
