@@ -2,7 +2,8 @@
 # Runs the three-way differential test on N random programs from SEED
 # (docs/reliability.md, "Differential testing of the executions"): each is
 # run by the evaluator, the dataflow interpreter (1 and 2 workers),
-# compiled CPU code and the kernels form, and every tenth one is also
+# compiled CPU code and the kernels form (also after the passes of
+# `eddy compile`, when they change it), and every tenth one is also
 # differentiated and checked against finite differences.
 #
 # usage: scripts/difftest.sh N SEED [DIFFTEST_FLAG...]

@@ -8,7 +8,9 @@
 /// printed as IR text; the text is parsed back and run on random inputs by
 /// the evaluator (the reference), the dataflow interpreter with 1 and with
 /// 2 workers, compiled CPU code (JIT) and the GPU target's kernels form on
-/// the CPU. Every result must match the evaluator's: integers exactly,
+/// the CPU, and, when the passes `eddy compile` runs for each target change
+/// the program, both compiled forms again after them. Every result must
+/// match the evaluator's: integers exactly,
 /// floats within |got - ref| <= rtol * (1 + max|ref|) over the result, with
 /// rtol = 8 eps(dtype) per op of the function (as `eddy run
 /// --mode=compare`, but absolute near zero; eddy_rt_compare_tensor). Every
@@ -18,9 +20,9 @@
 ///
 /// A failure is shrunk (ops replaced by an operand, an argument or a
 /// constant, loops by their initial values, dead ops erased, while it still
-/// fails the same way) and the reproducer, with its inputs, is printed and written to
-/// DIR/difftest-S-I.eddy. --only I runs program I alone; --emit prints the
-/// generated program and stops. The exit status is 1 when a program
+/// fails the same way) and the reproducer, with its inputs, is printed and
+/// written to DIR/difftest-S-I.eddy. --only I runs program I alone; --emit
+/// prints the generated program and stops. The exit status is 1 when a program
 /// failed.
 #define _POSIX_C_SOURCE 200809L
 
@@ -28,6 +30,8 @@
 #include "backend-cpu/cpu.h"
 #include "dialects/dialects.h"
 #include "ir/ir.h"
+#include "ir/pass.h"
+#include "ir/passes/passes.h"
 #include "lower/lower.h"
 #include "runtime/eval/eval.h"
 #include "runtime/interp/interp.h"
@@ -49,11 +53,22 @@ typedef enum exec {
   X_INTERP2,
   X_CPU,
   X_KERNELS,
+  X_CPU_PASSES,     ///< X_CPU after the passes of `eddy compile`
+  X_KERNELS_PASSES, ///< X_KERNELS after those of `eddy compile --target=cuda`
   X_COUNT_
 } exec_t;
 
-static const char *const k_exec[X_COUNT_] = {"eval", "interp-1", "interp-2",
-                                             "cpu", "kernels"};
+static const char *const k_exec[X_COUNT_] = {
+    "eval",    "interp-1",   "interp-2",      "cpu",
+    "kernels", "cpu+passes", "kernels+passes"};
+
+/// How often a statistic of the compile pipeline's passes was counted.
+typedef struct pass_stat {
+  char name[48];
+  int64_t total, programs;
+} pass_stat_t;
+
+enum { MAX_PASS_STATS = 16 };
 
 typedef struct opts {
   uint64_t seed;
@@ -65,7 +80,10 @@ typedef struct opts {
 
 typedef struct stats {
   int64_t programs, ops, grads, grad_ops, failures, unsupported, skipped;
+  int64_t changed[X_COUNT_]; ///< programs the passes changed (X_*_PASSES)
   double ms[X_COUNT_], gen_ms, grad_ms;
+  pass_stat_t pass[MAX_PASS_STATS];
+  size_t num_pass;
 } stats_t;
 
 static double now_ms(void) {
@@ -140,6 +158,7 @@ typedef struct outcome {
   bool unsupported[X_COUNT_]; ///< the compiled target refused the program
   bool skipped[X_COUNT_];     ///< not asked for
   char *error[X_COUNT_];      ///< malloc'ed message, or NULL
+  char *stats[X_COUNT_];      ///< the passes' statistics (X_*_PASSES)
   eddy_eval_value_t res[X_COUNT_][MAX_RES];
   size_t nres;
   double ms[X_COUNT_];
@@ -148,6 +167,7 @@ typedef struct outcome {
 static void outcome_destroy(outcome_t *o) {
   for (int x = 0; x < X_COUNT_; x++) {
     free(o->error[x]);
+    free(o->stats[x]);
     for (size_t k = 0; o->ran[x] && k < o->nres; k++)
       eddy_eval_value_release(&o->res[x][k]);
   }
@@ -174,13 +194,21 @@ static eddy_status_t parse(eddy_ctx_t *ctx, const char *text,
   return st;
 }
 
+static char *module_text(const eddy_module_t *m) {
+  eddy_buf_t b;
+  eddy_buf_init(&b);
+  eddy_print_opts_t o = {0};
+  eddy_ir_module_print(m, &o, &b);
+  return eddy_buf_take(&b);
+}
+
 static void run_compiled(eddy_rt_ctx_t *rt, const eddy_module_t *m,
                          const char *entry, exec_t x, const inputs_t *in,
                          outcome_t *o) {
   eddy_cpu_opts_t co = eddy_cpu_opts_default();
   co.prefix = "difftest";
   co.opt_level = 1;
-  if (x == X_KERNELS)
+  if (x == X_KERNELS || x == X_KERNELS_PASSES)
     co.form = EDDY_CPU_FORM_KERNELS;
   eddy_cpu_jit_t *jit = NULL;
   eddy_status_t st = eddy_cpu_jit_create(m, entry, &co, &jit);
@@ -203,6 +231,58 @@ static void run_compiled(eddy_rt_ctx_t *rt, const eddy_module_t *m,
   o->ran[x] = true;
 }
 
+/// Runs pipeline on m; its statistics go to *stats (malloc'ed) when not
+/// NULL.
+static eddy_status_t run_passes(eddy_ctx_t *ctx, eddy_module_t *m,
+                                const char *pipeline, char **stats) {
+  eddy_pm_opts_t po;
+  eddy_ir_pm_opts_default(&po);
+  po.verify_each = true;
+  size_t len = 0;
+  FILE *fp = stats ? open_memstream(stats, &len) : NULL;
+  po.stats = fp != NULL;
+  po.dump = fp;
+  eddy_status_t st = eddy_ir_pm_run_pipeline(ctx, m, pipeline, &po);
+  if (fp)
+    fclose(fp);
+  return st;
+}
+
+/// Execution x (X_CPU_PASSES or X_KERNELS_PASSES): text after the passes
+/// `eddy compile` runs for the target, compiled, when they change the
+/// program; otherwise it is the program X_CPU or X_KERNELS ran, and x is
+/// skipped. dce aside: the generator leaves dead values, which dce alone
+/// would erase.
+static void run_after_passes(eddy_rt_ctx_t *rt, eddy_ctx_t *ctx,
+                             const char *text, const char *entry, exec_t x,
+                             const inputs_t *in, outcome_t *o) {
+  const char *pipeline = x == X_CPU_PASSES ? EDDY_PASSES_COMPILE_PIPELINE_CPU
+                                           : EDDY_PASSES_COMPILE_PIPELINE;
+  eddy_module_t *base = NULL, *m = NULL;
+  eddy_status_t st = parse(ctx, text, &base);
+  if (!st)
+    st = run_passes(ctx, base, "dce", NULL);
+  if (!st)
+    st = parse(ctx, text, &m);
+  if (!st)
+    st = run_passes(ctx, m, pipeline, &o->stats[x]);
+  if (st) {
+    o->error[x] = status_take(st);
+  } else {
+    char *before = module_text(base), *after = module_text(m);
+    if (strcmp(before, after) == 0)
+      o->skipped[x] = true;
+    else
+      run_compiled(rt, m, entry, x, in, o);
+    free(before);
+    free(after);
+  }
+  if (m)
+    eddy_ir_module_destroy(m);
+  if (base)
+    eddy_ir_module_destroy(base);
+}
+
 /// Runs @entry of text in the executions of mask (bit x: execution x; the
 /// evaluator always runs). An error of the text itself (it does not parse
 /// or verify) comes back as the status.
@@ -214,6 +294,7 @@ static eddy_status_t run_all(eddy_rt_ctx_t *rt, const char *text,
     o->skipped[x] = !(mask & (1u << x));
   eddy_ctx_t *ctx = eddy_ir_ctx_create();
   eddy_dialects_register_all(ctx);
+  eddy_passes_register_all(ctx);
   eddy_module_t *m = NULL;
   eddy_status_t st = parse(ctx, text, &m);
   if (st) {
@@ -237,6 +318,9 @@ static eddy_status_t run_all(eddy_rt_ctx_t *rt, const char *text,
       o->ran[x] = true;
     } else if ((x == X_CPU || x == X_KERNELS) && (mask & (1u << x))) {
       run_compiled(rt, m, entry, (exec_t)x, in, o);
+    } else if ((x == X_CPU_PASSES || x == X_KERNELS_PASSES) &&
+               (mask & (1u << x))) {
+      run_after_passes(rt, ctx, text, entry, (exec_t)x, in, o);
     } else {
       continue; // the interpreter lowers f in place: after the others
     }
@@ -392,6 +476,28 @@ static unsigned failures(const outcome_t *o, size_t num_ops, eddy_buf_t *why,
   return bad;
 }
 
+/// Adds the lines `NAME = COUNT` of a pass manager's statistics to s.
+static void add_pass_stats(stats_t *s, const char *text) {
+  for (const char *line = text; line && *line;) {
+    char name[48];
+    long long count;
+    if (sscanf(line, "%47s = %lld", name, &count) == 2 && count > 0) {
+      size_t i = 0;
+      while (i < s->num_pass && strcmp(s->pass[i].name, name) != 0)
+        i++;
+      if (i == s->num_pass && i < MAX_PASS_STATS)
+        snprintf(s->pass[s->num_pass++].name, sizeof s->pass[i].name, "%s",
+                 name);
+      if (i < s->num_pass) {
+        s->pass[i].total += count;
+        s->pass[i].programs++;
+      }
+    }
+    line = strchr(line, '\n');
+    line = line ? line + 1 : NULL;
+  }
+}
+
 /// Runs text and returns its failure set (0: all agree), described in *fl
 /// when not NULL. *unsupported: a compiled target refused it.
 static unsigned check_text(eddy_rt_ctx_t *rt, const char *text,
@@ -412,14 +518,21 @@ static unsigned check_text(eddy_rt_ctx_t *rt, const char *text,
     return 1u << X_COUNT_;
   }
   if (unsupported) {
-    *unsupported = o.unsupported[X_CPU] || o.unsupported[X_KERNELS];
-    if (*unsupported && why)
-      eddy_buf_printf(why, "  unsupported: %s\n",
-                      o.error[o.unsupported[X_CPU] ? X_CPU : X_KERNELS]);
+    *unsupported = false;
+    for (int x = X_CPU; x < X_COUNT_; x++) {
+      if (o.unsupported[x] && !*unsupported && why)
+        eddy_buf_printf(why, "  unsupported: %s\n", o.error[x]);
+      *unsupported |= o.unsupported[x];
+    }
   }
-  if (s)
-    for (int x = 0; x < X_COUNT_; x++)
+  if (s) {
+    for (int x = 0; x < X_COUNT_; x++) {
       s->ms[x] += o.ms[x];
+      s->changed[x] += o.ran[x] || o.error[x] != NULL;
+      if (x == X_CPU_PASSES && o.stats[x] && (o.ran[x] || o.error[x]))
+        add_pass_stats(s, o.stats[x]);
+    }
+  }
   unsigned bad = failures(&o, count_ops(text, entry), why, fl);
   if (fl)
     fl->bad = bad;
@@ -597,14 +710,6 @@ static char *shrink(eddy_rt_ctx_t *rt, const char *text, const char *entry,
 }
 
 /// ---- One program -----------------------------------------------------------
-
-static char *module_text(const eddy_module_t *m) {
-  eddy_buf_t b;
-  eddy_buf_init(&b);
-  eddy_print_opts_t o = {0};
-  eddy_ir_module_print(m, &o, &b);
-  return eddy_buf_take(&b);
-}
 
 static void write_reproducer(const opts_t *op, int64_t index,
                              const char *suffix, const char *text) {
@@ -952,11 +1057,23 @@ int main(int argc, char **argv) {
            " ops), %" PRId64 " gradients (%" PRId64 " ops), %" PRId64
            " failed, %" PRId64 " unsupported by a compiled target, %" PRId64
            " gradient runs skipped; %.1f s (generate %.1f, eval %.1f, "
-           "interp %.1f + %.1f, cpu %.1f, kernels %.1f, gradients %.1f)\n",
+           "interp %.1f + %.1f, cpu %.1f, kernels %.1f, cpu+passes %.1f, "
+           "kernels+passes %.1f, gradients %.1f)\n",
            op.seed, s.programs, s.ops, s.grads, s.grad_ops, s.failures,
            s.unsupported, s.skipped, (now_ms() - t0) / 1e3, s.gen_ms / 1e3,
            s.ms[X_EVAL] / 1e3, s.ms[X_INTERP1] / 1e3, s.ms[X_INTERP2] / 1e3,
-           s.ms[X_CPU] / 1e3, s.ms[X_KERNELS] / 1e3, s.grad_ms / 1e3);
+           s.ms[X_CPU] / 1e3, s.ms[X_KERNELS] / 1e3, s.ms[X_CPU_PASSES] / 1e3,
+           s.ms[X_KERNELS_PASSES] / 1e3, s.grad_ms / 1e3);
+  if (!op.emit) {
+    // What the compile pipeline's passes did (gradients included).
+    printf("difftest: the passes changed %" PRId64 " functions for cpu+passes "
+           "and %" PRId64 " for kernels+passes:",
+           s.changed[X_CPU_PASSES], s.changed[X_KERNELS_PASSES]);
+    for (size_t i = 0; i < s.num_pass; i++)
+      printf(" %s %" PRId64 " (in %" PRId64 ")", s.pass[i].name,
+             s.pass[i].total, s.pass[i].programs);
+    printf("\n");
+  }
   eddy_rt_ctx_destroy(rt);
   return s.failures ? 1 : 0;
 }

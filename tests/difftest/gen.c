@@ -826,6 +826,146 @@ static eddy_value_t *gen_while(gen_t *g, const ty_t *t, int depth) {
   return res;
 }
 
+/// [B, N] (static, B > t's rows) brought to t: rows sliced, or summed.
+static eddy_value_t *rows_to(gen_t *g, eddy_value_t *v, int64_t rows,
+                             const ty_t *t) {
+  if (t->rank == 2) {
+    int64_t start[2] = {below(g, (int)(rows - t->d[0] + 1)), 0};
+    int64_t limit[2] = {start[0] + t->d[0], t->d[1]};
+    eddy_named_attr_t at[2] = {nints(g, "start", start, 2),
+                               nints(g, "limit", limit, 2)};
+    return op(g, "core.slice", &v, 1, at, 2);
+  }
+  int64_t axes[2] = {0, 1};
+  eddy_named_attr_t a = nints(g, "axes", axes, t->rank == 0 ? 2 : 1);
+  return op(g, chance(g, 50) ? "core.reduce_sum" : "core.reduce_mean", &v, 1,
+            &a, 1);
+}
+
+/// A loop over the row blocks of a static [T, B, K] tensor, read at the
+/// counter (core.gather on axis 0, or tl.get_item of tl.from_tensor), each
+/// multiplied by a loop-invariant weight: the patterns of the passes of
+/// `eddy compile` (ir/passes/passes.h), so that the compiled executions
+/// after them have work. Iterations independent, their results set in a
+/// tl.reserve'd list at the counter (map-batch, with a constant trip
+/// count), or a carried [B, N] state (an RNN: gemm-hoist; row-split at the
+/// top level, B >= 16 rows); near misses: trip counts from the data,
+/// batches of 1 to 3 rows, nested loops.
+static eddy_value_t *gen_scan(gen_t *g, const ty_t *t, int depth) {
+  if (!is_static(t) || g->loop_depth >= 2 || g->region_depth >= 4)
+    return NULL;
+  static const int64_t k_rows[] = {1, 3, 16, 17, 24, 32};
+  int64_t b = k_rows[below(g, 6)];
+  if (t->rank == 2 && t->d[0] > 32)
+    return NULL;
+  if (t->rank == 2 && b < t->d[0])
+    b = t->d[0];
+  int64_t nn = t->rank == 2   ? t->d[1]
+               : t->rank == 1 ? t->d[0]
+                              : 1 + below(g, 4);
+  int64_t kk = 1 + below(g, 4);
+  bool map = chance(g, 50), constant_trips = chance(g, 60);
+  int64_t trips = 1 + below(g, 4); // a data trip count is 0..3
+  int64_t rows = constant_trips ? trips : 4;
+  // xs: [rows * B, K] reshaped to [rows, B, K]
+  ty_t st = mat(g->f, rows * b, kk);
+  eddy_value_t *xs = gen_float(g, &st, depth + 1);
+  int64_t shape[3] = {rows, b, kk};
+  eddy_named_attr_t sa = nints(g, "shape", shape, 3);
+  xs = op(g, "core.reshape", &xs, 1, &sa, 1);
+  bool gather = chance(g, 50);
+  eddy_value_t *src = gather ? xs : op1(g, "tl.from_tensor", xs);
+  ty_t wt = mat(g->f, kk, nn), ut = mat(g->f, nn, nn), ht = mat(g->f, b, nn);
+  eddy_value_t *w = gen_float(g, &wt, depth + 1);
+  eddy_value_t *u = map ? NULL : gen_float(g, &ut, depth + 1);
+  eddy_value_t *h0 = map ? NULL : gen_float(g, &ht, depth + 1);
+  eddy_value_t *trip = constant_trips ? const_i(g, trips) : trip_count(g);
+  const eddy_type_t *lt = eddy_ir_list_type_get(g->ctx, type_of(g, &ht));
+  eddy_value_t *l0 =
+      map || chance(g, 30)
+          ? &op_full(g, "tl.reserve", &trip, 1, NULL, 0, &lt, 1, 0)->results[0]
+          : NULL;
+  const eddy_type_t *rt[3] = {eddy_ir_scalar_type_get(g->ctx, EDDY_DT_I32), lt,
+                              type_of(g, &ht)};
+  eddy_value_t *inits[3] = {const_i(g, 0), l0, h0};
+  size_t n = 1;
+  if (l0)
+    n++;
+  if (h0) { // the state takes the list's place when there is none
+    rt[n] = rt[2];
+    inits[n++] = h0;
+  }
+  eddy_op_t *loop = op_full(g, "ctl.while", inits, n, NULL, 0, rt, n, 2);
+  g->loop_depth++;
+  {
+    eddy_block_t *blk = eddy_ir_region_add_block(&loop->regions[0]);
+    saved_t sv = enter(g, blk);
+    eddy_value_t *i = eddy_ir_block_add_arg(blk, rt[0]);
+    for (size_t k = 1; k < n; k++)
+      eddy_ir_block_add_arg(blk, rt[k]);
+    eddy_value_t *c = op2(g, "core.lt", i, trip);
+    terminator(g, "ctl.condition", &c, 1);
+    leave(g, sv);
+  }
+  {
+    eddy_block_t *blk = eddy_ir_region_add_block(&loop->regions[1]);
+    saved_t sv = enter(g, blk);
+    eddy_value_t *args[3];
+    for (size_t k = 0; k < n; k++)
+      args[k] = eddy_ir_block_add_arg(blk, rt[k]);
+    eddy_value_t *h = h0 ? args[n - 1] : NULL;
+    eddy_named_attr_t ax = nint(g, "axis", 0);
+    eddy_value_t *gops[2] = {src, args[0]};
+    eddy_value_t *x = gather ? op(g, "core.gather", gops, 2, &ax, 1)
+                             : op2(g, "tl.get_item", src, args[0]);
+    eddy_value_t *p = op2(g, "core.matmul", x, w);
+    if (h)
+      p = op2(g, "core.add", p, op2(g, "core.matmul", h, u));
+    push(g, p, &ht);
+    if (h)
+      push(g, h, &ht);
+    // the rest of the step: random elementwise work on the rows now and
+    // then (which may read what the passes cannot batch or split).
+    eddy_value_t *y = chance(g, 30) ? gen_float(g, &ht, depth + 2)
+                      : chance(g, 50)
+                          ? op2(g, "core.mul", p, op1(g, "core.sigmoid", p))
+                          : p;
+    y = op1(g, "core.tanh", y);
+    if (h && chance(g, 50)) // h/2 + y/2
+      y = op2(g, "core.add", op2(g, "core.mul", h, const_f(g, 0.5)),
+              op2(g, "core.mul", y, const_f(g, 0.5)));
+    eddy_value_t *next[3] = {op2(g, "core.add", args[0], const_i(g, 1)), NULL,
+                             NULL};
+    size_t k = 1;
+    if (l0) {
+      eddy_value_t *ops[3] = {args[1], args[0], y};
+      next[k++] = op(g, "tl.set_item", ops, 3, NULL, 0);
+    }
+    if (h)
+      next[k++] = y;
+    terminator(g, "ctl.yield", next, n);
+    leave(g, sv);
+  }
+  g->loop_depth--;
+  eddy_value_t *out = h0 ? &loop->results[n - 1] : NULL;
+  if (l0 && (!out || chance(g, 50))) { // the stacked results, summed
+    // of type [T, B, N] as shape-infer makes it when T is known (map-batch
+    // needs it), or [?, B, N]
+    int64_t sd[3] = {trips, b, nn};
+    const eddy_type_t *stt = eddy_ir_tensor_type_get(g->ctx, g->f, 3, sd);
+    eddy_value_t *lst = &loop->results[1];
+    eddy_value_t *s =
+        constant_trips && chance(g, 70)
+            ? &op_full(g, "tl.stack", &lst, 1, NULL, 0, &stt, 1, 0)->results[0]
+            : op1(g, "tl.stack", lst);
+    int64_t ax0 = 0;
+    eddy_named_attr_t a = nints(g, "axes", &ax0, 1);
+    s = op(g, "core.reduce_sum", &s, 1, &a, 1);
+    out = out ? op2(g, "core.add", out, s) : s;
+  }
+  return rows_to(g, out, b, t);
+}
+
 /// Reads rows of a constant list (tl.from_tensor) at a data index.
 static eddy_value_t *gen_list_read(gen_t *g, const ty_t *t, int depth) {
   if (t->rank != 1 || t->d[0] == DYN)
@@ -853,7 +993,7 @@ static eddy_value_t *gen_float(gen_t *g, const ty_t *t, int depth) {
   }
   for (int tries = 0; tries < 4; tries++) {
     eddy_value_t *v = NULL;
-    switch (below(g, 20)) {
+    switch (below(g, 21)) {
     case 0:
     case 1:
     case 2:
@@ -892,6 +1032,9 @@ static eddy_value_t *gen_float(gen_t *g, const ty_t *t, int depth) {
       break;
     case 18:
       v = gen_list_read(g, t, depth);
+      break;
+    case 19:
+      v = gen_scan(g, t, depth);
       break;
     default:
       v = leaf(g, t);
@@ -970,8 +1113,8 @@ eddy_status_t dt_generate(eddy_module_t *m, const char *name, uint64_t seed,
   for (size_t i = 0; i < nres; i++) {
     if (rt[i].dt == EDDY_DT_I32)
       res[i] = op2(g, "core.add", trip_count(g), some_int(g));
-    else
-      res[i] = gen_float(g, &rt[i], 0);
+    else if (!(chance(g, 15) && (res[i] = gen_scan(g, &rt[i], 0))))
+      res[i] = gen_float(g, &rt[i], 0); // (a scan at the top: row-split's)
   }
   terminator(g, "func.return", res, nres);
   free(g);

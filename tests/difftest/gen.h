@@ -15,8 +15,11 @@
 /// F is f32 or now and then f64. Predicates are computed from p, n and
 /// loop counters only (never from computed floats, whose last bits may
 /// differ between executions), so every execution takes the same branches
-/// and runs the same trip counts. In smooth mode the program is also
-/// differentiable everywhere with respect to its float arguments but p
+/// and runs the same trip counts. Some loops read the row blocks of a
+/// [T, B, K] tensor at their counter and multiply them by a fixed weight,
+/// with independent iterations or a carried state (B up to 32 rows): the
+/// patterns of the compile pipeline's passes. In smooth mode the program is
+/// also differentiable everywhere with respect to its float arguments but p
 /// (no abs, relu, maximum, minimum), for the finite-difference check.
 #ifndef EDDY_TESTS_DIFFTEST_GEN_H
 #define EDDY_TESTS_DIFFTEST_GEN_H
