@@ -888,6 +888,18 @@ static eddy_status_t raise_frame(eddy_ctx_t *ctx, const cf_names_t *nm,
       goto done; // an inner frame: raise it first
     if (tfl_is(op, nm->sw) && !is_loop_switch(nm, op))
       goto done; // an if inside the loop is raised first
+    if (eddy_ir_op_has_trait(op, EDDY_TRAIT_TERMINATOR)) {
+      // A fetch of a value of the frame: only an Exit leaves a loop.
+      for (uint32_t k = 0; k < op->num_operands; k++) {
+        eddy_op_t *d = eddy_ir_op_operand(op, k)->def;
+        if (d && eddy_ptrmap_has(&set, d) && !tfl_is(d, nm->exit)) {
+          st = err_at(d, "'%s' is fetched from inside loop frame '%s' "
+                         "(a value leaves a loop only through an Exit)",
+                      node(d), frame);
+          goto done;
+        }
+      }
+    }
     if (tfl_is(op, nm->loop_cond)) {
       if (loopcond) {
         st = err_at(op, "the frame has two LoopConds ('%s' and '%s')",

@@ -227,6 +227,13 @@ static eddy_status_t resolve(eddy_tfl_t *z, const eddy_op_t *op,
     return eddy_tfl_error(op, "the slice has %lld entries (at most 62)",
                           (long long)n);
   ss_masks_t m = masks_of(op);
+  // Bit i of a mask is entry i's: TensorFlow ignores the bits past them.
+  int64_t entries = ((int64_t)1 << n) - 1;
+  m.begin &= entries;
+  m.end &= entries;
+  m.ellipsis &= entries;
+  m.new_axis &= entries;
+  m.shrink &= entries;
   if (m.ellipsis & (m.ellipsis - 1))
     return eddy_tfl_error(op, "the slice has more than one ellipsis");
   // New axes after the ellipsis, which it must leave room for.
