@@ -3,12 +3,16 @@
 /// LLVMFuzzerTestOneInput, so that a gcc build (ctest) replays the seed
 /// corpus and the regressions (docs/reliability.md).
 ///
-/// usage: fuzz_TARGET [--suffix=.EXT] PATH... [--suffix=] PATH...
+/// usage: fuzz_TARGET [--mutate=N] [--suffix=.EXT] PATH... [--suffix=] PATH...
 /// --suffix=.EXT keeps, from the directories named after it, only the files
 /// whose names end in .EXT (the fixtures hold other files too); --suffix=
 /// keeps every file again. Files named on the command line always run.
 /// Files run in sorted order; a missing path is an error, as is running no
-/// file at all.
+/// file at all. --mutate=N also runs, after each file, N mutants made by
+/// the target's mutator (eddy_fuzz_mutate: its own, or byte changes), each
+/// from the one before, from seeds that depend only on the file's name and
+/// the mutant's number: a fixed, repeatable share of fuzzing for builds
+/// without libFuzzer.
 #define _POSIX_C_SOURCE 200809L
 
 #include "tests/fuzz/fuzz.h"
@@ -22,9 +26,104 @@
 
 typedef struct replay {
   const char *suffix; ///< NULL: every file
-  size_t num_run;
+  long mutants;       ///< per file (--mutate)
+  size_t num_run, num_mutants;
   bool failed;
 } replay_t;
+
+static uint64_t mix(uint64_t *s) { // splitmix64
+  uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+/// The default, for targets without a mutator of their own: one to four
+/// byte-level changes, as libFuzzer's own mutations make them (a bit
+/// flipped, a byte set to an edge value, a range erased, copied over
+/// another place or inserted there, random bytes inserted).
+__attribute__((weak)) size_t eddy_fuzz_mutate(uint8_t *data, size_t size,
+                                              size_t max_size, uint64_t seed) {
+  static const uint8_t edge[] = {0,   1,   0x7f, 0x80, 0xff, '0', '1', '9',
+                                 '-', '?', 'x',  '<',  '>',  '"', '{', '\n'};
+  uint64_t s = seed;
+  for (int k = 0, n = 1 + (int)(mix(&s) % 4); k < n; k++) {
+    size_t at = size ? (size_t)(mix(&s) % size) : 0;
+    size_t len = 1 + (size_t)(mix(&s) % 16);
+    switch (mix(&s) % 6) {
+    case 0: // a bit flipped
+      if (size)
+        data[at] ^= (uint8_t)(1u << (mix(&s) % 8));
+      break;
+    case 1: // an edge byte
+      if (size)
+        data[at] = edge[mix(&s) % sizeof edge];
+      break;
+    case 2: // a range erased
+      if (len > size - at)
+        len = size - at;
+      memmove(data + at, data + at + len, size - at - len);
+      size -= len;
+      break;
+    case 3: { // a range copied over another place
+      size_t from = size ? (size_t)(mix(&s) % size) : 0;
+      if (len > size - from)
+        len = size - from;
+      if (len > size - at)
+        len = size - at;
+      memmove(data + at, data + from, len);
+      break;
+    }
+    default: { // a range of the input (or random bytes) inserted
+      if (len > max_size - size)
+        len = max_size - size;
+      size_t from = size ? (size_t)(mix(&s) % size) : 0;
+      bool copy = size && len <= size - from && mix(&s) % 2;
+      uint8_t tmp[16];
+      for (size_t i = 0; i < len; i++)
+        tmp[i] = copy ? data[from + i] : (uint8_t)mix(&s);
+      memmove(data + at + len, data + at, size - at);
+      memcpy(data + at, tmp, len);
+      size += len;
+      break;
+    }
+    }
+  }
+  return size;
+}
+
+/// Runs data in an exact-size copy, as libFuzzer hands it over: reads out
+/// of bounds are seen.
+static bool run_exact(const uint8_t *data, size_t len) {
+  uint8_t *exact = malloc(len ? len : 1);
+  if (!exact)
+    return false;
+  memcpy(exact, data, len);
+  LLVMFuzzerTestOneInput(exact, len);
+  free(exact);
+  return true;
+}
+
+/// The --mutate mutants of one file (data holds len bytes, room for cap).
+static void run_mutants(replay_t *r, const char *path, uint8_t *data,
+                        size_t len, size_t cap) {
+  const char *base = strrchr(path, '/');
+  uint64_t h = 1469598103934665603ull; // FNV-1a of the file's name
+  for (const char *c = base ? base + 1 : path; *c; c++)
+    h = (h ^ (uint8_t)*c) * 1099511628211ull;
+  for (long k = 0; k < r->mutants; k++) {
+    size_t n = eddy_fuzz_mutate(data, len, cap, h + (uint64_t)k);
+    if (!n)
+      continue; // not mutable that way: the next seed tries again
+    len = n;
+    if (!run_exact(data, len)) {
+      fprintf(stderr, "replay: out of memory for '%s'\n", path);
+      r->failed = true;
+      return;
+    }
+    r->num_mutants++;
+  }
+}
 
 static bool has_suffix(const char *name, const char *suffix) {
   size_t n = strlen(name), k = strlen(suffix);
@@ -61,19 +160,22 @@ static void run_file(replay_t *r, const char *path) {
     r->failed = true;
     return;
   }
-  // libFuzzer hands over an exact-size copy: out-of-bounds reads are seen.
-  uint8_t *exact = malloc(len ? len : 1);
-  if (!exact) {
+  if (!run_exact(data, len)) {
     fprintf(stderr, "replay: out of memory for '%s'\n", path);
     free(data);
     r->failed = true;
     return;
   }
-  memcpy(exact, data, len);
-  free(data);
-  LLVMFuzzerTestOneInput(exact, len);
   r->num_run++;
-  free(exact);
+  if (r->mutants > 0) {
+    // room to grow: mutants may be larger than the file
+    size_t room = len * 2 + 4096;
+    uint8_t *big = room > cap ? realloc(data, room) : data;
+    if (big)
+      run_mutants(r, path, big, len, room > cap ? room : cap);
+    data = big ? big : data;
+  }
+  free(data);
 }
 
 static int compare_names(const void *a, const void *b) {
@@ -133,10 +235,15 @@ int main(int argc, char **argv) {
   for (int i = 1; i < argc; i++) {
     if (strncmp(argv[i], "--suffix=", 9) == 0)
       r.suffix = argv[i][9] ? argv[i] + 9 : NULL;
+    else if (strncmp(argv[i], "--mutate=", 9) == 0)
+      r.mutants = strtol(argv[i] + 9, NULL, 10);
     else
       run_path(&r, argv[i], true);
   }
-  printf("replay: %zu inputs ran\n", r.num_run);
+  printf("replay: %zu inputs ran", r.num_run);
+  if (r.mutants > 0)
+    printf(", and %zu mutants of them", r.num_mutants);
+  printf("\n");
   if (r.num_run == 0) {
     fprintf(stderr, "replay: no input (usage: %s [--suffix=.EXT] PATH...)\n",
             argv[0]);
