@@ -31,17 +31,14 @@ eddy_module_t *eddy_fuzz_parse(eddy_ctx_t *ctx, const uint8_t *data,
 /// Destroys st, whatever it is (NULL included): refusals are expected.
 void eddy_fuzz_ignore(eddy_status_t st);
 
-/// The target's own mutator: changes the input in data (size bytes, room
-/// for max_size) as the structure it encodes, from seed; returns the new
-/// size, or 0 when it cannot (data is not such an input, or the result
-/// would not fit). libFuzzer calls it through LLVMFuzzerCustomMutator,
-/// replay.c's --mutate=N without libFuzzer. Targets without one get a
-/// default that returns 0.
+/// The target's mutator: changes the input in data (size bytes, room for
+/// max_size) from seed; returns the new size, or 0 when it cannot (data is
+/// not such an input, or the result would not fit). The graphdef target's
+/// changes GraphDefs as graphs (graphdef_mutate.c), the IR text targets'
+/// modules as IR (ir_mutate.c); without one, replay.c's default changes
+/// bytes. libFuzzer calls a target's own through LLVMFuzzerCustomMutator
+/// (fuzz_util.c), replay.c's --mutate=N without libFuzzer.
 size_t eddy_fuzz_mutate(uint8_t *data, size_t size, size_t max_size,
                         uint64_t seed);
-
-/// The graphdef target's: GraphDefs changed as graphs (graphdef_mutate.c).
-size_t eddy_fuzz_graphdef_mutate(uint8_t *data, size_t size, size_t max_size,
-                                 uint64_t seed);
 
 #endif

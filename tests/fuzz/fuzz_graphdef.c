@@ -5,8 +5,7 @@
 /// legalize to dataflow, verify, as `eddy run --mode=interp --from=v1`
 /// does. The functional path imports every node (as `eddy import`), the
 /// dataflow path only what the sinks need (as `eddy run`, --prune).
-/// Three mutations in four change the GraphDef as a graph
-/// (graphdef_mutate.c), the fourth is libFuzzer's own, on its bytes.
+/// Its mutator changes GraphDefs as graphs (graphdef_mutate.c).
 #include "tests/fuzz/fuzz.h"
 
 #include "dialects/tf/tf.h"
@@ -53,27 +52,6 @@ static void dataflow_path(const uint8_t *data, size_t size) {
     eddy_ir_module_destroy(m);
   eddy_ir_ctx_destroy(ctx);
 }
-
-size_t eddy_fuzz_mutate(uint8_t *data, size_t size, size_t max_size,
-                        uint64_t seed) {
-  return eddy_fuzz_graphdef_mutate(data, size, max_size, seed);
-}
-
-#ifdef EDDY_FUZZ_LIBFUZZER
-size_t LLVMFuzzerMutate(uint8_t *data, size_t size, size_t max_size);
-size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size,
-                               unsigned int seed);
-
-size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size,
-                               unsigned int seed) {
-  if (seed % 4) {
-    size_t n = eddy_fuzz_mutate(data, size, max_size, seed);
-    if (n)
-      return n;
-  }
-  return LLVMFuzzerMutate(data, size, max_size);
-}
-#endif
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   functional_path(data, size);

@@ -52,3 +52,22 @@ void eddy_fuzz_ignore(eddy_status_t st) {
   if (st)
     eddy_status_destroy(st);
 }
+
+#if defined(EDDY_FUZZ_LIBFUZZER) && defined(EDDY_FUZZ_MUTATOR)
+size_t LLVMFuzzerMutate(uint8_t *data, size_t size, size_t max_size);
+size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size,
+                               unsigned int seed);
+
+/// Three mutations in four are the target's own (eddy_fuzz_mutate), the
+/// fourth, and any it cannot make, libFuzzer's byte-level ones (which also
+/// reach the strings and numbers inside the structure).
+size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size,
+                               unsigned int seed) {
+  if (seed % 4) {
+    size_t n = eddy_fuzz_mutate(data, size, max_size, seed);
+    if (n)
+      return n;
+  }
+  return LLVMFuzzerMutate(data, size, max_size);
+}
+#endif

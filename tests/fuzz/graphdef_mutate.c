@@ -399,8 +399,8 @@ static bool cut_signature(mut_t *m) {
 /// ---- Entry
 /// -------------------------------------------------------------------
 
-size_t eddy_fuzz_graphdef_mutate(uint8_t *data, size_t size, size_t max_size,
-                                 uint64_t seed) {
+size_t eddy_fuzz_mutate(uint8_t *data, size_t size, size_t max_size,
+                        uint64_t seed) {
   Tensorflow__GraphDef *g = tensorflow__graph_def__unpack(NULL, size, data);
   if (!g)
     return 0;

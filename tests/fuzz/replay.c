@@ -3,7 +3,7 @@
 /// LLVMFuzzerTestOneInput, so that a gcc build (ctest) replays the seed
 /// corpus and the regressions (docs/reliability.md).
 ///
-/// usage: fuzz_TARGET [--mutate=N] [--suffix=.EXT] PATH... [--suffix=] PATH...
+/// usage: fuzz_TARGET [--mutate=N [--mutants-to=DIR]] [--suffix=.EXT] PATH...
 /// --suffix=.EXT keeps, from the directories named after it, only the files
 /// whose names end in .EXT (the fixtures hold other files too); --suffix=
 /// keeps every file again. Files named on the command line always run.
@@ -12,7 +12,9 @@
 /// the target's mutator (eddy_fuzz_mutate: its own, or byte changes), each
 /// from the one before, from seeds that depend only on the file's name and
 /// the mutant's number: a fixed, repeatable share of fuzzing for builds
-/// without libFuzzer.
+/// without libFuzzer. --mutants-to=DIR writes each mutant to
+/// DIR/NAME.mutK before it runs: after a crash, the last one written is
+/// the input that crashed.
 #define _POSIX_C_SOURCE 200809L
 
 #include "tests/fuzz/fuzz.h"
@@ -27,6 +29,7 @@
 typedef struct replay {
   const char *suffix; ///< NULL: every file
   long mutants;       ///< per file (--mutate)
+  const char *out;    ///< --mutants-to
   size_t num_run, num_mutants;
   bool failed;
 } replay_t;
@@ -116,6 +119,18 @@ static void run_mutants(replay_t *r, const char *path, uint8_t *data,
     if (!n)
       continue; // not mutable that way: the next seed tries again
     len = n;
+    if (r->out) {
+      char name[4096];
+      snprintf(name, sizeof name, "%s/%s.mut%ld", r->out,
+               base ? base + 1 : path, k);
+      FILE *f = fopen(name, "wb");
+      if (!f || fwrite(data, 1, len, f) != len) {
+        fprintf(stderr, "replay: cannot write '%s'\n", name);
+        r->failed = true;
+      }
+      if (f)
+        fclose(f);
+    }
     if (!run_exact(data, len)) {
       fprintf(stderr, "replay: out of memory for '%s'\n", path);
       r->failed = true;
@@ -237,6 +252,8 @@ int main(int argc, char **argv) {
       r.suffix = argv[i][9] ? argv[i] + 9 : NULL;
     else if (strncmp(argv[i], "--mutate=", 9) == 0)
       r.mutants = strtol(argv[i] + 9, NULL, 10);
+    else if (strncmp(argv[i], "--mutants-to=", 13) == 0)
+      r.out = argv[i] + 13;
     else
       run_path(&r, argv[i], true);
   }
