@@ -31,6 +31,9 @@ eddy_module_t *eddy_fuzz_parse(eddy_ctx_t *ctx, const uint8_t *data,
 /// Destroys st, whatever it is (NULL included): refusals are expected.
 void eddy_fuzz_ignore(eddy_status_t st);
 
+/// splitmix64: the mutators' deterministic random numbers.
+uint64_t eddy_fuzz_rng(uint64_t *state);
+
 /// The target's mutator: changes the input in data (size bytes, room for
 /// max_size) from seed; returns the new size, or 0 when it cannot (data is
 /// not such an input, or the result would not fit). The graphdef target's

@@ -48,6 +48,13 @@ eddy_module_t *eddy_fuzz_parse(eddy_ctx_t *ctx, const uint8_t *data,
   return NULL;
 }
 
+uint64_t eddy_fuzz_rng(uint64_t *state) {
+  uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
 void eddy_fuzz_ignore(eddy_status_t st) {
   if (st)
     eddy_status_destroy(st);
@@ -60,10 +67,14 @@ size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size,
 
 /// Three mutations in four are the target's own (eddy_fuzz_mutate), the
 /// fourth, and any it cannot make, libFuzzer's byte-level ones (which also
-/// reach the strings and numbers inside the structure).
+/// reach the strings and numbers inside the structure). With
+/// EDDY_FUZZ_BYTES_ONLY set, all are libFuzzer's (to compare the two).
 size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size,
                                unsigned int seed) {
-  if (seed % 4) {
+  static int bytes_only = -1;
+  if (bytes_only < 0)
+    bytes_only = getenv("EDDY_FUZZ_BYTES_ONLY") != NULL;
+  if (!bytes_only && seed % 4) {
     size_t n = eddy_fuzz_mutate(data, size, max_size, seed);
     if (n)
       return n;

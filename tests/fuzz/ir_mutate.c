@@ -26,12 +26,7 @@ typedef struct irm {
   size_t num_ops;
 } irm_t;
 
-static uint64_t next(irm_t *m) { // splitmix64
-  uint64_t z = (m->rng += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
+static uint64_t next(irm_t *m) { return eddy_fuzz_rng(&m->rng); }
 
 static size_t below(irm_t *m, size_t n) { return n ? next(m) % n : 0; }
 

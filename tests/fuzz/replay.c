@@ -34,13 +34,6 @@ typedef struct replay {
   bool failed;
 } replay_t;
 
-static uint64_t mix(uint64_t *s) { // splitmix64
-  uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
-
 /// The default, for targets without a mutator of their own: one to four
 /// byte-level changes, as libFuzzer's own mutations make them (a bit
 /// flipped, a byte set to an edge value, a range erased, copied over
@@ -50,17 +43,17 @@ __attribute__((weak)) size_t eddy_fuzz_mutate(uint8_t *data, size_t size,
   static const uint8_t edge[] = {0,   1,   0x7f, 0x80, 0xff, '0', '1', '9',
                                  '-', '?', 'x',  '<',  '>',  '"', '{', '\n'};
   uint64_t s = seed;
-  for (int k = 0, n = 1 + (int)(mix(&s) % 4); k < n; k++) {
-    size_t at = size ? (size_t)(mix(&s) % size) : 0;
-    size_t len = 1 + (size_t)(mix(&s) % 16);
-    switch (mix(&s) % 6) {
+  for (int k = 0, n = 1 + (int)(eddy_fuzz_rng(&s) % 4); k < n; k++) {
+    size_t at = size ? (size_t)(eddy_fuzz_rng(&s) % size) : 0;
+    size_t len = 1 + (size_t)(eddy_fuzz_rng(&s) % 16);
+    switch (eddy_fuzz_rng(&s) % 6) {
     case 0: // a bit flipped
       if (size)
-        data[at] ^= (uint8_t)(1u << (mix(&s) % 8));
+        data[at] ^= (uint8_t)(1u << (eddy_fuzz_rng(&s) % 8));
       break;
     case 1: // an edge byte
       if (size)
-        data[at] = edge[mix(&s) % sizeof edge];
+        data[at] = edge[eddy_fuzz_rng(&s) % sizeof edge];
       break;
     case 2: // a range erased
       if (len > size - at)
@@ -69,7 +62,7 @@ __attribute__((weak)) size_t eddy_fuzz_mutate(uint8_t *data, size_t size,
       size -= len;
       break;
     case 3: { // a range copied over another place
-      size_t from = size ? (size_t)(mix(&s) % size) : 0;
+      size_t from = size ? (size_t)(eddy_fuzz_rng(&s) % size) : 0;
       if (len > size - from)
         len = size - from;
       if (len > size - at)
@@ -80,11 +73,11 @@ __attribute__((weak)) size_t eddy_fuzz_mutate(uint8_t *data, size_t size,
     default: { // a range of the input (or random bytes) inserted
       if (len > max_size - size)
         len = max_size - size;
-      size_t from = size ? (size_t)(mix(&s) % size) : 0;
-      bool copy = size && len <= size - from && mix(&s) % 2;
+      size_t from = size ? (size_t)(eddy_fuzz_rng(&s) % size) : 0;
+      bool copy = size && len <= size - from && eddy_fuzz_rng(&s) % 2;
       uint8_t tmp[16];
       for (size_t i = 0; i < len; i++)
-        tmp[i] = copy ? data[from + i] : (uint8_t)mix(&s);
+        tmp[i] = copy ? data[from + i] : (uint8_t)eddy_fuzz_rng(&s);
       memmove(data + at + len, data + at, size - at);
       memcpy(data + at, tmp, len);
       size += len;
