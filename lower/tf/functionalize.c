@@ -1411,6 +1411,16 @@ static void switch_on_merge_preds(eddy_block_t *b) {
   }
 }
 
+/// A Merge that raising left: no Switch chooses between its inputs, so
+/// more than one may be live, and TensorFlow forwards whichever comes first
+/// (a race; the v1 interpreter reports it when it happens).
+static eddy_walk_result_t find_merge(eddy_op_t *op, void *user) {
+  if (!tfl_is(op, tf_names.merge))
+    return EDDY_WALK_ADVANCE;
+  *(eddy_op_t **)user = op;
+  return EDDY_WALK_INTERRUPT;
+}
+
 eddy_status_t eddy_tf_functionalize(eddy_module_t *m) {
   for (eddy_op_t *f = eddy_ir_module_body(m)->first; f; f = f->next) {
     if (!eddy_ir_op_is(f, "func.func"))
@@ -1429,6 +1439,13 @@ eddy_status_t eddy_tf_functionalize(eddy_module_t *m) {
     // raised into a frame while the constant stayed behind, after the
     // frame's op: each df.after of a constant becomes a copy of it in place.
     EDDY_RETURN_IF_ERROR(eddy_tfl_df_unpivot(f));
+    eddy_op_t *merge = NULL;
+    eddy_ir_walk_pre(f, find_merge, &merge);
+    if (merge)
+      return err_at(merge, "the Merge '%s' is part of no loop or cond: no "
+                           "Switch chooses between its inputs, so several "
+                           "may be live%s",
+                    node(merge), "");
   }
   // legalize-tf translates ops in order and needs every value defined
   // before its uses: a frame raised wrongly is an error here, naming the
