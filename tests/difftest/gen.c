@@ -826,6 +826,103 @@ static eddy_value_t *gen_while(gen_t *g, const ty_t *t, int depth) {
   return res;
 }
 
+/// An i32 vector constant of n indices in [0, bound).
+static eddy_value_t *index_vector(gen_t *g, int64_t n, int64_t bound) {
+  int64_t v[8];
+  for (int64_t i = 0; i < n; i++)
+    v[i] = below(g, (int)bound);
+  const eddy_type_t *type = eddy_ir_tensor_type_get(g->ctx, EDDY_DT_I32, 1, &n);
+  eddy_value_t *c = NULL;
+  check(g, eddy_ir_build_constant(
+               &g->b, eddy_ir_dense_attr_from_i64(g->ctx, type, v, (size_t)n),
+               &c));
+  return c;
+}
+
+/// Indexing and data movement: a gather at a data index, a scatter of
+/// constant indices (repeated ones sum), cumsum and cumprod, reverse, pad
+/// and split.
+static eddy_value_t *gen_indexed(gen_t *g, const ty_t *t, int depth) {
+  if (t->rank == 0)
+    return NULL;
+  int ax = below(g, t->rank);
+  int64_t a[1] = {ax};
+  switch (below(g, 6)) {
+  case 0: { // gather: one more dim of R rows at ax, read at n or a counter
+    if (t->rank >= MAXR)
+      return NULL;
+    int64_t rows = 1 + below(g, 4);
+    int pos = below(g, t->rank + 1);
+    ty_t s = *t;
+    s.rank = t->rank + 1;
+    for (int i = t->rank; i > pos; i--)
+      s.d[i] = t->d[i - 1];
+    s.d[pos] = rows;
+    eddy_value_t *ops[2] = {gen_float(g, &s, depth + 1),
+                            op2(g, "core.rem", some_int(g), const_i(g, rows))};
+    eddy_named_attr_t at = nint(g, "axis", pos);
+    return op(g, "core.gather", ops, 2, &at, 1);
+  }
+  case 1: { // scatter along axis 0 into a static size
+    if (t->d[0] == DYN || t->d[0] == 0)
+      return NULL;
+    int64_t m = 1 + below(g, 4);
+    ty_t u = *t;
+    u.d[0] = m;
+    eddy_value_t *ops[2] = {index_vector(g, m, t->d[0]),
+                            gen_float(g, &u, depth + 1)};
+    eddy_named_attr_t at[2] = {nint(g, "axis", 0), nint(g, "size", t->d[0])};
+    return op(g, "core.scatter", ops, 2, at, 2);
+  }
+  case 2: { // cumsum, or cumprod of bounded factors
+    bool prod = chance(g, 40);
+    eddy_value_t *x = gen_float(g, t, depth + 1);
+    if (prod)
+      x = op1(g, "core.tanh", x);
+    eddy_named_attr_t at[3] = {nint(g, "axis", ax),
+                               nbool(g, "exclusive", chance(g, 30)),
+                               nbool(g, "reverse", chance(g, 30))};
+    return op(g, prod ? "core.cumprod" : "core.cumsum", &x, 1, at, 3);
+  }
+  case 3: { // reverse
+    eddy_value_t *x = gen_float(g, t, depth + 1);
+    eddy_named_attr_t at = nints(g, "axes", a, 1);
+    return op(g, "core.reverse", &x, 1, &at, 1);
+  }
+  case 4: { // pad a smaller static operand
+    if (!is_static(t))
+      return NULL;
+    ty_t s = *t;
+    int64_t lo[MAXR], hi[MAXR];
+    for (int i = 0; i < t->rank; i++) {
+      lo[i] = below(g, (int)t->d[i] + 1);
+      hi[i] = below(g, (int)(t->d[i] - lo[i]) + 1);
+      s.d[i] = t->d[i] - lo[i] - hi[i];
+    }
+    ty_t st = scalar(t->dt);
+    eddy_value_t *ops[2] = {gen_float(g, &s, depth + 1),
+                            gen_float(g, &st, depth + 1)};
+    eddy_named_attr_t at[2] = {nints(g, "low", lo, (size_t)t->rank),
+                               nints(g, "high", hi, (size_t)t->rank)};
+    return op(g, "core.pad", ops, 2, at, 2);
+  }
+  default: { // one part of a split
+    if (t->d[ax] == DYN)
+      return NULL;
+    int64_t k = 1 + below(g, 3);
+    ty_t s = *t;
+    s.d[ax] = t->d[ax] * k;
+    eddy_value_t *x = gen_float(g, &s, depth + 1);
+    const eddy_type_t *rt[3];
+    for (int64_t i = 0; i < k; i++)
+      rt[i] = type_of(g, t);
+    eddy_named_attr_t at[2] = {nint(g, "axis", ax), nint(g, "num_splits", k)};
+    eddy_op_t *sp = op_full(g, "core.split", &x, 1, at, 2, rt, (size_t)k, 0);
+    return &sp->results[below(g, (int)k)];
+  }
+  }
+}
+
 /// [B, N] (static, B > t's rows) brought to t: rows sliced, or summed.
 static eddy_value_t *rows_to(gen_t *g, eddy_value_t *v, int64_t rows,
                              const ty_t *t) {
@@ -993,7 +1090,7 @@ static eddy_value_t *gen_float(gen_t *g, const ty_t *t, int depth) {
   }
   for (int tries = 0; tries < 4; tries++) {
     eddy_value_t *v = NULL;
-    switch (below(g, 21)) {
+    switch (below(g, 22)) {
     case 0:
     case 1:
     case 2:
@@ -1035,6 +1132,9 @@ static eddy_value_t *gen_float(gen_t *g, const ty_t *t, int depth) {
       break;
     case 19:
       v = gen_scan(g, t, depth);
+      break;
+    case 20:
+      v = gen_indexed(g, t, depth);
       break;
     default:
       v = leaf(g, t);
