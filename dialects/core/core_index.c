@@ -136,7 +136,7 @@ eddy_status_t eddy_core_infer_scatter(eddy_infer_ctx_t *ic) {
   const eddy_type_t *idx = ic->operand_types[0], *u = ic->operand_types[1];
   if (idx->rank == EDDY_RANK_UNKNOWN || u->rank == EDDY_RANK_UNKNOWN)
     return eddy_ir_infer_error(ic, "the indices and updates need known ranks");
-  if (axis < 0 || axis + idx->rank > u->rank)
+  if (axis < 0 || axis > (int64_t)u->rank - idx->rank)
     return eddy_ir_infer_error(
         ic, "axis %lld and indices of rank %d do not fit updates of rank %d",
         (long long)axis, (int)idx->rank, (int)u->rank);
