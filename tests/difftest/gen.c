@@ -643,6 +643,31 @@ static eddy_value_t *consume_stack(gen_t *g, eddy_value_t *list,
 
 static eddy_value_t *gen_while(gen_t *g, const ty_t *t, int depth);
 
+/// The cond region of loop w over n values of types rt, value 0 the
+/// counter: `counter < trip`, and with `second` a data predicate too.
+static void counter_cond(gen_t *g, eddy_op_t *w, const eddy_type_t *const *rt,
+                         size_t n, eddy_value_t *trip, bool second) {
+  eddy_block_t *b = eddy_ir_region_add_block(&w->regions[0]);
+  saved_t sv = enter(g, b);
+  eddy_value_t *i = eddy_ir_block_add_arg(b, rt[0]);
+  for (size_t k = 1; k < n; k++)
+    eddy_ir_block_add_arg(b, rt[k]);
+  eddy_value_t *c = op2(g, "core.lt", i, trip);
+  if (second)
+    c = op2(g, "core.and", c, predicate(g));
+  terminator(g, "ctl.condition", &c, 1);
+  leave(g, sv);
+}
+
+/// Enters the body region of loop w; its n arguments go to args.
+static saved_t enter_body(gen_t *g, eddy_op_t *w, const eddy_type_t *const *rt,
+                          size_t n, eddy_value_t **args) {
+  saved_t sv = enter(g, eddy_ir_region_add_block(&w->regions[1]));
+  for (size_t k = 0; k < n; k++)
+    args[k] = eddy_ir_block_add_arg(g->b.block, rt[k]);
+  return sv;
+}
+
 /// Inner loop of L_NESTED: a fresh list with one push per inner trip
 /// (bounded by the outer counter).
 static eddy_value_t *inner_list(gen_t *g, const ty_t *et, eddy_value_t *outer_i,
@@ -658,20 +683,11 @@ static eddy_value_t *inner_list(gen_t *g, const ty_t *et, eddy_value_t *outer_i,
   eddy_value_t *inits[2] = {const_i(g, 0), l0};
   eddy_op_t *w = op_full(g, "ctl.while", inits, 2, NULL, 0, rt, 2, 2);
   g->loop_depth++;
+  counter_cond(g, w, rt, 2, trip, false);
   {
-    eddy_block_t *b = eddy_ir_region_add_block(&w->regions[0]);
-    saved_t sv = enter(g, b);
-    eddy_value_t *i = eddy_ir_block_add_arg(b, rt[0]);
-    eddy_ir_block_add_arg(b, rt[1]);
-    eddy_value_t *c = op2(g, "core.lt", i, trip);
-    terminator(g, "ctl.condition", &c, 1);
-    leave(g, sv);
-  }
-  {
-    eddy_block_t *b = eddy_ir_region_add_block(&w->regions[1]);
-    saved_t sv = enter(g, b);
-    eddy_value_t *i = eddy_ir_block_add_arg(b, rt[0]);
-    eddy_value_t *l = eddy_ir_block_add_arg(b, rt[1]);
+    eddy_value_t *args[2];
+    saved_t sv = enter_body(g, w, rt, 2, args);
+    eddy_value_t *i = args[0], *l = args[1];
     push_int(g, i);
     eddy_value_t *e = list_elem(g, et, depth);
     eddy_value_t *next[2] = {op2(g, "core.add", i, const_i(g, 1)),
@@ -727,24 +743,10 @@ static eddy_value_t *gen_while(gen_t *g, const ty_t *t, int depth) {
     at[nat++] = nint(g, "maximum_iterations", below(g, 3));
   eddy_op_t *w = op_full(g, "ctl.while", inits, n, at, nat, rt, n, 2);
   g->loop_depth++;
+  counter_cond(g, w, rt, n, trip, chance(g, 15)); // 15%: a data predicate too
   {
-    eddy_block_t *b = eddy_ir_region_add_block(&w->regions[0]);
-    saved_t sv = enter(g, b);
-    eddy_value_t *i = eddy_ir_block_add_arg(b, rt[0]);
-    for (size_t k = 1; k < n; k++)
-      eddy_ir_block_add_arg(b, rt[k]);
-    eddy_value_t *c = op2(g, "core.lt", i, trip);
-    if (chance(g, 15)) // a second condition from the data
-      c = op2(g, "core.and", c, predicate(g));
-    terminator(g, "ctl.condition", &c, 1);
-    leave(g, sv);
-  }
-  {
-    eddy_block_t *b = eddy_ir_region_add_block(&w->regions[1]);
-    saved_t sv = enter(g, b);
     eddy_value_t *args[3];
-    for (size_t k = 0; k < n; k++)
-      args[k] = eddy_ir_block_add_arg(b, rt[k]);
+    saved_t sv = enter_body(g, w, rt, n, args);
     push_int(g, args[0]);
     push(g, args[1], t);
     eddy_value_t *next[3] = {op2(g, "core.add", args[0], const_i(g, 1)), NULL,
@@ -994,22 +996,10 @@ static eddy_value_t *gen_scan(gen_t *g, const ty_t *t, int depth) {
   }
   eddy_op_t *loop = op_full(g, "ctl.while", inits, n, NULL, 0, rt, n, 2);
   g->loop_depth++;
+  counter_cond(g, loop, rt, n, trip, false);
   {
-    eddy_block_t *blk = eddy_ir_region_add_block(&loop->regions[0]);
-    saved_t sv = enter(g, blk);
-    eddy_value_t *i = eddy_ir_block_add_arg(blk, rt[0]);
-    for (size_t k = 1; k < n; k++)
-      eddy_ir_block_add_arg(blk, rt[k]);
-    eddy_value_t *c = op2(g, "core.lt", i, trip);
-    terminator(g, "ctl.condition", &c, 1);
-    leave(g, sv);
-  }
-  {
-    eddy_block_t *blk = eddy_ir_region_add_block(&loop->regions[1]);
-    saved_t sv = enter(g, blk);
     eddy_value_t *args[3];
-    for (size_t k = 0; k < n; k++)
-      args[k] = eddy_ir_block_add_arg(blk, rt[k]);
+    saved_t sv = enter_body(g, loop, rt, n, args);
     eddy_value_t *h = h0 ? args[n - 1] : NULL;
     eddy_named_attr_t ax = nint(g, "axis", 0);
     eddy_value_t *gops[2] = {src, args[0]};
