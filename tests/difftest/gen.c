@@ -453,6 +453,16 @@ static eddy_value_t *gen_select(gen_t *g, const ty_t *t, int depth) {
   return op(g, "core.select", ops, 3, NULL, 0);
 }
 
+/// t with one more dim, of size d, at pos.
+static ty_t with_dim(const ty_t *t, int pos, int64_t d) {
+  ty_t s = *t;
+  s.rank = t->rank + 1;
+  for (int i = t->rank; i > pos; i--)
+    s.d[i] = t->d[i - 1];
+  s.d[pos] = d;
+  return s;
+}
+
 /// t from a source with one more dim, reduced away.
 static eddy_value_t *gen_reduce(gen_t *g, const ty_t *t, int depth) {
   static const char *names[] = {"core.reduce_sum", "core.reduce_mean",
@@ -462,11 +472,7 @@ static eddy_value_t *gen_reduce(gen_t *g, const ty_t *t, int depth) {
     return NULL;
   int64_t extra = chance(g, 40) ? DYN : 1 + below(g, 3);
   int pos = below(g, t->rank + 1);
-  ty_t s = *t;
-  s.rank = t->rank + 1;
-  for (int i = t->rank; i > pos; i--)
-    s.d[i] = t->d[i - 1];
-  s.d[pos] = extra;
+  ty_t s = with_dim(t, pos, extra);
   eddy_value_t *x = gen_float(g, &s, depth + 1);
   int64_t ax = chance(g, 30) ? pos - s.rank : pos;
   eddy_named_attr_t a = nints(g, "axes", &ax, 1);
@@ -855,11 +861,7 @@ static eddy_value_t *gen_indexed(gen_t *g, const ty_t *t, int depth) {
       return NULL;
     int64_t rows = 1 + below(g, 4);
     int pos = below(g, t->rank + 1);
-    ty_t s = *t;
-    s.rank = t->rank + 1;
-    for (int i = t->rank; i > pos; i--)
-      s.d[i] = t->d[i - 1];
-    s.d[pos] = rows;
+    ty_t s = with_dim(t, pos, rows);
     eddy_value_t *ops[2] = {gen_float(g, &s, depth + 1),
                             op2(g, "core.rem", some_int(g), const_i(g, rows))};
     eddy_named_attr_t at = nint(g, "axis", pos);
