@@ -611,11 +611,14 @@ static bool type_dynamic_deep(const eddy_type_t *t) {
 
 /// A walk of a function's ops, its regions' and its inlined callees'
 /// (ctl.call, to CPU_MAX_INLINE_DEPTH), until `hit` says yes for one.
+/// Each callee is walked once, however often it is called (a function
+/// calling itself twice would otherwise be walked 2^depth times).
 typedef struct op_scan {
   const eddy_module_t *m;
   bool (*hit)(const eddy_op_t *op);
   int depth;
   bool found;
+  eddy_ptrmap_t seen; ///< callees walked
 } op_scan_t;
 
 static eddy_walk_result_t scan_op(eddy_op_t *op, void *user) {
@@ -626,7 +629,8 @@ static eddy_walk_result_t scan_op(eddy_op_t *op, void *user) {
     const eddy_attr_t *c = eddy_ir_op_attr(op, "callee");
     eddy_op_t *callee =
         c ? eddy_ir_module_lookup_func(s->m, c->u.str.data) : NULL;
-    if (callee) {
+    if (callee && !eddy_ptrmap_has(&s->seen, callee)) {
+      eddy_ptrmap_put(&s->seen, callee, callee);
       s->depth++;
       eddy_ir_walk_pre(callee, scan_op, s);
       s->depth--;
@@ -637,8 +641,10 @@ static eddy_walk_result_t scan_op(eddy_op_t *op, void *user) {
 
 static bool scan_func(const eddy_module_t *m, const eddy_op_t *func,
                       bool (*hit)(const eddy_op_t *op)) {
-  op_scan_t s = {m, hit, 0, false};
+  op_scan_t s = {m, hit, 0, false, {0}};
+  eddy_ptrmap_init(&s.seen);
   eddy_ir_walk_pre((eddy_op_t *)func, scan_op, &s);
+  eddy_ptrmap_destroy(&s.seen);
   return s.found;
 }
 
