@@ -409,9 +409,16 @@ eddy_status_t eddy_core_infer_pad(eddy_infer_ctx_t *ic) {
                                  "non-negative, got low %lld and high "
                                  "%lld",
                                  (int)i, (long long)low[i], (long long)high[i]);
+    // Below 2^62 in all (the largest dim IR text takes), so that a
+    // run-time dim plus the padding cannot overflow either.
+    int64_t pad;
+    if (!eddy_checked_add_i64(low[i], high[i], &pad) || pad >= (int64_t)1 << 62)
+      return eddy_ir_infer_error(ic,
+                                 "padding of dimension %d is too large: low "
+                                 "%lld and high %lld (2^62 in all at most)",
+                                 (int)i, (long long)low[i], (long long)high[i]);
     int64_t d = x->rank == EDDY_RANK_UNKNOWN ? EDDY_DIM_DYNAMIC : x->dims[i];
-    if (d != EDDY_DIM_DYNAMIC && (!eddy_checked_add_i64(d, low[i], &d) ||
-                                  !eddy_checked_add_i64(d, high[i], &d)))
+    if (d != EDDY_DIM_DYNAMIC && !eddy_checked_add_i64(d, pad, &d))
       return eddy_ir_infer_error(ic, "padded dimension %d overflows", (int)i);
     dims[i] = d;
   }

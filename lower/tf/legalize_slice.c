@@ -472,6 +472,9 @@ static eddy_status_t apply_slice(eddy_tfl_t *z, const eddy_op_t *op,
   return NULL;
 }
 
+/// The most positions a gather's constant index takes (128 MiB of i64).
+#define EDDY_TFL_MAX_POSITIONS ((int64_t)1 << 24)
+
 /// The general form: a gather per dimension that takes positions, one per
 /// index (last dimension first, each drops its dimension), a reshape for
 /// new axes.
@@ -490,6 +493,14 @@ static eddy_status_t apply_gathers(eddy_tfl_t *z, const eddy_op_t *op,
     }
     if (d->kind != SS_RANGE)
       continue;
+    // The positions become a constant: bounded, as a Const of the graph
+    // would be by its own bytes.
+    if (d->size > EDDY_TFL_MAX_POSITIONS)
+      return eddy_tfl_error(op,
+                            "dimension %lld takes %lld positions: more "
+                            "than the %lld a constant index may hold",
+                            (long long)i, (long long)d->size,
+                            (long long)EDDY_TFL_MAX_POSITIONS);
     int64_t *pos = malloc((size_t)(d->size ? d->size : 1) * sizeof *pos);
     if (!pos)
       return eddy_status_create(EDDY_ERR_RESOURCE, "out of memory");
