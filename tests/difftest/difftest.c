@@ -156,7 +156,7 @@ static void describe_inputs(const inputs_t *in, eddy_buf_t *out) {
 typedef struct outcome {
   bool ran[X_COUNT_];
   bool unsupported[X_COUNT_]; ///< the compiled target refused the program
-  bool skipped[X_COUNT_];     ///< not asked for
+  bool skipped[X_COUNT_];     ///< not asked for; X_*_PASSES: nothing changed
   char *error[X_COUNT_];      ///< malloc'ed message, or NULL
   char *stats[X_COUNT_];      ///< the passes' statistics (X_*_PASSES)
   eddy_eval_value_t res[X_COUNT_][MAX_RES];
@@ -528,7 +528,8 @@ static unsigned check_text(eddy_rt_ctx_t *rt, const char *text,
   if (s) {
     for (int x = 0; x < X_COUNT_; x++) {
       s->ms[x] += o.ms[x];
-      s->changed[x] += o.ran[x] || o.error[x] != NULL;
+      if (x >= X_CPU_PASSES)
+        s->changed[x] += o.ran[x] || o.error[x] != NULL;
       if (x == X_CPU_PASSES && o.stats[x] && (o.ran[x] || o.error[x]))
         add_pass_stats(s, o.stats[x]);
     }

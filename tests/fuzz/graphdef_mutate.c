@@ -92,8 +92,7 @@ static bool some_input(mut_t *m, char *out, size_t cap) {
   return true;
 }
 
-/// ---- Nodes
-/// -------------------------------------------------------------------
+/// ---- Nodes -----------------------------------------------------------------
 
 static bool drop_node(mut_t *m) {
   size_t n = *m->num_nodes;
@@ -210,15 +209,12 @@ static bool change_op(mut_t *m) {
   Tensorflow__NodeDef *n = some_node(m), *o = some_node(m);
   if (!n)
     return false;
-  const char *op =
-      below(m, 2) && o ? o->op : ops[below(m, sizeof ops / sizeof *ops)];
-  char copy[256];
-  snprintf(copy, sizeof copy, "%s", op);
-  return set_str(&n->op, copy);
+  return set_str(&n->op, below(m, 2) && o
+                             ? o->op
+                             : ops[below(m, sizeof ops / sizeof *ops)]);
 }
 
-/// ---- Attributes
-/// ----------------------------------------------------------------
+/// ---- Attributes ------------------------------------------------------------
 
 static Tensorflow__AttrEntry *some_attr(mut_t *m, Tensorflow__NodeDef *n) {
   return n && n->n_attr ? n->attr[below(m, n->n_attr)] : NULL;
@@ -355,8 +351,7 @@ static bool tweak_attr(mut_t *m) {
   }
 }
 
-/// ---- The library
-/// -------------------------------------------------------------
+/// ---- The library -----------------------------------------------------------
 
 static bool drop_function(mut_t *m) {
   Tensorflow__FunctionDefLibrary *lib = m->g->library;
@@ -391,8 +386,7 @@ static bool cut_signature(mut_t *m) {
   return true;
 }
 
-/// ---- Entry
-/// -------------------------------------------------------------------
+/// ---- Entry -----------------------------------------------------------------
 
 size_t eddy_fuzz_mutate(uint8_t *data, size_t size, size_t max_size,
                         uint64_t seed) {

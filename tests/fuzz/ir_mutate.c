@@ -79,8 +79,7 @@ static eddy_value_t *other_value(irm_t *m, eddy_op_t *x, const eddy_value_t *v,
   return n ? vals[below(m, n)] : NULL;
 }
 
-/// ---- Mutations
-/// -----------------------------------------------------------------
+/// ---- Mutations -------------------------------------------------------------
 
 static bool replace_operand(irm_t *m) {
   eddy_op_t *op = some_op(m);
@@ -162,7 +161,6 @@ static const char *const k_kinds[][10] = {
      "core.reduce_min", "core.reduce_prod", NULL},
     {"core.and", "core.or", NULL},
     {"tl.push_back", "tl.set_item", NULL},
-    {"ctl.while", "ctl.if", NULL},
 };
 
 static bool rename_op(irm_t *m) {
@@ -269,8 +267,7 @@ static bool tweak_attr(irm_t *m) {
   return true;
 }
 
-/// ---- Entry
-/// -----------------------------------------------------------------------
+/// ---- Entry -----------------------------------------------------------------
 
 size_t eddy_fuzz_mutate(uint8_t *data, size_t size, size_t max_size,
                         uint64_t seed) {
